@@ -1,0 +1,74 @@
+import { UserError } from '../core/model';
+import { processIO, type CliIO, type Command } from './io';
+
+/** Each command lives in its own module under commands/, loaded on demand. */
+const commands: Record<string, { summary: string; load: () => Promise<{ default: Command }> }> = {
+  lint: { summary: 'flag broken tool calls in a response, SSE dump, native text or capture', load: () => import('./commands/lint') },
+  tokens: { summary: "show the token stream with the model's own tokenizer", load: () => import('./commands/tokens') },
+  serve: { summary: 'run the capture proxy', load: () => import('./commands/serve') },
+  captures: { summary: 'list captured exchanges', load: () => import('./commands/captures') },
+  show: { summary: 'show one captured exchange with its findings', load: () => import('./commands/show') },
+  agents: { summary: 'print how to start each agent through the proxy', load: () => import('./commands/agents') },
+  rerun: { summary: 're-run a captured request on an OpenRouter provider or SGLang', load: () => import('./commands/rerun') },
+  compare: { summary: 'run one request on every provider of a model and compare', load: () => import('./commands/compare') },
+  verify: { summary: 'K2-Vendor-Verifier-style batch over a JSONL of requests', load: () => import('./commands/verify') },
+  export: { summary: 'export a capture as a repro bundle, Markdown, curl, HAR, K2VV or promptfoo case', load: () => import('./commands/export') },
+  import: { summary: 'import a HAR or a repro bundle into the capture store', load: () => import('./commands/import') },
+};
+
+function usage(): string {
+  const width = Math.max(...Object.keys(commands).map((c) => c.length));
+  return [
+    'usage: tokenscope <command> [options]',
+    '',
+    ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
+    '',
+    'Run `tokenscope <command> --help` for the options of one command.',
+  ].join('\n');
+}
+
+export async function main(argv: string[], io: CliIO = processIO): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    io.out(usage());
+    return name ? 0 : 2;
+  }
+  if (name === '--version') {
+    io.out(VERSION);
+    return 0;
+  }
+  const cmd = commands[name];
+  if (!cmd) {
+    io.err(`tokenscope: unknown command "${name}"\n\n${usage()}`);
+    return 2;
+  }
+  try {
+    const mod = await cmd.load();
+    return await mod.default(rest, io);
+  } catch (e) {
+    if (e instanceof UserError) {
+      io.err(`tokenscope ${name}: ${e.message}`);
+      return e.exitCode;
+    }
+    const msg = e instanceof Error ? e.message : String(e);
+    io.err(`tokenscope ${name}: ${msg.split('\n')[0]}`);
+    if (process.env.TOKENSCOPE_DEBUG) io.err(String((e as Error)?.stack ?? e));
+    return 2;
+  }
+}
+
+declare const __TOKENSCOPE_VERSION__: string | undefined;
+export const VERSION = typeof __TOKENSCOPE_VERSION__ === 'string' ? __TOKENSCOPE_VERSION__ : '0.1.0';
+
+/** Entry point of the `tokenscope` binary. */
+export function runFromProcess(): void {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e) => {
+      process.stderr.write(`tokenscope: ${e instanceof Error ? e.message : String(e)}\n`);
+      process.exitCode = 2;
+    },
+  );
+}

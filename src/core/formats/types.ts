@@ -1,0 +1,24 @@
+import type { AssistantMessage, FamilyId, NativeText, ParsedNative } from '../model';
+
+/**
+ * One model family's native tool-call format. One module per family implements it
+ * (kimi.ts, deepseek.ts, qwen3.ts, qwen3-coder.ts, glm.ts, harmony.ts, minimax.ts) and registers in index.ts.
+ */
+export interface ModelFormat {
+  id: FamilyId;
+  displayName: string;
+  /** Every control-marker string of the family (special tokens that structure a turn). */
+  markers: readonly string[];
+  /** Markers that only belong to tool-call markup; their presence in content/reasoning/arguments is a leak. */
+  toolMarkers: readonly string[];
+  /** Marker that ends the tool-call section (Kimi `<|tool_calls_section_end|>`), if the family has one. */
+  sectionEnd?: string;
+  /** True when a model id (`moonshotai/kimi-k2-0905`, `qwen/qwen3-coder`…) belongs to this family. */
+  matchesModel(modelId: string): boolean;
+  /** Score ≥ 0 for how strongly raw text carries this family's markers (0 = none). */
+  detectText(text: string): number;
+  /** Structured assistant message → the native text the model emitted, with segments. */
+  render(message: AssistantMessage): NativeText;
+  /** Native text → segments and a structured message. Never throws; truncation is reported in `problems`. */
+  parse(text: string): ParsedNative;
+}

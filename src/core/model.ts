@@ -94,6 +94,8 @@ export interface ParsedResponse {
   outputIds?: number[];
   /** Per-token strings from logprobs, when present (OpenAI `logprobs.content[].token` / `bytes`). */
   logprobTokens?: { token: string; bytes?: number[] }[];
+  /** What stopped generation, when the server says (SGLang `matched_stop` / `meta_info.finish_reason.matched`): a stop token id, stop string, or token ids. */
+  matchedStop?: number | string | number[];
 }
 
 /** A tool the request offered. */
@@ -262,6 +264,10 @@ export interface CapturedExchange {
   target?: string;
   /** OpenRouter: `X-Generation-Id`. */
   generationId?: string;
+  /** Model the request asked for (the body's `model`), recorded by the proxy. */
+  requestModel?: string;
+  /** Served provider as the upstream named it (OpenRouter `provider` display name), recorded by the proxy. */
+  servedProvider?: string;
   /** OpenRouter: the provider pin requested, and whether the served provider honoured it. */
   pin?: { requested: string[]; honoured?: boolean };
 }

@@ -1,8 +1,112 @@
+import { readFileSync } from 'node:fs';
+import type { CaptureStore } from '../../core/capture/store';
+import { defaultDataDir, openStore } from '../../core/capture/store';
 import { UserError } from '../../core/model';
-import type { Command } from '../io';
+import { compareProviders, DEFAULT_CONCURRENCY, DEFAULT_SAMPLES } from '../../core/upstream/compare';
+import { compareJson, compareText } from '../../core/upstream/describe';
+import { OpenRouterClient } from '../../core/upstream/openrouter';
+import { capturedChatRequest } from '../../core/upstream/rerun';
+import { parseArgs } from '../args';
+import type { CliIO, Command } from '../io';
 
-// Placeholder until this command lands: says so plainly instead of pretending.
-const cmd: Command = async () => {
-  throw new UserError('the "compare" command is not available in this build yet');
+const HELP = `usage: tokenscope compare (ID | --request REQUEST.json) [--model ID] [--providers a,b,…] [--reference SLUG]
+                         [--samples N] [--concurrency N] [--openrouter-url URL] [--data-dir DIR] [--json]
+       tokenscope compare --list --model ID [--openrouter-url URL] [--json]
+
+Sends one Chat Completions request to every OpenRouter provider of its model (each pinned, no fallbacks), N times
+each (default ${DEFAULT_SAMPLES}), at most --concurrency at once (default ${DEFAULT_CONCURRENCY}), and compares: who really served it,
+finish reasons, the K2 Vendor Verifier's trigger F1 (against --reference, default the first provider) and schema
+accuracy, Tokenscope's findings per rule, time to first token, tokens/s and cost. Failed requests are listed.
+With a capture ID the samples are recorded as captures linked to it (also with --data-dir).
+--list prints the providers serving a model now (their slugs are what --providers and rerun --target take).
+The OpenRouter key comes from OPENROUTER_API_KEY. Ctrl-C stops the comparison and aborts requests in flight.`;
+
+async function listProviders(client: OpenRouterClient, model: string, json: boolean, io: CliIO): Promise<number> {
+  const endpoints = await client.endpoints(model);
+  if (json) {
+    io.out(JSON.stringify(endpoints, null, 2));
+    return 0;
+  }
+  const perM = (x: number | undefined) => (x === undefined ? '-' : `$${(x * 1e6).toFixed(2)}`);
+  io.out(`${model}: ${endpoints.length} providers (price per million tokens, prompt / completion)`);
+  for (const e of endpoints) {
+    const state = e.status === undefined || e.status >= 0 ? 'up' : `status ${e.status}`;
+    const uptime = e.uptimeLast30m === undefined ? '' : `, uptime ${e.uptimeLast30m.toFixed(1)}%`;
+    io.out(`  ${e.slug.padEnd(16)} ${e.name.padEnd(16)} ${(e.quantization ?? '-').padEnd(8)} ${perM(e.pricing?.prompt)} / ${perM(e.pricing?.completion)}  ${state}${uptime}`);
+  }
+  return 0;
+}
+
+function readRequest(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new UserError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new UserError(`${file} is not JSON: ${(e as Error).message.split('\n')[0]}`);
+  }
+  if (typeof v !== 'object' || v === null || !Array.isArray((v as { messages?: unknown }).messages)) {
+    throw new UserError(`${file} is not a Chat Completions request (no messages array)`);
+  }
+  return v as Record<string, unknown>;
+}
+
+function positiveInt(n: number, flag: string): number {
+  if (!Number.isInteger(n) || n < 1) throw new UserError(`--${flag} must be a positive whole number`);
+  return n;
+}
+
+const cmd: Command = async (argv, io) => {
+  const args = parseArgs(argv, {
+    values: ['request', 'model', 'providers', 'reference', 'samples', 'concurrency', 'openrouter-url', 'data-dir'],
+    booleans: ['json', 'list'],
+  });
+  if (args.bool('help')) {
+    io.out(HELP);
+    return 0;
+  }
+  const client = new OpenRouterClient({ baseUrl: args.str('openrouter-url') });
+  if (args.bool('list')) {
+    const model = args.str('model');
+    if (!model) throw new UserError('which model? `tokenscope compare --list --model author/slug`');
+    return listProviders(client, model, args.bool('json'), io);
+  }
+  const [id] = args.positional;
+  const file = args.str('request');
+  if (!id === !file) throw new UserError('give either a capture ID or --request REQUEST.json');
+  const dataDir = args.str('data-dir') ?? (id ? defaultDataDir() : undefined);
+  let store: CaptureStore | undefined;
+  const ac = new AbortController();
+  const onSigint = () => ac.abort();
+  process.once('SIGINT', onSigint);
+  try {
+    if (dataDir) store = await openStore(dataDir, { onWarning: (m) => io.err(`tokenscope: ${m}`) });
+    const captured = id ? capturedChatRequest(store!, id) : undefined;
+    const report = await compareProviders({
+      request: captured?.body ?? readRequest(file!),
+      client,
+      model: args.str('model'),
+      providers: args.str('providers')?.split(',').map((s) => s.trim()).filter(Boolean),
+      reference: args.str('reference'),
+      samples: positiveInt(args.num('samples', DEFAULT_SAMPLES), 'samples'),
+      concurrency: positiveInt(args.num('concurrency', DEFAULT_CONCURRENCY), 'concurrency'),
+      store,
+      parentId: captured?.id,
+      signal: ac.signal,
+      onSample: args.bool('json')
+        ? undefined
+        : (s) => io.err(`  ${s.provider} #${s.sample + 1}: ${s.outcome.ok ? (s.outcome.response?.finishReason ?? 'ok') : s.outcome.error}`),
+    });
+    io.out(args.bool('json') ? JSON.stringify(compareJson(report), null, 2) : compareText(report));
+    return report.cancelled ? 130 : 0;
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+    await store?.close();
+  }
 };
 export default cmd;

@@ -1,8 +1,57 @@
+import { readFileSync } from 'node:fs';
+import { defaultDataDir, openStore } from '../../core/capture/store';
+import { findingLine } from '../../core/capture/describe';
 import { UserError } from '../../core/model';
+import { outcomeJson, outcomeLine } from '../../core/upstream/describe';
+import { OpenRouterClient } from '../../core/upstream/openrouter';
+import { rerun } from '../../core/upstream/rerun';
+import { parseTarget, targetLabel } from '../../core/upstream/run';
+import { parseArgs } from '../args';
 import type { Command } from '../io';
 
-// Placeholder until this command lands: says so plainly instead of pretending.
-const cmd: Command = async () => {
-  throw new UserError('the "rerun" command is not available in this build yet');
+const HELP = `usage: tokenscope rerun ID --target TARGET [--data-dir DIR] [--openrouter-url URL] [--chat-template FILE] [--json]
+
+Sends the request of capture ID again and records the answer as a new capture linked to it.
+TARGET is one of:
+  openrouter:SLUG      one OpenRouter provider, pinned without fallbacks (\`tokenscope compare --list --model M\`)
+  openrouter           OpenRouter's own routing
+  sglang[:URL]         an SGLang server's /v1/chat/completions (default http://127.0.0.1:30000)
+  sglang-native[:URL]  SGLang's /generate from token ids rendered with the model's chat template: exact output ids
+The OpenRouter key comes from OPENROUTER_API_KEY.`;
+
+const cmd: Command = async (argv, io) => {
+  const args = parseArgs(argv, { values: ['target', 'data-dir', 'openrouter-url', 'chat-template'], booleans: ['json'] });
+  if (args.bool('help')) {
+    io.out(HELP);
+    return 0;
+  }
+  const [id] = args.positional;
+  if (!id) throw new UserError('which capture? `tokenscope rerun ID --target TARGET` (`tokenscope captures` lists them)');
+  const spec = args.str('target');
+  if (!spec) throw new UserError('where to? pass --target openrouter:SLUG, openrouter, sglang[:URL] or sglang-native[:URL]');
+  const target = parseTarget(spec);
+  const templateFile = args.str('chat-template');
+  let chatTemplate: string | undefined;
+  if (templateFile) {
+    try {
+      chatTemplate = readFileSync(templateFile, 'utf8');
+    } catch (e) {
+      throw new UserError(`cannot read ${templateFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+  }
+  const dataDir = args.str('data-dir') ?? defaultDataDir();
+  const openrouter = target.kind === 'openrouter' ? new OpenRouterClient({ baseUrl: args.str('openrouter-url'), retry: { onRetry: (r) => io.err(`HTTP ${r.status}: retrying in ${Math.ceil(r.waitMs / 1000)} s`) } }) : undefined;
+  const store = await openStore(dataDir, { onWarning: (m) => io.err(`tokenscope: ${m}`) });
+  try {
+    const o = await rerun(store, id, target, { openrouter, sglang: { chatTemplate, cacheDir: dataDir } });
+    if (args.bool('json')) io.out(JSON.stringify(outcomeJson(o), null, 2));
+    else {
+      io.out(`re-ran ${id} on ${targetLabel(target)} → capture ${o.exchangeId}: ${outcomeLine(o)}`);
+      for (const f of o.analysis?.findings ?? []) io.out(`  ${findingLine(f)}`);
+    }
+    return o.ok ? 0 : 1;
+  } finally {
+    await store.close();
+  }
 };
 export default cmd;

@@ -1,8 +1,58 @@
+import { readFileSync } from 'node:fs';
 import { UserError } from '../../core/model';
+import { verifyJson, verifyText } from '../../core/upstream/describe';
+import { OpenRouterClient } from '../../core/upstream/openrouter';
+import { DEFAULT_VERIFY_CONCURRENCY, readK2vvJsonl, verifyProvider } from '../../core/upstream/verify';
+import { parseArgs } from '../args';
 import type { Command } from '../io';
 
-// Placeholder until this command lands: says so plainly instead of pretending.
-const cmd: Command = async () => {
-  throw new UserError('the "verify" command is not available in this build yet');
+const HELP = `usage: tokenscope verify SAMPLES.jsonl --provider SLUG [--reference SLUG] [--model ID] [--concurrency N]
+                        [--openrouter-url URL] [--json]
+
+K2-Vendor-Verifier-style batch: each line of SAMPLES.jsonl is a Chat Completions request, sent to one OpenRouter
+provider (pinned, no fallbacks; --concurrency at once, default ${DEFAULT_VERIFY_CONCURRENCY}). Prints K2VV's summary, schema accuracy,
+trigger similarity against --reference (when given), and Tokenscope's findings per rule.
+The OpenRouter key comes from OPENROUTER_API_KEY.`;
+
+const cmd: Command = async (argv, io) => {
+  const args = parseArgs(argv, { values: ['provider', 'reference', 'model', 'concurrency', 'openrouter-url'], booleans: ['json'] });
+  if (args.bool('help')) {
+    io.out(HELP);
+    return 0;
+  }
+  const [file] = args.positional;
+  if (!file) throw new UserError('which samples? `tokenscope verify SAMPLES.jsonl --provider SLUG`');
+  const provider = args.str('provider');
+  if (!provider) throw new UserError('which provider? pass --provider SLUG');
+  const concurrency = args.num('concurrency', DEFAULT_VERIFY_CONCURRENCY);
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new UserError('--concurrency must be a positive whole number');
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new UserError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  const { requests, skipped } = readK2vvJsonl(text);
+  for (const s of skipped) io.err(`tokenscope verify: ${file}:${s.line} skipped: ${s.reason}`);
+  if (requests.length === 0) throw new UserError(`${file} holds no request`);
+  const ac = new AbortController();
+  const onSigint = () => ac.abort();
+  process.once('SIGINT', onSigint);
+  try {
+    const report = await verifyProvider({
+      requests,
+      client: new OpenRouterClient({ baseUrl: args.str('openrouter-url') }),
+      provider,
+      reference: args.str('reference'),
+      model: args.str('model'),
+      concurrency,
+      signal: ac.signal,
+      onProgress: args.bool('json') ? undefined : (p) => p.done > 0 && p.done % 50 === 0 && io.err(`  ${p.done}/${p.total} done, ${p.failed} failed`),
+    });
+    io.out(args.bool('json') ? JSON.stringify({ ...verifyJson(report), skippedLines: skipped }, null, 2) : verifyText(report));
+    return report.cancelled ? 130 : 0;
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+  }
 };
 export default cmd;

@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { main } from '../../src/cli/main';
+import { startOpenRouterEmulator } from '../fixtures/openrouter-emulator';
+
+const TOOLS = [{ type: 'function', function: { name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } }];
+const line = (content: string, tools?: unknown) =>
+  JSON.stringify({ model: 'moonshotai/kimi-k2-0905', messages: [{ role: '_input', content: 'You are an agent.' }, { role: 'user', content }], ...(tools ? { tools } : {}) });
+
+test('verify CLI: K2VV metrics against a reference, findings per rule, bad lines skipped with a warning', async () => {
+  const emu = await startOpenRouterEmulator();
+  const dir = mkdtempSync(join(tmpdir(), 'tokenscope-verify-'));
+  const file = join(dir, 'samples.jsonl');
+  // Three tool requests and one prose request, plus a broken line.
+  writeFileSync(file, [line('a', TOOLS), line('b', TOOLS), '{"messages": [', line('c', TOOLS), line('hello')].join('\n') + '\n');
+  const saved = process.env.OPENROUTER_API_KEY;
+  process.env.OPENROUTER_API_KEY = 'sk-or-v1-test';
+  try {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await main(['verify', file, '--provider', 'together', '--reference', 'fireworks', '--openrouter-url', emu.url, '--json'], {
+      out: (s) => out.push(s),
+      err: (s) => err.push(s),
+    });
+    assert.equal(code, 0, err.join('\n'));
+    assert.match(err.join('\n'), /samples\.jsonl:3 skipped: not JSON/);
+    const r = JSON.parse(out.join(''));
+    assert.equal(r.total, 4);
+    // Together (emulated) truncates arguments but triggers exactly like the reference:
+    // TP 3 (tool requests), TN 1 (prose) → F1 100 %; schema 0 of 3 valid.
+    assert.deepEqual([r.trigger.tp, r.trigger.fp, r.trigger.fn, r.trigger.tn, r.trigger.f1], [3, 0, 0, 1, 1]);
+    assert.deepEqual(r.schema, { finishToolCalls: 3, successful: 0, failed: 3, accuracy: 0 });
+    assert.equal(r.summary.finishStop, 1);
+    assert.ok(Object.values(r.findingsByRule).some((n) => n === 3), `a rule flags all three truncated calls: ${JSON.stringify(r.findingsByRule)}`);
+    const sent = emu.requests.filter((q) => q.path.endsWith('/chat/completions'));
+    assert.equal(sent.length, 8, 'each request to the provider and to the reference');
+    assert.ok(sent.every((q) => q.body.messages[0].role === 'system'), 'the K2VV `_input` role becomes system');
+
+    const text: string[] = [];
+    assert.equal(await main(['verify', file, '--provider', 'chutes', '--openrouter-url', emu.url], { out: (s) => text.push(s), err: () => {} }), 0);
+    const t = text.join('\n');
+    assert.match(t, /schema accuracy n\/a \(0\/0 tool_calls finishes valid\)/);
+    assert.match(t, /trigger +n\/a \(pass --reference SLUG/);
+  } finally {
+    if (saved === undefined) delete process.env.OPENROUTER_API_KEY;
+    else process.env.OPENROUTER_API_KEY = saved;
+    rmSync(dir, { recursive: true, force: true });
+    await emu.close();
+  }
+});

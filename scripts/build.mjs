@@ -50,6 +50,14 @@ const jobs = [
     format: 'iife',
     target: 'es2022',
   },
+  {
+    ...common,
+    entryPoints: ['webview/compare/main.ts'],
+    outfile: 'media/compare.js',
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+  },
 ].filter((j) => existsSync(join(root, j.entryPoints[0])));
 
 await Promise.all(jobs.map((j) => build(j)));

@@ -1,8 +1,196 @@
-import { UserError } from '../../core/model';
+import { analyze } from '../../core/analyze';
+import { formats } from '../../core/formats/index';
+import { loadInput, loadRequest } from '../../core/input';
+import { UserError, type Analysis, type FamilyId, type Finding } from '../../core/model';
+import { parseArgs } from '../args';
 import type { Command } from '../io';
 
-// Placeholder until this command lands: says so plainly instead of pretending.
-const cmd: Command = async () => {
-  throw new UserError('the "lint" command is not available in this build yet');
+const USAGE = `usage: tokenscope lint [--model ID] [--request REQUEST.json] [--family F] [--json] [--data-dir DIR] FILE
+
+Flags broken tool calls in one model response. FILE is raw model text, a JSON response body, an SSE dump
+(OpenAI Chat, Anthropic Messages, OpenAI Responses, SGLang), a repro bundle (*.tokenscope.json), or a capture id.
+
+  --model ID        model id to pick the family when FILE names none (e.g. moonshotai/kimi-k2-0905)
+  --request FILE    the request body: enables the tool, schema and history checks
+  --family F        force the family (${formats.map((f) => f.id).join(', ')})
+  --json            print {"family", "findings": [{rule, severity, message, start, end, location}]}
+  --data-dir DIR    capture store for capture ids (default: TOKENSCOPE_DATA_DIR or ~/.tokenscope)
+
+Exit status: 0 no error-level finding, 1 at least one, 2 unusable input.`;
+
+const lint: Command = async (argv, io) => {
+  const args = parseArgs(argv, { values: ['model', 'request', 'family', 'data-dir'], booleans: ['json'] });
+  if (args.bool('help')) {
+    io.out(USAGE);
+    return 0;
+  }
+  if (args.positional.length !== 1) {
+    throw new UserError(args.positional.length === 0 ? 'needs a FILE (see --help)' : `takes one FILE, got ${args.positional.length}`);
+  }
+  const family = familyFlag(args.str('family'));
+  const input = await loadInput(args.positional[0], { dataDir: args.str('data-dir') });
+  const requestFile = args.str('request');
+  const request = requestFile ? loadRequest(requestFile) : input.request;
+  const analysis = analyze({ response: input.response, request, model: args.str('model') ?? input.model, family });
+
+  if (args.bool('json')) io.out(JSON.stringify(toJson(analysis), null, 2));
+  else io.out(formatText(input.label, analysis));
+  return analysis.findings.some((f) => f.severity === 'error') ? 1 : 0;
 };
-export default cmd;
+export default lint;
+
+function familyFlag(value: string | undefined): FamilyId | undefined {
+  if (value === undefined) return undefined;
+  const known = formats.find((f) => f.id === value);
+  if (!known) throw new UserError(`--family must be one of ${formats.map((f) => f.id).join(', ')}; got "${value}"`);
+  return known.id;
+}
+
+/** The machine-readable shape (stable: scripts and CI consume it). */
+export function toJson(a: Analysis): { family: FamilyId | null; findings: Record<string, unknown>[] } {
+  return {
+    family: a.family ?? null,
+    findings: a.findings.map((f) => ({
+      rule: f.rule,
+      severity: f.severity,
+      message: f.message,
+      start: f.start ?? null,
+      end: f.end ?? null,
+      location: f.location,
+      ...(f.expectedAt === undefined ? {} : { expectedAt: f.expectedAt }),
+      ...(f.expectedMarker === undefined ? {} : { expectedMarker: f.expectedMarker }),
+    })),
+  };
+}
+
+const SOURCE: Record<NonNullable<Analysis['familySource']>, string> = {
+  given: 'as given',
+  'model-id': 'from the model id',
+  markers: 'from the markers in the text',
+  none: '',
+};
+
+export function formatText(label: string, a: Analysis): string {
+  const family = a.family ? `${formats.find((f) => f.id === a.family)?.displayName ?? a.family} (${SOURCE[a.familySource ?? 'none']})` : 'family unknown';
+  const counts = (['error', 'warning', 'info'] as const)
+    .map((s) => [s, a.findings.filter((f) => f.severity === s).length] as const)
+    .filter(([, n]) => n > 0)
+    .map(([s, n]) => `${n} ${s}${n > 1 ? 's' : ''}`);
+  const lines = [`${label}: ${family}, ${counts.length ? counts.join(', ') : 'no findings'}`];
+  const text = a.native.text;
+  for (const f of a.findings) {
+    lines.push('', `${f.severity.padEnd(7)} ${f.rule}  ${f.location}${rangeLabel(f)}`, `  ${f.message}`);
+    if (f.start !== undefined && f.end !== undefined && text.length > 0) lines.push(...excerpt(text, f.start, f.end).map((l) => `    ${l}`));
+    if (f.expectedAt !== undefined && text.length > 0) {
+      const [code, caret] = excerpt(text, f.expectedAt, f.expectedAt);
+      lines.push(`    ${code}`, `    ${caret} expected ${f.expectedMarker ?? 'a marker'} here`);
+    }
+  }
+  if (a.native.source === 'rendered' && a.findings.some((f) => f.start !== undefined)) {
+    lines.push('', `(offsets are in the ${a.family ? 'native text rendered from the structured response' : 'response laid out as plain text'})`);
+  }
+  return lines.join('\n');
+}
+
+function rangeLabel(f: Finding): string {
+  if (f.start === undefined) return '';
+  return f.end !== undefined && f.end > f.start + 1 ? ` [${f.start}–${f.end})` : ` [${f.start}]`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Excerpts: the offending text on one line, markers visible, control characters escaped, with a caret underline.
+
+const BEFORE = 32;
+const AFTER = 24;
+/** Longest underlined stretch shown in full; longer ranges show their head and tail around `…`. */
+const MAX_RANGE = 72;
+
+/**
+ * Two lines: the text around [start, end) and a `^^^` line under the range (a single `^` for an empty range, at the
+ * insertion point). Columns account for escapes and East Asian wide characters (DeepSeek's `｜` markers).
+ */
+export function excerpt(text: string, start: number, end: number): [string, string] {
+  start = clamp(start, 0, text.length);
+  end = clamp(Math.max(end, start), 0, text.length);
+  const pieces: { s: number; e: number }[] = [];
+  const from = Math.max(0, start - BEFORE);
+  const to = Math.min(text.length, end + AFTER);
+  if (end - start > MAX_RANGE) {
+    pieces.push({ s: from, e: start + MAX_RANGE - 24 }, { s: end - 20, e: to });
+  } else {
+    pieces.push({ s: from, e: to });
+  }
+  let code = from > 0 ? '…' : '';
+  let caret = from > 0 ? ' ' : '';
+  pieces.forEach((p, i) => {
+    if (i > 0) {
+      code += ' … ';
+      caret += '^^^';
+    }
+    for (const ch of iterate(text, p.s, p.e)) {
+      const shown = escapeChar(ch.c);
+      const w = width(shown);
+      code += shown;
+      caret += (ch.i >= start && ch.i < end ? '^' : ' ').repeat(w);
+    }
+  });
+  if (to < text.length) code += '…';
+  if (end === start) caret = caretAt(text, from, start) + '^';
+  return [code, caret.trimEnd()];
+}
+
+function* iterate(text: string, s: number, e: number): Generator<{ c: string; i: number }> {
+  for (let i = s; i < e; ) {
+    const cp = text.codePointAt(i)!;
+    const c = String.fromCodePoint(cp);
+    yield { c, i };
+    i += c.length;
+  }
+}
+
+/** Spaces up to the column of `at` in the excerpt that starts at `from`. */
+function caretAt(text: string, from: number, at: number): string {
+  let col = from > 0 ? 1 : 0;
+  for (const ch of iterate(text, from, at)) col += width(escapeChar(ch.c));
+  return ' '.repeat(col);
+}
+
+function escapeChar(c: string): string {
+  switch (c) {
+    case '\n':
+      return '\\n';
+    case '\r':
+      return '\\r';
+    case '\t':
+      return '\\t';
+  }
+  const cp = c.codePointAt(0)!;
+  if (cp < 0x20 || cp === 0x7f || (cp >= 0x80 && cp < 0xa0) || cp === 0x2028 || cp === 0x2029 || cp === 0xfeff) {
+    return `\\u{${cp.toString(16)}}`;
+  }
+  return c;
+}
+
+/** Terminal columns of a short string: 2 for East Asian wide and full-width characters, 1 otherwise. */
+function width(s: string): number {
+  let w = 0;
+  for (const ch of s) {
+    const cp = ch.codePointAt(0)!;
+    const wide =
+      (cp >= 0x1100 && cp <= 0x115f) ||
+      (cp >= 0x2e80 && cp <= 0xa4cf) ||
+      (cp >= 0xac00 && cp <= 0xd7a3) ||
+      (cp >= 0xf900 && cp <= 0xfaff) ||
+      (cp >= 0xfe30 && cp <= 0xfe4f) ||
+      (cp >= 0xff00 && cp <= 0xff60) ||
+      (cp >= 0xffe0 && cp <= 0xffe6) ||
+      (cp >= 0x1f300 && cp <= 0x1faff) ||
+      (cp >= 0x20000 && cp <= 0x3fffd);
+    w += wide ? 2 : 1;
+  }
+  return w;
+}
+
+function clamp(n: number, lo: number, hi: number): number {
+  return Math.min(hi, Math.max(lo, n));
+}

@@ -1,0 +1,252 @@
+/**
+ * The analysis entry point: one response (structured from the wire, or raw native text) plus, when known, the
+ * request → the model family, the native text of the turn with its segments, and every check's findings.
+ * Used by the CLI (`lint`, `show`), the capture store (each finished exchange), the extension and the exports.
+ */
+import { checks, INTERNAL_ERROR } from './checks/index';
+import type { Check, CheckContext } from './checks/types';
+import { detectFamily, getFormat } from './formats/index';
+import type { ModelFormat } from './formats/types';
+import type {
+  Analysis,
+  AssistantMessage,
+  CapturedExchange,
+  ChunkTiming,
+  ExchangeSummary,
+  FamilyId,
+  Finding,
+  NativeText,
+  NormalizedRequest,
+  ParsedNative,
+  ParsedResponse,
+} from './model';
+import { normalizeRequest, parseResponseBody } from './wire/index';
+
+export interface AnalyzeInput {
+  /** The response as the wire layer parsed it. `native-text` and SGLang `/generate` responses are raw text. */
+  response?: ParsedResponse;
+  /** Raw model output, when there is no response envelope at all (wins over `response`'s text). */
+  nativeText?: string;
+  request?: NormalizedRequest;
+  /** A model id from outside the exchange (the user's `--model`), used when neither response nor request names one. */
+  model?: string;
+  /** Forces the family (the user's `--family`). */
+  family?: FamilyId;
+}
+
+/** Protocols whose body text is the model's own output, markers included. */
+const RAW_PROTOCOLS = new Set(['native-text', 'sglang-generate']);
+
+/** Family, native text and findings (sorted by position; unpositioned ones last) of one turn. Never throws on data. */
+export function analyze(input: AnalyzeInput): Analysis {
+  const { ctx, familySource, message, failure } = prepare(input);
+  const findings = runChecks(ctx);
+  if (failure) findings.push(failure);
+  return { family: ctx.format?.id, familySource, native: ctx.native, message, findings };
+}
+
+/**
+ * Everything the checks see, built from the input: the family, the native text and its parse. Family modules never
+ * throw by contract; if one does anyway, the turn is analysed without a family and `failure` says so.
+ */
+export function prepare(input: AnalyzeInput): {
+  ctx: CheckContext;
+  familySource: NonNullable<Analysis['familySource']>;
+  message: AssistantMessage;
+  failure?: Finding;
+} {
+  try {
+    return build(input);
+  } catch (e) {
+    const failure: Finding = {
+      rule: INTERNAL_ERROR.id,
+      severity: INTERNAL_ERROR.severity,
+      message: `A format module failed on this turn (${e instanceof Error ? e.message : String(e)}); it was analysed without a family.`,
+      location: 'analysis',
+    };
+    return { ...build({ ...input, family: undefined, model: undefined }, false), failure };
+  }
+}
+
+function build(input: AnalyzeInput, detect = true): ReturnType<typeof prepare> {
+  const { response, request } = input;
+  const raw = input.nativeText ?? (response && RAW_PROTOCOLS.has(response.protocol) ? (response.message.content ?? '') : undefined);
+  const structured = raw === undefined ? response?.message : undefined;
+
+  const picked = detect ? pickFamily(input, () => raw ?? (structured ? freeTextOf(structured) : '')) : undefined;
+  const format = picked?.format;
+
+  let native: Analysis['native'];
+  let parsed: (() => ParsedNative | undefined) | undefined;
+  let message: AssistantMessage;
+  if (raw !== undefined) {
+    const p = format?.parse(raw);
+    parsed = () => p;
+    native = { text: raw, segments: p?.segments ?? wholeContent(raw), source: 'raw' };
+    message = p?.message ?? { content: raw, toolCalls: [] };
+  } else {
+    message = structured ?? { toolCalls: [] };
+    const rendered = format ? format.render(message) : renderPlain(message);
+    native = { ...rendered, source: 'rendered' };
+    // The parse of a reconstruction is well-formed by construction and no built-in rule needs it: parse on demand.
+    let p: ParsedNative | undefined;
+    parsed = format ? () => (p ??= format.parse(rendered.text)) : undefined;
+  }
+
+  const ctx: CheckContext = {
+    format,
+    request,
+    // Raw text has no wire envelope: there is no finish reason or event stream to judge.
+    response: response && response.protocol !== 'native-text' ? response : undefined,
+    native,
+    get parsed() {
+      return parsed?.();
+    },
+  };
+  return { ctx, familySource: picked?.source ?? 'none', message };
+}
+
+/** Given family → a model id (response, request, then the caller's) → the markers in the text → none. */
+function pickFamily(input: AnalyzeInput, text: () => string): { format: ModelFormat; source: 'given' | 'model-id' | 'markers' } | undefined {
+  if (input.family) return { format: getFormat(input.family), source: 'given' };
+  for (const id of [input.response?.model, input.request?.model, input.model]) {
+    const hit = id ? detectFamily(id) : undefined;
+    if (hit) return hit;
+  }
+  const t = text();
+  return t ? detectFamily(undefined, t) : undefined;
+}
+
+/** Every piece of model-written text of a structured turn, for marker-based family detection. */
+function freeTextOf(m: AssistantMessage): string {
+  return [m.reasoning ?? '', m.content ?? '', ...m.toolCalls.map((c) => `${c.name}\n${c.arguments}`)].join('\n');
+}
+
+function wholeContent(text: string): NativeText['segments'] {
+  return text ? [{ kind: 'content', start: 0, end: text.length }] : [];
+}
+
+/**
+ * The turn laid out without any family's markup (the family is unknown): reasoning, content, then one line per
+ * call, `name arguments`. It gives family-independent findings (JSON, schema, finish reason) a place to point at.
+ */
+export function renderPlain(m: AssistantMessage): NativeText {
+  let text = '';
+  const segments: NativeText['segments'] = [];
+  const put = (s: string, kind?: NativeText['segments'][number]['kind'], callIndex?: number): void => {
+    const start = text.length;
+    text += s;
+    if (kind && s) segments.push(callIndex === undefined ? { kind, start, end: text.length } : { kind, start, end: text.length, callIndex });
+  };
+  if (m.reasoning) put(m.reasoning, 'reasoning');
+  if (m.content) {
+    if (text) put('\n\n');
+    put(m.content, 'content');
+  }
+  m.toolCalls.forEach((c, i) => {
+    if (text) put('\n');
+    const start = text.length;
+    put(c.name, 'call-name', i);
+    put(' ');
+    put(c.arguments, 'arguments', i);
+    segments.push({ kind: 'call', start, end: text.length, callIndex: i });
+  });
+  return { text, segments: segments.sort((a, b) => a.start - b.start || b.end - a.end) };
+}
+
+/** Runs the checks; one that throws becomes an `internal-error` finding instead of failing the analysis. */
+export function runChecks(ctx: CheckContext, list: readonly Check[] = checks): Finding[] {
+  const findings: Finding[] = [];
+  for (const check of list) {
+    try {
+      findings.push(...check.run(ctx));
+    } catch (e) {
+      findings.push({
+        rule: INTERNAL_ERROR.id,
+        severity: INTERNAL_ERROR.severity,
+        message: `The ${check.id} check failed (${e instanceof Error ? e.message : String(e)}); its findings are missing.`,
+        location: 'analysis',
+      });
+    }
+  }
+  return sortFindings(findings);
+}
+
+/** Findings in text order; those without a position (wire, finish reason, request history) after, in rule order. */
+function sortFindings(findings: Finding[]): Finding[] {
+  return findings
+    .map((f, i) => ({ f, i }))
+    .sort((a, b) => {
+      const sa = a.f.start ?? Infinity;
+      const sb = b.f.start ?? Infinity;
+      if (sa !== sb) return sa - sb;
+      return (a.f.end ?? Infinity) - (b.f.end ?? Infinity) || a.i - b.i;
+    })
+    .map((x) => x.f);
+}
+
+export interface ExchangeAnalysis {
+  response: ParsedResponse;
+  request?: NormalizedRequest;
+  analysis: Analysis;
+  summary: ExchangeSummary;
+}
+
+/** A captured exchange → parsed response and request, analysis and the summary the capture list shows. */
+export function analyzeExchange(exchange: CapturedExchange, responseBody: Uint8Array, chunks?: ChunkTiming[]): ExchangeAnalysis {
+  const { response, request } = parseExchange(exchange, responseBody, chunks);
+  const analysis = analyze({ response, request, model: exchange.requestModel });
+  const summary = summarize(response, analysis, request);
+  if (!summary.provider && exchange.servedProvider) summary.provider = exchange.servedProvider;
+  return { response, request, analysis, summary };
+}
+
+/** The response body parsed with what the exchange knows (path, content type, chunk timing), and its request. */
+export function parseExchange(
+  exchange: CapturedExchange,
+  responseBody: Uint8Array,
+  chunks?: ChunkTiming[],
+): { response: ParsedResponse; request?: NormalizedRequest } {
+  const response = parseResponseBody(responseBody, {
+    path: exchange.path,
+    contentType: headerValue(exchange.responseHeaders, 'content-type'),
+    chunks,
+  });
+  return { response, request: requestOf(exchange) };
+}
+
+/** The request body as the wire layer normalizes it; undefined when absent or not JSON (the response is still analysed). */
+function requestOf(exchange: CapturedExchange): NormalizedRequest | undefined {
+  if (!exchange.requestBody) return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(exchange.requestBody);
+  } catch {
+    return undefined;
+  }
+  return normalizeRequest(body, { path: exchange.path });
+}
+
+function headerValue(headers: Record<string, string> | undefined, name: string): string | undefined {
+  if (!headers) return undefined;
+  const key = Object.keys(headers).find((k) => k.toLowerCase() === name);
+  return key === undefined ? undefined : headers[key];
+}
+
+export function summarize(response: ParsedResponse, analysis: Analysis, request?: NormalizedRequest): ExchangeSummary {
+  const counts = { error: 0, warning: 0, info: 0 };
+  for (const f of analysis.findings) counts[f.severity]++;
+  const summary: ExchangeSummary = {
+    protocol: response.protocol,
+    model: response.model ?? request?.model,
+    provider: response.provider,
+    family: analysis.family,
+    finishReason: response.finishReason,
+    streamed: response.streamed,
+    usage: response.usage,
+    counts,
+    rules: analysis.findings.map((f) => f.rule),
+  };
+  for (const k of Object.keys(summary) as (keyof ExchangeSummary)[]) if (summary[k] === undefined) delete summary[k];
+  return summary;
+}

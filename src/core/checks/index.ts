@@ -1,0 +1,77 @@
+/**
+ * The registry of rules, in report order: structure of the native markup, leaks, the calls themselves, the finish
+ * reason, the wire, then the request history. Rule ids are stable: users filter on them.
+ * A rule's `severity` is the highest it reports; some findings come lower (kimi-call-id: a bare `NAME:IDX` is info,
+ * a `call_…` id a warning), so consumers read each finding's own severity.
+ */
+import type { Severity } from '../model';
+import type { Check } from './types';
+import sectionUnclosed from './section-unclosed';
+import callUnclosed from './call-unclosed';
+import markerTruncated from './marker-truncated';
+import reasoningUnclosed from './reasoning-unclosed';
+import malformedCall from './malformed-call';
+import strayMarker from './stray-marker';
+import markupInContent from './markup-in-content';
+import markupInReasoning from './markup-in-reasoning';
+import specialTokenInText from './special-token-in-text';
+import markupInToolCall from './markup-in-tool-call';
+import argsInvalidJson from './args-invalid-json';
+import argsSchema from './args-schema';
+import toolUnknown from './tool-unknown';
+import kimiCallId from './kimi-call-id';
+import finishReasonMismatch from './finish-reason-mismatch';
+import emptyResponse from './empty-response';
+import upstreamError from './upstream-error';
+import streamUnterminated from './stream-unterminated';
+import wireInvalidJson from './wire-invalid-json';
+import wireUnexpectedEvent from './wire-unexpected-event';
+import historyKimiIds from './history-kimi-ids';
+import historyEchoedMarkers from './history-echoed-markers';
+
+export const checks: readonly Check[] = [
+  sectionUnclosed,
+  callUnclosed,
+  markerTruncated,
+  reasoningUnclosed,
+  malformedCall,
+  strayMarker,
+  markupInContent,
+  markupInReasoning,
+  specialTokenInText,
+  markupInToolCall,
+  argsInvalidJson,
+  argsSchema,
+  toolUnknown,
+  kimiCallId,
+  finishReasonMismatch,
+  emptyResponse,
+  upstreamError,
+  streamUnterminated,
+  wireInvalidJson,
+  wireUnexpectedEvent,
+  historyKimiIds,
+  historyEchoedMarkers,
+];
+
+/** What a rule is, for lists and hovers. */
+export interface RuleInfo {
+  id: string;
+  severity: Severity;
+  title: string;
+  why: string;
+}
+
+/** Reported in place of a check that threw: the analysis goes on, and the failure is visible, not silent. */
+export const INTERNAL_ERROR: RuleInfo = {
+  id: 'internal-error',
+  severity: 'warning',
+  title: 'A check failed',
+  why: 'Tokenscope could not finish one of its checks on this input, so the findings may be incomplete.',
+};
+
+const byId = new Map<string, RuleInfo>([...checks, INTERNAL_ERROR].map((c) => [c.id, { id: c.id, severity: c.severity, title: c.title, why: c.why }]));
+
+export function ruleInfo(id: string): RuleInfo | undefined {
+  return byId.get(id);
+}

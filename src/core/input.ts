@@ -1,0 +1,147 @@
+/**
+ * What the CLI's `lint` and `tokens` accept as FILE, turned into a parsed response: raw native text, a JSON
+ * response body (OpenAI Chat, Anthropic Messages, Responses, SGLang), an SSE dump of any of them, a Tokenscope repro
+ * bundle (`*.tokenscope.json`), or the id of an exchange in the capture store. Unusable input is a one-line UserError.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { parseExchange } from './analyze';
+import { openStore, defaultDataDir } from './capture/store';
+import { LOG_FILE } from './capture/log';
+import { BUNDLE_EXTENSION, BUNDLE_FORMAT, readBundle } from './export/bundle';
+import { UserError, type CapturedExchange, type ChunkTiming, type NormalizedRequest, type ParsedResponse } from './model';
+import { normalizeRequest, parseResponseBody } from './wire/index';
+
+export interface LoadedInput {
+  response: ParsedResponse;
+  request?: NormalizedRequest;
+  /** Model id the input names (served model, else the request's). */
+  model?: string;
+  /** How to name the input to the user: the file name, or `capture <id>`. */
+  label: string;
+  /** The captured exchange, for bundles and capture ids. */
+  exchange?: CapturedExchange;
+}
+
+export interface LoadInputOptions {
+  /** Capture store directory for capture ids (default: TOKENSCOPE_DATA_DIR or ~/.tokenscope). */
+  dataDir?: string;
+}
+
+/** Larger inputs are refused rather than exhausting memory: a response this size is not a chat turn. */
+const MAX_BYTES = 256 * 1024 * 1024;
+/** A renamed bundle is still recognised: the writer puts `"format"` first. */
+const BUNDLE_HEAD = new RegExp(`^\\s*\\{\\s*"format"\\s*:\\s*"${BUNDLE_FORMAT.replace(/\./g, '\\.')}"`);
+
+export async function loadInput(file: string, opts: LoadInputOptions = {}): Promise<LoadedInput> {
+  if (!existsSync(file)) return loadCapture(file, opts.dataDir ?? defaultDataDir());
+  const label = basename(file);
+  const bytes = readBytes(file);
+  if (isBlank(bytes)) throw new UserError(`${label} is empty`);
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) throw new UserError(`${label} is gzip-compressed; decompress it first`);
+  if (looksBinary(bytes)) throw new UserError(`${label} is binary, not a response body, SSE dump or model text`);
+
+  if (file.endsWith(BUNDLE_EXTENSION) || BUNDLE_HEAD.test(new TextDecoder().decode(bytes.subarray(0, 512)))) {
+    const bundle = readBundle(new TextDecoder().decode(bytes));
+    return fromExchange(bundle.exchange, bundle.responseBody, bundle.chunks, label);
+  }
+
+  const response = parseResponseBody(bytes);
+  if (response.protocol === 'native-text' && /\.json$/i.test(file)) {
+    throw new UserError(`${label} is not valid JSON (${jsonError(response.message.content ?? '')})`);
+  }
+  if (response.protocol === 'unknown' && !response.error && response.wireIssues.length === 0) {
+    const body = response.events[0]?.data ?? '';
+    const request = looksLikeRequest(body);
+    if (request) throw new UserError(`${label} looks like a request body (it has "${request}"); pass it with --request and give the response as FILE`);
+    throw new UserError(`${label} is JSON but not a response of a known API (OpenAI Chat, Anthropic Messages, OpenAI Responses, SGLang)`);
+  }
+  return { response, model: response.model, label };
+}
+
+/** A request body file (`--request`): JSON of any supported protocol. */
+export function loadRequest(file: string): NormalizedRequest {
+  const label = basename(file);
+  if (!existsSync(file)) throw new UserError(`${file}: no such file`);
+  const text = new TextDecoder().decode(readBytes(file));
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (e) {
+    throw new UserError(`${label} is not JSON (${(e as Error).message})`);
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new UserError(`${label} is not a JSON object`);
+  return normalizeRequest(body);
+}
+
+function readBytes(file: string): Uint8Array {
+  const st = statSync(file);
+  if (st.isDirectory()) throw new UserError(`${file} is a directory`);
+  if (st.size > MAX_BYTES) throw new UserError(`${basename(file)} is ${Math.round(st.size / 1024 ** 2)} MB; the limit is ${MAX_BYTES / 1024 ** 2} MB`);
+  try {
+    return readFileSync(file);
+  } catch (e) {
+    throw new UserError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
+
+/** Whitespace only, or nothing at all. */
+function isBlank(bytes: Uint8Array): boolean {
+  return bytes.every((b) => b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d);
+}
+
+/** NUL bytes or many control characters in the first 4 KB (NUL-delimited SGLang chunks start with `{`). */
+function looksBinary(bytes: Uint8Array): boolean {
+  const head = bytes.subarray(0, 4096);
+  if (head[0] === 0x7b) return false;
+  let control = 0;
+  for (const b of head) {
+    if (b === 0) return true;
+    if (b < 0x09 || (b > 0x0d && b < 0x20)) control++;
+  }
+  return control > head.length / 10;
+}
+
+function jsonError(text: string): string {
+  try {
+    JSON.parse(text);
+    return 'unknown error';
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+/** The key that makes a JSON body a request (`messages`, `input`, `prompt`), if it is one. */
+function looksLikeRequest(body: string): string | undefined {
+  try {
+    const v = JSON.parse(body) as Record<string, unknown>;
+    return ['messages', 'input', 'prompt'].find((k) => v && typeof v === 'object' && k in v);
+  } catch {
+    return undefined;
+  }
+}
+
+function fromExchange(exchange: CapturedExchange, body: Uint8Array, chunks: ChunkTiming[], label: string): LoadedInput {
+  const { response, request } = parseExchange(exchange, body, chunks);
+  return { response, request, model: response.model ?? exchange.requestModel ?? request?.model, label, exchange };
+}
+
+/** FILE is not a file: a capture id (or a unique prefix of one) in the capture store. */
+async function loadCapture(id: string, dataDir: string): Promise<LoadedInput> {
+  if (/[\\/]/.test(id) || /\.\w+$/.test(id) || !existsSync(join(dataDir, LOG_FILE))) {
+    throw new UserError(`${id}: no such file${/[\\/.]/.test(id) ? '' : ' or capture id'}`);
+  }
+  const store = await openStore(dataDir, { analyze: false });
+  try {
+    const matches = store.get(id) ? [id] : store.list().flatMap((x) => (x.id.startsWith(id) ? [x.id] : []));
+    if (matches.length === 0) throw new UserError(`${id}: no such file or capture id (store: ${dataDir})`);
+    if (matches.length > 1) throw new UserError(`${id}: ${matches.length} captures start with this id; give more characters`);
+    // `get` (not the list entry) also reads the request body.
+    const exchange = store.get(matches[0])!;
+    const body = store.readResponse(exchange.id);
+    if (!body) throw new UserError(`capture ${exchange.id} has no response body (state: ${exchange.state})`);
+    return fromExchange(exchange, body.bytes, body.chunks, `capture ${exchange.id}`);
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,104 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import streamUnterminated from '../../../src/core/checks/stream-unterminated';
+import upstreamError from '../../../src/core/checks/upstream-error';
+import wireInvalidJson from '../../../src/core/checks/wire-invalid-json';
+import wireUnexpectedEvent from '../../../src/core/checks/wire-unexpected-event';
+import emptyResponse from '../../../src/core/checks/empty-response';
+import { parseResponseBody } from '../../../src/core/wire/index';
+import { response, run } from './helpers';
+
+const chunk = (delta: object, extra: object = {}) =>
+  `data: ${JSON.stringify({ id: 'gen-1', object: 'chat.completion.chunk', model: 'moonshotai/kimi-k2-0905', provider: 'Chutes', choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`;
+const HEALTHY = `: OPENROUTER PROCESSING\n\n${chunk({ role: 'assistant', content: 'Oi!' })}${chunk({}, { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}data: [DONE]\n\n`;
+const sse = (body: string) => run(streamUnterminated, { response: parseResponseBody(body) });
+
+describe('stream-unterminated', () => {
+  test('an SSE stream cut before [DONE]', () => {
+    const f = sse(chunk({ role: 'assistant', content: 'I will read' })).findings;
+    assert.equal(f.length, 1);
+    assert.equal(f[0].severity, 'error');
+    assert.equal(f[0].location, 'wire');
+    assert.match(f[0].message, /without its terminal event after 1 event/);
+  });
+
+  test('a complete stream is silent', () => {
+    assert.deepEqual(sse(HEALTHY).findings, []);
+  });
+});
+
+describe('upstream-error', () => {
+  test("OpenRouter's mid-stream error event names the upstream message and provider", () => {
+    const body =
+      chunk({ role: 'assistant', content: 'Partial' }) +
+      `data: ${JSON.stringify({ id: 'cmpl-abc123', object: 'chat.completion.chunk', provider: 'openai', error: { code: 'server_error', message: 'Provider disconnected unexpectedly' }, choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error' }] })}\n\n`;
+    const f = run(upstreamError, { response: parseResponseBody(body) }).findings;
+    assert.equal(f.length, 1);
+    assert.match(f[0].message, /server_error: Provider disconnected unexpectedly/);
+  });
+
+  test('an error body (HTTP 200 with {"error": …})', () => {
+    const f = run(upstreamError, { response: parseResponseBody('{"error":{"code":502,"message":"Provider returned error"}}') }).findings;
+    assert.equal(f.length, 1);
+    assert.match(f[0].message, /502: Provider returned error/);
+  });
+
+  test('a healthy stream is silent', () => {
+    assert.deepEqual(run(upstreamError, { response: parseResponseBody(HEALTHY) }).findings, []);
+  });
+});
+
+describe('wire-invalid-json', () => {
+  test('an event whose data is not JSON', () => {
+    const f = run(wireInvalidJson, { response: parseResponseBody(`${chunk({ content: 'a' })}data: {"id":"gen-1","choices":[{"delta":{"content":"b\n\ndata: [DONE]\n\n`) }).findings;
+    assert.equal(f.length, 1);
+    assert.equal(f[0].severity, 'error');
+    assert.match(f[0].message, /event 1/);
+  });
+
+  test('a healthy stream is silent', () => {
+    assert.deepEqual(run(wireInvalidJson, { response: parseResponseBody(HEALTHY) }).findings, []);
+  });
+});
+
+describe('wire-unexpected-event', () => {
+  test('reports the wire layer\'s unexpected-event issues as warnings', () => {
+    const r = response({ wireIssues: [{ code: 'unexpected-event', message: 'content_block_delta for block 3, which never started', eventIndex: 7 }] });
+    const f = run(wireUnexpectedEvent, { response: r }).findings;
+    assert.equal(f.length, 1);
+    assert.equal(f[0].severity, 'warning');
+    assert.match(f[0].message, /\(event 7\): content_block_delta for block 3/);
+  });
+
+  test('other issues are not its business', () => {
+    assert.deepEqual(run(wireUnexpectedEvent, { response: response({ wireIssues: [{ code: 'invalid-json', message: 'x' }] }) }).findings, []);
+  });
+});
+
+describe('empty-response', () => {
+  test('an empty body is an error', () => {
+    const f = run(emptyResponse, { response: parseResponseBody('') }).findings;
+    assert.equal(f.length, 1);
+    assert.equal(f[0].severity, 'error');
+  });
+
+  test('a finished turn with only reasoning (K2.6 empty <|im_end|> after </think>, Kimi-K2 #128) warns', () => {
+    const f = run(emptyResponse, { response: response({ finishReason: 'stop', message: { reasoning: 'Let me call the tool.', content: '' } }) }).findings;
+    assert.equal(f.length, 1);
+    assert.equal(f[0].severity, 'warning');
+    assert.match(f[0].message, /only reasoning/);
+  });
+
+  test('the same in raw Kimi text: `<|im_end|>` right after `</think>`', () => {
+    const f = run(emptyResponse, { nativeText: '<think>The user wants the file; I will call read.</think><|im_end|>', model: 'moonshotai/kimi-k2.6' }).findings;
+    assert.equal(f.length, 1);
+    assert.match(f[0].message, /no content and no tool call \(only reasoning\)\.$/);
+  });
+
+  test('content, calls, errors and cut streams are not empty turns', () => {
+    assert.deepEqual(run(emptyResponse, { response: response({ finishReason: 'stop', message: { content: 'Oi!' } }) }).findings, []);
+    assert.deepEqual(run(emptyResponse, { response: response({ error: { message: 'boom' } }) }).findings, []);
+    assert.deepEqual(run(emptyResponse, { response: response({ terminated: false }) }).findings, []);
+    assert.deepEqual(run(emptyResponse, { nativeText: '<think>Plan.</think>Oi!<|im_end|>', model: 'moonshotai/kimi-k2.6' }).findings, []);
+  });
+});

@@ -1,0 +1,129 @@
+/**
+ * GLM-4.5 / 4.6 / 4.7 / 5 ('glm45'):
+ *
+ *   <think>REASONING</think>\nCONTENT\n<tool_call>NAME\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>\n</tool_call><|observation|>
+ *
+ * As the chat template writes it; GLM-4.7 drops the newlines, and a literal `\n` escape is also seen after
+ * the name: both parse. The turn ends with the stop token `<|observation|>` after calls and `<|user|>`
+ * otherwise. Arguments are canonical compact JSON (see `paramsToJson` in base.ts); the `arguments`
+ * segment spans the `<arg_key>`/`<arg_value>` markup. Arguments that are not a JSON object are written
+ * raw after the name and come back raw (flagged `malformed-call`). No call ids in the format.
+ */
+import type { AssistantMessage, NativeText } from '../model';
+import {
+  THINK_CLOSE,
+  THINK_OPEN,
+  RenderOut,
+  renderParams,
+  modelKey,
+  parseTurn,
+  present,
+  renderThink,
+  scoreText,
+  skipWs,
+  trimRange,
+  xmlCall,
+  type MarkerHit,
+  type ParamGrammar,
+  type ParseOut,
+  type TurnGrammar,
+} from './base';
+import type { ModelFormat } from './types';
+
+export const CALL_OPEN = '<tool_call>';
+export const CALL_CLOSE = '</tool_call>';
+export const KEY_OPEN = '<arg_key>';
+export const KEY_CLOSE = '</arg_key>';
+export const VALUE_OPEN = '<arg_value>';
+export const VALUE_CLOSE = '</arg_value>';
+const OBSERVATION = '<|observation|>';
+const USER = '<|user|>';
+const ENDOFTEXT = '<|endoftext|>';
+const ENDS = [OBSERVATION, USER, ENDOFTEXT];
+
+const TOOL_MARKERS = [CALL_OPEN, CALL_CLOSE, KEY_OPEN, KEY_CLOSE, VALUE_OPEN, VALUE_CLOSE];
+const MARKERS = [CALL_CLOSE, VALUE_CLOSE, KEY_CLOSE, THINK_CLOSE, ...ENDS, CALL_OPEN, KEY_OPEN, VALUE_OPEN, THINK_OPEN, '<|assistant|>', '<|system|>'];
+const BODY_STOPS = [CALL_CLOSE, CALL_OPEN, ...ENDS];
+
+const PARAMS: ParamGrammar = {
+  headStart: KEY_OPEN,
+  close: VALUE_CLOSE,
+  newlines: false,
+  head: (out, pos, to) => {
+    const { text } = out;
+    if (!text.startsWith(KEY_OPEN, pos)) return undefined;
+    const keyStart = pos + KEY_OPEN.length;
+    const keyEnd = out.find([KEY_CLOSE], keyStart, to)?.start;
+    // A key cut off (or never closed) leaves no value: it ends the body.
+    if (keyEnd === undefined) return { key: text.slice(keyStart, to).trim(), valueStart: to };
+    const at = skipLiteralNewlines(text, keyEnd + KEY_CLOSE.length, to);
+    const valueStart = text.startsWith(VALUE_OPEN, at) ? at + VALUE_OPEN.length : at;
+    return { key: text.slice(keyStart, keyEnd), valueStart };
+  },
+};
+
+/** Whitespace, including the literal `\n` escapes some GLM outputs carry between markers. */
+function skipLiteralNewlines(text: string, pos: number, to: number): number {
+  for (;;) {
+    const at = skipWs(text, pos, to);
+    if (!text.startsWith('\\n', at)) return at;
+    pos = at + 2;
+  }
+}
+
+const GRAMMAR: TurnGrammar = {
+  family: 'glm45',
+  markers: MARKERS,
+  implicitThink: true,
+  ends: ENDS,
+  starters: [{ marker: CALL_OPEN, parse: call }],
+};
+
+export const glm45: ModelFormat = {
+  id: 'glm45',
+  displayName: 'GLM-4.5 / 4.6 / 4.7 / 5',
+  markers: MARKERS,
+  toolMarkers: TOOL_MARKERS,
+  matchesModel: (modelId) => /glm-?(?:4\.[5-9]|[5-9])(?![\d])/.test(modelKey(modelId)),
+  detectText: (text) =>
+    scoreText(text, [
+      [KEY_OPEN, 10],
+      [VALUE_OPEN, 6],
+      [/<tool_call>[^\s<{]/, 4],
+      [OBSERVATION, 2],
+    ]),
+  render,
+  parse: (text) => parseTurn(GRAMMAR, text),
+};
+
+function render(m: AssistantMessage): NativeText {
+  const out = new RenderOut();
+  renderThink(out, m.reasoning, false);
+  const content = present(m.content);
+  if (content) out.put(present(m.reasoning) ? '\n' : '').put(m.content!, 'content');
+  m.toolCalls.forEach((c, i) => {
+    if (content || i > 0 || present(m.reasoning)) out.put('\n');
+    out.wrap(
+      'call',
+      () => {
+        out.put(CALL_OPEN).put(c.name, 'call-name', i).put('\n');
+        renderParams(out, i, c.arguments, (k, v) => `${KEY_OPEN}${k}${KEY_CLOSE}\n${VALUE_OPEN}${v}${VALUE_CLOSE}`);
+        out.put(CALL_CLOSE);
+      },
+      i,
+    );
+  });
+  out.put(m.toolCalls.length ? OBSERVATION : USER, 'end');
+  return out.done();
+}
+
+function call(out: ParseOut, start: number, hit: MarkerHit): number {
+  const { text } = out;
+  const stop = out.find(BODY_STOPS, hit.end);
+  const to = stop ? stop.start : text.length;
+  // The name runs to the first newline (real or a literal `\n`) or markup.
+  const nameStop = out.find(['\n', '\\n', '<'], hit.end, to);
+  const nameRange = trimRange(text, hit.end, nameStop ? nameStop.start : to);
+  const bodyStart = skipLiteralNewlines(text, nameRange[1], to);
+  return xmlCall(out, { start, nameRange, bodyStart, stop, closers: [CALL_CLOSE], defects: [] }, PARAMS, MARKERS);
+}

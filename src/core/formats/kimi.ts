@@ -1,0 +1,232 @@
+/**
+ * Kimi K2 family (K2, K2-0905, K2 Thinking, K2.5, K2.6):
+ *
+ *   <think>REASONING</think>CONTENT<|tool_calls_section_begin|>
+ *     <|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{JSON}<|tool_call_end|>…
+ *   <|tool_calls_section_end|><|im_end|>
+ *
+ * Reasoning convention: `render` writes the opening `<think>` (the turn as the chat template shows it in
+ * history; K2 Thinking emits it itself). `parse` also accepts a text that starts inside the block with
+ * no `<think>` (K2.5/K2.6 prompts end with `<think>`, so the completion begins with reasoning): text
+ * before a `</think>` that comes ahead of any tool markup is reasoning.
+ *
+ * Ids: `functions.NAME:IDX`; the name is read from the id (`call-name` nests inside `call-id`). `render`
+ * keeps a message's id when it is a canonical id for that name, and otherwise writes
+ * `functions.NAME:INDEX` (what the model emits; providers rewrite ids on the wire).
+ *
+ * Tolerance: the singular `<|tool_call_section_begin|>`/`_end|>` variant is accepted. The Fireworks leak
+ * `channel_reply:0<|tool_call_argument_begin|>{…}<|tool_calls_section_end|>` (no section or call begin,
+ * no `functions.` prefix) is recovered as a call and flagged `malformed-call`. Arguments end at the
+ * `<|tool_call_end|>` after their balanced JSON, so markers quoted inside JSON strings (OpenCode #37297)
+ * stay in the arguments.
+ */
+import type { AssistantMessage, NativeText, ParsedNative } from '../model';
+import {
+  THINK_CLOSE,
+  THINK_OPEN,
+  RenderOut,
+  renderThink,
+  callUnclosed,
+  findTruncated,
+  jsonBody,
+  modelKey,
+  parseSection,
+  parseTurn,
+  present,
+  scoreText,
+  trimRange,
+  type MarkerHit,
+  type ParseOut,
+  type SectionGrammar,
+  type TurnGrammar,
+} from './base';
+import type { ModelFormat } from './types';
+
+export const SECTION_BEGIN = '<|tool_calls_section_begin|>';
+export const SECTION_END = '<|tool_calls_section_end|>';
+const SECTION_BEGIN_SINGULAR = '<|tool_call_section_begin|>';
+const SECTION_END_SINGULAR = '<|tool_call_section_end|>';
+export const CALL_BEGIN = '<|tool_call_begin|>';
+export const ARG_BEGIN = '<|tool_call_argument_begin|>';
+export const CALL_END = '<|tool_call_end|>';
+export const IM_END = '<|im_end|>';
+
+const SECTION_BEGINS = [SECTION_BEGIN, SECTION_BEGIN_SINGULAR];
+const SECTION_ENDS = [SECTION_END, SECTION_END_SINGULAR];
+const TOOL_MARKERS = [SECTION_BEGIN, SECTION_BEGIN_SINGULAR, CALL_BEGIN, ARG_BEGIN, CALL_END, SECTION_END, SECTION_END_SINGULAR];
+/** Ordered so a cut-short fragment is read as the marker most often cut: the section end first. */
+const MARKERS = [
+  SECTION_END,
+  CALL_END,
+  IM_END,
+  THINK_CLOSE,
+  SECTION_BEGIN,
+  CALL_BEGIN,
+  ARG_BEGIN,
+  SECTION_BEGIN_SINGULAR,
+  SECTION_END_SINGULAR,
+  THINK_OPEN,
+  '<|im_user|>',
+  '<|im_assistant|>',
+  '<|im_system|>',
+  '<|im_middle|>',
+];
+const FN_PREFIX = 'functions.';
+
+export const kimi: ModelFormat = {
+  id: 'kimi-k2',
+  displayName: 'Kimi K2',
+  markers: MARKERS,
+  toolMarkers: TOOL_MARKERS,
+  sectionEnd: SECTION_END,
+  matchesModel: (modelId) => /(?:^|[^a-z])kimi-k2/.test(modelKey(modelId)),
+  detectText: (text) =>
+    scoreText(text, [
+      [SECTION_BEGIN, 10],
+      [SECTION_BEGIN_SINGULAR, 10],
+      [CALL_BEGIN, 10],
+      [ARG_BEGIN, 10],
+      [CALL_END, 8],
+      [SECTION_END, 8],
+      [/functions\.[\w.-]+:\d+/, 3],
+      [IM_END, 1],
+    ]),
+  render,
+  parse,
+};
+
+/** The id Kimi emits for a call: the message's own when canonical for that name, else `functions.NAME:INDEX`. */
+function kimiId(name: string, index: number, id?: string): string {
+  const prefix = `${FN_PREFIX}${name}:`;
+  return id?.startsWith(prefix) && /^\d+$/.test(id.slice(prefix.length)) ? id : `${prefix}${index}`;
+}
+
+function render(m: AssistantMessage): NativeText {
+  const out = new RenderOut();
+  renderThink(out, m.reasoning, false);
+  if (present(m.content)) out.put(m.content!, 'content');
+  if (m.toolCalls.length) {
+    out.wrap('section', () => {
+      out.put(SECTION_BEGIN);
+      m.toolCalls.forEach((c, i) => {
+        out.wrap(
+          'call',
+          () => {
+            const id = kimiId(c.name, c.index, c.id);
+            out.put(CALL_BEGIN);
+            out.wrap('call-id', () => out.put(FN_PREFIX).put(c.name, 'call-name', i).put(id.slice(FN_PREFIX.length + c.name.length)), i);
+            out.put(ARG_BEGIN).put(c.arguments, 'arguments', i).put(CALL_END);
+          },
+          i,
+        );
+      });
+      out.put(SECTION_END);
+    });
+  }
+  out.put(IM_END, 'end');
+  return out.done();
+}
+
+const CALL_STOPS = [ARG_BEGIN, CALL_BEGIN, CALL_END, ...SECTION_ENDS, IM_END, ...SECTION_BEGINS];
+const ARG_STOPS = [CALL_END, CALL_BEGIN, ...SECTION_ENDS, IM_END];
+
+const SECTION: SectionGrammar = {
+  ends: SECTION_ENDS,
+  callBegin: CALL_BEGIN,
+  breaks: [IM_END, ...SECTION_BEGINS],
+  markers: MARKERS,
+  call: (out, start, bodyStart, sectioned) => call(out, start, bodyStart, sectioned ? [] : ['no tool-call section begin']),
+  // Arguments with no call begin before them (the Fireworks leak): the id is the text just before.
+  loose: (out, pos, sectioned) => {
+    const next = out.find(CALL_STOPS, pos);
+    if (next?.marker !== ARG_BEGIN) return undefined;
+    return call(out, pos, pos, [...(sectioned ? [] : ['no tool-call section begin']), `no ${CALL_BEGIN}`]);
+  },
+};
+
+const GRAMMAR: TurnGrammar = {
+  family: 'kimi-k2',
+  markers: MARKERS,
+  implicitThink: true,
+  ends: [IM_END],
+  starters: [
+    ...SECTION_BEGINS.map((marker) => ({ marker, parse: (out: ParseOut, start: number, hit: MarkerHit) => parseSection(out, SECTION, start, hit) })),
+    { marker: CALL_BEGIN, parse: (out, start) => parseSection(out, SECTION, start) },
+    { marker: ARG_BEGIN, lead: orphanIdStart, parse: (out, start) => parseSection(out, SECTION, start) },
+  ],
+};
+
+function parse(text: string): ParsedNative {
+  return parseTurn(GRAMMAR, text);
+}
+
+/** Start of the id-like word that ends at `argBegin` (not before `from`). */
+function orphanIdStart(text: string, from: number, argBegin: number): number {
+  let i = argBegin;
+  while (i > from && /[^\s<>|]/.test(text[i - 1])) i--;
+  return i;
+}
+
+/**
+ * One call: `start` is where it begins (its `<|tool_call_begin|>`, or the id when that marker is missing),
+ * `idStart` where the id begins. `missing` lists the markup absent before the id (then the call is
+ * `malformed-call` and its other defects join that one problem). Returns where the call ends.
+ */
+function call(out: ParseOut, start: number, idStart: number, missing: string[]): number {
+  const { text } = out;
+  const index = out.calls.length;
+  const defects = [...missing];
+  const stop = out.find(CALL_STOPS, idStart);
+  let idEnd = stop ? stop.start : text.length;
+  // A marker cut short right after the id: the call's own argument marker, or one the section reports.
+  const idCut = findTruncated(text, [ARG_BEGIN, ...MARKERS], idStart, idEnd).find((c) => c.end === idEnd);
+  const ownCut = idCut && (idCut.marker === ARG_BEGIN || stop?.marker === ARG_BEGIN) ? idCut : undefined;
+  if (idCut) idEnd = idCut.start;
+  if (ownCut) out.problem('marker-truncated', `${ownCut.marker} is cut short`, ownCut.start, ownCut.end, { marker: ownCut.marker, callIndex: index });
+  const [is, ie] = trimRange(text, idStart, idEnd);
+  const id = text.slice(is, ie);
+  const nameStart = is + (id.startsWith(FN_PREFIX) ? FN_PREFIX.length : 0);
+  const suffix = /:\d*$/.exec(id);
+  const nameEnd = Math.max(nameStart, suffix ? is + suffix.index : ie);
+  if (missing.length && !id.startsWith(FN_PREFIX)) defects.push(`id '${id}' lacks the ${FN_PREFIX} prefix`);
+
+  let args = '';
+  let argRange: [number, number] | undefined;
+  let end: number;
+  let closed = false;
+  let expectedAt: number;
+  if (stop?.marker === ARG_BEGIN) {
+    const body = jsonBody(out, stop.end, ARG_STOPS, [CALL_END, ...MARKERS]);
+    argRange = body.range;
+    args = text.slice(...argRange);
+    end = expectedAt = argRange[1];
+    if (body.stop?.marker === CALL_END) {
+      end = body.stop.end;
+      closed = true;
+    } else if (body.cut?.marker === CALL_END) {
+      // Another cut-short marker is left to the section, which reports it.
+      out.problem('marker-truncated', `${CALL_END} is cut short`, body.cut.start, body.cut.end, { marker: CALL_END, callIndex: index });
+      end = body.cut.end;
+      expectedAt = body.cut.start;
+    }
+  } else if (stop?.marker === CALL_END) {
+    defects.push(`no ${ARG_BEGIN}`);
+    end = stop.end;
+    closed = true;
+    expectedAt = ie;
+  } else {
+    end = ownCut ? ownCut.end : ie;
+    expectedAt = ie;
+  }
+  end = Math.max(end, ie);
+
+  out.addCall(text.slice(nameStart, nameEnd), args, id);
+  out.seg('call', start, end, index);
+  out.seg('call-id', is, ie, index);
+  out.seg('call-name', nameStart, nameEnd, index);
+  if (argRange) out.seg('arguments', argRange[0], argRange[1], index);
+  if (!closed && !missing.length) callUnclosed(out, index, start, end, CALL_END, expectedAt);
+  else if (!closed) defects.push(`no ${CALL_END}`);
+  if (defects.length) out.problem('malformed-call', `call ${index}: ${defects.join('; ')}`, start, end, { callIndex: index });
+  return end;
+}

@@ -1,0 +1,146 @@
+/**
+ * Qwen3-Coder XML calls, one block per call:
+ *
+ *   CONTENT\n<tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n</function>\n</tool_call><|im_end|>
+ *
+ * Arguments are canonical compact JSON (see `paramsToJson` in base.ts): string values stay strings, a value
+ * that reads as another JSON value is that value. The `arguments` segment spans the parameter markup.
+ * Arguments that are not a JSON object are written raw inside `<function=…>` and come back raw (flagged
+ * `malformed-call`). Like SGLang's detector, a `<function=` without `<tool_call>` is still read (flagged),
+ * and a call cut off mid-parameter keeps the parameters that arrived (Continue #11453:
+ * `<tool_call><function=ls><parameter=dirPath>src`).
+ */
+import type { AssistantMessage, NativeText } from '../model';
+import {
+  RenderOut,
+  callUnclosed,
+  endsInMarker,
+  renderParams,
+  modelKey,
+  parseTurn,
+  present,
+  renderThink,
+  scoreText,
+  skipWs,
+  trimRange,
+  xmlCall,
+  type ParamGrammar,
+  type ParseOut,
+  type TurnGrammar,
+} from './base';
+import { CALL_CLOSE, CALL_OPEN, IM_END, QWEN_ENDS, QWEN_MARKERS } from './qwen3';
+import type { ModelFormat } from './types';
+
+export const FUNCTION_OPEN = '<function=';
+export const FUNCTION_CLOSE = '</function>';
+export const PARAM_OPEN = '<parameter=';
+export const PARAM_CLOSE = '</parameter>';
+
+const TOOL_MARKERS = [CALL_OPEN, CALL_CLOSE, FUNCTION_OPEN, FUNCTION_CLOSE, PARAM_OPEN, PARAM_CLOSE];
+const MARKERS = [PARAM_CLOSE, FUNCTION_CLOSE, ...QWEN_MARKERS, FUNCTION_OPEN, PARAM_OPEN];
+const BODY_STOPS = [FUNCTION_CLOSE, CALL_CLOSE, CALL_OPEN, FUNCTION_OPEN, ...QWEN_ENDS];
+
+const PARAMS: ParamGrammar = {
+  headStart: PARAM_OPEN,
+  close: PARAM_CLOSE,
+  newlines: true,
+  head: (out, pos, to) => {
+    const { text } = out;
+    if (!text.startsWith(PARAM_OPEN, pos)) return undefined;
+    const keyStart = pos + PARAM_OPEN.length;
+    const gt = out.find(['>'], keyStart, to)?.start;
+    if (gt === undefined) return { key: text.slice(keyStart, to).trim(), valueStart: to };
+    return { key: text.slice(keyStart, gt).trim(), valueStart: gt + 1 };
+  },
+};
+
+const GRAMMAR: TurnGrammar = {
+  family: 'qwen3-coder',
+  markers: MARKERS,
+  implicitThink: false,
+  ends: QWEN_ENDS,
+  starters: [
+    { marker: CALL_OPEN, parse: (out, start, hit) => block(out, start, hit.end) },
+    { marker: FUNCTION_OPEN, parse: (out, start) => fn(out, start, start, false) },
+  ],
+};
+
+export const qwen3Coder: ModelFormat = {
+  id: 'qwen3-coder',
+  displayName: 'Qwen3-Coder (XML tool calls)',
+  markers: MARKERS,
+  toolMarkers: TOOL_MARKERS,
+  matchesModel: (modelId) => /qwen3-coder/.test(modelKey(modelId)),
+  detectText: (text) =>
+    scoreText(text, [
+      [FUNCTION_OPEN, 10],
+      [PARAM_OPEN, 6],
+      [FUNCTION_CLOSE, 4],
+      [CALL_OPEN, 2],
+      [IM_END, 1],
+    ]),
+  render,
+  parse: (text) => parseTurn(GRAMMAR, text),
+};
+
+function render(m: AssistantMessage): NativeText {
+  const out = new RenderOut();
+  renderThink(out, m.reasoning, true);
+  const content = present(m.content);
+  if (content) out.put(m.content!, 'content');
+  m.toolCalls.forEach((c, i) => {
+    if (content || i > 0) out.put('\n');
+    out.wrap(
+      'call',
+      () => {
+        out.put(`${CALL_OPEN}\n${FUNCTION_OPEN}`).put(c.name, 'call-name', i).put('>\n');
+        renderParams(out, i, c.arguments, (k, v) => `${PARAM_OPEN}${k}>\n${v}\n${PARAM_CLOSE}`);
+        out.put(`${FUNCTION_CLOSE}\n${CALL_CLOSE}`);
+      },
+      i,
+    );
+  });
+  out.put(IM_END, 'end');
+  return out.done();
+}
+
+/** A `<tool_call>` block; its function starts after `bodyStart`. */
+function block(out: ParseOut, start: number, bodyStart: number): number {
+  const { text } = out;
+  const at = skipWs(text, bodyStart);
+  if (text.startsWith(FUNCTION_OPEN, at)) return fn(out, start, at, true);
+  // Not this family's grammar inside the block (e.g. Hermes JSON): report it and move past.
+  const stop = out.find([CALL_CLOSE, CALL_OPEN, ...QWEN_ENDS], bodyStart);
+  const end = stop?.marker === CALL_CLOSE ? stop.end : stop ? stop.start : text.length;
+  // Cut off while `<function=` was being written: no arguments yet.
+  const cutFunction = !stop && endsInMarker(text, at, [FUNCTION_OPEN]);
+  const index = out.addCall('', cutFunction ? '' : text.slice(...trimRange(text, bodyStart, stop ? stop.start : end)));
+  out.seg('call', start, end, index);
+  if (stop?.marker === CALL_CLOSE) out.problem('malformed-call', `call ${index}: no ${FUNCTION_OPEN}NAME> inside ${CALL_OPEN}`, start, end, { callIndex: index });
+  else callUnclosed(out, index, start, end, CALL_CLOSE, trimRange(text, bodyStart, end)[1]);
+  return end;
+}
+
+/** `<function=NAME>` at `fnStart` and its parameters; `wrapped` when inside `<tool_call>`. */
+function fn(out: ParseOut, start: number, fnStart: number, wrapped: boolean): number {
+  const { text } = out;
+  const nameStart = fnStart + FUNCTION_OPEN.length;
+  const nameStop = out.find(['>', '\n', '<'], nameStart);
+  const nameRange = trimRange(text, nameStart, nameStop ? nameStop.start : text.length);
+  const closed = nameStop?.marker === '>';
+  const bodyStart = closed ? nameStop.end : nameRange[1];
+  return xmlCall(
+    out,
+    {
+      start,
+      nameRange,
+      nameUnclosed: closed ? undefined : '>',
+      bodyStart,
+      stop: out.find(BODY_STOPS, bodyStart),
+      closers: wrapped ? [FUNCTION_CLOSE, CALL_CLOSE] : [FUNCTION_CLOSE],
+      defects: wrapped ? [] : [`${FUNCTION_OPEN} without ${CALL_OPEN}`],
+    },
+    PARAMS,
+    MARKERS,
+  );
+}

@@ -5,6 +5,8 @@ export interface Args {
   positional: string[];
   flags: Map<string, string | true>;
   str(name: string): string | undefined;
+  /** Every value of a repeatable flag, in order. */
+  list(name: string): string[];
   num(name: string, fallback: number): number;
   bool(name: string): boolean;
 }
@@ -13,8 +15,10 @@ export interface Args {
  * Parses `argv` against the known flags. `booleans` lists flags that take no value.
  * Unknown flags are a UserError (exit 2) so typos never pass silently.
  */
-export function parseArgs(argv: string[], known: { values?: string[]; booleans?: string[] }): Args {
-  const values = new Set(known.values ?? []);
+export function parseArgs(argv: string[], known: { values?: string[]; booleans?: string[]; repeatable?: string[] }): Args {
+  const repeatable = new Set(known.repeatable ?? []);
+  const lists = new Map<string, string[]>();
+  const values = new Set([...(known.values ?? []), ...repeatable]);
   const booleans = new Set([...(known.booleans ?? []), 'help']);
   const flags = new Map<string, string | true>();
   const positional: string[] = [];
@@ -33,6 +37,7 @@ export function parseArgs(argv: string[], known: { values?: string[]; booleans?:
         const v = eq > 0 ? a.slice(eq + 1) : argv[++i];
         if (v === undefined) throw new UserError(`--${name} needs a value`);
         flags.set(name, v);
+        if (repeatable.has(name)) lists.set(name, [...(lists.get(name) ?? []), v]);
       } else {
         throw new UserError(`unknown option --${name}`);
       }
@@ -58,6 +63,7 @@ export function parseArgs(argv: string[], known: { values?: string[]; booleans?:
       if (!Number.isFinite(x)) throw new UserError(`--${n} must be a number, got "${v}"`);
       return x;
     },
+    list: (n) => lists.get(n) ?? [],
     bool: (n) => flags.get(n) === true,
   };
 }

@@ -33,11 +33,11 @@ const SECRET_HEADERS = new Set([
   'x-auth-token',
 ]);
 
-/** Key-shaped strings, most specific first. */
+/** Key-shaped strings, most specific first. `sk-` keys start a word: `risk-management-framework` is not a key. */
 const KEY_PATTERNS: { label: string; re: RegExp }[] = [
-  { label: 'openrouter-key', re: /sk-or-(?:v\d+-)?[A-Za-z0-9_-]{16,}/g },
-  { label: 'anthropic-key', re: /sk-ant-[A-Za-z0-9_-]{16,}/g },
-  { label: 'openai-key', re: /sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}/g },
+  { label: 'openrouter-key', re: /(?<![A-Za-z0-9])sk-or-(?:v\d+-)?[A-Za-z0-9_-]{16,}/g },
+  { label: 'anthropic-key', re: /(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_-]{16,}/g },
+  { label: 'openai-key', re: /(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}/g },
   { label: 'huggingface-token', re: /\bhf_[A-Za-z0-9]{20,}\b/g },
   { label: 'google-key', re: /\bAIza[0-9A-Za-z_-]{30,}\b/g },
   { label: 'github-token', re: /\b(?:ghp|gho|ghu|ghs|github_pat)_[A-Za-z0-9_]{20,}\b/g },
@@ -90,7 +90,8 @@ export function redactHeaders(headers: Record<string, string | string[] | undefi
     const name = k.toLowerCase();
     if (SECRET_HEADERS.has(name)) {
       const label = `${name}-header`;
-      opts.report?.push({ label, where: k, preview: preview(value) });
+      // Already redacted (a stored capture on its way to an export): nothing new to report.
+      if (value !== placeholder(label)) opts.report?.push({ label, where: k, preview: preview(value) });
       out[k] = placeholder(label);
     } else {
       out[k] = redactText(value, opts, k);

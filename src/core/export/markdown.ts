@@ -1,0 +1,230 @@
+/**
+ * The Markdown issue body: what an agent, provider or engine maintainer needs in one paste — the environment, the
+ * smallest excerpt of the model's output that shows the failure with its markers visible (and, for a missing
+ * marker, where it should have been), expected against actual, the findings with why they matter, and how to
+ * reproduce it. Model output is untrusted: it only ever appears inside code fences or escaped.
+ */
+import { ruleInfo } from '../checks/index';
+import type { Finding, RawEvent } from '../model';
+import { curlCommand, rerunCommand } from './curl';
+import { sealExport } from './redaction';
+import { facts, isOpenRouter, type Repro, type ReproFacts } from './repro';
+
+/** Characters of native text shown before the failure, and after it. */
+const BEFORE = 240;
+const AFTER = 120;
+/** A finding longer than this is shown as its first and last EDGE characters. */
+const MAX_SPAN = 1200;
+const EDGE = 400;
+/** Raw events shown from the end of the stream, and the length each is cut to. */
+const TAIL_EVENTS = 4;
+const EVENT_CHARS = 400;
+
+/** Where a missing marker should have been, shown inside the excerpt. */
+export function ghost(marker: string): string {
+  return `⟦missing here: ${marker}⟧`;
+}
+
+/** A fence longer than any backtick run in the text, so model output can never close it. */
+function fenced(text: string, info = ''): string {
+  const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  return `${fence}${info}\n${text}\n${fence}`;
+}
+
+/** Escapes text for Markdown prose (and table cells): no HTML, no table breaks, one line. */
+function esc(s: string): string {
+  return s
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/\|/g, '\\|')
+    .replace(/\r?\n/g, ' ');
+}
+
+/** Inline code that survives backticks in the value; in a table cell, pipes are escaped (GFM reads them there). */
+function code(s: string, cell = false): string {
+  const one = s.replace(/\r?\n/g, ' ');
+  const longest = Math.max(0, ...[...one.matchAll(/`+/g)].map((m) => m[0].length));
+  const ticks = '`'.repeat(longest + 1);
+  const pad = one.startsWith('`') || one.endsWith('`') ? ' ' : '';
+  return `${ticks}${pad}${cell ? one.replace(/\|/g, '\\|') : one}${pad}${ticks}`;
+}
+
+/** Inline code in a table cell. */
+const cell = (s: string): string => code(s, true);
+
+export interface Excerpt {
+  /** The excerpt, with a ghost marker where a missing marker belongs. */
+  text: string;
+  /** Offsets of the excerpt in the native text. */
+  start: number;
+  end: number;
+  /** True when the excerpt starts after / ends before the native text's ends. */
+  cutBefore: boolean;
+  cutAfter: boolean;
+}
+
+/** The smallest stretch of native text around a finding: its range, a lead-in before it, a little after. */
+export function excerptAround(text: string, f: Finding): Excerpt | undefined {
+  if (f.start === undefined && f.expectedAt === undefined) return undefined;
+  const from = Math.min(f.start ?? f.expectedAt!, f.expectedAt ?? Infinity);
+  const to = Math.max(f.end ?? from, f.expectedAt ?? 0);
+  let start = Math.max(0, from - BEFORE);
+  let end = Math.min(text.length, to + AFTER);
+  // Start on a line boundary (else a word boundary) inside the lead-in, and end with the failure's line.
+  if (start > 0) {
+    const nl = text.indexOf('\n', start - 1);
+    const sp = text.indexOf(' ', start);
+    if (nl >= 0 && nl < from) start = nl + 1;
+    else if (sp >= 0 && sp < from) start = sp + 1;
+  }
+  const nlAfter = text.indexOf('\n', to);
+  if (nlAfter >= 0 && nlAfter < end) end = nlAfter;
+  // A long finding (a section of many calls) keeps its beginning and its end; the middle is elided.
+  const kept: [number, number][] = to - from > MAX_SPAN ? [[start, from + EDGE], [to - EDGE, end]] : [[start, end]];
+  const body = kept
+    .map(([a, b]) => {
+      const piece = text.slice(a, b);
+      if (f.expectedAt === undefined || !f.expectedMarker || f.expectedAt < a || f.expectedAt > b) return piece;
+      return piece.slice(0, f.expectedAt - a) + ghost(f.expectedMarker) + piece.slice(f.expectedAt - a);
+    })
+    .join(kept.length > 1 ? `\n… ${kept[1][0] - kept[0][1]} characters …\n` : '');
+  return { text: body, start, end, cutBefore: start > 0, cutAfter: end < text.length };
+}
+
+function streamTail(events: RawEvent[]): string | undefined {
+  const data = events.filter((e) => !e.comment);
+  if (data.length === 0) return undefined;
+  const shown = data.slice(-TAIL_EVENTS).map((e) => {
+    const line = `${e.event ? `event: ${e.event}\n` : ''}data: ${e.data}`;
+    return line.length > EVENT_CHARS ? `${line.slice(0, EVENT_CHARS)}… (${line.length - EVENT_CHARS} more characters)` : line;
+  });
+  const skipped = data.length - shown.length;
+  return (skipped > 0 ? `… ${skipped} earlier events\n\n` : '') + shown.join('\n\n');
+}
+
+function titleOf(r: Repro, f: ReproFacts): string {
+  const what = f.primary ? (ruleInfo(f.primary.rule)?.title ?? f.primary.rule) : 'Exchange report';
+  const model = f.servedModel ?? f.model;
+  const via = [f.provider, isOpenRouter(r.exchange) ? 'OpenRouter' : undefined].filter(Boolean).join(' via ');
+  return [what, model ? `— ${model}` : '', via ? `(${via})` : ''].filter(Boolean).join(' ');
+}
+
+function environment(r: Repro, f: ReproFacts): string {
+  const x = r.exchange;
+  const rows: [string, string][] = [];
+  if (f.agent) {
+    const name = [f.agent.name, f.agent.version].filter(Boolean).join(' ');
+    rows.push(['Agent', [name ? esc(name) : 'unknown', f.agent.userAgent ? cell(f.agent.userAgent) : ''].filter(Boolean).join(' — ')]);
+  }
+  if (f.model) rows.push(['Model requested', cell(f.model)]);
+  if (f.servedModel && f.servedModel !== f.model) rows.push(['Model served', cell(f.servedModel)]);
+  if (f.provider || isOpenRouter(x)) {
+    const pin = x.pin ? ` — pin requested: ${x.pin.requested.map((s) => cell(s)).join(', ')}${x.pin.honoured === false ? ' (not honoured)' : x.pin.honoured ? ' (honoured)' : ''}` : '';
+    rows.push(['Provider served', `${f.provider ? esc(f.provider) : 'unknown'}${isOpenRouter(x) ? ' (through OpenRouter)' : ''}${pin}`]);
+  }
+  if (f.engine) rows.push(['Engine', esc(f.engine)]);
+  let host = x.upstreamUrl;
+  try {
+    host = new URL(x.upstreamUrl).host;
+  } catch {
+    // keep the text as captured
+  }
+  rows.push(['Upstream', `${cell(`${x.method} ${host}${x.path}`)}${x.status !== undefined ? ` → ${x.status}` : ''}`]);
+  if (f.protocol) rows.push(['API', `${esc(f.protocol)}${f.streamed ? ', streamed' : ''}`]);
+  if (f.finishReason || f.nativeFinishReason) {
+    rows.push(['Finish reason', `${f.finishReason ? cell(f.finishReason) : 'none'}${f.nativeFinishReason ? ` (native ${cell(f.nativeFinishReason)})` : ''}`]);
+  }
+  if (f.usage) {
+    const u = f.usage;
+    const parts = [
+      u.promptTokens !== undefined ? `${u.promptTokens} prompt` : '',
+      u.completionTokens !== undefined ? `${u.completionTokens} completion` : '',
+      u.reasoningTokens !== undefined ? `${u.reasoningTokens} reasoning` : '',
+    ].filter(Boolean);
+    rows.push(['Usage', `${parts.join(' + ')} tokens${u.cost !== undefined ? `, $${u.cost}` : ''}`]);
+  }
+  if (r.tokens) {
+    const a = r.tokens.accounting;
+    const billed = a.billed !== undefined ? `, billed ${a.billed}${a.mismatch ? ' (mismatch)' : ''}` : '';
+    rows.push(['Tokens', `${a.counted} completion tokens counted with ${esc(r.tokens.tokenizer)}${billed}`]);
+  }
+  if (x.generationId) rows.push(['Generation id', cell(x.generationId)]);
+  rows.push(['Captured', new Date(x.startedAt).toISOString()]);
+  return ['| | |', '|---|---|', ...rows.map(([k, v]) => `| ${k} | ${v} |`)].join('\n');
+}
+
+function expectedActual(f: ReproFacts): string | undefined {
+  const p = f.primary;
+  if (!p) return undefined;
+  const expected = p.expectedMarker
+    ? `${code(p.expectedMarker)} at offset ${p.expectedAt}${p.start !== undefined ? `, closing what opened at offset ${p.start}` : ''}${
+        f.callsAttempted > 0 ? `; the tool call${f.callsAttempted > 1 ? 's' : ''} delivered to the agent with finish_reason ${code('tool_calls')}` : ''
+      }.`
+    : esc(ruleInfo(p.rule)?.why ?? 'A well-formed response.');
+  const finish = f.finishReason ? ` The response finished with ${code(f.finishReason)};` : '';
+  const delivered = `${finish} ${f.callsDelivered} of ${f.callsAttempted} tool call${f.callsAttempted === 1 ? '' : 's'} the model wrote reached the agent as a structured call.`;
+  return [`- **Expected:** ${expected}`, `- **Actual:** ${esc(p.message)}${delivered}`].join('\n');
+}
+
+function findingsTable(findings: Finding[]): string {
+  const rows = findings.map((d) => {
+    const info = ruleInfo(d.rule);
+    return `| ${d.severity} | ${cell(d.rule)} | ${esc(d.location)} | ${esc(d.message)} | ${esc(info?.why ?? '')} |`;
+  });
+  return ['| Severity | Rule | Where | Finding | Why it breaks agents |', '|---|---|---|---|---|', ...rows].join('\n');
+}
+
+/** The issue title and body. */
+export function markdownIssue(r: Repro): { title: string; body: string } {
+  const f = facts(r);
+  const native = r.analysis.analysis.native;
+  const sections: string[] = [];
+
+  sections.push('### Environment', environment(r, f));
+
+  const excerpt = f.primary ? excerptAround(native.text, f.primary) : undefined;
+  if (excerpt) {
+    const source =
+      native.source === 'raw'
+        ? 'the raw model output'
+        : `the model's output${r.analysis.analysis.family ? ` in ${r.analysis.analysis.family} native form` : ''}, rebuilt from the stream's ${f.streamed ? 'deltas' : 'body'}`;
+    const where = `offsets ${excerpt.start}–${excerpt.end} of ${native.text.length}`;
+    const note = f.primary?.expectedMarker ? ` ${code(ghost(f.primary.expectedMarker))} marks where the missing marker belongs.` : '';
+    sections.push(
+      '### What the model sent',
+      `Excerpt of ${source} (${where}) around the failure, markers as sent.${note}`,
+      fenced(`${excerpt.cutBefore ? '…' : ''}${excerpt.text}${excerpt.cutAfter ? '…' : ''}`, 'text'),
+    );
+  }
+  const tail = streamTail(r.analysis.response.events);
+  if (tail && f.streamed) sections.push(`End of the raw stream (${r.analysis.response.terminated ? 'terminated normally' : 'no terminal event'}):`, fenced(tail, 'text'));
+
+  const ea = expectedActual(f);
+  if (ea) sections.push('### Expected vs actual', ea);
+
+  sections.push('### Findings', f.findings.length > 0 ? findingsTable(f.findings) : 'Tokenscope flagged nothing in this exchange.');
+
+  const reproduce = ['### Reproduce', `Replays the same request${isOpenRouter(r.exchange) ? ' pinned to the same provider' : ''}; the key comes from the environment.`, fenced(curlCommand(r), 'sh')];
+  const rerun = rerunCommand(r);
+  if (rerun) {
+    reproduce.push(
+      'With Tokenscope, from the repro bundle attached to this issue:',
+      fenced(`tokenscope import repro.tokenscope.json   # prints the imported id\n${rerun.replace(r.exchange.id, 'ID')}`, 'sh'),
+    );
+  }
+  sections.push(...reproduce);
+
+  const redacted = r.redactions.reduce((n, x) => n + x.count, 0);
+  sections.push(`<sub>Exported by Tokenscope ${esc(r.tokenscopeVersion)}${redacted > 0 ? `; ${redacted} secret${redacted === 1 ? '' : 's'} redacted` : ''}.</sub>`);
+
+  const opts = { patterns: r.patterns };
+  return { title: sealExport(titleOf(r, f), opts), body: sealExport(sections.join('\n\n') + '\n', opts) };
+}
+
+/** The issue as one Markdown document: the title as a heading, then the body. */
+export function writeMarkdown(r: Repro): string {
+  const { title, body } = markdownIssue(r);
+  return `## ${esc(title)}\n\n${body}`;
+}

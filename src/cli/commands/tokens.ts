@@ -1,8 +1,206 @@
-import { UserError } from '../../core/model';
-import type { Command } from '../io';
+import { defaultDataDir } from '../../core/capture/store';
+import { formats } from '../../core/formats/index';
+import { loadInput, loadRequest } from '../../core/input';
+import { UserError, type FamilyId, type SegmentKind } from '../../core/model';
+import { exchangeTokenStream } from '../../core/tokens/exchange';
+import type { DownloadProgress } from '../../core/tokens/hub';
+import { loadTokenizer } from '../../core/tokens/resolve';
+import type { StreamToken, TokenStream } from '../../core/tokens/stream';
+import { parseArgs } from '../args';
+import type { CliIO, Command } from '../io';
 
-// Placeholder until this command lands: says so plainly instead of pretending.
-const cmd: Command = async () => {
-  throw new UserError('the "tokens" command is not available in this build yet');
+const USAGE = `usage: tokenscope tokens [--model ID] [--tokenizer-dir DIR] [--data-dir DIR] [--request FILE] [--family F] [--offline] [--json] FILE
+
+Shows the token stream of one model response in the model's own tokenizer: every token with its id, special
+tokens as one id, markers that came back spelled out as ordinary text, the segment each token belongs to, the
+findings on their tokens, and the completion length against what the provider billed. FILE takes the same
+inputs as \`lint\` (raw model text, a JSON response, an SSE dump, a repro bundle, a capture id).
+
+Tokens come from the server's own ids when the response carries them (SGLang output_ids, logprobs), else from
+the structured response rendered in the family's format and encoded ("reconstructed"), else from the text.
+
+  --model ID           model id (picks the tokenizer; e.g. moonshotai/kimi-k2-0905); default: the one FILE names
+  --tokenizer-dir DIR  a folder with tiktoken.model + tokenizer_config.json (Kimi) or tokenizer.json
+  --data-dir DIR       where downloaded tokenizers are kept, and the capture store for capture ids
+                       (default: TOKENSCOPE_DATA_DIR or ~/.tokenscope)
+  --request FILE       the request body (for the tool and history checks of the findings)
+  --family F           force the family (${formats.map((f) => f.id).join(', ')})
+  --offline            never download; use --tokenizer-dir or an already downloaded tokenizer
+  --json               print {"source","tokenizer","family","tokens":[{id,text,kind,segment}],"accounting","findings"}
+
+Tokenizers not found locally are downloaded once from the Hugging Face Hub (HF_ENDPOINT overrides the
+endpoint, HF_TOKEN is sent for gated repos).`;
+
+const tokens: Command = async (argv, io) => {
+  const args = parseArgs(argv, {
+    values: ['model', 'tokenizer-dir', 'data-dir', 'request', 'family'],
+    booleans: ['json', 'offline'],
+  });
+  if (args.bool('help')) {
+    io.out(USAGE);
+    return 0;
+  }
+  if (args.positional.length !== 1) {
+    throw new UserError(args.positional.length === 0 ? 'needs a FILE (see --help)' : `takes one FILE, got ${args.positional.length}`);
+  }
+  const family = familyFlag(args.str('family'));
+  const dataDir = args.str('data-dir') ?? defaultDataDir();
+  const input = await loadInput(args.positional[0], { dataDir });
+  const requestFile = args.str('request');
+  const request = requestFile ? loadRequest(requestFile) : input.request;
+  const model = args.str('model') ?? input.model ?? request?.model;
+  if (!model && !family && !args.str('tokenizer-dir')) {
+    throw new UserError(`${input.label} names no model: pass --model ID (or --tokenizer-dir DIR)`);
+  }
+  const tokenizer = await loadTokenizer({
+    model,
+    family,
+    tokenizerDir: args.str('tokenizer-dir'),
+    cacheDir: dataDir,
+    offline: args.bool('offline'),
+    hub: { onProgress: progressReporter(io) },
+    onWarning: (m) => io.err(`tokenscope tokens: ${m}`),
+  });
+  const { stream, analysis } = exchangeTokenStream({ tokenizer, response: input.response, request, model, family });
+  if (args.bool('json')) io.out(JSON.stringify(toJson(stream, analysis.family), null, 2));
+  else io.out(formatStream(input.label, stream));
+  return 0;
 };
-export default cmd;
+export default tokens;
+
+function familyFlag(value: string | undefined): FamilyId | undefined {
+  if (value === undefined) return undefined;
+  const known = formats.find((f) => f.id === value);
+  if (!known) throw new UserError(`--family must be one of ${formats.map((f) => f.id).join(', ')}; got "${value}"`);
+  return known.id;
+}
+
+/** One stderr line per file at every 25% (downloads are 3–30 MB), so a slow link shows it is alive. */
+function progressReporter(io: CliIO): (p: DownloadProgress) => void {
+  const shown = new Map<string, number>();
+  return (p) => {
+    const key = `${p.repo}/${p.file}`;
+    const step = p.total ? Math.floor((p.received / p.total) * 4) : 0;
+    if (shown.get(key) === step) return;
+    shown.set(key, step);
+    const mb = (n: number) => (n / 1024 ** 2).toFixed(1);
+    io.err(`downloading ${key}: ${mb(p.received)}${p.total ? ` of ${mb(p.total)}` : ''} MB`);
+  };
+}
+
+/** The machine-readable shape (stable: scripts consume it). */
+export function toJson(s: TokenStream, family?: FamilyId) {
+  return {
+    source: s.source,
+    tokenizer: s.tokenizer,
+    family: family ?? null,
+    tokens: s.tokens.map((t) => ({
+      id: t.id,
+      text: t.text,
+      kind: t.kind,
+      segment: t.segment ?? null,
+      ...(t.callIndex === undefined ? {} : { callIndex: t.callIndex }),
+      start: t.start,
+      end: t.end,
+      ...(t.bytes ? { bytes: t.bytes } : {}),
+    })),
+    accounting: {
+      counted: s.accounting.counted,
+      countedReasoning: s.accounting.countedReasoning,
+      billed: s.accounting.billed ?? null,
+      billedReasoning: s.accounting.billedReasoning ?? null,
+      delta: s.accounting.delta ?? null,
+      mismatch: s.accounting.mismatch,
+    },
+    findings: s.findings.map((f) => ({
+      rule: f.finding.rule,
+      severity: f.finding.severity,
+      message: f.finding.message,
+      tokens: f.tokens ?? null,
+      ...(f.expectedBefore === undefined ? {} : { expectedBefore: f.expectedBefore, expectedMarker: f.finding.expectedMarker ?? null }),
+    })),
+  };
+}
+
+const SOURCE_LABEL: Record<TokenStream['source'], string> = {
+  server: "the server's own token ids",
+  reconstructed: 'reconstructed: the structured response rendered in the native format and encoded',
+  text: 'encoded from the raw text',
+};
+
+const WIDTH = 100;
+
+/**
+ * The readable view: one block per run of tokens in the same segment, tokens separated by spaces (a space
+ * inside a token shows as `·`), special tokens as `[name]`, markers spelled as text as `«piece»`.
+ */
+export function formatStream(label: string, s: TokenStream): string {
+  const lines = [`${label}: ${s.tokens.length} tokens, ${s.tokenizer}`, `source: ${SOURCE_LABEL[s.source]}`];
+  const starts = new Map<number, string[]>();
+  const ghosts = new Map<number, string[]>();
+  s.findings.forEach((f, i) => {
+    if (f.tokens && f.tokens[1] > f.tokens[0]) (starts.get(f.tokens[0]) ?? starts.set(f.tokens[0], []).get(f.tokens[0])!).push(`#${i + 1}`);
+    if (f.expectedBefore !== undefined) {
+      (ghosts.get(f.expectedBefore) ?? ghosts.set(f.expectedBefore, []).get(f.expectedBefore)!).push(f.finding.expectedMarker ?? `#${i + 1}`);
+    }
+  });
+  lines.push('');
+  let run: { segment: string; words: string[] } | undefined;
+  const flush = () => {
+    if (run) lines.push(...wrap(run.segment.padEnd(13), run.words));
+    run = undefined;
+  };
+  s.tokens.forEach((t, i) => {
+    const segment = segmentLabel(t.segment, t.callIndex);
+    if (run?.segment !== segment) {
+      flush();
+      run = { segment, words: [] };
+    }
+    for (const g of ghosts.get(i) ?? []) run.words.push(`⟨missing ${g}⟩`);
+    for (const m of starts.get(i) ?? []) run.words.push(`⟦${m}⟧`);
+    run.words.push(tokenLabel(t));
+  });
+  flush();
+  for (const g of ghosts.get(s.tokens.length) ?? []) lines.push(`${''.padEnd(13)} ⟨missing ${g}⟩`);
+  lines.push('', '[x] special token   «x» marker spelled as ordinary text   ⟦#n⟧ finding n starts   · space   ↵ newline');
+
+  const a = s.accounting;
+  lines.push('', `accounting: ${a.counted} completion tokens counted${a.countedReasoning ? ` (${a.countedReasoning} reasoning)` : ''}`);
+  if (a.billed !== undefined) {
+    const reasoning = a.billedReasoning !== undefined ? ` (${a.billedReasoning} reasoning)` : '';
+    lines.push(`            ${a.billed} billed${reasoning}, difference ${a.delta! > 0 ? '+' : ''}${a.delta}${a.mismatch ? '  MISMATCH' : ''}`);
+  } else {
+    lines.push('            the response reports no completion token usage');
+  }
+  if (s.findings.length) lines.push('');
+  s.findings.forEach((f, i) => {
+    const where = f.tokens && f.tokens[1] > f.tokens[0] ? ` tokens ${f.tokens[0]}–${f.tokens[1] - 1}` : '';
+    lines.push(`#${i + 1} ${f.finding.severity.padEnd(7)} ${f.finding.rule}${where}`, `   ${f.finding.message}`);
+  });
+  return lines.join('\n');
+}
+
+function segmentLabel(segment: SegmentKind | undefined, callIndex: number | undefined): string {
+  if (!segment) return '';
+  return callIndex === undefined || segment === 'section' ? segment : `${segment}[${callIndex}]`;
+}
+
+function tokenLabel(t: StreamToken): string {
+  if (t.kind === 'special') return `[${t.text}]`;
+  if (t.kind === 'marker-as-text') return `«${t.text}»`;
+  return t.text;
+}
+
+function wrap(prefix: string, words: string[]): string[] {
+  const out: string[] = [];
+  let line = prefix;
+  for (const w of words) {
+    if (line.length > prefix.length && line.length + 1 + w.length > WIDTH) {
+      out.push(line);
+      line = ' '.repeat(prefix.length);
+    }
+    line += ` ${w}`;
+  }
+  out.push(line);
+  return out;
+}

@@ -1,0 +1,42 @@
+import { analyze, type AnalyzeInput } from '../analyze';
+import type { Analysis } from '../model';
+import { buildTokenStream, decodeIds, idsFromLogprobs, type TokenStream } from './stream';
+import type { Tokenizer } from './types';
+
+export interface ExchangeTokensInput extends AnalyzeInput {
+  tokenizer: Tokenizer;
+  /** The exchange's analysis when the caller already has it (skips a second analysis for text sources). */
+  analysis?: Analysis;
+}
+
+/**
+ * The token stream of one exchange, from the best source available:
+ * 1. the server's ids (SGLang `output_ids`, or logprob tokens that all map to ids): exact. The ids are decoded
+ *    and that text analysed, so segments and findings index into what the ids spell;
+ * 2. the structured response rendered by the family module and encoded: `reconstructed`;
+ * 3. raw native text encoded: `text`.
+ * Returns the analysis the stream's findings and segments come from.
+ */
+export function exchangeTokenStream(input: ExchangeTokensInput): { stream: TokenStream; analysis: Analysis } {
+  const { tokenizer, response } = input;
+  const ids =
+    response?.outputIds && response.outputIds.length
+      ? response.outputIds
+      : response?.logprobTokens?.length
+        ? idsFromLogprobs(tokenizer, response.logprobTokens)
+        : undefined;
+  if (ids) {
+    const analysis = analyze({ ...input, nativeText: decodeIds(tokenizer, ids) });
+    const stream = buildTokenStream({ tokenizer, native: analysis.native, ids, findings: analysis.findings, usage: response?.usage });
+    return { stream, analysis };
+  }
+  const analysis = input.analysis ?? analyze(input);
+  const stream = buildTokenStream({
+    tokenizer,
+    native: analysis.native,
+    source: analysis.native.source === 'rendered' ? 'reconstructed' : 'text',
+    findings: analysis.findings,
+    usage: response?.usage,
+  });
+  return { stream, analysis };
+}

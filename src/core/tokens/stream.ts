@@ -1,0 +1,296 @@
+import type { Finding, NativeText, Segment, SegmentKind, Usage } from '../model';
+import { accountTokens, type TokenAccounting } from './accounting';
+import { literalAlternation } from './specials';
+import type { Tokenizer } from './types';
+import { isCompleteUtf8, visibleBytes } from './visible';
+
+/**
+ * The token stream of one assistant turn: every token with its id, a visible label, what kind it is, which
+ * segment of the native text it belongs to, and its character range in that text; findings mapped onto
+ * token ranges; and the token accounting against what the provider billed.
+ */
+
+export type TokenKind =
+  /** One id of the tokenizer's special (added) tokens. */
+  | 'special'
+  /** Part of a special-token string spelled out as ordinary tokens: the model (or provider) wrote the marker as text. */
+  | 'marker-as-text'
+  | 'ordinary';
+
+/** Where the ids come from: the server's own ids, a re-encoding of the structured response, or raw native text. */
+export type TokenSource = 'server' | 'reconstructed' | 'text';
+
+export interface StreamToken {
+  id: number;
+  /** The token's bytes made visible (see visible.ts); a special token's name. */
+  text: string;
+  /** The raw bytes, only when they are not complete UTF-8 on their own (then `text` shows them as `\xNN`). */
+  bytes?: number[];
+  kind: TokenKind;
+  /** Innermost segment of the native text the token starts in. */
+  segment?: SegmentKind;
+  callIndex?: number;
+  /** Character range [start, end) in the native text. Empty for a token that only starts a character the next token completes. */
+  start: number;
+  end: number;
+}
+
+/** A finding placed on the tokens. */
+export interface TokenFinding {
+  finding: Finding;
+  /** Token index range [first, last) the finding covers; absent when the finding has no text range. */
+  tokens?: [number, number];
+  /** Index of the token before which the missing marker belongs (`tokens.length` = after the last one). */
+  expectedBefore?: number;
+}
+
+export interface TokenStream {
+  source: TokenSource;
+  /** Name of the tokenizer used. */
+  tokenizer: string;
+  /** The native text the token ranges index into. */
+  text: string;
+  segments: Segment[];
+  tokens: StreamToken[];
+  findings: TokenFinding[];
+  accounting: TokenAccounting;
+}
+
+export interface TokenStreamInput {
+  tokenizer: Tokenizer;
+  /**
+   * The native text and its segments. With `ids`, it must be their decoding (`decodeIds`), parsed by the family
+   * module; otherwise the tokens are encoded from it.
+   */
+  native: NativeText;
+  /** Exact ids from the server (SGLang `output_ids`, or logprob tokens mapped with `idsFromLogprobs`). */
+  ids?: number[];
+  /**
+   * Without `ids`: `reconstructed` for text rendered from a structured response (marker strings inside its
+   * free-text fields are text the provider returned), `text` for raw native text (every marker string is its id).
+   */
+  source?: 'reconstructed' | 'text';
+  /** Findings whose ranges index into `native.text` (the accounting finding, when any, is added after them). */
+  findings?: readonly Finding[];
+  /** What the provider billed. */
+  usage?: Usage;
+}
+
+/** Segment kinds that hold free text written by the model: a special-token string there was written as text. */
+const FREE_TEXT: ReadonlySet<SegmentKind> = new Set(['content', 'reasoning', 'arguments']);
+
+export function buildTokenStream(input: TokenStreamInput): TokenStream {
+  const { tokenizer, native } = input;
+  const source: TokenSource = input.ids ? 'server' : (input.source ?? 'text');
+  const tokens: StreamToken[] = [];
+  if (input.ids) {
+    placeTokens(tokenizer, input.ids, 0, native.text.length, tokens);
+  } else if (source === 'reconstructed') {
+    encodeReconstruction(tokenizer, native, tokens);
+  } else {
+    // Raw native text was decoded with its special tokens: every marker string in it stands for its id.
+    placeTokens(tokenizer, tokenizer.encode(native.text), 0, native.text.length, tokens);
+  }
+  markMarkersAsText(tokenizer, native.text, tokens);
+  assignSegments(tokens, native.segments);
+  const accounting = accountTokens({
+    source,
+    // Text sources count the turn as the model emits it: markers returned as text were one special token each.
+    counted: input.ids ? tokens.length : tokenizer.encode(native.text).length,
+    countedReasoning: countIn(tokens, 'reasoning'),
+    hasReasoningText: native.segments.some((s) => s.kind === 'reasoning'),
+    usage: input.usage,
+  });
+  const findings = mapFindings(input.findings ?? [], tokens);
+  if (accounting.finding) findings.push({ finding: accounting.finding });
+  return { source, tokenizer: tokenizer.name, text: native.text, segments: native.segments, tokens, findings, accounting };
+}
+
+/** The text the ids spell (special tokens by name, invalid UTF-8 as U+FFFD), for parsing before `buildTokenStream`. */
+export function decodeIds(tokenizer: Tokenizer, ids: readonly number[]): string {
+  const decoder = new TextDecoder();
+  let text = '';
+  for (const id of ids) {
+    const b = tokenizer.tokenBytes(id);
+    if (b) text += decoder.decode(b, { stream: true });
+  }
+  return text + decoder.decode();
+}
+
+/**
+ * Maps logprob tokens (`{token, bytes?}`) to ids. Undefined unless every token maps to exactly one id: a partial
+ * mapping would not be the server's stream.
+ */
+export function idsFromLogprobs(tokenizer: Tokenizer, tokens: readonly { token: string; bytes?: number[] }[]): number[] | undefined {
+  const encoder = new TextEncoder();
+  const ids: number[] = [];
+  for (const t of tokens) {
+    const special = tokenizer.specials.get(t.token);
+    const id = special ?? tokenizer.idOfBytes(t.bytes ? Uint8Array.from(t.bytes) : encoder.encode(t.token));
+    if (id === undefined) return undefined;
+    ids.push(id);
+  }
+  return ids;
+}
+
+/**
+ * Encodes a turn rendered from a structured response: the markers the family module wrote are special ids,
+ * but a special-token string inside a free-text field (content, reasoning, arguments) came back from the
+ * provider as text, so those fields are encoded ordinarily. Only the fields that hold such a string are encoded
+ * apart, so everywhere else the ids are those of one encode of the whole text.
+ */
+function encodeReconstruction(tokenizer: Tokenizer, native: NativeText, out: StreamToken[]): void {
+  const specials = specialPattern(tokenizer);
+  const spelled = specials
+    ? native.segments.filter((s) => FREE_TEXT.has(s.kind) && testAt(specials, native.text.slice(s.start, s.end)))
+    : [];
+  let pos = 0;
+  for (const s of spelled.sort((a, b) => a.start - b.start)) {
+    if (s.start < pos) continue; // nested free-text segments are covered by the outer one
+    if (s.start > pos) placeTokens(tokenizer, tokenizer.encode(native.text.slice(pos, s.start)), pos, s.start, out);
+    placeTokens(tokenizer, tokenizer.encodeOrdinary(native.text.slice(s.start, s.end)), s.start, s.end, out);
+    pos = s.end;
+  }
+  if (pos < native.text.length) {
+    placeTokens(tokenizer, tokenizer.encode(pos ? native.text.slice(pos) : native.text), pos, native.text.length, out);
+  }
+}
+
+/**
+ * Appends tokens for `ids`, whose bytes spell the text starting at character `base`. Character ranges follow
+ * a streaming UTF-8 decode, so a token holding half a character gets an empty range and the token that
+ * completes it gets the character. Offsets are clamped to `limit` (a normalizing tokenizer may spell a
+ * slightly different text than it was given).
+ */
+function placeTokens(tokenizer: Tokenizer, ids: readonly number[], base: number, limit: number, out: StreamToken[]): void {
+  const decoder = new TextDecoder();
+  const labels = labelsOf(tokenizer);
+  let at = base;
+  for (const id of ids) {
+    let label = labels.get(id);
+    if (!label) {
+      label = labelFor(tokenizer, id);
+      labels.set(id, label);
+    }
+    const end = Math.min(limit, at + decoder.decode(label.raw, { stream: true }).length);
+    const token: StreamToken = { id, text: label.text, kind: label.special ? 'special' : 'ordinary', start: at, end };
+    if (label.partial) token.bytes = Array.from(label.raw);
+    out.push(token);
+    at = end;
+  }
+}
+
+interface Label {
+  text: string;
+  raw: Uint8Array;
+  special: boolean;
+  /** Not complete UTF-8 on its own. */
+  partial: boolean;
+}
+
+function labelFor(tokenizer: Tokenizer, id: number): Label {
+  const special = tokenizer.specialName(id);
+  const raw = tokenizer.tokenBytes(id) ?? new Uint8Array(0);
+  return {
+    text: special ?? (raw.length ? visibleBytes(raw) : `<unknown id ${id}>`),
+    raw,
+    special: special !== undefined,
+    partial: special === undefined && !isCompleteUtf8(raw),
+  };
+}
+
+const labelCache = new WeakMap<Tokenizer, Map<number, Label>>();
+
+/** Labels are computed once per id and tokenizer: a turn repeats the same few thousand tokens. */
+function labelsOf(tokenizer: Tokenizer): Map<number, Label> {
+  let m = labelCache.get(tokenizer);
+  if (!m) labelCache.set(tokenizer, (m = new Map()));
+  return m;
+}
+
+/** Marks ordinary tokens that overlap a special-token string in the text. */
+function markMarkersAsText(tokenizer: Tokenizer, text: string, tokens: StreamToken[]): void {
+  const re = specialPattern(tokenizer);
+  if (!re) return;
+  re.lastIndex = 0;
+  let t = 0;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    const start = m.index;
+    const end = start + m[0].length;
+    while (t < tokens.length && tokens[t].end <= start && tokens[t].end > tokens[t].start) t++;
+    for (let i = t; i < tokens.length && tokens[i].start < end; i++) {
+      if (tokens[i].kind === 'ordinary' && tokens[i].end > start) tokens[i].kind = 'marker-as-text';
+    }
+  }
+}
+
+/**
+ * Gives each token the innermost segment that holds most of it (`.read` in `functions.read:0` belongs to the
+ * call name, though its dot belongs to the id), or, failing that, the innermost one holding its first character.
+ * One sweep: segments (sorted by start) join the open set as tokens reach them and leave it once passed.
+ */
+function assignSegments(tokens: StreamToken[], segments: readonly Segment[]): void {
+  const open: Segment[] = [];
+  let next = 0;
+  for (const token of tokens) {
+    while (next < segments.length && (segments[next].start < token.end || segments[next].start <= token.start)) open.push(segments[next++]);
+    for (let i = open.length - 1; i >= 0; i--) if (open[i].end <= token.start && open[i].end < token.end) open.splice(i, 1);
+    const len = token.end - token.start;
+    let best: Segment | undefined;
+    let fallback: Segment | undefined;
+    for (const s of open) {
+      const size = s.end - s.start;
+      const overlap = Math.min(s.end, token.end) - Math.max(s.start, token.start);
+      if (len > 0 && overlap * 2 > len && (!best || size <= best.end - best.start)) best = s;
+      if (s.start <= token.start && token.start < s.end && (!fallback || size <= fallback.end - fallback.start)) fallback = s;
+    }
+    const seg = best ?? fallback;
+    if (seg) {
+      token.segment = seg.kind;
+      if (seg.callIndex !== undefined) token.callIndex = seg.callIndex;
+    }
+  }
+}
+
+function countIn(tokens: readonly StreamToken[], kind: SegmentKind): number {
+  let n = 0;
+  for (const t of tokens) if (t.segment === kind) n++;
+  return n;
+}
+
+/** Places finding ranges (native-text offsets) on token indexes. */
+export function mapFindings(findings: readonly Finding[], tokens: readonly StreamToken[]): TokenFinding[] {
+  return findings.map((f) => {
+    const out: TokenFinding = { finding: f };
+    if (f.start !== undefined) {
+      const end = f.end ?? f.start;
+      let first = tokens.findIndex((t) => t.end > f.start! || (t.end === t.start && t.start >= f.start!));
+      if (first < 0) first = tokens.length;
+      let last = first;
+      while (last < tokens.length && (tokens[last].start < end || last === first)) last++;
+      out.tokens = [Math.min(first, tokens.length), Math.min(last, tokens.length)];
+    }
+    if (f.expectedAt !== undefined) {
+      const i = tokens.findIndex((t) => t.start >= f.expectedAt! && t.end > t.start);
+      out.expectedBefore = i < 0 ? tokens.length : i;
+    }
+    return out;
+  });
+}
+
+const patterns = new WeakMap<Tokenizer, RegExp | null>();
+
+/** The regex matching every special-token string of a tokenizer, built once per tokenizer. */
+function specialPattern(tokenizer: Tokenizer): RegExp | undefined {
+  let re = patterns.get(tokenizer);
+  if (re === undefined) {
+    re = literalAlternation(tokenizer.specials.keys()) ?? null;
+    patterns.set(tokenizer, re);
+  }
+  return re ?? undefined;
+}
+
+function testAt(re: RegExp, s: string): boolean {
+  re.lastIndex = 0;
+  return re.test(s);
+}

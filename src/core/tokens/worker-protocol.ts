@@ -1,0 +1,22 @@
+import type { AnalyzeInput } from '../analyze';
+import type { Analysis } from '../model';
+import type { DownloadProgress, HubOptions } from './hub';
+import type { TokenizerRequest } from './resolve';
+import type { TokenStream } from './stream';
+
+/** Messages between the token worker (worker.ts) and its client (client.ts). Everything is structured-cloneable. */
+
+/** A tokenizer request without its callbacks (they cannot cross threads; progress comes back as messages). */
+export type WorkerTokenizerRequest = Omit<TokenizerRequest, 'hub' | 'onWarning'> & { hub?: Omit<HubOptions, 'onProgress' | 'signal'> };
+
+export interface StreamJob {
+  id: number;
+  tokenizer: WorkerTokenizerRequest;
+  input: AnalyzeInput;
+}
+
+export type WorkerReply =
+  | { id: number; type: 'progress'; progress: DownloadProgress }
+  | { id: number; type: 'warning'; message: string }
+  | { id: number; type: 'done'; stream: TokenStream; analysis: Analysis }
+  | { id: number; type: 'failed'; message: string; userError: boolean };

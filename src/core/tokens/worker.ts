@@ -1,0 +1,32 @@
+/**
+ * Worker-thread entry (bundled to dist/tokens-worker.js): loads tokenizers and builds token streams off the
+ * extension host's main thread, so a 1–3 s tokenizer load or a large response never freezes the UI.
+ * Tokenizers stay loaded for the worker's life. Talk to it through client.ts.
+ */
+import { parentPort } from 'node:worker_threads';
+import { UserError } from '../model';
+import { exchangeTokenStream } from './exchange';
+import { TokenizerPool } from './resolve';
+import type { StreamJob, WorkerReply } from './worker-protocol';
+
+const pool = new TokenizerPool();
+const port = parentPort;
+if (!port) throw new Error('tokens worker must run in a worker thread');
+
+port.on('message', (job: StreamJob) => {
+  void run(job).then((reply) => port.postMessage(reply));
+});
+
+async function run(job: StreamJob): Promise<WorkerReply> {
+  try {
+    const tokenizer = await pool.get({
+      ...job.tokenizer,
+      hub: { ...job.tokenizer.hub, onProgress: (progress) => port!.postMessage({ id: job.id, type: 'progress', progress } satisfies WorkerReply) },
+      onWarning: (message) => port!.postMessage({ id: job.id, type: 'warning', message } satisfies WorkerReply),
+    });
+    const { stream, analysis } = exchangeTokenStream({ ...job.input, tokenizer });
+    return { id: job.id, type: 'done', stream, analysis };
+  } catch (e) {
+    return { id: job.id, type: 'failed', message: e instanceof Error ? e.message : String(e), userError: e instanceof UserError };
+  }
+}

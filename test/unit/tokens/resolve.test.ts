@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { UserError } from '../../../src/core/model';
+import { DownloadProgress } from '../../../src/core/tokens/hub';
+import { loadTokenizer, TokenizerPool, tokenizerRepo } from '../../../src/core/tokens/resolve';
+import { startHfEmulator, type HfEmulator } from '../../fixtures/hf-emulator';
+import { kimiTokenizerDir, lenmlDir } from './helpers';
+
+const tmp = mkdtempSync(join(tmpdir(), 'tokenscope-resolve-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+let n = 0;
+const freshDir = () => join(tmp, `data-${n++}`);
+
+async function rejectsUser(p: Promise<unknown>, re: RegExp): Promise<void> {
+  await assert.rejects(p, (e: unknown) => {
+    assert.ok(e instanceof UserError, `a UserError, got ${e}`);
+    assert.match(e.message, re);
+    assert.ok(!e.message.includes('\n'), 'one line');
+    return true;
+  });
+}
+
+describe('model id → tokenizer repo', () => {
+  test('known ids map to the repo holding their tokenizer; others fall back to the id', () => {
+    const cases: [string, string][] = [
+      ['moonshotai/kimi-k2-0905', 'moonshotai/Kimi-K2-Instruct-0905'],
+      ['moonshotai/kimi-k2', 'moonshotai/Kimi-K2-Instruct'],
+      ['moonshotai/kimi-k2:free', 'moonshotai/Kimi-K2-Instruct'],
+      ['moonshotai/kimi-k2-thinking', 'moonshotai/Kimi-K2-Thinking'],
+      ['moonshotai/kimi-k2.5', 'moonshotai/Kimi-K2.5'],
+      ['deepseek/deepseek-chat-v3.1', 'deepseek-ai/DeepSeek-V3.1'],
+      ['deepseek/deepseek-chat', 'deepseek-ai/DeepSeek-V3'],
+      ['deepseek/deepseek-chat-v3-0324', 'deepseek-ai/DeepSeek-V3-0324'],
+      ['qwen/qwen3-coder', 'Qwen/Qwen3-Coder-480B-A35B-Instruct'],
+      ['qwen/qwen3-235b-a22b-2507', 'Qwen/Qwen3-235B-A22B-Instruct-2507'],
+      ['z-ai/glm-4.6', 'zai-org/GLM-4.6'],
+      ['z-ai/glm-4.5-air', 'zai-org/GLM-4.5-Air'],
+      ['openai/gpt-oss-20b', 'openai/gpt-oss-20b'],
+      ['openai/gpt-oss-120b:exacto', 'openai/gpt-oss-120b'],
+      ['minimax/minimax-m2', 'MiniMaxAI/MiniMax-M2'],
+      ['someone/Some-Model-7B', 'someone/Some-Model-7B'],
+    ];
+    for (const [id, repo] of cases) assert.equal(tokenizerRepo(id), repo, id);
+  });
+});
+
+describe('local tokenizer folders', () => {
+  test('a tiktoken folder loads as Kimi, a tokenizer.json folder through @huggingface/tokenizers', async (t) => {
+    const kimi = kimiTokenizerDir();
+    const qwen = lenmlDir('qwen3');
+    if ('skip' in kimi) return t.skip(kimi.skip);
+    if ('skip' in qwen) return t.skip(qwen.skip);
+    const k = await loadTokenizer({ tokenizerDir: kimi.dir, cacheDir: freshDir() });
+    assert.deepEqual(k.encode('<|im_end|>'), [163586]);
+    assert.match(k.name, /tiktoken/);
+    const q = await loadTokenizer({ tokenizerDir: qwen.dir });
+    assert.deepEqual(q.encode('<|im_end|>'), [151645]);
+  });
+
+  test('a folder without tokenizer files is a UserError', async () => {
+    await rejectsUser(loadTokenizer({ tokenizerDir: tmp }), /neither tiktoken\.model nor tokenizer\.json/);
+    await rejectsUser(loadTokenizer({ tokenizerDir: join(tmp, 'missing') }), /does not exist/);
+  });
+});
+
+describe('Hugging Face Hub downloads (local emulator)', () => {
+  const kimi = kimiTokenizerDir();
+  const qwen = lenmlDir('qwen3');
+  let hub: HfEmulator;
+  before(async () => {
+    hub = await startHfEmulator({
+      ...('dir' in kimi
+        ? {
+            'moonshotai/Kimi-K2-Instruct-0905': {
+              files: { 'tiktoken.model': join(kimi.dir, 'tiktoken.model'), 'tokenizer_config.json': join(kimi.dir, 'tokenizer_config.json') },
+            },
+          }
+        : {}),
+      ...('dir' in qwen
+        ? {
+            'Qwen/Qwen3-Coder-480B-A35B-Instruct': {
+              files: { 'tokenizer.json': join(qwen.dir, 'tokenizer.json'), 'tokenizer_config.json': join(qwen.dir, 'tokenizer_config.json') },
+              token: 'hf_test_token',
+            },
+          }
+        : {}),
+    });
+  });
+  after(() => hub.close());
+
+  test('Kimi: downloads tiktoken.model (through the CDN redirect) once, with progress, then loads from the cache', async (t) => {
+    if ('skip' in kimi) return t.skip(kimi.skip);
+    const cacheDir = freshDir();
+    const progress: DownloadProgress[] = [];
+    const before = hub.requests.length;
+    const tok = await loadTokenizer({ model: 'moonshotai/kimi-k2-0905', cacheDir, hub: { endpoint: hub.url, onProgress: (p) => progress.push(p) } });
+    assert.deepEqual(tok.encode('Hello 世界'), [19180, 220, 2243]);
+    const fetched = hub.requests.slice(before).map((r) => r.path);
+    assert.ok(fetched.includes('/moonshotai/Kimi-K2-Instruct-0905/resolve/main/tiktoken.model'));
+    assert.ok(fetched.includes('/cdn/moonshotai/Kimi-K2-Instruct-0905/tiktoken.model'), 'followed the redirect');
+    const last = progress.filter((p) => p.file === 'tiktoken.model').at(-1)!;
+    assert.equal(last.received, 2_795_286);
+    assert.equal(last.total, 2_795_286);
+    const files = readdirSync(join(cacheDir, 'tokenizers', 'moonshotai', 'Kimi-K2-Instruct-0905')).sort();
+    assert.deepEqual(files, ['tiktoken.model', 'tokenizer_config.json'], 'no partial files left');
+    assert.ok(readdirSync(join(cacheDir, 'tokenizers')).some((f) => f.startsWith('ranks-')), 'rank cache written');
+
+    const again = hub.requests.length;
+    const cached = await loadTokenizer({ model: 'moonshotai/kimi-k2-0905', cacheDir, offline: true });
+    assert.deepEqual(cached.encode('Hello'), [19180]);
+    assert.equal(hub.requests.length, again, 'no request once cached');
+  });
+
+  test('gated repo: a clear message without a token; with HF_TOKEN it downloads and sends the token', async (t) => {
+    if ('skip' in qwen) return t.skip(qwen.skip);
+    await rejectsUser(loadTokenizer({ model: 'qwen/qwen3-coder', cacheDir: freshDir(), hub: { endpoint: hub.url, token: '' } }), /gated or private.*HF_TOKEN/);
+    const saved = process.env.HF_TOKEN;
+    process.env.HF_TOKEN = 'hf_test_token';
+    try {
+      const cacheDir = freshDir();
+      const tok = await loadTokenizer({ model: 'qwen/qwen3-coder', cacheDir, hub: { endpoint: hub.url } });
+      assert.deepEqual(tok.encode('<tool_call>'), [151657]);
+      assert.equal(hub.requests.at(-1)?.authorization, 'Bearer hf_test_token');
+      assert.ok(existsSync(join(cacheDir, 'tokenizers', 'Qwen', 'Qwen3-Coder-480B-A35B-Instruct', 'tokenizer_config.json')));
+    } finally {
+      if (saved === undefined) delete process.env.HF_TOKEN;
+      else process.env.HF_TOKEN = saved;
+    }
+  });
+
+  test('HF_ENDPOINT picks the endpoint; an unknown model is a clear message', async () => {
+    const saved = process.env.HF_ENDPOINT;
+    process.env.HF_ENDPOINT = hub.url;
+    try {
+      await rejectsUser(loadTokenizer({ model: 'nobody/no-such-model', cacheDir: freshDir() }), /no tokenizer found for nobody\/no-such-model/);
+      assert.equal(hub.requests.at(-1)?.path, '/nobody/no-such-model/resolve/main/tiktoken.model');
+    } finally {
+      if (saved === undefined) delete process.env.HF_ENDPOINT;
+      else process.env.HF_ENDPOINT = saved;
+    }
+  });
+
+  test('an unreachable Hub and offline mode are clear messages, not crashes', async () => {
+    const port = await new Promise<number>((ok) => {
+      const s = createServer();
+      s.listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => ok(p));
+      });
+    });
+    await rejectsUser(loadTokenizer({ model: 'moonshotai/kimi-k2', cacheDir: freshDir(), hub: { endpoint: `http://127.0.0.1:${port}` } }), /cannot reach the Hugging Face Hub.*ECONNREFUSED.*--tokenizer-dir/);
+    await rejectsUser(loadTokenizer({ model: 'moonshotai/kimi-k2', cacheDir: freshDir(), offline: true }), /not downloaded yet.*offline/);
+    await rejectsUser(loadTokenizer({ model: 'moonshotai/kimi-k2' }), /no data dir/);
+    await rejectsUser(loadTokenizer({}), /no model id/);
+  });
+
+  test('the pool loads each tokenizer once and forgets failures', async (t) => {
+    if ('skip' in kimi) return t.skip(kimi.skip);
+    const pool = new TokenizerPool();
+    const cacheDir = freshDir();
+    await rejectsUser(pool.get({ model: 'moonshotai/kimi-k2-0905', cacheDir, offline: true }), /offline/);
+    const a = await pool.get({ model: 'moonshotai/kimi-k2-0905', cacheDir, hub: { endpoint: hub.url } });
+    const b = await pool.get({ model: 'moonshotai/kimi-k2-0905', cacheDir, offline: true });
+    assert.equal(a, b);
+  });
+});

@@ -1,0 +1,203 @@
+/**
+ * The comparison webview's real bundle (media/compare.js + compare.css) in Chromium, under the same CSP as in
+ * VS Code, with a stand-in for acquireVsCodeApi, fed the matrix of a real comparison against the OpenRouter
+ * emulator: rows and failed cells render, provider- and model-supplied HTML stays text, clicks become the right
+ * messages to the host, and the selection survives a reload (the panel hidden and shown again).
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { openStore, type CaptureStore } from '../../src/core/capture/store';
+import { compareProviders } from '../../src/core/upstream/compare';
+import { OpenRouterClient } from '../../src/core/upstream/openrouter';
+import { compareView, type CompareState } from '../../src/extension/compare/matrix';
+import { alignTokenStreams } from '../../src/extension/compare/tokenDiff';
+import { webviewShell } from '../../src/extension/webviewHtml';
+import type { CompareHostMessage, CompareView } from '../../webview/compare/protocol';
+import type { TokenStreamView } from '../../webview/protocol';
+import { startOpenRouterEmulator, type OpenRouterEmulator } from '../fixtures/openrouter-emulator';
+import { CHROMIUM, launchBrowser, screenshot, type Browser, type Page } from './harness';
+
+const media = join(__dirname, '..', '..', 'media');
+const ORIGIN = 'https://webview.tokenscope.test';
+const skip = !existsSync(CHROMIUM)
+  ? `${CHROMIUM} is missing (apt-get install chromium)`
+  : !existsSync(join(media, 'compare.js'))
+    ? 'media/compare.js is not built (npm run build)'
+    : undefined;
+
+const REQUEST = {
+  model: 'moonshotai/kimi-k2-0905',
+  stream: true,
+  messages: [{ role: 'user', content: 'Read the README' }],
+  tools: [{ type: 'function', function: { name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } }],
+};
+const PROVIDERS = ['fireworks', 'chutes', 'groq', 'atlas-cloud'];
+const INJECTION = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
+
+type Posted = { type: string; [k: string]: unknown };
+
+describe('comparison webview in Chromium', { skip }, () => {
+  let emu: OpenRouterEmulator;
+  let dir: string;
+  let store: CaptureStore;
+  let browser: Browser;
+  let page: Page;
+  let view: CompareView;
+
+  before(async () => {
+    emu = await startOpenRouterEmulator({ chunkDelayMs: 1 });
+    dir = mkdtempSync(join(tmpdir(), 'tokenscope-e2e-compare-'));
+    store = await openStore(dir);
+    const client = new OpenRouterClient({ baseUrl: emu.url, apiKey: 'sk-or-v1-test' });
+    const endpoints = await client.endpoints(REQUEST.model);
+    const state: CompareState = {
+      model: REQUEST.model,
+      reference: 'fireworks',
+      samples: 2,
+      concurrency: 8,
+      state: 'running',
+      progress: { done: 0, total: 8, running: 0, failed: 0 },
+      providers: PROVIDERS.map((slug) => ({ slug, endpoint: endpoints.find((e) => e.slug === slug) })),
+      results: new Map(),
+    };
+    const report = await compareProviders({ request: REQUEST, client, providers: PROVIDERS, samples: 2, reference: 'fireworks', store, onSample: (_s, row) => state.results.set(row.slug, row) });
+    state.state = 'done';
+    state.wallMs = report.wallMs;
+    state.progress = { done: 8, total: 8, running: 0, failed: report.providers.reduce((n, p) => n + p.failed, 0) };
+    // Provider-supplied strings the page must show as text: an error body and a served-provider name.
+    const fw = state.results.get('fireworks')!;
+    state.results.set('fireworks', { ...fw, verified: false, servedBy: ['Fireworks', INJECTION] });
+    view = compareView(state);
+    const down = view.rows.find((r) => r.slug === 'atlas-cloud')!;
+    down.samples[0].errorBody = `{"error":{"message":"${INJECTION}"}}`;
+
+    browser = await launchBrowser();
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const html = webviewShell({
+      cspSource: ORIGIN,
+      script: `${ORIGIN}/compare.js`,
+      styles: [`${ORIGIN}/compare.css`],
+      codiconStyle: `${ORIGIN}/codicon.css`,
+      title: 'compare',
+    });
+    // State outlives a reload, as VS Code keeps a webview's state while the panel is hidden.
+    await page.addInitScript(`
+      window.__posted = [];
+      window.acquireVsCodeApi = () => ({
+        postMessage: (m) => window.__posted.push(m),
+        getState: () => JSON.parse(sessionStorage.getItem('state') ?? 'null') ?? undefined,
+        setState: (s) => sessionStorage.setItem('state', JSON.stringify(s)),
+      });
+    `);
+    await page.route(`${ORIGIN}/**`, (route) => {
+      const file = new URL(route.request().url()).pathname.slice(1);
+      if (file === 'index.html') return route.fulfill({ contentType: 'text/html', body: html });
+      const path = join(media, file);
+      if (!existsSync(path)) return route.fulfill({ status: 404, body: '' });
+      const type = file.endsWith('.js') ? 'text/javascript' : file.endsWith('.css') ? 'text/css' : 'font/ttf';
+      return route.fulfill({ contentType: type, body: readFileSync(path) });
+    });
+    await page.goto(`${ORIGIN}/index.html`);
+    await ready();
+    await post({ type: 'snapshot', view });
+    await page.locator('table.matrix').waitFor();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await store?.close();
+    await emu?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const ready = () => page.waitForFunction(() => (window as unknown as { __posted: Posted[] }).__posted.some((m) => m.type === 'ready'));
+  const post = (m: CompareHostMessage) => page.evaluate((msg) => window.postMessage(msg, '*'), m);
+  const posted = () => page.evaluate(() => (window as unknown as { __posted: Posted[] }).__posted);
+  const lastPosted = async () => (await posted()).at(-1);
+
+  it('draws one row per provider, failed samples as cells with status and error body, a mismatch highlighted', async () => {
+    assert.equal(await page.locator('table.matrix tbody tr').count(), PROVIDERS.length);
+    assert.equal(await page.locator('.cell').count(), PROVIDERS.length * 2);
+    const down = page.locator('tr', { hasText: 'AtlasCloud' });
+    assert.equal(await down.locator('.cell.state-failed').count(), 2, 'both failed samples are cells');
+    assert.match(await down.locator('.failure').first().innerText(), /HTTP 5\d\d/);
+    assert.equal(await page.locator('tr.row-mismatch').count(), 1);
+    assert.match(await page.locator('tr.row-mismatch td.served').innerText(), /requested Fireworks/);
+    assert.match(await page.locator('tr', { hasText: 'Groq' }).locator('td.num').nth(1).innerText(), /0\.0%/, 'schema accuracy column');
+    await screenshot(page, '20-compare-matrix');
+  });
+
+  it('shows provider- and model-supplied HTML as text and runs none of it', async () => {
+    await page.locator('tr', { hasText: 'AtlasCloud' }).locator('details summary').first().click();
+    const shown = await page.locator('.failure pre').first().innerText();
+    assert.ok(shown.includes(INJECTION), 'the error body is shown verbatim');
+    assert.ok((await page.locator('tr.row-mismatch td.served').innerText()).includes(INJECTION));
+    const stream = (texts: string[]): TokenStreamView => ({
+      tokenizer: 'kimi-k2',
+      source: 'text',
+      ids: texts.map((_, i) => i),
+      texts,
+      starts: texts.map(() => 0),
+      ends: texts.map(() => 0),
+      kinds: texts.map(() => 0),
+      segments: texts.map(() => 2),
+      accounting: [],
+      findings: [],
+    });
+    const diff = alignTokenStreams({ label: 'l', exchangeId: 'a', stream: stream(['Hi', INJECTION]) }, { label: 'r', exchangeId: 'b', stream: stream(['Hi']) });
+    await post({ type: 'tokenDiff', diff });
+    await page.locator('table.diff').waitFor();
+    // Token chips show whitespace visibly (a space as ·).
+    assert.ok((await page.locator('table.diff td.del').innerText()).includes(INJECTION.replaceAll(' ', '·')));
+    await screenshot(page, '21-compare-token-diff');
+    assert.equal(await page.locator('#app img, #app script').count(), 0, 'no element was created from model text');
+    assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
+  });
+
+  it('turns clicks into messages for the host: open, reference, side by side', async () => {
+    const groq = page.locator('tr', { hasText: 'Groq' });
+    await groq.locator('button.open').first().click();
+    const ids = view.rows.find((r) => r.slug === 'groq')!.samples.map((s) => s.exchangeId!);
+    assert.deepEqual(await lastPosted(), { type: 'openExchange', id: ids[0] });
+
+    await page.selectOption('#reference', 'groq');
+    assert.deepEqual(await lastPosted(), { type: 'setReference', slug: 'groq' });
+
+    const tokenDiff = page.locator('vscode-button', { hasText: 'Token diff' });
+    assert.equal(await tokenDiff.getAttribute('disabled'), '', 'needs two samples');
+    await groq.locator('input[type=checkbox]').nth(0).check();
+    await groq.locator('input[type=checkbox]').nth(1).check();
+    await page.locator('vscode-button:not([disabled])', { hasText: 'Token diff' }).click();
+    assert.deepEqual(await lastPosted(), { type: 'diff', kind: 'tokens', left: ids[0], right: ids[1] });
+  });
+
+  it('updates only what changed while samples stream in (an open dropdown or focus is not torn down)', async () => {
+    await page.evaluate(() => {
+      (document.getElementById('reference') as HTMLSelectElement & { __mark?: boolean }).__mark = true;
+      (document.querySelector('table.matrix tbody tr') as HTMLElement & { __mark?: boolean }).__mark = true;
+    });
+    const running: CompareView = { ...view, state: 'running', progress: { done: 7, total: 8, running: 1, failed: 2 } };
+    const rows = running.rows.map((r) => (r.slug === 'groq' ? { ...r, ttft: '999 ms' } : r));
+    await post({ type: 'snapshot', view: { ...running, rows } });
+    await page.locator('.status', { hasText: '7/8 samples done · 1 running · 2 failed' }).waitFor();
+    assert.match(await page.locator('tr', { hasText: 'Groq' }).locator('td.perf').innerText(), /999 ms/);
+    const marks = await page.evaluate(() => [
+      (document.getElementById('reference') as HTMLSelectElement & { __mark?: boolean }).__mark,
+      (document.querySelector('table.matrix tbody tr') as HTMLElement & { __mark?: boolean }).__mark,
+    ]);
+    assert.deepEqual(marks, [true, true], 'the reference selector and the unchanged first row are the same elements');
+    await post({ type: 'snapshot', view });
+  });
+
+  it('keeps the selection across a reload, resynced from a fresh host snapshot', async () => {
+    await page.reload();
+    await ready();
+    await post({ type: 'snapshot', view });
+    await page.locator('table.matrix').waitFor();
+    assert.equal(await page.locator('.cell.selected').count(), 2);
+    assert.match(await page.locator('.selection').innerText(), /groq #1 ↔ groq #2/);
+  });
+});

@@ -22,7 +22,14 @@ export function parseArgs(argv: string[], known: { values?: string[]; booleans?:
   const booleans = new Set([...(known.booleans ?? []), 'help']);
   const flags = new Map<string, string | true>();
   const positional: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
+  let i = 0;
+  /** The argument after option `name`, unless that one is another option: `--model --json FILE` is a missing value. */
+  const takeValue = (name: string): string => {
+    const v = argv[++i];
+    if (v === undefined || (v.startsWith('--') && v.length > 2)) throw new UserError(`${name} needs a value`);
+    return v;
+  };
+  for (; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--') {
       positional.push(...argv.slice(i + 1));
@@ -31,20 +38,24 @@ export function parseArgs(argv: string[], known: { values?: string[]; booleans?:
     if (a.startsWith('--')) {
       const eq = a.indexOf('=');
       const name = eq > 0 ? a.slice(2, eq) : a.slice(2);
+      const inline = eq > 0 ? a.slice(eq + 1) : undefined;
       if (booleans.has(name)) {
+        if (inline !== undefined) throw new UserError(`--${name} takes no value`);
         flags.set(name, true);
       } else if (values.has(name)) {
-        const v = eq > 0 ? a.slice(eq + 1) : argv[++i];
-        if (v === undefined) throw new UserError(`--${name} needs a value`);
+        const v = inline ?? takeValue(`--${name}`);
         flags.set(name, v);
         if (repeatable.has(name)) lists.set(name, [...(lists.get(name) ?? []), v]);
       } else {
-        throw new UserError(`unknown option --${name}`);
+        throw unknownOption(`--${name}`, [...values, ...booleans]);
       }
-    } else if (a.startsWith('-') && a.length === 2 && values.has(a.slice(1))) {
-      const v = argv[++i];
-      if (v === undefined) throw new UserError(`${a} needs a value`);
-      flags.set(a.slice(1), v);
+    } else if (a === '-h') {
+      flags.set('help', true);
+    } else if (a.startsWith('-') && a.length > 1) {
+      // Short options are the one-letter value flags (`-o FILE`); anything else is a typo, never a file name.
+      const name = a.slice(1);
+      if (name.length !== 1 || !values.has(name)) throw unknownOption(a, [...values, ...booleans]);
+      flags.set(name, takeValue(a));
     } else {
       positional.push(a);
     }
@@ -66,4 +77,26 @@ export function parseArgs(argv: string[], known: { values?: string[]; booleans?:
     list: (n) => lists.get(n) ?? [],
     bool: (n) => flags.get(n) === true,
   };
+}
+
+/** `unknown option --fromat (did you mean --format?)`: the nearest known flag within two edits, if any. */
+function unknownOption(given: string, known: string[]): UserError {
+  const bare = given.replace(/^-+/, '');
+  const near = known
+    .filter((k) => k.length > 1)
+    .map((k) => ({ k, d: editDistance(bare, k) }))
+    .filter((x) => x.d <= Math.min(2, Math.floor(x.k.length / 2)))
+    .sort((a, b) => a.d - b.d)[0];
+  return new UserError(`unknown option ${given}${near ? ` (did you mean --${near.k}?)` : ''}; see --help`);
+}
+
+/** Levenshtein distance, for flag suggestions only (short strings). */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length];
 }

@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { UserError } from '../core/model';
+
 /** Where a command writes. Tests pass their own to capture output. */
 export interface CliIO {
   out(text: string): void;
@@ -11,3 +14,17 @@ export const processIO: CliIO = {
 
 /** A CLI command. Returns the exit code. */
 export type Command = (argv: string[], io: CliIO) => Promise<number>;
+
+/**
+ * A file the user named, as UTF-8 text. Failures are one-line UserErrors about that path ("no such file", "it is a
+ * directory", "permission denied"), never Node's errno text.
+ */
+export function readTextFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (code ?? (e as Error).message.split('\n')[0]);
+    throw new UserError(`cannot read ${path}: ${why}`);
+  }
+}

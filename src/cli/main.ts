@@ -28,7 +28,8 @@ function usage(): string {
 }
 
 export async function main(argv: string[], io: CliIO = processIO): Promise<number> {
-  const [name, ...rest] = argv;
+  // `tokenscope help lint` is `tokenscope lint --help`.
+  const [name, ...rest] = argv[0] === 'help' && argv[1] ? [argv[1], '--help'] : argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     io.out(usage());
     return name ? 0 : 2;
@@ -62,6 +63,10 @@ export const VERSION = typeof __TOKENSCOPE_VERSION__ === 'string' ? __TOKENSCOPE
 
 /** Entry point of the `tokenscope` binary. */
 export function runFromProcess(): void {
+  // `tokenscope captures | head`: once the reader has gone, stop quietly like any Unix tool, not with a stack trace.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (e: NodeJS.ErrnoException) => process.exit(e.code === 'EPIPE' ? 0 : 2));
+  }
   main(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;

@@ -96,6 +96,22 @@ test('compare: a 429 with Retry-After is waited out and retried', async () => {
   }
 });
 
+test('compare: a provider slug the model is not served by is refused before any request is sent', async () => {
+  const emu = await startOpenRouterEmulator({ providers: [{ slug: 'fireworks', name: 'Fireworks', personality: 'correct' }, { slug: 'deepinfra/fp4', name: 'DeepInfra', personality: 'correct' }] });
+  try {
+    await assert.rejects(
+      compareProviders({ request: REQUEST, client: client(emu.url), providers: ['fireworks', 'firewroks'], samples: 3 }),
+      (e: Error) => e.name === 'UserError' && e.message === '"firewroks" does not serve moonshotai/kimi-k2-0905 on OpenRouter; its providers: fireworks, deepinfra/fp4',
+    );
+    assert.equal(emu.requests.filter((r) => r.path === '/api/v1/chat/completions').length, 0, 'nothing was paid for');
+    // A provider named without its quantization tag is one of the model's providers all the same.
+    const report = await compareProviders({ request: REQUEST, client: client(emu.url), providers: ['deepinfra'], samples: 1 });
+    assert.equal(report.providers[0].slug, 'deepinfra');
+  } finally {
+    await emu.close();
+  }
+});
+
 test('compare: cancelling aborts requests in flight; the emulator sees the aborts; queued samples never start', async () => {
   const emu = await startOpenRouterEmulator({ latencyMs: 10_000 });
   try {
@@ -157,12 +173,12 @@ test('compare CLI: a capture id, samples recorded as linked captures, JSON repor
 
     const list: string[] = [];
     assert.equal(await main(['compare', '--list', '--model', 'moonshotai/kimi-k2-0905', '--openrouter-url', emu.url], { out: (t) => list.push(t), err: (t) => list.push(t) }), 0);
-    assert.match(list.join('\n'), /atlas-cloud +AtlasCloud +fp8 +\$0\.60 \/ \$2\.50 +status -2, uptime 12\.5%/);
+    assert.match(list.join('\n'), /atlas-cloud +AtlasCloud +fp8 +\$0\.60 \/ \$2\.50 +degraded or down \(status -2\), uptime 12\.5%/);
 
     const text: string[] = [];
     const code2 = await main(['compare', '--request', join(dir, 'missing.json'), '--openrouter-url', emu.url], { out: (t) => text.push(t), err: (t) => text.push(t) });
     assert.equal(code2, 2);
-    assert.match(text.join(''), /cannot read .*missing\.json: ENOENT/);
+    assert.match(text.join(''), /cannot read .*missing\.json: no such file$/);
   } finally {
     if (saved === undefined) delete process.env.OPENROUTER_API_KEY;
     else process.env.OPENROUTER_API_KEY = saved;

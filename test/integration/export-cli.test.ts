@@ -166,8 +166,11 @@ test('unusable files: one-line error, exit 2, the store unchanged', async () => 
   const cases: [string, string, RegExp][] = [
     ['truncated.tokenscope.json', good.slice(0, 700), /cannot import .*truncated\.tokenscope\.json: its JSON is cut short or malformed/],
     ['v99.tokenscope.json', JSON.stringify({ ...JSON.parse(good), version: 99 }), /schema version 99; this Tokenscope reads version 1/],
-    ['empty.har', JSON.stringify({ log: { version: '1.2', creator: { name: 'x', version: '1' }, entries: [] } }), /the HAR has no entries/],
+    ['empty.har', JSON.stringify({ log: { version: '1.2', creator: { name: 'x', version: '1' }, entries: [] } }), /cannot import .*empty\.har: .*the HAR has no entries/],
     ['other.json', JSON.stringify({ hello: 'world' }), /neither a HAR .* nor a Tokenscope repro bundle/],
+    // Not JSON at all: said in words, the file's bytes are never echoed to the terminal.
+    ['model.txt', 'Let me read it.<|tool_calls_section_begin|>', /cannot import .*model\.txt: it is not JSON, so neither a HAR nor a Tokenscope repro bundle$/],
+    ['program.har', '\u007fELF\u0002\u0001\u0001\u0000\u0000', /cannot import .*program\.har: it is a binary file, not a HAR or a Tokenscope repro bundle$/],
   ];
   for (const [name, text, why] of cases) {
     const p = join(root, name);
@@ -185,6 +188,9 @@ test('unusable files: one-line error, exit 2, the store unchanged', async () => 
   const missing = await cli('import', join(root, 'no-such.har'), '--data-dir', dataDir);
   assert.equal(missing.code, 2);
   assert.match(missing.err, /cannot read .*no-such\.har: no such file/);
+  const folder = await cli('import', root, '--data-dir', dataDir);
+  assert.equal(folder.code, 2);
+  assert.match(folder.err, /^tokenscope import: cannot read .*: it is a directory\n?$/);
 });
 
 test('export errors are one line: unknown id, unknown format, --session without har', async () => {
@@ -195,7 +201,9 @@ test('export errors are one line: unknown id, unknown format, --session without 
     [['export', x.id, '--format', 'pdf', '--data-dir', dataDir], /unknown --format "pdf" \(one of: bundle, markdown, curl, har, k2vv, promptfoo\)/],
     [['export', x.id, '--format', 'markdown', '--session', '--data-dir', dataDir], /only --format har holds/],
     [['export', x.id, '--redact', '(', '--data-dir', dataDir], /not a valid regular expression/],
-    [['export', x.id, '-o', join(root, 'no', 'such', 'dir', 'x.sh'), '--format', 'curl', '--data-dir', dataDir], /cannot write .*x\.sh/],
+    // About the user's path, not the temporary file the export is written to first.
+    [['export', x.id, '-o', join(root, 'no', 'such', 'dir', 'x.sh'), '--format', 'curl', '--data-dir', dataDir], /cannot write .*x\.sh: the folder .*dir does not exist$/],
+    [['export', x.id, '-o', root, '--format', 'curl', '--data-dir', dataDir], /cannot write .*: it is a directory; give a file name$/],
   ];
   for (const [argv, why] of cases) {
     const r = await cli(...argv);

@@ -44,6 +44,15 @@ test('verify CLI: K2VV metrics against a reference, findings per rule, bad lines
     const t = text.join('\n');
     assert.match(t, /schema accuracy n\/a \(0\/0 tool_calls finishes valid\)/);
     assert.match(t, /trigger +n\/a \(pass --reference SLUG/);
+
+    // A misspelt provider or reference is refused before anything is sent (it would only score errors).
+    const before = emu.requests.filter((q) => q.path.endsWith('/chat/completions')).length;
+    for (const argv of [['--provider', 'togther'], ['--provider', 'together', '--reference', 'firewroks']]) {
+      const bad: string[] = [];
+      assert.equal(await main(['verify', file, ...argv, '--openrouter-url', emu.url], { out: (s) => bad.push(s), err: (s) => bad.push(s) }), 2);
+      assert.match(bad.join('\n'), /"(togther|firewroks)" does not serve moonshotai\/kimi-k2-0905 on OpenRouter; its providers: fireworks, /);
+    }
+    assert.equal(emu.requests.filter((q) => q.path.endsWith('/chat/completions')).length, before, 'nothing was sent');
   } finally {
     if (saved === undefined) delete process.env.OPENROUTER_API_KEY;
     else process.env.OPENROUTER_API_KEY = saved;

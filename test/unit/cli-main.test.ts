@@ -21,3 +21,12 @@ test('--help lists every command', async () => {
     assert.match(c.out.join(''), new RegExp(`\\b${name}\\b`));
   }
 });
+
+test('`help CMD` prints the help of CMD, `help UNKNOWN` is an unknown command', async () => {
+  const c = capture();
+  assert.equal(await main(['help', 'lint'], c.io), 0);
+  assert.match(c.out.join(''), /^usage: tokenscope lint /);
+  const u = capture();
+  assert.equal(await main(['help', 'frobnicate'], u.io), 2);
+  assert.match(u.err.join(''), /unknown command "frobnicate"/);
+});

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import type { CaptureStore } from '../../core/capture/store';
 import { defaultDataDir, openStore } from '../../core/capture/store';
 import { UserError } from '../../core/model';
@@ -7,7 +6,7 @@ import { compareJson, compareText } from '../../core/upstream/describe';
 import { OpenRouterClient } from '../../core/upstream/openrouter';
 import { capturedChatRequest } from '../../core/upstream/rerun';
 import { parseArgs } from '../args';
-import type { CliIO, Command } from '../io';
+import { readTextFile, type CliIO, type Command } from '../io';
 
 const HELP = `usage: tokenscope compare (ID | --request REQUEST.json) [--model ID] [--providers a,b,…] [--reference SLUG]
                          [--samples N] [--concurrency N] [--openrouter-url URL] [--data-dir DIR] [--json]
@@ -30,7 +29,7 @@ async function listProviders(client: OpenRouterClient, model: string, json: bool
   const perM = (x: number | undefined) => (x === undefined ? '-' : `$${(x * 1e6).toFixed(2)}`);
   io.out(`${model}: ${endpoints.length} providers (price per million tokens, prompt / completion)`);
   for (const e of endpoints) {
-    const state = e.status === undefined || e.status >= 0 ? 'up' : `status ${e.status}`;
+    const state = e.status === undefined || e.status >= 0 ? 'up' : `degraded or down (status ${e.status})`;
     const uptime = e.uptimeLast30m === undefined ? '' : `, uptime ${e.uptimeLast30m.toFixed(1)}%`;
     io.out(`  ${e.slug.padEnd(16)} ${e.name.padEnd(16)} ${(e.quantization ?? '-').padEnd(8)} ${perM(e.pricing?.prompt)} / ${perM(e.pricing?.completion)}  ${state}${uptime}`);
   }
@@ -38,12 +37,7 @@ async function listProviders(client: OpenRouterClient, model: string, json: bool
 }
 
 function readRequest(file: string): Record<string, unknown> {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new UserError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
+  const text = readTextFile(file);
   let v: unknown;
   try {
     v = JSON.parse(text);

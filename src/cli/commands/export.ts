@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { defaultDataDir, openStore } from '../../core/capture/store';
 import {
   EXPORT_FORMATS,
@@ -21,7 +20,7 @@ import {
 import { loadTokenizer } from '../../core/tokens/resolve';
 import { UserError } from '../../core/model';
 import { parseArgs } from '../args';
-import type { CliIO, Command } from '../io';
+import { readTextFile, type CliIO, type Command } from '../io';
 import { VERSION } from '../main';
 
 const HELP = `usage: tokenscope export ID [--format FORMAT] [-o FILE] [--data-dir DIR] [--redact PATTERN]... [--session] [--preview]
@@ -68,13 +67,7 @@ function printRedactions(io: CliIO, items: RedactionItem[]): void {
 }
 
 function readBundleFile(path: string): CaptureInput {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new UserError(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
-  const b = readBundle(text);
+  const b = readBundle(readTextFile(path));
   return { exchange: b.exchange, responseBody: b.responseBody, chunks: b.chunks };
 }
 

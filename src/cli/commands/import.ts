@@ -1,10 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { exchangeLine } from '../../core/capture/describe';
 import { defaultDataDir, openStore } from '../../core/capture/store';
 import { BUNDLE_EXTENSION, importCaptures, parseImport } from '../../core/export/index';
 import { UserError } from '../../core/model';
 import { parseArgs } from '../args';
-import type { Command } from '../io';
+import { readTextFile, type Command } from '../io';
 
 const HELP = `usage: tokenscope import FILE.har|FILE${BUNDLE_EXTENSION} [--data-dir DIR]
 
@@ -20,13 +19,7 @@ const importCommand: Command = async (argv, io) => {
   }
   const [file] = args.positional;
   if (!file) throw new UserError(`which file? \`tokenscope import FILE.har\` or \`tokenscope import FILE${BUNDLE_EXTENSION}\``);
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    const err = e as NodeJS.ErrnoException;
-    throw new UserError(`cannot read ${file}: ${err.code === 'ENOENT' ? 'no such file' : (err.code ?? err.message)}`);
-  }
+  const text = readTextFile(file);
   // Validate everything before the store is even opened: an unusable file leaves it untouched.
   const parsed = parseImport(text, file);
   const dataDir = args.str('data-dir') ?? defaultDataDir();

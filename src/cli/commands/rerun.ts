@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { defaultDataDir, openStore } from '../../core/capture/store';
 import { findingLine } from '../../core/capture/describe';
 import { UserError } from '../../core/model';
@@ -7,7 +6,7 @@ import { OpenRouterClient } from '../../core/upstream/openrouter';
 import { rerun } from '../../core/upstream/rerun';
 import { parseTarget, targetLabel } from '../../core/upstream/run';
 import { parseArgs } from '../args';
-import type { Command } from '../io';
+import { readTextFile, type Command } from '../io';
 
 const HELP = `usage: tokenscope rerun ID --target TARGET [--data-dir DIR] [--openrouter-url URL] [--chat-template FILE] [--json]
 
@@ -31,14 +30,7 @@ const cmd: Command = async (argv, io) => {
   if (!spec) throw new UserError('where to? pass --target openrouter:SLUG, openrouter, sglang[:URL] or sglang-native[:URL]');
   const target = parseTarget(spec);
   const templateFile = args.str('chat-template');
-  let chatTemplate: string | undefined;
-  if (templateFile) {
-    try {
-      chatTemplate = readFileSync(templateFile, 'utf8');
-    } catch (e) {
-      throw new UserError(`cannot read ${templateFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-    }
-  }
+  const chatTemplate = templateFile ? readTextFile(templateFile) : undefined;
   const dataDir = args.str('data-dir') ?? defaultDataDir();
   const openrouter = target.kind === 'openrouter' ? new OpenRouterClient({ baseUrl: args.str('openrouter-url'), retry: { onRetry: (r) => io.err(`HTTP ${r.status}: retrying in ${Math.ceil(r.waitMs / 1000)} s`) } }) : undefined;
   const store = await openStore(dataDir, { onWarning: (m) => io.err(`tokenscope: ${m}`) });

@@ -1,10 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { UserError } from '../../core/model';
 import { verifyJson, verifyText } from '../../core/upstream/describe';
 import { OpenRouterClient } from '../../core/upstream/openrouter';
 import { DEFAULT_VERIFY_CONCURRENCY, readK2vvJsonl, verifyProvider } from '../../core/upstream/verify';
 import { parseArgs } from '../args';
-import type { Command } from '../io';
+import { readTextFile, type Command } from '../io';
 
 const HELP = `usage: tokenscope verify SAMPLES.jsonl --provider SLUG [--reference SLUG] [--model ID] [--concurrency N]
                         [--openrouter-url URL] [--json]
@@ -26,12 +25,7 @@ const cmd: Command = async (argv, io) => {
   if (!provider) throw new UserError('which provider? pass --provider SLUG');
   const concurrency = args.num('concurrency', DEFAULT_VERIFY_CONCURRENCY);
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new UserError('--concurrency must be a positive whole number');
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new UserError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
+  const text = readTextFile(file);
   const { requests, skipped } = readK2vvJsonl(text);
   for (const s of skipped) io.err(`tokenscope verify: ${file}:${s.line} skipped: ${s.reason}`);
   if (requests.length === 0) throw new UserError(`${file} holds no request`);

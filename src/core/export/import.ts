@@ -24,24 +24,36 @@ export interface ParsedImport {
  * `name` (the file name) only sharpens the error message.
  */
 export function parseImport(text: string, name = 'the file'): ParsedImport {
+  const fail = (why: string) => new UserError(`cannot import ${name}: ${why}`);
+  // Windows tools save JSON with a byte-order mark, which JSON.parse refuses.
+  text = text.replace(/^\ufeff/, '');
   let v: unknown;
   try {
     v = JSON.parse(text);
   } catch (e) {
-    const why = text.trim() === '' ? 'it is empty' : `its JSON is cut short or malformed (${(e as Error).message})`;
-    throw new UserError(`cannot import ${name}: ${why}`);
+    const head = text.trimStart();
+    if (head === '') throw fail('it is empty');
+    // Binary and plain-text files are not broken JSON: say what they are instead of quoting them.
+    if (/[\u0000-\u0008\u000e-\u001f]/.test(head.slice(0, 4096))) throw fail('it is a binary file, not a HAR or a Tokenscope repro bundle');
+    if (head[0] !== '{') throw fail('it is not JSON, so neither a HAR nor a Tokenscope repro bundle');
+    throw fail(`its JSON is cut short or malformed (${(e as Error).message})`);
   }
   const o = typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-  if (o && 'format' in o) {
-    // readBundle gives the precise reason (wrong format, newer version, inconsistent body).
-    const b = readBundle(text);
-    return { kind: 'bundle', captures: [{ exchange: b.exchange, responseBody: b.responseBody, chunks: b.chunks }], skipped: [] };
+  try {
+    if (o && 'format' in o) {
+      // readBundle gives the precise reason (wrong format, newer version, inconsistent body).
+      const b = readBundle(text);
+      return { kind: 'bundle', captures: [{ exchange: b.exchange, responseBody: b.responseBody, chunks: b.chunks }], skipped: [] };
+    }
+    if (o && 'log' in o) {
+      const har = readHarValue(o);
+      return { kind: 'har', captures: har.captures, skipped: har.skipped };
+    }
+  } catch (e) {
+    // The reader's reason, prefixed with the file it is about.
+    throw e instanceof UserError ? new UserError(`cannot import ${name}: ${e.message}`, e.exitCode) : e;
   }
-  if (o && 'log' in o) {
-    const har = readHarValue(o);
-    return { kind: 'har', captures: har.captures, skipped: har.skipped };
-  }
-  throw new UserError(`cannot import ${name}: it is neither a HAR (no "log") nor a Tokenscope repro bundle (no "format": "${BUNDLE_FORMAT}")`);
+  throw fail(`it is neither a HAR (no "log") nor a Tokenscope repro bundle (no "format": "${BUNDLE_FORMAT}")`);
 }
 
 /** Writes parsed captures into the store, redacted, keeping their recorded timing. Returns the new exchanges. */

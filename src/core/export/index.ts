@@ -8,6 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { findCapture } from '../capture/store';
 import { UserError, type CaptureReader } from '../model';
 import { BUNDLE_EXTENSION, writeBundle } from './bundle';
@@ -109,8 +110,26 @@ export function exportToFile(repros: Repro[], format: ExportFormat, path: string
     renameSync(tmp, path);
   } catch (e) {
     rmSync(tmp, { force: true });
-    const err = e as NodeJS.ErrnoException;
-    throw new UserError(`cannot write ${path}: ${err.code === 'ENOSPC' ? 'the disk is full' : err.message.split('\n')[0]}`);
+    throw new UserError(`cannot write ${path}: ${writeError(e as NodeJS.ErrnoException, path)}`);
   }
   return text;
+}
+
+/** Why a write failed, in words about the user's path (Node's message names the temporary file). */
+function writeError(err: NodeJS.ErrnoException, path: string): string {
+  switch (err.code) {
+    case 'ENOSPC':
+      return 'the disk is full';
+    case 'ENOENT':
+      return `the folder ${dirname(resolve(path))} does not exist`;
+    case 'EISDIR':
+      return 'it is a directory; give a file name';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EROFS':
+      return 'the file system is read-only';
+    default:
+      return err.code ?? err.message.split('\n')[0];
+  }
 }

@@ -93,6 +93,13 @@ export function excerptAround(text: string, f: Finding): Excerpt | undefined {
   return { text: body, start, end, cutBefore: start > 0, cutAfter: end < text.length };
 }
 
+/** A non-streamed body (an error JSON, a whole completion), cut like one long event. */
+function bodyText(events: RawEvent[]): string | undefined {
+  const body = events.find((e) => !e.comment)?.data;
+  if (!body) return undefined;
+  return body.length > EVENT_CHARS ? `${body.slice(0, EVENT_CHARS)}… (${body.length - EVENT_CHARS} more characters)` : body;
+}
+
 function streamTail(events: RawEvent[]): string | undefined {
   const data = events.filter((e) => !e.comment);
   if (data.length === 0) return undefined;
@@ -125,23 +132,27 @@ function environment(r: Repro, f: ReproFacts): string {
     rows.push(['Provider served', `${f.provider ? esc(f.provider) : 'unknown'}${isOpenRouter(x) ? ' (through OpenRouter)' : ''}${pin}`]);
   }
   if (f.engine) rows.push(['Engine', esc(f.engine)]);
-  let host = x.upstreamUrl;
+  // The upstream's own host and path (`x.path` is the path the agent called on the proxy, `/openrouter/v1/…`);
+  // the query is left out: it is no part of the failure and may carry a key.
+  let target = x.upstreamUrl;
   try {
-    host = new URL(x.upstreamUrl).host;
+    const u = new URL(x.upstreamUrl);
+    target = u.host + u.pathname;
   } catch {
     // keep the text as captured
   }
-  rows.push(['Upstream', `${cell(`${x.method} ${host}${x.path}`)}${x.status !== undefined ? ` → ${x.status}` : ''}`]);
+  rows.push(['Upstream', `${cell(`${x.method} ${target}`)}${x.status !== undefined ? ` → ${x.status}` : ''}`]);
   if (f.protocol) rows.push(['API', `${esc(f.protocol)}${f.streamed ? ', streamed' : ''}`]);
   if (f.finishReason || f.nativeFinishReason) {
     rows.push(['Finish reason', `${f.finishReason ? cell(f.finishReason) : 'none'}${f.nativeFinishReason ? ` (native ${cell(f.nativeFinishReason)})` : ''}`]);
   }
   if (f.usage) {
     const u = f.usage;
+    // Reasoning tokens are part of the completion tokens (`completion_tokens_details`), not added to them.
+    const reasoning = u.reasoningTokens !== undefined ? `${u.reasoningTokens} reasoning` : '';
     const parts = [
       u.promptTokens !== undefined ? `${u.promptTokens} prompt` : '',
-      u.completionTokens !== undefined ? `${u.completionTokens} completion` : '',
-      u.reasoningTokens !== undefined ? `${u.reasoningTokens} reasoning` : '',
+      u.completionTokens !== undefined ? `${u.completionTokens} completion${reasoning ? ` (${reasoning})` : ''}` : reasoning,
     ].filter(Boolean);
     rows.push(['Usage', `${parts.join(' + ')} tokens${u.cost !== undefined ? `, $${u.cost}` : ''}`]);
   }
@@ -162,10 +173,13 @@ function expectedActual(f: ReproFacts): string | undefined {
     ? `${code(p.expectedMarker)} at offset ${p.expectedAt}${p.start !== undefined ? `, closing what opened at offset ${p.start}` : ''}${
         f.callsAttempted > 0 ? `; the tool call${f.callsAttempted > 1 ? 's' : ''} delivered to the agent with finish_reason ${code('tool_calls')}` : ''
       }.`
-    : esc(ruleInfo(p.rule)?.why ?? 'A well-formed response.');
-  const finish = f.finishReason ? ` The response finished with ${code(f.finishReason)};` : '';
-  const delivered = `${finish} ${f.callsDelivered} of ${f.callsAttempted} tool call${f.callsAttempted === 1 ? '' : 's'} the model wrote reached the agent as a structured call.`;
-  return [`- **Expected:** ${expected}`, `- **Actual:** ${esc(p.message)}${delivered}`].join('\n');
+    : `a well-formed response, on which Tokenscope's ${code(p.rule)} check (${esc(ruleInfo(p.rule)?.title ?? p.rule)}) stays silent.`;
+  // The finding's message, then how the turn ended and, when the model wrote tool calls, how many got through.
+  const finish = f.finishReason ? `the response finished with ${code(f.finishReason)}` : '';
+  const calls = f.callsAttempted > 0 ? `${f.callsDelivered} of ${f.callsAttempted} tool call${f.callsAttempted === 1 ? '' : 's'} the model wrote reached the agent as a structured call` : '';
+  const outcome = [finish, calls].filter(Boolean).join('; ');
+  const actual = `${esc(p.message)}${/[.!?)]$/.test(p.message) ? '' : '.'}${outcome ? ` ${outcome[0].toUpperCase()}${outcome.slice(1)}.` : ''}`;
+  return [`- **Expected:** ${expected}`, `- **Actual:** ${actual}`].join('\n');
 }
 
 function findingsTable(findings: Finding[]): string {
@@ -198,8 +212,12 @@ export function markdownIssue(r: Repro): { title: string; body: string } {
       fenced(`${excerpt.cutBefore ? '…' : ''}${excerpt.text}${excerpt.cutAfter ? '…' : ''}`, 'text'),
     );
   }
-  const tail = streamTail(r.analysis.response.events);
-  if (tail && f.streamed) sections.push(`End of the raw stream (${r.analysis.response.terminated ? 'terminated normally' : 'no terminal event'}):`, fenced(tail, 'text'));
+  const events = r.analysis.response.events;
+  const tail = f.streamed ? streamTail(events) : undefined;
+  if (tail) sections.push(`End of the raw stream (${r.analysis.response.terminated ? 'terminated normally' : 'no terminal event'}):`, fenced(tail, 'text'));
+  // A non-streamed error body is where the upstream's own words are (OpenRouter's `metadata.raw`, the provider).
+  const errorBody = !f.streamed && r.exchange.status !== undefined && r.exchange.status >= 400 ? bodyText(events) : undefined;
+  if (errorBody) sections.push(`Response body (HTTP ${r.exchange.status}):`, fenced(errorBody, /^\s*[{[]/.test(errorBody) ? 'json' : 'text'));
 
   const ea = expectedActual(f);
   if (ea) sections.push('### Expected vs actual', ea);

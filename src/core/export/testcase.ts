@@ -51,7 +51,7 @@ function chatRequest(r: Repro, what: string): Record<string, unknown> {
   const protocol = r.analysis.request?.protocol ?? r.analysis.response.protocol;
   const body = requestJson(r);
   if (!body || !Array.isArray(body.messages) || (protocol !== 'openai-chat' && protocol !== 'unknown')) {
-    throw new UserError(`${what} needs a Chat Completions request (messages); this exchange speaks ${protocol}`);
+    throw new UserError(`${what} needs a Chat Completions request (messages); this exchange (${r.exchange.method} ${r.exchange.path}) is ${protocol === 'unknown' ? 'not one' : protocol}`);
   }
   return body;
 }

@@ -14,7 +14,7 @@ import { pinHonoured } from '../proxy/openrouter';
 import { isAbort, sleep } from './http';
 import { evaluate, findingsByRule, type Evaluation } from './evaluate';
 import { schemaAccuracy, triggerSimilarity, type SchemaMetrics, type TriggerMetrics } from './metrics';
-import type { GenerationStats, OpenRouterClient, ProviderEndpoint } from './openrouter';
+import { requireServed, type GenerationStats, type OpenRouterClient, type ProviderEndpoint } from './openrouter';
 import { runPool } from './pool';
 import { runRequest, type RunOutcome } from './run';
 
@@ -122,6 +122,7 @@ export async function compareProviders(opts: CompareOptions): Promise<CompareRep
   }
   const slugs = opts.providers?.length ? [...new Set(opts.providers)] : endpoints.map((e) => e.slug);
   if (slugs.length === 0) throw new UserError(`no provider serves ${model} on OpenRouter right now`);
+  requireServed(endpoints, slugs, model);
   const reference = opts.reference ?? slugs[0];
   if (!slugs.includes(reference)) throw new UserError(`the reference provider "${reference}" is not among the compared providers`);
 

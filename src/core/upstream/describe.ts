@@ -12,6 +12,8 @@ export function pct(x: number | null | undefined): string {
 }
 
 const ms = (x: number | undefined) => (x === undefined ? '-' : `${Math.round(x)} ms`);
+/** `1 request`, `2 requests`. */
+const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
 
 /** An outcome without its parsed events and analysis. */
 export function outcomeJson(o: RunOutcome) {
@@ -42,8 +44,7 @@ export function outcomeLine(o: RunOutcome): string {
   if (o.servedProvider) parts.push(`served by ${o.servedProvider}`);
   if (o.response?.finishReason) parts.push(`finish ${o.response.finishReason}`);
   parts.push(ms(o.durationMs));
-  const n = o.analysis?.findings.length ?? 0;
-  parts.push(`${n} finding${n === 1 ? '' : 's'}`);
+  parts.push(count(o.analysis?.findings.length ?? 0, 'finding'));
   if (o.error) parts.push(`error: ${o.error}`);
   return parts.join(', ');
 }
@@ -96,7 +97,7 @@ export function compareText(r: CompareReport): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
   const out = [
-    `${r.model}: ${r.providers.length} providers × ${r.samples} samples, concurrency ${r.concurrency}, ${(r.wallMs / 1000).toFixed(1)} s${r.cancelled ? ' (CANCELLED)' : ''}`,
+    `${r.model}: ${count(r.providers.length, 'provider')} × ${count(r.samples, 'sample')}, concurrency ${r.concurrency}, ${(r.wallMs / 1000).toFixed(1)} s${r.cancelled ? ' (CANCELLED)' : ''}`,
     line(head),
     ...rows.map(line),
   ];
@@ -123,12 +124,12 @@ export function verifyText(r: VerifyReport): string {
   const others = Object.entries(s.finishOthersDetail).map(([k, v]) => `${k}×${v}`).join(' ');
   const rules = Object.entries(r.findingsByRule).sort((a, b) => b[1] - a[1]);
   return [
-    `${r.provider}: ${r.total} requests${r.cancelled ? ' (CANCELLED)' : ''}`,
+    `${r.provider}: ${count(r.total, 'request')}${r.cancelled ? ' (CANCELLED)' : ''}`,
     `  requests        ${s.successCount} succeeded, ${s.failureCount} failed`,
     `  finish reasons  stop ${s.finishStop}, tool_calls ${s.finishToolCalls}, other ${s.finishOthers}${others ? ` (${others})` : ''}`,
     `  schema accuracy ${schemaText(r.schema)}`,
     `  trigger         ${r.reference ? `vs ${r.reference}: ${triggerText(r.trigger)}` : 'n/a (pass --reference SLUG to compare finish reasons with a reference provider)'}`,
-    `  findings        ${rules.length ? '' : 'none'}`,
+    rules.length ? '  findings' : '  findings        none',
     ...rules.map(([rule, n]) => `    ${rule.padEnd(28)} ${n} of ${r.total} responses`),
   ].join('\n');
 }

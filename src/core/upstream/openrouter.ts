@@ -61,10 +61,21 @@ export interface GenerationStats {
   streamed?: boolean;
 }
 
-/** `https://openrouter.ai` or `…/api/v1` → the API root. */
+/**
+ * `https://openrouter.ai`, `…/api` (the form `tokenscope serve --openrouter-url` takes) or `…/api/v1` → the API
+ * root, so one URL works for every command. Anything but an http(s) URL is a UserError, before any request.
+ */
 export function openRouterApiRoot(url: string): string {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // reported below
+  }
+  if (!parsed || !/^https?:$/.test(parsed.protocol)) throw new UserError(`the OpenRouter URL must be an http(s) URL such as https://openrouter.ai/api/v1; got "${url}"`);
   const u = url.replace(/\/+$/, '');
-  return /\/v1$/.test(u) ? u : `${u}/api/v1`;
+  if (/\/v1$/.test(u)) return u;
+  return /\/api$/.test(u) ? `${u}/v1` : `${u}/api/v1`;
 }
 
 /** The key to use: the caller's (SecretStorage), else the environment. */
@@ -72,6 +83,20 @@ export function resolveOpenRouterKey(given?: string, env: NodeJS.ProcessEnv = pr
   const key = given || env[OPENROUTER_KEY_ENV];
   if (!key) throw new UserError(`no OpenRouter API key: set ${OPENROUTER_KEY_ENV} (in VS Code, Tokenscope keeps it in SecretStorage)`);
   return key;
+}
+
+/**
+ * Refuses provider slugs that are not among `endpoints` (the model's live provider list), before any request is
+ * paid for: a misspelt slug would only buy "No endpoints found" errors, or metrics computed from them. Slugs match
+ * by provider (`deepinfra` for the tag `deepinfra/fp4` and the other way round). An empty list (it could not be
+ * fetched) checks nothing.
+ */
+export function requireServed(endpoints: readonly ProviderEndpoint[], slugs: readonly string[], model: string): void {
+  const provider = (slug: string) => slug.split('/')[0];
+  const unknown = endpoints.length > 0 ? slugs.filter((s) => !endpoints.some((e) => provider(e.slug) === provider(s))) : [];
+  if (unknown.length === 0) return;
+  const names = unknown.map((s) => `"${s}"`).join(', ');
+  throw new UserError(`${names} ${unknown.length === 1 ? 'does' : 'do'} not serve ${model} on OpenRouter; its providers: ${endpoints.map((e) => e.slug).join(', ')}`);
 }
 
 /**

@@ -10,7 +10,7 @@ import { runRequest, type RunContext, type RunOutcome, type Target } from './run
 /** The capture `idOrPrefix` (full id) and its request body, checked to be a Chat Completions request (what the targets speak). */
 export function capturedChatRequest(store: CaptureReader, idOrPrefix: string): { id: string; body: Record<string, unknown> } {
   const x = findCapture(store, idOrPrefix);
-  if (!x.requestBody) throw new UserError(`capture ${x.id} has no request body to re-run`);
+  if (!x.requestBody) throw new UserError(`capture ${x.id} (${x.method} ${x.path}) has no request body to re-run`);
   let body: unknown;
   try {
     body = JSON.parse(x.requestBody);
@@ -19,7 +19,7 @@ export function capturedChatRequest(store: CaptureReader, idOrPrefix: string): {
   }
   const protocol = normalizeRequest(body, { path: x.path }).protocol;
   if (protocol !== 'openai-chat' || typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new UserError(`capture ${x.id} is a ${protocol} request; re-runs replay Chat Completions requests`);
+    throw new UserError(`capture ${x.id} (${x.method} ${x.path}) is not a Chat Completions request${protocol === 'unknown' ? '' : ` but ${protocol}`}; re-runs replay Chat Completions requests`);
   }
   return { id: x.id, body: body as Record<string, unknown> };
 }

@@ -7,7 +7,7 @@ import { getMaxListeners, setMaxListeners } from 'node:events';
 import { UserError } from '../model';
 import { evaluate, findingsByRule, type Evaluation } from './evaluate';
 import { k2vvSummary, schemaAccuracy, triggerSimilarity, type K2vvSummary, type SchemaMetrics, type TriggerMetrics } from './metrics';
-import type { OpenRouterClient } from './openrouter';
+import { requireServed, type OpenRouterClient } from './openrouter';
 import { runPool } from './pool';
 import { runRequest, type RunOutcome } from './run';
 
@@ -80,6 +80,12 @@ export interface VerifyReport {
 export async function verifyProvider(opts: VerifyOptions): Promise<VerifyReport> {
   const jobs = opts.requests.map((body, index) => ({ index, body: opts.model ? { ...body, model: opts.model } : body }));
   if (jobs.some((j) => typeof j.body.model !== 'string')) throw new UserError('some requests name no model: pass --model');
+  const slugs = opts.reference ? [opts.provider, opts.reference] : [opts.provider];
+  for (const model of new Set(jobs.map((j) => j.body.model as string))) {
+    // Without the live list (OpenRouter unreachable, model unknown) the requests themselves will say why.
+    const endpoints = await opts.client.endpoints(model, opts.signal).catch(() => []);
+    requireServed(endpoints, slugs, model);
+  }
   const items: VerifyItem[] = [];
   // Every request in flight listens on the caller's signal: more than Node's default warning threshold of 10.
   if (opts.signal) setMaxListeners(Math.max(getMaxListeners(opts.signal), 4 * (opts.concurrency ?? DEFAULT_VERIFY_CONCURRENCY) + 10), opts.signal);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readHar, writeHar } from '../../../src/core/export/har';
+import { parseImport } from '../../../src/core/export/import';
 import { prepareRepro } from '../../../src/core/export/repro';
 import { analyzeExchange } from '../../../src/core/analyze';
 import { UserError } from '../../../src/core/model';
@@ -101,4 +102,11 @@ test('unusable HARs give a clear one-line error', () => {
   const assetsOnly = JSON.parse(fixture('devtools-openrouter-sse.har'));
   assetsOnly.log.entries.splice(1, 1);
   rejects(JSON.stringify(assetsOnly), /none of its 2 entries is a model API exchange \(not a model API call\)/);
+});
+
+test('a HAR saved with a byte-order mark imports like one without', () => {
+  const r = prepareRepro(brokenKimiCapture());
+  const parsed = parseImport('\ufeff' + writeHar([r]), 'fiddler.har');
+  assert.equal(parsed.kind, 'har');
+  assert.deepEqual(parsed.captures[0].responseBody, r.responseBody);
 });

@@ -77,3 +77,32 @@ test('a long failing section keeps its beginning and its end, the middle elided'
   assert.match(e.text, /\n… \d+ characters …\n/);
   assert.ok(e.text.includes(`"src/file59.ts"}<|tool_call_end|>${ghost(SECTION_END)}<|im_end|>`));
 });
+
+test('the environment names the real upstream URL and counts reasoning tokens inside the completion', () => {
+  const c = brokenKimiCapture();
+  // As the proxy records it: the agent called /openrouter/v1/…, Tokenscope forwarded to OpenRouter's /api/v1/….
+  c.exchange.path = '/openrouter/v1/chat/completions';
+  c.exchange.upstreamUrl = 'https://openrouter.ai/api/v1/chat/completions?trace=1';
+  const text = new TextDecoder()
+    .decode(c.responseBody)
+    .replace('"completion_tokens":42,', '"completion_tokens":42,"completion_tokens_details":{"reasoning_tokens":30},');
+  const body = new TextEncoder().encode(text);
+  const md = writeMarkdown(prepareRepro({ ...c, responseBody: body, chunks: [{ t: 1, offset: 0, length: body.length }] }));
+  assert.match(md, /\| Upstream \| `POST openrouter\.ai\/api\/v1\/chat\/completions` → 200 \|/);
+  assert.match(md, /\| Usage \| 120 prompt \+ 42 completion \(30 reasoning\) tokens, \$0\.0001 \|/);
+});
+
+test('an upstream error body: its own words are shown, the expectation is no finding, no "0 of 0 tool calls"', () => {
+  const c = brokenKimiCapture();
+  const error = JSON.stringify({ error: { code: 502, message: 'Provider returned error', metadata: { provider_name: 'AtlasCloud', raw: '502 Service Unavailable' } } });
+  const body = new TextEncoder().encode(error);
+  c.exchange.status = 502;
+  c.exchange.responseHeaders = { 'content-type': 'application/json' };
+  c.exchange.servedProvider = 'AtlasCloud';
+  const md = writeMarkdown(prepareRepro({ ...c, responseBody: body, chunks: [{ t: 1, offset: 0, length: body.length }] }));
+  assert.match(md, /Response body \(HTTP 502\):\n\n```json\n.*"raw":"502 Service Unavailable"/);
+  assert.match(md, /\*\*Expected:\*\* a well-formed response, on which Tokenscope's `upstream-error` check \(.+\) stays silent\./);
+  const actual = /\*\*Actual:\*\* (.*)/.exec(md)![1];
+  assert.ok(!/0 of 0 tool call/.test(actual), actual);
+  assert.match(actual, /Provider returned error\.$/);
+});

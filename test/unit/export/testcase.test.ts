@@ -80,3 +80,18 @@ test('an Anthropic Messages exchange is no K2VV or promptfoo case: a clear error
   assert.throws(() => writeK2vv(r), (e: unknown) => e instanceof UserError && /needs a Chat Completions request.*anthropic-messages/.test(e.message));
   assert.throws(() => writePromptfoo(r), (e: unknown) => e instanceof UserError && /anthropic-messages/.test(e.message));
 });
+
+test('a GET with no request body (/models) is named by its method and path, not as "speaks unknown"', () => {
+  const c = brokenKimiCapture();
+  c.exchange.method = 'GET';
+  c.exchange.path = '/openrouter/v1/models';
+  c.exchange.upstreamUrl = 'https://openrouter.ai/api/v1/models';
+  delete c.exchange.requestBody;
+  c.exchange.responseHeaders = { 'content-type': 'application/json' };
+  const body = new TextEncoder().encode(JSON.stringify({ data: [{ id: 'moonshotai/kimi-k2-0905' }] }));
+  const r = prepareRepro({ ...c, responseBody: body, chunks: [{ t: 1, offset: 0, length: body.length }] });
+  assert.throws(
+    () => writeK2vv(r),
+    (e: unknown) => e instanceof UserError && e.message === 'a K2 Vendor Verifier sample needs a Chat Completions request (messages); this exchange (GET /openrouter/v1/models) is not one',
+  );
+});

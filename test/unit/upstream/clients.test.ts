@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { retryAfterMs, errorLine } from '../../../src/core/upstream/http';
+import { UserError } from '../../../src/core/model';
 import { openRouterApiRoot, pinProvider, resolveOpenRouterKey } from '../../../src/core/upstream/openrouter';
 import { parseTarget, targetLabel } from '../../../src/core/upstream/run';
 import { findChatTemplate, renderChat } from '../../../src/core/upstream/sglang';
@@ -53,6 +54,10 @@ test('targets, API roots and the key', () => {
   assert.throws(() => parseTarget('vllm'), /unknown target "vllm"/);
   assert.equal(openRouterApiRoot('http://127.0.0.1:9/'), 'http://127.0.0.1:9/api/v1');
   assert.equal(openRouterApiRoot('https://openrouter.ai/api/v1'), 'https://openrouter.ai/api/v1');
+  // The `serve --openrouter-url` form (…/api) names the same root, so one URL works for serve, rerun and compare.
+  assert.equal(openRouterApiRoot('http://127.0.0.1:9/api'), 'http://127.0.0.1:9/api/v1');
+  assert.throws(() => openRouterApiRoot('not-a-url'), (e: unknown) => e instanceof UserError && /must be an http\(s\) URL/.test(e.message));
+  assert.throws(() => openRouterApiRoot('ftp://openrouter.ai'), UserError);
   assert.equal(resolveOpenRouterKey(undefined, { OPENROUTER_API_KEY: 'sk-or-env' }), 'sk-or-env');
   assert.equal(resolveOpenRouterKey('sk-or-secret', { OPENROUTER_API_KEY: 'sk-or-env' }), 'sk-or-secret', 'SecretStorage wins');
   assert.throws(() => resolveOpenRouterKey(undefined, {}), /no OpenRouter API key/);

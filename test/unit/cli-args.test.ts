@@ -1,0 +1,45 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseArgs } from '../../src/cli/args';
+import { UserError } from '../../src/core/model';
+
+const known = { values: ['model', 'format', 'o'], booleans: ['json'] };
+
+function fails(argv: string[], message: RegExp): void {
+  assert.throws(
+    () => parseArgs(argv, known),
+    (e: unknown) => e instanceof UserError && e.exitCode === 2 && message.test(e.message),
+  );
+}
+
+test('a value flag followed by another option is a missing value, not a value of "--json"', () => {
+  fails(['--model', '--json', 'FILE'], /^--model needs a value$/);
+  fails(['-o', '--json'], /^-o needs a value$/);
+  fails(['FILE', '--model'], /^--model needs a value$/);
+});
+
+test('values that merely start with a dash still pass, and = takes anything', () => {
+  const a = parseArgs(['-o', '-', '--model=--odd', 'FILE'], known);
+  assert.equal(a.str('o'), '-');
+  assert.equal(a.str('model'), '--odd');
+  assert.deepEqual(a.positional, ['FILE']);
+});
+
+test('-h is --help', () => {
+  assert.equal(parseArgs(['-h'], known).bool('help'), true);
+});
+
+test('unknown short options are errors, never file names', () => {
+  fails(['-x', 'FILE'], /^unknown option -x; see --help$/);
+  fails(['-json'], /^unknown option -json \(did you mean --json\?\)/);
+  assert.deepEqual(parseArgs(['-'], known).positional, ['-']);
+});
+
+test('a boolean flag given a value is an error instead of being silently true', () => {
+  fails(['--json=no'], /^--json takes no value$/);
+});
+
+test('a misspelt flag names the nearest known one', () => {
+  fails(['--fromat', 'md'], /^unknown option --fromat \(did you mean --format\?\); see --help$/);
+  fails(['--zzzzzz'], /^unknown option --zzzzzz; see --help$/);
+});

@@ -108,8 +108,20 @@ export function quoteMarkers(hits: MarkerHit[], max = 3): string {
 // ---------------------------------------------------------------------------------------------------------------
 // Where things are in the native text
 
+const segmentIndex = new WeakMap<CheckContext, Map<string, Segment>>();
+
+/** The first segment of `kind` for call `callIndex`. Indexed once per context: rules ask once per call. */
 export function segmentFor(ctx: CheckContext, kind: Segment['kind'], callIndex: number): Segment | undefined {
-  return ctx.native.segments.find((s) => s.kind === kind && s.callIndex === callIndex);
+  let index = segmentIndex.get(ctx);
+  if (!index) {
+    index = new Map();
+    for (const s of ctx.native.segments) {
+      const key = `${s.kind} ${s.callIndex}`;
+      if (s.callIndex !== undefined && !index.has(key)) index.set(key, s);
+    }
+    segmentIndex.set(ctx, index);
+  }
+  return index.get(`${kind} ${callIndex}`);
 }
 
 const LOCATION_ORDER: Segment['kind'][] = ['arguments', 'call-name', 'call-id', 'call', 'section', 'reasoning'];

@@ -78,19 +78,48 @@ export function endsInMarker(text: string, pos: number, markers: readonly string
   return tail.length > 0 && markers.some((m) => m.length > tail.length && m.startsWith(tail));
 }
 
-/** Every truncated marker in [from, to), scanning only at the markers' first characters. */
-export function findTruncated(text: string, markers: readonly string[], from: number, to: number): MarkerHit[] {
-  const firsts = new Set(markers.map((m) => m[0]));
+/** Per marker list, the regex of the places where one of its markers may start cut short (see `findTruncated`). */
+const candidateRes = new Map<string, RegExp>();
+
+function candidateRe(markers: readonly string[]): RegExp {
+  const key = JSON.stringify(markers);
+  let re = candidateRes.get(key);
+  if (!re) {
+    const live = markers.filter((m) => m !== '');
+    const charClass = (chars: string[]) =>
+      `[${[...new Set(chars)].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')}]`;
+    const seconds = charClass(live.filter((m) => m.length > 1).map((m) => m[1]));
+    re = new RegExp(`${charClass(live.map((m) => m[0]))}(?=${seconds}|$)`, 'g');
+    candidateRes.set(key, re);
+  }
+  return re;
+}
+
+/**
+ * Every truncated marker in [from, to), in order (at most `max`). Only places where a marker's first character is
+ * followed by one of the markers' second characters (or by the end of the range) can hold one: a cut marker keeps
+ * at least two characters unless the text ends after the first (see `truncatedAt`). One regex finds those places
+ * natively, so a megabyte of prose, or of HTML full of `<div` and `a < b`, is not walked a character at a time. The
+ * search runs on a slice of the range (a view for long ranges), so it never reads past `to`.
+ */
+export function findTruncated(text: string, markers: readonly string[], from: number, to: number, max = Infinity): MarkerHit[] {
   const hits: MarkerHit[] = [];
-  for (let i = from; i < to; i++) {
-    if (!firsts.has(text[i])) continue;
-    const hit = truncatedAt(text, i, markers);
-    if (hit && hit.end <= to) {
-      hits.push(hit);
-      i = hit.end - 1;
-    }
+  if (from >= to) return hits;
+  const region = text.slice(from, to);
+  const re = candidateRe(markers);
+  re.lastIndex = 0;
+  for (let m = re.exec(region); m; m = re.exec(region)) {
+    const hit = truncatedAt(text, from + m.index, markers);
+    if (!hit || hit.end > to) continue;
+    if (hits.push(hit) >= max) break;
+    re.lastIndex = hit.end - from;
   }
   return hits;
+}
+
+/** The first truncated marker in [from, to), scanning no further than it. */
+export function firstTruncated(text: string, markers: readonly string[], from: number, to: number): MarkerHit | undefined {
+  return findTruncated(text, markers, from, to, 1)[0];
 }
 
 const WS = /\s/;
@@ -289,7 +318,7 @@ export function freeText(out: ParseOut, kind: 'content' | 'reasoning', start: nu
   };
   while (pos < end) {
     const full = out.find(markers, pos, end);
-    const cut = findTruncated(text, markers, pos, full ? full.start : end)[0];
+    const cut = firstTruncated(text, markers, pos, full ? full.start : end);
     const hit = cut ?? full;
     if (!hit) break;
     piece(hit.start);
@@ -335,7 +364,7 @@ export function thinkBlock(out: ParseOut, pos: number, opts: { implicitOpen: boo
   }
   // Unclosed: reasoning runs to a cut-short `</think>` (read as the broken close), the stop, or the end.
   let end = stop ? stop.start : text.length;
-  const cut = findTruncated(text, [THINK_CLOSE], bodyStart, end)[0];
+  const cut = firstTruncated(text, [THINK_CLOSE], bodyStart, end);
   if (cut) end = cut.start;
   freeText(out, 'reasoning', bodyStart, end, inner);
   const [, expectedAt] = trimRange(text, bodyStart, end);
@@ -553,7 +582,7 @@ export function bodyUntil(out: ParseOut, from: number, searchFrom: number, stops
   const { text } = out;
   const stop = out.find(stops, searchFrom);
   const end = stop ? stop.start : text.length;
-  const cut = findTruncated(text, markers, searchFrom, end)[0];
+  const cut = firstTruncated(text, markers, searchFrom, end);
   return { range: trimRange(text, from, cut ? cut.start : end), stop: cut ? undefined : stop, cut };
 }
 

@@ -57,7 +57,11 @@ export function parseResponseBody(body: Uint8Array | string, hint: BodyHint = {}
   const bytes = typeof body === 'string' ? encoder.encode(body) : body;
   const framing = frame(bytes, hint.contentType);
   const protocol = chooseProtocol(framing, hint);
-  const res = protocol === 'native-text' && framing.kind !== 'empty' ? nativeText(utf8.decode(bytes)) : parseFramed(framing, protocol, bytes.length);
+  const res =
+    protocol === 'native-text' && framing.kind !== 'empty'
+      ? // Framing decoded JSON and plain text already: a megabyte body is not decoded twice.
+        nativeText(framing.kind === 'events' ? utf8.decode(bytes) : framing.text)
+      : parseFramed(framing, protocol, bytes.length);
   if (hint.chunks && hint.chunks.length > 0) stampTimes(res.events, hint.chunks);
   return res;
 }

@@ -26,10 +26,30 @@ const encoder = new TextEncoder();
 const DATA = [0x64, 0x61, 0x74, 0x61];
 const EVENT = [0x65, 0x76, 0x65, 0x6e, 0x74];
 
-function fieldIs(line: Uint8Array, nameEnd: number, name: number[]): boolean {
-  if (nameEnd !== name.length) return false;
-  for (let i = 0; i < nameEnd; i++) if (line[i] !== name[i]) return false;
+/** True when `buf[from, nameEnd)` is the field name `name`. */
+function fieldIs(buf: Uint8Array, from: number, nameEnd: number, name: number[]): boolean {
+  if (nameEnd - from !== name.length) return false;
+  for (let i = 0; i < name.length; i++) if (buf[from + i] !== name[i]) return false;
   return true;
+}
+
+/**
+ * A new event, built from an empty object rather than an object literal. V8 tracks a literal's allocation site and,
+ * seeing its objects outlive a young-generation collection (a stream's events all do, until the parse returns),
+ * starts allocating them straight in the old generation; from there each dead event keeps its young `data` string
+ * alive through later collections, and a process that has parsed a few large streams spends as much time in the
+ * garbage collector as in the parse. An empty object has no allocation site, so events stay short-lived garbage.
+ */
+function rawEvent(data: string, offset: number, comment?: true): RawEvent {
+  const ev = {} as RawEvent;
+  ev.data = data;
+  if (comment) ev.comment = true;
+  ev.offset = offset;
+  return ev;
+}
+
+function decodeRange(buf: Uint8Array, from: number, to: number): string {
+  return from < to ? utf8.decode(buf.subarray(from, to)) : '';
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {
@@ -94,15 +114,17 @@ export class SseReader {
           this.partialStart = base + i;
           this.partialT = t;
         }
-        this.partial.push(bytes.slice(i));
+        // A real copy even of a Buffer, whose own `slice` is a view of memory the caller may reuse.
+        this.partial.push(Uint8Array.prototype.slice.call(bytes, i));
         break;
       }
       if (this.partial.length > 0) {
         this.partial.push(bytes.subarray(i, end));
-        this.line(concat(this.partial), this.partialStart, this.partialT, out);
+        const line = concat(this.partial);
+        this.line(line, 0, line.length, this.partialStart, this.partialT, out);
         this.partial = [];
       } else {
-        this.line(bytes.subarray(i, end), base + i, t, out);
+        this.line(bytes, i, end, base + i, t, out);
       }
       if (bytes[end] === CR) {
         if (end + 1 === n) this.afterCR = true;
@@ -117,7 +139,8 @@ export class SseReader {
   end(): RawEvent[] {
     const out: RawEvent[] = [];
     if (this.partial.length > 0) {
-      this.line(concat(this.partial), this.partialStart, this.partialT, out);
+      const line = concat(this.partial);
+      this.line(line, 0, line.length, this.partialStart, this.partialT, out);
       this.partial = [];
     }
     this.dispatch(out);
@@ -125,21 +148,25 @@ export class SseReader {
     return out;
   }
 
-  private line(line: Uint8Array, start: number, t: number | undefined, out: RawEvent[]): void {
+  /**
+   * The line `buf[from, to)` (its terminator excluded), which starts at absolute offset `start`. It is read in place:
+   * only the values Tokenscope keeps are cut out and decoded, once per line of a megabyte stream.
+   */
+  private line(buf: Uint8Array, from: number, to: number, start: number, t: number | undefined, out: RawEvent[]): void {
     if (this.firstLine) {
       this.firstLine = false;
-      if (line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf) {
-        line = line.subarray(3);
+      if (to - from >= 3 && buf[from] === 0xef && buf[from + 1] === 0xbb && buf[from + 2] === 0xbf) {
+        from += 3;
         start += 3;
       }
     }
-    if (line.length === 0) {
+    if (from === to) {
       this.dispatch(out);
       return;
     }
-    if (line[0] === COLON) {
-      const text = utf8.decode(line.subarray(line[1] === SPACE ? 2 : 1));
-      const ev: RawEvent = { data: text, comment: true, offset: start };
+    if (buf[from] === COLON) {
+      const text = decodeRange(buf, from + 1 < to && buf[from + 1] === SPACE ? from + 2 : from + 1, to);
+      const ev = rawEvent(text, start, true);
       if (t !== undefined) ev.t = t;
       out.push(ev);
       return;
@@ -148,16 +175,17 @@ export class SseReader {
       this.eventStart = start;
       this.eventT = t;
     }
-    let colon = line.indexOf(COLON);
-    if (colon < 0) colon = line.length; // a bare field name: empty value
+    // The field name ends at the first colon; a bare field name has an empty value.
+    let colon = from;
+    while (colon < to && buf[colon] !== COLON) colon++;
     let valueStart = colon + 1;
-    if (line[valueStart] === SPACE) valueStart++;
-    if (fieldIs(line, colon, DATA)) {
-      const value = valueStart < line.length ? utf8.decode(line.subarray(valueStart)) : '';
+    if (valueStart < to && buf[valueStart] === SPACE) valueStart++;
+    if (fieldIs(buf, from, colon, DATA)) {
+      const value = decodeRange(buf, valueStart, to);
       if (this.data === undefined) this.data = value;
       else (this.moreData ??= []).push(value);
-    } else if (fieldIs(line, colon, EVENT)) {
-      this.eventName = valueStart < line.length ? utf8.decode(line.subarray(valueStart)) : '';
+    } else if (fieldIs(buf, from, colon, EVENT)) {
+      this.eventName = decodeRange(buf, valueStart, to);
     }
     // `id:`, `retry:` and unknown fields carry nothing Tokenscope reads.
   }
@@ -165,7 +193,7 @@ export class SseReader {
   private dispatch(out: RawEvent[]): void {
     if (this.data !== undefined || this.eventName !== undefined) {
       const data = this.moreData ? [this.data ?? '', ...this.moreData].join('\n') : (this.data ?? '');
-      const ev: RawEvent = { data, offset: this.eventStart };
+      const ev = rawEvent(data, this.eventStart);
       if (this.eventName !== undefined) ev.event = this.eventName;
       if (this.eventT !== undefined) ev.t = this.eventT;
       out.push(ev);

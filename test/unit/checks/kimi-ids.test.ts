@@ -31,6 +31,16 @@ describe('kimi-call-id', () => {
     assert.match(f[0].message, /names "write", but the call is to "read"/);
   });
 
+  test('each finding points at its own call id, in a turn of many calls', () => {
+    // Segments are looked up per call from an index built once per turn (a 5,000-call turn used to take seconds).
+    const calls = Array.from({ length: 300 }, (_, i) => call('read', '{}', i % 100 === 7 ? `functions_read_${i}` : `functions.read:${i}`, i));
+    const r = run(kimiCallId, { response: response({ message: { toolCalls: calls }, finishReason: 'tool_calls' }) });
+    const findings = r.findings;
+    assert.deepEqual(findings.map((f) => f.location), ['tool_calls[7].id', 'tool_calls[107].id', 'tool_calls[207].id']);
+    // The rendered turn writes each off-format id as the canonical one, at that call's own place.
+    for (const f of findings) assert.equal(slice(r, f), `functions.read:${/\d+/.exec(f.location)![0]}`);
+  });
+
   test('healthy OpenRouter traffic: bare `weather:0` is info only, `call_…` warns, repeated ids are errors', () => {
     assert.deepEqual(ids(call('weather', '{}', 'weather:0')).map((x) => x.severity), ['info']);
     assert.deepEqual(ids(call('weather', '{}', 'call_9a0a')).map((x) => x.severity), ['warning']);

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { findTruncated, jsonMembers, jsonToParams, jsonValueEnd, modelKey, paramsToJson, truncatedAt } from '../../../src/core/formats/base';
+import { findTruncated, firstTruncated, jsonMembers, jsonToParams, jsonValueEnd, modelKey, paramsToJson, truncatedAt } from '../../../src/core/formats/base';
+import { rng } from './helpers';
 
 const SE = '<|tool_calls_section_end|>';
 
@@ -38,6 +39,49 @@ test('findTruncated finds every cut marker in a range', () => {
       ['<|im_end|>', '<|im_end|'],
     ],
   );
+});
+
+/** The scan as first written: every position of the range, one at a time (the reference the fast scan must match). */
+function findTruncatedByChar(text: string, markers: readonly string[], from: number, to: number) {
+  const firsts = new Set(markers.map((m) => m[0]));
+  const hits = [];
+  for (let i = from; i < to; i++) {
+    if (!firsts.has(text[i])) continue;
+    const hit = truncatedAt(text, i, markers);
+    if (hit && hit.end <= to) {
+      hits.push(hit);
+      i = hit.end - 1;
+    }
+  }
+  return hits;
+}
+
+test('findTruncated matches a character-by-character scan on random marker soup, whatever the range', () => {
+  // Several first characters (`<`, `]`, `[`), markers sharing prefixes, full-width DeepSeek bars, truncations at
+  // the end of the text and mid-text.
+  const markers = [SE, '<|tool_call_end|>', '<|im_end|>', '</think>', '<think>', '<｜tool▁call▁end｜>', ']~!b[', '[e~['];
+  const pieces = [...markers, ...markers.map((m) => m.slice(0, -1)), ...markers.map((m) => m.slice(0, 4)), '<', '|', '>', ' ', '\n', 'x', 'é', '😀', '<|', '<｜'];
+  const rand = rng(20261130);
+  for (let k = 0; k < 2000; k++) {
+    let text = '';
+    for (let n = 1 + Math.floor(rand() * 12); n > 0; n--) text += pieces[Math.floor(rand() * pieces.length)];
+    const from = Math.floor(rand() * (text.length + 1));
+    const to = from + Math.floor(rand() * (text.length - from + 1));
+    const expected = findTruncatedByChar(text, markers, from, to);
+    assert.deepEqual(findTruncated(text, markers, from, to), expected, JSON.stringify({ text, from, to }));
+    assert.deepEqual(firstTruncated(text, markers, from, to), expected[0], JSON.stringify({ text, from, to }));
+    assert.deepEqual(findTruncated(text, markers, from, to, 2), expected.slice(0, 2), JSON.stringify({ text, from, to }));
+  }
+});
+
+test('findTruncated never reports a marker past the end of its range, and finds one in a long text', () => {
+  const text = `a </think b ${SE.slice(0, -1)}`;
+  const at = text.indexOf('</think');
+  assert.deepEqual(findTruncated(text, ['</think>', SE], 0, at + 6), []);
+  assert.deepEqual(findTruncated(text, ['</think>', SE], 0, at + 7), [{ marker: '</think>', start: at, end: at + 7 }]);
+  const long = `${'word '.repeat(200_000)}${SE.slice(0, -1)}`;
+  assert.deepEqual(firstTruncated(long, [SE], 0, long.length), { marker: SE, start: 1_000_000, end: long.length });
+  assert.equal(firstTruncated(long, [SE], 0, 1_000_000), undefined);
 });
 
 test('jsonValueEnd: balanced end outside strings, -1 when unterminated', () => {

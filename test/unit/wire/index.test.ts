@@ -39,6 +39,24 @@ test('raw native text: content is the text, terminated', () => {
   assert.equal(parseResponseBody('{"a":1}', { protocol: 'native-text' }).message.content, '{"a":1}');
 });
 
+test('raw native text is the body decoded once, exactly as TextDecoder reads it, whatever the framing', () => {
+  // A BOM, invalid UTF-8 (becomes U+FFFD), a multi-byte character, and text that looks like JSON or SSE but is
+  // declared raw by the hint.
+  const utf8 = new TextDecoder();
+  const bodies = [
+    Uint8Array.from([0xef, 0xbb, 0xbf, 0x3c, 0x7c, 0xff, 0x7c, 0x3e, 0xc3, 0xa9, 0x20, 0xe2, 0x82]),
+    new TextEncoder().encode('{"choices": [1, 2'),
+    new TextEncoder().encode('data: {"a":1}\n\ndata: [DONE]\n\n'),
+  ];
+  for (const bytes of bodies) {
+    const r = parseResponseBody(bytes, { protocol: 'native-text' });
+    assert.equal(r.protocol, 'native-text');
+    assert.equal(r.message.content, utf8.decode(bytes));
+    assert.deepEqual(r.events, [{ data: utf8.decode(bytes), offset: 0 }]);
+  }
+  assert.equal(parseResponseBody(bodies[0]).message.content, utf8.decode(bodies[0]));
+});
+
 test('empty body', () => {
   for (const body of ['', '  \r\n', new Uint8Array(0)]) {
     const r = parseResponseBody(body, { path: '/api/v1/chat/completions' });

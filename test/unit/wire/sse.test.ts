@@ -89,6 +89,42 @@ test('the reader copies pending bytes: callers may reuse their buffer', () => {
   assert.deepEqual([...first, ...r.push('\n\n'), ...r.end()], [{ data: 'abc', offset: 0 }]);
 });
 
+test('the reader copies pending bytes of a Buffer too (whose own slice is a view)', () => {
+  const r = new SseReader();
+  const buf = Buffer.from('data: abc');
+  const first = r.push(buf);
+  buf.fill(0x7a);
+  assert.deepEqual([...first, ...r.push('\n\n'), ...r.end()], [{ data: 'abc', offset: 0 }]);
+});
+
+test('lines are read in place inside a chunk that is a view into a larger buffer', () => {
+  // Field names that only start like `data`/`event`, bare names, empty values, a comment without its space, two
+  // spaces after the colon (one is part of the value), all inside a view with a non-zero byteOffset.
+  const body = ':\n:x\ndata\n\ndat: no\ndatas: no\nevent\ndata:\n\ndata:  two\ndata:ü\n\neventx: no\nevent: e\n\n';
+  const expected = [
+    { data: '', comment: true, offset: 0 },
+    { data: 'x', comment: true, offset: 2 },
+    { data: '', offset: 5 },
+    { data: '', event: '', offset: 11 },
+    { data: ' two\nü', offset: 42 },
+    { data: '', event: 'e', offset: 62 },
+  ];
+  assert.deepEqual(parseSse(body), expected);
+  const padded = Buffer.from(`garbage\n\n${body}tail`);
+  const view = padded.subarray(9, 9 + Buffer.byteLength(body));
+  assert.deepEqual(parseSse(view), expected);
+  assert.deepEqual(parseSse(new Uint8Array(view)), expected);
+});
+
+test('events serialize with their fields in a fixed order (captures and exports print them)', () => {
+  const r = new SseReader();
+  const events = [...r.push(': keep-alive\n\ndata: x\nevent: e\n\n', 7), ...r.end()];
+  assert.equal(
+    JSON.stringify(events),
+    '[{"data":"keep-alive","comment":true,"offset":0,"t":7},{"data":"x","offset":14,"event":"e","t":7}]',
+  );
+});
+
 /** Every body the fuzz runs over: recordings (when present) and the hand-written samples in several line-end styles. */
 function fuzzBodies(): [string, Uint8Array][] {
   const bodies: [string, Uint8Array][] = [

@@ -1,8 +1,31 @@
-import { UserError } from '../../core/model';
+import { defaultDataDir, openStore } from '../../core/capture/store';
+import { exchangeLine, localTime } from '../../core/capture/describe';
+import { parseArgs } from '../args';
 import type { Command } from '../io';
 
-// Placeholder until this command lands: says so plainly instead of pretending.
-const cmd: Command = async () => {
-  throw new UserError('the "captures" command is not available in this build yet');
+const HELP = `usage: tokenscope captures [--data-dir DIR] [--limit N] [--json]
+
+Lists captured exchanges, newest first: id, time, agent, model via served provider, status, finish reason, findings.
+--json prints the stored records (without bodies).`;
+
+const captures: Command = async (argv, io) => {
+  const args = parseArgs(argv, { values: ['data-dir', 'limit'], booleans: ['json'] });
+  if (args.bool('help')) {
+    io.out(HELP);
+    return 0;
+  }
+  const dataDir = args.str('data-dir') ?? defaultDataDir();
+  // Listing never analyses: summaries already stored are shown, the rest say "not analysed".
+  const store = await openStore(dataDir, { analyze: false, onWarning: (m) => io.err(`tokenscope: ${m}`) });
+  try {
+    const limit = args.num('limit', Infinity);
+    const list = store.list().slice(0, limit);
+    if (args.bool('json')) io.out(JSON.stringify(list, null, 2));
+    else if (list.length === 0) io.out(`no captures in ${dataDir}`);
+    else for (const x of list) io.out(`${localTime(x.startedAt)}  ${exchangeLine(x)}`);
+  } finally {
+    await store.close();
+  }
+  return 0;
 };
-export default cmd;
+export default captures;

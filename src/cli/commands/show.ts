@@ -1,8 +1,50 @@
+import { analyzeExchange } from '../../core/analyze';
+import { exchangeProvider, findingLine, findingsText, localTime, outcomeText } from '../../core/capture/describe';
+import { defaultDataDir, findCapture, openStore } from '../../core/capture/store';
 import { UserError } from '../../core/model';
+import { parseArgs } from '../args';
 import type { Command } from '../io';
 
-// Placeholder until this command lands: says so plainly instead of pretending.
-const cmd: Command = async () => {
-  throw new UserError('the "show" command is not available in this build yet');
+const HELP = `usage: tokenscope show ID [--data-dir DIR] [--json]
+
+Prints one captured exchange (ID or a unique prefix of it) with its findings, analysed now.`;
+
+const show: Command = async (argv, io) => {
+  const args = parseArgs(argv, { values: ['data-dir'], booleans: ['json'] });
+  if (args.bool('help')) {
+    io.out(HELP);
+    return 0;
+  }
+  const [id] = args.positional;
+  if (!id) throw new UserError('which capture? `tokenscope show ID` (`tokenscope captures` lists them)');
+  const store = await openStore(args.str('data-dir') ?? defaultDataDir(), { analyze: false, onWarning: (m) => io.err(`tokenscope: ${m}`) });
+  try {
+    const x = findCapture(store, id);
+    const res = store.readResponse(x.id)!;
+    const { analysis, summary } = x.status === undefined ? { analysis: undefined, summary: undefined } : analyzeExchange(x, res.bytes, res.chunks);
+    if (args.bool('json')) {
+      io.out(JSON.stringify({ exchange: { ...x, summary: summary ?? x.summary }, findings: analysis?.findings ?? [] }, null, 2));
+      return 0;
+    }
+    const s = summary ?? x.summary;
+    const rows: [string, string | undefined][] = [
+      ['id', `${x.id}  (session ${x.sessionId})`],
+      ['time', `${localTime(x.startedAt)}${x.endedAt ? `, ${x.endedAt - x.startedAt} ms` : ''}${x.ttfbMs !== undefined ? `, first byte after ${Math.round(x.ttfbMs)} ms` : ''}`],
+      ['agent', x.agent],
+      ['request', `${x.method} ${x.path} → ${x.upstreamUrl}`],
+      ['model', [s?.model ?? x.requestModel, s?.family && `(family ${s.family})`].filter(Boolean).join(' ') || undefined],
+      ['provider', [exchangeProvider(x), x.generationId && `generation ${x.generationId}`].filter(Boolean).join(', ') || undefined],
+      ['pin', x.pin && `${x.pin.requested.join(', ')}${x.pin.honoured === undefined ? '' : x.pin.honoured ? ' (honoured)' : ' (NOT honoured)'}`],
+      ['response', `${outcomeText(x)}, ${x.responseBytes ?? res.bytes.length} bytes in ${res.chunks.length} chunks${s?.streamed ? ' (streamed)' : ''}`],
+      ['usage', s?.usage && [s.usage.promptTokens !== undefined && `${s.usage.promptTokens} prompt`, s.usage.completionTokens !== undefined && `${s.usage.completionTokens} completion`, s.usage.cost !== undefined && `$${s.usage.cost}`].filter(Boolean).join(', ')],
+      ['error', x.error],
+      ['findings', findingsText(s)],
+    ];
+    for (const [k, v] of rows) if (v) io.out(`${k.padEnd(9)} ${v}`);
+    for (const f of analysis?.findings ?? []) io.out(`  ${findingLine(f)}`);
+  } finally {
+    await store.close();
+  }
+  return 0;
 };
-export default cmd;
+export default show;

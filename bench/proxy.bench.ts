@@ -1,0 +1,187 @@
+// Capture proxy overhead, through-proxy vs direct in the same run against one local upstream.
+// The proxy runs as it ships: `tokenscope serve` in its own process (capturing to a temp dir, analysis on), while
+// the upstream and the client share this process so their clocks agree.
+//   - wall-time ratio of a 20,000-chunk SSE stream (paced like a fast model: 10 chunks per ms), goal ≤ 1.02;
+//     the same unpaced (upstream writes as fast as it can) is reported beside it
+//   - added time to first byte, goal p50 ≤ 1 ms (sequential requests on keep-alive connections)
+//   - added per-chunk latency, goal p50 ≤ 0.2 ms (each event carries its send time)
+//   - peak RSS of the proxy process with 100 concurrent streams
+// Medians of RUNS runs, direct and proxied alternating.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, Agent, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const CHUNKS = 20_000;
+const RUNS = 5;
+const TTFB_SAMPLES = 60;
+const CONCURRENT = 100;
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
+
+/** `/stream?n=N&paced=1`: N SSE events, each `data: {"t":<send time>,…}`; paced = 10 events per ms. */
+async function startUpstream() {
+  const server = createServer((req, res) => {
+    req.resume();
+    const u = new URL(req.url!, 'http://x');
+    const n = Number(u.searchParams.get('n') ?? 1);
+    const paced = u.searchParams.get('paced') === '1';
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    let i = 0;
+    const event = () => `data: {"t":${performance.now().toFixed(4)},"i":${i},"choices":[{"delta":{"content":" tok"}}]}\n\n`;
+    const burst = () => {
+      for (let k = 0; k < (paced ? 10 : 200) && i < n; k++, i++) {
+        if (!res.write(event())) {
+          i++;
+          return res.once('drain', burst);
+        }
+      }
+      if (i >= n) return res.end('data: [DONE]\n\n');
+      if (paced) setTimeout(burst, 1);
+      else setImmediate(burst);
+    };
+    burst();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))) };
+}
+
+/** One streamed GET; returns total time, TTFB and every event's latency (arrival − send). */
+function fetchStream(url: string, agent: Agent): Promise<{ wallMs: number; ttfbMs: number; latencies: number[] }> {
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    let ttfb = -1;
+    let buf = '';
+    const latencies: number[] = [];
+    const req = request(url, { agent }, (res) => {
+      res.setEncoding('utf8');
+      res.on('data', (s: string) => {
+        const now = performance.now();
+        if (ttfb < 0) ttfb = now - start;
+        buf += s;
+        let cut: number;
+        while ((cut = buf.indexOf('\n\n')) >= 0) {
+          const ev = buf.slice(0, cut);
+          buf = buf.slice(cut + 2);
+          const m = /^data: \{"t":([\d.]+)/.exec(ev);
+          if (m) latencies.push(now - Number(m[1]));
+        }
+      });
+      res.once('end', () => resolve({ wallMs: performance.now() - start, ttfbMs: ttfb, latencies }));
+      res.once('error', reject);
+    });
+    req.once('error', reject);
+    req.end();
+  });
+}
+
+/** `tokenscope serve` in a child process: the built binary (`npm run bench` builds first), else the sources through tsx. */
+async function startServe(upstream: string, dataDir: string) {
+  const root = resolve(__dirname, '..');
+  const args = ['serve', '--port', '0', '--data-dir', dataDir, '--upstream', upstream];
+  const argv = existsSync(join(root, 'dist', 'cli.js'))
+    ? [join(root, 'bin', 'tokenscope.js'), ...args]
+    : ['--import', 'tsx', '--eval', `require('./src/cli/main').main(${JSON.stringify(args)}).then((c) => process.exit(c))`];
+  const child = spawn(process.execPath, argv, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 60_000);
+    const check = () => {
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m && out.includes('Press Ctrl+C')) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    };
+    child.stdout!.on('data', check);
+    child.stderr!.on('data', check);
+    child.once('exit', (c) => reject(new Error(`serve exited with ${c}: ${out}`)));
+  });
+  /** Exchange lines printed so far (one per finished, analysed exchange). */
+  const finished = () => (out.match(/^\d\d:\d\d:\d\d {2}\S+ {2}/gm) ?? []).length;
+  const status = (field: 'VmHWM' | 'VmRSS') => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
+  const stop = async () => {
+    child.kill('SIGTERM');
+    if (child.exitCode === null) await new Promise((r) => child.once('exit', r));
+  };
+  return { url, finished, status, stop };
+}
+
+async function until(cond: () => boolean, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+}
+
+export default async function bench() {
+  const up = await startUpstream();
+  const dataDir = mkdtempSync(join(tmpdir(), 'tokenscope-bench-'));
+  const proxy = await startServe(up.url, dataDir);
+  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENT });
+  try {
+    let requests = 0;
+    const through = async (path: string) => {
+      const r = await fetchStream(`${proxy.url}${path}`, agent);
+      requests++;
+      // Let the previous exchange's analysis finish so it does not run under the next measurement.
+      await until(() => proxy.finished() >= requests);
+      return r;
+    };
+    const direct = (path: string) => fetchStream(`${up.url}${path}`, agent);
+    // Warm-up: connections, JIT, the proxy's first-request paths.
+    await direct('/v1/stream?n=2000');
+    await through('/v1/stream?n=2000');
+
+    const paced = { direct: [] as number[], proxy: [] as number[], latDirect: [] as number[], latProxy: [] as number[] };
+    const unpaced = { direct: [] as number[], proxy: [] as number[] };
+    for (let run = 0; run < RUNS; run++) {
+      const order = run % 2 ? ['proxy', 'direct'] : ['direct', 'proxy'];
+      for (const which of order) {
+        const p = `/v1/stream?n=${CHUNKS}&paced=1`;
+        const r = which === 'direct' ? await direct(p) : await through(p);
+        (which === 'direct' ? paced.direct : paced.proxy).push(r.wallMs);
+        (which === 'direct' ? paced.latDirect : paced.latProxy).push(median(r.latencies));
+        const q = `/v1/stream?n=${CHUNKS}`;
+        const u = which === 'direct' ? await direct(q) : await through(q);
+        (which === 'direct' ? unpaced.direct : unpaced.proxy).push(u.wallMs);
+      }
+    }
+
+    const ttfbDirect: number[] = [];
+    const ttfbProxy: number[] = [];
+    for (let i = 0; i < TTFB_SAMPLES; i++) {
+      ttfbDirect.push((await direct('/v1/stream?n=1')).ttfbMs);
+      ttfbProxy.push((await through('/v1/stream?n=1')).ttfbMs);
+    }
+
+    const rssIdleMb = proxy.status('VmRSS');
+    const streams = await Promise.all(Array.from({ length: CONCURRENT }, () => fetchStream(`${proxy.url}/v1/stream?n=2000&paced=1`, agent)));
+    const peakRssMb = proxy.status('VmHWM');
+    const concurrentWallMs = median(streams.map((s) => s.wallMs));
+
+    const wallRatio = median(paced.proxy) / median(paced.direct);
+    const addedTtfb = median(ttfbProxy) - median(ttfbDirect);
+    const addedChunk = median(paced.latProxy) - median(paced.latDirect);
+    return {
+      chunks: CHUNKS,
+      runs: RUNS,
+      pacedStream: { directMs: round(median(paced.direct), 1), proxyMs: round(median(paced.proxy), 1), wallTimeRatio: round(wallRatio), goal: 1.02, met: wallRatio <= 1.02 },
+      unpacedStream: { directMs: round(median(unpaced.direct), 1), proxyMs: round(median(unpaced.proxy), 1), wallTimeRatio: round(median(unpaced.proxy) / median(unpaced.direct)) },
+      ttfb: { directMsP50: round(median(ttfbDirect)), proxyMsP50: round(median(ttfbProxy)), addedMsP50: round(addedTtfb), goal: 1, met: addedTtfb <= 1 },
+      perChunkLatency: { directMsP50: round(median(paced.latDirect)), proxyMsP50: round(median(paced.latProxy)), addedMsP50: round(addedChunk), goal: 0.2, met: addedChunk <= 0.2 },
+      concurrent: { streams: CONCURRENT, chunksEach: 2000, medianWallMs: round(concurrentWallMs, 1), proxyRssIdleMb: round(rssIdleMb, 1), proxyPeakRssMb: round(peakRssMb, 1) },
+    };
+  } finally {
+    agent.destroy();
+    await proxy.stop();
+    await up.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,553 @@
+/**
+ * The capture store: an embedded, crash-safe record of every exchange that crossed the proxy.
+ *
+ * Format and file layout: ./log.ts. The whole index (metadata of every exchange, without bodies) lives in memory,
+ * rebuilt from the log at open, so listing is a sorted-array read; bodies are read from disk on demand.
+ * Writes are synchronous appends straight to the kernel (microseconds each), so a killed process loses nothing that
+ * had arrived. A failing disk (ENOSPC…) pauses capturing with one warning; the proxy keeps forwarding.
+ */
+import { close, closeSync, existsSync, fstatSync, mkdirSync, open, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync, writeSync, writevSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { UserError, type CaptureReader, type CapturedExchange, type ChunkTiming } from '../model';
+import { redactHeaders, redactText, type RedactOptions } from '../redact';
+import { analyzeExchange, type ExchangeAnalysis } from '../analyze';
+import { BODIES_DIR, FRAME_HEADER, LOG_FILE, decodeFrames, decodeRecord, encodeRecord, frameHeader, type LogRecord } from './log';
+import { Sessions } from './sessions';
+
+export interface StoreOptions {
+  /** Oldest finished exchanges are dropped beyond these. Defaults: 2 GiB, 30 days. */
+  retention?: { maxBytes?: number; maxAgeDays?: number };
+  /** One-line warnings: corrupt log lines, disk errors. */
+  onWarning?: (msg: string) => void;
+  /** Run the analysis on each finished exchange and store its summary (default true). */
+  analyze?: boolean;
+  /**
+   * Called after each finished exchange's analysis with the full result (the CLI prints findings from it);
+   * `undefined` when it was not analysed (body over 32 MiB, or the analysis failed: a warning says why).
+   */
+  onAnalyzed?: (exchange: CapturedExchange, result: ExchangeAnalysis | undefined) => void;
+  /** Extra user patterns for the redaction step. */
+  redactPatterns?: RedactOptions['patterns'];
+  /** Idle gap that starts a new session, ms (default 30 min). */
+  sessionIdleMs?: number;
+}
+
+export type StoreChange = { kind: 'added' | 'updated' | 'deleted'; exchange: CapturedExchange };
+
+export interface BeginInit {
+  route: string;
+  upstreamUrl: string;
+  method: string;
+  path: string;
+  requestHeaders: Record<string, string | string[] | undefined>;
+  requestBody?: Uint8Array | string;
+  agent?: string;
+  parentId?: string;
+  target?: string;
+  startedAt?: number;
+}
+
+/** Fields the proxy learns about an exchange besides its bytes. */
+export type ExchangeAnnotations = Partial<Pick<CapturedExchange, 'requestModel' | 'generationId' | 'pin' | 'servedProvider'>>;
+
+export interface ExchangeWriter {
+  readonly id: string;
+  /** `ttfbMs`: the recorded time to first byte, when replaying a recorded exchange (import); default: now. */
+  responseStarted(status: number, headers: Record<string, string | string[] | undefined>, ttfbMs?: number): void;
+  /** Decoded response bytes, in arrival order. `t`: recorded arrival time (ms since start), for imports; default: now. */
+  chunk(bytes: Uint8Array, t?: number): void;
+  annotate(fields: ExchangeAnnotations): void;
+  /** `endedAt`: the recorded end (epoch ms), for imports; default: now. */
+  finish(opts?: { error?: string; incomplete?: boolean; endedAt?: number }): Promise<CapturedExchange>;
+}
+
+export interface CaptureStore extends CaptureReader {
+  readonly dataDir: string;
+  begin(init: BeginInit): ExchangeWriter;
+  delete(id: string): Promise<void>;
+  onDidChange(listener: (e: StoreChange) => void): () => void;
+  /** Resolves once every queued analysis has run (tests, CLI shutdown). */
+  idle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const DEFAULT_MAX_BYTES = 2 * 1024 ** 3;
+const DEFAULT_MAX_AGE_DAYS = 30;
+/** Bodies above this are stored but not analysed: parsing them would stall the proxy's event loop. */
+const MAX_ANALYZED_BYTES = 32 * 1024 * 1024;
+/** Compact the log at open when it holds this many more lines than live exchanges. */
+const COMPACT_SLACK = 1000;
+
+export function defaultDataDir(): string {
+  return process.env.TOKENSCOPE_DATA_DIR || join(homedir(), '.tokenscope');
+}
+
+/** An exchange by id or unique id prefix (what users type); a UserError naming the problem otherwise. */
+export function findCapture(reader: CaptureReader, idOrPrefix: string): CapturedExchange {
+  const exact = reader.get(idOrPrefix);
+  if (exact) return exact;
+  const hits = idOrPrefix ? reader.list().filter((x) => x.id.startsWith(idOrPrefix)) : [];
+  if (hits.length === 1) return reader.get(hits[0].id)!;
+  if (hits.length === 0) throw new UserError(`no capture with id "${idOrPrefix}" (\`tokenscope captures\` lists them)`);
+  throw new UserError(`"${idOrPrefix}" matches ${hits.length} captures; give more of the id`);
+}
+
+export async function openStore(dataDir: string, opts: StoreOptions = {}): Promise<CaptureStore> {
+  const store = new FileStore(dataDir, opts);
+  await store.load();
+  return store;
+}
+
+let lastIdTime = 0;
+let idSeq = 0;
+/** Sortable, time-based, short: 9 base-36 digits of ms, a per-ms sequence, and randomness against other processes. */
+function newId(now: number): string {
+  if (now === lastIdTime) idSeq++;
+  else (lastIdTime = now), (idSeq = 0);
+  const rand = Math.floor(Math.random() * 36 ** 3).toString(36).padStart(3, '0');
+  return now.toString(36).padStart(9, '0') + idSeq.toString(36).padStart(2, '0') + rand;
+}
+
+interface Entry {
+  x: CapturedExchange;
+  reqBytes: number;
+}
+
+class FileStore implements CaptureStore {
+  private readonly entries = new Map<string, Entry>();
+  private sorted: CapturedExchange[] | undefined;
+  private readonly listeners = new Set<(e: StoreChange) => void>();
+  private readonly sessions: Sessions;
+  private readonly bodies: string;
+  private logFd = -1;
+  private lastDiskWarning = 0;
+  private lastAgeCheck = 0;
+  /** Running total of `sizeOf` over all entries, for the size limit. */
+  private totalBytes = 0;
+  private readonly analysisQueue: string[] = [];
+  private analysisRunning: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(
+    readonly dataDir: string,
+    private readonly opts: StoreOptions,
+  ) {
+    this.bodies = join(dataDir, BODIES_DIR);
+    this.sessions = new Sessions(opts.sessionIdleMs);
+  }
+
+  async load(): Promise<void> {
+    mkdirSync(this.bodies, { recursive: true });
+    const logPath = join(this.dataDir, LOG_FILE);
+    let lines = 0;
+    let text = '';
+    if (existsSync(logPath)) text = readFileSync(logPath, 'utf8');
+    let start = 0;
+    let lineNo = 0;
+    while (start < text.length) {
+      let end = text.indexOf('\n', start);
+      if (end < 0) end = text.length;
+      lineNo++;
+      const line = text.slice(start, end);
+      start = end + 1;
+      if (!line.trim()) continue;
+      lines++;
+      const rec = decodeRecord(line);
+      if (!rec) {
+        this.warn(`capture log ${logPath} line ${lineNo} is corrupt and was skipped`);
+        continue;
+      }
+      this.apply(rec);
+    }
+    // The process may have died mid-line: never let the next record glue onto a torn one.
+    this.logFd = openSync(logPath, 'a');
+    if (text.length > 0 && !text.endsWith('\n')) this.append('\n');
+
+    const interrupted: Entry[] = [];
+    for (const e of [...this.entries.values()].sort((a, b) => a.x.startedAt - b.x.startedAt)) {
+      this.sessions.note(e.x.agent, e.x.startedAt, e.x.sessionId);
+      if (e.x.state === 'streaming') interrupted.push(e);
+    }
+    for (const e of interrupted) this.markInterrupted(e);
+    for (const e of this.entries.values()) this.totalBytes += sizeOf(e);
+    if (lines > this.entries.size + COMPACT_SLACK) this.compact(logPath);
+    this.applyRetention();
+  }
+
+  // ── reading ────────────────────────────────────────────────────────────────────────────────────────────────
+
+  /** Newest first. Entries carry metadata only; `get(id)` adds the request body. */
+  list(): CapturedExchange[] {
+    this.sorted ??= [...this.entries.values()].map((e) => e.x).sort((a, b) => b.startedAt - a.startedAt || (a.id < b.id ? 1 : -1));
+    return this.sorted.slice();
+  }
+
+  get(id: string): CapturedExchange | undefined {
+    const e = this.entries.get(id);
+    if (!e) return undefined;
+    const requestBody = this.readRequest(id);
+    return requestBody === undefined ? { ...e.x } : { ...e.x, requestBody };
+  }
+
+  readResponse(id: string): { bytes: Uint8Array; chunks: ChunkTiming[] } | undefined {
+    if (!this.entries.has(id)) return undefined;
+    const { response, chunks } = decodeFrames(this.readBody(id));
+    return { bytes: response, chunks };
+  }
+
+  onDidChange(listener: (e: StoreChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  // ── writing ────────────────────────────────────────────────────────────────────────────────────────────────
+
+  begin(init: BeginInit): ExchangeWriter {
+    const startedAt = init.startedAt ?? Date.now();
+    const t0 = performance.now() - (Date.now() - startedAt);
+    const id = newId(startedAt);
+    const redact: RedactOptions = { patterns: this.opts.redactPatterns };
+    const body = init.requestBody === undefined ? undefined : redactText(typeof init.requestBody === 'string' ? init.requestBody : Buffer.from(init.requestBody).toString('utf8'), redact);
+    const x: CapturedExchange = {
+      id,
+      sessionId: this.sessions.assign(init.agent, startedAt, `s${id}`),
+      startedAt,
+      state: 'streaming',
+      route: init.route,
+      upstreamUrl: redactText(init.upstreamUrl, redact),
+      method: init.method,
+      path: redactText(init.path, redact),
+      requestHeaders: redactHeaders(init.requestHeaders, redact),
+      ...(init.agent !== undefined && { agent: init.agent }),
+      ...(init.parentId !== undefined && { parentId: init.parentId }),
+      ...(init.target !== undefined && { target: init.target }),
+    };
+    const request = body === undefined ? undefined : Buffer.from(body);
+    const reqBytes = request?.length ?? 0;
+    this.entries.set(id, { x, reqBytes });
+    this.totalBytes += reqBytes;
+    this.sorted = undefined;
+    this.record({ op: 'put', x, reqBytes });
+    this.emit('added', x);
+    return new Writer(this, x, t0, redact, request);
+  }
+
+  async delete(id: string): Promise<void> {
+    const e = this.entries.get(id);
+    if (!e) return;
+    this.remove(e);
+  }
+
+  async idle(): Promise<void> {
+    while (this.analysisRunning) await this.analysisRunning;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.idle();
+    this.closed = true;
+    if (this.logFd >= 0) closeSync(this.logFd);
+    this.logFd = -1;
+    this.listeners.clear();
+  }
+
+  // ── internals used by Writer ───────────────────────────────────────────────────────────────────────────────
+
+  /** Merges fields into an exchange, persists them and tells listeners. */
+  patch(x: CapturedExchange, fields: Partial<CapturedExchange>): void {
+    Object.assign(x, fields);
+    this.sorted = undefined;
+    if (!this.entries.has(x.id)) return; // deleted while streaming: keep nothing
+    this.record({ op: 'patch', id: x.id, x: fields });
+    this.emit('updated', x);
+  }
+
+  /** Opens an exchange's body file for appending; -1 when the disk refuses. */
+  openBody(id: string): number {
+    return this.diskWrite(() => openSync(this.bodyPath(id), 'a')) ?? -1;
+  }
+
+  /** The same, off the event loop: creating a file costs up to a millisecond on a busy disk. Errors surface on the sync path. */
+  openBodyAsync(id: string): Promise<number> {
+    return new Promise((resolve) => open(this.bodyPath(id), 'a', (err, fd) => resolve(err ? -1 : fd)));
+  }
+
+  /** Runs one synchronous disk write; a failure becomes a throttled warning, never an exception. */
+  diskWrite<T>(op: () => T): T | undefined {
+    try {
+      return op();
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      const now = Date.now();
+      if (now - this.lastDiskWarning > 60_000) {
+        this.lastDiskWarning = now;
+        const why = err.code === 'ENOSPC' ? 'the disk is full' : `${err.code ?? 'error'}: ${err.message.split('\n')[0]}`;
+        this.warn(`capture store in ${this.dataDir}: ${why}; captures are incomplete until it recovers (the proxy keeps forwarding)`);
+      }
+      return undefined;
+    }
+  }
+
+  finished(x: CapturedExchange): void {
+    if (!this.entries.has(x.id)) return;
+    this.totalBytes += (x.responseBytes ?? 0) + SIZE_ALLOWANCE;
+    this.applyRetention();
+    if (this.opts.analyze !== false && x.status !== undefined) {
+      this.analysisQueue.push(x.id);
+      this.analysisRunning ??= this.drainAnalysis();
+    }
+  }
+
+  // ── private ────────────────────────────────────────────────────────────────────────────────────────────────
+
+  private apply(rec: LogRecord): void {
+    if (rec.op === 'put') {
+      this.entries.set(rec.x.id, { x: rec.x, reqBytes: rec.reqBytes ?? 0 });
+    } else if (rec.op === 'patch') {
+      const e = this.entries.get(rec.id);
+      if (e) Object.assign(e.x, rec.x);
+    } else {
+      this.entries.delete(rec.id);
+    }
+  }
+
+  private markInterrupted(e: Entry): void {
+    const chunks = this.readResponse(e.x.id)?.chunks ?? [];
+    const last = chunks.at(-1);
+    const bytes = last ? last.offset + last.length : 0;
+    this.patch(e.x, {
+      state: 'incomplete',
+      responseBytes: bytes,
+      endedAt: e.x.startedAt + Math.round(last?.t ?? 0),
+      error: `interrupted: Tokenscope stopped while the ${e.x.status === undefined ? 'request was pending' : 'response was streaming'} (${bytes} bytes kept)`,
+    });
+  }
+
+  /** Rewrites the log with one `put` per live exchange (write a copy, then rename over the old one). */
+  private compact(logPath: string): void {
+    const tmp = `${logPath}.compact`;
+    const body = [...this.entries.values()].map((e) => encodeRecord({ op: 'put', x: e.x, reqBytes: e.reqBytes })).join('');
+    if (this.diskWrite(() => writeFileSync(tmp, body)) === undefined) {
+      rmSync(tmp, { force: true });
+      return;
+    }
+    closeSync(this.logFd);
+    renameSync(tmp, logPath);
+    this.logFd = openSync(logPath, 'a');
+  }
+
+  /** Drops the oldest finished exchanges beyond the limits. Cheap when nothing is due: size is a running total, age is checked once a minute. */
+  private applyRetention(): void {
+    const maxBytes = this.opts.retention?.maxBytes ?? DEFAULT_MAX_BYTES;
+    const now = Date.now();
+    const ageDue = now - this.lastAgeCheck >= 60_000;
+    if (this.totalBytes <= maxBytes && !ageDue) return;
+    if (ageDue) this.lastAgeCheck = now;
+    const cutoff = now - (this.opts.retention?.maxAgeDays ?? DEFAULT_MAX_AGE_DAYS) * 86_400_000;
+    for (const x of this.list().reverse()) {
+      if (x.startedAt >= cutoff && this.totalBytes <= maxBytes) break;
+      if (x.state !== 'streaming') this.remove(this.entries.get(x.id)!);
+    }
+  }
+
+  private remove(e: Entry): void {
+    this.entries.delete(e.x.id);
+    this.totalBytes -= e.x.state === 'streaming' ? e.reqBytes : sizeOf(e);
+    this.sorted = undefined;
+    this.record({ op: 'del', id: e.x.id });
+    this.diskWrite(() => rmSync(this.bodyPath(e.x.id), { force: true }));
+    this.emit('deleted', e.x);
+  }
+
+  private async drainAnalysis(): Promise<void> {
+    try {
+      while (this.analysisQueue.length > 0) {
+        // Yield first: analysis never runs inside the forwarding call stack.
+        await new Promise((r) => setImmediate(r));
+        const id = this.analysisQueue.shift()!;
+        const e = this.entries.get(id);
+        if (!e) continue;
+        let result: ExchangeAnalysis | undefined;
+        if ((e.x.responseBytes ?? 0) <= MAX_ANALYZED_BYTES) {
+          try {
+            const res = this.readResponse(id)!;
+            result = analyzeExchange({ ...e.x, requestBody: this.get(id)?.requestBody }, res.bytes, res.chunks);
+            this.patch(e.x, { summary: result.summary });
+          } catch (err) {
+            this.warn(`analysis of ${id} failed: ${(err as Error).message?.split('\n')[0]}`);
+          }
+        }
+        this.opts.onAnalyzed?.(e.x, result);
+      }
+    } finally {
+      this.analysisRunning = undefined;
+    }
+  }
+
+  private record(rec: LogRecord): void {
+    if (this.logFd < 0) return;
+    this.append(encodeRecord(rec));
+  }
+
+  private append(text: string): void {
+    this.diskWrite(() => writeSync(this.logFd, text));
+  }
+
+  private emit(kind: StoreChange['kind'], exchange: CapturedExchange): void {
+    for (const l of this.listeners) {
+      try {
+        l({ kind, exchange });
+      } catch (e) {
+        this.warn(`capture listener failed: ${(e as Error).message}`);
+      }
+    }
+  }
+
+  private warn(msg: string): void {
+    this.opts.onWarning?.(msg);
+  }
+
+  private bodyPath(id: string): string {
+    return join(this.bodies, `${id}.cap`);
+  }
+
+  private readBody(id: string): Uint8Array {
+    const path = this.bodyPath(id);
+    try {
+      // Only a regular file: anything else in its place (a device, a pipe) could block forever.
+      return statSync(path).isFile() ? readFileSync(path) : new Uint8Array(0);
+    } catch {
+      return new Uint8Array(0); // no body yet
+    }
+  }
+
+  /** The request frame alone (it comes first), without reading the response. */
+  private readRequest(id: string): string | undefined {
+    let fd = -1;
+    try {
+      fd = openSync(this.bodyPath(id), 'r');
+      if (!fstatSync(fd).isFile()) return undefined;
+      const head = Buffer.alloc(FRAME_HEADER);
+      if (readSync(fd, head, 0, FRAME_HEADER, 0) < FRAME_HEADER || head[0] !== 'Q'.charCodeAt(0)) return undefined;
+      const body = Buffer.alloc(head.readUInt32LE(1));
+      const n = readSync(fd, body, 0, body.length, FRAME_HEADER);
+      return body.subarray(0, n).toString('utf8');
+    } catch {
+      return undefined;
+    } finally {
+      if (fd >= 0) closeSync(fd);
+    }
+  }
+
+}
+
+/** Rough bytes per exchange for frame headers and log records, besides the bodies. */
+const SIZE_ALLOWANCE = 1024;
+
+function sizeOf(e: Entry): number {
+  return (e.x.responseBytes ?? 0) + e.reqBytes + SIZE_ALLOWANCE;
+}
+
+/** Writes one exchange as it streams. */
+class Writer implements ExchangeWriter {
+  private fd = -1;
+  /** The request frame, until it is on disk (it is written first, as soon as the file is open). */
+  private request: Buffer | undefined;
+  private offset = 0;
+  /** Set when the disk refused a write: the rest of this body is not kept, and the capture says so. */
+  private diskFailed = false;
+  private done = false;
+
+  constructor(
+    private readonly store: FileStore,
+    private readonly x: CapturedExchange,
+    private readonly t0: number,
+    private readonly redact: RedactOptions,
+    request: Buffer | undefined,
+  ) {
+    if (request) this.request = Buffer.concat([frameHeader('Q', request.length, 0), request]);
+    // Create the body file while the upstream thinks, so the first chunk does not wait for the disk. Should the
+    // first chunk come sooner, chunk() opens it itself and the late descriptor is closed unused.
+    void store.openBodyAsync(x.id).then((fd) => {
+      if (fd < 0) return;
+      if (this.fd >= 0 || this.done) close(fd, () => undefined);
+      else this.attach(fd);
+    });
+  }
+
+  get id(): string {
+    return this.x.id;
+  }
+
+  responseStarted(status: number, headers: Record<string, string | string[] | undefined>, ttfbMs?: number): void {
+    if (this.done) return;
+    this.store.patch(this.x, { status, responseHeaders: redactHeaders(headers, this.redact), ttfbMs: ttfbMs ?? round(performance.now() - this.t0) });
+  }
+
+  chunk(bytes: Uint8Array, at?: number): void {
+    if (this.done || this.diskFailed || bytes.length === 0) return;
+    const t = at ?? performance.now() - this.t0;
+    if (!this.ensureOpen()) return;
+    // One frame, one syscall: the bytes and their arrival time reach the kernel together.
+    if (this.store.diskWrite(() => writeFrame(this.fd, frameHeader('R', bytes.length, t), bytes)) !== undefined) this.offset += bytes.length;
+    else this.diskFailed = true;
+  }
+
+  annotate(fields: ExchangeAnnotations): void {
+    if (!this.done) this.store.patch(this.x, fields);
+  }
+
+  async finish(opts: { error?: string; incomplete?: boolean; endedAt?: number } = {}): Promise<CapturedExchange> {
+    if (this.done) return { ...this.x };
+    if (this.request) this.ensureOpen(); // no response bytes came: the request body still gets stored
+    this.done = true;
+    const fd = this.fd;
+    if (fd >= 0) this.store.diskWrite(() => closeSync(fd));
+    this.fd = -1;
+    const lost = this.diskFailed ? `the disk refused a write; only the first ${this.offset} bytes were kept` : undefined;
+    const error = [opts.error ?? this.x.error, lost].filter(Boolean).join('; ') || undefined;
+    this.store.patch(this.x, {
+      state: opts.incomplete || this.diskFailed ? 'incomplete' : error ? 'error' : 'complete',
+      endedAt: opts.endedAt ?? Date.now(),
+      responseBytes: this.offset,
+      ...(error !== undefined && { error }),
+    });
+    this.store.finished(this.x);
+    return { ...this.x };
+  }
+
+  /** True when the body file is open (opening it now if the background open has not finished). */
+  private ensureOpen(): boolean {
+    if (this.fd < 0 && !this.diskFailed) {
+      const fd = this.store.openBody(this.x.id);
+      if (fd < 0) this.diskFailed = true;
+      else this.attach(fd);
+    }
+    return this.fd >= 0 && !this.diskFailed;
+  }
+
+  private attach(fd: number): void {
+    this.fd = fd;
+    const q = this.request;
+    this.request = undefined;
+    if (q && this.store.diskWrite(() => writeAll(fd, q)) === undefined) this.diskFailed = true;
+  }
+}
+
+function writeFrame(fd: number, header: Buffer, bytes: Uint8Array): number {
+  const total = header.length + bytes.length;
+  const n = writevSync(fd, [header, bytes]);
+  if (n < total) writeAll(fd, Buffer.concat([header, bytes]).subarray(n));
+  return total;
+}
+
+function writeAll(fd: number, bytes: Uint8Array): number {
+  let off = 0;
+  while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+  return off;
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}

@@ -1,0 +1,95 @@
+/**
+ * Which upstream a proxied path goes to. The agent's base URL carries the route as its first path segment:
+ *
+ *   /openrouter/v1/chat/completions  → https://openrouter.ai/api/v1/chat/completions
+ *   /sglang/v1/chat/completions      → <SGLang server>/v1/chat/completions
+ *   /anthropic/v1/messages           → https://api.anthropic.com/v1/messages
+ *   /openai/v1/responses             → https://api.openai.com/v1/responses
+ *   /u/<name>/v1/…                   → <custom upstream <name>>/v1/…
+ *   anything else (/v1/…)            → the default upstream (OpenRouter unless configured)
+ */
+export interface Upstreams {
+  openrouter?: string;
+  sglang?: string;
+  anthropic?: string;
+  openai?: string;
+  /** Where paths without a route prefix go. */
+  default?: string;
+  /** Named upstreams, reached under `/u/<name>/`. */
+  custom?: Record<string, string>;
+}
+
+export const DEFAULT_UPSTREAMS = {
+  openrouter: 'https://openrouter.ai/api',
+  sglang: 'http://127.0.0.1:30000',
+  anthropic: 'https://api.anthropic.com',
+  openai: 'https://api.openai.com',
+} as const;
+
+export type NamedRoute = keyof typeof DEFAULT_UPSTREAMS;
+const NAMED = Object.keys(DEFAULT_UPSTREAMS) as NamedRoute[];
+
+export interface ResolvedRoute {
+  /** `openrouter`, `sglang`, `anthropic`, `openai`, a custom name, or `default`. */
+  route: string;
+  /** The upstream base URL as configured. */
+  base: string;
+  /** `scheme://host:port` of the upstream. */
+  origin: string;
+  /** Path and query to request on the upstream. */
+  upstreamPath: string;
+  /** `origin + upstreamPath`. */
+  upstreamUrl: string;
+}
+
+/** The upstream base URL of each route, defaults filled in. */
+export function effectiveUpstreams(u: Upstreams = {}): Required<Upstreams> {
+  const named = Object.fromEntries(NAMED.map((n) => [n, u[n] ?? DEFAULT_UPSTREAMS[n]])) as Record<NamedRoute, string>;
+  return { ...named, default: u.default ?? named.openrouter, custom: u.custom ?? {} };
+}
+
+/** Resolves a request path (with query); undefined for `/u/<name>/…` when no such upstream is configured. */
+export function resolveRoute(path: string, upstreams: Upstreams = {}): ResolvedRoute | undefined {
+  const all = effectiveUpstreams(upstreams);
+  const seg = firstSegment(path);
+  if (seg && (NAMED as string[]).includes(seg.name)) return join(seg.name, all[seg.name as NamedRoute], seg.rest);
+  if (seg?.name === 'u') {
+    const inner = firstSegment(seg.rest);
+    const base = inner && Object.hasOwn(all.custom, inner.name) ? all.custom[inner.name] : undefined;
+    return inner && base ? join(inner.name, base, inner.rest) : undefined;
+  }
+  return join('default', all.default, path);
+}
+
+/** The base URL path prefix an agent should use for a route (`/openrouter`, `/u/name`, or `` for default). */
+export function routePrefix(route: string): string {
+  if (route === 'default') return '';
+  if ((NAMED as string[]).includes(route)) return `/${route}`;
+  return `/u/${encodeURIComponent(route)}`;
+}
+
+function firstSegment(path: string): { name: string; rest: string } | undefined {
+  const m = /^\/([^/?#]+)(.*)$/s.exec(path);
+  if (!m) return undefined;
+  const rest = m[2] === '' ? '/' : m[2].startsWith('?') ? `/${m[2]}` : m[2];
+  return { name: decodeURIComponent(m[1]), rest };
+}
+
+function join(route: string, base: string, rest: string): ResolvedRoute {
+  const u = new URL(base);
+  const basePath = u.pathname.replace(/\/+$/, '');
+  const upstreamPath = basePath + (rest.startsWith('/') ? rest : `/${rest}`);
+  return { route, base, origin: u.origin, upstreamPath, upstreamUrl: u.origin + upstreamPath };
+}
+
+/** Checks an upstream URL given on the command line or in settings; returns it without a trailing slash. */
+export function checkUpstreamUrl(url: string, what: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new Error(`${what} "${url}" is not a URL`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`${what} "${url}" must be http:// or https://`);
+  return url.replace(/\/+$/, '');
+}

@@ -1,0 +1,272 @@
+import assert from 'node:assert/strict';
+import { appendFileSync, existsSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { findCapture, openStore, type StoreChange } from '../../../src/core/capture/store';
+import { LOG_FILE, decodeFrames, frameHeader } from '../../../src/core/capture/log';
+import { containsSecret } from '../../../src/core/redact';
+import { tempDir } from '../proxy/local-upstream';
+
+const KEY = 'sk-or-v1-0123456789abcdef0123456789abcdef';
+const init = (over: Record<string, unknown> = {}) => ({
+  route: 'openrouter',
+  upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions',
+  method: 'POST',
+  path: '/openrouter/v1/chat/completions',
+  requestHeaders: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+  requestBody: JSON.stringify({ model: 'moonshotai/kimi-k2-0905', messages: [{ role: 'user', content: `my key is ${KEY}` }] }),
+  agent: 'opencode',
+  ...over,
+});
+
+function allFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((d) => d.isFile())
+    .map((d) => join(d.parentPath, d.name));
+}
+
+test('an exchange round-trips: metadata, request body, response bytes with chunk timing, change events', async () => {
+  const tmp = tempDir();
+  try {
+    const store = await openStore(tmp.dir, { analyze: false });
+    const events: StoreChange['kind'][] = [];
+    store.onDidChange((e) => events.push(e.kind));
+    const w = store.begin(init());
+    w.responseStarted(200, { 'content-type': 'text/event-stream', 'set-cookie': 'session=abc' });
+    w.chunk(Buffer.from('data: {"a":1}\n\n'));
+    w.chunk(Buffer.from('data: [DONE]\n\n'));
+    assert.equal(store.get(w.id)?.state, 'streaming');
+    const x = await w.finish();
+    assert.equal(x.state, 'complete');
+    assert.equal(x.responseBytes, 29);
+    assert.deepEqual(events, ['added', 'updated', 'updated']);
+    await store.close();
+
+    const again = await openStore(tmp.dir, { analyze: false });
+    const got = again.get(w.id)!;
+    assert.equal(got.status, 200);
+    assert.equal(got.responseHeaders?.['set-cookie'], '[REDACTED:set-cookie-header]');
+    assert.match(got.requestBody!, /kimi-k2-0905/);
+    const res = again.readResponse(w.id)!;
+    assert.equal(Buffer.from(res.bytes).toString(), 'data: {"a":1}\n\ndata: [DONE]\n\n');
+    assert.deepEqual(
+      res.chunks.map((c) => [c.offset, c.length]),
+      [
+        [0, 15],
+        [15, 14],
+      ],
+    );
+    assert.ok(res.chunks[1].t >= res.chunks[0].t);
+    assert.equal(again.list()[0].requestBody, undefined, 'list() carries metadata only');
+    assert.equal(findCapture(again, w.id.slice(0, 10)).id, w.id);
+    await again.close();
+  } finally {
+    tmp.remove();
+  }
+});
+
+test('keys are redacted before anything touches disk', async () => {
+  const tmp = tempDir();
+  try {
+    const store = await openStore(tmp.dir, { analyze: false });
+    const w = store.begin(init({ requestHeaders: { 'x-api-key': KEY, 'x-custom': `token ${KEY}`, cookie: 'a=b' } }));
+    // Checked while the exchange is still open: nothing waits for finish to be redacted.
+    for (const f of allFiles(tmp.dir)) assert.ok(!containsSecret(readFileSync(f, 'utf8')), `${f} holds a key`);
+    assert.ok(!readFileSync(join(tmp.dir, LOG_FILE), 'utf8').includes('a=b'), 'cookie value written');
+    w.responseStarted(200, {});
+    await w.finish();
+    await store.close();
+    for (const f of allFiles(tmp.dir)) assert.ok(!readFileSync(f, 'utf8').includes(KEY.slice(6)), `${f} holds a key`);
+  } finally {
+    tmp.remove();
+  }
+});
+
+test('an exchange the process never finished loads as incomplete with every byte that arrived', async () => {
+  const tmp = tempDir();
+  try {
+    const store = await openStore(tmp.dir, { analyze: false });
+    const w = store.begin(init());
+    w.responseStarted(200, { 'content-type': 'text/event-stream' });
+    w.chunk(Buffer.from('data: {"x":1}\n\n'));
+    w.chunk(Buffer.from('data: {"x":2}\n\n'));
+    // No finish, no close: the writes are already in the files, as after a kill.
+    const after = await openStore(tmp.dir, { analyze: false });
+    const x = after.get(w.id)!;
+    assert.equal(x.state, 'incomplete');
+    assert.equal(x.responseBytes, 30);
+    assert.match(x.error!, /interrupted/);
+    assert.equal(Buffer.from(after.readResponse(w.id)!.bytes).toString(), 'data: {"x":1}\n\ndata: {"x":2}\n\n');
+    await after.close();
+    await store.close();
+  } finally {
+    tmp.remove();
+  }
+});
+
+test('a corrupt log line is skipped with a warning; a torn last line does not swallow the next record', async () => {
+  const tmp = tempDir();
+  try {
+    const store = await openStore(tmp.dir, { analyze: false });
+    const a = store.begin(init());
+    a.responseStarted(200, {});
+    await a.finish();
+    await store.close();
+    const log = join(tmp.dir, LOG_FILE);
+    appendFileSync(log, '{"op":"put","x":{garbage\n');
+    appendFileSync(log, '{"op":"patch","id":"torn"'); // the process died mid-line
+
+    const warnings: string[] = [];
+    const s2 = await openStore(tmp.dir, { analyze: false, onWarning: (m) => warnings.push(m) });
+    assert.equal(warnings.length, 2, warnings.join('\n'));
+    assert.match(warnings[0], /line \d+ is corrupt and was skipped/);
+    const b = s2.begin(init());
+    b.responseStarted(201, {});
+    await b.finish();
+    await s2.close();
+
+    const s3 = await openStore(tmp.dir, { analyze: false, onWarning: (m) => warnings.push(m) });
+    assert.deepEqual(s3.list().map((x) => x.status).sort(), [200, 201]);
+    await s3.close();
+  } finally {
+    tmp.remove();
+  }
+});
+
+test('exchanges group into sessions by agent and idle time, across restarts', async () => {
+  const tmp = tempDir();
+  try {
+    const t = Date.now() - 3 * 3600_000;
+    const store = await openStore(tmp.dir, { analyze: false, sessionIdleMs: 30 * 60_000 });
+    const ids = [
+      store.begin(init({ startedAt: t })),
+      store.begin(init({ startedAt: t + 10 * 60_000 })),
+      store.begin(init({ startedAt: t + 12 * 60_000, agent: 'claude-code' })),
+      store.begin(init({ startedAt: t + 90 * 60_000 })),
+    ];
+    for (const w of ids) await w.finish();
+    const s = ids.map((w) => store.get(w.id)!.sessionId);
+    assert.equal(s[0], s[1]);
+    assert.notEqual(s[2], s[0]);
+    assert.notEqual(s[3], s[0]);
+    await store.close();
+    const again = await openStore(tmp.dir, { analyze: false });
+    const next = again.begin(init({ startedAt: t + 100 * 60_000 }));
+    assert.equal(again.get(next.id)!.sessionId, s[3], 'the session continues after a restart');
+    await again.close();
+  } finally {
+    tmp.remove();
+  }
+});
+
+test('retention drops the oldest finished exchanges by size and by age, files included', async () => {
+  const tmp = tempDir();
+  try {
+    const store = await openStore(tmp.dir, { analyze: false });
+    const old = store.begin(init({ startedAt: Date.now() - 40 * 86_400_000 }));
+    await old.finish();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const w = store.begin(init({ startedAt: Date.now() - (5 - i) * 1000 }));
+      w.responseStarted(200, {});
+      w.chunk(Buffer.alloc(10_000, 97));
+      await w.finish();
+      ids.push(w.id);
+    }
+    await store.close();
+    const deleted: string[] = [];
+    const s2 = await openStore(tmp.dir, { analyze: false, retention: { maxAgeDays: 30, maxBytes: 25_000 } });
+    s2.onDidChange((e) => e.kind === 'deleted' && deleted.push(e.exchange.id));
+    const kept = s2.list().map((x) => x.id);
+    assert.ok(!kept.includes(old.id), 'older than maxAgeDays');
+    assert.ok(kept.length >= 1 && kept.length <= 2, `kept ${kept.length}`);
+    assert.deepEqual(kept, ids.slice(-kept.length).reverse(), 'the newest are kept');
+    assert.ok(!existsSync(join(tmp.dir, 'bodies', `${ids[0]}.cap`)));
+    await s2.delete(kept[0]);
+    assert.deepEqual(deleted, [kept[0]]);
+    assert.equal(s2.get(kept[0]), undefined);
+    await s2.close();
+  } finally {
+    tmp.remove();
+  }
+});
+
+test('a full disk is one clear warning, the exchange says what was lost, and the store keeps working', async (t) => {
+  if (!existsSync('/dev/full')) return t.skip('/dev/full is not available to simulate ENOSPC');
+  const tmp = tempDir();
+  try {
+    const warnings: string[] = [];
+    const store = await openStore(tmp.dir, { analyze: false, onWarning: (m) => warnings.push(m) });
+    // Every write to the first exchange's body fails with ENOSPC, as on a full disk.
+    const off = store.onDidChange((e) => e.kind === 'added' && symlinkSync('/dev/full', join(tmp.dir, 'bodies', `${e.exchange.id}.cap`)));
+    const w = store.begin(init());
+    off();
+    w.responseStarted(200, {});
+    w.chunk(Buffer.from('data: lost\n\n'));
+    w.chunk(Buffer.from('data: lost too\n\n'));
+    const x = await w.finish();
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0], /disk is full.*proxy keeps forwarding/);
+    assert.equal(x.state, 'incomplete');
+    assert.match(x.error!, /disk refused a write/);
+    const next = store.begin(init());
+    next.chunk(Buffer.from('fine'));
+    assert.equal((await next.finish()).responseBytes, 4);
+    await store.close();
+  } finally {
+    tmp.remove();
+  }
+});
+
+test('10,000 exchanges: open and list stay fast', async () => {
+  const tmp = tempDir();
+  try {
+    const N = 10_000;
+    const store = await openStore(tmp.dir, { analyze: false });
+    const t0 = Date.now() - N * 1000;
+    for (let i = 0; i < N; i++) {
+      const w = store.begin(init({ startedAt: t0 + i * 1000, agent: i % 3 ? 'opencode' : 'claude-code' }));
+      w.responseStarted(200, { 'content-type': 'text/event-stream', 'x-generation-id': `gen-${i}` });
+      w.chunk(Buffer.from(`data: {"i":${i}}\n\ndata: [DONE]\n\n`));
+      await w.finish();
+    }
+    await store.close();
+
+    let started = performance.now();
+    const again = await openStore(tmp.dir, { analyze: false });
+    const openMs = performance.now() - started;
+    started = performance.now();
+    const list = again.list();
+    const firstListMs = performance.now() - started;
+    started = performance.now();
+    for (let i = 0; i < 100; i++) again.list();
+    const listMs = (performance.now() - started) / 100;
+    assert.equal(list.length, N);
+    assert.ok(list[0].startedAt > list[N - 1].startedAt, 'newest first');
+    process.stdout.write(`# 10k exchanges: open ${openMs.toFixed(0)} ms, first list ${firstListMs.toFixed(1)} ms, cached list ${listMs.toFixed(2)} ms\n`);
+    assert.ok(openMs < 3000, `open took ${openMs} ms`);
+    assert.ok(listMs < 20, `list took ${listMs} ms`);
+    await again.close();
+  } finally {
+    tmp.remove();
+  }
+});
+
+test('body frames: a frame torn by a crash still yields the bytes it holds', () => {
+  const frames = Buffer.concat([
+    frameHeader('Q', 2, 0),
+    Buffer.from('{}'),
+    frameHeader('R', 5, 1.5),
+    Buffer.from('hello'),
+    frameHeader('R', 6, 2.25),
+    Buffer.from(' wor'), // cut: 2 of 6 bytes missing
+  ]);
+  const d = decodeFrames(frames);
+  assert.equal(Buffer.from(d.request!).toString(), '{}');
+  assert.equal(Buffer.from(d.response).toString(), 'hello wor');
+  assert.deepEqual(d.chunks, [
+    { t: 1.5, offset: 0, length: 5 },
+    { t: 2.25, offset: 5, length: 4 },
+  ]);
+  assert.equal(decodeFrames(frames.subarray(0, 20)).response.length, 0, 'a torn header is dropped');
+});

@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { errorBody, speaksAnthropic } from '../../../src/core/proxy/errors';
+import { isLoopbackHost, refusal } from '../../../src/core/proxy/guard';
+import { pinHonoured, requestInfo, servedProvider } from '../../../src/core/proxy/openrouter';
+import { checkUpstreamUrl, resolveRoute, routePrefix } from '../../../src/core/proxy/routes';
+import { agentFromHeaders } from '../../../src/core/proxy/user-agent';
+
+test('routes map the first path segment to an upstream, keeping the rest and the query', () => {
+  const r = (p: string, u = {}) => resolveRoute(p, u)?.upstreamUrl;
+  assert.equal(r('/openrouter/v1/chat/completions'), 'https://openrouter.ai/api/v1/chat/completions');
+  assert.equal(r('/anthropic/v1/messages/count_tokens?beta=true'), 'https://api.anthropic.com/v1/messages/count_tokens?beta=true');
+  assert.equal(r('/openai/v1/responses'), 'https://api.openai.com/v1/responses');
+  assert.equal(r('/sglang/generate'), 'http://127.0.0.1:30000/generate');
+  assert.equal(r('/sglang/v1/models', { sglang: 'http://gpu-box:8000/' }), 'http://gpu-box:8000/v1/models');
+  assert.equal(r('/v1/chat/completions'), 'https://openrouter.ai/api/v1/chat/completions', 'default is OpenRouter');
+  assert.equal(r('/v1/models', { default: 'http://127.0.0.1:1234/base' }), 'http://127.0.0.1:1234/base/v1/models');
+  assert.equal(r('/u/lab/v1/chat/completions', { custom: { lab: 'https://lab.example/api' } }), 'https://lab.example/api/v1/chat/completions');
+  assert.equal(resolveRoute('/u/nope/v1/x', { custom: { lab: 'https://lab.example' } }), undefined);
+  assert.equal(resolveRoute('/u/constructor/v1/x'), undefined, 'no prototype keys as upstream names');
+  assert.equal(r('/openrouterx/v1/x'), 'https://openrouter.ai/api/openrouterx/v1/x', 'a route is a whole segment');
+  assert.equal(resolveRoute('/openrouter/v1/x')?.route, 'openrouter');
+  assert.equal(resolveRoute('/v1/x')?.route, 'default');
+  assert.equal(routePrefix('default'), '');
+  assert.equal(routePrefix('sglang'), '/sglang');
+  assert.equal(routePrefix('my lab'), '/u/my%20lab');
+  assert.equal(checkUpstreamUrl('http://x:1/', '--upstream'), 'http://x:1');
+  assert.throws(() => checkUpstreamUrl('ftp://x', '--upstream'), /must be http/);
+  assert.throws(() => checkUpstreamUrl('nope', '--upstream'), /not a URL/);
+});
+
+test('only loopback Host names and loopback browser origins pass', () => {
+  for (const h of ['127.0.0.1:8719', 'localhost:8719', 'localhost', '[::1]:8719', '127.0.0.2', 'app.localhost:1']) assert.ok(isLoopbackHost(h), h);
+  for (const h of ['evil.example', 'evil.example:8719', '127.0.0.1.evil.example', '0.0.0.0', '', undefined]) assert.ok(!isLoopbackHost(h), String(h));
+  assert.equal(refusal({ host: '127.0.0.1:8719' }), undefined);
+  assert.equal(refusal({ host: '127.0.0.1:8719', origin: 'http://localhost:5173' }), undefined);
+  assert.match(refusal({ host: 'attacker.example' })!, /not a loopback name/);
+  assert.match(refusal({ host: '127.0.0.1', origin: 'https://attacker.example' })!, /Origin/);
+  assert.match(refusal({ host: '127.0.0.1', origin: 'null' })!, /Origin/);
+});
+
+test('agents are recognised from User-Agent and attribution headers', () => {
+  const ua = (v: string, extra = {}) => agentFromHeaders({ 'user-agent': v, ...extra });
+  assert.equal(ua('opencode/1.18.33 ai-sdk/provider-utils/4.0.23 runtime/bun/1.3.14'), 'opencode');
+  assert.equal(ua('claude-cli/2.0.14 (external, cli)'), 'claude-code');
+  assert.equal(ua('codex_cli_rs/0.162.1 (Ubuntu 24.4.0; x86_64)'), 'codex');
+  assert.equal(ua('OpenAI/JS 6.49.0'), 'openai-sdk');
+  assert.equal(ua('Anthropic/JS 1.14.0'), 'anthropic-sdk');
+  assert.equal(ua('ai-sdk/openai-compatible/1.0.61 ai-sdk/provider-utils/3.0.20 runtime/node.js/20'), 'ai-sdk');
+  assert.equal(ua('OpenAI/JS 5.0.0', { 'x-title': 'Roo Code' }), 'roo-code');
+  assert.equal(ua('axios/1.7', { 'http-referer': 'https://cline.bot' }), 'cline');
+  assert.equal(ua('MyTool/2.1'), 'mytool');
+  assert.equal(agentFromHeaders({}), undefined);
+});
+
+test('OpenRouter facts: request model and pin, served provider, whether the pin held', () => {
+  assert.deepEqual(requestInfo('{"model":"m","provider":{"only":["fireworks","novita"]}}'), { model: 'm', pin: ['fireworks', 'novita'] });
+  assert.deepEqual(requestInfo('{"model":"m","provider":{"order":["chutes"],"allow_fallbacks":false}}'), { model: 'm', pin: ['chutes'] });
+  assert.deepEqual(requestInfo('{"model":"m","provider":{"sort":"price"}}'), { model: 'm' });
+  assert.deepEqual(requestInfo('{"truncated'), {});
+  assert.deepEqual(requestInfo(undefined), {});
+  assert.equal(servedProvider('data: {"id":"gen-1","provider":"Google AI Studio","model":"x"}'), 'Google AI Studio');
+  assert.equal(servedProvider('data: {"choices":[{"delta":{"content":"\\"provider\\":\\"Liar\\""}}]}'), undefined, 'model text cannot fake it');
+  assert.ok(pinHonoured(['google-ai-studio'], 'Google AI Studio'));
+  assert.ok(pinHonoured(['fireworks/fp8'], 'Fireworks'));
+  assert.ok(pinHonoured(['moonshotai'], 'Moonshot AI'));
+  assert.ok(!pinHonoured(['fireworks'], 'Chutes'));
+});
+
+test('proxy errors take the shape of the API the client speaks', () => {
+  assert.ok(speaksAnthropic('default', '/v1/messages', {}));
+  assert.ok(speaksAnthropic('default', '/v1/messages/count_tokens?x=1', {}));
+  assert.ok(speaksAnthropic('openrouter', '/openrouter/v1/chat/completions', { 'anthropic-version': '2023-06-01' }));
+  assert.ok(!speaksAnthropic('openrouter', '/openrouter/v1/chat/completions', {}));
+  assert.deepEqual(JSON.parse(errorBody(true, 502, 'down')), { type: 'error', error: { type: 'api_error', message: 'down' } });
+  assert.deepEqual(JSON.parse(errorBody(false, 502, 'down')), { error: { message: 'down', type: 'upstream_error', code: 502 } });
+});

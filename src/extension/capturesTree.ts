@@ -1,0 +1,89 @@
+/** The Captures tree: sessions → exchanges, refreshed live from the capture store. Wording lives in viewModel.ts. */
+import * as vscode from 'vscode';
+import type { CapturedExchange } from '../core/model';
+import { exchangeRow, groupSessions, type SessionNode } from './viewModel';
+
+type Node = SessionNode | { kind: 'exchange'; exchange: CapturedExchange };
+
+const COLORS = {
+  error: new vscode.ThemeColor('testing.iconFailed'),
+  warning: new vscode.ThemeColor('testing.iconQueued'),
+  ok: new vscode.ThemeColor('testing.iconPassed'),
+  muted: new vscode.ThemeColor('disabledForeground'),
+};
+
+export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<Node | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  private sessions: SessionNode[] = [];
+  private brokenOnly = false;
+  private pending: NodeJS.Timeout | undefined;
+  readonly view: vscode.TreeView<Node>;
+
+  constructor(private readonly list: () => CapturedExchange[]) {
+    this.view = vscode.window.createTreeView('tokenscope.captures', { treeDataProvider: this, showCollapseAll: true });
+    this.rebuild();
+  }
+
+  setBrokenOnly(on: boolean): void {
+    this.brokenOnly = on;
+    void vscode.commands.executeCommand('setContext', 'tokenscope.brokenOnly', on);
+    this.view.description = on ? 'broken only' : undefined;
+    this.refresh();
+  }
+
+  /** Coalesces bursts of store changes (a streaming exchange updates often) into one redraw per 150 ms. */
+  refresh(): void {
+    this.pending ??= setTimeout(() => {
+      this.pending = undefined;
+      this.rebuild();
+      this.changed.fire(undefined);
+    }, 150);
+  }
+
+  private rebuild(): void {
+    this.sessions = groupSessions(this.list(), this.brokenOnly);
+    const broken = this.sessions.reduce((n, s) => n + s.broken, 0);
+    this.view.badge = broken ? { value: broken, tooltip: `${broken} broken exchange${broken === 1 ? '' : 's'}` } : undefined;
+  }
+
+  getChildren(node?: Node): Node[] {
+    if (!node) return this.sessions;
+    if (node.kind === 'session') return node.exchanges.map((exchange) => ({ kind: 'exchange', exchange }));
+    return [];
+  }
+
+  getTreeItem(node: Node): vscode.TreeItem {
+    if (node.kind === 'session') {
+      const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.Expanded);
+      item.id = `session:${node.id}`;
+      item.description = node.description;
+      item.tooltip = node.tooltip;
+      item.iconPath = new vscode.ThemeIcon('history');
+      item.contextValue = 'session';
+      return item;
+    }
+    const row = exchangeRow(node.exchange);
+    const item = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.None);
+    item.id = `exchange:${node.exchange.id}`;
+    item.description = row.description;
+    item.tooltip = row.tooltip;
+    item.contextValue = row.contextValue;
+    item.iconPath = new vscode.ThemeIcon(row.icon.spin ? `${row.icon.id}~spin` : row.icon.id, row.icon.color && COLORS[row.icon.color]);
+    item.command = { command: 'tokenscope.open', title: 'Open', arguments: [node.exchange.id] };
+    return item;
+  }
+
+  dispose(): void {
+    clearTimeout(this.pending);
+    this.changed.dispose();
+    this.view.dispose();
+  }
+}
+
+/** The exchange id a tree command was invoked on (context menu passes the node; Open passes the id). */
+export function exchangeIdOf(arg: unknown): string | undefined {
+  if (typeof arg === 'string') return arg;
+  if (arg && typeof arg === 'object' && (arg as Node).kind === 'exchange') return (arg as { exchange: CapturedExchange }).exchange.id;
+  return undefined;
+}

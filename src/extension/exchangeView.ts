@@ -1,0 +1,174 @@
+/**
+ * Builds the webview's plain-JSON view of one exchange from the core's records. Pure (no `vscode` import).
+ * Also maps finding offsets to line/column in the raw-stream document the Problems panel points at.
+ */
+import type { ExchangeAnalysis } from '../core/analyze';
+import { exchangeModel, exchangeProvider } from '../core/capture/describe';
+import type { RuleInfo } from '../core/checks/index';
+import type { CapturedExchange, ChunkTiming, NormalizedRequest, ParsedResponse, Severity } from '../core/model';
+import type { TokenAccounting } from '../core/tokens/accounting';
+import type { TokenStream } from '../core/tokens/stream';
+import {
+  SEGMENT_KINDS,
+  TOKEN_KINDS,
+  type ExchangeView,
+  type FindingView,
+  type RequestView,
+  type ResponseView,
+  type TokenStreamView,
+  type WireEventView,
+} from '../../webview/protocol';
+
+const BODY_KEYS_SHOWN_ELSEWHERE = new Set(['messages', 'tools', 'input', 'system', 'model', 'stream', 'provider', 'functions']);
+
+export function requestView(req: NormalizedRequest): RequestView {
+  const params: Record<string, unknown> = {};
+  if (req.raw && typeof req.raw === 'object') {
+    for (const [k, v] of Object.entries(req.raw as Record<string, unknown>)) if (!BODY_KEYS_SHOWN_ELSEWHERE.has(k)) params[k] = v;
+  }
+  return { model: req.model, stream: req.stream, messages: req.messages, tools: req.tools, params, provider: req.provider };
+}
+
+export function responseView(res: ParsedResponse): ResponseView {
+  return {
+    message: res.message,
+    finishReason: res.finishReason,
+    nativeFinishReason: res.nativeFinishReason,
+    usage: res.usage,
+    error: res.error,
+    terminated: res.terminated,
+    wireIssues: res.wireIssues.map((w) => ({ code: w.code, message: w.message })),
+  };
+}
+
+/** Wire events with inter-event gaps (timestamps are ms since the first response byte). */
+export function wireEvents(res: ParsedResponse): WireEventView[] {
+  let prev: number | undefined;
+  return res.events.map((e) => {
+    const gap = e.t !== undefined && prev !== undefined ? e.t - prev : undefined;
+    if (e.t !== undefined) prev = e.t;
+    return { t: e.t, gap, event: e.event, data: e.data, comment: e.comment };
+  });
+}
+
+export function findingViews(result: ExchangeAnalysis | undefined, ruleInfo?: (id: string) => RuleInfo | undefined): FindingView[] {
+  return (result?.analysis.findings ?? []).map((f) => {
+    const info = ruleInfo?.(f.rule);
+    return { ...f, title: info?.title, why: info?.why };
+  });
+}
+
+function worst(findings: readonly { severity: Severity }[]): Severity | undefined {
+  if (findings.some((f) => f.severity === 'error')) return 'error';
+  if (findings.some((f) => f.severity === 'warning')) return 'warning';
+  return findings.length ? 'info' : undefined;
+}
+
+function ms(n: number | undefined): string | undefined {
+  return n === undefined ? undefined : n < 1000 ? `${Math.round(n)} ms` : `${(n / 1000).toFixed(2)} s`;
+}
+
+export interface ExchangeInput {
+  exchange: CapturedExchange;
+  chunks: ChunkTiming[];
+  /** The full analysis, or why it could not run. */
+  result?: ExchangeAnalysis;
+  unavailable?: string;
+  ruleInfo?: (id: string) => RuleInfo | undefined;
+}
+
+export function exchangeView({ exchange: x, chunks, result, unavailable, ruleInfo }: ExchangeInput): ExchangeView {
+  const findings = findingViews(result, ruleInfo);
+  const res = result?.response;
+  const model = res?.model ?? exchangeModel(x);
+  const provider = res?.provider ?? exchangeProvider(x);
+  const meta: { label: string; value: string | undefined }[] = [
+    { label: 'Model', value: model },
+    { label: 'Provider', value: provider },
+    { label: 'Finish', value: res?.finishReason ? `${res.finishReason}${res.nativeFinishReason && res.nativeFinishReason !== res.finishReason ? ` (native: ${res.nativeFinishReason})` : ''}` : undefined },
+    { label: 'Status', value: x.status !== undefined ? `HTTP ${x.status} · ${x.state}` : x.state },
+    { label: 'Route', value: `${x.method} ${x.path} → ${x.upstreamUrl}` },
+    { label: 'Agent', value: x.agent },
+    { label: 'Time to first byte', value: ms(x.ttfbMs) },
+    { label: 'Duration', value: ms(x.endedAt !== undefined ? x.endedAt - x.startedAt : undefined) },
+    { label: 'Response size', value: x.responseBytes !== undefined ? `${x.responseBytes} bytes in ${chunks.length} chunks` : undefined },
+    { label: 'Family', value: result?.analysis.family },
+    { label: 'Pin', value: x.pin ? `${x.pin.requested.join(', ')}${x.pin.honoured === false ? ' (NOT honoured)' : ''}` : undefined },
+    { label: 'Error', value: x.error },
+  ];
+  return {
+    id: x.id,
+    title: [model ?? 'exchange', provider].filter(Boolean).join(' · '),
+    meta: meta.filter((m): m is { label: string; value: string } => m.value !== undefined && m.value !== ''),
+    worst: worst(findings),
+    findings,
+    native: result ? { text: result.analysis.native.text, source: result.analysis.native.source } : undefined,
+    request: result?.request ? requestView(result.request) : undefined,
+    response: res ? responseView(res) : undefined,
+    wire: { events: res ? wireEvents(res) : [], chunks },
+    unavailable,
+  };
+}
+
+/** Zero-based line/character of a UTF-16 offset in `text` (what vscode.Position takes). */
+export function positionAt(text: string, offset: number): { line: number; character: number } {
+  const clamped = Math.max(0, Math.min(offset, text.length));
+  let line = 0;
+  let lineStart = 0;
+  for (let i = text.indexOf('\n'); i !== -1 && i < clamped; i = text.indexOf('\n', i + 1)) {
+    line++;
+    lineStart = i + 1;
+  }
+  return { line, character: clamped - lineStart };
+}
+
+/** The range a finding marks in the native text; a missing marker marks one character at its expected place. */
+export function findingRange(f: FindingView, textLength: number): { start: number; end: number } {
+  if (f.start !== undefined) return { start: f.start, end: Math.max(f.start, f.end ?? f.start) };
+  if (f.expectedAt !== undefined) return { start: Math.max(0, f.expectedAt - 1), end: f.expectedAt };
+  return { start: 0, end: Math.min(1, textLength) };
+}
+
+const SEGMENT_INDEX = new Map(SEGMENT_KINDS.map((k, i) => [k, i]));
+const KIND_INDEX = new Map<string, number>(TOKEN_KINDS.map((k, i) => [k, i]));
+
+/** A core token stream → the webview's columns. Findings carry their token placement and rule help. */
+export function tokenStreamView(stream: TokenStream, ruleInfo?: (id: string) => RuleInfo | undefined): TokenStreamView {
+  const n = stream.tokens.length;
+  const view: TokenStreamView = {
+    tokenizer: stream.tokenizer,
+    source: stream.source,
+    ids: new Array(n),
+    texts: new Array(n),
+    starts: new Array(n),
+    ends: new Array(n),
+    kinds: new Array(n),
+    segments: new Array(n),
+    accounting: accountingRows(stream.accounting),
+    findings: stream.findings.map((tf) => {
+      const info = ruleInfo?.(tf.finding.rule);
+      return { ...tf.finding, title: info?.title, why: info?.why, tokens: tf.tokens, expectedBefore: tf.expectedBefore };
+    }),
+  };
+  for (let i = 0; i < n; i++) {
+    const t = stream.tokens[i];
+    view.ids[i] = t.id;
+    // Whole characters go raw (the view shows whitespace on demand); partial bytes keep the core's `\xNN` label.
+    view.texts[i] = t.bytes || t.kind === 'special' ? t.text : stream.text.slice(t.start, t.end);
+    view.starts[i] = t.start;
+    view.ends[i] = t.end;
+    view.kinds[i] = KIND_INDEX.get(t.kind) ?? 0;
+    view.segments[i] = SEGMENT_INDEX.get(t.segment ?? 'none') ?? 0;
+  }
+  return view;
+}
+
+function accountingRows(a: TokenAccounting): { label: string; value: string }[] {
+  const rows = [{ label: 'Counted', value: `${a.counted} tokens (${a.countedReasoning} in reasoning)` }];
+  if (a.billed !== undefined) {
+    const delta = a.delta !== undefined ? ` (${a.delta > 0 ? '+' : ''}${a.delta} counted vs billed)` : '';
+    rows.push({ label: 'Billed', value: `${a.billed} completion tokens${a.billedReasoning !== undefined ? `, ${a.billedReasoning} reasoning` : ''}${delta}` });
+  } else rows.push({ label: 'Billed', value: 'not reported by the upstream' });
+  if (a.mismatch) rows.push({ label: 'Accounting', value: 'MISMATCH: see the token-accounting finding' });
+  return rows;
+}

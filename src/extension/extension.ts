@@ -1,0 +1,247 @@
+/**
+ * Tokenscope in VS Code: starts the capture proxy with the editor, shows captures live in the activity bar, and
+ * opens each exchange in a token view. This file only wires parts together; logic lives in the core and in the
+ * pure view-model modules beside it.
+ */
+import * as vscode from 'vscode';
+import { defaultDataDir, openStore, type CaptureStore } from '../core/capture/store';
+import { startProxy, type ProxyHandle } from '../core/proxy/server';
+import { OpenRouterClient } from '../core/upstream/openrouter';
+import { copyAgentSnippet, launchAgent } from './agentCommands';
+import { CapturesTree, exchangeIdOf } from './capturesTree';
+import { registerCompare } from './compare/index';
+import { exportRepro, openRepro, rerunExchange, type ReproDeps } from './reproCommands';
+import { ExchangePanels } from './exchangePanel';
+import { Exchanges } from './exchanges';
+import { readSettings, type Settings } from './settings';
+import { ExchangeTokenizer } from './tokenize';
+import { statusBarText, statusBarTooltip, type ProxyStatus } from './viewModel';
+
+/** SecretStorage name = the variable agents read it from (src/core/proxy/agents.ts). */
+const SECRET_OPENROUTER = 'OPENROUTER_API_KEY';
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const log = vscode.window.createOutputChannel('Tokenscope', { log: true });
+  context.subscriptions.push(log);
+  const app = new App(context, log);
+  context.subscriptions.push(app);
+  await app.start();
+}
+
+export function deactivate(): void {
+  // Everything is in context.subscriptions; App.dispose closes the proxy and the store.
+}
+
+class App implements vscode.Disposable {
+  private settings: Settings;
+  private store: CaptureStore | undefined;
+  private proxy: ProxyHandle | undefined;
+  private proxyStatus: ProxyStatus = { state: 'stopped' };
+  private readonly status = vscode.window.createStatusBarItem('tokenscope.status', vscode.StatusBarAlignment.Left, 50);
+  private readonly tree: CapturesTree;
+  private readonly exchanges: Exchanges;
+  private readonly panels: ExchangePanels;
+  private readonly tokenizer: ExchangeTokenizer;
+  private readonly disposables: vscode.Disposable[] = [];
+  private unsubscribeStore: (() => void) | undefined;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly log: vscode.LogOutputChannel,
+  ) {
+    this.settings = this.readSettings();
+    this.status.name = 'Tokenscope';
+    this.status.command = 'workbench.view.extension.tokenscope';
+    this.tree = new CapturesTree(() => this.store?.list() ?? []);
+    this.exchanges = new Exchanges(() => this.store, log);
+    this.tokenizer = new ExchangeTokenizer(vscode.Uri.joinPath(context.extensionUri, 'dist', 'tokens-worker.js').fsPath, () => ({
+      tokenizerDir: this.settings.tokenizerFolder,
+      cacheDir: this.store?.dataDir,
+      onWarning: (m) => log.warn(m),
+    }));
+    this.panels = new ExchangePanels(context.extensionUri, this.exchanges, (o) => this.tokenizer.tokens(o.result), log);
+    this.disposables.push(this.status, this.tree, this.exchanges, this.panels);
+    this.registerCommands();
+    this.disposables.push(
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('tokenscope')) void this.onSettingsChanged(e);
+      }),
+    );
+    this.render();
+    this.status.show();
+  }
+
+  private readSettings(): Settings {
+    const cfg = vscode.workspace.getConfiguration('tokenscope');
+    const s = readSettings((k) => cfg.get(k), vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
+    for (const p of [...s.upstreamProblems, ...s.redactionProblems]) this.log.warn(`settings: ${p}`);
+    return s;
+  }
+
+  async start(): Promise<void> {
+    await this.openStore();
+    if (this.settings.autostart) await this.startProxy();
+  }
+
+  private async openStore(): Promise<void> {
+    const dir = this.settings.captureFolder ?? defaultDataDir();
+    try {
+      this.store = await openStore(dir, {
+        retention: this.settings.retentionDays ? { maxAgeDays: this.settings.retentionDays } : { maxAgeDays: Number.POSITIVE_INFINITY },
+        redactPatterns: this.settings.redactionPatterns,
+        onWarning: (m) => this.log.warn(m),
+      });
+      this.log.info(`capture store: ${dir} (${this.store.list().length} exchanges)`);
+      this.unsubscribeStore = this.store.onDidChange((e) => {
+        this.tree.refresh();
+        this.render();
+        if (e.kind !== 'added') void this.panels.changed(e.exchange.id, e.kind === 'deleted');
+      });
+    } catch (e) {
+      this.log.error(`cannot open the capture store in ${dir}`, e as Error);
+      void vscode.window.showErrorMessage(`Tokenscope cannot open its capture store in ${dir}: ${(e as Error).message.split('\n')[0]}`);
+    }
+    this.tree.refresh();
+  }
+
+  private async startProxy(): Promise<void> {
+    if (this.proxy || !this.store) return;
+    this.proxyStatus = { state: 'starting' };
+    this.render();
+    try {
+      this.proxy = await startProxy({
+        port: this.settings.port,
+        store: this.store,
+        upstreams: this.settings.upstreams,
+        log: (line) => this.log.info(line),
+      });
+      this.proxyStatus = { state: 'running', port: this.proxy.port };
+      this.log.info(`capture proxy listening on ${this.proxy.url}`);
+    } catch (e) {
+      const reason = (e as Error).message.split('\n')[0];
+      this.proxyStatus = { state: 'failed', reason };
+      this.log.error(`capture proxy failed to start: ${reason}`);
+      void vscode.window.showErrorMessage(`Tokenscope capture proxy failed to start: ${reason}`, 'Open Settings').then((a) => {
+        if (a) void vscode.commands.executeCommand('workbench.action.openSettings', 'tokenscope.proxy');
+      });
+    }
+    this.render();
+  }
+
+  private async stopProxy(): Promise<void> {
+    const p = this.proxy;
+    this.proxy = undefined;
+    this.proxyStatus = { state: 'stopped' };
+    this.render();
+    await p?.close();
+  }
+
+  private async onSettingsChanged(e: vscode.ConfigurationChangeEvent): Promise<void> {
+    const before = this.settings;
+    this.settings = this.readSettings();
+    if (e.affectsConfiguration('tokenscope.tokenizer')) void this.tokenizer.clear();
+    if (e.affectsConfiguration('tokenscope.capture') || e.affectsConfiguration('tokenscope.redaction')) {
+      const running = !!this.proxy;
+      await this.stopProxy();
+      this.unsubscribeStore?.();
+      await this.store?.close();
+      this.store = undefined;
+      await this.openStore();
+      if (running || this.settings.autostart) await this.startProxy();
+      return;
+    }
+    const proxyChanged =
+      e.affectsConfiguration('tokenscope.proxy.port') || e.affectsConfiguration('tokenscope.upstreams') || e.affectsConfiguration('tokenscope.sglang');
+    if (proxyChanged && this.proxy) {
+      await this.stopProxy();
+      await this.startProxy();
+    } else if (!before.autostart && this.settings.autostart && !this.proxy) {
+      await this.startProxy();
+    }
+  }
+
+  private render(): void {
+    const list = this.store?.list() ?? [];
+    this.status.text = statusBarText(this.proxyStatus, list);
+    this.status.tooltip = statusBarTooltip(this.proxyStatus, this.proxy?.url);
+    this.status.backgroundColor = this.proxyStatus.state === 'failed' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+  }
+
+  private registerCommands(): void {
+    const reg = (id: string, fn: (...args: unknown[]) => unknown) => this.disposables.push(vscode.commands.registerCommand(id, fn));
+
+    reg('tokenscope.open', (arg) => {
+      const id = exchangeIdOf(arg);
+      if (id) return this.panels.show(id);
+    });
+    reg('tokenscope.delete', async (arg) => {
+      const id = exchangeIdOf(arg);
+      if (!id || !this.store) return;
+      this.exchanges.clearDiagnostics(id);
+      await this.store.delete(id);
+    });
+    reg('tokenscope.showBrokenOnly', () => this.tree.setBrokenOnly(true));
+    reg('tokenscope.showAll', () => this.tree.setBrokenOnly(false));
+    reg('tokenscope.startProxy', () => this.startProxy());
+    reg('tokenscope.stopProxy', () => this.stopProxy());
+    reg('tokenscope.showLog', () => this.log.show());
+    reg('tokenscope.copyBaseUrl', async () => {
+      if (!this.proxy) return vscode.window.showWarningMessage('Tokenscope: the capture proxy is not running (Tokenscope: Start Capture Proxy).');
+      const url = `${this.proxy.url}/v1`;
+      await vscode.env.clipboard.writeText(url);
+      void vscode.window.showInformationMessage(`Tokenscope: copied ${url}`);
+    });
+    reg('tokenscope.setOpenRouterKey', async () => {
+      const key = await vscode.window.showInputBox({
+        title: 'OpenRouter API key',
+        prompt: 'Kept in VS Code secret storage; used only for re-runs and comparisons. Leave empty to remove it.',
+        password: true,
+        ignoreFocusOut: true,
+      });
+      if (key === undefined) return;
+      if (key.trim()) await this.context.secrets.store(SECRET_OPENROUTER, key.trim());
+      else await this.context.secrets.delete(SECRET_OPENROUTER);
+      void vscode.window.showInformationMessage(key.trim() ? 'Tokenscope: OpenRouter key stored.' : 'Tokenscope: OpenRouter key removed.');
+    });
+    reg('tokenscope.launchAgent', () => launchAgent(this.proxy?.url, this.context.secrets));
+    reg('tokenscope.copyAgentSnippet', () => copyAgentSnippet(this.proxy?.url));
+    const repro: ReproDeps = {
+      store: () => this.store,
+      openrouter: () => this.openRouterClient(),
+      sglangUrl: () => this.settings.upstreams.sglang,
+      patterns: () => this.settings.redactionPatterns,
+      version: String(this.context.extension.packageJSON.version ?? 'unknown'),
+      openExchange: (id) => this.panels.show(id),
+      log: this.log,
+    };
+    reg('tokenscope.rerun', (arg) => rerunExchange(repro, exchangeIdOf(arg)));
+    reg('tokenscope.export', (arg) => exportRepro(repro, exchangeIdOf(arg)));
+    reg('tokenscope.openRepro', () => openRepro(repro));
+    // Compare Providers… and Diff Exchanges… (tokenscope.compareProviders, tokenscope.diffExchanges).
+    registerCompare(this.context, {
+      store: () => this.store,
+      openrouter: () => this.openRouterClient(),
+      openExchange: (id) => void this.panels.show(id),
+      log: this.log,
+      tokens: async (id) => this.tokenizer.tokens((await this.exchanges.open(id))?.result),
+    });
+  }
+
+  /** OpenRouter as the proxy reaches it (the setting, for tests and self-hosted gateways), with the stored key. */
+  private async openRouterClient(): Promise<OpenRouterClient> {
+    const apiKey = await this.context.secrets.get(SECRET_OPENROUTER);
+    return new OpenRouterClient({ baseUrl: this.settings.upstreams.openrouter, apiKey });
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+    void this.tokenizer.dispose();
+    this.unsubscribeStore?.();
+    const proxy = this.proxy;
+    const store = this.store;
+    this.proxy = undefined;
+    this.store = undefined;
+    void proxy?.close().finally(() => store?.close());
+    if (!proxy) void store?.close();
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * The extension's settings, read into plain values. Pure (no `vscode` import): extension.ts passes a getter over
+ * `workspace.getConfiguration('tokenscope')`, tests pass a plain object.
+ */
+import { isAbsolute, resolve } from 'node:path';
+import { checkUpstreamUrl, type Upstreams } from '../core/proxy/routes';
+
+export interface Settings {
+  port: number;
+  autostart: boolean;
+  upstreams: Upstreams;
+  /** Set when a configured upstream URL is unusable: one line per bad entry (the entry is ignored). */
+  upstreamProblems: string[];
+  tokenizerFolder?: string;
+  captureFolder?: string;
+  retentionDays: number;
+  /** In the shape src/core/redact.ts takes. */
+  redactionPatterns: { label: string; pattern: RegExp }[];
+  /** Patterns that did not compile, one line each. */
+  redactionProblems: string[];
+}
+
+type Get = <T>(key: string) => T | undefined;
+
+const NAMED_ROUTES = new Set(['openrouter', 'sglang', 'anthropic', 'openai', 'default']);
+
+/** `folder` settings may be relative: to the first workspace folder, as VS Code users expect. */
+function folder(value: string | undefined, base: string | undefined): string | undefined {
+  const v = value?.trim();
+  if (!v) return undefined;
+  return isAbsolute(v) || !base ? v : resolve(base, v);
+}
+
+export function readSettings(get: Get, workspaceFolder?: string): Settings {
+  const upstreamProblems: string[] = [];
+  const upstreams: Upstreams = {};
+  const entries = Object.entries(get<Record<string, unknown>>('upstreams') ?? {});
+  const sglang = get<string>('sglang.url')?.trim();
+  if (sglang) entries.push(['sglang', sglang]);
+  for (const [name, url] of entries) {
+    if (typeof url !== 'string') {
+      upstreamProblems.push(`tokenscope.upstreams.${name} must be a URL string`);
+      continue;
+    }
+    try {
+      const checked = checkUpstreamUrl(url, `upstream "${name}"`);
+      if (NAMED_ROUTES.has(name)) (upstreams as Record<string, string>)[name] = checked;
+      else (upstreams.custom ??= {})[name] = checked;
+    } catch (e) {
+      upstreamProblems.push((e as Error).message);
+    }
+  }
+  const redactionProblems: string[] = [];
+  const redactionPatterns: Settings['redactionPatterns'] = [];
+  for (const [i, p] of (get<unknown[]>('redaction.patterns') ?? []).entries()) {
+    try {
+      redactionPatterns.push({ label: `setting-${i + 1}`, pattern: new RegExp(String(p), 'g') });
+    } catch (e) {
+      redactionProblems.push(`redaction pattern ${JSON.stringify(p)} is not a valid regular expression: ${(e as Error).message}`);
+    }
+  }
+  const port = get<number>('proxy.port');
+  return {
+    port: Number.isInteger(port) && port! >= 0 && port! <= 65535 ? port! : 8719,
+    autostart: get<boolean>('proxy.autostart') ?? true,
+    upstreams,
+    upstreamProblems,
+    tokenizerFolder: folder(get<string>('tokenizer.folder'), workspaceFolder),
+    captureFolder: folder(get<string>('capture.folder'), workspaceFolder),
+    retentionDays: Math.max(0, get<number>('capture.retentionDays') ?? 14),
+    redactionPatterns,
+    redactionProblems,
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * Token streams for opened exchanges, in the model's own tokenizer. Loading a tokenizer (1–3 s) and encoding a long
+ * response run in the core's worker thread (dist/tokens-worker.js), never on the extension host's thread.
+ * No `vscode` import: the settings come in as a getter.
+ */
+import { UserError } from '../core/model';
+import { ruleInfo } from '../core/checks/index';
+import { TokenWorker } from '../core/tokens/client';
+import type { TokenStreamView } from '../../webview/protocol';
+import type { ExchangeAnalysis } from '../core/analyze';
+import { tokenStreamView } from './exchangeView';
+
+export interface TokenizeOptions {
+  /** The tokenizer folder setting (wins over the Hub). */
+  tokenizerDir?: string;
+  /** Where Hub downloads are kept. */
+  cacheDir?: string;
+  onWarning?: (message: string) => void;
+}
+
+export class ExchangeTokenizer {
+  private worker: TokenWorker;
+
+  constructor(
+    private readonly workerFile: string,
+    private readonly options: () => TokenizeOptions,
+  ) {
+    this.worker = new TokenWorker(workerFile);
+  }
+
+  /** The token stream of an analysed exchange, or a one-line reason why there is none. */
+  async tokens(result: ExchangeAnalysis | undefined): Promise<{ stream?: TokenStreamView; reason?: string }> {
+    if (!result) return { reason: 'There is no analysed response to tokenize.' };
+    const { tokenizerDir, cacheDir, onWarning } = this.options();
+    const model = result.response.model ?? result.request?.model;
+    try {
+      const { stream } = await this.worker.tokenStream(
+        { model, family: result.analysis.family, tokenizerDir, cacheDir },
+        { response: result.response, request: result.request, model },
+        { onWarning },
+      );
+      return { stream: tokenStreamView(stream, ruleInfo) };
+    } catch (e) {
+      if (e instanceof UserError) return { reason: `No tokenizer: ${e.message}. Set tokenscope.tokenizer.folder to a folder holding the model's tokenizer files.` };
+      throw e;
+    }
+  }
+
+  /** Forget loaded tokenizers (the folder setting changed): the next job starts a fresh worker. */
+  async clear(): Promise<void> {
+    const old = this.worker;
+    this.worker = new TokenWorker(this.workerFile);
+    await old.dispose();
+  }
+
+  dispose(): Promise<void> {
+    return this.worker.dispose();
+  }
+}

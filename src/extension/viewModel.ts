@@ -1,0 +1,154 @@
+/**
+ * What the Captures tree and the status bar show, computed from the store's exchanges. Pure (no `vscode` import):
+ * the VS Code layer only turns these records into TreeItems, so the wording and grouping are unit-tested in Node.
+ */
+import { exchangeModel, exchangeProvider } from '../core/capture/describe';
+import type { CapturedExchange, Severity } from '../core/model';
+
+export interface SessionNode {
+  kind: 'session';
+  id: string;
+  label: string;
+  description: string;
+  tooltip: string;
+  exchanges: CapturedExchange[];
+  broken: number;
+}
+
+export type StatusIcon = { id: string; color?: 'error' | 'warning' | 'ok' | 'muted'; spin?: boolean };
+
+export interface ExchangeRow {
+  label: string;
+  description: string;
+  tooltip: string;
+  icon: StatusIcon;
+  /** Tree `contextValue`: menus match `^exchange`. */
+  contextValue: string;
+}
+
+/** Broken = it would hurt an agent: an error finding, or the exchange itself failed or was cut off. */
+export function isBroken(x: CapturedExchange): boolean {
+  return (x.summary?.counts.error ?? 0) > 0 || x.state === 'error' || x.state === 'incomplete' || (x.status !== undefined && x.status >= 400);
+}
+
+export function worstSeverity(x: CapturedExchange): Severity | undefined {
+  const c = x.summary?.counts;
+  if (!c) return undefined;
+  return c.error ? 'error' : c.warning ? 'warning' : c.info ? 'info' : undefined;
+}
+
+function findingCount(x: CapturedExchange): number {
+  const c = x.summary?.counts;
+  return c ? c.error + c.warning + c.info : 0;
+}
+
+export function statusIcon(x: CapturedExchange): StatusIcon {
+  if (x.state === 'streaming') return { id: 'loading', spin: true, color: 'muted' };
+  if (x.state === 'error' || (x.status !== undefined && x.status >= 400)) return { id: 'error', color: 'error' };
+  const worst = worstSeverity(x);
+  if (worst === 'error') return { id: 'error', color: 'error' };
+  if (x.state === 'incomplete') return { id: 'debug-disconnect', color: 'error' };
+  if (worst === 'warning') return { id: 'warning', color: 'warning' };
+  if (!x.summary) return { id: 'circle-outline', color: 'muted' };
+  return { id: worst === 'info' ? 'info' : 'pass', color: 'ok' };
+}
+
+function time(ms: number): string {
+  const d = new Date(ms);
+  return `${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}:${String(d.getSeconds()).padStart(2, '0')}`;
+}
+
+export function exchangeRow(x: CapturedExchange): ExchangeRow {
+  const count = findingCount(x);
+  const model = exchangeModel(x) ?? `${x.method} ${x.path}`;
+  const provider = exchangeProvider(x);
+  const finish = x.summary?.finishReason;
+  const parts: string[] = [];
+  if (count) parts.push(`${count} finding${count === 1 ? '' : 's'}`);
+  if (provider) parts.push(provider);
+  if (finish) parts.push(finish);
+  else if (x.state === 'streaming') parts.push('streaming…');
+  else if (x.status !== undefined && x.status >= 400) parts.push(`HTTP ${x.status}`);
+  else if (x.state !== 'complete') parts.push(x.state);
+  parts.push(time(x.startedAt));
+  const lines = [
+    model,
+    `${x.method} ${x.path} → ${x.route}${x.status !== undefined ? ` (HTTP ${x.status})` : ''}`,
+    provider ? `served by ${provider}` : undefined,
+    finish ? `finish reason: ${finish}` : undefined,
+    x.summary ? `findings: ${x.summary.counts.error} errors, ${x.summary.counts.warning} warnings, ${x.summary.counts.info} notes` : 'not analysed yet',
+    x.summary?.rules.length ? `rules: ${[...new Set(x.summary.rules)].join(', ')}` : undefined,
+    x.error ? `error: ${x.error}` : undefined,
+    x.target ? `re-run on ${x.target}` : undefined,
+  ];
+  return {
+    label: model,
+    description: parts.join(' · '),
+    tooltip: lines.filter(Boolean).join('\n'),
+    icon: statusIcon(x),
+    contextValue: isBroken(x) ? 'exchange.broken' : 'exchange',
+  };
+}
+
+/** Sessions newest first, each with its exchanges newest first. `brokenOnly` drops healthy exchanges and empty sessions. */
+export function groupSessions(exchanges: readonly CapturedExchange[], brokenOnly = false): SessionNode[] {
+  const bySession = new Map<string, CapturedExchange[]>();
+  for (const x of exchanges) {
+    if (brokenOnly && !isBroken(x)) continue;
+    let list = bySession.get(x.sessionId);
+    if (!list) bySession.set(x.sessionId, (list = []));
+    list.push(x);
+  }
+  const nodes: SessionNode[] = [];
+  for (const [id, list] of bySession) {
+    list.sort((a, b) => b.startedAt - a.startedAt);
+    const first = list[list.length - 1];
+    const broken = list.filter(isBroken).length;
+    const agent = list.find((x) => x.agent)?.agent ?? 'unknown agent';
+    const day = new Date(first.startedAt).toDateString() === new Date().toDateString() ? '' : `${new Date(first.startedAt).toLocaleDateString()} `;
+    nodes.push({
+      kind: 'session',
+      id,
+      label: `${agent} · ${day}${time(first.startedAt)}`,
+      description: `${list.length} exchange${list.length === 1 ? '' : 's'}${broken ? ` · ${broken} broken` : ''}`,
+      tooltip: `Session of ${agent} started ${new Date(first.startedAt).toLocaleString()}`,
+      exchanges: list,
+      broken,
+    });
+  }
+  return nodes.sort((a, b) => b.exchanges[0].startedAt - a.exchanges[0].startedAt);
+}
+
+export interface ProxyStatus {
+  state: 'starting' | 'running' | 'stopped' | 'failed' | 'unavailable';
+  port?: number;
+  /** One line when failed or unavailable. */
+  reason?: string;
+}
+
+/** `Tokenscope :8719 · 12 captured · 2 broken` (codicon syntax for the status bar). */
+export function statusBarText(proxy: ProxyStatus, exchanges: readonly CapturedExchange[]): string {
+  const head =
+    proxy.state === 'running'
+      ? `$(radio-tower) Tokenscope :${proxy.port}`
+      : proxy.state === 'starting'
+        ? '$(loading~spin) Tokenscope'
+        : proxy.state === 'failed'
+          ? '$(error) Tokenscope'
+          : '$(circle-slash) Tokenscope';
+  const broken = exchanges.filter(isBroken).length;
+  return `${head} · ${exchanges.length} captured${broken ? ` · ${broken} broken` : ''}`;
+}
+
+export function statusBarTooltip(proxy: ProxyStatus, baseUrl: string | undefined): string {
+  switch (proxy.state) {
+    case 'running':
+      return `Capture proxy on ${baseUrl}. Click to open the captures.`;
+    case 'starting':
+      return 'Capture proxy starting…';
+    case 'stopped':
+      return 'Capture proxy stopped (Tokenscope: Start Capture Proxy). Click to open the captures.';
+    default:
+      return `Capture proxy not running: ${proxy.reason ?? 'unknown reason'}. Click to open the captures.`;
+  }
+}

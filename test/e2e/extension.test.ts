@@ -1,0 +1,203 @@
+/**
+ * Tokenscope in a real VS Code (code-server + Chromium): a request through the extension's proxy to the OpenRouter
+ * emulator's leaky provider shows up broken in the Captures tree, opens in the token view with the unterminated
+ * section drawn inline, lands in the Problems panel, and HTML in model output renders as inert text.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { sharedDir } from '../helpers/shared';
+import { startOpenRouterEmulator } from '../fixtures/openrouter-emulator';
+import {
+  launchBrowser,
+  missingPrerequisite,
+  openWorkbench,
+  runCommand,
+  screenshot,
+  screenshotsDir,
+  startCodeServer,
+  webviewFrame,
+  type Browser,
+  type CodeServer,
+  type Page,
+} from './harness';
+
+const skip = missingPrerequisite();
+
+/** A free loopback port for the extension's proxy (the test must know it to send requests through it). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const READ_TOOL = {
+  type: 'function',
+  function: {
+    name: 'read',
+    description: 'Read a file',
+    parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+  },
+};
+
+describe('Tokenscope in VS Code', { skip, timeout: 10 * 60_000 }, () => {
+  let emulator: Awaited<ReturnType<typeof startOpenRouterEmulator>>;
+  let server: CodeServer;
+  let browser: Browser;
+  let page: Page;
+  let proxyPort: number;
+  let captures: string;
+  const dialogs: string[] = [];
+
+  before(async () => {
+    emulator = await startOpenRouterEmulator({
+      providers: [
+        { slug: 'chutes', name: 'Chutes', personality: 'leak-content' },
+        { slug: 'novita', name: 'Novita', personality: 'html-injection' },
+      ],
+    });
+    proxyPort = await freePort();
+    captures = mkdtempSync(join(tmpdir(), 'tokenscope-e2e-captures-'));
+    const tokenizer = sharedDir() && join(sharedDir()!, 'tokenizers', 'kimi-k2');
+    server = await startCodeServer({
+      'tokenscope.proxy.port': proxyPort,
+      // The emulator serves OpenRouter's API under /api/v1, as openrouter.ai does.
+      'tokenscope.upstreams': { openrouter: `${emulator.url}/api` },
+      'tokenscope.capture.folder': captures,
+      ...(tokenizer && { 'tokenscope.tokenizer.folder': tokenizer }),
+    });
+    browser = await launchBrowser();
+    page = await openWorkbench(browser, server.url);
+    page.on('dialog', (d) => {
+      dialogs.push(d.message());
+      void d.dismiss();
+    });
+  });
+
+  /** A streamed chat completion sent the way an agent would: through the extension's proxy, default route. */
+  async function chat(extra: Record<string, unknown>): Promise<string> {
+    const res = await fetch(`http://127.0.0.1:${proxyPort}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer sk-or-e2e-test', 'user-agent': 'opencode/1.0 e2e' },
+      body: JSON.stringify({
+        model: 'moonshotai/kimi-k2-0905',
+        stream: true,
+        messages: [{ role: 'user', content: 'Read README.md and summarize it.' }],
+        ...extra,
+      }),
+    });
+    assert.equal(res.status, 200, `proxy answered ${res.status}`);
+    return res.text();
+  }
+
+  /** The exchange row in the Captures tree whose description names the provider. */
+  function captureRow(provider: string) {
+    return page.locator('.part.sidebar .monaco-list-row', { hasText: provider }).first();
+  }
+
+  after(async () => {
+    // Whatever happened, keep a picture of the last state.
+    if (page) await screenshot(page, '99-last').catch(() => undefined);
+    await browser?.close();
+    await server?.close();
+    await emulator?.close();
+    if (captures) rmSync(captures, { recursive: true, force: true });
+  });
+
+  it('shows the Tokenscope container in the activity bar and the proxy in the status bar', async () => {
+    const item = page.locator('.activitybar .action-item a[aria-label^="Tokenscope"]');
+    await item.waitFor({ timeout: 60_000 });
+    await item.click();
+    // A container with a single view shows the view's name in the sidebar title instead of a pane header.
+    await page.locator('.part.sidebar .title-label', { hasText: /captures/i }).waitFor();
+    await page.locator('.part.sidebar .welcome-view-content', { hasText: 'No exchanges captured yet' }).waitFor();
+    await page.locator('.statusbar-item', { hasText: `Tokenscope :${proxyPort}` }).waitFor({ timeout: 30_000 });
+    await screenshot(page, '01-activity-bar');
+  });
+
+  it('captures a leaky exchange through the proxy and marks it broken in the tree', async () => {
+    const body = await chat({ provider: { only: ['chutes'] }, tools: [READ_TOOL] });
+    // The agent got the provider's leaked markup as plain content, byte for byte.
+    assert.match(body, /tool_calls_section_begin/);
+    const row = captureRow('Chutes');
+    await row.waitFor({ timeout: 30_000 });
+    await row.locator('.codicon-error').waitFor({ timeout: 30_000 });
+    assert.match(await row.innerText(), /\d+ findings?/);
+    await page.locator('.statusbar-item', { hasText: /1 captured · 1 broken/ }).waitFor();
+    await screenshot(page, '02-captures-tree');
+  });
+
+  it('opens the exchange in the token view with the unterminated section drawn inline', async () => {
+    await captureRow('Chutes').click();
+    const view = webviewFrame(page);
+    await view.locator('.row .tok').first().waitFor({ timeout: 60_000 });
+    // The provider returned the markers as content text: drawn as "marker spelled as text" chips, not special ids.
+    await view.locator('.tok.k-marker-as-text', { hasText: 'section' }).first().waitFor();
+    // The missing section end is a ghost where it belongs.
+    const ghost = view.locator('.ghost', { hasText: 'expected here: <|tool_calls_section_end|>' });
+    await ghost.waitFor();
+    assert.ok((await view.locator('.tok.f-error').count()) > 0, 'offending tokens carry an error squiggle');
+    assert.ok((await view.locator('.gutter .codicon-error').count()) > 0, 'the row has a gutter mark');
+    await screenshot(page, '03-token-view');
+    await view.locator('.scroller').screenshot({ path: join(screenshotsDir, '03b-token-rows.png') });
+
+    await view.locator('vscode-tab-header', { hasText: 'Findings' }).click();
+    const finding = view.locator('.finding.sev-error', { hasText: /section/i }).first();
+    await finding.waitFor();
+    await screenshot(page, '04-findings');
+    // Clicking a finding goes back to the tokens and flashes where it is.
+    await finding.click();
+    await view.locator('.flash').first().waitFor();
+
+    for (const [tab, name] of [['Request', '05-request'], ['Response', '06-response'], ['Wire', '07-wire']] as const) {
+      await view.locator('vscode-tab-header', { hasText: tab }).click();
+      await view.locator(`[data-panel="${tab.toLowerCase()}"] .doc`).waitFor();
+      await screenshot(page, name);
+    }
+    assert.ok((await view.locator('[data-panel="wire"] table.wire tbody tr').count()) > 3, 'the Wire tab lists the SSE events');
+  });
+
+  it('lists the finding in the Problems panel against the raw stream', async () => {
+    await runCommand(page, 'Problems: Focus on Problems View');
+    const problems = page.locator('.markers-panel');
+    await problems.waitFor();
+    await problems.locator('.monaco-list-row', { hasText: /tool_calls_section_end/ }).first().waitFor({ timeout: 30_000 });
+    assert.match(await problems.innerText(), /moonshotai_kimi-k2-0905\.txt/);
+    await screenshot(page, '08-problems');
+  });
+
+  it('renders HTML in model output as text and runs none of it', async () => {
+    const body = await chat({ provider: { only: ['novita'] } });
+    assert.match(body, /onerror=alert/);
+    const row = captureRow('Novita');
+    await row.waitFor({ timeout: 30_000 });
+    await row.click();
+    const view = webviewFrame(page);
+    // Wait for this exchange's panel, not the one opened before it.
+    await view.locator('h1', { hasText: 'Novita' }).waitFor({ timeout: 60_000 });
+    await view.locator('vscode-tab-header', { hasText: 'Response' }).click();
+    const content = view.locator('[data-panel="response"] pre.content');
+    await content.waitFor({ timeout: 60_000 });
+    const text = await content.innerText();
+    assert.ok(text.includes('<img src=x onerror=alert(1)>'), 'the <img> markup is visible as text');
+    assert.ok(text.includes('<script>alert(document.cookie)</script>'), 'the <script> markup is visible as text');
+    assert.equal(await view.locator('img').count(), 0, 'no <img> element was created');
+    // VS Code injects its own host script into the webview document; none may come from model text.
+    assert.equal(await view.locator('#app script').count(), 0, 'no <script> element was created from model text');
+    assert.equal(await view.locator('script', { hasText: 'alert' }).count(), 0, 'no script carries the injected code');
+    await view.locator('vscode-tab-header', { hasText: 'Tokens' }).click();
+    // In the token view too: the chips of the row spell the markup out as text.
+    await view.locator('.row', { hasText: '<img src=x onerror=alert(1)>' }).first().waitFor();
+    await screenshot(page, '09-html-as-text');
+    await page.waitForTimeout(500);
+    assert.deepEqual(dialogs, [], 'no dialog was opened by model output');
+  });
+});

@@ -1,0 +1,185 @@
+/**
+ * Runs a real VS Code (code-server) with the packaged extension installed, and drives it through Debian's Chromium.
+ * scripts/e2e.mjs installs both and passes their paths in TOKENSCOPE_CODE_SERVER and TOKENSCOPE_VSIX.
+ * Patterns from coder/code-server test/e2e (see ../shared/reference/vscode-e2e.md).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type FrameLocator, type Page } from 'playwright-core';
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const screenshotsDir = join(__dirname, '..', '..', 'test-results', 'e2e');
+
+/** Why the e2e suite cannot run here, or undefined when it can. */
+export function missingPrerequisite(): string | undefined {
+  const bin = process.env.TOKENSCOPE_CODE_SERVER;
+  const vsix = process.env.TOKENSCOPE_VSIX;
+  if (!bin || !existsSync(bin)) return 'code-server is not installed (run `npm run test:e2e`, which installs it)';
+  if (!vsix || !existsSync(vsix)) return 'the .vsix is not built (run `npm run test:e2e`, which packages it)';
+  if (!existsSync(CHROMIUM)) return `${CHROMIUM} is missing (apt-get install chromium)`;
+  return undefined;
+}
+
+export interface CodeServer {
+  url: string;
+  dir: string;
+  workspace: string;
+  /** Everything code-server printed, for failure messages. */
+  output(): string;
+  close(): Promise<void>;
+}
+
+/** Installs the .vsix into a fresh profile and starts code-server on a free port. */
+export async function startCodeServer(settings: Record<string, unknown>): Promise<CodeServer> {
+  const bin = process.env.TOKENSCOPE_CODE_SERVER!;
+  const dir = mkdtempSync(join(tmpdir(), 'tokenscope-e2e-'));
+  const userDir = join(dir, 'user');
+  const extDir = join(dir, 'ext');
+  const workspace = join(dir, 'workspace');
+  mkdirSync(join(userDir, 'User'), { recursive: true });
+  mkdirSync(workspace, { recursive: true });
+  writeFileSync(
+    join(userDir, 'User', 'settings.json'),
+    JSON.stringify(
+      {
+        'workbench.startupEditor': 'none',
+        'security.workspace.trust.enabled': false,
+        'workbench.tips.enabled': false,
+        'telemetry.telemetryLevel': 'off',
+        'extensions.ignoreRecommendations': true,
+        ...settings,
+      },
+      null,
+      2,
+    ),
+  );
+  // --config always: without it code-server writes ~/.config/code-server/config.yaml.
+  const common = ['--config', join(dir, 'config.yaml'), '--user-data-dir', userDir, '--extensions-dir', extDir];
+  const install = spawnSync(bin, [...common, '--install-extension', process.env.TOKENSCOPE_VSIX!], { encoding: 'utf8' });
+  if (install.status !== 0) throw new Error(`installing the .vsix failed: ${install.stderr || install.stdout}`);
+
+  const proc = spawn(
+    bin,
+    [
+      ...common,
+      '--auth',
+      'none',
+      '--bind-addr',
+      '127.0.0.1:0',
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-workspace-trust',
+      '--disable-getting-started-override',
+      workspace,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+  );
+  let out = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`code-server did not start:\n${out}`)), 60_000);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const m = /HTTPS? server listening on (https?:\/\/[.:\d]+)\/?/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        // Cookies do not stick to IP hosts; code-server's own e2e swaps in localhost.
+        resolve(m[1].replace('127.0.0.1', 'localhost'));
+      }
+    };
+    proc.stdout!.on('data', onData);
+    proc.stderr!.on('data', onData);
+    proc.on('exit', (code) => reject(new Error(`code-server exited with ${code}:\n${out}`)));
+  });
+  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  return {
+    url,
+    dir,
+    workspace,
+    output: () => out,
+    close: async () => {
+      if (proc.exitCode === null) {
+        const exited = new Promise((r) => proc.once('exit', r));
+        // The server spawns an extension host and a pty host: end its whole process group.
+        try {
+          process.kill(-proc.pid!, 'SIGTERM');
+        } catch {
+          /* already gone */
+        }
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+        if (proc.exitCode === null) {
+          try {
+            process.kill(-proc.pid!, 'SIGKILL');
+          } catch {
+            /* already gone */
+          }
+        }
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  // Chromium's crash reporter writes under $XDG_CONFIG_HOME/chromium: keep it out of the user's home.
+  const home = mkdtempSync(join(tmpdir(), 'tokenscope-e2e-chromium-'));
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    env: { ...process.env, XDG_CONFIG_HOME: home },
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+      '--disable-crash-reporter',
+    ],
+  });
+  browser.once('disconnected', () => rmSync(home, { recursive: true, force: true }));
+  return browser;
+}
+
+/** Opens the workbench and waits until it is drawn (reloading once, as code-server's own e2e does). */
+export async function openWorkbench(browser: Browser, url: string): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  await page.goto(url, { waitUntil: 'domcontentloaded' });
+  try {
+    await page.locator('.monaco-workbench').waitFor({ timeout: 30_000 });
+  } catch {
+    await page.reload({ waitUntil: 'domcontentloaded' });
+    await page.locator('.monaco-workbench').waitFor({ timeout: 30_000 });
+  }
+  return page;
+}
+
+/** Runs a command by its palette title. */
+export async function runCommand(page: Page, title: string): Promise<void> {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor();
+  await input.fill(`>${title}`);
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+  await row.waitFor();
+  await page.waitForTimeout(200);
+  await input.press('Enter');
+}
+
+/** The document inside the visible webview (two iframes deep; hidden panels keep theirs, invisible). */
+export function webviewFrame(page: Page): FrameLocator {
+  return page.locator('iframe.webview.ready').filter({ visible: true }).contentFrame().frameLocator('#active-frame');
+}
+
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(screenshotsDir, { recursive: true });
+  const path = join(screenshotsDir, `${name}.png`);
+  await page.screenshot({ path });
+  return path;
+}
+
+export type { Browser, Page };

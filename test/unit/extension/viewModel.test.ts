@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { CapturedExchange } from '../../../src/core/model';
+import { exchangeRow, groupSessions, isBroken, statusBarText, statusIcon } from '../../../src/extension/viewModel';
+
+let n = 0;
+function x(o: Partial<CapturedExchange> = {}): CapturedExchange {
+  n++;
+  return {
+    id: `x${n}`,
+    sessionId: 's1',
+    startedAt: 1_700_000_000_000 + n * 1000,
+    state: 'complete',
+    route: 'openrouter',
+    upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions',
+    method: 'POST',
+    path: '/v1/chat/completions',
+    requestHeaders: {},
+    status: 200,
+    agent: 'opencode',
+    requestModel: 'moonshotai/kimi-k2-0905',
+    ...o,
+  };
+}
+const summary = (error: number, warning = 0) => ({ model: 'moonshotai/kimi-k2-0905', provider: 'Chutes', finishReason: 'stop', counts: { error, warning, info: 0 }, rules: error ? ['section-unclosed'] : [] });
+
+describe('captures view model', () => {
+  it('calls an exchange broken on error findings, failed or cut-off exchanges and HTTP errors', () => {
+    assert.equal(isBroken(x({ summary: summary(0, 2) })), false);
+    assert.equal(isBroken(x({ summary: summary(1) })), true);
+    assert.equal(isBroken(x({ state: 'incomplete' })), true);
+    assert.equal(isBroken(x({ status: 502 })), true);
+  });
+
+  it('labels an exchange with model, finding count, served provider and finish reason', () => {
+    const row = exchangeRow(x({ summary: summary(2, 1) }));
+    assert.equal(row.label, 'moonshotai/kimi-k2-0905');
+    assert.match(row.description, /^3 findings · Chutes · stop · \d\d:\d\d:\d\d$/);
+    assert.deepEqual(row.icon, { id: 'error', color: 'error' });
+    assert.equal(row.contextValue, 'exchange.broken');
+    assert.match(row.tooltip, /rules: section-unclosed/);
+  });
+
+  it('shows streaming, unanalysed, warning and healthy states with distinct icons', () => {
+    assert.equal(statusIcon(x({ state: 'streaming', status: undefined })).id, 'loading');
+    assert.equal(statusIcon(x()).id, 'circle-outline');
+    assert.equal(statusIcon(x({ summary: summary(0, 1) })).id, 'warning');
+    assert.equal(statusIcon(x({ summary: summary(0) })).id, 'pass');
+  });
+
+  it('groups sessions newest first and filters to broken exchanges', () => {
+    const a = x({ sessionId: 'old', summary: summary(0) });
+    const b = x({ sessionId: 'new', summary: summary(1) });
+    const c = x({ sessionId: 'new', summary: summary(0) });
+    const all = groupSessions([a, b, c]);
+    assert.deepEqual(all.map((s) => s.id), ['new', 'old']);
+    assert.deepEqual(all[0].exchanges.map((e) => e.id), [c.id, b.id]);
+    assert.match(all[0].description, /2 exchanges · 1 broken/);
+    const broken = groupSessions([a, b, c], true);
+    assert.deepEqual(broken.map((s) => s.id), ['new']);
+    assert.deepEqual(broken[0].exchanges.map((e) => e.id), [b.id]);
+  });
+
+  it('writes the status bar line', () => {
+    const list = [x({ summary: summary(1) }), x({ summary: summary(0) })];
+    assert.equal(statusBarText({ state: 'running', port: 8719 }, list), '$(radio-tower) Tokenscope :8719 · 2 captured · 1 broken');
+    assert.equal(statusBarText({ state: 'failed', reason: 'EADDRINUSE' }, []), '$(error) Tokenscope · 0 captured');
+  });
+});

@@ -1,0 +1,339 @@
+/**
+ * The exchange webview: header, then tabs Tokens · Findings · Request · Response · Wire. Data comes only from the
+ * host (protocol.ts); the webview keeps just its own UI state (tab, scroll, whitespace toggle) with setState, and
+ * asks for a fresh snapshot with `ready` each time it starts.
+ */
+import '@vscode-elements/elements/dist/vscode-tabs/index.js';
+import '@vscode-elements/elements/dist/vscode-tab-header/index.js';
+import '@vscode-elements/elements/dist/vscode-tab-panel/index.js';
+import '@vscode-elements/elements/dist/vscode-badge/index.js';
+import '@vscode-elements/elements/dist/vscode-button/index.js';
+import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
+import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
+import './style.css';
+import { append, h, icon, json, type Child } from './dom';
+import type { ExchangeView, FindingView, HostMessage, TokenStreamView, WebviewMessage } from './protocol';
+import { TokenGrid } from './tokenGrid';
+
+interface UiState {
+  tab: number;
+  scrollTop: number;
+  showWhitespace: boolean;
+}
+
+interface VsCodeApi {
+  postMessage(m: WebviewMessage): void;
+  getState(): UiState | undefined;
+  setState(s: UiState): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const TABS = ['Tokens', 'Findings', 'Request', 'Response', 'Wire'] as const;
+const SEVERITY_ICON = { error: 'error', warning: 'warning', info: 'info' } as const;
+const SOURCE_TEXT = {
+  server: 'ids from the server',
+  reconstructed: 're-encoded from the structured response',
+  text: 're-encoded from the raw output',
+} as const;
+
+const vscode = acquireVsCodeApi();
+const state: UiState = { tab: 0, scrollTop: 0, showWhitespace: false, ...vscode.getState() };
+let exchange: ExchangeView | undefined;
+let tokens: { stream?: TokenStreamView; reason?: string } | undefined;
+let grid: TokenGrid | undefined;
+let tabs: HTMLElement | undefined;
+const app = document.getElementById('app')!;
+
+function saveState(): void {
+  if (grid) state.scrollTop = grid.scrollTop;
+  vscode.setState(state);
+}
+
+window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
+  const m = e.data;
+  if (m.type === 'exchange') {
+    exchange = m.exchange;
+    render();
+  } else if (m.type === 'tokens') {
+    tokens = m;
+    // The stream's findings are the same analysis placed on its tokens (plus token accounting): show one list.
+    if (m.stream && exchange) {
+      const findings = m.stream.findings;
+      exchange = { ...exchange, findings, worst: (['error', 'warning', 'info'] as const).find((s) => findings.some((f) => f.severity === s)) };
+      app.querySelector('header')?.replaceWith(header(exchange));
+      panel('findings')?.replaceChildren(findingsList(exchange));
+    }
+    renderTokens();
+  }
+});
+
+function render(): void {
+  const x = exchange!;
+  grid = undefined;
+  tabs = h(
+    'vscode-tabs',
+    { 'selected-index': state.tab, panel: true },
+    // data-* rather than ids: the tab components assign their own ids.
+    TABS.map((name) => h('vscode-tab-header', { slot: 'header', 'data-tab': name.toLowerCase() }, name, countBadge(name, x))),
+    TABS.map((name) => h('vscode-tab-panel', { 'data-panel': name.toLowerCase() })),
+  );
+  tabs.addEventListener('vsc-tabs-select', (e) => {
+    state.tab = (e as CustomEvent<{ selectedIndex: number }>).detail.selectedIndex;
+    saveState();
+  });
+  app.replaceChildren(header(x), tabs);
+  panel('findings')!.append(findingsList(x));
+  panel('request')!.append(requestPanel(x));
+  panel('response')!.append(responsePanel(x));
+  panel('wire')!.append(wirePanel(x));
+  renderTokens();
+}
+
+function panel(name: string): HTMLElement | undefined {
+  return tabs?.querySelector<HTMLElement>(`[data-panel="${name}"]`) ?? undefined;
+}
+
+/** Refreshes the count badges of the tab headers (tokens and findings arrive after the tabs are built). */
+function updateBadges(x: ExchangeView): void {
+  for (const name of TABS) {
+    const header = tabs?.querySelector(`[data-tab="${name.toLowerCase()}"]`);
+    header?.replaceChildren(name, countBadge(name, x) ?? '');
+  }
+}
+
+function countBadge(tab: string, x: ExchangeView): HTMLElement | null {
+  const n = tab === 'Findings' ? x.findings.length : tab === 'Wire' ? x.wire.events.length : tab === 'Tokens' ? tokens?.stream?.ids.length : undefined;
+  if (!n) return null;
+  return h('vscode-badge', { variant: 'counter', class: tab === 'Findings' && x.worst === 'error' ? 'badge-error' : undefined }, n);
+}
+
+function header(x: ExchangeView): HTMLElement {
+  const action = (label: string, iconName: string, m: WebviewMessage) => {
+    const b = h('vscode-button', { secondary: true, icon: iconName }, label);
+    b.addEventListener('click', () => vscode.postMessage(m));
+    return b;
+  };
+  return h(
+    'header',
+    { class: 'header' },
+    h(
+      'div',
+      { class: 'title-row' },
+      icon(x.worst ? SEVERITY_ICON[x.worst] : 'pass', `sev-${x.worst ?? 'ok'} title-icon`),
+      h('h1', null, x.title),
+      h(
+        'div',
+        { class: 'actions' },
+        action('Raw stream', 'go-to-file', { type: 'openRaw' }),
+        action('Re-run…', 'debug-rerun', { type: 'command', command: 'rerun' }),
+        action('Compare…', 'split-horizontal', { type: 'command', command: 'compare' }),
+        action('Export…', 'export', { type: 'command', command: 'export' }),
+      ),
+    ),
+    h('dl', { class: 'meta' }, x.meta.map((m) => h('div', null, h('dt', null, m.label), h('dd', null, m.value)))),
+    x.unavailable ? h('p', { class: 'notice' }, icon('info'), x.unavailable) : null,
+  );
+}
+
+function renderTokens(): void {
+  const el = panel('tokens');
+  if (!exchange || !el) return;
+  updateBadges(exchange);
+  if (!tokens) {
+    el.replaceChildren(h('p', { class: 'notice' }, h('vscode-progress-ring'), 'Tokenizing…'));
+    return;
+  }
+  if (!tokens.stream) {
+    el.replaceChildren(h('p', { class: 'notice' }, icon('info'), tokens.reason ?? 'No token stream for this exchange.'), nativeFallback(exchange));
+    return;
+  }
+  const s = tokens.stream;
+  const findings = s.findings;
+  grid = new TokenGrid(s, state.showWhitespace, (i) => revealFinding(i));
+  const ws = h('vscode-checkbox', { checked: state.showWhitespace, label: 'Show whitespace' });
+  ws.addEventListener('change', () => {
+    state.showWhitespace = (ws as unknown as { checked: boolean }).checked;
+    grid?.setShowWhitespace(state.showWhitespace);
+    saveState();
+  });
+  let scrollSave = 0;
+  grid.element.addEventListener('scroll', () => {
+    clearTimeout(scrollSave);
+    scrollSave = window.setTimeout(saveState, 200);
+  });
+  el.replaceChildren();
+  append(el, [
+    h(
+      'div',
+      { class: 'token-toolbar' },
+      h('span', { class: 'source' }, icon('symbol-key'), `${s.ids.length.toLocaleString()} tokens · ${s.tokenizer} · ${SOURCE_TEXT[s.source]}`),
+      legend(),
+      ws,
+    ),
+    findings.length ? h('div', { class: 'finding-strip' }, findings.map((f, i) => findingChip(f, i))) : null,
+    grid.element,
+    s.accounting.length ? h('dl', { class: 'accounting' }, s.accounting.map((a) => h('div', null, h('dt', null, a.label), h('dd', null, a.value)))) : null,
+  ]);
+  grid.start(state.scrollTop);
+}
+
+function legend(): HTMLElement {
+  const items: [string, string][] = [
+    ['s-reasoning', 'reasoning'],
+    ['s-content', 'content'],
+    ['s-section', 'tool section'],
+    ['s-call-name', 'call name'],
+    ['s-arguments', 'arguments'],
+    ['k-special', 'special id'],
+    ['k-marker-as-text', 'marker as text'],
+  ];
+  return h('span', { class: 'legend' }, items.map(([cls, label]) => h('span', { class: `tok ${cls}` }, label)));
+}
+
+function findingChip(f: FindingView, i: number): HTMLElement {
+  const b = h('button', { class: `finding-chip sev-${f.severity}`, title: f.why ?? f.message }, icon(SEVERITY_ICON[f.severity]), f.title ?? f.rule);
+  b.addEventListener('click', () => revealFinding(i));
+  return b;
+}
+
+/** Switches to the Tokens tab and scrolls to the finding (or says where it is when it has no place in the text). */
+function revealFinding(i: number): void {
+  if (!tabs) return;
+  state.tab = 0;
+  tabs.setAttribute('selected-index', '0');
+  (tabs as unknown as { selectedIndex: number }).selectedIndex = 0;
+  saveState();
+  requestAnimationFrame(() => grid?.revealFinding(i));
+}
+
+function nativeFallback(x: ExchangeView): HTMLElement | string {
+  return x.native ? h('pre', { class: 'native' }, x.native.text) : '';
+}
+
+function findingsList(x: ExchangeView): HTMLElement {
+  if (x.unavailable && x.findings.length === 0) return h('p', { class: 'notice' }, x.unavailable);
+  if (x.findings.length === 0) return h('p', { class: 'notice' }, icon('pass', 'sev-ok'), 'No findings: nothing in this exchange is known to break agents.');
+  return h(
+    'ol',
+    { class: 'findings' },
+    x.findings.map((f, i) => {
+      const li = h(
+        'li',
+        { class: `finding sev-${f.severity}` },
+        h('div', { class: 'finding-head' }, icon(SEVERITY_ICON[f.severity]), h('strong', null, f.title ?? f.rule), h('code', null, f.rule), h('span', { class: 'loc' }, f.location)),
+        h('div', { class: 'finding-message' }, f.message),
+        f.why ? h('div', { class: 'finding-why' }, 'Why this breaks agents: ', f.why) : null,
+        f.expectedMarker ? h('div', { class: 'finding-why' }, `Expected ${f.expectedMarker} at offset ${f.expectedAt}`) : null,
+      );
+      li.tabIndex = 0;
+      li.addEventListener('click', () => revealFinding(i));
+      li.addEventListener('keydown', (e) => e.key === 'Enter' && revealFinding(i));
+      return li;
+    }),
+  );
+}
+
+function section(title: string, ...children: (Child | Child[])[]): HTMLElement {
+  return h('section', null, h('h2', null, title), ...children);
+}
+
+function kv(entries: [string, unknown][]): HTMLElement {
+  return h(
+    'dl',
+    { class: 'kv' },
+    entries.filter(([, v]) => v !== undefined).map(([k, v]) => h('div', null, h('dt', null, k), h('dd', null, typeof v === 'string' ? v : json(v)))),
+  );
+}
+
+function requestPanel(x: ExchangeView): HTMLElement {
+  const r = x.request;
+  if (!r) return h('p', { class: 'notice' }, x.unavailable ?? 'The request body could not be read.');
+  return h(
+    'div',
+    { class: 'doc' },
+    section('Parameters', kv([['model', r.model], ['stream', r.stream], ...Object.entries(r.params)])),
+    r.provider !== undefined ? section('Provider routing (pin)', h('pre', null, json(r.provider))) : null,
+    section(
+      `Messages (${r.messages.length})`,
+      r.messages.map((m) =>
+        h(
+          'div',
+          { class: `message role-${m.role}` },
+          h('div', { class: 'role' }, m.role, m.toolCallId ? ` → ${m.toolCallId}` : ''),
+          m.reasoning ? h('pre', { class: 'reasoning' }, m.reasoning) : null,
+          m.content ? h('pre', null, m.content) : null,
+          (m.toolCalls ?? []).map((c) => h('pre', { class: 'call' }, `${c.name}(${c.id ?? ''})\n${json(c.arguments)}`)),
+        ),
+      ),
+    ),
+    section(
+      `Tools (${r.tools.length})`,
+      r.tools.map((t) => h('details', null, h('summary', null, h('code', null, t.name), t.description ? ` — ${t.description}` : ''), h('pre', null, json(t.parameters ?? {})))),
+    ),
+  );
+}
+
+function responsePanel(x: ExchangeView): HTMLElement {
+  const r = x.response;
+  if (!r) return h('p', { class: 'notice' }, x.unavailable ?? 'No response.');
+  const m = r.message;
+  return h(
+    'div',
+    { class: 'doc' },
+    section(
+      'Outcome',
+      kv([
+        ['finish reason', r.finishReason],
+        ['native finish reason', r.nativeFinishReason],
+        ['terminated', r.terminated ? 'yes' : 'NO: the stream ended without its terminal event'],
+        ['usage', r.usage],
+        ['error', r.error],
+      ]),
+    ),
+    r.wireIssues.length ? section('Wire issues', h('ul', null, r.wireIssues.map((w) => h('li', null, h('code', null, w.code), ' ', w.message)))) : null,
+    m.reasoning ? section('Reasoning', h('pre', { class: 'reasoning' }, m.reasoning)) : null,
+    section('Content', m.content ? h('pre', { class: 'content' }, m.content) : h('p', { class: 'muted' }, '(empty)')),
+    section(
+      `Tool calls (${m.toolCalls.length})`,
+      m.toolCalls.map((c) => h('div', { class: 'message' }, h('div', { class: 'role' }, `#${c.index} ${c.name || '(no name)'}`, c.id ? ` · ${c.id}` : ''), h('pre', null, json(c.arguments)))),
+    ),
+  );
+}
+
+const WIRE_LIMIT = 5000;
+
+function wirePanel(x: ExchangeView): HTMLElement {
+  const ev = x.wire.events;
+  if (ev.length === 0) return h('p', { class: 'notice' }, x.unavailable ?? 'No events.');
+  const fmt = (n: number | undefined) => (n === undefined ? '' : `${n.toFixed(1)}`);
+  const slowest = Math.max(0, ...ev.map((e) => e.gap ?? 0));
+  return h(
+    'div',
+    { class: 'doc' },
+    h('p', { class: 'muted' }, `${ev.length} events in ${x.wire.chunks.length} network chunks; the longest gap between events was ${fmt(slowest)} ms.`),
+    h(
+      'table',
+      { class: 'wire' },
+      h('thead', null, h('tr', null, h('th', null, '#'), h('th', null, 't (ms)'), h('th', null, 'gap (ms)'), h('th', null, 'event'), h('th', null, 'data'))),
+      h(
+        'tbody',
+        null,
+        ev.slice(0, WIRE_LIMIT).map((e, i) =>
+          h(
+            'tr',
+            { class: e.comment ? 'comment' : undefined },
+            h('td', null, i),
+            h('td', null, fmt(e.t)),
+            h('td', { class: e.gap !== undefined && e.gap > 1000 ? 'slow' : undefined }, fmt(e.gap)),
+            h('td', null, e.comment ? ':' : (e.event ?? '')),
+            h('td', null, h('code', null, e.data)),
+          ),
+        ),
+      ),
+    ),
+    ev.length > WIRE_LIMIT ? h('p', { class: 'muted' }, `… ${ev.length - WIRE_LIMIT} more events (open the raw stream for all of them).`) : null,
+  );
+}
+
+window.addEventListener('beforeunload', saveState);
+vscode.postMessage({ type: 'ready' });

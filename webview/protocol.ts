@@ -1,0 +1,137 @@
+/**
+ * The one message protocol between the extension host and the exchange webview.
+ *
+ * Both sides import this file: the host (src/extension/exchangePanel.ts) posts `HostMessage`s and handles
+ * `WebviewMessage`s; the webview (webview/main.ts) does the opposite. Every payload is plain JSON built by the host
+ * from the core's data; the webview never sees core objects and renders every string from the model as text.
+ *
+ * Flow: the webview posts `ready` whenever it (re)starts — first load, or after being hidden and shown again —, the
+ * host answers with `exchange` and, once tokenizing is done, `tokens`. Nothing the webview needs lives only in the
+ * webview, so a restart loses nothing but scroll position and tab, which it keeps itself with setState.
+ */
+import type { AssistantMessage, ChunkTiming, HistoryMessage, Severity, SegmentKind, ToolDef, Usage } from '../src/core/model';
+
+/** Segment kinds in a fixed order: token streams carry an index into this list per token. */
+export const SEGMENT_KINDS: readonly (SegmentKind | 'none')[] = [
+  'none',
+  'reasoning',
+  'content',
+  'section',
+  'call',
+  'call-id',
+  'call-name',
+  'arguments',
+  'marker',
+  'end',
+];
+
+/** Token kinds, by index: 0 ordinary text, 1 a real special-token id, 2 a marker that came back spelled as text. */
+export const TOKEN_KINDS = ['ordinary', 'special', 'marker-as-text'] as const;
+export type TokenKind = (typeof TOKEN_KINDS)[number];
+
+export interface FindingView {
+  rule: string;
+  severity: Severity;
+  /** Short rule title, when the rule is known. */
+  title?: string;
+  message: string;
+  /** One line: why this breaks agents. */
+  why?: string;
+  location: string;
+  /** Character range in the native text (`TokenStreamView` offsets use the same text). */
+  start?: number;
+  end?: number;
+  expectedAt?: number;
+  expectedMarker?: string;
+  /** On a token stream's findings: the tokens [first, last) it covers, and the token a missing marker belongs before. */
+  tokens?: [number, number];
+  expectedBefore?: number;
+}
+
+export interface WireEventView {
+  /** Milliseconds since the first response byte. */
+  t?: number;
+  /** Milliseconds since the previous event. */
+  gap?: number;
+  event?: string;
+  data: string;
+  comment?: boolean;
+}
+
+export interface RequestView {
+  model?: string;
+  stream?: boolean;
+  messages: HistoryMessage[];
+  tools: ToolDef[];
+  /** Sampling and other parameters: every top-level field of the body except messages/tools/input/system. */
+  params: Record<string, unknown>;
+  /** OpenRouter provider routing object, when present. */
+  provider?: unknown;
+}
+
+export interface ResponseView {
+  message: AssistantMessage;
+  finishReason?: string;
+  nativeFinishReason?: string;
+  usage?: Usage;
+  error?: { code?: string | number; message: string };
+  terminated: boolean;
+  wireIssues: { code: string; message: string }[];
+}
+
+/** Everything about one exchange except its tokens. */
+export interface ExchangeView {
+  id: string;
+  title: string;
+  /** Label/value pairs for the header (model, provider, finish, status, timing…). */
+  meta: { label: string; value: string }[];
+  /** Worst severity among the findings, for the header icon. */
+  worst?: Severity;
+  findings: FindingView[];
+  /** The native text the findings and tokens index into, and how it was obtained. */
+  native?: { text: string; source: 'raw' | 'rendered' };
+  request?: RequestView;
+  response?: ResponseView;
+  wire: { events: WireEventView[]; chunks: ChunkTiming[] };
+  /** Why analysis is missing, in one line (set instead of findings/response when it could not run). */
+  unavailable?: string;
+}
+
+/** A token stream in columns (cheap to post and to scan for 200,000 tokens). Per-token arrays have the same length. */
+export interface TokenStreamView {
+  /** Tokenizer used, e.g. `moonshotai/Kimi-K2-Instruct (tiktoken)`. */
+  tokenizer: string;
+  /** Where the ids come from: the server's own ids, a re-encoding of the structured response, or raw native text. */
+  source: 'server' | 'reconstructed' | 'text';
+  ids: number[];
+  /** Each token's text as it occurs (whitespace raw; the view shows it on demand); `\xNN` for bytes that are not whole characters. */
+  texts: string[];
+  /** Character offsets [start, end) of each token in the native text. */
+  starts: number[];
+  ends: number[];
+  /** Index into TOKEN_KINDS. */
+  kinds: number[];
+  /** Index into SEGMENT_KINDS. */
+  segments: number[];
+  /** Token accounting: label/value pairs (counted here vs. billed by the upstream). */
+  accounting: { label: string; value: string }[];
+  /** The findings placed on these tokens. They replace the exchange's list (same analysis, plus the accounting check). */
+  findings: FindingView[];
+}
+
+export type HostMessage =
+  | { type: 'exchange'; exchange: ExchangeView }
+  /** `stream` is absent when tokens cannot be shown; `reason` says why in one line. */
+  | { type: 'tokens'; stream?: TokenStreamView; reason?: string };
+
+export type WebviewMessage =
+  | { type: 'ready' }
+  /** Open the raw stream document at a character offset of the native text. */
+  | { type: 'openRaw'; offset?: number }
+  | { type: 'command'; command: 'rerun' | 'compare' | 'export' };
+
+export function isWebviewMessage(m: unknown): m is WebviewMessage {
+  if (typeof m !== 'object' || m === null) return false;
+  const t = (m as { type?: unknown }).type;
+  return t === 'ready' || t === 'openRaw' || t === 'command';
+}

@@ -47,14 +47,19 @@ export async function loadInput(file: string, opts: LoadInputOptions = {}): Prom
   }
 
   const response = parseResponseBody(bytes);
-  if (response.protocol === 'native-text' && /\.json$/i.test(file)) {
-    throw new UserError(`${label} is not valid JSON (${jsonError(response.message.content ?? '')})`);
-  }
-  if (response.protocol === 'unknown' && !response.error && response.wireIssues.length === 0) {
-    const body = response.events[0]?.data ?? '';
-    const request = looksLikeRequest(body);
-    if (request) throw new UserError(`${label} looks like a request body (it has "${request}"); pass it with --request and give the response as FILE`);
-    throw new UserError(`${label} is JSON but not a response of a known API (OpenAI Chat, Anthropic Messages, OpenAI Responses, SGLang)`);
+  // A .json file, or text that opens as a JSON object (model text does not; `[` may open markdown), is judged
+  // as JSON: a body the wire layer could not place, or only partly recover, is refused here rather than linted
+  // as model text or as a cut stream of nothing.
+  const json = /\.json$/i.test(file) || /^\s*\{/.test(head(bytes));
+  if (json && response.protocol === 'native-text') throw new UserError(`${label} ${notAResponse(response.message.content ?? '')}`);
+  if (response.protocol === 'unknown' && !response.error) {
+    const cut = json && response.wireIssues.find((w) => w.code === 'truncated-body');
+    if (cut) throw new UserError(`${label} is not valid JSON (cut short at byte ${cut.offset ?? bytes.length})`);
+    if (json || response.wireIssues.length === 0) {
+      const request = looksLikeRequest(response.events[0]?.data ?? '');
+      if (request) throw new UserError(`${label} looks like a request body (it has "${request}"); pass it with --request and give the response as FILE`);
+      throw new UserError(`${label} is JSON of an unknown API, not a response of OpenAI Chat, Anthropic Messages, OpenAI Responses or SGLang`);
+    }
   }
   return { response, model: response.model, label };
 }
@@ -63,14 +68,22 @@ export async function loadInput(file: string, opts: LoadInputOptions = {}): Prom
 export function loadRequest(file: string): NormalizedRequest {
   const label = basename(file);
   if (!existsSync(file)) throw new UserError(`${file}: no such file`);
-  const text = new TextDecoder().decode(readBytes(file));
+  const bytes = readBytes(file);
+  const expected = '--request takes the request body the agent sent, as JSON';
+  if (isBlank(bytes)) throw new UserError(`${label} is empty; ${expected}`);
+  if (looksBinary(bytes)) throw new UserError(`${label} is binary; ${expected}`);
+  const text = new TextDecoder().decode(bytes);
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch (e) {
-    throw new UserError(`${label} is not JSON (${(e as Error).message})`);
+    throw new UserError(`${label} is not valid JSON (${jsonFault(text, e as Error)}); ${expected}`);
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new UserError(`${label} is not a JSON object`);
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new UserError(`${label} is ${jsonKind(body)}, not a JSON object; ${expected}`);
+  const response = parseResponseBody(bytes);
+  if (response.protocol !== 'unknown') {
+    throw new UserError(`${label} is a response body (${response.protocol}), not a request: give the response as FILE and the request body the agent sent to --request`);
+  }
   return normalizeRequest(body);
 }
 
@@ -102,13 +115,35 @@ function looksBinary(bytes: Uint8Array): boolean {
   return control > head.length / 10;
 }
 
-function jsonError(text: string): string {
+/** The first bytes as text, for sniffing. */
+function head(bytes: Uint8Array): string {
+  return new TextDecoder().decode(bytes.subarray(0, 64));
+}
+
+/** Why JSON text that the wire layer took for plain text is no response: a bare value, or not JSON at all. */
+function notAResponse(text: string): string {
   try {
-    JSON.parse(text);
-    return 'unknown error';
+    return `is ${jsonKind(JSON.parse(text))}, not a response`;
   } catch (e) {
-    return (e as Error).message;
+    return `is not valid JSON (${jsonFault(text, e as Error)})`;
   }
+}
+
+function jsonKind(value: unknown): string {
+  if (value === null) return 'JSON null';
+  if (Array.isArray(value)) return 'a JSON array';
+  return `a JSON ${typeof value}`;
+}
+
+/**
+ * Where JSON.parse gave up, as a byte offset. Its own message is not shown: V8 quotes the input in it, which
+ * would echo whatever the file holds (binary bytes, secrets) to the terminal.
+ */
+function jsonFault(text: string, e: Error): string {
+  const bytesBefore = (chars: number) => new TextEncoder().encode(text.slice(0, chars)).length;
+  const at = /position (\d+)/.exec(e.message);
+  if (/end of JSON input/.test(e.message) || (at && Number(at[1]) >= text.trimEnd().length)) return `cut short at byte ${bytesBefore(text.length)}`;
+  return at ? `unexpected character at byte ${bytesBefore(Number(at[1]))}` : 'unexpected character';
 }
 
 /** The key that makes a JSON body a request (`messages`, `input`, `prompt`), if it is one. */

@@ -33,15 +33,32 @@ const SECRET_HEADERS = new Set([
   'x-auth-token',
 ]);
 
-/** Key-shaped strings, most specific first. `sk-` keys start a word: `risk-management-framework` is not a key. */
+/**
+ * Key-shaped strings, most specific first. `sk-` keys start a word: `risk-management-framework` is not a key.
+ * A pattern's capture group, when it has one, is context before the secret: it is matched but never replaced.
+ * Short prefixes (`fw_`, `gsk_`, `xai-`) also name ordinary identifiers (`fw_update_firmware`), so those
+ * patterns ask for what random keys always have and identifiers rarely do: length, no `_` inside, a digit.
+ */
 const KEY_PATTERNS: { label: string; re: RegExp }[] = [
   { label: 'openrouter-key', re: /(?<![A-Za-z0-9])sk-or-(?:v\d+-)?[A-Za-z0-9_-]{16,}/g },
+  { label: 'anthropic-admin-key', re: /(?<![A-Za-z0-9])sk-ant-admin\d*-[A-Za-z0-9_-]{16,}/g },
   { label: 'anthropic-key', re: /(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_-]{16,}/g },
   { label: 'openai-key', re: /(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}/g },
   { label: 'huggingface-token', re: /\bhf_[A-Za-z0-9]{20,}\b/g },
   { label: 'google-key', re: /\bAIza[0-9A-Za-z_-]{30,}\b/g },
   { label: 'github-token', re: /\b(?:ghp|gho|ghu|ghs|github_pat)_[A-Za-z0-9_]{20,}\b/g },
+  { label: 'aws-access-key-id', re: /\bA[KS]IA[A-Z0-9]{16}\b/g },
+  { label: 'groq-key', re: /\bgsk_(?=[A-Za-z]*\d)[A-Za-z0-9]{20,}\b/g },
+  { label: 'fireworks-key', re: /\bfw_(?=[A-Za-z]*\d)[A-Za-z0-9]{20,}\b/g },
+  { label: 'xai-key', re: /\bxai-(?=[A-Za-z]*\d)[A-Za-z0-9]{32,}\b/g },
+  { label: 'together-key', re: /\btgp_v1_[A-Za-z0-9_-]{20,}/g },
+  { label: 'slack-token', re: /\bxox[abprs]-\d+-[A-Za-z0-9-]{10,}/g },
   { label: 'bearer-token', re: /\b[Bb]earer\s+[A-Za-z0-9._~+/=-]{12,}/g },
+  // The value of an `"api_key"` / `"apiKey"` JSON member (also inside a JSON string, quotes escaped), whatever
+  // the provider: 16+ key characters with a digit. Placeholders (`YOUR_API_KEY_HERE`, `{env:OPENROUTER_API_KEY}`)
+  // are left alone. The member name is the pattern's capture group, kept as is (a lookbehind would make the
+  // scan of every body several times slower).
+  { label: 'api-key-value', re: /("(?:x-)?api[_-]?key\\?"\s*:\s*\\?")(?=[^"\\]*\d)[A-Za-z0-9_.+/=~-]{16,}(?=\\?")/gi },
 ];
 
 export function placeholder(label: string): string {
@@ -64,10 +81,12 @@ export function redactText(text: string, opts: RedactOptions = {}, where = 'body
     re.lastIndex = 0;
     if (!re.test(out)) continue;
     re.lastIndex = 0;
-    out = out.replace(re, (m) => {
-      if (m.startsWith('[REDACTED:')) return m;
-      opts.report?.push({ label, where, preview: preview(m) });
-      return placeholder(label);
+    out = out.replace(re, (m, group: unknown) => {
+      const kept = typeof group === 'string' ? group : '';
+      const secret = m.slice(kept.length);
+      if (secret.startsWith('[REDACTED:')) return m;
+      opts.report?.push({ label, where, preview: preview(secret) });
+      return kept + placeholder(label);
     });
   }
   for (const { label, pattern } of opts.patterns ?? []) {
@@ -108,4 +127,46 @@ export function containsSecret(text: string): boolean {
     re.lastIndex = 0;
     return hit;
   });
+}
+
+/**
+ * Same-length redaction, for stored response bodies whose byte offsets and chunk timing must stay exact: every match
+ * of the patterns `redactText` uses becomes `[REDACTED:<label>]`, padded with `*` or cut to the match's length.
+ * Bytes are scanned one character per byte (latin1), so a text offset is a byte offset; key patterns match ASCII
+ * only and a user pattern's match is widened to whole UTF-8 characters, so the ASCII mask keeps UTF-8, JSON and SSE
+ * valid. Text keeps its length in UTF-16 units. Returns the input itself when nothing matched.
+ */
+export function maskSecrets<T extends string | Uint8Array>(input: T, opts: RedactOptions = {}, where = 'body'): T {
+  const bytes = typeof input !== 'string';
+  let text = bytes ? Buffer.from(input.buffer, input.byteOffset, input.byteLength).toString('latin1') : (input as string);
+  // A UTF-8 continuation byte (10xxxxxx) cannot start or end a mask.
+  const inside = (i: number) => bytes && i < text.length && (text.charCodeAt(i) & 0xc0) === 0x80;
+  const rules = [
+    ...KEY_PATTERNS.map(({ label, re }) => ({ label, re, reported: label, context: true })),
+    ...(opts.patterns ?? []).map(({ label, pattern }) => ({ label, re: compile(pattern), reported: `user-pattern:${label}`, context: false })),
+  ];
+  let changed = false;
+  for (const { label, re, reported, context } of rules) {
+    let out = '';
+    let last = 0;
+    for (const m of text.matchAll(re)) {
+      // A key pattern's capture group is context before the secret (see KEY_PATTERNS): it stays.
+      const at = m.index + (context ? (m[1]?.length ?? 0) : 0);
+      if (m[0].length === 0 || text.startsWith('[REDACTED:', at)) continue;
+      let start = Math.max(at, last);
+      let end = m.index + m[0].length;
+      while (start > last && inside(start)) start--;
+      while (inside(end)) end++;
+      if (end <= start) continue;
+      opts.report?.push({ label: reported, where, preview: preview(text.slice(start, end)) });
+      const p = placeholder(label);
+      out += text.slice(last, start) + (end - start <= p.length ? p.slice(0, end - start) : p.padEnd(end - start, '*'));
+      last = end;
+    }
+    if (last === 0) continue;
+    text = out + text.slice(last);
+    changed = true;
+  }
+  if (!changed) return input;
+  return (bytes ? Buffer.from(text, 'latin1') : text) as T;
 }

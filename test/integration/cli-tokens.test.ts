@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { main } from '../../src/cli/main';
 import { startHfEmulator, type HfEmulator } from '../fixtures/hf-emulator';
+import { recording } from '../helpers/shared';
 import { kimiTokenizerDir, lenmlDir } from '../unit/tokens/helpers';
 
 const tmp = mkdtempSync(join(tmpdir(), 'tokenscope-cli-tokens-'));
@@ -98,6 +99,30 @@ describe('tokenscope tokens', { skip: 'skip' in kimi ? kimi.skip : false }, () =
     assert.ok(j.findings.some((x) => x.rule === 'token-accounting-mismatch'));
   });
 
+  test('one token is one token, not "1 tokens"', async () => {
+    const r = await run('--model', 'moonshotai/kimi-k2-0905', '--tokenizer-dir', dir, file('one.txt', 'Hello'));
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /^one\.txt: 1 token, /);
+    assert.match(r.out, /accounting: 1 completion token counted/);
+  });
+
+  test('a stream cut off mid-reasoning shows no end of turn the model never sent', async (t) => {
+    const rec = recording('18-kimi-fantasy-openrouter-tool-stream');
+    if (!rec) return t.skip('shared recordings not found (../shared/recordings or TOKENSCOPE_SHARED)');
+    // The first 1500 bytes, as `head -c 1500` would cut them.
+    const cut = join(tmp, 'cut.sse');
+    writeFileSync(cut, readFileSync(join(rec.dir, 'stream.sse')).subarray(0, 1500));
+    const r = await run('--model', 'moonshotai/kimi-k2', '--tokenizer-dir', dir, '--json', cut);
+    assert.equal(r.code, 0, r.err);
+    const j = JSON.parse(r.out) as JsonOut;
+    assert.equal(j.source, 'reconstructed');
+    assert.ok(j.tokens.some((x) => x.segment === 'reasoning'));
+    assert.ok(!j.tokens.some((x) => x.text === '</think>' || x.text === '<|im_end|>'), j.tokens.map((x) => x.text).join(' '));
+    assert.equal(j.tokens.at(-1)?.segment, 'reasoning');
+    const whole = await run('--model', 'moonshotai/kimi-k2', '--tokenizer-dir', dir, join(rec.dir, 'stream.sse'));
+    assert.match(whole.out, /\[<\|im_end\|>\]/, 'the complete stream still ends its turn');
+  });
+
   describe('tokenizer from the Hub (local emulator)', () => {
     let hub: HfEmulator;
     let saved: string | undefined;
@@ -136,7 +161,8 @@ describe('tokenscope tokens', { skip: 'skip' in kimi ? kimi.skip : false }, () =
       assert.equal(unknown.err.split('\n').length, 1);
       const offline = await run('--model', 'qwen/qwen3-coder', '--data-dir', join(tmp, 'd3'), '--offline', f);
       assert.equal(offline.code, 2);
-      assert.match(offline.err, /not downloaded yet/);
+      assert.match(offline.err, /no tokenizer for Qwen\/Qwen3-Coder-480B-A35B-Instruct in .*; run `tokenscope tokens --model qwen\/qwen3-coder/);
+      assert.doesNotMatch(offline.err, /Tokenscope is offline/);
     });
   });
 });

@@ -84,10 +84,32 @@ describe('loadInput', () => {
     await rejects(loadInput(dir), /is a directory/);
     await rejects(loadInput(file('empty.txt', '  \n')), /empty\.txt is empty/);
     await rejects(loadInput(file('req.json', JSON.stringify({ model: KIMI, messages: [] }))), /looks like a request body .*--request/);
-    await rejects(loadInput(file('other.json', '{"hello": "world"}')), /not a response of a known API/);
+    await rejects(loadInput(file('other.json', '{"hello": "world"}')), /other\.json is JSON of an unknown API/);
     await rejects(loadInput(file('garbage.json', '{garbage')), /garbage\.json is not valid JSON \(/);
     await rejects(loadInput(file('gz.bin', new Uint8Array([0x1f, 0x8b, 8, 0, 0, 0]))), /gzip-compressed/);
     await rejects(loadInput(file('bin.dat', new Uint8Array([0x50, 0x4b, 3, 4, 0, 0, 1, 2]))), /binary/);
+  });
+
+  test('JSON that is no response says what it is', async () => {
+    await rejects(loadInput(file('n.json', 'null')), /^n\.json is JSON null, not a response$/);
+    await rejects(loadInput(file('s.json', '"str"')), /^s\.json is a JSON string, not a response$/);
+    await rejects(loadInput(file('num.json', '42\n')), /^num\.json is a JSON number, not a response$/);
+    await rejects(loadInput(file('arr.json', '[1, 2]')), /JSON of an unknown API/);
+    // Neither a known shape nor recoverable: refused with where it ends, not linted as a cut stream.
+    await rejects(loadInput(file('g.json', '{"foo": 1\n')), /^g\.json is not valid JSON \(cut short at byte 10\)$/);
+    await rejects(loadInput(file('g.txt', '{"foo": 1')), /^g\.txt is not valid JSON \(cut short at byte 9\)$/);
+    await rejects(loadInput(file('t.json', '{"a": 1}}')), /^t\.json is not valid JSON \(unexpected character at byte 8\)$/);
+    // Byte offsets, not UTF-16 offsets.
+    await rejects(loadInput(file('u.json', '{"é": 1}}')), /unexpected character at byte 9\)$/);
+    // V8 quotes the input in its messages: nothing of the file is echoed.
+    await assert.rejects(loadInput(file('q.json', '{"a": secret-value}')), (e: Error) => !e.message.includes('secret'));
+  });
+
+  test('raw model text is still text, JSON-looking only when it opens like JSON', async () => {
+    const x = await loadInput(file('prose.txt', 'hello world'));
+    assert.equal(x.response.protocol, 'native-text');
+    assert.equal((await loadInput(file('md.txt', '[1] First, read the file.'))).response.message.content, '[1] First, read the file.');
+    assert.equal((await loadInput(file('null.txt', 'null'))).response.message.content, 'null');
   });
 
   test('damaged but usable bodies load, their damage is left to the checks', async () => {
@@ -102,9 +124,23 @@ describe('loadRequest', () => {
     assert.equal(req.tools[0].name, 'read');
   });
 
+  const oneLine = (re: RegExp) => (e: unknown) => e instanceof UserError && re.test(e.message) && !e.message.includes('\n');
+
   test('refuses what is not a JSON object', () => {
-    assert.throws(() => loadRequest(file('r.txt', 'model: kimi')), /r\.txt is not JSON/);
-    assert.throws(() => loadRequest(file('r2.json', '[1]')), /not a JSON object/);
+    assert.throws(() => loadRequest(file('r.txt', 'model: kimi')), oneLine(/^r\.txt is not valid JSON \(unexpected character\); --request takes the request body/));
+    assert.throws(() => loadRequest(file('r2.json', '[1]')), oneLine(/r2\.json is a JSON array, not a JSON object/));
+    assert.throws(() => loadRequest(file('r3.json', 'null')), oneLine(/r3\.json is JSON null, not a JSON object/));
     assert.throws(() => loadRequest(join(dir, 'nope.json')), /no such file/);
+  });
+
+  test('an empty, binary or cut-short file is one clear line, without its bytes or a parser message', () => {
+    assert.throws(() => loadRequest(file('empty-req.txt', '')), oneLine(/^empty-req\.txt is empty; --request takes the request body the agent sent, as JSON$/));
+    assert.throws(() => loadRequest(file('req.dat', new Uint8Array([0x50, 0x4b, 3, 4, 0, 0xff, 1, 2]))), oneLine(/^req\.dat is binary; /));
+    assert.throws(() => loadRequest(file('cut-req.json', '{"model": "m", "messages": [')), oneLine(/^cut-req\.json is not valid JSON \(cut short at byte 28\); /));
+    assert.throws(() => loadRequest(file('cut-req.json', '{"model": "m", "messages": [')), (e: Error) => !/Unexpected|Expected/.test(e.message));
+  });
+
+  test('a response given as the request is refused', () => {
+    assert.throws(() => loadRequest(file('resp-as-req.json', chat)), oneLine(/^resp-as-req\.json is a response body \(openai-chat\), not a request: give the response as FILE/));
   });
 });

@@ -2,6 +2,7 @@ import { defaultDataDir } from '../../core/capture/store';
 import { formats } from '../../core/formats/index';
 import { loadInput, loadRequest } from '../../core/input';
 import { UserError, type FamilyId, type SegmentKind } from '../../core/model';
+import { plural } from '../../core/tokens/accounting';
 import { exchangeTokenStream } from '../../core/tokens/exchange';
 import type { DownloadProgress } from '../../core/tokens/hub';
 import { loadTokenizer } from '../../core/tokens/resolve';
@@ -15,6 +16,11 @@ Shows the token stream of one model response in the model's own tokenizer: every
 tokens as one id, markers that came back spelled out as ordinary text, the segment each token belongs to, the
 findings on their tokens, and the completion length against what the provider billed. FILE takes the same
 inputs as \`lint\` (raw model text, a JSON response, an SSE dump, a repro bundle, a capture id).
+
+Accounting counts every completion token, reasoning included, as providers bill usage.completion_tokens; a
+marker the provider returned as text counts as the one special token the model emitted. A response cut short
+(no terminal event, finish_reason missing, length or error) is shown up to where it stopped, without the
+closing markers and end of turn the model never reached.
 
 Tokens come from the server's own ids when the response carries them (SGLang output_ids, logprobs), else from
 the structured response rendered in the family's format and encoded ("reconstructed"), else from the text.
@@ -135,7 +141,7 @@ const WIDTH = 100;
  * inside a token shows as `·`), special tokens as `[name]`, markers spelled as text as `«piece»`.
  */
 export function formatStream(label: string, s: TokenStream): string {
-  const lines = [`${label}: ${s.tokens.length} tokens, ${s.tokenizer}`, `source: ${SOURCE_LABEL[s.source]}`];
+  const lines = [`${label}: ${plural(s.tokens.length, 'token')}, ${s.tokenizer}`, `source: ${SOURCE_LABEL[s.source]}`];
   const starts = new Map<number, string[]>();
   const ghosts = new Map<number, string[]>();
   s.findings.forEach((f, i) => {
@@ -165,7 +171,7 @@ export function formatStream(label: string, s: TokenStream): string {
   lines.push('', '[x] special token   «x» marker spelled as ordinary text   ⟦#n⟧ finding n starts   · space   ↵ newline');
 
   const a = s.accounting;
-  lines.push('', `accounting: ${a.counted} completion tokens counted${a.countedReasoning ? ` (${a.countedReasoning} reasoning)` : ''}`);
+  lines.push('', `accounting: ${plural(a.counted, 'completion token')} counted${a.countedReasoning ? ` (${a.countedReasoning} reasoning)` : ''}`);
   if (a.billed !== undefined) {
     const reasoning = a.billedReasoning !== undefined ? ` (${a.billedReasoning} reasoning)` : '';
     lines.push(`            ${a.billed} billed${reasoning}, difference ${a.delta! > 0 ? '+' : ''}${a.delta}${a.mismatch ? '  MISMATCH' : ''}`);

@@ -18,12 +18,18 @@ const TOKENIZER_REPOS: readonly [RegExp, string][] = [
   [/kimi-k2-thinking/, 'moonshotai/Kimi-K2-Thinking'],
   [/kimi-k2-(instruct-)?0905/, 'moonshotai/Kimi-K2-Instruct-0905'],
   [/kimi-k2/, 'moonshotai/Kimi-K2-Instruct'],
+  [/kimi-dev-72b/, 'moonshotai/Kimi-Dev-72B'],
   [/deepseek-v3\.2-exp/, 'deepseek-ai/DeepSeek-V3.2-Exp'],
   [/deepseek-v3\.2/, 'deepseek-ai/DeepSeek-V3.2'],
   [/deepseek-(chat-)?v3\.1-terminus/, 'deepseek-ai/DeepSeek-V3.1-Terminus'],
   [/deepseek-(chat-)?v3\.1/, 'deepseek-ai/DeepSeek-V3.1'],
   [/deepseek-(chat-)?v3-0324/, 'deepseek-ai/DeepSeek-V3-0324'],
   [/deepseek-(chat|v3)$/, 'deepseek-ai/DeepSeek-V3'],
+  // The distilled R1s are Llama and Qwen models with their base's vocabulary, not DeepSeek's.
+  [/deepseek-r1-distill-llama-70b/, 'deepseek-ai/DeepSeek-R1-Distill-Llama-70B'],
+  [/deepseek-r1-distill-qwen-32b/, 'deepseek-ai/DeepSeek-R1-Distill-Qwen-32B'],
+  [/deepseek-r1-distill-qwen-14b/, 'deepseek-ai/DeepSeek-R1-Distill-Qwen-14B'],
+  [/deepseek-r1-0528-qwen3-8b/, 'deepseek-ai/DeepSeek-R1-0528-Qwen3-8B'],
   [/deepseek-r1/, 'deepseek-ai/DeepSeek-R1-0528'],
   [/qwen3-coder-30b-a3b/, 'Qwen/Qwen3-Coder-30B-A3B-Instruct'],
   [/qwen3-coder/, 'Qwen/Qwen3-Coder-480B-A35B-Instruct'],
@@ -32,14 +38,27 @@ const TOKENIZER_REPOS: readonly [RegExp, string][] = [
   [/qwen3-32b/, 'Qwen/Qwen3-32B'],
   // Every Qwen3 text model shares one vocabulary and one set of added tokens.
   [/qwen3/, 'Qwen/Qwen3-235B-A22B-Instruct-2507'],
+  [/qwen-?2\.5-coder-32b/, 'Qwen/Qwen2.5-Coder-32B-Instruct'],
+  [/qwen-?2\.5/, 'Qwen/Qwen2.5-72B-Instruct'],
+  [/qwq-32b/, 'Qwen/QwQ-32B'],
+  // OpenRouter lists Z.ai's models as `z-ai/glm-…`; the weights live under `zai-org/GLM-…`. Hosted-only
+  // variants (`glm-5-turbo`) use the tokenizer of the open model they derive from.
+  [/glm-5\.2/, 'zai-org/GLM-5.2'],
+  [/glm-5\.1/, 'zai-org/GLM-5.1'],
+  [/glm-5/, 'zai-org/GLM-5'],
   [/glm-4\.7/, 'zai-org/GLM-4.7'],
+  [/glm-4\.6v/, 'zai-org/GLM-4.6V'],
   [/glm-4\.6/, 'zai-org/GLM-4.6'],
+  [/glm-4\.5v/, 'zai-org/GLM-4.5V'],
   [/glm-4\.5-air/, 'zai-org/GLM-4.5-Air'],
   [/glm-4\.5/, 'zai-org/GLM-4.5'],
+  [/glm-4-32b/, 'zai-org/GLM-4-32B-0414'],
   [/gpt-oss-20b/, 'openai/gpt-oss-20b'],
   [/gpt-oss/, 'openai/gpt-oss-120b'],
   [/minimax-m2\.1/, 'MiniMaxAI/MiniMax-M2.1'],
   [/minimax-m2/, 'MiniMaxAI/MiniMax-M2'],
+  [/minimax-m1/, 'MiniMaxAI/MiniMax-M1-80k'],
+  [/minimax-01/, 'MiniMaxAI/MiniMax-Text-01'],
 ];
 
 /** A family's default tokenizer repo, used when only the family is known. */
@@ -75,7 +94,7 @@ export interface TokenizerRequest {
   tokenizerDir?: string;
   /** Data dir: Hub downloads go to `{cacheDir}/tokenizers/{repo}/`, the Kimi rank cache beside them. */
   cacheDir?: string;
-  /** Never touch the network; a tokenizer not already cached is a UserError. */
+  /** Never touch the network; a tokenizer not already cached is a UserError that says how to download it. */
   offline?: boolean;
   hub?: HubOptions;
   onWarning?: (message: string) => void;
@@ -93,7 +112,13 @@ export async function loadTokenizer(req: TokenizerRequest): Promise<Tokenizer> {
   const dir = join(cacheDir, ...repo.split('/'));
   if (!hasFiles(dir, TIKTOKEN_FILES) && !hasFiles(dir, JSON_FILES)) {
     if (req.offline) {
-      throw new UserError(`the tokenizer of ${repo} is not downloaded yet and Tokenscope is offline: pass --tokenizer-dir`);
+      // Offline is the caller's choice (`--offline`, or export, which never downloads): say where Tokenscope
+      // looked and how to get the tokenizer there.
+      const pick = req.model ? `--model ${req.model}` : `--family ${req.family}`;
+      throw new UserError(
+        `no tokenizer for ${repo} in ${dir}; run \`tokenscope tokens ${pick} --data-dir ${req.cacheDir} FILE\` once to download it, ` +
+          'or pass --tokenizer-dir',
+      );
     }
     await download(repo, dir, req.hub);
   }

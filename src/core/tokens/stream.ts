@@ -91,13 +91,17 @@ export function buildTokenStream(input: TokenStreamInput): TokenStream {
     // Raw native text was decoded with its special tokens: every marker string in it stands for its id.
     placeTokens(tokenizer, tokenizer.encode(native.text), 0, native.text.length, tokens);
   }
-  markMarkersAsText(tokenizer, native.text, tokens);
+  const spelled = markMarkersAsText(tokenizer, native.text, tokens);
   assignSegments(tokens, native.segments);
+  // Server ids are counted as they are (a marker the model spelled out really cost its tokens). A text source
+  // counts the turn as the model emitted it: a marker the provider returned as text was one special token. In
+  // every family, reasoning is delimited by special tokens, so a reasoning segment encodes on its own exactly
+  // as it does within the whole turn: total and reasoning come from the same encoding.
+  const asEmitted = source !== 'server' && spelled;
   const accounting = accountTokens({
     source,
-    // Text sources count the turn as the model emits it: markers returned as text were one special token each.
-    counted: input.ids ? tokens.length : tokenizer.encode(native.text).length,
-    countedReasoning: countIn(tokens, 'reasoning'),
+    counted: asEmitted ? tokenizer.encode(native.text).length : tokens.length,
+    countedReasoning: asEmitted ? encodedLength(tokenizer, native, 'reasoning') : countIn(tokens, 'reasoning'),
     hasReasoningText: native.segments.some((s) => s.kind === 'reasoning'),
     usage: input.usage,
   });
@@ -208,20 +212,25 @@ function labelsOf(tokenizer: Tokenizer): Map<number, Label> {
   return m;
 }
 
-/** Marks ordinary tokens that overlap a special-token string in the text. */
-function markMarkersAsText(tokenizer: Tokenizer, text: string, tokens: StreamToken[]): void {
+/** Marks ordinary tokens that overlap a special-token string in the text; true when there was any. */
+function markMarkersAsText(tokenizer: Tokenizer, text: string, tokens: StreamToken[]): boolean {
   const re = specialPattern(tokenizer);
-  if (!re) return;
+  if (!re) return false;
   re.lastIndex = 0;
   let t = 0;
+  let marked = false;
   for (let m = re.exec(text); m !== null; m = re.exec(text)) {
     const start = m.index;
     const end = start + m[0].length;
     while (t < tokens.length && tokens[t].end <= start && tokens[t].end > tokens[t].start) t++;
     for (let i = t; i < tokens.length && tokens[i].start < end; i++) {
-      if (tokens[i].kind === 'ordinary' && tokens[i].end > start) tokens[i].kind = 'marker-as-text';
+      if (tokens[i].kind === 'ordinary' && tokens[i].end > start) {
+        tokens[i].kind = 'marker-as-text';
+        marked = true;
+      }
     }
   }
+  return marked;
 }
 
 /**
@@ -250,6 +259,13 @@ function assignSegments(tokens: StreamToken[], segments: readonly Segment[]): vo
       if (seg.callIndex !== undefined) token.callIndex = seg.callIndex;
     }
   }
+}
+
+/** Tokens of the segments of one kind, each encoded with its marker strings as special ids. */
+function encodedLength(tokenizer: Tokenizer, native: NativeText, kind: SegmentKind): number {
+  let n = 0;
+  for (const s of native.segments) if (s.kind === kind) n += tokenizer.encode(native.text.slice(s.start, s.end)).length;
+  return n;
 }
 
 function countIn(tokens: readonly StreamToken[], kind: SegmentKind): number {

@@ -43,6 +43,33 @@ describe('model id → tokenizer repo', () => {
       ['openai/gpt-oss-120b:exacto', 'openai/gpt-oss-120b'],
       ['minimax/minimax-m2', 'MiniMaxAI/MiniMax-M2'],
       ['someone/Some-Model-7B', 'someone/Some-Model-7B'],
+      // OpenRouter ids whose own name is no Hub repo.
+      ['z-ai/glm-5-turbo', 'zai-org/GLM-5'],
+      ['z-ai/glm-5-turbo-20260315', 'zai-org/GLM-5'],
+      ['z-ai/glm-5', 'zai-org/GLM-5'],
+      ['z-ai/glm-5.1', 'zai-org/GLM-5.1'],
+      ['z-ai/glm-4.7', 'zai-org/GLM-4.7'],
+      ['z-ai/glm-4.6v', 'zai-org/GLM-4.6V'],
+      ['z-ai/glm-4.5v', 'zai-org/GLM-4.5V'],
+      ['z-ai/glm-4.5-air:free', 'zai-org/GLM-4.5-Air'],
+      ['z-ai/glm-4.5', 'zai-org/GLM-4.5'],
+      ['z-ai/glm-4-32b', 'zai-org/GLM-4-32B-0414'],
+      ['deepseek/deepseek-r1-distill-llama-70b', 'deepseek-ai/DeepSeek-R1-Distill-Llama-70B'],
+      ['deepseek/deepseek-r1-distill-qwen-32b', 'deepseek-ai/DeepSeek-R1-Distill-Qwen-32B'],
+      ['deepseek/deepseek-r1-0528-qwen3-8b', 'deepseek-ai/DeepSeek-R1-0528-Qwen3-8B'],
+      ['deepseek/deepseek-r1-0528', 'deepseek-ai/DeepSeek-R1-0528'],
+      ['deepseek/deepseek-v3.1-terminus:exacto', 'deepseek-ai/DeepSeek-V3.1-Terminus'],
+      ['deepseek/deepseek-v3.2-exp', 'deepseek-ai/DeepSeek-V3.2-Exp'],
+      ['qwen/qwen-2.5-72b-instruct', 'Qwen/Qwen2.5-72B-Instruct'],
+      ['qwen/qwen-2.5-coder-32b-instruct', 'Qwen/Qwen2.5-Coder-32B-Instruct'],
+      ['qwen/qwq-32b', 'Qwen/QwQ-32B'],
+      ['qwen/qwen3-coder-30b-a3b-instruct', 'Qwen/Qwen3-Coder-30B-A3B-Instruct'],
+      ['qwen/qwen3-next-80b-a3b-instruct', 'Qwen/Qwen3-235B-A22B-Instruct-2507'],
+      ['openai/gpt-oss-safeguard-20b', 'openai/gpt-oss-120b'],
+      ['minimax/minimax-m2.1', 'MiniMaxAI/MiniMax-M2.1'],
+      ['minimax/minimax-m1', 'MiniMaxAI/MiniMax-M1-80k'],
+      ['minimax/minimax-01', 'MiniMaxAI/MiniMax-Text-01'],
+      ['moonshotai/kimi-dev-72b', 'moonshotai/Kimi-Dev-72B'],
     ];
     for (const [id, repo] of cases) assert.equal(tokenizerRepo(id), repo, id);
   });
@@ -153,7 +180,12 @@ describe('Hugging Face Hub downloads (local emulator)', () => {
       });
     });
     await rejectsUser(loadTokenizer({ model: 'moonshotai/kimi-k2', cacheDir: freshDir(), hub: { endpoint: `http://127.0.0.1:${port}` } }), /cannot reach the Hugging Face Hub.*ECONNREFUSED.*--tokenizer-dir/);
-    await rejectsUser(loadTokenizer({ model: 'moonshotai/kimi-k2', cacheDir: freshDir(), offline: true }), /not downloaded yet.*offline/);
+    const data = freshDir();
+    const offline = loadTokenizer({ model: 'moonshotai/kimi-k2', cacheDir: data, offline: true });
+    // Offline is the caller's choice (export never downloads): the message says where it looked and what to run.
+    await rejectsUser(offline, /^no tokenizer for moonshotai\/Kimi-K2-Instruct in .+; run `tokenscope tokens --model moonshotai\/kimi-k2 --data-dir .+ FILE` once to download it, or pass --tokenizer-dir$/);
+    await assert.rejects(offline, (e: Error) => e.message.includes(join(data, 'tokenizers', 'moonshotai', 'Kimi-K2-Instruct')) && !/is offline/.test(e.message));
+    await rejectsUser(loadTokenizer({ family: 'glm45', cacheDir: data, offline: true }), /tokenscope tokens --family glm45 /);
     await rejectsUser(loadTokenizer({ model: 'moonshotai/kimi-k2' }), /no data dir/);
     await rejectsUser(loadTokenizer({}), /no model id/);
   });
@@ -162,7 +194,7 @@ describe('Hugging Face Hub downloads (local emulator)', () => {
     if ('skip' in kimi) return t.skip(kimi.skip);
     const pool = new TokenizerPool();
     const cacheDir = freshDir();
-    await rejectsUser(pool.get({ model: 'moonshotai/kimi-k2-0905', cacheDir, offline: true }), /offline/);
+    await rejectsUser(pool.get({ model: 'moonshotai/kimi-k2-0905', cacheDir, offline: true }), /no tokenizer for moonshotai\/Kimi-K2-Instruct-0905/);
     const a = await pool.get({ model: 'moonshotai/kimi-k2-0905', cacheDir, hub: { endpoint: hub.url } });
     const b = await pool.get({ model: 'moonshotai/kimi-k2-0905', cacheDir, offline: true });
     assert.equal(a, b);

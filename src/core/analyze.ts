@@ -3,7 +3,7 @@
  * request → the model family, the native text of the turn with its segments, and every check's findings.
  * Used by the CLI (`lint`, `show`), the capture store (each finished exchange), the extension and the exports.
  */
-import { checks, INTERNAL_ERROR } from './checks/index';
+import { checks, exchangeChecks, INTERNAL_ERROR } from './checks/index';
 import type { Check, CheckContext } from './checks/types';
 import { detectFamily, getFormat } from './formats/index';
 import type { ModelFormat } from './formats/types';
@@ -20,7 +20,7 @@ import type {
   ParsedNative,
   ParsedResponse,
 } from './model';
-import { normalizeRequest, parseResponseBody } from './wire/index';
+import { endedTurn, normalizeRequest, parseResponseBody, protocolFromPath } from './wire/index';
 
 export interface AnalyzeInput {
   /** The response as the wire layer parsed it. `native-text` and SGLang `/generate` responses are raw text. */
@@ -32,6 +32,11 @@ export interface AnalyzeInput {
   model?: string;
   /** Forces the family (the user's `--family`). */
   family?: FamilyId;
+  /**
+   * Whether the exchange is a model turn. Other exchanges (a model list, embeddings, a token count) get no turn
+   * checks, only the exchange-level ones (an upstream error). Default: `isModelTurn(response)`.
+   */
+  turn?: boolean;
 }
 
 /** Protocols whose body text is the model's own output, markers included. */
@@ -39,10 +44,28 @@ const RAW_PROTOCOLS = new Set(['native-text', 'sglang-generate']);
 
 /** Family, native text and findings (sorted by position; unpositioned ones last) of one turn. Never throws on data. */
 export function analyze(input: AnalyzeInput): Analysis {
+  if (!(input.turn ?? isModelTurn(input.response))) return exchangeOnly(input);
   const { ctx, familySource, message, failure } = prepare(input);
   const findings = runChecks(ctx);
   if (failure) findings.push(failure);
   return { family: ctx.format?.id, familySource, native: ctx.native, message, findings };
+}
+
+/**
+ * Whether a response is a model turn by its shape: a JSON document of no model API (`{"object": "list", "data": […]}`
+ * from /models, embeddings, `{"input_tokens": 12}` from count_tokens) is not. An empty body or a stream of unknown
+ * protocol may still be a turn that failed, and is analysed as one.
+ */
+export function isModelTurn(response: ParsedResponse | undefined): boolean {
+  return !(response && response.protocol === 'unknown' && !response.streamed && response.events.length > 0);
+}
+
+/** An exchange that is no model turn: nothing to render, only the exchange-level rules. */
+function exchangeOnly(input: AnalyzeInput): Analysis {
+  const native: Analysis['native'] = { text: '', segments: [], source: 'rendered' };
+  const message: AssistantMessage = { toolCalls: [] };
+  const ctx: CheckContext = { request: input.request, response: input.response, message, native };
+  return { familySource: 'none', native, message, findings: runChecks(ctx, exchangeChecks) };
 }
 
 /**
@@ -86,7 +109,8 @@ function build(input: AnalyzeInput, detect = true): ReturnType<typeof prepare> {
     message = p?.message ?? { content: raw, toolCalls: [] };
   } else {
     message = structured ?? { toolCalls: [] };
-    const rendered = format ? format.render(message) : renderPlain(message);
+    // A turn cut short is rendered as far as it got: no end-of-turn marker the model never sent.
+    const rendered = format ? format.render(message, { complete: !response || endedTurn(response) }) : renderPlain(message);
     native = { ...rendered, source: 'rendered' };
     // The parse of a reconstruction is well-formed by construction and no built-in rule needs it: parse on demand.
     let p: ParsedNative | undefined;
@@ -96,6 +120,7 @@ function build(input: AnalyzeInput, detect = true): ReturnType<typeof prepare> {
   const ctx: CheckContext = {
     format,
     request,
+    message,
     // Raw text has no wire envelope: there is no finish reason or event stream to judge.
     response: response && response.protocol !== 'native-text' ? response : undefined,
     native,
@@ -195,24 +220,53 @@ export interface ExchangeAnalysis {
 /** A captured exchange → parsed response and request, analysis and the summary the capture list shows. */
 export function analyzeExchange(exchange: CapturedExchange, responseBody: Uint8Array, chunks?: ChunkTiming[]): ExchangeAnalysis {
   const { response, request } = parseExchange(exchange, responseBody, chunks);
-  const analysis = analyze({ response, request, model: exchange.requestModel });
+  // Off the turn endpoints, only a body that parsed as a known model API is a turn (a stored completion fetched by id).
+  const turn = turnEndpoint(exchange) || TURN_PROTOCOLS.has(response.protocol);
+  const analysis = analyze({ response, request, model: exchange.requestModel, turn });
   const summary = summarize(response, analysis, request);
   if (!summary.provider && exchange.servedProvider) summary.provider = exchange.servedProvider;
   return { response, request, analysis, summary };
 }
 
-/** The response body parsed with what the exchange knows (path, content type, chunk timing), and its request. */
+/** Protocols of model turns (what is not `native-text` or `unknown`). */
+const TURN_PROTOCOLS = new Set(['openai-chat', 'anthropic-messages', 'openai-responses', 'sglang-generate']);
+
+/** A POST to an endpoint that generates a turn: chat/completions, completions, messages, responses, generate. */
+function turnEndpoint(exchange: CapturedExchange): boolean {
+  return exchange.method.toUpperCase() === 'POST' && protocolFromPath(exchange.path) !== undefined;
+}
+
+/**
+ * The response body parsed with what the exchange knows (content type, chunk timing, HTTP status, who cut it short),
+ * and its request. The path names the protocol only on a turn endpoint: elsewhere (`GET /v1/models`,
+ * `/v1/messages/count_tokens`, a GET listing stored completions) the body says what it is.
+ */
 export function parseExchange(
   exchange: CapturedExchange,
   responseBody: Uint8Array,
   chunks?: ChunkTiming[],
 ): { response: ParsedResponse; request?: NormalizedRequest } {
   const response = parseResponseBody(responseBody, {
-    path: exchange.path,
+    path: turnEndpoint(exchange) ? exchange.path : undefined,
     contentType: headerValue(exchange.responseHeaders, 'content-type'),
     chunks,
   });
+  if (exchange.status !== undefined) response.status = exchange.status;
+  const cutBy = cutByOf(exchange);
+  if (cutBy) response.cutBy = cutBy;
   return { response, request: requestOf(exchange) };
+}
+
+/**
+ * Who cut an incomplete exchange short when it was not the upstream, from the capture's reason (the wording of
+ * proxy/server.ts and capture/store.ts): the client closing the connection, or Tokenscope stopping mid-capture.
+ */
+function cutByOf(exchange: CapturedExchange): ParsedResponse['cutBy'] {
+  const reason = exchange.error;
+  if (exchange.state !== 'incomplete' || !reason) return undefined;
+  if (reason.startsWith('the client closed the connection')) return 'client';
+  if (reason.startsWith('interrupted: Tokenscope stopped')) return 'tokenscope';
+  return undefined;
 }
 
 /** The request body as the wire layer normalizes it; undefined when absent or not JSON (the response is still analysed). */

@@ -96,6 +96,10 @@ export interface ParsedResponse {
   logprobTokens?: { token: string; bytes?: number[] }[];
   /** What stopped generation, when the server says (SGLang `matched_stop` / `meta_info.finish_reason.matched`): a stop token id, stop string, or token ids. */
   matchedStop?: number | string | number[];
+  /** HTTP status of the response, when the caller knows it (a captured exchange). */
+  status?: number;
+  /** Who cut the response short, when the capture knows it was not the upstream: the client, or Tokenscope stopping. */
+  cutBy?: 'client' | 'tokenscope';
 }
 
 /** A tool the request offered. */

@@ -1,9 +1,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { analyze, analyzeExchange, prepare, renderPlain, runChecks } from '../../src/core/analyze';
+import { analyze, analyzeExchange, parseExchange, prepare, renderPlain, runChecks } from '../../src/core/analyze';
 import type { Check } from '../../src/core/checks/types';
 import { getFormat } from '../../src/core/formats/index';
 import type { CapturedExchange } from '../../src/core/model';
+import { parseResponseBody } from '../../src/core/wire/index';
+import { recording } from '../helpers/shared';
 import { FIREWORKS_LEAK, KIMI, OPENCODE_1021, call, kimiSection, request, response } from './checks/helpers';
 
 describe('family choice', () => {
@@ -54,6 +56,35 @@ describe('native text', () => {
     const f = a.findings.find((x) => x.rule === 'args-invalid-json');
     assert.ok(f);
     assert.equal(a.native.text.slice(f.start, f.end), 'd', 'the JSON syntax error is underlined');
+  });
+
+  test('plain text of no known family is the content: no empty-response', () => {
+    const a = analyze({ response: parseResponseBody('hello world') });
+    assert.equal(a.family, undefined);
+    assert.deepEqual(a.message, { content: 'hello world', toolCalls: [] });
+    assert.deepEqual(a.findings, []);
+  });
+
+  test('a stream cut short is rendered as far as it got: no </think> or <|im_end|> the model never sent', (t) => {
+    const r = recording('18-kimi-fantasy-openrouter-tool-stream');
+    if (!r) return t.skip('shared/recordings is not available (set TOKENSCOPE_SHARED)');
+    const sse = r.files['stream.sse'];
+    const cut = analyze({ response: parseResponseBody(sse.slice(0, 1500)), model: 'moonshotai/kimi-k2' });
+    assert.match(cut.native.text, /^<think>\s*The user is/);
+    assert.doesNotMatch(cut.native.text, /<\/think>|<\|im_end\|>/);
+    // Cut inside the call's arguments: the call stays open, and its partial JSON is the cut's, not a second finding.
+    const mid = analyze({ response: parseResponseBody(sse.slice(0, sse.indexOf('\n', sse.indexOf('"arguments":"nce"')) + 1)), model: 'moonshotai/kimi-k2' });
+    assert.match(mid.native.text, /<\|tool_call_argument_begin\|>\{"location": "Florence$/);
+    assert.deepEqual(mid.findings.map((f) => f.rule), ['stream-unterminated']);
+    // Nothing arrived: nothing is rendered.
+    assert.equal(analyze({ response: parseResponseBody('data: {"choices": ['), model: 'moonshotai/kimi-k2' }).native.text, '');
+    // The whole stream ends its turn.
+    assert.match(analyze({ response: parseResponseBody(sse), model: 'moonshotai/kimi-k2' }).native.text, /<\|tool_calls_section_end\|><\|im_end\|>$/);
+  });
+
+  test('finish_reason length: the turn is rendered without its end marker', () => {
+    const a = analyze({ response: response({ message: { content: 'The answer is' }, finishReason: 'length' }) });
+    assert.equal(a.native.text, 'The answer is');
   });
 
   test('renderPlain segments cover exactly what they name', () => {
@@ -120,6 +151,59 @@ describe('analyzeExchange', () => {
     assert.ok(summary.counts.error >= 2);
     assert.deepEqual(summary.rules, analysis.findings.map((f) => f.rule));
     assert.ok(summary.rules.includes('markup-in-content'));
+  });
+
+  const exchangeOf = (fields: Partial<CapturedExchange>): CapturedExchange => ({
+    id: 'x3', sessionId: 's', startedAt: 0, state: 'complete', route: 'openrouter', upstreamUrl: 'u', method: 'POST', path: '/openrouter/v1/chat/completions', requestHeaders: {}, status: 200,
+    responseHeaders: { 'content-type': 'application/json' }, ...fields,
+  });
+  const bytes = (s: string) => new TextEncoder().encode(s);
+
+  test('endpoints that are no model turn (models, embeddings, count_tokens, stored completions) get no turn findings', () => {
+    const cases: [Partial<CapturedExchange>, string][] = [
+      [{ method: 'GET', path: '/openrouter/v1/models' }, '{"data":[{"id":"moonshotai/kimi-k2"}]}'],
+      [{ method: 'GET', path: '/v1/models' }, '{"object":"list","data":[{"id":"qwen3","object":"model"}]}'],
+      [{ path: '/v1/embeddings', requestBody: '{"model":"moonshotai/kimi-k2","input":"hi"}' }, '{"object":"list","data":[{"object":"embedding","embedding":[0.1],"index":0}]}'],
+      [{ path: '/anthropic/v1/messages/count_tokens', requestBody: '{"model":"claude","messages":[]}' }, '{"input_tokens":12}'],
+      [{ method: 'GET', path: '/v1/chat/completions' }, '{"object":"list","data":[],"has_more":false}'],
+      [{ method: 'GET', path: '/v1/models', responseHeaders: { 'content-type': 'text/plain' } }, '404 page not found'],
+    ];
+    for (const [fields, body] of cases) {
+      const { analysis, summary } = analyzeExchange(exchangeOf(fields), bytes(body));
+      assert.deepEqual(analysis.findings, [], `${fields.method ?? 'POST'} ${fields.path}`);
+      assert.equal(analysis.native.text, '');
+      assert.deepEqual(summary.rules, []);
+    }
+    // A stored completion fetched by id is a turn, judged by its body.
+    const stored = JSON.stringify({ object: 'chat.completion', model: KIMI, choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: FIREWORKS_LEAK } }] });
+    assert.ok(analyzeExchange(exchangeOf({ method: 'GET', path: '/v1/chat/completions/chatcmpl-1' }), bytes(stored)).summary.rules.includes('markup-in-content'));
+    // The same body read from a capture by `lint ID` (parseExchange, then analyze) is no turn either.
+    const { response: models } = parseExchange(exchangeOf({ method: 'GET', path: '/openrouter/v1/models' }), bytes('{"data":[]}'));
+    assert.deepEqual(analyze({ response: models }).findings, []);
+  });
+
+  test('an upstream error on such an endpoint is still reported, with its HTTP status', () => {
+    const { analysis } = analyzeExchange(exchangeOf({ method: 'GET', path: '/v1/models', status: 404 }), bytes('{"error":{"message":"Not Found","type":"invalid_request_error"}}'));
+    assert.deepEqual(analysis.findings.map((f) => [f.rule, f.message]), [['upstream-error', 'The upstream answered HTTP 404: invalid_request_error: Not Found']]);
+  });
+
+  const cutStream = 'data: {"id":"gen-1","object":"chat.completion.chunk","model":"moonshotai/kimi-k2","choices":[{"index":0,"delta":{"content":"I will"}}]}\n\n';
+
+  test('a stream the client closed is a warning that says so, not an error blaming the upstream', () => {
+    const error = 'the client closed the connection after 131 bytes';
+    const { analysis } = analyzeExchange(exchangeOf({ state: 'incomplete', error, responseHeaders: { 'content-type': 'text/event-stream' } }), bytes(cutStream));
+    assert.deepEqual(analysis.findings.map((f) => [f.rule, f.severity]), [['stream-unterminated', 'warning']]);
+    assert.match(analysis.findings[0].message, /^The client closed the connection after 1 event \(byte \d+\), before the response ended: .*the upstream did not cut it\.$/);
+    // `lint ID` analyses the parsed capture without the exchange: the response carries who cut it.
+    const { response: parsed } = parseExchange(exchangeOf({ state: 'incomplete', error }), bytes(cutStream));
+    assert.equal(analyze({ response: parsed }).findings[0].severity, 'warning');
+  });
+
+  test('a stream the upstream cut stays an error; one Tokenscope stopped capturing is a note', () => {
+    const reset = analyzeExchange(exchangeOf({ state: 'incomplete', error: 'the upstream connection broke after 131 bytes (ECONNRESET)' }), bytes(cutStream));
+    assert.deepEqual(reset.analysis.findings.map((f) => [f.rule, f.severity]), [['stream-unterminated', 'error']]);
+    const stopped = analyzeExchange(exchangeOf({ state: 'incomplete', error: 'interrupted: Tokenscope stopped while the response was streaming (131 bytes kept)' }), bytes(cutStream));
+    assert.deepEqual(stopped.analysis.findings.map((f) => [f.rule, f.severity]), [['stream-unterminated', 'info']]);
   });
 
   test('a request body that is not JSON is ignored, the response is still analysed', () => {

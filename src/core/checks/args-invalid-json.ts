@@ -1,6 +1,6 @@
 import type { Finding } from '../model';
 import type { Check } from './types';
-import { argumentsRange, callLabel, parsedArguments, turnMessage, unclosedCalls } from './scan';
+import { argumentsRange, callLabel, parsedArguments, unclosedCalls } from './scan';
 
 /** Markup that marks XML-style arguments (Qwen3-Coder, GLM, MiniMax, Hermes) where JSON was expected. */
 const XML_ARGS = /^\s*<(?:tool_call>|function=|parameter=|arg_key>|invoke\b|minimax:tool_call>)/;
@@ -16,7 +16,7 @@ const check: Check = {
   why: 'Agents JSON.parse the arguments: anything else fails the call (or silently becomes `{}`), and the error they send back often confuses the model further.',
   run: (ctx) => {
     const out: Finding[] = [];
-    const calls = turnMessage(ctx).toolCalls;
+    const calls = ctx.message.toolCalls;
     const skip = unclosedCalls(ctx);
     parsedArguments(ctx).forEach((parsed, i) => {
       if (skip.has(i)) return; // call-unclosed already says the arguments were cut off

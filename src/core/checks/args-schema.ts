@@ -1,7 +1,7 @@
 import Ajv, { type ValidateFunction } from 'ajv';
 import type { Finding, ToolDef } from '../model';
 import type { Check } from './types';
-import { argumentsRange, callLabel, parsedArguments, turnMessage } from './scan';
+import { argumentsRange, callLabel, parsedArguments } from './scan';
 
 /**
  * One validator per distinct schema, kept across analyses: the proxy sees the same tool list on every request, so
@@ -38,7 +38,7 @@ const check: Check = {
     const tools = ctx.request?.tools;
     if (!tools || tools.length === 0) return [];
     const byName = new Map<string, ToolDef>(tools.map((t) => [t.name, t]));
-    const calls = turnMessage(ctx).toolCalls;
+    const calls = ctx.message.toolCalls;
     const out: Finding[] = [];
     parsedArguments(ctx).forEach((parsed, i) => {
       const call = calls[i];

@@ -1,5 +1,4 @@
 import type { Check } from './types';
-import { turnMessage } from './scan';
 import { at } from './wire-findings';
 
 /** MoonshotAI/Kimi-K2#128 (an empty `<|im_end|>` right after `</think>`), sgl-project/sglang#23341 (empty content, stop). */
@@ -15,7 +14,7 @@ const check: Check = {
       return empty.map((w) => ({ rule: check.id, severity: check.severity, message: `The response body is empty${at(w)}: ${w.message}`, location: 'wire' }));
     }
     if (r ? r.error || !r.terminated : ctx.native.text === '') return []; // errors and cut streams have their own rules
-    const m = turnMessage(ctx);
+    const m = ctx.message;
     if (m.content?.trim() || m.toolCalls.length > 0) return [];
     const reasoned = m.reasoning?.trim() ? ' (only reasoning)' : '';
     const finish = r ? `, finish_reason ${r.finishReason ?? 'absent'}` : '';

@@ -1,6 +1,6 @@
 import type { Finding } from '../model';
 import type { Check } from './types';
-import { leaks, parsedArguments, structuralProblems, turnMessage } from './scan';
+import { leaks, parsedArguments, structuralProblems } from './scan';
 
 /**
  * finish_reason against what the turn holds. Decisions:
@@ -23,7 +23,7 @@ const check: Check = {
     const finish = r.finishReason;
     const said =
       r.nativeFinishReason && r.nativeFinishReason !== finish ? `${finish} (provider: ${r.nativeFinishReason})` : finish;
-    const calls = turnMessage(ctx).toolCalls;
+    const calls = ctx.message.toolCalls;
     const leaked = leaks(ctx);
     const leakedCalls = leaked.reduce((n, l) => n + l.parsed.message.toolCalls.length, 0);
     const regions = [...new Set(leaked.map((l) => l.region))].join(' and ');

@@ -1,6 +1,6 @@
 import type { Finding } from '../model';
 import type { Check } from './types';
-import { kimiIdShape } from './kimi-id';
+import { kimiIdShape } from '../formats/kimi';
 
 /**
  * The chat template renders history ids verbatim into the prompt. Non-canonical ids (another model's `call_…`, ids

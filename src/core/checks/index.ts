@@ -54,6 +54,9 @@ export const checks: readonly Check[] = [
   historyEchoedMarkers,
 ];
 
+/** The rules that apply to any exchange, model turn or not (a model list, embeddings, a token count). */
+export const exchangeChecks: readonly Check[] = [upstreamError];
+
 /** What a rule is, for lists and hovers. */
 export interface RuleInfo {
   id: string;

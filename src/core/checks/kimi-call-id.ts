@@ -1,7 +1,7 @@
 import type { Finding } from '../model';
 import type { Check } from './types';
-import { kimiIdShape } from './kimi-id';
-import { segmentFor, turnMessage } from './scan';
+import { kimiIdShape } from '../formats/kimi';
+import { segmentFor, structuralProblems } from './scan';
 
 /** sgl-project/sglang PR #21377 (`functionsexec5`), exo-explore/exo#2281 (`functions_<name>_<n>`), vLLM PRs #21259 / #46344. */
 const check: Check = {
@@ -11,13 +11,20 @@ const check: Check = {
   why: "Kimi parsers skip calls whose id is not `(functions.)NAME:IDX`, and every id is echoed into the next prompt: an off-format id makes K2 emit broken calls later.",
   run: (ctx) => {
     if (ctx.format?.id !== 'kimi-k2') return [];
+    // Calls outside the grammar (the Fireworks `channel_reply:0<|tool_call_argument_begin|>` leak): malformed-call
+    // already lists their id among the defects.
+    const own = ctx.native.source === 'raw' ? structuralProblems(ctx).filter((p) => p.family === ctx.parsed?.family) : [];
+    const malformed = new Set(own.filter((p) => p.code === 'malformed-call').map((p) => p.callIndex));
     const out: Finding[] = [];
     const seen = new Map<string, number>();
-    turnMessage(ctx).toolCalls.forEach((call, i) => {
+    ctx.message.toolCalls.forEach((call, i) => {
       if (call.id === undefined) return;
+      // A reconstruction writes ids it cannot render as `functions.NAME:INDEX` (formats/kimi.ts): point at the id
+      // only where the text holds it.
       const seg = segmentFor(ctx, 'call-id', i);
+      const range = seg && ctx.native.text.slice(seg.start, seg.end) === call.id ? { start: seg.start, end: seg.end } : {};
       const found = (severity: Finding['severity'], message: string): void => {
-        out.push({ rule: check.id, severity, message, location: `tool_calls[${i}].id`, ...(seg ? { start: seg.start, end: seg.end } : {}) });
+        out.push({ rule: check.id, severity, message, location: `tool_calls[${i}].id`, ...range });
       };
       const id = JSON.stringify(call.id);
       const shape = kimiIdShape(call.id);
@@ -25,6 +32,8 @@ const check: Check = {
       seen.set(call.id, first ?? i);
       if (first !== undefined) {
         found('error', `Call ${i} reuses id ${id} of call ${first}; the agent cannot tell their results apart.`);
+      } else if (malformed.has(i)) {
+        // Reported with the call's other defects.
       } else if (shape.kind === 'malformed') {
         found('error', `Call ${i} (${call.name || 'no name'}) has id ${id}, not functions.NAME:IDX: Kimi parsers drop or mis-name such calls.`);
       } else if ((shape.kind === 'canonical' || shape.kind === 'bare') && call.name && shape.name !== call.name) {

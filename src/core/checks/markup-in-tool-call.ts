@@ -1,6 +1,6 @@
 import type { Finding, Segment } from '../model';
 import type { Check, CheckContext } from './types';
-import { callLabel, familyName, findMarkers, ownerOf, quoteMarkers, segmentFor, turnMessage, unambiguous, type MarkerHit } from './scan';
+import { callLabel, familyName, findMarkers, ownerOf, quoteMarkers, segmentFor, unambiguous, type MarkerHit } from './scan';
 
 /**
  * anomalyco/opencode#37297 (`"/repo/app <|tool_calls_section_begin|> <|tool_call_begin|> functions.read:3 …` inside
@@ -13,7 +13,7 @@ const check: Check = {
   why: "The model's control tokens end up in a call's name or arguments: the call fails, and agents that quote the bad input in their error message feed the tokens back to the model, so failures cascade.",
   run: (ctx) => {
     const out: Finding[] = [];
-    turnMessage(ctx).toolCalls.forEach((call, i) => {
+    ctx.message.toolCalls.forEach((call, i) => {
       const fields: [string, string | undefined, Segment['kind']][] = [
         ['name', call.name, 'call-name'],
         ['id', call.id, 'call-id'],

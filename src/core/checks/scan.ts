@@ -3,15 +3,10 @@
  * the control markers of every family, and the family parse of markup that leaked into free text.
  * Everything is computed once per CheckContext (WeakMap caches) so a 1 MB response is scanned once, not per rule.
  */
-import type { AssistantMessage, FamilyId, Finding, FormatProblem, ParsedNative, Segment } from '../model';
+import type { FamilyId, Finding, FormatProblem, ParsedNative, Segment } from '../model';
 import { formats, getFormat } from '../formats/index';
+import { cutShort } from '../wire/index';
 import type { CheckContext } from './types';
-
-/** The turn as the agent receives it: the wire's structured message, or the family parse of raw text. */
-export function turnMessage(ctx: CheckContext): AssistantMessage {
-  if (ctx.native.source === 'raw' && ctx.parsed) return ctx.parsed.message;
-  return ctx.response?.message ?? ctx.parsed?.message ?? { toolCalls: [] };
-}
 
 /** Display name of a family, for messages. */
 export function familyName(id: FamilyId): string {
@@ -372,7 +367,7 @@ const argsCache = new WeakMap<CheckContext, ArgsParse[]>();
 export function parsedArguments(ctx: CheckContext): ArgsParse[] {
   const cached = argsCache.get(ctx);
   if (cached) return cached;
-  const out = turnMessage(ctx).toolCalls.map((c): ArgsParse => {
+  const out = ctx.message.toolCalls.map((c): ArgsParse => {
     try {
       return { ok: true, value: JSON.parse(c.arguments) };
     } catch (e) {
@@ -385,10 +380,19 @@ export function parsedArguments(ctx: CheckContext): ArgsParse[] {
   return out;
 }
 
-/** Indices of calls the parser reported as cut off: their arguments are incomplete by definition. */
+/**
+ * Indices of calls cut off, whose arguments are incomplete by definition: in raw text those the parser reported;
+ * in a response cut short (no terminal event, finish `length`/`error`/`abort`) the last call, which was streaming
+ * when it stopped. The rule that explains the cut (call-unclosed, stream-unterminated, finish-reason-mismatch)
+ * reports them.
+ */
 export function unclosedCalls(ctx: CheckContext): Set<number> {
   const out = new Set<number>();
-  if (ctx.native.source !== 'raw') return out;
+  if (ctx.native.source !== 'raw') {
+    const calls = ctx.message.toolCalls.length;
+    if (calls > 0 && ctx.response && cutShort(ctx.response)) out.add(calls - 1);
+    return out;
+  }
   for (const p of structuralProblems(ctx)) {
     if (p.code === 'call-unclosed' && p.callIndex !== undefined && p.family === ctx.parsed?.family) out.add(p.callIndex);
   }
@@ -399,7 +403,7 @@ export function unclosedCalls(ctx: CheckContext): Set<number> {
 export function argumentsRange(ctx: CheckContext, index: number, from?: number, to?: number): { start?: number; end?: number } {
   const seg = segmentFor(ctx, 'arguments', index);
   if (!seg) return {};
-  const value = turnMessage(ctx).toolCalls[index]?.arguments ?? '';
+  const value = ctx.message.toolCalls[index]?.arguments ?? '';
   if (from === undefined || value.length === 0 || ctx.native.text.slice(seg.start, seg.end) !== value) {
     return { start: seg.start, end: seg.end };
   }

@@ -1,6 +1,6 @@
 import type { Finding } from '../model';
 import type { Check } from './types';
-import { segmentFor, turnMessage } from './scan';
+import { segmentFor } from './scan';
 
 const check: Check = {
   id: 'tool-unknown',
@@ -12,7 +12,7 @@ const check: Check = {
     const offered = ctx.request.tools.map((t) => t.name);
     const known = new Set(offered);
     const out: Finding[] = [];
-    turnMessage(ctx).toolCalls.forEach((call, i) => {
+    ctx.message.toolCalls.forEach((call, i) => {
       if (known.has(call.name)) return;
       const seg = segmentFor(ctx, 'call-name', i) ?? segmentFor(ctx, 'call', i);
       const list = offered.length <= 8 ? offered.join(', ') : `${offered.slice(0, 8).join(', ')}, …`;

@@ -1,4 +1,4 @@
-import type { Finding, NativeText, NormalizedRequest, ParsedNative, ParsedResponse, Severity } from '../model';
+import type { AssistantMessage, Finding, NativeText, NormalizedRequest, ParsedNative, ParsedResponse, Severity } from '../model';
 import type { ModelFormat } from '../formats/types';
 
 /** What every check sees. */
@@ -9,6 +9,11 @@ export interface CheckContext {
   request?: NormalizedRequest;
   /** The structured response from the wire; absent when the input is raw native text. */
   response?: ParsedResponse;
+  /**
+   * The turn as the agent receives it: the wire's structured message, the family parse of raw text, or (raw text of
+   * no known family) the whole text as content.
+   */
+  message: AssistantMessage;
   /** The native text analysed (raw, or rendered from `response`) with segments. Finding ranges index into it. */
   native: NativeText & { source: 'raw' | 'rendered' };
   /** The family parse of the native text. For rendered text it is the parse of the reconstruction. */

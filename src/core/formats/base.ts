@@ -22,6 +22,7 @@ import type {
   SegmentKind,
   ToolCall,
 } from '../model';
+import type { RenderOptions } from './types';
 
 export interface MarkerHit {
   /** The full marker (for a truncated hit: the marker it was cut from). */
@@ -733,13 +734,38 @@ export function jsonMembers(text: string, pos: number, to: number): JsonMember[]
 }
 
 /**
- * Writes `<think>REASONING</think>` when the message has reasoning. `newlines`: the Qwen/MiniMax
- * templates put the reasoning on its own lines (`<think>\nR\n</think>\n\n`).
+ * Which closing markup a render writes (`RenderOptions.complete`). A complete turn closes everything; a turn cut
+ * short closes only what the model provably moved past: the reasoning when content or a call followed it, each call
+ * but the last. The last call, its section and the end of turn stay unwritten.
  */
-export function renderThink(out: RenderOut, reasoning: string | undefined, newlines: boolean): void {
+export interface Closing {
+  /** The end-of-turn marker, and the section end after the calls. */
+  turn: boolean;
+  /** The reasoning block's close (`</think>`, Harmony's `<|end|>`). */
+  reasoning: boolean;
+  /** The close of call `i`. */
+  call(i: number): boolean;
+}
+
+export function closing(m: AssistantMessage, opts: RenderOptions = {}): Closing {
+  const turn = opts.complete ?? true;
+  const last = m.toolCalls.length - 1;
+  return {
+    turn,
+    reasoning: turn || present(m.content) !== undefined || m.toolCalls.length > 0,
+    call: (i) => turn || i < last,
+  };
+}
+
+/**
+ * Writes `<think>REASONING</think>` when the message has reasoning (without `</think>` when `closed` is false).
+ * `newlines`: the Qwen/MiniMax templates put the reasoning on its own lines (`<think>\nR\n</think>\n\n`).
+ */
+export function renderThink(out: RenderOut, reasoning: string | undefined, newlines: boolean, closed: boolean): void {
   if (!present(reasoning)) return;
   const nl = newlines ? '\n' : '';
-  out.put(THINK_OPEN, 'marker').put(nl).put(reasoning!, 'reasoning').put(nl).put(THINK_CLOSE, 'marker').put(nl + nl);
+  out.put(THINK_OPEN, 'marker').put(nl).put(reasoning!, 'reasoning');
+  if (closed) out.put(nl).put(THINK_CLOSE, 'marker').put(nl + nl);
 }
 
 /** One XML-argument call as the family located it (qwen3-coder, glm45, minimax-m2). */

@@ -15,6 +15,7 @@ import {
   THINK_CLOSE,
   THINK_OPEN,
   RenderOut,
+  closing,
   renderThink,
   callUnclosed,
   endsInMarker,
@@ -32,7 +33,7 @@ import {
   type ParseOut,
   type SectionGrammar,
 } from './base';
-import type { ModelFormat } from './types';
+import type { ModelFormat, RenderOptions } from './types';
 
 export const SECTION_BEGIN = '<｜tool▁calls▁begin｜>';
 export const SECTION_END = '<｜tool▁calls▁end｜>';
@@ -102,7 +103,7 @@ function format(variant: Variant): ModelFormat {
         // The two grammars differ right after the call begin.
         variant === 'v3' ? [`${CALL_BEGIN}function${SEP}`, 5] : [new RegExp(`${CALL_BEGIN}(?!function${SEP})[^<]*${SEP}`), 5],
       ]),
-    render: (m) => render(variant, m),
+    render: (m, opts) => render(variant, m, opts),
     parse: (text): ParsedNative => parseTurn(grammar, text),
   };
 }
@@ -113,9 +114,10 @@ function isV3(modelId: string): boolean {
   return key === 'deepseek-chat' || /deepseek-(?:chat-)?v3(?![.\d])/.test(key) || /deepseek-r1(?![.\d])/.test(key);
 }
 
-function render(variant: Variant, m: AssistantMessage): NativeText {
+function render(variant: Variant, m: AssistantMessage, opts?: RenderOptions): NativeText {
+  const close = closing(m, opts);
   const out = new RenderOut();
-  renderThink(out, m.reasoning, false);
+  renderThink(out, m.reasoning, false, close.reasoning);
   if (present(m.content)) out.put(m.content!, 'content');
   if (m.toolCalls.length) {
     out.wrap('section', () => {
@@ -127,19 +129,20 @@ function render(variant: Variant, m: AssistantMessage): NativeText {
           () => {
             out.put(CALL_BEGIN);
             if (variant === 'v3') {
-              out.put(`function${SEP}`).put(c.name, 'call-name', i).put(`\n${FENCE_OPEN}\n`).put(c.arguments, 'arguments', i).put(`\n${FENCE_CLOSE}`);
+              out.put(`function${SEP}`).put(c.name, 'call-name', i).put(`\n${FENCE_OPEN}\n`).put(c.arguments, 'arguments', i);
+              if (close.call(i)) out.put(`\n${FENCE_CLOSE}`);
             } else {
               out.put(c.name, 'call-name', i).put(SEP).put(c.arguments, 'arguments', i);
             }
-            out.put(CALL_END);
+            if (close.call(i)) out.put(CALL_END);
           },
           i,
         );
       });
-      out.put(SECTION_END);
+      if (close.turn) out.put(SECTION_END);
     });
   }
-  out.put(EOS, 'end');
+  if (close.turn) out.put(EOS, 'end');
   return out.done();
 }
 

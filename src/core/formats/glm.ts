@@ -14,6 +14,7 @@ import {
   THINK_CLOSE,
   THINK_OPEN,
   RenderOut,
+  closing,
   renderParams,
   modelKey,
   parseTurn,
@@ -28,7 +29,7 @@ import {
   type ParseOut,
   type TurnGrammar,
 } from './base';
-import type { ModelFormat } from './types';
+import type { ModelFormat, RenderOptions } from './types';
 
 export const CALL_OPEN = '<tool_call>';
 export const CALL_CLOSE = '</tool_call>';
@@ -96,9 +97,10 @@ export const glm45: ModelFormat = {
   parse: (text) => parseTurn(GRAMMAR, text),
 };
 
-function render(m: AssistantMessage): NativeText {
+function render(m: AssistantMessage, opts?: RenderOptions): NativeText {
+  const close = closing(m, opts);
   const out = new RenderOut();
-  renderThink(out, m.reasoning, false);
+  renderThink(out, m.reasoning, false, close.reasoning);
   const content = present(m.content);
   if (content) out.put(present(m.reasoning) ? '\n' : '').put(m.content!, 'content');
   m.toolCalls.forEach((c, i) => {
@@ -108,12 +110,12 @@ function render(m: AssistantMessage): NativeText {
       () => {
         out.put(CALL_OPEN).put(c.name, 'call-name', i).put('\n');
         renderParams(out, i, c.arguments, (k, v) => `${KEY_OPEN}${k}${KEY_CLOSE}\n${VALUE_OPEN}${v}${VALUE_CLOSE}`);
-        out.put(CALL_CLOSE);
+        if (close.call(i)) out.put(CALL_CLOSE);
       },
       i,
     );
   });
-  out.put(m.toolCalls.length ? OBSERVATION : USER, 'end');
+  if (close.turn) out.put(m.toolCalls.length ? OBSERVATION : USER, 'end');
   return out.done();
 }
 

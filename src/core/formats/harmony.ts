@@ -18,6 +18,7 @@ import type { AssistantMessage, NativeText, ParsedNative } from '../model';
 import {
   ParseOut,
   RenderOut,
+  closing,
   bodyUntil,
   callUnclosed,
   findTruncated,
@@ -28,7 +29,7 @@ import {
   scoreText,
   type BodyEnd,
 } from './base';
-import type { ModelFormat } from './types';
+import type { ModelFormat, RenderOptions } from './types';
 
 export const START = '<|start|>';
 export const CHANNEL = '<|channel|>';
@@ -70,23 +71,29 @@ function header(out: RenderOut, channel: string): void {
   out.put(`${START}assistant${CHANNEL}${channel}${MESSAGE}`, 'marker');
 }
 
-function render(m: AssistantMessage): NativeText {
+function render(m: AssistantMessage, opts?: RenderOptions): NativeText {
+  const close = closing(m, opts);
   const out = new RenderOut();
   if (present(m.reasoning)) {
     header(out, 'analysis');
-    out.put(m.reasoning!, 'reasoning').put(END, 'marker');
+    out.put(m.reasoning!, 'reasoning');
+    if (close.reasoning) out.put(END, 'marker');
   }
   if (present(m.content)) {
     const preamble = m.toolCalls.length > 0;
     header(out, preamble ? 'commentary' : 'final');
-    out.put(m.content!, 'content').put(preamble ? END : RETURN, preamble ? 'marker' : 'end');
+    out.put(m.content!, 'content');
+    // A preamble's `<|end|>` is proven by the calls after it; the final message's `<|return|>` ends the turn.
+    if (preamble) out.put(END, 'marker');
+    else if (close.turn) out.put(RETURN, 'end');
   }
   m.toolCalls.forEach((c, i) => {
     out.wrap(
       'call',
       () => {
         out.put(`${START}assistant${CHANNEL}commentary to=${FN_PREFIX}`).put(c.name, 'call-name', i);
-        out.put(` ${CONSTRAIN}json${MESSAGE}`).put(c.arguments, 'arguments', i).put(CALL);
+        out.put(` ${CONSTRAIN}json${MESSAGE}`).put(c.arguments, 'arguments', i);
+        if (close.call(i)) out.put(CALL);
       },
       i,
     );

@@ -9,7 +9,10 @@
  * - `reasoning`/`content` come back trimmed; ids only exist for Kimi (`functions.NAME:IDX`).
  * - Segments nest only as section ⊃ call ⊃ (call-id | call-name | arguments), and call-id ⊃ call-name.
  * - XML-argument families (qwen3-coder, glm45, minimax-m2) give arguments as canonical compact JSON.
- * - `parse(render(m).text).message` equals `m` for trimmed messages (ids dropped outside Kimi).
+ * - `parse(render(m).text).message` equals `m` for trimmed messages (ids dropped outside Kimi; Kimi keeps an id
+ *   that is a Kimi id for its call, canonical or bare, and writes `functions.NAME:INDEX` for any other).
+ * - `render(m, { complete: false })` (a turn cut short) is a prefix of `render(m)`: no end-of-turn marker, and the
+ *   block the model was in when it stopped (reasoning nothing followed, the last call, its section) left open.
  */
 import { UserError, type FamilyId } from '../model';
 import { deepseekV3, deepseekV31 } from './deepseek';

@@ -11,8 +11,9 @@
  * before a `</think>` that comes ahead of any tool markup is reasoning.
  *
  * Ids: `functions.NAME:IDX`; the name is read from the id (`call-name` nests inside `call-id`). `render`
- * keeps a message's id when it is a canonical id for that name, and otherwise writes
- * `functions.NAME:INDEX` (what the model emits; providers rewrite ids on the wire).
+ * keeps a message's id when it is a Kimi id for that name, canonical or bare (`weather:0`, as Moonshot AI
+ * returns it), so a reconstruction shows the id the provider sent; any other id is written as
+ * `functions.NAME:INDEX`, and findings about it carry no range (the text does not hold it).
  *
  * Tolerance: the singular `<|tool_call_section_begin|>`/`_end|>` variant is accepted. The Fireworks leak
  * `channel_reply:0<|tool_call_argument_begin|>{…}<|tool_calls_section_end|>` (no section or call begin,
@@ -25,6 +26,7 @@ import {
   THINK_CLOSE,
   THINK_OPEN,
   RenderOut,
+  closing,
   renderThink,
   callUnclosed,
   findTruncated,
@@ -40,7 +42,7 @@ import {
   type SectionGrammar,
   type TurnGrammar,
 } from './base';
-import type { ModelFormat } from './types';
+import type { ModelFormat, RenderOptions } from './types';
 
 export const SECTION_BEGIN = '<|tool_calls_section_begin|>';
 export const SECTION_END = '<|tool_calls_section_end|>';
@@ -95,15 +97,51 @@ export const kimi: ModelFormat = {
   parse,
 };
 
-/** The id Kimi emits for a call: the message's own when canonical for that name, else `functions.NAME:INDEX`. */
-function kimiId(name: string, index: number, id?: string): string {
-  const prefix = `${FN_PREFIX}${name}:`;
-  return id?.startsWith(prefix) && /^\d+$/.test(id.slice(prefix.length)) ? id : `${prefix}${index}`;
+/**
+ * Shapes of Kimi K2 tool-call ids. Moonshot's format is `functions.NAME:IDX` with IDX a counter over the whole
+ * conversation; SGLang's kimi_k2 parser accepts `(functions.)?NAME:IDX`, and real healthy traffic carries bare
+ * `NAME:IDX` (OpenRouter / Moonshot AI: `weather:0`). Anything else is either an off-distribution model id
+ * (`functions_read_1`, `functionsexec5`: parsers drop the call) or a foreign id (`call_…`) that pushes K2
+ * off-distribution once echoed back in history (MoonshotAI/Kimi-K2#128, K2 Vendor Verifier README).
+ */
+export type KimiIdShape =
+  | { kind: 'canonical'; name: string; index: number }
+  | { kind: 'bare'; name: string; index: number }
+  | { kind: 'malformed' }
+  | { kind: 'foreign' };
+
+const CANONICAL = /^functions\.([^\s:]+):(\d+)$/;
+const BARE = /^([^\s:]+):(\d+)$/;
+
+export function kimiIdShape(id: string): KimiIdShape {
+  let m = CANONICAL.exec(id);
+  if (m) return { kind: 'canonical', name: m[1], index: Number(m[2]) };
+  m = BARE.exec(id);
+  if (m) return { kind: 'bare', name: m[1], index: Number(m[2]) };
+  // The model's own broken attempts at the format start with `functions` or carry a `:`; other ids come from servers.
+  if (/^functions/.test(id) || id.includes(':') || /\s|<\|/.test(id)) return { kind: 'malformed' };
+  return { kind: 'foreign' };
 }
 
-function render(m: AssistantMessage): NativeText {
+/**
+ * The id written for a call: the message's own when it is a Kimi id for this call (canonical, or bare as Moonshot
+ * AI returns it), so a reconstruction shows the id that came back. Any other id (a server's `call_…`, an id naming
+ * another tool, the model's broken attempts) cannot sit in the markup without changing the call's name: it is
+ * written as `functions.NAME:INDEX`.
+ */
+function kimiId(name: string, index: number, id?: string): { prefix: string; suffix: string } {
+  const shape = id === undefined ? undefined : kimiIdShape(id);
+  if ((shape?.kind === 'canonical' || shape?.kind === 'bare') && shape.name === name) {
+    const prefix = shape.kind === 'canonical' ? FN_PREFIX : '';
+    return { prefix, suffix: id!.slice(prefix.length + name.length) };
+  }
+  return { prefix: FN_PREFIX, suffix: `:${index}` };
+}
+
+function render(m: AssistantMessage, opts?: RenderOptions): NativeText {
+  const close = closing(m, opts);
   const out = new RenderOut();
-  renderThink(out, m.reasoning, false);
+  renderThink(out, m.reasoning, false, close.reasoning);
   if (present(m.content)) out.put(m.content!, 'content');
   if (m.toolCalls.length) {
     out.wrap('section', () => {
@@ -112,18 +150,19 @@ function render(m: AssistantMessage): NativeText {
         out.wrap(
           'call',
           () => {
-            const id = kimiId(c.name, c.index, c.id);
+            const { prefix, suffix } = kimiId(c.name, c.index, c.id);
             out.put(CALL_BEGIN);
-            out.wrap('call-id', () => out.put(FN_PREFIX).put(c.name, 'call-name', i).put(id.slice(FN_PREFIX.length + c.name.length)), i);
-            out.put(ARG_BEGIN).put(c.arguments, 'arguments', i).put(CALL_END);
+            out.wrap('call-id', () => out.put(prefix).put(c.name, 'call-name', i).put(suffix), i);
+            out.put(ARG_BEGIN).put(c.arguments, 'arguments', i);
+            if (close.call(i)) out.put(CALL_END);
           },
           i,
         );
       });
-      out.put(SECTION_END);
+      if (close.turn) out.put(SECTION_END);
     });
   }
-  out.put(IM_END, 'end');
+  if (close.turn) out.put(IM_END, 'end');
   return out.done();
 }
 

@@ -14,6 +14,7 @@ import {
   THINK_CLOSE,
   THINK_OPEN,
   RenderOut,
+  closing,
   renderParams,
   modelKey,
   parseSection,
@@ -28,7 +29,7 @@ import {
   type SectionGrammar,
   type TurnGrammar,
 } from './base';
-import type { ModelFormat } from './types';
+import type { ModelFormat, RenderOptions } from './types';
 
 export const SECTION_BEGIN = '<minimax:tool_call>';
 export const SECTION_END = '</minimax:tool_call>';
@@ -100,9 +101,10 @@ export const minimaxM2: ModelFormat = {
   parse: (text) => parseTurn(GRAMMAR, text),
 };
 
-function render(m: AssistantMessage): NativeText {
+function render(m: AssistantMessage, opts?: RenderOptions): NativeText {
+  const close = closing(m, opts);
   const out = new RenderOut();
-  renderThink(out, m.reasoning, true);
+  renderThink(out, m.reasoning, true, close.reasoning);
   const content = present(m.content);
   if (content) out.put(m.content!, 'content');
   if (m.toolCalls.length) {
@@ -115,16 +117,16 @@ function render(m: AssistantMessage): NativeText {
           () => {
             out.put(INVOKE_OPEN).put(c.name, 'call-name', i).put('">\n');
             renderParams(out, i, c.arguments, (k, v) => `${PARAM_OPEN}${k}">${v}${PARAM_CLOSE}`);
-            out.put(INVOKE_CLOSE);
+            if (close.call(i)) out.put(INVOKE_CLOSE);
           },
           i,
         );
-        out.put('\n');
+        if (close.call(i)) out.put('\n');
       });
-      out.put(SECTION_END);
+      if (close.turn) out.put(SECTION_END);
     });
   }
-  out.put(END, 'end');
+  if (close.turn) out.put(END, 'end');
   return out.done();
 }
 

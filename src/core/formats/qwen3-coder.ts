@@ -13,6 +13,7 @@
 import type { AssistantMessage, NativeText } from '../model';
 import {
   RenderOut,
+  closing,
   callUnclosed,
   endsInMarker,
   renderParams,
@@ -29,7 +30,7 @@ import {
   type TurnGrammar,
 } from './base';
 import { CALL_CLOSE, CALL_OPEN, IM_END, QWEN_ENDS, QWEN_MARKERS } from './qwen3';
-import type { ModelFormat } from './types';
+import type { ModelFormat, RenderOptions } from './types';
 
 export const FUNCTION_OPEN = '<function=';
 export const FUNCTION_CLOSE = '</function>';
@@ -83,9 +84,10 @@ export const qwen3Coder: ModelFormat = {
   parse: (text) => parseTurn(GRAMMAR, text),
 };
 
-function render(m: AssistantMessage): NativeText {
+function render(m: AssistantMessage, opts?: RenderOptions): NativeText {
+  const close = closing(m, opts);
   const out = new RenderOut();
-  renderThink(out, m.reasoning, true);
+  renderThink(out, m.reasoning, true, close.reasoning);
   const content = present(m.content);
   if (content) out.put(m.content!, 'content');
   m.toolCalls.forEach((c, i) => {
@@ -95,12 +97,12 @@ function render(m: AssistantMessage): NativeText {
       () => {
         out.put(`${CALL_OPEN}\n${FUNCTION_OPEN}`).put(c.name, 'call-name', i).put('>\n');
         renderParams(out, i, c.arguments, (k, v) => `${PARAM_OPEN}${k}>\n${v}\n${PARAM_CLOSE}`);
-        out.put(`${FUNCTION_CLOSE}\n${CALL_CLOSE}`);
+        if (close.call(i)) out.put(`${FUNCTION_CLOSE}\n${CALL_CLOSE}`);
       },
       i,
     );
   });
-  out.put(IM_END, 'end');
+  if (close.turn) out.put(IM_END, 'end');
   return out.done();
 }
 

@@ -13,6 +13,7 @@ import {
   THINK_CLOSE,
   THINK_OPEN,
   RenderOut,
+  closing,
   renderThink,
   callUnclosed,
   jsonBody,
@@ -25,7 +26,7 @@ import {
   type ParseOut,
   type TurnGrammar,
 } from './base';
-import type { ModelFormat } from './types';
+import type { ModelFormat, RenderOptions } from './types';
 
 export const CALL_OPEN = '<tool_call>';
 export const CALL_CLOSE = '</tool_call>';
@@ -66,9 +67,10 @@ export const qwen3: ModelFormat = {
   parse: (text) => parseTurn(GRAMMAR, text),
 };
 
-function render(m: AssistantMessage): NativeText {
+function render(m: AssistantMessage, opts?: RenderOptions): NativeText {
+  const close = closing(m, opts);
   const out = new RenderOut();
-  renderThink(out, m.reasoning, true);
+  renderThink(out, m.reasoning, true, close.reasoning);
   const content = present(m.content);
   if (content) out.put(m.content!, 'content');
   m.toolCalls.forEach((c, i) => {
@@ -81,12 +83,13 @@ function render(m: AssistantMessage): NativeText {
         // The name segment covers the name itself, so it only exists when JSON needs no escapes for it.
         if (name === `"${c.name}"`) out.put(c.name, 'call-name', i);
         else out.put(name.slice(1, -1));
-        out.put('", "arguments": ').put(c.arguments, 'arguments', i).put(`}\n${CALL_CLOSE}`);
+        out.put('", "arguments": ').put(c.arguments, 'arguments', i);
+        if (close.call(i)) out.put(`}\n${CALL_CLOSE}`);
       },
       i,
     );
   });
-  out.put(IM_END, 'end');
+  if (close.turn) out.put(IM_END, 'end');
   return out.done();
 }
 

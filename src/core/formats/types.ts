@@ -1,5 +1,15 @@
 import type { AssistantMessage, FamilyId, NativeText, ParsedNative } from '../model';
 
+export interface RenderOptions {
+  /**
+   * False when the turn never reached its end (the stream was cut, or it finished with `length`, `error`, `abort`):
+   * the end-of-turn marker is not written and the block the model was in when it stopped stays open (the
+   * reasoning when nothing followed it, the last call and its section), so a reconstruction holds what arrived
+   * and nothing the model did not send. Default true.
+   */
+  complete?: boolean;
+}
+
 /**
  * One model family's native tool-call format. One module per family implements it
  * (kimi.ts, deepseek.ts, qwen3.ts, qwen3-coder.ts, glm.ts, harmony.ts, minimax.ts) and registers in index.ts.
@@ -18,7 +28,7 @@ export interface ModelFormat {
   /** Score ≥ 0 for how strongly raw text carries this family's markers (0 = none). */
   detectText(text: string): number;
   /** Structured assistant message → the native text the model emitted, with segments. */
-  render(message: AssistantMessage): NativeText;
+  render(message: AssistantMessage, opts?: RenderOptions): NativeText;
   /** Native text → segments and a structured message. Never throws; truncation is reported in `problems`. */
   parse(text: string): ParsedNative;
 }

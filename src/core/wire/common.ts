@@ -127,6 +127,11 @@ export function readError(v: unknown): { code?: string | number; message: string
   return code === undefined ? { message } : { code, message };
 }
 
+/** The provider an error body blames: OpenRouter names it in `error.metadata.provider_name`. */
+export function errorProvider(v: unknown): string | undefined {
+  return text(obj(obj(obj(v)?.error)?.metadata)?.provider_name);
+}
+
 /** Records an upstream error on the response. */
 export function setError(res: ParsedResponse, error: { code?: string | number; message: string }, ev?: number): void {
   res.error = error;
@@ -165,7 +170,8 @@ export function eachJsonEvent(
     } catch (e) {
       res.wireIssues.push({
         code: 'invalid-json',
-        message: `event ${i} is not valid JSON (${e instanceof Error ? e.message : String(e)})`,
+        // The event is named by `eventIndex`; the message is the parser's reason only.
+        message: e instanceof Error ? e.message : String(e),
         eventIndex: i,
         offset: ev.offset,
       });
@@ -173,6 +179,19 @@ export function eachJsonEvent(
     }
     visit(value, i, ev);
   }
+}
+
+/** Finish reasons after which the model did not reach its end of turn: the token limit, an error, an abort. */
+const CUT_SHORT_FINISH = new Set(['length', 'error', 'abort']);
+
+/** True when generation provably stopped before the model ended its turn: no terminal event, or a cut-short finish. */
+export function cutShort(r: ParsedResponse): boolean {
+  return !r.terminated || (r.finishReason !== undefined && CUT_SHORT_FINISH.has(r.finishReason));
+}
+
+/** True when the model ended its turn: the response is complete and its finish reason says it stopped on its own. */
+export function endedTurn(r: ParsedResponse): boolean {
+  return r.finishReason !== undefined && !cutShort(r);
 }
 
 /** Reports a stream that ended without its protocol's terminal event (the caller, knowing the body size, places it). */

@@ -7,13 +7,14 @@
  */
 import type { ChunkTiming, ParsedResponse, Protocol, RawEvent } from '../model';
 import { parseAnthropicJson, parseAnthropicStream } from './anthropic';
-import { newResponse, obj, protocolFromPath, readError, recoverTruncatedJson, setError } from './common';
+import { errorProvider, newResponse, obj, protocolFromPath, readError, recoverTruncatedJson, setError } from './common';
 import { parseChatJson, parseChatStream } from './openai-chat';
 import { parseResponsesJson, parseResponsesStream } from './responses';
 import { parseSglangJson, parseSglangStream } from './sglang';
 import { parseSse } from './sse';
 
 export { normalizeRequest } from './request';
+export { cutShort, endedTurn, protocolFromPath } from './common';
 export { parseSse, SseReader } from './sse';
 
 /** What the caller knows about a body besides its bytes. Every field is optional; the content decides the rest. */
@@ -96,7 +97,11 @@ function parseFramed(framing: Framing, protocol: Protocol, size: number): Parsed
     res = newResponse(protocol, false, events);
     res.terminated = true;
     const error = readError(framing.value);
-    if (error) setError(res, error, 0);
+    if (error) {
+      setError(res, error, 0);
+      const provider = errorProvider(framing.value);
+      if (provider) res.provider = provider;
+    }
   }
   if (framing.truncated) {
     res.terminated = false;

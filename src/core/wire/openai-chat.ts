@@ -16,6 +16,7 @@ import {
   checkTerminated,
   contentText,
   eachJsonEvent,
+  errorProvider,
   newResponse,
   num,
   obj,
@@ -63,8 +64,7 @@ export function parseChatJson(value: unknown, events: RawEvent[]): ParsedRespons
   const error = readError(body);
   if (error) {
     setError(res, error, 0);
-    // OpenRouter names the failing provider in the error metadata.
-    res.provider ??= text(obj(obj(body.error)?.metadata)?.provider_name);
+    res.provider ??= errorProvider(body);
   }
   const choice = firstChoice(body);
   if (choice) {

@@ -2,9 +2,10 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import kimiCallId from '../../../src/core/checks/kimi-call-id';
 import historyKimiIds from '../../../src/core/checks/history-kimi-ids';
-import { kimiIdShape } from '../../../src/core/checks/kimi-id';
+import malformedCall from '../../../src/core/checks/malformed-call';
+import { kimiIdShape } from '../../../src/core/formats/kimi';
 import type { ToolCall } from '../../../src/core/model';
-import { K, KIMI, call, request, response, run, slice } from './helpers';
+import { FIREWORKS_LEAK, K, KIMI, call, request, response, run, slice } from './helpers';
 
 const ids = (...calls: ToolCall[]) => run(kimiCallId, { response: response({ message: { toolCalls: calls }, finishReason: 'tool_calls' }) }).findings;
 
@@ -33,12 +34,34 @@ describe('kimi-call-id', () => {
 
   test('each finding points at its own call id, in a turn of many calls', () => {
     // Segments are looked up per call from an index built once per turn (a 5,000-call turn used to take seconds).
-    const calls = Array.from({ length: 300 }, (_, i) => call('read', '{}', i % 100 === 7 ? `functions_read_${i}` : `functions.read:${i}`, i));
+    const calls = Array.from({ length: 300 }, (_, i) => call('read', '{}', i % 100 === 7 ? `read:${i}` : `functions.read:${i}`, i));
     const r = run(kimiCallId, { response: response({ message: { toolCalls: calls }, finishReason: 'tool_calls' }) });
     const findings = r.findings;
     assert.deepEqual(findings.map((f) => f.location), ['tool_calls[7].id', 'tool_calls[107].id', 'tool_calls[207].id']);
-    // The rendered turn writes each off-format id as the canonical one, at that call's own place.
-    for (const f of findings) assert.equal(slice(r, f), `functions.read:${/\d+/.exec(f.location)![0]}`);
+    // The reconstruction keeps each bare id as sent, at that call's own place.
+    for (const f of findings) assert.equal(slice(r, f), `read:${/\d+/.exec(f.location)![0]}`);
+  });
+
+  test('a reconstruction underlines the id the provider sent, or nothing when it cannot hold it', () => {
+    // Recording 17 (Moonshot AI via OpenRouter): the message names "weather:0", so must the underlined text.
+    const bare = run(kimiCallId, { response: response({ message: { toolCalls: [call('weather', '{}', 'weather:0')] }, finishReason: 'tool_calls' }) });
+    assert.match(bare.findings[0].message, /"weather:0"/);
+    assert.equal(slice(bare, bare.findings[0]), 'weather:0');
+    // A server's `call_…` id, or one naming another tool, is not in the rendered markup: no range points elsewhere.
+    for (const id of ['call_9a0a', 'functions.write:0', 'functions_read_1']) {
+      const r = run(kimiCallId, { response: response({ message: { toolCalls: [call('read', '{}', id)] }, finishReason: 'tool_calls' }) });
+      assert.equal(r.findings.length, 1, id);
+      assert.equal(r.findings[0].start, undefined, id);
+      assert.equal(r.findings[0].end, undefined, id);
+    }
+  });
+
+  test('the Fireworks leak: malformed-call already names the id, kimi-call-id stays silent', () => {
+    assert.deepEqual(run(kimiCallId, { nativeText: FIREWORKS_LEAK, model: KIMI }).findings, []);
+    assert.match(run(malformedCall, { nativeText: FIREWORKS_LEAK, model: KIMI }).findings[0].message, /id 'channel_reply:0' lacks the functions\. prefix/);
+    // A bare id in a well-formed section is still noted.
+    const sectioned = `${K.SECTION_BEGIN}${K.CALL_BEGIN}channel_reply:0${K.ARG_BEGIN}{}${K.CALL_END}${K.SECTION_END}`;
+    assert.deepEqual(run(kimiCallId, { nativeText: sectioned, model: KIMI }).findings.map((f) => f.severity), ['info']);
   });
 
   test('healthy OpenRouter traffic: bare `weather:0` is info only, `call_…` warns, repeated ids are errors', () => {

@@ -25,6 +25,16 @@ describe('stream-unterminated', () => {
   test('a complete stream is silent', () => {
     assert.deepEqual(sse(HEALTHY).findings, []);
   });
+
+  test('a last event cut off with the stream is one finding, naming the event once', () => {
+    const body = `${chunk({ role: 'assistant', content: 'I will' })}${chunk({ content: ' read the file' }).slice(0, 60)}`;
+    const r = parseResponseBody(body);
+    const findings = [...run(streamUnterminated, { response: r }).findings, ...run(wireInvalidJson, { response: r }).findings];
+    assert.equal(findings.length, 1);
+    assert.equal(findings[0].rule, 'stream-unterminated');
+    assert.equal(findings[0].message.match(/event 1\b/g)?.length, 1, findings[0].message);
+    assert.match(findings[0].message, /the last event \(event 1, byte \d+\) is cut off mid-JSON\.$/);
+  });
 });
 
 describe('upstream-error', () => {
@@ -43,6 +53,30 @@ describe('upstream-error', () => {
     assert.match(f[0].message, /502: Provider returned error/);
   });
 
+  test('a JSON error body is the HTTP answer, not a stream event', () => {
+    const atlas = '{"error":{"code":502,"message":"Provider returned error","metadata":{"provider_name":"AtlasCloud"}}}';
+    const chat = parseResponseBody(atlas, { path: '/api/v1/chat/completions' });
+    assert.deepEqual(run(upstreamError, { response: chat }).findings.map((f) => f.message), ['The upstream answered HTTP 502: Provider returned error (provider AtlasCloud)']);
+    // Outside a chat endpoint too, and the capture's HTTP status wins over the body's code.
+    const models = parseResponseBody('{"error":{"code":"model_not_found","message":"No such model"}}');
+    models.status = 404;
+    assert.deepEqual(run(upstreamError, { response: models }).findings.map((f) => f.message), ['The upstream answered HTTP 404: model_not_found: No such model']);
+    chat.status = 200;
+    assert.deepEqual(run(upstreamError, { response: chat }).findings.map((f) => f.message), ['The upstream answered HTTP 200 with an error body: 502: Provider returned error (provider AtlasCloud)']);
+  });
+
+  test("OpenRouter's mid-stream error, then the end without [DONE]: the error alone explains it", () => {
+    const body =
+      chunk({ role: 'assistant', content: 'Partial' }) +
+      `data: ${JSON.stringify({ id: 'gen-1', object: 'chat.completion.chunk', provider: 'Chutes', error: { code: 502, message: 'Upstream stream dropped' }, choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error' }] })}\n\n`;
+    const r = parseResponseBody(body);
+    assert.equal(r.terminated, false);
+    assert.deepEqual(run(streamUnterminated, { response: r }).findings, []);
+    const f = run(upstreamError, { response: r }).findings;
+    assert.equal(f.length, 1);
+    assert.match(f[0].message, /^The stream carried an error event from Chutes \(event 1, byte \d+\): 502: Upstream stream dropped$/);
+  });
+
   test('a healthy stream is silent', () => {
     assert.deepEqual(run(upstreamError, { response: parseResponseBody(HEALTHY) }).findings, []);
   });
@@ -54,6 +88,7 @@ describe('wire-invalid-json', () => {
     assert.equal(f.length, 1);
     assert.equal(f[0].severity, 'error');
     assert.match(f[0].message, /event 1/);
+    assert.equal(f[0].message.match(/event 1\b/g)?.length, 1, f[0].message);
   });
 
   test('a healthy stream is silent', () => {
@@ -93,6 +128,10 @@ describe('empty-response', () => {
     const f = run(emptyResponse, { nativeText: '<think>The user wants the file; I will call read.</think><|im_end|>', model: 'moonshotai/kimi-k2.6' }).findings;
     assert.equal(f.length, 1);
     assert.match(f[0].message, /no content and no tool call \(only reasoning\)\.$/);
+  });
+
+  test('plain text of no known family is content, not an empty turn', () => {
+    assert.deepEqual(run(emptyResponse, { response: parseResponseBody('hello world') }).findings, []);
   });
 
   test('content, calls, errors and cut streams are not empty turns', () => {

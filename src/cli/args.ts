@@ -8,6 +8,8 @@ export interface Args {
   /** Every value of a repeatable flag, in order. */
   list(name: string): string[];
   num(name: string, fallback: number): number;
+  /** A count flag (`--samples`, `--concurrency`): a whole number of at least 1. */
+  positiveInt(name: string, fallback: number): number;
   bool(name: string): boolean;
 }
 
@@ -60,6 +62,13 @@ export function parseArgs(argv: string[], known: { values?: string[]; booleans?:
       positional.push(a);
     }
   }
+  const num = (n: string, fallback: number): number => {
+    const v = flags.get(n);
+    if (typeof v !== 'string') return fallback;
+    const x = Number(v);
+    if (!Number.isFinite(x)) throw new UserError(`--${n} must be a number, got "${v}"`);
+    return x;
+  };
   return {
     positional,
     flags,
@@ -67,11 +76,10 @@ export function parseArgs(argv: string[], known: { values?: string[]; booleans?:
       const v = flags.get(n);
       return typeof v === 'string' ? v : undefined;
     },
-    num: (n, fallback) => {
-      const v = flags.get(n);
-      if (typeof v !== 'string') return fallback;
-      const x = Number(v);
-      if (!Number.isFinite(x)) throw new UserError(`--${n} must be a number, got "${v}"`);
+    num,
+    positiveInt: (n, fallback) => {
+      const x = num(n, fallback);
+      if (!Number.isInteger(x) || x < 1) throw new UserError(`--${n} must be a positive whole number`);
       return x;
     },
     list: (n) => lists.get(n) ?? [],

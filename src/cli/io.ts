@@ -12,6 +12,17 @@ export const processIO: CliIO = {
   err: (t) => process.stderr.write(t.endsWith('\n') ? t : t + '\n'),
 };
 
+/**
+ * A signal Ctrl-C aborts, for the long batches (`compare`, `verify`): they stop sending, and report what finished
+ * instead of dying mid-run. `release` gives SIGINT back to Node's default once the batch is over.
+ */
+export function interruptSignal(): { signal: AbortSignal; release(): void } {
+  const ac = new AbortController();
+  const onSigint = () => ac.abort();
+  process.once('SIGINT', onSigint);
+  return { signal: ac.signal, release: () => process.removeListener('SIGINT', onSigint) };
+}
+
 /** A CLI command. Returns the exit code. */
 export type Command = (argv: string[], io: CliIO) => Promise<number>;
 

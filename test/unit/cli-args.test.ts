@@ -43,3 +43,20 @@ test('a misspelt flag names the nearest known one', () => {
   fails(['--fromat', 'md'], /^unknown option --fromat \(did you mean --format\?\); see --help$/);
   fails(['--zzzzzz'], /^unknown option --zzzzzz; see --help$/);
 });
+
+test('a count flag is a whole number of at least 1, else its default', () => {
+  const counts = { values: ['samples'] };
+  assert.equal(parseArgs([], counts).positiveInt('samples', 3), 3);
+  assert.equal(parseArgs(['--samples', '5'], counts).positiveInt('samples', 3), 5);
+  for (const [v, message] of [
+    ['0', /^--samples must be a positive whole number$/],
+    ['2.5', /^--samples must be a positive whole number$/],
+    ['many', /^--samples must be a number, got "many"$/],
+  ] as const) {
+    assert.throws(
+      () => parseArgs(['--samples', v], counts).positiveInt('samples', 3),
+      (e: unknown) => e instanceof UserError && message.test(e.message),
+      v,
+    );
+  }
+});

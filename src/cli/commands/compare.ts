@@ -1,12 +1,13 @@
 import type { CaptureStore } from '../../core/capture/store';
 import { defaultDataDir, openStore } from '../../core/capture/store';
 import { UserError } from '../../core/model';
+import { plural } from '../../core/tokens/accounting';
 import { compareProviders, DEFAULT_CONCURRENCY, DEFAULT_SAMPLES } from '../../core/upstream/compare';
 import { compareJson, compareText } from '../../core/upstream/describe';
 import { OpenRouterClient } from '../../core/upstream/openrouter';
 import { capturedChatRequest } from '../../core/upstream/rerun';
 import { parseArgs } from '../args';
-import { readTextFile, type CliIO, type Command } from '../io';
+import { interruptSignal, readTextFile, type CliIO, type Command } from '../io';
 
 const HELP = `usage: tokenscope compare (ID | --request REQUEST.json) [--model ID] [--providers a,b,…] [--reference SLUG]
                          [--samples N] [--concurrency N] [--openrouter-url URL] [--data-dir DIR] [--json]
@@ -27,7 +28,7 @@ async function listProviders(client: OpenRouterClient, model: string, json: bool
     return 0;
   }
   const perM = (x: number | undefined) => (x === undefined ? '-' : `$${(x * 1e6).toFixed(2)}`);
-  io.out(`${model}: ${endpoints.length} providers (price per million tokens, prompt / completion)`);
+  io.out(`${model}: ${plural(endpoints.length, 'provider')} (price per million tokens, prompt / completion)`);
   for (const e of endpoints) {
     const state = e.status === undefined || e.status >= 0 ? 'up' : `degraded or down (status ${e.status})`;
     const uptime = e.uptimeLast30m === undefined ? '' : `, uptime ${e.uptimeLast30m.toFixed(1)}%`;
@@ -50,11 +51,6 @@ function readRequest(file: string): Record<string, unknown> {
   return v as Record<string, unknown>;
 }
 
-function positiveInt(n: number, flag: string): number {
-  if (!Number.isInteger(n) || n < 1) throw new UserError(`--${flag} must be a positive whole number`);
-  return n;
-}
-
 const cmd: Command = async (argv, io) => {
   const args = parseArgs(argv, {
     values: ['request', 'model', 'providers', 'reference', 'samples', 'concurrency', 'openrouter-url', 'data-dir'],
@@ -75,9 +71,7 @@ const cmd: Command = async (argv, io) => {
   if (!id === !file) throw new UserError('give either a capture ID or --request REQUEST.json');
   const dataDir = args.str('data-dir') ?? (id ? defaultDataDir() : undefined);
   let store: CaptureStore | undefined;
-  const ac = new AbortController();
-  const onSigint = () => ac.abort();
-  process.once('SIGINT', onSigint);
+  const interrupt = interruptSignal();
   try {
     if (dataDir) store = await openStore(dataDir, { onWarning: (m) => io.err(`tokenscope: ${m}`) });
     const captured = id ? capturedChatRequest(store!, id) : undefined;
@@ -87,11 +81,11 @@ const cmd: Command = async (argv, io) => {
       model: args.str('model'),
       providers: args.str('providers')?.split(',').map((s) => s.trim()).filter(Boolean),
       reference: args.str('reference'),
-      samples: positiveInt(args.num('samples', DEFAULT_SAMPLES), 'samples'),
-      concurrency: positiveInt(args.num('concurrency', DEFAULT_CONCURRENCY), 'concurrency'),
+      samples: args.positiveInt('samples', DEFAULT_SAMPLES),
+      concurrency: args.positiveInt('concurrency', DEFAULT_CONCURRENCY),
       store,
       parentId: captured?.id,
-      signal: ac.signal,
+      signal: interrupt.signal,
       onSample: args.bool('json')
         ? undefined
         : (s) => io.err(`  ${s.provider} #${s.sample + 1}: ${s.outcome.ok ? (s.outcome.response?.finishReason ?? 'ok') : s.outcome.error}`),
@@ -99,7 +93,7 @@ const cmd: Command = async (argv, io) => {
     io.out(args.bool('json') ? JSON.stringify(compareJson(report), null, 2) : compareText(report));
     return report.cancelled ? 130 : 0;
   } finally {
-    process.removeListener('SIGINT', onSigint);
+    interrupt.release();
     await store?.close();
   }
 };

@@ -17,6 +17,7 @@ import {
   type RedactionItem,
   type Repro,
 } from '../../core/export/index';
+import { plural } from '../../core/tokens/accounting';
 import { loadTokenizer } from '../../core/tokens/resolve';
 import { UserError } from '../../core/model';
 import { parseArgs } from '../args';
@@ -122,7 +123,7 @@ const exportCommand: Command = async (argv, io) => {
   }
   if (out) {
     const text = exportToFile(repros, format, out);
-    io.err(`wrote ${out} (${Buffer.byteLength(text)} bytes, ${format}${repros.length > 1 ? `, ${repros.length} exchanges` : ''})`);
+    io.err(`wrote ${out} (${plural(Buffer.byteLength(text), 'byte')}, ${format}${repros.length > 1 ? `, ${repros.length} exchanges` : ''})`);
   } else {
     io.out(exportText(repros, format));
   }

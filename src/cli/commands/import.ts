@@ -2,6 +2,7 @@ import { exchangeLine } from '../../core/capture/describe';
 import { defaultDataDir, openStore } from '../../core/capture/store';
 import { BUNDLE_EXTENSION, importCaptures, parseImport } from '../../core/export/index';
 import { UserError } from '../../core/model';
+import { plural } from '../../core/tokens/accounting';
 import { parseArgs } from '../args';
 import { readTextFile, type Command } from '../io';
 
@@ -27,7 +28,7 @@ const importCommand: Command = async (argv, io) => {
   try {
     const imported = await importCaptures(store, parsed.captures);
     await store.idle();
-    io.out(`imported ${imported.length} exchange${imported.length === 1 ? '' : 's'} from ${file} into ${dataDir}:`);
+    io.out(`imported ${plural(imported.length, 'exchange')} from ${file} into ${dataDir}:`);
     for (const x of imported) io.out(`  ${exchangeLine(store.get(x.id) ?? x)}`);
     if (parsed.skipped.length > 0) {
       const reasons = [...new Set(parsed.skipped.map((s) => s.why))].join('; ');

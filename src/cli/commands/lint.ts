@@ -1,9 +1,10 @@
 import { analyze } from '../../core/analyze';
 import { formats } from '../../core/formats/index';
-import { loadInput, loadRequest } from '../../core/input';
-import { UserError, type Analysis, type FamilyId, type Finding } from '../../core/model';
+import type { Analysis, FamilyId, Finding } from '../../core/model';
+import { plural } from '../../core/tokens/accounting';
 import { parseArgs } from '../args';
 import type { Command } from '../io';
+import { loadTurnInput } from '../turn-input';
 
 const USAGE = `usage: tokenscope lint [--model ID] [--request REQUEST.json] [--family F] [--json] [--data-dir DIR] FILE
 
@@ -24,13 +25,7 @@ const lint: Command = async (argv, io) => {
     io.out(USAGE);
     return 0;
   }
-  if (args.positional.length !== 1) {
-    throw new UserError(args.positional.length === 0 ? 'needs a FILE (see --help)' : `takes one FILE, got ${args.positional.length}`);
-  }
-  const family = familyFlag(args.str('family'));
-  const input = await loadInput(args.positional[0], { dataDir: args.str('data-dir') });
-  const requestFile = args.str('request');
-  const request = requestFile ? loadRequest(requestFile) : input.request;
+  const { input, request, family } = await loadTurnInput(args, args.str('data-dir'));
   const analysis = analyze({ response: input.response, request, model: args.str('model') ?? input.model, family });
 
   if (args.bool('json')) io.out(JSON.stringify(toJson(analysis), null, 2));
@@ -38,13 +33,6 @@ const lint: Command = async (argv, io) => {
   return analysis.findings.some((f) => f.severity === 'error') ? 1 : 0;
 };
 export default lint;
-
-function familyFlag(value: string | undefined): FamilyId | undefined {
-  if (value === undefined) return undefined;
-  const known = formats.find((f) => f.id === value);
-  if (!known) throw new UserError(`--family must be one of ${formats.map((f) => f.id).join(', ')}; got "${value}"`);
-  return known.id;
-}
 
 /** The machine-readable shape (stable: scripts and CI consume it). */
 export function toJson(a: Analysis): { family: FamilyId | null; findings: Record<string, unknown>[] } {
@@ -75,7 +63,7 @@ export function formatText(label: string, a: Analysis): string {
   const counts = (['error', 'warning', 'info'] as const)
     .map((s) => [s, a.findings.filter((f) => f.severity === s).length] as const)
     .filter(([, n]) => n > 0)
-    .map(([s, n]) => `${n} ${s}${n > 1 ? 's' : ''}`);
+    .map(([s, n]) => plural(n, s));
   const lines = [`${label}: ${family}, ${counts.length ? counts.join(', ') : 'no findings'}`];
   const text = a.native.text;
   for (const f of a.findings) {

@@ -2,6 +2,7 @@ import { analyzeExchange } from '../../core/analyze';
 import { exchangeProvider, findingLine, findingsText, localTime, outcomeText } from '../../core/capture/describe';
 import { defaultDataDir, findCapture, openStore } from '../../core/capture/store';
 import { UserError } from '../../core/model';
+import { plural } from '../../core/tokens/accounting';
 import { parseArgs } from '../args';
 import type { Command } from '../io';
 
@@ -35,7 +36,7 @@ const show: Command = async (argv, io) => {
       ['model', [s?.model ?? x.requestModel, s?.family && `(family ${s.family})`].filter(Boolean).join(' ') || undefined],
       ['provider', [exchangeProvider(x), x.generationId && `generation ${x.generationId}`].filter(Boolean).join(', ') || undefined],
       ['pin', x.pin && `${x.pin.requested.join(', ')}${x.pin.honoured === undefined ? '' : x.pin.honoured ? ' (honoured)' : ' (NOT honoured)'}`],
-      ['response', `${outcomeText(x)}, ${x.responseBytes ?? res.bytes.length} bytes in ${res.chunks.length} chunks${s?.streamed ? ' (streamed)' : ''}`],
+      ['response', `${outcomeText(x)}, ${plural(x.responseBytes ?? res.bytes.length, 'byte')} in ${plural(res.chunks.length, 'chunk')}${s?.streamed ? ' (streamed)' : ''}`],
       ['usage', s?.usage && [s.usage.promptTokens !== undefined && `${s.usage.promptTokens} prompt`, s.usage.completionTokens !== undefined && `${s.usage.completionTokens} completion`, s.usage.cost !== undefined && `$${s.usage.cost}`].filter(Boolean).join(', ')],
       ['error', x.error],
       ['findings', findingsText(s)],

@@ -1,6 +1,5 @@
 import { defaultDataDir } from '../../core/capture/store';
 import { formats } from '../../core/formats/index';
-import { loadInput, loadRequest } from '../../core/input';
 import { UserError, type FamilyId, type SegmentKind } from '../../core/model';
 import { plural } from '../../core/tokens/accounting';
 import { exchangeTokenStream } from '../../core/tokens/exchange';
@@ -9,6 +8,7 @@ import { loadTokenizer } from '../../core/tokens/resolve';
 import type { StreamToken, TokenStream } from '../../core/tokens/stream';
 import { parseArgs } from '../args';
 import type { CliIO, Command } from '../io';
+import { loadTurnInput } from '../turn-input';
 
 const USAGE = `usage: tokenscope tokens [--model ID] [--tokenizer-dir DIR] [--data-dir DIR] [--request FILE] [--family F] [--offline] [--json] FILE
 
@@ -46,14 +46,8 @@ const tokens: Command = async (argv, io) => {
     io.out(USAGE);
     return 0;
   }
-  if (args.positional.length !== 1) {
-    throw new UserError(args.positional.length === 0 ? 'needs a FILE (see --help)' : `takes one FILE, got ${args.positional.length}`);
-  }
-  const family = familyFlag(args.str('family'));
   const dataDir = args.str('data-dir') ?? defaultDataDir();
-  const input = await loadInput(args.positional[0], { dataDir });
-  const requestFile = args.str('request');
-  const request = requestFile ? loadRequest(requestFile) : input.request;
+  const { input, request, family } = await loadTurnInput(args, dataDir);
   const model = args.str('model') ?? input.model ?? request?.model;
   if (!model && !family && !args.str('tokenizer-dir')) {
     throw new UserError(`${input.label} names no model: pass --model ID (or --tokenizer-dir DIR)`);
@@ -73,13 +67,6 @@ const tokens: Command = async (argv, io) => {
   return 0;
 };
 export default tokens;
-
-function familyFlag(value: string | undefined): FamilyId | undefined {
-  if (value === undefined) return undefined;
-  const known = formats.find((f) => f.id === value);
-  if (!known) throw new UserError(`--family must be one of ${formats.map((f) => f.id).join(', ')}; got "${value}"`);
-  return known.id;
-}
 
 /** One stderr line per file at every 25% (downloads are 3–30 MB), so a slow link shows it is alive. */
 function progressReporter(io: CliIO): (p: DownloadProgress) => void {

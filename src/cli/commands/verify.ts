@@ -3,7 +3,7 @@ import { verifyJson, verifyText } from '../../core/upstream/describe';
 import { OpenRouterClient } from '../../core/upstream/openrouter';
 import { DEFAULT_VERIFY_CONCURRENCY, readK2vvJsonl, verifyProvider } from '../../core/upstream/verify';
 import { parseArgs } from '../args';
-import { readTextFile, type Command } from '../io';
+import { interruptSignal, readTextFile, type Command } from '../io';
 
 const HELP = `usage: tokenscope verify SAMPLES.jsonl --provider SLUG [--reference SLUG] [--model ID] [--concurrency N]
                         [--openrouter-url URL] [--json]
@@ -23,15 +23,12 @@ const cmd: Command = async (argv, io) => {
   if (!file) throw new UserError('which samples? `tokenscope verify SAMPLES.jsonl --provider SLUG`');
   const provider = args.str('provider');
   if (!provider) throw new UserError('which provider? pass --provider SLUG');
-  const concurrency = args.num('concurrency', DEFAULT_VERIFY_CONCURRENCY);
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new UserError('--concurrency must be a positive whole number');
+  const concurrency = args.positiveInt('concurrency', DEFAULT_VERIFY_CONCURRENCY);
   const text = readTextFile(file);
   const { requests, skipped } = readK2vvJsonl(text);
   for (const s of skipped) io.err(`tokenscope verify: ${file}:${s.line} skipped: ${s.reason}`);
   if (requests.length === 0) throw new UserError(`${file} holds no request`);
-  const ac = new AbortController();
-  const onSigint = () => ac.abort();
-  process.once('SIGINT', onSigint);
+  const interrupt = interruptSignal();
   try {
     const report = await verifyProvider({
       requests,
@@ -40,13 +37,13 @@ const cmd: Command = async (argv, io) => {
       reference: args.str('reference'),
       model: args.str('model'),
       concurrency,
-      signal: ac.signal,
+      signal: interrupt.signal,
       onProgress: args.bool('json') ? undefined : (p) => p.done > 0 && p.done % 50 === 0 && io.err(`  ${p.done}/${p.total} done, ${p.failed} failed`),
     });
     io.out(args.bool('json') ? JSON.stringify({ ...verifyJson(report), skippedLines: skipped }, null, 2) : verifyText(report));
     return report.cancelled ? 130 : 0;
   } finally {
-    process.removeListener('SIGINT', onSigint);
+    interrupt.release();
   }
 };
 export default cmd;

@@ -6,6 +6,7 @@
  */
 import { ruleInfo } from '../checks/index';
 import type { Finding, RawEvent } from '../model';
+import { plural } from '../tokens/accounting';
 import { curlCommand, rerunCommand } from './curl';
 import { sealExport } from './redaction';
 import { facts, isOpenRouter, type Repro, type ReproFacts } from './repro';
@@ -89,7 +90,7 @@ export function excerptAround(text: string, f: Finding): Excerpt | undefined {
       if (f.expectedAt === undefined || !f.expectedMarker || f.expectedAt < a || f.expectedAt > b) return piece;
       return piece.slice(0, f.expectedAt - a) + ghost(f.expectedMarker) + piece.slice(f.expectedAt - a);
     })
-    .join(kept.length > 1 ? `\n… ${kept[1][0] - kept[0][1]} characters …\n` : '');
+    .join(kept.length > 1 ? `\n… ${plural(kept[1][0] - kept[0][1], 'character')} …\n` : '');
   return { text: body, start, end, cutBefore: start > 0, cutAfter: end < text.length };
 }
 
@@ -159,7 +160,7 @@ function environment(r: Repro, f: ReproFacts): string {
   if (r.tokens) {
     const a = r.tokens.accounting;
     const billed = a.billed !== undefined ? `, billed ${a.billed}${a.mismatch ? ' (mismatch)' : ''}` : '';
-    rows.push(['Tokens', `${a.counted} completion tokens counted with ${esc(r.tokens.tokenizer)}${billed}`]);
+    rows.push(['Tokens', `${plural(a.counted, 'completion token')} counted with ${esc(r.tokens.tokenizer)}${billed}`]);
   }
   if (x.generationId) rows.push(['Generation id', cell(x.generationId)]);
   rows.push(['Captured', new Date(x.startedAt).toISOString()]);
@@ -176,7 +177,7 @@ function expectedActual(f: ReproFacts): string | undefined {
     : `a well-formed response, on which Tokenscope's ${code(p.rule)} check (${esc(ruleInfo(p.rule)?.title ?? p.rule)}) stays silent.`;
   // The finding's message, then how the turn ended and, when the model wrote tool calls, how many got through.
   const finish = f.finishReason ? `the response finished with ${code(f.finishReason)}` : '';
-  const calls = f.callsAttempted > 0 ? `${f.callsDelivered} of ${f.callsAttempted} tool call${f.callsAttempted === 1 ? '' : 's'} the model wrote reached the agent as a structured call` : '';
+  const calls = f.callsAttempted > 0 ? `${f.callsDelivered} of ${plural(f.callsAttempted, 'tool call')} the model wrote reached the agent as a structured call` : '';
   const outcome = [finish, calls].filter(Boolean).join('; ');
   const actual = `${esc(p.message)}${/[.!?)]$/.test(p.message) ? '' : '.'}${outcome ? ` ${outcome[0].toUpperCase()}${outcome.slice(1)}.` : ''}`;
   return [`- **Expected:** ${expected}`, `- **Actual:** ${actual}`].join('\n');
@@ -235,7 +236,7 @@ export function markdownIssue(r: Repro): { title: string; body: string } {
   sections.push(...reproduce);
 
   const redacted = r.redactions.reduce((n, x) => n + x.count, 0);
-  sections.push(`<sub>Exported by Tokenscope ${esc(r.tokenscopeVersion)}${redacted > 0 ? `; ${redacted} secret${redacted === 1 ? '' : 's'} redacted` : ''}.</sub>`);
+  sections.push(`<sub>Exported by Tokenscope ${esc(r.tokenscopeVersion)}${redacted > 0 ? `; ${plural(redacted, 'secret')} redacted` : ''}.</sub>`);
 
   const opts = { patterns: r.patterns };
   return { title: sealExport(titleOf(r, f), opts), body: sealExport(sections.join('\n\n') + '\n', opts) };

@@ -1,5 +1,5 @@
 import { analyze, type AnalyzeInput } from '../analyze';
-import type { Analysis, NativeText, ParsedResponse, SegmentKind } from '../model';
+import type { Analysis } from '../model';
 import { buildTokenStream, decodeIds, idsFromLogprobs, type TokenStream } from './stream';
 import type { Tokenizer } from './types';
 
@@ -13,7 +13,7 @@ export interface ExchangeTokensInput extends AnalyzeInput {
  * The token stream of one exchange, from the best source available:
  * 1. the server's ids (SGLang `output_ids`, or logprob tokens that all map to ids): exact. The ids are decoded
  *    and that text analysed, so segments and findings index into what the ids spell;
- * 2. the structured response rendered by the family module and encoded: `reconstructed`;
+ * 2. the structured response rendered by the family module (as far as the model got) and encoded: `reconstructed`;
  * 3. raw native text encoded: `text`.
  * Returns the analysis the stream's findings and segments come from.
  */
@@ -31,40 +31,14 @@ export function exchangeTokenStream(input: ExchangeTokensInput): { stream: Token
     return { stream, analysis };
   }
   const analysis = input.analysis ?? analyze(input);
-  const rendered = analysis.native.source === 'rendered';
+  // A turn cut short is already rendered only as far as the model got (analyze() renders with `complete: endedTurn`).
   const stream = buildTokenStream({
     tokenizer,
-    native: rendered && response && !finished(response) ? reachedPart(analysis.native) : analysis.native,
-    source: rendered ? 'reconstructed' : 'text',
+    native: analysis.native,
+    source: analysis.native.source === 'rendered' ? 'reconstructed' : 'text',
     findings: analysis.findings,
     usage: response?.usage,
   });
   return { stream, analysis };
 }
 
-/** Finish reasons after which the model did not reach its end of turn. */
-const CUT_SHORT = new Set(['length', 'error', 'abort']);
-
-/** Whether the model ended its turn: the response is complete and says it stopped on its own. */
-function finished(r: ParsedResponse): boolean {
-  return r.terminated && r.finishReason !== undefined && !CUT_SHORT.has(r.finishReason);
-}
-
-/** Segments holding what the model wrote; the markers around them are the family renderer's. */
-const WRITTEN: ReadonlySet<SegmentKind> = new Set(['reasoning', 'content', 'arguments']);
-
-/**
- * The part of a rendered turn the model reached. The family renderer closes every block it opens and ends the
- * turn (`</think>`, the call and section ends, `<|im_end|>`), but a response cut short (no terminal event, no
- * finish reason, `length`, `error`) never produced those: everything after the last text the model wrote is
- * dropped, and the segments are clipped to it, so the open blocks show as open.
- */
-function reachedPart(native: NativeText): NativeText {
-  let cut = 0;
-  for (const s of native.segments) if (WRITTEN.has(s.kind)) cut = Math.max(cut, s.end);
-  if (cut >= native.text.length) return native;
-  return {
-    text: native.text.slice(0, cut),
-    segments: native.segments.filter((s) => s.start < cut || (s.start === cut && s.end === cut)).map((s) => (s.end > cut ? { ...s, end: cut } : s)),
-  };
-}

@@ -15,20 +15,13 @@ import { runRequest } from '../../../src/core/upstream/run';
 import type { CompareHostMessage, CompareView } from '../../../webview/compare/protocol';
 import type { TokenStreamView } from '../../../webview/protocol';
 import { startOpenRouterEmulator, type OpenRouterEmulator } from '../../fixtures/openrouter-emulator';
+import { COMPARE_PROVIDERS, COMPARE_REQUEST } from '../../helpers/compare';
 import * as stub from './vscode-stub';
 
 stub.install();
 // Loaded after the stub is installed: these modules `require('vscode')`.
 type CompareModule = typeof import('../../../src/extension/compare/index');
 let compare: CompareModule;
-
-const REQUEST = {
-  model: 'moonshotai/kimi-k2-0905',
-  stream: true,
-  messages: [{ role: 'user', content: 'Read the README' }],
-  tools: [{ type: 'function', function: { name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } }],
-};
-const PROVIDERS = ['fireworks', 'chutes', 'groq', 'atlas-cloud'];
 
 const log = { info() {}, warn() {}, error() {}, debug() {}, trace() {} };
 const snapshots = (p: stub.FakePanel): CompareView[] => p.posted.filter((m: CompareHostMessage) => m.type === 'snapshot').map((m) => m.view);
@@ -50,6 +43,22 @@ describe('Compare Providers… (host side)', () => {
   const opened: string[] = [];
   let commands: import('../../../src/extension/compare/index').CompareCommands;
 
+  /** A second registration of the commands on the same store, with its own OpenRouter client lookup. */
+  const register = (openrouter: () => Promise<OpenRouterClient>) =>
+    compare.registerCompare({ extensionUri: stub.Uri.file('/ext'), subscriptions: [] } as never, {
+      store: () => store,
+      openrouter,
+      openExchange: () => {},
+      log: log as never,
+    });
+
+  /** Commands aimed at an emulator that answers after 5 s, so a comparison is still running when the test stops it. */
+  async function slowCompare(): Promise<{ slow: OpenRouterEmulator; cmds: ReturnType<typeof register> }> {
+    const slow = await startOpenRouterEmulator({ latencyMs: 5000 });
+    const slowClient = new OpenRouterClient({ baseUrl: slow.url, apiKey: 'sk-or-v1-test' });
+    return { slow, cmds: register(async () => slowClient) };
+  }
+
   before(async () => {
     compare = await import('../../../src/extension/compare/index');
     emu = await startOpenRouterEmulator({ chunkDelayMs: 1 });
@@ -57,7 +66,7 @@ describe('Compare Providers… (host side)', () => {
     store = await openStore(dir);
     client = new OpenRouterClient({ baseUrl: emu.url, apiKey: 'sk-or-v1-test' });
     // The capture the user starts from: the same request, pinned to Chutes (the leaky provider).
-    const source = await runRequest({ kind: 'openrouter', provider: 'chutes' }, REQUEST, { openrouter: client, store });
+    const source = await runRequest({ kind: 'openrouter', provider: 'chutes' }, COMPARE_REQUEST, { openrouter: client, store });
     sourceId = source.exchangeId!;
     const context = { extensionUri: stub.Uri.file('/ext'), subscriptions: [] as { dispose(): void }[] };
     commands = compare.registerCompare(context as never, {
@@ -77,7 +86,7 @@ describe('Compare Providers… (host side)', () => {
 
   beforeEach(() => {
     Object.assign(stub.ui, { quickPicks: [], inputBoxes: [], errors: [], progress: [], panels: [], executed: [], cancelProgressAfterMs: undefined });
-    stub.ui.quickPick = (items) => items.filter((i: { endpoint: { slug: string } }) => PROVIDERS.includes(i.endpoint.slug));
+    stub.ui.quickPick = (items) => items.filter((i: { endpoint: { slug: string } }) => COMPARE_PROVIDERS.includes(i.endpoint.slug));
     stub.ui.inputBox = () => '2';
   });
 
@@ -111,7 +120,7 @@ describe('Compare Providers… (host side)', () => {
     const v = lastSnapshot(panel);
     assert.equal(v.state, 'done');
     assert.equal(v.reference, 'chutes', 'the provider that served the original capture is the reference');
-    assert.deepEqual(v.rows.map((r) => r.slug), PROVIDERS);
+    assert.deepEqual(v.rows.map((r) => r.slug), COMPARE_PROVIDERS);
     assert.ok(v.rows.every((r) => r.samples.length === 2 && r.samples.every((c) => c.exchangeId)));
     assert.equal(v.rows.find((r) => r.slug === 'atlas-cloud')!.failed, 2);
     assert.equal(store.list().filter((x) => x.parentId === sourceId).length, 8, 'every sample is a capture linked to the original');
@@ -165,14 +174,7 @@ describe('Compare Providers… (host side)', () => {
   });
 
   it('stops on Cancel: in-flight samples come back cancelled, nothing is reported as an error', async () => {
-    const slow = await startOpenRouterEmulator({ latencyMs: 5000 });
-    const slowClient = new OpenRouterClient({ baseUrl: slow.url, apiKey: 'sk-or-v1-test' });
-    const cmds = compare.registerCompare({ extensionUri: stub.Uri.file('/ext'), subscriptions: [] } as never, {
-      store: () => store,
-      openrouter: async () => slowClient,
-      openExchange: () => {},
-      log: log as never,
-    });
+    const { slow, cmds } = await slowCompare();
     try {
       stub.ui.cancelProgressAfterMs = 300;
       const t0 = Date.now();
@@ -191,14 +193,7 @@ describe('Compare Providers… (host side)', () => {
   });
 
   it('closing the panel stops a running comparison', async () => {
-    const slow = await startOpenRouterEmulator({ latencyMs: 5000 });
-    const slowClient = new OpenRouterClient({ baseUrl: slow.url, apiKey: 'sk-or-v1-test' });
-    const cmds = compare.registerCompare({ extensionUri: stub.Uri.file('/ext'), subscriptions: [] } as never, {
-      store: () => store,
-      openrouter: async () => slowClient,
-      openExchange: () => {},
-      log: log as never,
-    });
+    const { slow, cmds } = await slowCompare();
     try {
       const t0 = Date.now();
       const running = cmds.runCompare(sourceId);
@@ -218,12 +213,7 @@ describe('Compare Providers… (host side)', () => {
   });
 
   it('explains a missing API key with a way to set it, and opens nothing', async () => {
-    const cmds = compare.registerCompare({ extensionUri: stub.Uri.file('/ext'), subscriptions: [] } as never, {
-      store: () => store,
-      openrouter: () => Promise.reject(new UserError('no OpenRouter API key: set OPENROUTER_API_KEY')),
-      openExchange: () => {},
-      log: log as never,
-    });
+    const cmds = register(() => Promise.reject(new UserError('no OpenRouter API key: set OPENROUTER_API_KEY')));
     await cmds.runCompare(sourceId);
     assert.deepEqual(stub.ui.errors, ['Tokenscope: no OpenRouter API key: set OPENROUTER_API_KEY']);
     assert.equal(stub.ui.panels.length, 0);

@@ -18,21 +18,13 @@ import {
   type CompareState,
 } from '../../../src/extension/compare/matrix';
 import { startOpenRouterEmulator, type OpenRouterEmulator } from '../../fixtures/openrouter-emulator';
-
-const REQUEST = {
-  model: 'moonshotai/kimi-k2-0905',
-  stream: true,
-  messages: [{ role: 'user', content: 'Read the README' }],
-  tools: [{ type: 'function', function: { name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } }],
-};
-
-const PROVIDERS = ['fireworks', 'chutes', 'groq', 'atlas-cloud'];
+import { COMPARE_PROVIDERS, COMPARE_REQUEST } from '../../helpers/compare';
 
 /** A comparison state as the panel builds it: providers as picked, rows as the core reports them. */
 function state(endpoints: ProviderEndpoint[], samples: number, reference = 'fireworks'): CompareState {
-  const providers = PROVIDERS.map((slug) => ({ slug, endpoint: endpoints.find((e) => e.slug === slug) }));
+  const providers = COMPARE_PROVIDERS.map((slug) => ({ slug, endpoint: endpoints.find((e) => e.slug === slug) }));
   return {
-    model: REQUEST.model,
+    model: COMPARE_REQUEST.model,
     reference,
     samples,
     concurrency: 8,
@@ -57,12 +49,12 @@ describe('comparison matrix from a real comparison (OpenRouter emulator)', () =>
     dir = mkdtempSync(join(tmpdir(), 'tokenscope-compare-view-'));
     store = await openStore(dir);
     const client = new OpenRouterClient({ baseUrl: emu.url, apiKey: 'sk-or-v1-test' });
-    endpoints = await client.endpoints(REQUEST.model);
+    endpoints = await client.endpoints(COMPARE_REQUEST.model);
     s = state(endpoints, 2);
     report = await compareProviders({
-      request: REQUEST,
+      request: COMPARE_REQUEST,
       client,
-      providers: PROVIDERS,
+      providers: COMPARE_PROVIDERS,
       samples: 2,
       reference: 'fireworks',
       store,
@@ -85,13 +77,13 @@ describe('comparison matrix from a real comparison (OpenRouter emulator)', () =>
   });
 
   it('streams every sample into its cell as it finishes, each with its recorded exchange', () => {
-    assert.equal(streamed.length, PROVIDERS.length * 2);
+    assert.equal(streamed.length, COMPARE_PROVIDERS.length * 2);
     assert.ok(streamed.every((x) => x.endsWith(':recorded')), streamed.join(' '));
   });
 
   it('keeps one row per picked provider, in order, with endpoint facts', () => {
     const v = compareView(s);
-    assert.deepEqual(v.rows.map((r) => r.slug), PROVIDERS);
+    assert.deepEqual(v.rows.map((r) => r.slug), COMPARE_PROVIDERS);
     assert.equal(v.rows[0].name, 'Fireworks');
     assert.equal(v.rows[0].endpoint.quantization, 'fp8');
     assert.equal(v.progress.done, 8);

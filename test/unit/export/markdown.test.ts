@@ -104,5 +104,5 @@ test('an upstream error body: its own words are shown, the expectation is no fin
   assert.match(md, /\*\*Expected:\*\* a well-formed response, on which Tokenscope's `upstream-error` check \(.+\) stays silent\./);
   const actual = /\*\*Actual:\*\* (.*)/.exec(md)![1];
   assert.ok(!/0 of 0 tool call/.test(actual), actual);
-  assert.match(actual, /Provider returned error\.$/);
+  assert.match(actual, /HTTP 502: Provider returned error \(provider AtlasCloud\)$/);
 });

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { findTruncated, firstTruncated, jsonMembers, jsonToParams, jsonValueEnd, modelKey, paramsToJson, truncatedAt } from '../../../src/core/formats/base';
-import { rng } from './helpers';
+import { prng } from '../../helpers/prng';
 
 const SE = '<|tool_calls_section_end|>';
 
@@ -61,7 +61,7 @@ test('findTruncated matches a character-by-character scan on random marker soup,
   // the end of the text and mid-text.
   const markers = [SE, '<|tool_call_end|>', '<|im_end|>', '</think>', '<think>', '<｜tool▁call▁end｜>', ']~!b[', '[e~['];
   const pieces = [...markers, ...markers.map((m) => m.slice(0, -1)), ...markers.map((m) => m.slice(0, 4)), '<', '|', '>', ' ', '\n', 'x', 'é', '😀', '<|', '<｜'];
-  const rand = rng(20261130);
+  const rand = prng(20261130);
   for (let k = 0; k < 2000; k++) {
     let text = '';
     for (let n = 1 + Math.floor(rand() * 12); n > 0; n--) text += pieces[Math.floor(rand() * pieces.length)];

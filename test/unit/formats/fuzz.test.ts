@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { formats } from '../../../src/core/formats/index';
 import type { AssistantMessage, ParsedNative } from '../../../src/core/model';
-import { assertProblems, assertSegments, rng } from './helpers';
+import { prng } from '../../helpers/prng';
+import { assertProblems, assertSegments } from './helpers';
 
 const MESSAGES: AssistantMessage[] = [
   {
@@ -57,7 +58,7 @@ for (const f of formats) {
   });
 
   test(`${f.id}: random marker soup and garbage never throw`, () => {
-    const next = rng(0x7e57 + f.id.length);
+    const next = prng(0x7e57 + f.id.length);
     const pieces = [
       ...f.markers,
       ...f.toolMarkers,

@@ -54,15 +54,3 @@ export function codes(p: ParsedNative): string[] {
 export function withoutIds(m: AssistantMessage): AssistantMessage {
   return { ...m, toolCalls: m.toolCalls.map(({ id: _id, ...c }) => c) };
 }
-
-/** Small deterministic PRNG (mulberry32) so fuzz failures reproduce. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

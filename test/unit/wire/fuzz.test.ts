@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import type { ParsedResponse } from '../../../src/core/model';
 import { parseResponseBody } from '../../../src/core/wire/index';
 import { RECORDINGS, recording } from '../../helpers/shared';
-import { prng } from './prng';
+import { prng } from '../../helpers/prng';
 import { anthropicThinkingStream, anthropicToolStream, chatStream, responsesToolStream, sglangCumulativeStream } from './samples';
 
 const enc = new TextEncoder();

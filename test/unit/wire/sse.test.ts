@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { SseReader, parseSse } from '../../../src/core/wire/sse';
 import { RECORDINGS, recording } from '../../helpers/shared';
-import { prng, randomSplit } from './prng';
+import { prng, randomSplit } from '../../helpers/prng';
 import { anthropicToolStream, chatStream, openrouterMidStreamError, responsesToolStream, sglangCumulativeStream } from './samples';
 
 const enc = new TextEncoder();

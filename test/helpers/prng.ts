@@ -1,4 +1,4 @@
-/** mulberry32: a tiny seeded PRNG so a failing fuzz case names its seed and reproduces. */
+/** mulberry32: a tiny seeded PRNG, so a failing fuzz or randomized case names its seed and reproduces. */
 export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {

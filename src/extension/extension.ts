@@ -10,7 +10,7 @@ import { OpenRouterClient } from '../core/upstream/openrouter';
 import { copyAgentSnippet, launchAgent } from './agentCommands';
 import { CapturesTree, exchangeIdOf } from './capturesTree';
 import { registerCompare } from './compare/index';
-import { exportRepro, openRepro, rerunExchange, type ReproDeps } from './reproCommands';
+import { copyIssue, exportRepro, openRepro, rerunExchange, type ReproDeps } from './reproCommands';
 import { ExchangePanels } from './exchangePanel';
 import { Exchanges } from './exchanges';
 import { readSettings, type Settings } from './settings';
@@ -216,6 +216,7 @@ class App implements vscode.Disposable {
     };
     reg('tokenscope.rerun', (arg) => rerunExchange(repro, exchangeIdOf(arg)));
     reg('tokenscope.export', (arg) => exportRepro(repro, exchangeIdOf(arg)));
+    reg('tokenscope.copyIssue', (arg) => copyIssue(repro, exchangeIdOf(arg)));
     reg('tokenscope.openRepro', () => openRepro(repro));
     // Compare Providers… and Diff Exchanges… (tokenscope.compareProviders, tokenscope.diffExchanges).
     registerCompare(this.context, {

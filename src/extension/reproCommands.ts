@@ -6,6 +6,7 @@ import {
   EXPORT_EXTENSIONS,
   exportToFile,
   importText,
+  markdownIssue,
   prepareRepro,
   previewRedactions,
   readCapture,
@@ -113,6 +114,17 @@ export function exportRepro(deps: ReproDeps, id: string | undefined): Promise<vo
     exportToFile([repro], pick.format, uri.fsPath);
     const open = await vscode.window.showInformationMessage(`Tokenscope: saved ${uri.fsPath}`, 'Open');
     if (open) await vscode.window.showTextDocument(uri);
+  });
+}
+
+/** "Copy as GitHub Issue": the redacted Markdown issue body (title first) on the clipboard, nothing written to disk. */
+export function copyIssue(deps: ReproDeps, id: string | undefined): Promise<void> {
+  return guarded('Copy as GitHub Issue', deps.log, async () => {
+    if (!id) throw new UserError('pick an exchange in the Captures tree to copy as an issue');
+    const repro = prepareRepro(readCapture(requireStore(deps), id), { patterns: deps.patterns(), tokenscopeVersion: deps.version });
+    const { title, body } = markdownIssue(repro);
+    await vscode.env.clipboard.writeText(`# ${title}\n\n${body}`);
+    void vscode.window.showInformationMessage(`Tokenscope: copied the issue "${title}" (redacted) to the clipboard.`);
   });
 }
 

@@ -171,8 +171,10 @@ test('@anthropic-ai/sdk: streamed tool use and count_tokens pass; anthropic-vers
 });
 
 test('the real OpenCode CLI, launched as agents.ts says, through the proxy: the leaky exchange is captured and flagged', async (t) => {
-  const bin = join(repoRoot, 'node_modules', '.bin', 'opencode');
-  if (!existsSync(bin)) return t.skip('the opencode-ai package is not installed');
+  // The OpenCode CLI's own binary package (what `npm i -g opencode-ai` installs for this platform). It is an optional
+  // dependency: on platforms other than linux-x64 it is absent and this test says so.
+  const bin = join(repoRoot, 'node_modules', 'opencode-linux-x64', 'bin', 'opencode');
+  if (!existsSync(bin)) return t.skip(`the OpenCode CLI binary (npm opencode-linux-x64) is not installed on ${process.platform}-${process.arch}`);
   const emu = await startOpenRouterEmulator({ providers: [{ slug: 'chutes', name: 'Chutes', personality: 'leak-content' }] });
   const rig = await startRig({ openrouter: `${emu.url}/api` });
   const home = tempDir('tokenscope-opencode-');

@@ -129,6 +129,9 @@ export function containsSecret(text: string): boolean {
   });
 }
 
+/** The key patterns as maskSecrets runs them (built once: it runs on every response chunk). */
+const KEY_MASK_RULES = KEY_PATTERNS.map(({ label, re }) => ({ label, re, reported: label, context: true }));
+
 /**
  * Same-length redaction, for stored response bodies whose byte offsets and chunk timing must stay exact: every match
  * of the patterns `redactText` uses becomes `[REDACTED:<label>]`, padded with `*` or cut to the match's length.
@@ -141,12 +144,16 @@ export function maskSecrets<T extends string | Uint8Array>(input: T, opts: Redac
   let text = bytes ? Buffer.from(input.buffer, input.byteOffset, input.byteLength).toString('latin1') : (input as string);
   // A UTF-8 continuation byte (10xxxxxx) cannot start or end a mask.
   const inside = (i: number) => bytes && i < text.length && (text.charCodeAt(i) & 0xc0) === 0x80;
-  const rules = [
-    ...KEY_PATTERNS.map(({ label, re }) => ({ label, re, reported: label, context: true })),
-    ...(opts.patterns ?? []).map(({ label, pattern }) => ({ label, re: compile(pattern), reported: `user-pattern:${label}`, context: false })),
-  ];
+  const rules = opts.patterns?.length
+    ? [...KEY_MASK_RULES, ...opts.patterns.map(({ label, pattern }) => ({ label, re: compile(pattern), reported: `user-pattern:${label}`, context: false }))]
+    : KEY_MASK_RULES;
   let changed = false;
   for (const { label, re, reported, context } of rules) {
+    // Most chunks hold no key: one test per pattern is then the whole cost.
+    re.lastIndex = 0;
+    const hit = re.test(text);
+    re.lastIndex = 0;
+    if (!hit) continue;
     let out = '';
     let last = 0;
     for (const m of text.matchAll(re)) {

@@ -6,21 +6,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { prng as rng } from '../helpers/prng';
 import { rawRequest, startRig, startUpstream, waitFor } from '../unit/proxy/local-upstream';
 
 const CASES = 300;
-
-/** Deterministic PRNG (mulberry32) so a failing case can be replayed by its number. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Case {
   status: number;

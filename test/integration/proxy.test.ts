@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, symlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { startProxy } from '../../src/core/proxy/server';
+import { containsSecret } from '../../src/core/redact';
 import { startOpenRouterEmulator } from '../fixtures/openrouter-emulator';
 import { rawRequest, startRig, startUpstream, waitFor } from '../unit/proxy/local-upstream';
 
@@ -304,6 +305,46 @@ test('a gzip response reaches the client compressed as sent; the capture keeps i
   }
 });
 
+test('a key echoed in a response reaches the client as sent; the capture masks it to the same length, gzip too', async () => {
+  const key = 'sk-or-v1-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef';
+  const text = sse(20).join('') + `data: {"choices":[{"delta":{"content":"your key ${key} is set"}}]}\n\n` + 'data: [DONE]\n\n';
+  const up = await startUpstream((req, res) => {
+    const gzip = req.url!.includes('gzip');
+    const body = gzip ? gzipSync(text) : Buffer.from(text);
+    req.resume();
+    res.writeHead(200, { 'content-type': 'text/event-stream', ...(gzip && { 'content-encoding': 'gzip' }) });
+    // Small pieces, so the key is cut by chunk boundaries on the way.
+    let off = 0;
+    const step = () => {
+      if (off >= body.length) return res.end();
+      res.write(body.subarray(off, (off += 13)));
+      setImmediate(step);
+    };
+    step();
+  });
+  const rig = await startRig({ default: up.url });
+  try {
+    for (const path of ['/v1/chat/completions', '/v1/chat/completions?gzip']) {
+      const res = await rawRequest(`${rig.proxy.url}${path}`, { body: '{}', headers: { 'accept-encoding': 'gzip' } });
+      const got = path.includes('gzip') ? gunzipSync(res.body).toString() : res.body.toString();
+      assert.equal(got, text, 'the client gets the key as the upstream sent it');
+      await waitFor(() => rig.store.list().length > 0 && rig.store.list()[0].state === 'complete', 'capture');
+      const x = rig.store.list()[0];
+      const stored = rig.store.readResponse(x.id)!;
+      const body = Buffer.from(stored.bytes).toString();
+      assert.equal(stored.bytes.length, Buffer.byteLength(text), 'same length');
+      assert.equal(stored.chunks.reduce((n, c) => n + c.length, 0), stored.bytes.length);
+      assert.ok(!body.includes(key.slice(10)) && !containsSecret(body), `${path}: the key is stored`);
+      assert.equal(body, text.replace(key, '[REDACTED:openrouter-key]'.padEnd(key.length, '*')));
+      for (const ev of body.split('\n\n').filter((e) => e.startsWith('data: {'))) JSON.parse(ev.slice(6));
+      for (const f of readdirSync(join(rig.dataDir, 'bodies'))) assert.ok(!readFileSync(join(rig.dataDir, 'bodies', f), 'latin1').includes(key.slice(10)), `${f} holds the key`);
+    }
+  } finally {
+    await rig.close();
+    await up.close();
+  }
+});
+
 test('a full disk does not stop forwarding', async (t) => {
   if (!existsSync('/dev/full')) return t.skip('/dev/full is not available to simulate ENOSPC');
   const up = await startUpstream((req, res) => {
@@ -311,7 +352,8 @@ test('a full disk does not stop forwarding', async (t) => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.end(sse(50).join(''));
   });
-  const rig = await startRig({ default: up.url });
+  // No spare files: each body file is created under its own name, which the test points at /dev/full.
+  const rig = await startRig({ default: up.url }, { spareFiles: 0 });
   try {
     // Every response body file now lands on a device that answers ENOSPC.
     rig.store.onDidChange((e) => {

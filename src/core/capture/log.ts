@@ -2,14 +2,16 @@
  * The capture store's on-disk format, kept apart from its bookkeeping so the format is readable in one place.
  *
  *   <dataDir>/captures.ndjson   append-only log, one JSON record per line (below): every exchange's metadata
- *   <dataDir>/bodies/<id>.cap    the exchange's bytes as frames, appended as they arrive (below)
+ *   <dataDir>/bodies/<id>.cap    the exchange's bytes as frames, written as they arrive (below)
+ *   <dataDir>/spare/             empty body files created ahead of need, renamed into bodies/ when an exchange starts
  *
  * Log records: `put` holds a whole exchange (begin, compaction), `patch` merges fields into one, `del` removes one.
  *
  * Body frames: a 13-byte header (type: `Q` request body or `R` response chunk; u32 LE length; f64 LE arrival time,
  * ms since the request started) followed by the bytes. The request frame comes first; then one `R` frame per
- * decoded response chunk, exactly as received. One file and one write per chunk keep the hot path to a single
- * syscall, and a frame cut short by a crash still yields the bytes it holds.
+ * decoded response chunk, as received except that key-shaped strings are masked to the same length (so offsets and
+ * timing stay exact). One file and one write per chunk keep the hot path to a single syscall, and a frame cut short
+ * by a crash still yields the bytes it holds.
  */
 import type { CapturedExchange, ChunkTiming } from '../model';
 
@@ -20,6 +22,7 @@ export type LogRecord =
 
 export const LOG_FILE = 'captures.ndjson';
 export const BODIES_DIR = 'bodies';
+export const SPARE_DIR = 'spare';
 
 export function encodeRecord(r: LogRecord): string {
   return JSON.stringify(r) + '\n';

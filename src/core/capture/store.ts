@@ -3,16 +3,19 @@
  *
  * Format and file layout: ./log.ts. The whole index (metadata of every exchange, without bodies) lives in memory,
  * rebuilt from the log at open, so listing is a sorted-array read; bodies are read from disk on demand.
- * Writes are synchronous appends straight to the kernel (microseconds each), so a killed process loses nothing that
- * had arrived. A failing disk (ENOSPC…) pauses capturing with one warning; the proxy keeps forwarding.
+ * Response bytes are written synchronously, straight to the kernel, before the proxy forwards them, so a killed
+ * process loses nothing the client saw. Nothing else sits on the forwarding path: body files come from a small pool
+ * created in advance off that path, and log records are batched, reaching the kernel on the next turn of the event
+ * loop or before the exchange's next response bytes, whichever comes first. A failing disk (ENOSPC…) pauses
+ * capturing with one warning; the proxy keeps forwarding.
  */
-import { close, closeSync, existsSync, fstatSync, mkdirSync, open, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync, writeSync, writevSync } from 'node:fs';
+import { close, closeSync, constants, existsSync, fstatSync, mkdirSync, open, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync, writeSync, writevSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { UserError, type CaptureReader, type CapturedExchange, type ChunkTiming } from '../model';
-import { redactHeaders, redactText, type RedactOptions } from '../redact';
+import { maskSecrets, redactHeaders, redactText, type RedactOptions } from '../redact';
 import { analyzeExchange, type ExchangeAnalysis } from '../analyze';
-import { BODIES_DIR, FRAME_HEADER, LOG_FILE, decodeFrames, decodeRecord, encodeRecord, frameHeader, type LogRecord } from './log';
+import { BODIES_DIR, FRAME_HEADER, LOG_FILE, SPARE_DIR, decodeFrames, decodeRecord, encodeRecord, frameHeader, type LogRecord } from './log';
 import { Sessions } from './sessions';
 
 export interface StoreOptions {
@@ -31,6 +34,8 @@ export interface StoreOptions {
   redactPatterns?: RedactOptions['patterns'];
   /** Idle gap that starts a new session, ms (default 30 min). */
   sessionIdleMs?: number;
+  /** Body files created ahead of need, so an exchange's start does not wait for the disk (default 4; 0: on demand). */
+  spareFiles?: number;
 }
 
 export type StoreChange = { kind: 'added' | 'updated' | 'deleted'; exchange: CapturedExchange };
@@ -78,6 +83,10 @@ const DEFAULT_MAX_AGE_DAYS = 30;
 const MAX_ANALYZED_BYTES = 32 * 1024 * 1024;
 /** Compact the log at open when it holds this many more lines than live exchanges. */
 const COMPACT_SLACK = 1000;
+/** Body files created ahead of need; beyond this many exchanges starting at once, a file is created on demand. */
+const DEFAULT_SPARE_FILES = 4;
+/** Create, never truncate (a late open must not wipe what an earlier one wrote), and no O_APPEND: masks are patched in place. */
+const BODY_FLAGS = constants.O_WRONLY | constants.O_CREAT;
 
 export function defaultDataDir(): string {
   return process.env.TOKENSCOPE_DATA_DIR || join(homedir(), '.tokenscope');
@@ -120,7 +129,14 @@ class FileStore implements CaptureStore {
   private readonly listeners = new Set<(e: StoreChange) => void>();
   private readonly sessions: Sessions;
   private readonly bodies: string;
+  private readonly spareDir: string;
+  /** Open, empty body files waiting for an exchange (StoreOptions.spareFiles). */
+  private readonly spares: { path: string; fd: number }[] = [];
+  private refilling: Promise<void> | undefined;
   private logFd = -1;
+  /** Log records not yet written (see flushLog). */
+  private pendingLog = '';
+  private flushScheduled = false;
   private lastDiskWarning = 0;
   private lastAgeCheck = 0;
   /** Running total of `sizeOf` over all entries, for the size limit. */
@@ -134,11 +150,15 @@ class FileStore implements CaptureStore {
     private readonly opts: StoreOptions,
   ) {
     this.bodies = join(dataDir, BODIES_DIR);
+    this.spareDir = join(dataDir, SPARE_DIR);
     this.sessions = new Sessions(opts.sessionIdleMs);
   }
 
   async load(): Promise<void> {
     mkdirSync(this.bodies, { recursive: true });
+    // Spares of an earlier run were never used (a used one is renamed into bodies/ first).
+    rmSync(this.spareDir, { recursive: true, force: true });
+    mkdirSync(this.spareDir);
     const logPath = join(this.dataDir, LOG_FILE);
     let lines = 0;
     let text = '';
@@ -173,6 +193,8 @@ class FileStore implements CaptureStore {
     for (const e of this.entries.values()) this.totalBytes += sizeOf(e);
     if (lines > this.entries.size + COMPACT_SLACK) this.compact(logPath);
     this.applyRetention();
+    this.flushLog();
+    await this.refillSpares();
   }
 
   // ── reading ────────────────────────────────────────────────────────────────────────────────────────────────
@@ -230,7 +252,7 @@ class FileStore implements CaptureStore {
     this.sorted = undefined;
     this.record({ op: 'put', x, reqBytes });
     this.emit('added', x);
-    return new Writer(this, x, t0, redact, request);
+    return new Writer(this, x, t0, redact, request, this.spares.pop());
   }
 
   async delete(id: string): Promise<void> {
@@ -247,6 +269,9 @@ class FileStore implements CaptureStore {
     if (this.closed) return;
     await this.idle();
     this.closed = true;
+    await this.refilling;
+    for (const s of this.spares.splice(0)) this.diskWrite(() => (closeSync(s.fd), rmSync(s.path, { force: true })));
+    this.flushLog();
     if (this.logFd >= 0) closeSync(this.logFd);
     this.logFd = -1;
     this.listeners.clear();
@@ -263,14 +288,29 @@ class FileStore implements CaptureStore {
     this.emit('updated', x);
   }
 
-  /** Opens an exchange's body file for appending; -1 when the disk refuses. */
+  /** Opens an exchange's body file for writing; -1 when the disk refuses. */
   openBody(id: string): number {
-    return this.diskWrite(() => openSync(this.bodyPath(id), 'a')) ?? -1;
+    return this.diskWrite(() => openSync(this.bodyPath(id), BODY_FLAGS)) ?? -1;
   }
 
   /** The same, off the event loop: creating a file costs up to a millisecond on a busy disk. Errors surface on the sync path. */
   openBodyAsync(id: string): Promise<number> {
-    return new Promise((resolve) => open(this.bodyPath(id), 'a', (err, fd) => resolve(err ? -1 : fd)));
+    return new Promise((resolve) => open(this.bodyPath(id), BODY_FLAGS, (err, fd) => resolve(err ? -1 : fd)));
+  }
+
+  /** Gives a spare body file its exchange's name; false when the disk refuses or the exchange was deleted meanwhile. */
+  adoptSpare(spare: string, id: string): boolean {
+    const target = this.entries.has(id) ? this.bodyPath(id) : undefined;
+    if (!target) this.diskWrite(() => rmSync(spare, { force: true }));
+    return target !== undefined && (this.diskWrite(() => (renameSync(spare, target), true)) ?? false);
+  }
+
+  /** Writes the batched log records. Runs before an exchange's response bytes are written, so its record precedes them. */
+  flushLog(): void {
+    if (!this.pendingLog || this.logFd < 0) return;
+    const text = this.pendingLog;
+    this.pendingLog = '';
+    this.append(text);
   }
 
   /** Runs one synchronous disk write; a failure becomes a throttled warning, never an exception. */
@@ -290,6 +330,8 @@ class FileStore implements CaptureStore {
   }
 
   finished(x: CapturedExchange): void {
+    // Replace the spare this exchange used, now that its response is out.
+    if (!this.closed) setImmediate(() => void this.refillSpares());
     if (!this.entries.has(x.id)) return;
     this.totalBytes += (x.responseBytes ?? 0) + SIZE_ALLOWANCE;
     this.applyRetention();
@@ -387,7 +429,31 @@ class FileStore implements CaptureStore {
 
   private record(rec: LogRecord): void {
     if (this.logFd < 0) return;
-    this.append(encodeRecord(rec));
+    this.pendingLog += encodeRecord(rec);
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flushLog();
+    });
+  }
+
+  /** Tops the spare body files up, one async create at a time, off the forwarding path. */
+  private refillSpares(): Promise<void> {
+    this.refilling ??= (async () => {
+      try {
+        while (!this.closed && this.spares.length < (this.opts.spareFiles ?? DEFAULT_SPARE_FILES)) {
+          const path = join(this.spareDir, `${newId(Date.now())}.cap`);
+          const fd = await new Promise<number>((resolve) => open(path, BODY_FLAGS | constants.O_EXCL, (err, n) => resolve(err ? -1 : n)));
+          if (fd < 0) return; // the disk refuses: exchanges create their files on demand and report any failure
+          if (this.closed) this.diskWrite(() => (closeSync(fd), rmSync(path, { force: true })));
+          else this.spares.push({ path, fd });
+        }
+      } finally {
+        this.refilling = undefined;
+      }
+    })();
+    return this.refilling;
   }
 
   private append(text: string): void {
@@ -449,12 +515,51 @@ function sizeOf(e: Entry): number {
   return (e.x.responseBytes ?? 0) + e.reqBytes + SIZE_ALLOWANCE;
 }
 
-/** Writes one exchange as it streams. */
+/**
+ * Raw bytes kept before a run of key characters at the end of a response: room for what a pattern needs around a key
+ * (`Bearer `, `"api_key": "`), and for a key cut just before the quote that ends it (`"api_key": "…\` | `"`).
+ */
+const MASK_CONTEXT = 128;
+/** The most raw bytes kept for masking; a longer run of key characters is no key. */
+const MAX_TAIL = 64 * 1024;
+
+/** A byte that can be part of a key (the characters of redact.ts's key patterns): a run of them may go on in the next chunk. */
+function isKeyByte(b: number): boolean {
+  return (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b === 0x5f || b === 0x2d || b === 0x2e || b === 0x2b || b === 0x2f || b === 0x3d || b === 0x7e;
+}
+
+/** Where the run of key bytes ending at `end` starts (looking back at most MAX_TAIL bytes from the end of `bytes`). */
+function runStart(bytes: Uint8Array, end: number): number {
+  let i = end;
+  while (i > 0 && isKeyByte(bytes[i - 1]) && bytes.length - i < MAX_TAIL) i--;
+  return i;
+}
+
+/** Where a response chunk's bytes sit in the body file. */
+interface FrameAt {
+  offset: number;
+  pos: number;
+  length: number;
+}
+
+/**
+ * Writes one exchange as it streams. Response chunks are written with key-shaped strings masked to the same length
+ * (redact.ts maskSecrets), so offsets and chunk timing stay exact; the bytes forwarded to the client are not touched.
+ */
 class Writer implements ExchangeWriter {
   private fd = -1;
-  /** The request frame, until it is on disk (it is written first, as soon as the file is open). */
+  /** The spare file this exchange writes to, until it is renamed to the exchange's own name. */
+  private spare: string | undefined;
+  /** The request frame, until it is on disk (it comes first in the file). */
   private request: Buffer | undefined;
+  /** Where the next frame goes in the file (positioned writes: masks are patched in place). */
+  private pos = 0;
   private offset = 0;
+  /**
+   * The end of the response from response offset `start`: as received (`raw`) and as written (`written`, masked), with
+   * the frames that hold it. The next chunk is scanned together with it, so a key cut by a chunk boundary is found whole.
+   */
+  private tail: { start: number; raw: Buffer; written: Buffer; frames: FrameAt[] } = { start: 0, raw: Buffer.alloc(0), written: Buffer.alloc(0), frames: [] };
   /** Set when the disk refused a write: the rest of this body is not kept, and the capture says so. */
   private diskFailed = false;
   private done = false;
@@ -465,14 +570,24 @@ class Writer implements ExchangeWriter {
     private readonly t0: number,
     private readonly redact: RedactOptions,
     request: Buffer | undefined,
+    spare: { path: string; fd: number } | undefined,
   ) {
     if (request) this.request = Buffer.concat([frameHeader('Q', request.length, 0), request]);
-    // Create the body file while the upstream thinks, so the first chunk does not wait for the disk. Should the
-    // first chunk come sooner, chunk() opens it itself and the late descriptor is closed unused.
-    void store.openBodyAsync(x.id).then((fd) => {
-      if (fd < 0) return;
-      if (this.fd >= 0 || this.done) close(fd, () => undefined);
-      else this.attach(fd);
+    if (spare) {
+      this.fd = spare.fd;
+      this.spare = spare.path;
+    } else {
+      // No spare left (many exchanges at once): create the file while the upstream thinks. Should the first chunk
+      // come sooner, chunk() opens it itself and the late descriptor is closed unused.
+      void store.openBodyAsync(x.id).then((fd) => {
+        if (fd < 0) return;
+        if (this.fd >= 0 || this.done) close(fd, () => undefined);
+        else this.fd = fd;
+      });
+    }
+    // Naming the file and writing the request frame wait for the next turn of the loop: the request goes upstream first.
+    setImmediate(() => {
+      if (!this.done) this.ready(false);
     });
   }
 
@@ -485,13 +600,26 @@ class Writer implements ExchangeWriter {
     this.store.patch(this.x, { status, responseHeaders: redactHeaders(headers, this.redact), ttfbMs: ttfbMs ?? round(performance.now() - this.t0) });
   }
 
+  /**
+   * Masks and writes one chunk. Scanned with the tail of what came before, a key cut by the chunk boundary is found
+   * whole and its part already on disk is patched in place. What remains: until the next chunk arrives (for good, if
+   * the process dies first), the start of a key too short to look like one yet is on disk as it came.
+   */
   chunk(bytes: Uint8Array, at?: number): void {
     if (this.done || this.diskFailed || bytes.length === 0) return;
     const t = at ?? performance.now() - this.t0;
-    if (!this.ensureOpen()) return;
+    if (!this.ready(true)) return;
+    this.store.flushLog(); // the exchange's record reaches the log before its bytes reach the body file
+    const { raw } = this.tail;
+    const all = Buffer.concat([raw, bytes]);
+    const masked = maskSecrets(all, this.redact);
+    if (masked !== all && raw.length > 0 && !this.patchTail(masked.subarray(0, raw.length))) return;
+    const out = masked.subarray(raw.length);
+    const frame = { offset: this.offset, pos: this.pos + FRAME_HEADER, length: out.length };
     // One frame, one syscall: the bytes and their arrival time reach the kernel together.
-    if (this.store.diskWrite(() => writeFrame(this.fd, frameHeader('R', bytes.length, t), bytes)) !== undefined) this.offset += bytes.length;
-    else this.diskFailed = true;
+    if (!this.write([frameHeader('R', out.length, t), out])) return;
+    this.offset += out.length;
+    this.keepTail(all, out, frame);
   }
 
   annotate(fields: ExchangeAnnotations): void {
@@ -500,11 +628,12 @@ class Writer implements ExchangeWriter {
 
   async finish(opts: { error?: string; incomplete?: boolean; endedAt?: number } = {}): Promise<CapturedExchange> {
     if (this.done) return { ...this.x };
-    if (this.request) this.ensureOpen(); // no response bytes came: the request body still gets stored
+    if (this.request || this.spare) this.ready(true); // no response bytes came: the request body still gets stored
     this.done = true;
     const fd = this.fd;
     if (fd >= 0) this.store.diskWrite(() => closeSync(fd));
     this.fd = -1;
+    this.tail = { start: 0, raw: Buffer.alloc(0), written: Buffer.alloc(0), frames: [] };
     const lost = this.diskFailed ? `the disk refused a write; only the first ${this.offset} bytes were kept` : undefined;
     const error = [opts.error ?? this.x.error, lost].filter(Boolean).join('; ') || undefined;
     this.store.patch(this.x, {
@@ -517,35 +646,76 @@ class Writer implements ExchangeWriter {
     return { ...this.x };
   }
 
-  /** True when the body file is open (opening it now if the background open has not finished). */
-  private ensureOpen(): boolean {
-    if (this.fd < 0 && !this.diskFailed) {
-      const fd = this.store.openBody(this.x.id);
-      if (fd < 0) this.diskFailed = true;
-      else this.attach(fd);
+  /**
+   * Gets the body file ready: open (with `create`, creating it now if no file is open yet), named after the exchange,
+   * request frame written. True when response bytes can be written.
+   */
+  private ready(create: boolean): boolean {
+    if (this.diskFailed) return false;
+    if (this.fd < 0) {
+      if (!create) return false;
+      this.fd = this.store.openBody(this.x.id);
+      if (this.fd < 0) return !(this.diskFailed = true);
     }
-    return this.fd >= 0 && !this.diskFailed;
-  }
-
-  private attach(fd: number): void {
-    this.fd = fd;
+    if (this.spare !== undefined) {
+      const ok = this.store.adoptSpare(this.spare, this.x.id);
+      this.spare = undefined;
+      if (!ok) return !(this.diskFailed = true);
+    }
     const q = this.request;
     this.request = undefined;
-    if (q && this.store.diskWrite(() => writeAll(fd, q)) === undefined) this.diskFailed = true;
+    return q ? this.write([q]) : true;
+  }
+
+  /** Writes at the end of the file; false (and the rest of the body is lost) when the disk refuses. */
+  private write(parts: Uint8Array[]): boolean {
+    const n = this.store.diskWrite(() => writeAt(this.fd, parts, this.pos));
+    if (n === undefined) return !(this.diskFailed = true);
+    this.pos += n;
+    return true;
+  }
+
+  /** Rewrites the tail's bytes on disk where a new mask covers them (masks are only ever added). */
+  private patchTail(masked: Uint8Array): boolean {
+    const { start, raw, written, frames } = this.tail;
+    let changed = false;
+    for (let i = 0; i < raw.length; i++) {
+      if (masked[i] !== raw[i] && masked[i] !== written[i]) {
+        written[i] = masked[i];
+        changed = true;
+      }
+    }
+    for (const f of changed ? frames : []) {
+      const from = Math.max(f.offset, start);
+      const part = written.subarray(from - start, f.offset + f.length - start);
+      if (this.store.diskWrite(() => writeAt(this.fd, [part], f.pos + from - f.offset)) === undefined) return !(this.diskFailed = true);
+    }
+    return true;
+  }
+
+  /** Keeps what the next chunk must be scanned with: the run of key bytes at the end, and context before it. */
+  private keepTail(all: Buffer, out: Uint8Array, frame: FrameAt): void {
+    const cut = runStart(all, Math.max(0, runStart(all, all.length) - MASK_CONTEXT));
+    const start = this.tail.start + cut;
+    // Copies: the tail is patched in place and must never alias the bytes forwarded to the client.
+    const old = this.tail.written;
+    const written = Buffer.allocUnsafe(all.length - cut);
+    const kept = old.copy(written, 0, Math.min(cut, old.length));
+    Buffer.from(out.buffer, out.byteOffset, out.byteLength).copy(written, kept, Math.max(0, cut - old.length));
+    this.tail.frames.push(frame);
+    this.tail = { start, raw: Buffer.from(all.subarray(cut)), written, frames: this.tail.frames.filter((f) => f.offset + f.length > start) };
   }
 }
 
-function writeFrame(fd: number, header: Buffer, bytes: Uint8Array): number {
-  const total = header.length + bytes.length;
-  const n = writevSync(fd, [header, bytes]);
-  if (n < total) writeAll(fd, Buffer.concat([header, bytes]).subarray(n));
+/** Writes every byte of `parts` at `pos` (a short write is finished); returns the byte count. */
+function writeAt(fd: number, parts: Uint8Array[], pos: number): number {
+  const total = parts.reduce((n, p) => n + p.length, 0);
+  let n = writevSync(fd, parts, pos);
+  if (n < total) {
+    const rest = Buffer.concat(parts);
+    while (n < total) n += writeSync(fd, rest, n, total - n, pos + n);
+  }
   return total;
-}
-
-function writeAll(fd: number, bytes: Uint8Array): number {
-  let off = 0;
-  while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
-  return off;
 }
 
 function round(ms: number): number {

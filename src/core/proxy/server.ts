@@ -76,6 +76,11 @@ function clientResponseHeaders(headers: Record<string, string | string[] | undef
 }
 
 function readBody(req: IncomingMessage): Promise<Buffer> {
+  // Without Content-Length or Transfer-Encoding an HTTP/1.1 request has no body (RFC 9112 §6.3): no need to wait for its end.
+  if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
+    req.resume();
+    return Promise.resolve(Buffer.alloc(0));
+  }
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
@@ -131,7 +136,7 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
       return; // client went away while sending: nothing reached the upstream
     }
     const hasBody = body.length > 0 || (req.method !== 'GET' && req.method !== 'HEAD');
-    // The upstream call starts first; recording (redaction, disk, parsing) overlaps with its round trip.
+    // The upstream call starts first; recording (redaction, parsing) overlaps with its round trip.
     const pending = dispatcher.request({
       origin: route.origin,
       path: route.upstreamPath,
@@ -141,6 +146,8 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
       signal: abort.signal,
     });
     pending.catch(() => undefined); // handled below, after recording
+    // undici writes the request on a later tick: recording waits a turn of the loop so it never delays the request.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     const recorded = body.length > 0 && body.length <= MAX_RECORDED_REQUEST ? body.toString('utf8') : undefined;
     const writer = store.begin({
       route: route.route,
@@ -180,7 +187,11 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
     const headers = up.headers as Record<string, string | string[] | undefined>;
     try {
       res.writeHead(up.statusCode, clientResponseHeaders(headers));
-      res.flushHeaders();
+      // The head goes out with the first chunk when that is already here (one write, one wake-up for the client),
+      // else on the next turn of the loop: a slow first token never holds the status back.
+      setImmediate(() => {
+        if (!res.headersSent && !res.destroyed) res.flushHeaders();
+      });
     } catch {
       up.body.destroy();
       await finish(writer, { incomplete: true, error: 'the client closed the connection before the response started' });

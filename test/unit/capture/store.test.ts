@@ -196,7 +196,8 @@ test('a full disk is one clear warning, the exchange says what was lost, and the
   const tmp = tempDir();
   try {
     const warnings: string[] = [];
-    const store = await openStore(tmp.dir, { analyze: false, onWarning: (m) => warnings.push(m) });
+    // No spare files: each body file is created under its own name, which the test points at /dev/full.
+    const store = await openStore(tmp.dir, { analyze: false, spareFiles: 0, onWarning: (m) => warnings.push(m) });
     // Every write to the first exchange's body fails with ENOSPC, as on a full disk.
     const off = store.onDidChange((e) => e.kind === 'added' && symlinkSync('/dev/full', join(tmp.dir, 'bodies', `${e.exchange.id}.cap`)));
     const w = store.begin(init());

@@ -5,7 +5,7 @@
  * messages to the host, and the selection survives a reload (the panel hidden and shown again).
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -14,19 +14,13 @@ import { compareProviders } from '../../src/core/upstream/compare';
 import { OpenRouterClient } from '../../src/core/upstream/openrouter';
 import { compareView, type CompareState } from '../../src/extension/compare/matrix';
 import { alignTokenStreams } from '../../src/extension/compare/tokenDiff';
-import { webviewShell } from '../../src/extension/webviewHtml';
 import type { CompareHostMessage, CompareView } from '../../webview/compare/protocol';
 import type { TokenStreamView } from '../../webview/protocol';
 import { startOpenRouterEmulator, type OpenRouterEmulator } from '../fixtures/openrouter-emulator';
-import { CHROMIUM, launchBrowser, screenshot, type Browser, type Page } from './harness';
+import { launchBrowser, screenshot, type Browser, type Page } from './harness';
+import { openWebviewPage, webviewSkip, type WebviewPage } from './webview-rig';
 
-const media = join(__dirname, '..', '..', 'media');
-const ORIGIN = 'https://webview.tokenscope.test';
-const skip = !existsSync(CHROMIUM)
-  ? `${CHROMIUM} is missing (apt-get install chromium)`
-  : !existsSync(join(media, 'compare.js'))
-    ? 'media/compare.js is not built (npm run build)'
-    : undefined;
+const skip = webviewSkip('compare');
 
 const REQUEST = {
   model: 'moonshotai/kimi-k2-0905',
@@ -37,13 +31,12 @@ const REQUEST = {
 const PROVIDERS = ['fireworks', 'chutes', 'groq', 'atlas-cloud'];
 const INJECTION = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
 
-type Posted = { type: string; [k: string]: unknown };
-
 describe('comparison webview in Chromium', { skip }, () => {
   let emu: OpenRouterEmulator;
   let dir: string;
   let store: CaptureStore;
   let browser: Browser;
+  let web: WebviewPage<CompareHostMessage>;
   let page: Page;
   let view: CompareView;
 
@@ -75,34 +68,9 @@ describe('comparison webview in Chromium', { skip }, () => {
     down.samples[0].errorBody = `{"error":{"message":"${INJECTION}"}}`;
 
     browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    const html = webviewShell({
-      cspSource: ORIGIN,
-      script: `${ORIGIN}/compare.js`,
-      styles: [`${ORIGIN}/compare.css`],
-      codiconStyle: `${ORIGIN}/codicon.css`,
-      title: 'compare',
-    });
-    // State outlives a reload, as VS Code keeps a webview's state while the panel is hidden.
-    await page.addInitScript(`
-      window.__posted = [];
-      window.acquireVsCodeApi = () => ({
-        postMessage: (m) => window.__posted.push(m),
-        getState: () => JSON.parse(sessionStorage.getItem('state') ?? 'null') ?? undefined,
-        setState: (s) => sessionStorage.setItem('state', JSON.stringify(s)),
-      });
-    `);
-    await page.route(`${ORIGIN}/**`, (route) => {
-      const file = new URL(route.request().url()).pathname.slice(1);
-      if (file === 'index.html') return route.fulfill({ contentType: 'text/html', body: html });
-      const path = join(media, file);
-      if (!existsSync(path)) return route.fulfill({ status: 404, body: '' });
-      const type = file.endsWith('.js') ? 'text/javascript' : file.endsWith('.css') ? 'text/css' : 'font/ttf';
-      return route.fulfill({ contentType: type, body: readFileSync(path) });
-    });
-    await page.goto(`${ORIGIN}/index.html`);
-    await ready();
-    await post({ type: 'snapshot', view });
+    web = await openWebviewPage(browser, 'compare', { width: 1400, height: 900 });
+    page = web.page;
+    await web.post({ type: 'snapshot', view });
     await page.locator('table.matrix').waitFor();
   });
 
@@ -113,10 +81,7 @@ describe('comparison webview in Chromium', { skip }, () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  const ready = () => page.waitForFunction(() => (window as unknown as { __posted: Posted[] }).__posted.some((m) => m.type === 'ready'));
-  const post = (m: CompareHostMessage) => page.evaluate((msg) => window.postMessage(msg, '*'), m);
-  const posted = () => page.evaluate(() => (window as unknown as { __posted: Posted[] }).__posted);
-  const lastPosted = async () => (await posted()).at(-1);
+  const lastPosted = async () => (await web.posted()).at(-1);
 
   it('draws one row per provider, failed samples as cells with status and error body, a mismatch highlighted', async () => {
     assert.equal(await page.locator('table.matrix tbody tr').count(), PROVIDERS.length);
@@ -148,7 +113,7 @@ describe('comparison webview in Chromium', { skip }, () => {
       findings: [],
     });
     const diff = alignTokenStreams({ label: 'l', exchangeId: 'a', stream: stream(['Hi', INJECTION]) }, { label: 'r', exchangeId: 'b', stream: stream(['Hi']) });
-    await post({ type: 'tokenDiff', diff });
+    await web.post({ type: 'tokenDiff', diff });
     await page.locator('table.diff').waitFor();
     // Token chips show whitespace visibly (a space as ·).
     assert.ok((await page.locator('table.diff td.del').innerText()).includes(INJECTION.replaceAll(' ', '·')));
@@ -181,7 +146,7 @@ describe('comparison webview in Chromium', { skip }, () => {
     });
     const running: CompareView = { ...view, state: 'running', progress: { done: 7, total: 8, running: 1, failed: 2 } };
     const rows = running.rows.map((r) => (r.slug === 'groq' ? { ...r, ttft: '999 ms' } : r));
-    await post({ type: 'snapshot', view: { ...running, rows } });
+    await web.post({ type: 'snapshot', view: { ...running, rows } });
     await page.locator('.status', { hasText: '7/8 samples done · 1 running · 2 failed' }).waitFor();
     assert.match(await page.locator('tr', { hasText: 'Groq' }).locator('td.perf').innerText(), /999 ms/);
     const marks = await page.evaluate(() => [
@@ -189,13 +154,13 @@ describe('comparison webview in Chromium', { skip }, () => {
       (document.querySelector('table.matrix tbody tr') as HTMLElement & { __mark?: boolean }).__mark,
     ]);
     assert.deepEqual(marks, [true, true], 'the reference selector and the unchanged first row are the same elements');
-    await post({ type: 'snapshot', view });
+    await web.post({ type: 'snapshot', view });
   });
 
   it('keeps the selection across a reload, resynced from a fresh host snapshot', async () => {
     await page.reload();
-    await ready();
-    await post({ type: 'snapshot', view });
+    await web.ready();
+    await web.post({ type: 'snapshot', view });
     await page.locator('table.matrix').waitFor();
     assert.equal(await page.locator('.cell.selected').count(), 2);
     assert.match(await page.locator('.selection').innerText(), /groq #1 ↔ groq #2/);

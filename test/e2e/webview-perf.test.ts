@@ -4,20 +4,12 @@
  * of the message arriving, with only a screenful of rows in the DOM, and scrolling must keep it that way.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { webviewShell } from '../../src/extension/webviewHtml';
 import type { ExchangeView, HostMessage, TokenStreamView } from '../../webview/protocol';
-import { CHROMIUM, launchBrowser, screenshot, type Browser, type Page } from './harness';
+import { launchBrowser, screenshot, type Browser, type Page } from './harness';
+import { openWebviewPage, webviewSkip, type WebviewPage } from './webview-rig';
 
-const media = join(__dirname, '..', '..', 'media');
-const ORIGIN = 'https://webview.tokenscope.test';
-const skip = !existsSync(CHROMIUM)
-  ? `${CHROMIUM} is missing (apt-get install chromium)`
-  : !existsSync(join(media, 'webview.js'))
-    ? 'media/webview.js is not built (npm run build)'
-    : undefined;
+const skip = webviewSkip('webview');
 
 const BUDGET_MS = 300;
 const N = 200_000;
@@ -72,41 +64,14 @@ const exchange: ExchangeView = {
 
 describe('exchange webview in Chromium', { skip }, () => {
   let browser: Browser;
+  let web: WebviewPage<HostMessage>;
   let page: Page;
 
   before(async () => {
     browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
-    const html = webviewShell({
-      cspSource: ORIGIN,
-      script: `${ORIGIN}/webview.js`,
-      styles: [`${ORIGIN}/webview.css`],
-      codiconStyle: `${ORIGIN}/codicon.css`,
-      title: 'perf',
-    });
-    // The stand-in host API goes in before the bundle; it is the only addition to the page VS Code would serve.
-    // Its state outlives a reload, as VS Code keeps a webview's state while the panel is hidden.
-    // A string, not a function: tsx's helpers would not exist inside the page.
-    await page.addInitScript(`
-      window.__posted = [];
-      window.acquireVsCodeApi = () => ({
-        postMessage: (m) => window.__posted.push(m),
-        getState: () => JSON.parse(sessionStorage.getItem('state') ?? 'null') ?? undefined,
-        setState: (s) => sessionStorage.setItem('state', JSON.stringify(s)),
-      });
-    `);
-    await page.route(`${ORIGIN}/**`, (route) => {
-      const file = new URL(route.request().url()).pathname.slice(1);
-      if (file === 'index.html') return route.fulfill({ contentType: 'text/html', body: html });
-      const type = file.endsWith('.js') ? 'text/javascript' : file.endsWith('.css') ? 'text/css' : 'font/ttf';
-      return route.fulfill({ contentType: type, body: readFileSync(join(media, file)) });
-    });
-    await page.goto(`${ORIGIN}/index.html`);
-    await ready();
+    web = await openWebviewPage(browser, 'webview', { width: 1200, height: 800 });
+    page = web.page;
   });
-
-  const ready = () => page.waitForFunction(() => (window as unknown as { __posted: { type: string }[] }).__posted.some((m) => m.type === 'ready'));
-  const post = (m: HostMessage) => page.evaluate((msg) => window.postMessage(msg, '*'), m);
 
   after(async () => {
     await browser?.close();
@@ -114,7 +79,7 @@ describe('exchange webview in Chromium', { skip }, () => {
 
   it(`shows the first screen of a ${N.toLocaleString()}-token response within ${BUDGET_MS} ms`, async () => {
     const stream = syntheticStream();
-    await post({ type: 'exchange', exchange });
+    await web.post({ type: 'exchange', exchange });
     await page.locator('vscode-tabs').waitFor();
     await page.evaluate((msg) => ((window as unknown as { __msg: unknown }).__msg = msg), { type: 'tokens', stream } as HostMessage);
     // Timed inside the page, from dispatching the message to the first animation frame that has the token rows,
@@ -150,10 +115,10 @@ describe('exchange webview in Chromium', { skip }, () => {
     const before = await page.locator('.scroller').evaluate((el) => el.scrollTop);
     assert.ok(before > 0);
     await page.reload();
-    await ready();
+    await web.ready();
     // The host answers `ready` with a full snapshot; the webview restores its own tab and scroll position.
-    await post({ type: 'exchange', exchange });
-    await post({ type: 'tokens', stream: syntheticStream() });
+    await web.post({ type: 'exchange', exchange });
+    await web.post({ type: 'tokens', stream: syntheticStream() });
     await page.locator('.ghost').waitFor();
     const after = await page.locator('.scroller').evaluate((el) => el.scrollTop);
     // Within two rows: the last screen may settle differently once the full layout lands.

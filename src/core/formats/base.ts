@@ -768,6 +768,34 @@ export function renderThink(out: RenderOut, reasoning: string | undefined, newli
   if (closed) out.put(nl).put(THINK_CLOSE, 'marker').put(nl + nl);
 }
 
+/** The start of a `<think>` family's `render`: what it may close, and the text written so far. */
+export interface RenderStart {
+  out: RenderOut;
+  close: Closing;
+  /** Whether content was written (calls after it start on a new line in most families). */
+  hasContent: boolean;
+}
+
+/**
+ * Opens a `render` the way every `<think>` family does: the reasoning block (see `renderThink`), then the
+ * content as it is. `afterThink` goes between `</think>` and the content (GLM's line break).
+ */
+export function renderStart(
+  m: AssistantMessage,
+  opts: RenderOptions | undefined,
+  think: { newlines: boolean; afterThink?: string },
+): RenderStart {
+  const close = closing(m, opts);
+  const out = new RenderOut();
+  renderThink(out, m.reasoning, think.newlines, close.reasoning);
+  const hasContent = present(m.content) !== undefined;
+  if (hasContent) {
+    if (think.afterThink && present(m.reasoning)) out.put(think.afterThink);
+    out.put(m.content!, 'content');
+  }
+  return { out, close, hasContent };
+}
+
 /** One XML-argument call as the family located it (qwen3-coder, glm45, minimax-m2). */
 export interface XmlCall {
   start: number;

@@ -14,9 +14,7 @@ import type { AssistantMessage, NativeText, ParsedNative } from '../model';
 import {
   THINK_CLOSE,
   THINK_OPEN,
-  RenderOut,
-  closing,
-  renderThink,
+  renderStart,
   callUnclosed,
   endsInMarker,
   expectClosers,
@@ -24,7 +22,6 @@ import {
   modelKey,
   parseSection,
   parseTurn,
-  present,
   scoreText,
   skipWs,
   trimRange,
@@ -115,10 +112,7 @@ function isV3(modelId: string): boolean {
 }
 
 function render(variant: Variant, m: AssistantMessage, opts?: RenderOptions): NativeText {
-  const close = closing(m, opts);
-  const out = new RenderOut();
-  renderThink(out, m.reasoning, false, close.reasoning);
-  if (present(m.content)) out.put(m.content!, 'content');
+  const { out, close } = renderStart(m, opts, { newlines: false });
   if (m.toolCalls.length) {
     out.wrap('section', () => {
       out.put(SECTION_BEGIN);

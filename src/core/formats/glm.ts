@@ -13,13 +13,11 @@ import type { AssistantMessage, NativeText } from '../model';
 import {
   THINK_CLOSE,
   THINK_OPEN,
-  RenderOut,
-  closing,
+  renderStart,
   renderParams,
   modelKey,
   parseTurn,
   present,
-  renderThink,
   scoreText,
   skipWs,
   trimRange,
@@ -98,13 +96,10 @@ export const glm45: ModelFormat = {
 };
 
 function render(m: AssistantMessage, opts?: RenderOptions): NativeText {
-  const close = closing(m, opts);
-  const out = new RenderOut();
-  renderThink(out, m.reasoning, false, close.reasoning);
-  const content = present(m.content);
-  if (content) out.put(present(m.reasoning) ? '\n' : '').put(m.content!, 'content');
+  // GLM puts a line break after `</think>` whatever follows it, content or a call.
+  const { out, close, hasContent } = renderStart(m, opts, { newlines: false, afterThink: '\n' });
   m.toolCalls.forEach((c, i) => {
-    if (content || i > 0 || present(m.reasoning)) out.put('\n');
+    if (hasContent || i > 0 || present(m.reasoning)) out.put('\n');
     out.wrap(
       'call',
       () => {

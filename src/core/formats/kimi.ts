@@ -25,16 +25,13 @@ import type { AssistantMessage, NativeText, ParsedNative } from '../model';
 import {
   THINK_CLOSE,
   THINK_OPEN,
-  RenderOut,
-  closing,
-  renderThink,
+  renderStart,
   callUnclosed,
   findTruncated,
   jsonBody,
   modelKey,
   parseSection,
   parseTurn,
-  present,
   scoreText,
   trimRange,
   type MarkerHit,
@@ -139,10 +136,7 @@ function kimiId(name: string, index: number, id?: string): { prefix: string; suf
 }
 
 function render(m: AssistantMessage, opts?: RenderOptions): NativeText {
-  const close = closing(m, opts);
-  const out = new RenderOut();
-  renderThink(out, m.reasoning, false, close.reasoning);
-  if (present(m.content)) out.put(m.content!, 'content');
+  const { out, close } = renderStart(m, opts, { newlines: false });
   if (m.toolCalls.length) {
     out.wrap('section', () => {
       out.put(SECTION_BEGIN);

@@ -13,14 +13,11 @@ import type { AssistantMessage, NativeText } from '../model';
 import {
   THINK_CLOSE,
   THINK_OPEN,
-  RenderOut,
-  closing,
+  renderStart,
   renderParams,
   modelKey,
   parseSection,
   parseTurn,
-  present,
-  renderThink,
   scoreText,
   trimRange,
   xmlCall,
@@ -102,13 +99,9 @@ export const minimaxM2: ModelFormat = {
 };
 
 function render(m: AssistantMessage, opts?: RenderOptions): NativeText {
-  const close = closing(m, opts);
-  const out = new RenderOut();
-  renderThink(out, m.reasoning, true, close.reasoning);
-  const content = present(m.content);
-  if (content) out.put(m.content!, 'content');
+  const { out, close, hasContent } = renderStart(m, opts, { newlines: true });
   if (m.toolCalls.length) {
-    if (content) out.put('\n');
+    if (hasContent) out.put('\n');
     out.wrap('section', () => {
       out.put(`${SECTION_BEGIN}\n`);
       m.toolCalls.forEach((c, i) => {

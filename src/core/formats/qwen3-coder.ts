@@ -10,17 +10,12 @@
  * and a call cut off mid-parameter keeps the parameters that arrived (Continue #11453:
  * `<tool_call><function=ls><parameter=dirPath>src`).
  */
-import type { AssistantMessage, NativeText } from '../model';
 import {
-  RenderOut,
-  closing,
   callUnclosed,
   endsInMarker,
   renderParams,
   modelKey,
   parseTurn,
-  present,
-  renderThink,
   scoreText,
   skipWs,
   trimRange,
@@ -29,8 +24,8 @@ import {
   type ParseOut,
   type TurnGrammar,
 } from './base';
-import { CALL_CLOSE, CALL_OPEN, IM_END, QWEN_ENDS, QWEN_MARKERS } from './qwen3';
-import type { ModelFormat, RenderOptions } from './types';
+import { CALL_CLOSE, CALL_OPEN, IM_END, QWEN_ENDS, QWEN_MARKERS, renderQwenTurn } from './qwen3';
+import type { ModelFormat } from './types';
 
 export const FUNCTION_OPEN = '<function=';
 export const FUNCTION_CLOSE = '</function>';
@@ -80,31 +75,14 @@ export const qwen3Coder: ModelFormat = {
       [CALL_OPEN, 2],
       [IM_END, 1],
     ]),
-  render,
+  render: (m, opts) =>
+    renderQwenTurn(m, opts, (out, c, i, closed) => {
+      out.put(FUNCTION_OPEN).put(c.name, 'call-name', i).put('>\n');
+      renderParams(out, i, c.arguments, (k, v) => `${PARAM_OPEN}${k}>\n${v}\n${PARAM_CLOSE}`);
+      if (closed) out.put(FUNCTION_CLOSE);
+    }),
   parse: (text) => parseTurn(GRAMMAR, text),
 };
-
-function render(m: AssistantMessage, opts?: RenderOptions): NativeText {
-  const close = closing(m, opts);
-  const out = new RenderOut();
-  renderThink(out, m.reasoning, true, close.reasoning);
-  const content = present(m.content);
-  if (content) out.put(m.content!, 'content');
-  m.toolCalls.forEach((c, i) => {
-    if (content || i > 0) out.put('\n');
-    out.wrap(
-      'call',
-      () => {
-        out.put(`${CALL_OPEN}\n${FUNCTION_OPEN}`).put(c.name, 'call-name', i).put('>\n');
-        renderParams(out, i, c.arguments, (k, v) => `${PARAM_OPEN}${k}>\n${v}\n${PARAM_CLOSE}`);
-        if (close.call(i)) out.put(`${FUNCTION_CLOSE}\n${CALL_CLOSE}`);
-      },
-      i,
-    );
-  });
-  if (close.turn) out.put(IM_END, 'end');
-  return out.done();
-}
 
 /** A `<tool_call>` block; its function starts after `bodyStart`. */
 function block(out: ParseOut, start: number, bodyStart: number): number {

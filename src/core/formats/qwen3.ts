@@ -8,19 +8,17 @@
  * ids in the format. `parse` accepts a completion that starts inside `<think>` (thinking prompts end with it).
  * There is no section marker, so no `section` segments.
  */
-import type { AssistantMessage, NativeText } from '../model';
+import type { AssistantMessage, NativeText, ToolCall } from '../model';
 import {
   THINK_CLOSE,
   THINK_OPEN,
-  RenderOut,
-  closing,
-  renderThink,
+  renderStart,
+  type RenderOut,
   callUnclosed,
   jsonBody,
   jsonMembers,
   modelKey,
   parseTurn,
-  present,
   scoreText,
   type MarkerHit,
   type ParseOut,
@@ -63,28 +61,38 @@ export const qwen3: ModelFormat = {
       [CALL_CLOSE, 3],
       [IM_END, 1],
     ]),
-  render,
+  render: (m, opts) =>
+    renderQwenTurn(m, opts, (out, c, i, closed) => {
+      const name = JSON.stringify(c.name);
+      out.put('{"name": "');
+      // The name segment covers the name itself, so it only exists when JSON needs no escapes for it.
+      if (name === `"${c.name}"`) out.put(c.name, 'call-name', i);
+      else out.put(name.slice(1, -1));
+      out.put('", "arguments": ').put(c.arguments, 'arguments', i);
+      if (closed) out.put('}');
+    }),
   parse: (text) => parseTurn(GRAMMAR, text),
 };
 
-function render(m: AssistantMessage, opts?: RenderOptions): NativeText {
-  const close = closing(m, opts);
-  const out = new RenderOut();
-  renderThink(out, m.reasoning, true, close.reasoning);
-  const content = present(m.content);
-  if (content) out.put(m.content!, 'content');
+/**
+ * A turn as the Qwen chat template writes it (shared with qwen3-coder): each call in its own
+ * `<tool_call>\n…\n</tool_call>` block on a new line, then `<|im_end|>`. `body` writes what is inside the
+ * block, with its own closing markup only when `closed`.
+ */
+export function renderQwenTurn(
+  m: AssistantMessage,
+  opts: RenderOptions | undefined,
+  body: (out: RenderOut, c: ToolCall, index: number, closed: boolean) => void,
+): NativeText {
+  const { out, close, hasContent } = renderStart(m, opts, { newlines: true });
   m.toolCalls.forEach((c, i) => {
-    if (content || i > 0) out.put('\n');
-    const name = JSON.stringify(c.name);
+    if (hasContent || i > 0) out.put('\n');
     out.wrap(
       'call',
       () => {
-        out.put(`${CALL_OPEN}\n{"name": "`);
-        // The name segment covers the name itself, so it only exists when JSON needs no escapes for it.
-        if (name === `"${c.name}"`) out.put(c.name, 'call-name', i);
-        else out.put(name.slice(1, -1));
-        out.put('", "arguments": ').put(c.arguments, 'arguments', i);
-        if (close.call(i)) out.put(`}\n${CALL_CLOSE}`);
+        out.put(`${CALL_OPEN}\n`);
+        body(out, c, i, close.call(i));
+        if (close.call(i)) out.put(`\n${CALL_CLOSE}`);
       },
       i,
     );

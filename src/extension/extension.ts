@@ -14,11 +14,37 @@ import { copyIssue, exportRepro, openRepro, rerunExchange, type ReproDeps } from
 import { ExchangePanels } from './exchangePanel';
 import { Exchanges } from './exchanges';
 import { readSettings, type Settings } from './settings';
-import { ExchangeTokenizer } from './tokenize';
+import type { DownloadProgress } from '../core/tokens/hub';
+import { ExchangeTokenizer, type DownloadSink } from './tokenize';
 import { statusBarText, statusBarTooltip, type ProxyStatus } from './viewModel';
 
 /** SecretStorage name = the variable agents read it from (src/core/proxy/agents.ts). */
 const SECRET_OPENROUTER = 'OPENROUTER_API_KEY';
+const SECRET_HF = 'HF_TOKEN';
+
+/** A notification with a progress bar for one tokenizer download from the Hub; `done()` closes it. */
+function downloadNotification(): DownloadSink {
+  let report: ((p: DownloadProgress) => void) | undefined;
+  let finish!: () => void;
+  const ended = new Promise<void>((resolve) => (finish = resolve));
+  let last = 0;
+  void vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: 'Tokenscope: downloading the tokenizer' },
+    (progress) => {
+      report = (p) => {
+        const mb = (n: number) => (n / 1e6).toFixed(1);
+        const pct = p.total ? Math.floor((p.received / p.total) * 100) : undefined;
+        progress.report({
+          message: `${p.repo}/${p.file}: ${mb(p.received)}${p.total ? ` of ${mb(p.total)}` : ''} MB`,
+          increment: pct !== undefined && pct > last ? pct - last : undefined,
+        });
+        if (pct !== undefined) last = pct;
+      };
+      return ended;
+    },
+  );
+  return { report: (p) => report?.(p), done: () => finish() };
+}
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const log = vscode.window.createOutputChannel('Tokenscope', { log: true });
@@ -54,10 +80,12 @@ class App implements vscode.Disposable {
     this.status.command = 'workbench.view.extension.tokenscope';
     this.tree = new CapturesTree(() => this.store?.list() ?? []);
     this.exchanges = new Exchanges(() => this.store, log);
-    this.tokenizer = new ExchangeTokenizer(vscode.Uri.joinPath(context.extensionUri, 'dist', 'tokens-worker.js').fsPath, () => ({
+    this.tokenizer = new ExchangeTokenizer(vscode.Uri.joinPath(context.extensionUri, 'dist', 'tokens-worker.js').fsPath, async () => ({
       tokenizerDir: this.settings.tokenizerFolder,
       cacheDir: this.store?.dataDir,
+      hfToken: await context.secrets.get(SECRET_HF),
       onWarning: (m) => log.warn(m),
+      startDownload: downloadNotification,
     }));
     this.panels = new ExchangePanels(context.extensionUri, this.exchanges, (o) => this.tokenizer.tokens(o.result), log);
     this.disposables.push(this.status, this.tree, this.exchanges, this.panels);
@@ -202,6 +230,18 @@ class App implements vscode.Disposable {
       if (key.trim()) await this.context.secrets.store(SECRET_OPENROUTER, key.trim());
       else await this.context.secrets.delete(SECRET_OPENROUTER);
       void vscode.window.showInformationMessage(key.trim() ? 'Tokenscope: OpenRouter key stored.' : 'Tokenscope: OpenRouter key removed.');
+    });
+    reg('tokenscope.setHuggingFaceToken', async () => {
+      const token = await vscode.window.showInputBox({
+        title: 'Hugging Face token',
+        prompt: 'Kept in VS Code secret storage; sent only to the Hub, for gated tokenizer repos. Leave empty to remove it.',
+        password: true,
+        ignoreFocusOut: true,
+      });
+      if (token === undefined) return;
+      if (token.trim()) await this.context.secrets.store(SECRET_HF, token.trim());
+      else await this.context.secrets.delete(SECRET_HF);
+      void vscode.window.showInformationMessage(token.trim() ? 'Tokenscope: Hugging Face token stored.' : 'Tokenscope: Hugging Face token removed.');
     });
     reg('tokenscope.launchAgent', () => launchAgent(this.proxy?.url, this.context.secrets));
     reg('tokenscope.copyAgentSnippet', () => copyAgentSnippet(this.proxy?.url));

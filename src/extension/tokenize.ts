@@ -6,6 +6,7 @@
 import { UserError } from '../core/model';
 import { ruleInfo } from '../core/checks/index';
 import { TokenWorker } from '../core/tokens/client';
+import type { DownloadProgress } from '../core/tokens/hub';
 import type { TokenStreamView } from '../../webview/protocol';
 import type { ExchangeAnalysis } from '../core/analyze';
 import { tokenStreamView } from './exchangeView';
@@ -15,7 +16,16 @@ export interface TokenizeOptions {
   tokenizerDir?: string;
   /** Where Hub downloads are kept. */
   cacheDir?: string;
+  /** Hugging Face token for gated repos (from secret storage). */
+  hfToken?: string;
   onWarning?: (message: string) => void;
+  /** Called on the first byte of a Hub download; the sink shows progress until `done()`. */
+  startDownload?: () => DownloadSink;
+}
+
+export interface DownloadSink {
+  report(p: DownloadProgress): void;
+  done(): void;
 }
 
 export class ExchangeTokenizer {
@@ -23,7 +33,7 @@ export class ExchangeTokenizer {
 
   constructor(
     private readonly workerFile: string,
-    private readonly options: () => TokenizeOptions,
+    private readonly options: () => Promise<TokenizeOptions>,
   ) {
     this.worker = new TokenWorker(workerFile);
   }
@@ -31,18 +41,25 @@ export class ExchangeTokenizer {
   /** The token stream of an analysed exchange, or a one-line reason why there is none. */
   async tokens(result: ExchangeAnalysis | undefined): Promise<{ stream?: TokenStreamView; reason?: string }> {
     if (!result) return { reason: 'There is no analysed response to tokenize.' };
-    const { tokenizerDir, cacheDir, onWarning } = this.options();
+    const { tokenizerDir, cacheDir, hfToken, onWarning, startDownload } = await this.options();
     const model = result.response.model ?? result.request?.model;
+    let sink: DownloadSink | undefined;
+    const onProgress = (p: DownloadProgress) => {
+      sink ??= startDownload?.();
+      sink?.report(p);
+    };
     try {
       const { stream } = await this.worker.tokenStream(
-        { model, family: result.analysis.family, tokenizerDir, cacheDir },
+        { model, family: result.analysis.family, tokenizerDir, cacheDir, hub: hfToken ? { token: hfToken } : undefined },
         { response: result.response, request: result.request, model },
-        { onWarning },
+        { onWarning, onProgress },
       );
       return { stream: tokenStreamView(stream, ruleInfo) };
     } catch (e) {
       if (e instanceof UserError) return { reason: `No tokenizer: ${e.message}. Set tokenscope.tokenizer.folder to a folder holding the model's tokenizer files.` };
       throw e;
+    } finally {
+      sink?.done();
     }
   }
 

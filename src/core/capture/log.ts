@@ -10,8 +10,8 @@
  * Body frames: a 13-byte header (type: `Q` request body or `R` response chunk; u32 LE length; f64 LE arrival time,
  * ms since the request started) followed by the bytes. The request frame comes first; then one `R` frame per
  * decoded response chunk, as received except that key-shaped strings are masked to the same length (so offsets and
- * timing stay exact). One file and one write per chunk keep the hot path to a single syscall, and a frame cut short
- * by a crash still yields the bytes it holds.
+ * timing stay exact). One file and one write per chunk (or per batch of chunks that arrived together) keep the hot
+ * path to a single syscall, and a frame cut short by a crash still yields the bytes it holds.
  */
 import type { CapturedExchange, ChunkTiming } from '../model';
 

@@ -62,6 +62,12 @@ export interface ExchangeWriter {
   responseStarted(status: number, headers: Record<string, string | string[] | undefined>, ttfbMs?: number): void;
   /** Decoded response bytes, in arrival order. `t`: recorded arrival time (ms since start), for imports; default: now. */
   chunk(bytes: Uint8Array, t?: number): void;
+  /**
+   * Chunks that arrive together (one read from the upstream): from `cork` to `uncork` their frames are gathered and
+   * reach the kernel in one syscall at `uncork`, still synchronously, before the caller forwards them.
+   */
+  cork(): void;
+  uncork(): void;
   annotate(fields: ExchangeAnnotations): void;
   /** `endedAt`: the recorded end (epoch ms), for imports; default: now. */
   finish(opts?: { error?: string; incomplete?: boolean; endedAt?: number }): Promise<CapturedExchange>;
@@ -560,6 +566,10 @@ class Writer implements ExchangeWriter {
    * the frames that hold it. The next chunk is scanned together with it, so a key cut by a chunk boundary is found whole.
    */
   private tail: { start: number; raw: Buffer; written: Buffer; frames: FrameAt[] } = { start: 0, raw: Buffer.alloc(0), written: Buffer.alloc(0), frames: [] };
+  /** While corked: the parts gathered for one write at `gatheredPos`, and the response offset before them. */
+  private gathered: Uint8Array[] | undefined;
+  private gatheredPos = 0;
+  private gatheredOffset = 0;
   /** Set when the disk refused a write: the rest of this body is not kept, and the capture says so. */
   private diskFailed = false;
   private done = false;
@@ -613,13 +623,23 @@ class Writer implements ExchangeWriter {
     const { raw } = this.tail;
     const all = Buffer.concat([raw, bytes]);
     const masked = maskSecrets(all, this.redact);
-    if (masked !== all && raw.length > 0 && !this.patchTail(masked.subarray(0, raw.length))) return;
+    // A patch lands in frames already on disk: gathered ones go first.
+    if (masked !== all && raw.length > 0 && !(this.writeGathered() && this.patchTail(masked.subarray(0, raw.length)))) return;
     const out = masked.subarray(raw.length);
     const frame = { offset: this.offset, pos: this.pos + FRAME_HEADER, length: out.length };
     // One frame, one syscall: the bytes and their arrival time reach the kernel together.
     if (!this.write([frameHeader('R', out.length, t), out])) return;
     this.offset += out.length;
     this.keepTail(all, out, frame);
+  }
+
+  cork(): void {
+    this.gathered ??= [];
+  }
+
+  uncork(): void {
+    this.writeGathered();
+    this.gathered = undefined;
   }
 
   annotate(fields: ExchangeAnnotations): void {
@@ -629,6 +649,7 @@ class Writer implements ExchangeWriter {
   async finish(opts: { error?: string; incomplete?: boolean; endedAt?: number } = {}): Promise<CapturedExchange> {
     if (this.done) return { ...this.x };
     if (this.request || this.spare) this.ready(true); // no response bytes came: the request body still gets stored
+    this.uncork();
     this.done = true;
     const fd = this.fd;
     if (fd >= 0) this.store.diskWrite(() => closeSync(fd));
@@ -667,12 +688,27 @@ class Writer implements ExchangeWriter {
     return q ? this.write([q]) : true;
   }
 
-  /** Writes at the end of the file; false (and the rest of the body is lost) when the disk refuses. */
+  /** Writes at the end of the file (gathers, while corked); false (and the rest of the body is lost) when the disk refuses. */
   private write(parts: Uint8Array[]): boolean {
+    if (this.gathered) {
+      if (this.gathered.length === 0) (this.gatheredPos = this.pos), (this.gatheredOffset = this.offset);
+      for (const p of parts) (this.gathered.push(p), (this.pos += p.length));
+      return true;
+    }
     const n = this.store.diskWrite(() => writeAt(this.fd, parts, this.pos));
     if (n === undefined) return !(this.diskFailed = true);
     this.pos += n;
     return true;
+  }
+
+  /** Writes what was gathered while corked; on failure only the response bytes before it count as kept. */
+  private writeGathered(): boolean {
+    const parts = this.gathered;
+    if (!parts?.length || this.diskFailed) return !this.diskFailed;
+    this.gathered = [];
+    if (this.store.diskWrite(() => writeAt(this.fd, parts, this.gatheredPos)) !== undefined) return true;
+    this.offset = this.gatheredOffset;
+    return !(this.diskFailed = true);
   }
 
   /** Rewrites the tail's bytes on disk where a new mask covers them (masks are only ever added). */
@@ -696,14 +732,22 @@ class Writer implements ExchangeWriter {
   /** Keeps what the next chunk must be scanned with: the run of key bytes at the end, and context before it. */
   private keepTail(all: Buffer, out: Uint8Array, frame: FrameAt): void {
     const cut = runStart(all, Math.max(0, runStart(all, all.length) - MASK_CONTEXT));
-    const start = this.tail.start + cut;
-    // Copies: the tail is patched in place and must never alias the bytes forwarded to the client.
-    const old = this.tail.written;
+    const tail = this.tail;
+    const start = tail.start + cut;
+    // `written` is a copy: it is patched in place and must never alias the bytes forwarded to the client or queued
+    // for the disk. `raw` is only read, and `all` is this writer's own copy: a view of it is enough.
+    const old = tail.written;
     const written = Buffer.allocUnsafe(all.length - cut);
     const kept = old.copy(written, 0, Math.min(cut, old.length));
     Buffer.from(out.buffer, out.byteOffset, out.byteLength).copy(written, kept, Math.max(0, cut - old.length));
-    this.tail.frames.push(frame);
-    this.tail = { start, raw: Buffer.from(all.subarray(cut)), written, frames: this.tail.frames.filter((f) => f.offset + f.length > start) };
+    const { frames } = tail;
+    frames.push(frame);
+    let stale = 0;
+    while (stale < frames.length && frames[stale].offset + frames[stale].length <= start) stale++;
+    if (stale > 0) frames.splice(0, stale);
+    tail.start = start;
+    tail.raw = all.subarray(cut);
+    tail.written = written;
   }
 }
 

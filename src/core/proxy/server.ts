@@ -1,6 +1,6 @@
 /**
  * The capture proxy: a loopback HTTP server the agent points its base URL at. Each request is forwarded untouched
- * to its upstream (./routes.ts) and every upstream chunk is written to the client the moment it arrives, right
+ * to its upstream (./routes.ts) and every upstream chunk is written to the client in the tick it arrives, right
  * after a synchronous append to the capture store, so whatever the client saw survives a crash. Recording the
  * request (redaction, disk, parsing) overlaps with the upstream round trip; analysis runs later, off this path.
  */
@@ -207,20 +207,35 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
       writer.chunk(bytes);
     });
     const body = up.body;
+    // Chunks that arrive together (one read from the upstream socket) are forwarded together, at the end of the
+    // current tick: captured first in one synchronous disk write, so whatever the client has seen is on disk if we
+    // die, then written to the client (whose socket sends them in one write anyway).
+    let batch: Buffer[] = [];
+    const forward = () => {
+      if (batch.length === 0) return;
+      const chunks = batch;
+      batch = [];
+      writer.cork();
+      for (const c of chunks) tee.write(c);
+      writer.uncork();
+      let ok = true;
+      for (const c of chunks) ok = res.write(c);
+      if (!ok) body.pause();
+    };
     const outcome = await new Promise<{ error?: string; incomplete?: boolean }>((resolve) => {
       let received = 0;
       res.on('drain', () => body.resume());
       body.on('data', (chunk: Buffer) => {
         received += chunk.length;
-        // Capture first (a synchronous append, microseconds): whatever the client has seen is on disk if we die.
-        tee.write(chunk);
-        if (!res.write(chunk)) body.pause();
+        if (batch.push(chunk) === 1) process.nextTick(forward);
       });
       body.once('end', () => {
+        forward();
         res.end();
         resolve({});
       });
       body.once('error', (e) => {
+        forward();
         // Give the client the same cut the upstream gave us: no clean end of the chunked body.
         res.destroy();
         if (aborted.aborted) resolve({ incomplete: true, error: `the client closed the connection after ${received} bytes` });

@@ -78,13 +78,18 @@ test('maskSecrets: a user pattern matching inside a multi-byte character masks w
   assert.ok(!out.includes('Zo') && !out.includes('str'), out);
 });
 
-async function storeChunks(chunks: Uint8Array[]): Promise<{ bytes: Buffer; offsets: number[][]; files: string[] }> {
+/** Stores `chunks` as one response; with `together`, in corked groups of that many (chunks arriving in one read). */
+async function storeChunks(chunks: Uint8Array[], together = 1): Promise<{ bytes: Buffer; offsets: number[][]; files: string[] }> {
   const tmp = tempDir();
   try {
     const store = await openStore(tmp.dir, { analyze: false });
     const w = store.begin({ route: 'openrouter', upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions', method: 'POST', path: '/v1/chat/completions', requestHeaders: {} });
     w.responseStarted(200, { 'content-type': 'text/event-stream' });
-    for (const c of chunks) w.chunk(c);
+    for (let i = 0; i < chunks.length; i += together) {
+      if (together > 1) w.cork();
+      for (const c of chunks.slice(i, i + together)) w.chunk(c);
+      if (together > 1) w.uncork();
+    }
     await w.finish();
     const res = store.readResponse(w.id)!;
     await store.close();
@@ -116,13 +121,14 @@ test('a key cut by a chunk boundary at every byte offset is masked whole; offset
 test('a key spread over many tiny chunks, and the whole stream at a random chunking, are masked whole', async () => {
   const body = Buffer.from(sseWithKeys());
   const whole = Buffer.from(maskSecrets(body));
-  for (const size of [1, 3, 7, 64]) {
+  for (const [size, together] of [[1, 1], [3, 1], [7, 1], [64, 1], [1, 5], [7, 4], [64, 3]]) {
     const chunks: Buffer[] = [];
     for (let off = 0; off < body.length; off += size) chunks.push(body.subarray(off, off + size));
-    const { bytes, offsets, files } = await storeChunks(chunks);
+    const { bytes, offsets, files } = await storeChunks(chunks, together);
+    const what = `chunks of ${size}, ${together} per write`;
     assert.equal(offsets.length, chunks.length);
-    assert.ok(bytes.equals(whole), `chunks of ${size}`);
-    for (const f of files) noKeyIn(f, `body file (chunks of ${size})`);
+    assert.ok(bytes.equals(whole), what);
+    for (const f of files) noKeyIn(f, `body file (${what})`);
     assert.equal(events(bytes.toString()).length, events(body.toString()).length);
   }
 });

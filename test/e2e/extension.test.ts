@@ -5,13 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sharedDir } from '../helpers/shared';
 import { startOpenRouterEmulator } from '../fixtures/openrouter-emulator';
 import {
+  freePort,
   launchBrowser,
   missingPrerequisite,
   openWorkbench,
@@ -26,18 +26,6 @@ import {
 } from './harness';
 
 const skip = missingPrerequisite();
-
-/** A free loopback port for the extension's proxy (the test must know it to send requests through it). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const READ_TOOL = {
   type: 'function',

@@ -5,9 +5,10 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type FrameLocator, type Page } from 'playwright-core';
+import { chromium, type Browser, type FrameLocator, type Locator, type Page } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const screenshotsDir = join(__dirname, '..', '..', 'test-results', 'e2e');
@@ -145,6 +146,18 @@ export async function launchBrowser(): Promise<Browser> {
   return browser;
 }
 
+/** A free loopback port, for a server the test must know the address of before it starts (the extension's proxy). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
 /** Opens the workbench and waits until it is drawn (reloading once, as code-server's own e2e does). */
 export async function openWorkbench(browser: Browser, url: string): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -168,6 +181,16 @@ export async function runCommand(page: Page, title: string): Promise<void> {
   await row.waitFor();
   await page.waitForTimeout(200);
   await input.press('Enter');
+}
+
+/** Right-clicks `target` and chooses `item` from the context menu VS Code draws. */
+export async function contextMenu(page: Page, target: Locator, item: string): Promise<void> {
+  await target.click({ button: 'right' });
+  const entry = page.locator('.context-view .monaco-menu .action-item', { hasText: item }).first();
+  await entry.waitFor();
+  // VS Code's menu ignores a mouse-up that comes right after it opened (a guard against accidental picks).
+  await page.waitForTimeout(300);
+  await entry.click();
 }
 
 /** The document inside the visible webview (two iframes deep; hidden panels keep theirs, invisible). */

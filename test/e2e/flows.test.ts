@@ -1,0 +1,194 @@
+/**
+ * The context-menu flows in a real VS Code (code-server + Chromium), driven by clicks and keystrokes as a user would:
+ * the OpenRouter key typed into the password box, Re-run… on a captured exchange pinned to another provider of the
+ * OpenRouter emulator (the new exchange appears in the tree, linked to the original, and opens), and Export Repro…
+ * as Markdown through the redaction preview and the save dialog (the file holds the missing-marker excerpt and not
+ * the key the agent sent).
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { LOG_FILE, decodeRecord } from '../../src/core/capture/log';
+import type { CapturedExchange } from '../../src/core/model';
+import { startOpenRouterEmulator } from '../fixtures/openrouter-emulator';
+import {
+  contextMenu,
+  freePort,
+  launchBrowser,
+  missingPrerequisite,
+  openWorkbench,
+  runCommand,
+  screenshot,
+  startCodeServer,
+  webviewFrame,
+  type Browser,
+  type CodeServer,
+  type Page,
+} from './harness';
+
+const skip = missingPrerequisite();
+
+/** The key the agent sends: it must reach the upstream but never an export. */
+const CANARY = `sk-or-v1-${randomBytes(32).toString('hex')}`;
+/** The key the user stores with "Set OpenRouter API Key": re-runs must use it. */
+const STORED_KEY = `sk-or-v1-${randomBytes(32).toString('hex')}`;
+
+describe('Tokenscope context-menu flows in VS Code', { skip, timeout: 10 * 60_000 }, () => {
+  let emulator: Awaited<ReturnType<typeof startOpenRouterEmulator>>;
+  let server: CodeServer;
+  let browser: Browser;
+  let page: Page;
+  let proxyPort: number;
+  let captures: string;
+
+  before(async () => {
+    emulator = await startOpenRouterEmulator({
+      providers: [
+        { slug: 'chutes', name: 'Chutes', personality: 'leak-content' },
+        { slug: 'fireworks', name: 'Fireworks', personality: 'correct' },
+      ],
+    });
+    proxyPort = await freePort();
+    captures = mkdtempSync(join(tmpdir(), 'tokenscope-e2e-flows-'));
+    server = await startCodeServer({
+      'tokenscope.proxy.port': proxyPort,
+      // The emulator serves OpenRouter's API under /api/v1; re-runs reach OpenRouter through this same route.
+      'tokenscope.upstreams': { openrouter: `${emulator.url}/api` },
+      'tokenscope.capture.folder': captures,
+    });
+    browser = await launchBrowser();
+    page = await openWorkbench(browser, server.url);
+    await page.locator('.activitybar .action-item a[aria-label^="Tokenscope"]').click({ timeout: 60_000 });
+    await page.locator('.statusbar-item', { hasText: `Tokenscope :${proxyPort}` }).waitFor({ timeout: 30_000 });
+
+    // The broken exchange both flows start from, sent through the proxy with the canary key.
+    const res = await fetch(`http://127.0.0.1:${proxyPort}/openrouter/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${CANARY}`, 'user-agent': 'opencode/1.0 e2e' },
+      body: JSON.stringify({
+        model: 'moonshotai/kimi-k2-0905',
+        stream: true,
+        provider: { only: ['chutes'] },
+        messages: [{ role: 'user', content: 'Read README.md and summarize it.' }],
+        tools: [{ type: 'function', function: { name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } }],
+      }),
+    });
+    assert.equal(res.status, 200, `proxy answered ${res.status}`);
+    assert.match(await res.text(), /tool_calls_section_begin/);
+    await captureRow('Chutes').locator('.codicon-error').waitFor({ timeout: 30_000 });
+  });
+
+  after(async () => {
+    if (page) await screenshot(page, '3x-last').catch(() => undefined);
+    await browser?.close();
+    await server?.close();
+    await emulator?.close();
+    if (captures) rmSync(captures, { recursive: true, force: true });
+  });
+
+  function captureRow(provider: string) {
+    return page.locator('.part.sidebar .monaco-list-row', { hasText: provider }).first();
+  }
+
+  const quickInput = () => page.locator('.quick-input-widget');
+
+  /** The exchanges as the store's log holds them now (puts merged with their patches). */
+  function storedExchanges(): Map<string, Partial<CapturedExchange>> {
+    const all = new Map<string, Partial<CapturedExchange>>();
+    for (const line of readFileSync(join(captures, LOG_FILE), 'utf8').split('\n')) {
+      const r = line && decodeRecord(line);
+      if (!r) continue;
+      if (r.op === 'put') all.set(r.x.id, { ...r.x });
+      else if (r.op === 'patch') all.set(r.id, { ...all.get(r.id), ...r.x });
+      else all.delete(r.id);
+    }
+    return all;
+  }
+
+  /** Whether any file under the capture folder holds `text`. */
+  function capturedBytesInclude(text: string): boolean {
+    const files = readdirSync(captures, { recursive: true, withFileTypes: true }).filter((d) => d.isFile());
+    return files.some((d) => readFileSync(join(d.parentPath, d.name)).includes(text));
+  }
+
+  it('stores the OpenRouter key typed into the password box of "Set OpenRouter API Key"', async () => {
+    await runCommand(page, 'Tokenscope: Set OpenRouter API Key');
+    const input = quickInput().locator('input[type="password"]');
+    await input.waitFor();
+    await input.fill(STORED_KEY);
+    await screenshot(page, '30-set-key');
+    await input.press('Enter');
+    await page.locator('.notifications-toasts', { hasText: 'OpenRouter key stored' }).waitFor({ timeout: 15_000 });
+  });
+
+  it('re-runs the exchange pinned to another provider from the tree context menu, linked to the original', async () => {
+    const before = emulator.requests.length;
+    await contextMenu(page, captureRow('Chutes'), 'Re-run…');
+    await quickInput().locator('.monaco-list-row', { hasText: 'OpenRouter, pinned to a provider…' }).click();
+    const slug = quickInput().locator('input');
+    await quickInput().locator('.quick-input-title', { hasText: 'OpenRouter provider slug' }).waitFor();
+    await slug.fill('fireworks');
+    await screenshot(page, '31-rerun-provider');
+    await slug.press('Enter');
+
+    // The new exchange: in the tree, opened in the exchange panel.
+    await captureRow('Fireworks').waitFor({ timeout: 60_000 });
+    const view = webviewFrame(page);
+    await view.locator('h1', { hasText: 'Fireworks' }).waitFor({ timeout: 60_000 });
+    await view.locator('.meta div', { hasText: /Pin\s*fireworks/ }).waitFor();
+    await screenshot(page, '32-rerun-opened');
+    await view.locator('vscode-tab-header', { hasText: 'Findings' }).click();
+    await screenshot(page, '32b-rerun-findings');
+
+    // It went out with the stored key and the provider pin, not with the agent's key.
+    const sent = emulator.requests.slice(before).filter((r) => r.path.endsWith('/chat/completions'));
+    assert.equal(sent.length, 1, 'one re-run request reached OpenRouter');
+    assert.equal(sent[0].headers.authorization, `Bearer ${STORED_KEY}`);
+    assert.deepEqual(sent[0].body.provider?.only ?? sent[0].body.provider?.order, ['fireworks']);
+
+    const stored = [...storedExchanges().values()];
+    const original = stored.find((x) => x.servedProvider === 'Chutes' && !x.parentId);
+    const rerun = stored.find((x) => x.parentId);
+    assert.ok(original && rerun, 'the store holds the original and its re-run');
+    assert.equal(rerun.parentId, original.id, 'the re-run is linked to the original');
+    assert.equal(rerun.target, 'openrouter:fireworks');
+  });
+
+  it('exports a Markdown repro through the redaction preview and the save dialog, without the agent key', async () => {
+    await contextMenu(page, captureRow('Chutes'), 'Export Repro…');
+    await quickInput().locator('.monaco-list-row', { hasText: 'Markdown issue' }).click();
+
+    const modal = page.locator('.monaco-dialog-box');
+    await modal.waitFor();
+    // The preview lists what the export redacts; the Authorization header was already redacted when it was captured.
+    assert.match(await modal.innerText(), /export this exchange\?[\s\S]*Redacted:/);
+    await screenshot(page, '33-export-preview');
+    await modal.locator('.monaco-button', { hasText: 'Export' }).click();
+
+    // code-server's save dialog is the simple file dialog: a quick input holding the path.
+    const target = join(server.workspace, 'kimi-repro.md');
+    const path = quickInput().locator('input');
+    await quickInput().locator('.quick-input-title', { hasText: 'Save the repro' }).waitFor();
+    // The dialog fills in the suggested path once it has listed the folder; typing before that would be overwritten.
+    await page.waitForFunction(
+      (dir) => (document.querySelector('.quick-input-widget input') as HTMLInputElement | null)?.value.startsWith(dir),
+      server.workspace,
+    );
+    await path.fill(target);
+    assert.equal(await path.inputValue(), target);
+    await screenshot(page, '34-export-save');
+    await path.press('Enter');
+    await page.locator('.notifications-toasts', { hasText: `saved ${target}` }).waitFor({ timeout: 15_000 });
+    await screenshot(page, '35-export-saved');
+
+    assert.ok(existsSync(target), `${target} was written`);
+    const md = readFileSync(target, 'utf8');
+    assert.ok(md.includes('missing here: <|tool_calls_section_end|>'), 'the excerpt marks the missing section end');
+    assert.ok(!md.includes(CANARY), 'the agent key is not in the export');
+    assert.ok(!md.includes(CANARY.slice(0, 24)), 'no prefix of the agent key is in the export');
+    assert.ok(!capturedBytesInclude(CANARY), 'the agent key never reached the capture folder either');
+  });
+});

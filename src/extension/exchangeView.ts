@@ -94,6 +94,7 @@ export function exchangeView({ exchange: x, chunks, result, unavailable, ruleInf
     { label: 'Response size', value: x.responseBytes !== undefined ? `${x.responseBytes} bytes in ${chunks.length} chunks` : undefined },
     { label: 'Family', value: result?.analysis.family },
     { label: 'Pin', value: x.pin ? `${x.pin.requested.join(', ')}${x.pin.honoured === false ? ' (NOT honoured)' : ''}` : undefined },
+    { label: 'Re-run of', value: x.parentId ? `${x.parentId}${x.target ? ` on ${x.target}` : ''}` : undefined },
     { label: 'Error', value: x.error },
   ];
   return {

@@ -18,6 +18,7 @@ import type { OpenRouterClient } from '../core/upstream/openrouter';
 import { rerun } from '../core/upstream/rerun';
 import { targetLabel, type Target } from '../core/upstream/run';
 import { SGLANG_DEFAULT_URL } from '../core/upstream/sglang';
+import { providerPickItem } from './compare/matrix';
 
 export interface ReproDeps {
   store: () => CaptureStore | undefined;
@@ -53,19 +54,19 @@ export function rerunExchange(deps: ReproDeps, id: string | undefined): Promise<
     const sglang = deps.sglangUrl() ?? SGLANG_DEFAULT_URL;
     const picks: (vscode.QuickPickItem & { target?: Target; askSlug?: boolean })[] = [
       { label: 'OpenRouter', description: 'its own provider routing', target: { kind: 'openrouter' } },
-      { label: 'OpenRouter, pinned to a provider…', description: 'e.g. fireworks, chutes', askSlug: true },
+      { label: 'OpenRouter, pinned to a provider…', description: 'from the live list of providers serving the model', askSlug: true },
       { label: 'SGLang (Chat Completions)', description: sglang, target: { kind: 'sglang', url: sglang, api: 'chat' } },
       { label: 'SGLang (/generate, exact token ids)', description: sglang, target: { kind: 'sglang', url: sglang, api: 'native' } },
     ];
     const pick = await vscode.window.showQuickPick(picks, { title: 'Re-run the exchange on…' });
     if (!pick) return;
     let target = pick.target;
+    const openrouter = target?.kind === 'openrouter' || pick.askSlug ? await deps.openrouter() : undefined;
     if (pick.askSlug) {
-      const slug = await vscode.window.showInputBox({ title: 'OpenRouter provider slug', prompt: 'As in OpenRouter routing: fireworks, chutes, novita…' });
-      if (!slug?.trim()) return;
-      target = { kind: 'openrouter', provider: slug.trim() };
+      const slug = await pickProvider(openrouter!, store, id, deps.log);
+      if (!slug) return;
+      target = { kind: 'openrouter', provider: slug };
     }
-    const openrouter = target!.kind === 'openrouter' ? await deps.openrouter() : undefined;
     const outcome = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `Tokenscope: re-running on ${targetLabel(target!)}`, cancellable: true },
       (_progress, token) => {
@@ -78,6 +79,40 @@ export function rerunExchange(deps: ReproDeps, id: string | undefined): Promise<
     if (outcome.exchangeId) await deps.openExchange(outcome.exchangeId);
     if (!outcome.ok) void vscode.window.showWarningMessage(`Tokenscope: the re-run on ${outcome.target} failed: ${outcome.error ?? `HTTP ${outcome.status}`}`);
   });
+}
+
+/**
+ * The provider to pin: picked from OpenRouter's live list for the capture's model (slug, quantization, price,
+ * uptime). When the list cannot be had (no model in the capture, OpenRouter unreachable) the slug is typed instead.
+ */
+async function pickProvider(client: OpenRouterClient, store: CaptureStore, id: string, log: vscode.LogOutputChannel): Promise<string | undefined> {
+  const x = store.get(id);
+  const model = x?.requestModel ?? x?.summary?.model;
+  let why = 'the capture names no model';
+  if (model) {
+    try {
+      const endpoints = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `Tokenscope: providers serving ${model}…` },
+        () => client.endpoints(model),
+      );
+      if (endpoints.length) {
+        const chosen = await vscode.window.showQuickPick(
+          endpoints.map((e) => ({ ...providerPickItem(e), slug: e.slug })),
+          { title: `Re-run on one provider of ${model} (pinned, no fallbacks)`, matchOnDescription: true, matchOnDetail: true },
+        );
+        return chosen?.slug;
+      }
+      why = `no provider serves ${model} on OpenRouter right now`;
+    } catch (e) {
+      why = (e instanceof Error ? e.message : String(e)).split('\n')[0];
+      log.warn(`provider list for ${model}: ${why}`);
+    }
+  }
+  const slug = await vscode.window.showInputBox({
+    title: 'OpenRouter provider slug',
+    prompt: `No live provider list (${why}). Type the routing slug: fireworks, chutes, novita…`,
+  });
+  return slug?.trim() || undefined;
 }
 
 const FORMAT_PICKS: { label: string; detail: string; format: ExportFormat }[] = [
@@ -99,7 +134,7 @@ export function exportRepro(deps: ReproDeps, id: string | undefined): Promise<vo
     const patterns = deps.patterns();
     // Show what will be redacted before anything is written.
     const redactions = previewRedactions(input, { patterns });
-    const summary = redactions.length ? redactions.map((r) => `${r.label} ×${r.count} in ${r.where}`).join('\n') : 'Nothing secret was found to redact.';
+    const summary = redactions.length ? redactions.map((r) => `${r.label} ×${r.count} in ${r.where}`).join('\n') : 'Nothing left to redact: auth headers, cookies and key-shaped strings were already removed when the exchange was captured.';
     const ok = await vscode.window.showInformationMessage('Tokenscope: export this exchange?', { modal: true, detail: `Redacted:\n${summary}` }, 'Export');
     if (ok !== 'Export') return;
     const repro = prepareRepro(input, { patterns, tokenscopeVersion: deps.version });

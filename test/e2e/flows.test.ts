@@ -128,17 +128,19 @@ describe('Tokenscope context-menu flows in VS Code', { skip, timeout: 10 * 60_00
     const before = emulator.requests.length;
     await contextMenu(page, captureRow('Chutes'), 'Re-run…');
     await quickInput().locator('.monaco-list-row', { hasText: 'OpenRouter, pinned to a provider…' }).click();
-    const slug = quickInput().locator('input');
-    await quickInput().locator('.quick-input-title', { hasText: 'OpenRouter provider slug' }).waitFor();
-    await slug.fill('fireworks');
+    // The live provider list of the capture's model, from the (emulated) OpenRouter endpoints API.
+    await quickInput().locator('.quick-input-title', { hasText: 'Re-run on one provider of moonshotai/kimi-k2-0905' }).waitFor({ timeout: 30_000 });
+    const fireworks = quickInput().locator('.monaco-list-row', { hasText: 'Fireworks' });
+    await fireworks.waitFor();
     await screenshot(page, '31-rerun-provider');
-    await slug.press('Enter');
+    await fireworks.click();
 
     // The new exchange: in the tree, opened in the exchange panel.
     await captureRow('Fireworks').waitFor({ timeout: 60_000 });
     const view = webviewFrame(page);
     await view.locator('h1', { hasText: 'Fireworks' }).waitFor({ timeout: 60_000 });
     await view.locator('.meta div', { hasText: /Pin\s*fireworks/ }).waitFor();
+    await view.locator('.meta div', { hasText: /Re-run of\s*\S+ on openrouter:fireworks/ }).waitFor();
     await screenshot(page, '32-rerun-opened');
     await view.locator('vscode-tab-header', { hasText: 'Findings' }).click();
     await screenshot(page, '32b-rerun-findings');

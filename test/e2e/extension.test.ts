@@ -4,25 +4,18 @@
  * section drawn inline, lands in the Problems panel, and HTML in model output renders as inert text.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sharedDir } from '../helpers/shared';
-import { startOpenRouterEmulator } from '../fixtures/openrouter-emulator';
 import {
-  freePort,
-  launchBrowser,
   missingPrerequisite,
-  openWorkbench,
   runCommand,
   screenshot,
   screenshotsDir,
-  startCodeServer,
+  startWorkbenchRig,
   webviewFrame,
-  type Browser,
-  type CodeServer,
   type Page,
+  type WorkbenchRig,
 } from './harness';
 
 const skip = missingPrerequisite();
@@ -37,33 +30,21 @@ const READ_TOOL = {
 };
 
 describe('Tokenscope in VS Code', { skip, timeout: 10 * 60_000 }, () => {
-  let emulator: Awaited<ReturnType<typeof startOpenRouterEmulator>>;
-  let server: CodeServer;
-  let browser: Browser;
+  let rig: WorkbenchRig;
   let page: Page;
   let proxyPort: number;
-  let captures: string;
   const dialogs: string[] = [];
 
   before(async () => {
-    emulator = await startOpenRouterEmulator({
-      providers: [
+    const tokenizer = sharedDir() && join(sharedDir()!, 'tokenizers', 'kimi-k2');
+    rig = await startWorkbenchRig(
+      [
         { slug: 'chutes', name: 'Chutes', personality: 'leak-content' },
         { slug: 'novita', name: 'Novita', personality: 'html-injection' },
       ],
-    });
-    proxyPort = await freePort();
-    captures = mkdtempSync(join(tmpdir(), 'tokenscope-e2e-captures-'));
-    const tokenizer = sharedDir() && join(sharedDir()!, 'tokenizers', 'kimi-k2');
-    server = await startCodeServer({
-      'tokenscope.proxy.port': proxyPort,
-      // The emulator serves OpenRouter's API under /api/v1, as openrouter.ai does.
-      'tokenscope.upstreams': { openrouter: `${emulator.url}/api` },
-      'tokenscope.capture.folder': captures,
-      ...(tokenizer && { 'tokenscope.tokenizer.folder': tokenizer }),
-    });
-    browser = await launchBrowser();
-    page = await openWorkbench(browser, server.url);
+      tokenizer ? { 'tokenscope.tokenizer.folder': tokenizer } : {},
+    );
+    ({ page, proxyPort } = rig);
     page.on('dialog', (d) => {
       dialogs.push(d.message());
       void d.dismiss();
@@ -86,19 +67,10 @@ describe('Tokenscope in VS Code', { skip, timeout: 10 * 60_000 }, () => {
     return res.text();
   }
 
-  /** The exchange row in the Captures tree whose description names the provider. */
-  function captureRow(provider: string) {
-    return page.locator('.part.sidebar .monaco-list-row', { hasText: provider }).first();
-  }
+  const captureRow = (provider: string) => rig.captureRow(provider);
 
-  after(async () => {
-    // Whatever happened, keep a picture of the last state.
-    if (page) await screenshot(page, '99-last').catch(() => undefined);
-    await browser?.close();
-    await server?.close();
-    await emulator?.close();
-    if (captures) rmSync(captures, { recursive: true, force: true });
-  });
+  // Whatever happened, keep a picture of the last state.
+  after(() => rig?.close('99-last'));
 
   it('shows the Tokenscope container in the activity bar and the proxy in the status bar', async () => {
     const item = page.locator('.activitybar .action-item a[aria-label^="Tokenscope"]');

@@ -7,26 +7,20 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { LOG_FILE, decodeRecord } from '../../src/core/capture/log';
 import type { CapturedExchange } from '../../src/core/model';
-import { startOpenRouterEmulator } from '../fixtures/openrouter-emulator';
 import {
   contextMenu,
-  freePort,
-  launchBrowser,
   missingPrerequisite,
-  openWorkbench,
   runCommand,
   screenshot,
-  startCodeServer,
+  startWorkbenchRig,
   webviewFrame,
-  type Browser,
-  type CodeServer,
   type Page,
+  type WorkbenchRig,
 } from './harness';
 
 const skip = missingPrerequisite();
@@ -37,30 +31,19 @@ const CANARY = `sk-or-v1-${randomBytes(32).toString('hex')}`;
 const STORED_KEY = `sk-or-v1-${randomBytes(32).toString('hex')}`;
 
 describe('Tokenscope context-menu flows in VS Code', { skip, timeout: 10 * 60_000 }, () => {
-  let emulator: Awaited<ReturnType<typeof startOpenRouterEmulator>>;
-  let server: CodeServer;
-  let browser: Browser;
+  let rig: WorkbenchRig;
   let page: Page;
   let proxyPort: number;
   let captures: string;
+  let emulator: WorkbenchRig['emulator'];
 
   before(async () => {
-    emulator = await startOpenRouterEmulator({
-      providers: [
-        { slug: 'chutes', name: 'Chutes', personality: 'leak-content' },
-        { slug: 'fireworks', name: 'Fireworks', personality: 'correct' },
-      ],
-    });
-    proxyPort = await freePort();
-    captures = mkdtempSync(join(tmpdir(), 'tokenscope-e2e-flows-'));
-    server = await startCodeServer({
-      'tokenscope.proxy.port': proxyPort,
-      // The emulator serves OpenRouter's API under /api/v1; re-runs reach OpenRouter through this same route.
-      'tokenscope.upstreams': { openrouter: `${emulator.url}/api` },
-      'tokenscope.capture.folder': captures,
-    });
-    browser = await launchBrowser();
-    page = await openWorkbench(browser, server.url);
+    // Re-runs reach the (emulated) OpenRouter through the same route the agent uses.
+    rig = await startWorkbenchRig([
+      { slug: 'chutes', name: 'Chutes', personality: 'leak-content' },
+      { slug: 'fireworks', name: 'Fireworks', personality: 'correct' },
+    ]);
+    ({ page, proxyPort, captures, emulator } = rig);
     await page.locator('.activitybar .action-item a[aria-label^="Tokenscope"]').click({ timeout: 60_000 });
     await page.locator('.statusbar-item', { hasText: `Tokenscope :${proxyPort}` }).waitFor({ timeout: 30_000 });
 
@@ -81,17 +64,9 @@ describe('Tokenscope context-menu flows in VS Code', { skip, timeout: 10 * 60_00
     await captureRow('Chutes').locator('.codicon-error').waitFor({ timeout: 30_000 });
   });
 
-  after(async () => {
-    if (page) await screenshot(page, '3x-last').catch(() => undefined);
-    await browser?.close();
-    await server?.close();
-    await emulator?.close();
-    if (captures) rmSync(captures, { recursive: true, force: true });
-  });
+  after(() => rig?.close('3x-last'));
 
-  function captureRow(provider: string) {
-    return page.locator('.part.sidebar .monaco-list-row', { hasText: provider }).first();
-  }
+  const captureRow = (provider: string) => rig.captureRow(provider);
 
   const quickInput = () => page.locator('.quick-input-widget');
 
@@ -171,13 +146,13 @@ describe('Tokenscope context-menu flows in VS Code', { skip, timeout: 10 * 60_00
     await modal.locator('.monaco-button', { hasText: 'Export' }).click();
 
     // code-server's save dialog is the simple file dialog: a quick input holding the path.
-    const target = join(server.workspace, 'kimi-repro.md');
+    const target = join(rig.server.workspace, 'kimi-repro.md');
     const path = quickInput().locator('input');
     await quickInput().locator('.quick-input-title', { hasText: 'Save the repro' }).waitFor();
     // The dialog fills in the suggested path once it has listed the folder; typing before that would be overwritten.
     await page.waitForFunction(
       (dir) => (document.querySelector('.quick-input-widget input') as HTMLInputElement | null)?.value.startsWith(dir),
-      server.workspace,
+      rig.server.workspace,
     );
     await path.fill(target);
     assert.equal(await path.inputValue(), target);

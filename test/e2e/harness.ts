@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type FrameLocator, type Locator, type Page } from 'playwright-core';
+import { startOpenRouterEmulator, type OpenRouterEmulator, type ProviderSpec } from '../fixtures/openrouter-emulator';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const screenshotsDir = join(__dirname, '..', '..', 'test-results', 'e2e');
@@ -206,3 +207,54 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 }
 
 export type { Browser, Page };
+
+/** What an e2e suite drives: the OpenRouter emulator, code-server with the extension, and Chromium on the workbench. */
+export interface WorkbenchRig {
+  emulator: OpenRouterEmulator;
+  server: CodeServer;
+  browser: Browser;
+  page: Page;
+  /** The port the extension's proxy listens on. */
+  proxyPort: number;
+  /** The extension's capture folder. */
+  captures: string;
+  /** The exchange row in the Captures tree whose description names the provider. */
+  captureRow(provider: string): Locator;
+  /** Saves a last screenshot, then stops everything and removes the capture folder. */
+  close(lastScreenshot: string): Promise<void>;
+}
+
+/**
+ * Starts the emulator with `providers`, then code-server with the extension's proxy on a free port, OpenRouter routed
+ * to the emulator (its API lives under /api/v1, as openrouter.ai's does) and captures in a fresh folder, then opens
+ * the workbench in Chromium.
+ */
+export async function startWorkbenchRig(providers: ProviderSpec[], settings: Record<string, unknown> = {}): Promise<WorkbenchRig> {
+  const emulator = await startOpenRouterEmulator({ providers });
+  const proxyPort = await freePort();
+  const captures = mkdtempSync(join(tmpdir(), 'tokenscope-e2e-captures-'));
+  const server = await startCodeServer({
+    'tokenscope.proxy.port': proxyPort,
+    'tokenscope.upstreams': { openrouter: `${emulator.url}/api` },
+    'tokenscope.capture.folder': captures,
+    ...settings,
+  });
+  const browser = await launchBrowser();
+  const page = await openWorkbench(browser, server.url);
+  return {
+    emulator,
+    server,
+    browser,
+    page,
+    proxyPort,
+    captures,
+    captureRow: (provider) => page.locator('.part.sidebar .monaco-list-row', { hasText: provider }).first(),
+    async close(lastScreenshot) {
+      await screenshot(page, lastScreenshot).catch(() => undefined);
+      await browser.close();
+      await server.close();
+      await emulator.close();
+      rmSync(captures, { recursive: true, force: true });
+    },
+  };
+}

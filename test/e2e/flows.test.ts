@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { LOG_FILE, decodeRecord } from '../../src/core/capture/log';
 import type { CapturedExchange } from '../../src/core/model';
+import { READ_TOOL } from '../fixtures/openrouter-emulator';
 import {
   contextMenu,
   missingPrerequisite,
@@ -56,7 +57,7 @@ describe('Tokenscope context-menu flows in VS Code', { skip, timeout: 10 * 60_00
         stream: true,
         provider: { only: ['chutes'] },
         messages: [{ role: 'user', content: 'Read README.md and summarize it.' }],
-        tools: [{ type: 'function', function: { name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } }],
+        tools: [READ_TOOL],
       }),
     });
     assert.equal(res.status, 200, `proxy answered ${res.status}`);

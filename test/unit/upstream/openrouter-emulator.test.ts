@@ -1,15 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { startOpenRouterEmulator, type ProviderSpec } from '../../fixtures/openrouter-emulator';
+import { READ_TOOL, startOpenRouterEmulator, type ProviderSpec } from '../../fixtures/openrouter-emulator';
 
-const READ_TOOL = {
-  type: 'function',
-  function: {
-    name: 'read',
-    description: 'Read a file',
-    parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
-  },
-};
 
 function chatBody(slug: string, extra: Record<string, unknown> = {}) {
   return {

@@ -1,0 +1,286 @@
+/**
+ * The turn and section grammar engine: `<think>` blocks, the turn loop (free text, starters, end markers),
+ * tool-call sections, call bodies and their closers, and the `<think>`-family render opening. A family
+ * describes its grammar as data (`TurnGrammar`, `SectionGrammar`) and these walk the text.
+ */
+import type { AssistantMessage, FamilyId, ParsedNative } from '../../model';
+import type { RenderOptions } from '../types';
+import { closing, freeText, ParseOut, present, RenderOut, type Closing } from './build';
+import { endsInMarker, firstTruncated, jsonValueEnd, markerAt, skipWs, trimRange, truncatedAt, type MarkerHit } from './text';
+
+export const THINK_OPEN = '<think>';
+export const THINK_CLOSE = '</think>';
+
+/**
+ * A `<think>…</think>` block at `pos` (after optional whitespace). Returns where the rest of the turn starts.
+ * - `implicitOpen`: the prompt already ended with `<think>` (Kimi K2.5, DeepSeek R1), so a `</think>`
+ *   with no opening marker still closes reasoning that started at `pos`.
+ * - `stops`: markers that end the block even without `</think>` (the tool-call section: K2 Thinking
+ *   sometimes skips `</think>`); then `reasoning-unclosed` points at the stop.
+ */
+export function thinkBlock(out: ParseOut, pos: number, opts: { implicitOpen: boolean; stops: readonly string[]; markers: readonly string[] }): number {
+  const { text } = out;
+  const at = skipWs(text, pos);
+  const opened = text.startsWith(THINK_OPEN, at);
+  const bodyStart = opened ? at + THINK_OPEN.length : pos;
+  const close = text.indexOf(THINK_CLOSE, bodyStart);
+  const stop = out.find(opts.stops, bodyStart);
+  if (!opened) {
+    // Without `<think>` only a `</think>` ahead of any stop proves the text is reasoning.
+    if (!opts.implicitOpen || close < 0 || (stop && stop.start < close)) return pos;
+  } else {
+    out.seg('marker', at, bodyStart);
+  }
+  const inner = opts.markers.filter((m) => m !== THINK_CLOSE);
+  if (close >= 0 && !(stop && stop.start < close)) {
+    freeText(out, 'reasoning', bodyStart, close, inner);
+    out.seg('marker', close, close + THINK_CLOSE.length);
+    return close + THINK_CLOSE.length;
+  }
+  // Unclosed: reasoning runs to a cut-short `</think>` (read as the broken close), the stop, or the end.
+  let end = stop ? stop.start : text.length;
+  const cut = firstTruncated(text, [THINK_CLOSE], bodyStart, end);
+  if (cut) end = cut.start;
+  freeText(out, 'reasoning', bodyStart, end, inner);
+  const [, expectedAt] = trimRange(text, bodyStart, end);
+  // When `</think>` does come, but after the tool markup, the calls sit inside the reasoning block.
+  const why = stop && close > stop.start ? `tool-call markup inside the think block (${THINK_CLOSE} only comes after it)` : `${THINK_CLOSE} never came`;
+  out.problem('reasoning-unclosed', why, opened ? at : bodyStart, end, {
+    expectedAt: Math.max(expectedAt, bodyStart),
+    marker: THINK_CLOSE,
+  });
+  if (!cut) return end;
+  out.seg('marker', cut.start, cut.end);
+  out.problem('marker-truncated', `${THINK_CLOSE} is cut short`, cut.start, cut.end, { marker: THINK_CLOSE });
+  return cut.end;
+}
+
+/** Something that opens a section or a call in free text. */
+export interface Starter {
+  marker: string;
+  /** Where the structure really starts when text before the marker belongs to it (default: the marker). */
+  lead?(text: string, from: number, at: number): number;
+  /** Parses from `start` (`hit` is the marker found); returns where the structure ends. */
+  parse(out: ParseOut, start: number, hit: MarkerHit): number;
+}
+
+/** The shape of one assistant turn: optional `<think>` block, then free text, sections/calls, and end markers. */
+export interface TurnGrammar {
+  family: FamilyId;
+  markers: readonly string[];
+  /** The prompt may already have opened `<think>`, so a completion can start inside reasoning. */
+  implicitThink: boolean;
+  starters: readonly Starter[];
+  /** End-of-turn markers (`end` segments). */
+  ends: readonly string[];
+}
+
+/** The parse loop the families share: reasoning, then content interleaved with structure and end markers. */
+export function parseTurn(g: TurnGrammar, text: string): ParsedNative {
+  const out = new ParseOut(g.family, text);
+  const structural = [...g.starters.map((s) => s.marker), ...g.ends];
+  let pos = thinkBlock(out, 0, { implicitOpen: g.implicitThink, stops: structural, markers: g.markers });
+  while (pos < text.length) {
+    const next = out.find(structural, pos);
+    if (!next) {
+      freeText(out, 'content', pos, text.length, g.markers);
+      break;
+    }
+    const starter = g.starters.find((s) => s.marker === next.marker);
+    const start = starter?.lead ? starter.lead(text, pos, next.start) : next.start;
+    freeText(out, 'content', pos, start, g.markers);
+    if (starter) {
+      pos = Math.max(starter.parse(out, start, next), next.end);
+    } else {
+      out.seg('end', next.start, next.end);
+      pos = next.end;
+    }
+  }
+  return out.finish();
+}
+
+/** A tool-call section: begin marker, calls, end marker (Kimi, DeepSeek, MiniMax). */
+export interface SectionGrammar {
+  /** Section end markers; the first is the canonical one reported as missing. */
+  ends: readonly string[];
+  callBegin: string;
+  /** Markers that stop the section without closing it: end of turn, another section. */
+  breaks: readonly string[];
+  markers: readonly string[];
+  /** One call from `start` (its begin marker ends at `bodyStart`); `sectioned` is false when the section had no begin. */
+  call(out: ParseOut, start: number, bodyStart: number, sectioned: boolean): number;
+  /** Text between calls that is not markup; return a new position when the family reads a call from it. */
+  loose?(out: ParseOut, pos: number, sectioned: boolean): number | undefined;
+}
+
+/**
+ * The section from `start`; `begin` is its begin marker, absent when calls appear without one (then the
+ * calls report `malformed-call` and no `section-unclosed` is added). Returns where the section ends.
+ * An unclosed section expects its end right after the last call (or at a cut-short end marker).
+ */
+export function parseSection(out: ParseOut, g: SectionGrammar, start: number, begin?: MarkerHit): number {
+  const { text } = out;
+  const sectioned = begin !== undefined;
+  let pos = begin ? begin.end : start;
+  let lastEnd = pos;
+  let end: number | undefined;
+  let expectedAt: number | undefined;
+  for (;;) {
+    pos = skipWs(text, pos);
+    if (pos >= text.length) {
+      expectedAt = lastEnd;
+      break;
+    }
+    const m = markerAt(text, pos, [...g.ends, g.callBegin, ...g.breaks]);
+    if (m && g.ends.includes(m.marker)) {
+      end = m.end;
+      break;
+    }
+    if (m?.marker === g.callBegin) {
+      pos = lastEnd = Math.max(g.call(out, m.start, m.end, sectioned), m.end);
+      continue;
+    }
+    if (m) {
+      expectedAt = lastEnd;
+      break;
+    }
+    // Between calls a cut-short fragment is read as the section end, else as the next call's begin.
+    const cut = truncatedAt(text, pos, [...g.ends, g.callBegin, ...g.markers]);
+    if (cut) {
+      out.problem('marker-truncated', `${cut.marker} is cut short`, cut.start, cut.end, { marker: cut.marker });
+      expectedAt = cut.start;
+      end = cut.end;
+      break;
+    }
+    if (endsInMarker(text, pos, [...g.ends, g.callBegin, ...g.markers])) {
+      expectedAt = lastEnd;
+      end = text.length;
+      break;
+    }
+    const read = g.loose?.(out, pos, sectioned);
+    if (read !== undefined) {
+      pos = lastEnd = Math.max(read, pos + 1);
+      continue;
+    }
+    const next = out.find([...g.ends, g.callBegin, ...g.breaks], pos);
+    const junkEnd = next ? next.start : text.length;
+    const [js, je] = trimRange(text, pos, junkEnd);
+    out.problem('malformed-call', 'text inside the tool-call section, outside any call', js, je);
+    pos = lastEnd = junkEnd;
+  }
+  const sectionEnd = end ?? lastEnd;
+  out.seg('section', start, sectionEnd);
+  if (expectedAt !== undefined && begin) {
+    out.problem('section-unclosed', `${begin.marker} never closed by ${g.ends[0]}`, begin.start, sectionEnd, {
+      expectedAt,
+      marker: g.ends[0],
+    });
+  }
+  return sectionEnd;
+}
+
+/** How a call body ended: the marker that stopped it, or a cut-short marker. */
+export interface BodyEnd {
+  /** The body, trimmed. */
+  range: [number, number];
+  stop?: MarkerHit;
+  cut?: MarkerHit;
+}
+
+/**
+ * JSON arguments from `from`: the balanced JSON value, then anything up to the first of `stops` (so markers
+ * quoted inside JSON strings stay in the arguments). A cut-short marker before the stop ends them.
+ */
+export function jsonBody(out: ParseOut, from: number, stops: readonly string[], markers: readonly string[]): BodyEnd {
+  const jsonEnd = jsonValueEnd(out.text, from);
+  return bodyUntil(out, from, jsonEnd >= 0 ? jsonEnd : from, stops, markers);
+}
+
+/** A body from `from` up to the first of `stops` searched from `searchFrom`, cut short by a truncated marker. */
+export function bodyUntil(out: ParseOut, from: number, searchFrom: number, stops: readonly string[], markers: readonly string[]): BodyEnd {
+  const { text } = out;
+  const stop = out.find(stops, searchFrom);
+  const end = stop ? stop.start : text.length;
+  const cut = firstTruncated(text, markers, searchFrom, end);
+  return { range: trimRange(text, from, cut ? cut.start : end), stop: cut ? undefined : stop, cut };
+}
+
+/**
+ * Expects `closers` in order after `pos` (whitespace allowed between). Returns where they end and, when
+ * one is missing, which one and where it was expected. A closer that is absent while a later one is
+ * present is `skipped` (a malformed call, not a cut-off one). A cut-short closer is `marker-truncated`.
+ */
+export function expectClosers(
+  out: ParseOut,
+  pos: number,
+  closers: readonly string[],
+  markers: readonly string[],
+  callIndex?: number,
+): { end: number; missing?: string; expectedAt?: number; skipped: string[] } {
+  const { text } = out;
+  const skipped: string[] = [];
+  let end = pos;
+  for (let i = 0; i < closers.length; i++) {
+    const closer = closers[i];
+    const at = skipWs(text, end);
+    if (text.startsWith(closer, at)) {
+      end = at + closer.length;
+      continue;
+    }
+    const cut = truncatedAt(text, at, [closer, ...markers]);
+    if (cut?.marker === closer) {
+      out.problem('marker-truncated', `${closer} is cut short`, cut.start, cut.end, { marker: closer, callIndex });
+      return { end: cut.end, missing: closer, expectedAt: cut.start, skipped };
+    }
+    if (closers.slice(i + 1).some((c) => text.startsWith(c, at))) {
+      skipped.push(closer);
+      continue;
+    }
+    return { end, missing: closer, expectedAt: end, skipped };
+  }
+  return { end, skipped };
+}
+
+/** Reports call `index` as never closed. */
+export function callUnclosed(out: ParseOut, index: number, start: number, end: number, marker: string, expectedAt: number): void {
+  out.problem('call-unclosed', `call ${index} never closed by ${marker}`, start, end, { expectedAt, marker, callIndex: index });
+}
+
+/**
+ * Writes `<think>REASONING</think>` when the message has reasoning (without `</think>` when `closed` is false).
+ * `newlines`: the Qwen/MiniMax templates put the reasoning on its own lines (`<think>\nR\n</think>\n\n`).
+ */
+export function renderThink(out: RenderOut, reasoning: string | undefined, newlines: boolean, closed: boolean): void {
+  if (!present(reasoning)) return;
+  const nl = newlines ? '\n' : '';
+  out.put(THINK_OPEN, 'marker').put(nl).put(reasoning!, 'reasoning');
+  if (closed) out.put(nl).put(THINK_CLOSE, 'marker').put(nl + nl);
+}
+
+/** The start of a `<think>` family's `render`: what it may close, and the text written so far. */
+export interface RenderStart {
+  out: RenderOut;
+  close: Closing;
+  /** Whether content was written (calls after it start on a new line in most families). */
+  hasContent: boolean;
+}
+
+/**
+ * Opens a `render` the way every `<think>` family does: the reasoning block (see `renderThink`), then the
+ * content as it is. `afterThink` goes between `</think>` and the content (GLM's line break).
+ */
+export function renderStart(
+  m: AssistantMessage,
+  opts: RenderOptions | undefined,
+  think: { newlines: boolean; afterThink?: string },
+): RenderStart {
+  const close = closing(m, opts);
+  const out = new RenderOut();
+  renderThink(out, m.reasoning, think.newlines, close.reasoning);
+  const hasContent = present(m.content) !== undefined;
+  if (hasContent) {
+    if (think.afterThink && present(m.reasoning)) out.put(think.afterThink);
+    out.put(m.content!, 'content');
+  }
+  return { out, close, hasContent };
+}

@@ -1,0 +1,192 @@
+/**
+ * XML-style arguments (qwen3-coder, glm45, minimax-m2 and the families like them): parameters carried as
+ * text, their canonical compact-JSON `arguments`, the shared call reader and the parameter renderer.
+ */
+import { ParseOut, RenderOut } from './build';
+import { endsInMarker, findTruncated, skipWs, trimRange, type MarkerHit } from './text';
+import { callUnclosed, expectClosers } from './turn';
+
+/**
+ * XML-argument families (qwen3-coder, glm45, minimax-m2) carry parameters as text. Their canonical
+ * `arguments` is the compact JSON of an object: a value that reads as JSON other than a string
+ * (`42`, `true`, `null`, `{…}`, `[…]`) is that value, anything else stays the string as written.
+ * Without the tool schema a string `"42"` cannot be told from the number, so schema-aware coercion is
+ * left to the checks.
+ */
+export function paramsToJson(params: readonly (readonly [string, string])[]): string {
+  const obj: Record<string, unknown> = {};
+  for (const [k, raw] of params) obj[k] = paramValue(raw);
+  return JSON.stringify(obj);
+}
+
+function paramValue(raw: string): unknown {
+  const t = raw.trim();
+  if (/^(?:[-\d{[]|true$|false$|null$)/.test(t)) {
+    try {
+      const v: unknown = JSON.parse(t);
+      if (typeof v !== 'string') return v;
+    } catch {
+      // Not JSON: the text itself.
+    }
+  }
+  return raw;
+}
+
+/**
+ * The other way: a JSON object's members as parameter texts (strings as written, others as JSON), or
+ * undefined when `args` is not a JSON object (render then writes the raw text so it survives a round trip).
+ */
+export function jsonToParams(args: string): [string, string][] | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(args);
+  } catch {
+    return undefined;
+  }
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return undefined;
+  return Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, typeof x === 'string' ? x : JSON.stringify(x)]);
+}
+
+/** One parameter of an XML-argument call, with its raw value text. */
+export interface ParamGrammar {
+  /** Reads a parameter head at `pos` (`<parameter=K>`): the key and where its value starts. */
+  head(out: ParseOut, pos: number, to: number): { key: string; valueStart: number } | undefined;
+  /** Text that starts a head, so a value missing its close still ends at the next parameter. */
+  headStart: string;
+  /** Marker that closes a value. */
+  close: string;
+  /** Drop one newline on each side of a value (Qwen3-Coder writes `>\nV\n</parameter>`). */
+  newlines: boolean;
+}
+
+/**
+ * The parameters in [from, to). Stops at the first text that is not a parameter (`rest` then tells where).
+ * A value without its close runs to the next head or to `to` and is reported through `unclosed`.
+ */
+export function xmlParams(
+  out: ParseOut,
+  from: number,
+  to: number,
+  g: ParamGrammar,
+  markers: readonly string[],
+): { params: [string, string][]; range?: [number, number]; rest: number; unclosed?: { expectedAt: number } } {
+  const { text } = out;
+  const params: [string, string][] = [];
+  let pos = skipWs(text, from, to);
+  let first: number | undefined;
+  let last = pos;
+  let unclosed: { expectedAt: number } | undefined;
+  while (pos < to) {
+    const head = g.head(out, pos, to);
+    if (!head) break;
+    first ??= pos;
+    const close = out.find([g.close], head.valueStart, to)?.start ?? -1;
+    const nextHead = out.find([g.headStart], head.valueStart, to)?.start ?? -1;
+    let valueEnd: number;
+    if (close >= 0 && (nextHead < 0 || close < nextHead)) {
+      valueEnd = close;
+      last = close + g.close.length;
+    } else if (nextHead >= 0) {
+      // The next parameter starts before this one closed: keep both, flag the missing close.
+      valueEnd = nextHead;
+      last = trimRange(text, head.valueStart, valueEnd)[1];
+      out.problem('malformed-call', `parameter '${head.key}' lacks ${g.close}`, pos, last, { marker: g.close, callIndex: out.calls.length });
+    } else {
+      valueEnd = to;
+      const cut = findTruncated(text, [g.close, ...markers], head.valueStart, to).find((c) => c.end === to);
+      if (cut) {
+        out.problem('marker-truncated', `${cut.marker} is cut short`, cut.start, cut.end, { marker: cut.marker, callIndex: out.calls.length });
+        valueEnd = cut.start;
+      }
+      last = cut ? cut.end : trimRange(text, head.valueStart, valueEnd)[1];
+      unclosed = { expectedAt: cut ? cut.start : last };
+    }
+    let value = text.slice(head.valueStart, valueEnd);
+    if (g.newlines) value = value.replace(/^\n/, '').replace(/\n$/, '');
+    params.push([head.key, value]);
+    pos = skipWs(text, last, to);
+    if (unclosed) break;
+  }
+  return { params, range: first === undefined ? undefined : [first, last], rest: pos, unclosed };
+}
+
+/** One XML-argument call as the family located it (qwen3-coder, glm45, minimax-m2). */
+export interface XmlCall {
+  start: number;
+  nameRange: [number, number];
+  /** The markup that should have closed the name (`>`, `">`) when it is missing. */
+  nameUnclosed?: string;
+  bodyStart: number;
+  /** The marker that ends the body (`</function>`, the next call…); absent when the text ends first. */
+  stop?: MarkerHit;
+  /** Markers expected after the parameters, in order (`</function>`, `</tool_call>`). */
+  closers: readonly string[];
+  /** Defects already found (the call is then also `malformed-call`). */
+  defects: string[];
+}
+
+/**
+ * Reads the parameters of an XML-argument call, adds the call with canonical JSON arguments, its segments
+ * and problems. A body without parameters keeps its raw text as the arguments. Returns where the call ends.
+ */
+export function xmlCall(out: ParseOut, c: XmlCall, grammar: ParamGrammar, markers: readonly string[]): number {
+  const { text } = out;
+  const index = out.calls.length;
+  const defects = [...c.defects];
+  const to = c.stop ? c.stop.start : text.length;
+  const params = xmlParams(out, c.bodyStart, to, grammar, markers);
+  let restRange = trimRange(text, params.rest, to);
+  // A closer cut off by the end of the text is not stray text: the closers below report it when long
+  // enough to name.
+  if (!c.stop && endsInMarker(text, restRange[0], [...c.closers, ...markers])) restRange = [restRange[0], restRange[0]];
+  const rest = text.slice(...restRange);
+  let args: string;
+  let argRange = params.range;
+  if (params.params.length) {
+    args = paramsToJson(params.params);
+    if (rest) defects.push('text after the parameters');
+  } else {
+    args = rest || '{}';
+    if (rest) {
+      argRange = restRange;
+      if (c.stop) defects.push('the body is not parameters');
+    }
+  }
+  const bodyEnd = Math.max(params.range?.[1] ?? c.bodyStart, rest ? restRange[1] : 0, c.nameRange[1]);
+  let end = bodyEnd;
+  let missing: string | undefined;
+  let expectedAt = bodyEnd;
+  if (c.nameUnclosed) {
+    // Cut off inside the head, or the head never closed before other markup.
+    if (c.stop) defects.push(`name not closed by ${c.nameUnclosed}`);
+    else missing = c.nameUnclosed;
+  } else if (params.unclosed && !c.stop) {
+    missing = grammar.close;
+    expectedAt = params.unclosed.expectedAt;
+  } else {
+    if (params.unclosed) defects.push(`parameter '${params.params.at(-1)![0]}' lacks ${grammar.close}`);
+    const tail = expectClosers(out, bodyEnd, c.closers, markers, index);
+    end = tail.end;
+    missing = tail.missing;
+    expectedAt = tail.expectedAt ?? end;
+    defects.push(...tail.skipped.map((s) => `no ${s}`));
+  }
+  out.addCall(text.slice(...c.nameRange), args);
+  out.seg('call', c.start, end, index);
+  out.seg('call-name', c.nameRange[0], c.nameRange[1], index);
+  if (argRange) out.seg('arguments', argRange[0], argRange[1], index);
+  if (missing) callUnclosed(out, index, c.start, end, missing, expectedAt);
+  if (defects.length) out.problem('malformed-call', `call ${index}: ${defects.join('; ')}`, c.start, end, { callIndex: index });
+  return end;
+}
+
+/**
+ * Writes an XML-argument call's parameters, one per line, as an `arguments` segment (without the line
+ * break after the last one). Arguments that are not a JSON object are written raw.
+ */
+export function renderParams(out: RenderOut, callIndex: number, args: string, param: (key: string, value: string) => string): void {
+  const params = jsonToParams(args);
+  const body = params ? params.map(([k, v]) => param(k, v)).join('\n') : args;
+  out.put(body, 'arguments', callIndex);
+  if (body) out.put('\n');
+}

@@ -10,6 +10,7 @@ import { openStore, defaultDataDir } from './capture/store';
 import { LOG_FILE } from './capture/log';
 import { BUNDLE_EXTENSION, BUNDLE_FORMAT, readBundle } from './export/bundle';
 import { UserError, type CapturedExchange, type ChunkTiming, type NormalizedRequest, type ParsedResponse } from './model';
+import { recoverTruncatedJson } from './wire/common';
 import { normalizeRequest, parseResponseBody } from './wire/index';
 
 export interface LoadedInput {
@@ -46,22 +47,80 @@ export async function loadInput(file: string, opts: LoadInputOptions = {}): Prom
     return fromExchange(bundle.exchange, bundle.responseBody, bundle.chunks, label);
   }
 
+  return { ...readResponse(bytes, label, /\.json$/i.test(file)), label };
+}
+
+/**
+ * What the bytes are: a response of a known API (JSON or SSE, complete or cut short), or the model's own text. Text
+ * that opens with `{` or `[` is often model output (Hermes, Llama and Mistral calls, pasted argument text), so only a
+ * JSON document of a known shape is read as one: a response, an error body, a request given in the wrong place (refused
+ * with a hint), another API's document (refused). A response cut short is read as far as it got; its truncated body is
+ * a finding, not unusable input. Everything else is model text.
+ */
+function readResponse(bytes: Uint8Array, label: string, jsonFile: boolean): { response: ParsedResponse; model?: string } {
   const response = parseResponseBody(bytes);
-  // A .json file, or text that opens as a JSON object (model text does not; `[` may open markdown), is judged
-  // as JSON: a body the wire layer could not place, or only partly recover, is refused here rather than linted
-  // as model text or as a cut stream of nothing.
-  const json = /\.json$/i.test(file) || /^\s*\{/.test(head(bytes));
-  if (json && response.protocol === 'native-text') throw new UserError(`${label} ${notAResponse(response.message.content ?? '')}`);
-  if (response.protocol === 'unknown' && !response.error) {
-    const cut = json && response.wireIssues.find((w) => w.code === 'truncated-body');
-    if (cut) throw new UserError(`${label} is not valid JSON (cut short at byte ${cut.offset ?? bytes.length})`);
-    if (json || response.wireIssues.length === 0) {
-      const request = looksLikeRequest(response.events[0]?.data ?? '');
-      if (request) throw new UserError(`${label} looks like a request body (it has "${request}"); pass it with --request and give the response as FILE`);
-      throw new UserError(`${label} is JSON of an unknown API, not a response of OpenAI Chat, Anthropic Messages, OpenAI Responses or SGLang`);
+  if (response.protocol === 'native-text' && jsonFile) {
+    // A .json file holding one bare JSON value (`null`, `42`, `"text"`) is a document, and no response.
+    const value = jsonValue(response.message.content ?? '', false);
+    if (value !== undefined && typeof value !== 'object') throw new UserError(`${label} is ${jsonKind(value)}, not a response`);
+    if (value === null) throw new UserError(`${label} is JSON null, not a response`);
+  }
+  if (response.protocol !== 'unknown' || response.error) return { response, model: response.model };
+  if (response.streamed) {
+    // An SSE stream whose events name no known API, and nothing wrong with it: not a turn of any protocol Tokenscope reads.
+    if (response.wireIssues.length === 0) throw new UserError(`${label} is a stream of an unknown API, not OpenAI Chat, Anthropic Messages, OpenAI Responses or SGLang`);
+    return { response };
+  }
+  if (response.events.length === 0) return { response };
+  const body = response.events[0]?.data ?? '';
+  const cut = response.wireIssues.some((w) => w.code === 'truncated-body');
+  const value = jsonValue(body, cut);
+  if (isObj(value)) {
+    const request = looksLikeRequest(value);
+    if (request) throw new UserError(`${label} looks like a request body (it has "${request}"); pass it with --request and give the response as FILE`);
+    if (cut) {
+      // A response cut so early that its shape is not certain yet: its head still says which API it is.
+      const protocol = protocolOfHead(value);
+      if (protocol) {
+        const again = parseResponseBody(bytes, { protocol });
+        return { response: again, model: again.model };
+      }
+    } else if (typeof value.object === 'string') {
+      throw new UserError(`${label} is JSON of an unknown API (an "object" document), not a response of OpenAI Chat, Anthropic Messages, OpenAI Responses or SGLang`);
     }
   }
-  return { response, model: response.model, label };
+  return { response: parseResponseBody(bytes, { protocol: 'native-text' }) };
+}
+
+function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The JSON value of a body (recovered as far as it goes when cut short), or undefined when it is not JSON. */
+function jsonValue(body: string, cut: boolean): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return cut ? recoverTruncatedJson(body.trim()) : undefined;
+  }
+}
+
+/**
+ * The API a cut-short JSON head belongs to, from the fields every response opens with: `object` (a prefix of
+ * `chat.completion` or `response`), a response id (`chatcmpl-`, `gen-`, `cmpl-`, `msg_`, `resp_`), `choices`,
+ * `meta_info`. Undefined for anything else (a cut Llama call or argument text is model text).
+ */
+function protocolOfHead(v: Record<string, unknown>): 'openai-chat' | 'anthropic-messages' | 'openai-responses' | 'sglang-generate' | undefined {
+  const object = typeof v.object === 'string' && v.object.length >= 2 ? v.object : undefined;
+  if (object && ('chat.completion'.startsWith(object) || object.startsWith('chat.completion') || 'text_completion'.startsWith(object))) return 'openai-chat';
+  if (object && 'response'.startsWith(object)) return 'openai-responses';
+  if ('choices' in v) return 'openai-chat';
+  if ('meta_info' in v) return 'sglang-generate';
+  const id = typeof v.id === 'string' ? v.id : '';
+  if (/^(chatcmpl-|gen-|cmpl-)/.test(id)) return 'openai-chat';
+  if (/^msg_/.test(id) && (v.type === undefined || 'message'.startsWith(String(v.type)))) return 'anthropic-messages';
+  if (/^resp_/.test(id)) return 'openai-responses';
+  return undefined;
 }
 
 /** A request body file (`--request`): JSON of any supported protocol. */
@@ -115,20 +174,6 @@ function looksBinary(bytes: Uint8Array): boolean {
   return control > head.length / 10;
 }
 
-/** The first bytes as text, for sniffing. */
-function head(bytes: Uint8Array): string {
-  return new TextDecoder().decode(bytes.subarray(0, 64));
-}
-
-/** Why JSON text that the wire layer took for plain text is no response: a bare value, or not JSON at all. */
-function notAResponse(text: string): string {
-  try {
-    return `is ${jsonKind(JSON.parse(text))}, not a response`;
-  } catch (e) {
-    return `is not valid JSON (${jsonFault(text, e as Error)})`;
-  }
-}
-
 function jsonKind(value: unknown): string {
   if (value === null) return 'JSON null';
   if (Array.isArray(value)) return 'a JSON array';
@@ -146,14 +191,14 @@ function jsonFault(text: string, e: Error): string {
   return at ? `unexpected character at byte ${bytesBefore(Number(at[1]))}` : 'unexpected character';
 }
 
-/** The key that makes a JSON body a request (`messages`, `input`, `prompt`), if it is one. */
-function looksLikeRequest(body: string): string | undefined {
-  try {
-    const v = JSON.parse(body) as Record<string, unknown>;
-    return ['messages', 'input', 'prompt'].find((k) => v && typeof v === 'object' && k in v);
-  } catch {
-    return undefined;
-  }
+/**
+ * The key that makes a JSON document a request body, if it is one: a `messages` array (Chat, Anthropic), or a `model`
+ * with `input` (Responses) or `prompt`/`text` (completions, SGLang). Argument text such as `{"input": "…"}` is not.
+ */
+function looksLikeRequest(v: Record<string, unknown>): string | undefined {
+  if (Array.isArray(v.messages)) return 'messages';
+  if (typeof v.model !== 'string') return undefined;
+  return ['input', 'prompt'].find((k) => k in v);
 }
 
 function fromExchange(exchange: CapturedExchange, body: Uint8Array, chunks: ChunkTiming[], label: string): LoadedInput {

@@ -74,6 +74,38 @@ describe('lint (in-process)', () => {
   });
 });
 
+describe('lint: text that opens with { or [', () => {
+  test('raw model text is linted, not refused as "not valid JSON"', async () => {
+    for (const [name, text] of [
+      ['llama.json', '{"name": "get_weather", "parameters": {"city": "Paris"}}'],
+      ['mistral.txt', '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}]'],
+      ['hermes-args.txt', '{"city": "Par'],
+      ['brace.txt', '{ not json at all'],
+    ]) {
+      const r = await lint(file(name, text));
+      assert.notEqual(r.code, 2, `${name}: ${r.err}`);
+      assert.equal(r.err, '', name);
+      assert.match(r.out, new RegExp(`^${name.replace('.', '\\.')}: `), name);
+    }
+  });
+
+  test('a JSON response cut short is a finding about its truncated body (exit 1), not unusable input', async () => {
+    const body = chat({ content: 'Reading it.' }, 'stop');
+    for (const cut of [body.slice(0, 150), '{"id":"gen-1","object":"chat.compl']) {
+      const r = await lint('--json', file('cut.json', cut));
+      assert.equal(r.code, 1, r.err);
+      const j = JSON.parse(r.out) as { findings: { rule: string; message: string }[] };
+      assert.ok(j.findings.some((f) => f.rule === 'stream-unterminated' && /JSON body ends early/.test(f.message)), r.out);
+    }
+  });
+
+  test('a request body given as FILE is still refused with a hint (exit 2)', async () => {
+    const r = await lint(requestFile);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /looks like a request body .*--request/);
+  });
+});
+
 describe('excerpt', () => {
   test('escapes control characters and keeps the caret under the range', () => {
     const [code, caret] = excerpt('a\tb\nc<|x|>d', 6, 11);

@@ -84,8 +84,7 @@ describe('loadInput', () => {
     await rejects(loadInput(dir), /is a directory/);
     await rejects(loadInput(file('empty.txt', '  \n')), /empty\.txt is empty/);
     await rejects(loadInput(file('req.json', JSON.stringify({ model: KIMI, messages: [] }))), /looks like a request body .*--request/);
-    await rejects(loadInput(file('other.json', '{"hello": "world"}')), /other\.json is JSON of an unknown API/);
-    await rejects(loadInput(file('garbage.json', '{garbage')), /garbage\.json is not valid JSON \(/);
+    await rejects(loadInput(file('models.json', '{"object": "list", "data": []}')), /^models\.json is JSON of an unknown API \(an "object" document\), not a response/);
     await rejects(loadInput(file('gz.bin', new Uint8Array([0x1f, 0x8b, 8, 0, 0, 0]))), /gzip-compressed/);
     await rejects(loadInput(file('bin.dat', new Uint8Array([0x50, 0x4b, 3, 4, 0, 0, 1, 2]))), /binary/);
   });
@@ -94,15 +93,47 @@ describe('loadInput', () => {
     await rejects(loadInput(file('n.json', 'null')), /^n\.json is JSON null, not a response$/);
     await rejects(loadInput(file('s.json', '"str"')), /^s\.json is a JSON string, not a response$/);
     await rejects(loadInput(file('num.json', '42\n')), /^num\.json is a JSON number, not a response$/);
-    await rejects(loadInput(file('arr.json', '[1, 2]')), /JSON of an unknown API/);
-    // Neither a known shape nor recoverable: refused with where it ends, not linted as a cut stream.
-    await rejects(loadInput(file('g.json', '{"foo": 1\n')), /^g\.json is not valid JSON \(cut short at byte 10\)$/);
-    await rejects(loadInput(file('g.txt', '{"foo": 1')), /^g\.txt is not valid JSON \(cut short at byte 9\)$/);
-    await rejects(loadInput(file('t.json', '{"a": 1}}')), /^t\.json is not valid JSON \(unexpected character at byte 8\)$/);
-    // Byte offsets, not UTF-16 offsets.
-    await rejects(loadInput(file('u.json', '{"é": 1}}')), /unexpected character at byte 9\)$/);
-    // V8 quotes the input in its messages: nothing of the file is echoed.
-    await assert.rejects(loadInput(file('q.json', '{"a": secret-value}')), (e: Error) => !e.message.includes('secret'));
+    await rejects(loadInput(file('resp-req.json', JSON.stringify({ model: 'm', input: 'hi' }))), /looks like a request body \(it has "input"\)/);
+    // The document's own values are not echoed to the terminal.
+    await assert.rejects(loadInput(file('o.json', '{"object": "secret-value"}')), (e: Error) => e instanceof UserError && !e.message.includes('secret'));
+  });
+
+  test('model text that opens with { or [ is model text, whatever the file is called', async () => {
+    const texts = [
+      '{"name": "get_weather", "parameters": {"city": "Paris"}}', // Llama 3 JSON call
+      '[{"name": "get_weather", "arguments": {"city": "Paris"}}]', // Mistral pre-v11 list, without its marker
+      '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Par', // Mistral, cut mid-value
+      '[get_weather(city="Paris")]', // Llama 4 pythonic
+      '{"city": "Paris", "unit": "c"}', // argument text a user pasted
+      '{"input": "ls -la"}', // argument text, not a Responses request (no model)
+      '{"name": "get_weather", "parameters": {"city": "Par', // a Llama call cut short
+      '{garbage', // not JSON at all
+      '{"a": 1}}', // JSON followed by more text
+      '[1, 2]',
+    ];
+    for (const [i, text] of texts.entries()) {
+      for (const name of [`m${i}.txt`, `m${i}.json`]) {
+        const x = await loadInput(file(name, text));
+        assert.equal(x.response.protocol, 'native-text', `${name}: ${text}`);
+        assert.equal(x.response.message.content, text, name);
+        assert.deepEqual(x.response.wireIssues, [], name);
+      }
+    }
+  });
+
+  test('a JSON response cut short loads with a truncated body, even before its shape is certain', async () => {
+    for (const [name, text, protocol] of [
+      ['cut1.json', '{"id":"gen-1","object":"chat.compl', 'openai-chat'],
+      ['cut2.txt', '{"id":"chatcmpl-9","created":17', 'openai-chat'],
+      ['cut3.json', '{"id":"msg_01","type":"message","role":"assi', 'anthropic-messages'],
+      ['cut4.json', '{"id":"resp_1","object":"resp', 'openai-responses'],
+      ['cut5.json', chat.slice(0, 120), 'openai-chat'],
+    ] as const) {
+      const x = await loadInput(file(name, text));
+      assert.equal(x.response.protocol, protocol, name);
+      assert.equal(x.response.wireIssues.at(-1)?.code, 'truncated-body', name);
+      assert.equal(x.response.terminated, false, name);
+    }
   });
 
   test('raw model text is still text, JSON-looking only when it opens like JSON', async () => {

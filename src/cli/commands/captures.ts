@@ -1,7 +1,8 @@
-import { defaultDataDir, openStore } from '../../core/capture/store';
+import { defaultDataDir } from '../../core/capture/store';
 import { exchangeLine, localTime } from '../../core/capture/describe';
 import { parseArgs } from '../args';
 import type { Command } from '../io';
+import { openStoreForReading } from '../store';
 
 const HELP = `usage: tokenscope captures [--data-dir DIR] [--limit N] [--json]
 
@@ -15,10 +16,14 @@ const captures: Command = async (argv, io) => {
     return 0;
   }
   const dataDir = args.str('data-dir') ?? defaultDataDir();
+  const limit = args.str('limit') === undefined ? Infinity : args.positiveInt('limit', 1);
   // Listing never analyses: summaries already stored are shown, the rest say "not analysed".
-  const store = await openStore(dataDir, { analyze: false, onWarning: (m) => io.err(`tokenscope: ${m}`) });
+  const store = await openStoreForReading(dataDir, io);
+  if (!store) {
+    io.out(args.bool('json') ? '[]' : `no captures in ${dataDir}`);
+    return 0;
+  }
   try {
-    const limit = args.num('limit', Infinity);
     const list = store.list().slice(0, limit);
     if (args.bool('json')) io.out(JSON.stringify(list, null, 2));
     else if (list.length === 0) io.out(`no captures in ${dataDir}`);

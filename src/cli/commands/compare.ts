@@ -1,5 +1,5 @@
 import type { CaptureStore } from '../../core/capture/store';
-import { defaultDataDir, openStore } from '../../core/capture/store';
+import { defaultDataDir } from '../../core/capture/store';
 import { UserError } from '../../core/model';
 import { plural } from '../../core/tokens/accounting';
 import { compareProviders, DEFAULT_CONCURRENCY, DEFAULT_SAMPLES } from '../../core/upstream/compare';
@@ -8,6 +8,7 @@ import { OpenRouterClient } from '../../core/upstream/openrouter';
 import { capturedChatRequest } from '../../core/upstream/rerun';
 import { parseArgs } from '../args';
 import { interruptSignal, readTextFile, type CliIO, type Command } from '../io';
+import { openStoreForWriting, openStoreWithCaptures } from '../store';
 
 const HELP = `usage: tokenscope compare (ID | --request REQUEST.json) [--model ID] [--providers a,b,…] [--reference SLUG]
                          [--samples N] [--concurrency N] [--openrouter-url URL] [--data-dir DIR] [--json]
@@ -73,7 +74,7 @@ const cmd: Command = async (argv, io) => {
   let store: CaptureStore | undefined;
   const interrupt = interruptSignal();
   try {
-    if (dataDir) store = await openStore(dataDir, { onWarning: (m) => io.err(`tokenscope: ${m}`) });
+    if (dataDir) store = id ? await openStoreWithCaptures(dataDir, io, `with id "${id}"`, { analyze: true }) : await openStoreForWriting(dataDir, io);
     const captured = id ? capturedChatRequest(store!, id) : undefined;
     const report = await compareProviders({
       request: captured?.body ?? readRequest(file!),

@@ -1,4 +1,4 @@
-import { defaultDataDir, openStore } from '../../core/capture/store';
+import { defaultDataDir } from '../../core/capture/store';
 import {
   EXPORT_FORMATS,
   exportText,
@@ -22,6 +22,7 @@ import { loadTokenizer } from '../../core/tokens/resolve';
 import { UserError } from '../../core/model';
 import { parseArgs } from '../args';
 import { readTextFile, type CliIO, type Command } from '../io';
+import { openStoreWithCaptures } from '../store';
 import { VERSION } from '../main';
 
 const HELP = `usage: tokenscope export ID [--format FORMAT] [-o FILE] [--data-dir DIR] [--redact PATTERN]... [--session] [--preview]
@@ -95,7 +96,7 @@ const exportCommand: Command = async (argv, io) => {
     if (args.bool('session')) throw new UserError('--session needs a capture id, not a bundle');
     inputs = [readBundleFile(source)];
   } else {
-    const store = await openStore(dataDir, { analyze: false, onWarning: (m) => io.err(`tokenscope: ${m}`) });
+    const store = await openStoreWithCaptures(dataDir, io, `with id "${source}"`);
     try {
       const first = readCapture(store, source);
       if (args.bool('session')) {

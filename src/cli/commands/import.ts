@@ -1,10 +1,11 @@
 import { exchangeLine } from '../../core/capture/describe';
-import { defaultDataDir, openStore } from '../../core/capture/store';
+import { defaultDataDir } from '../../core/capture/store';
 import { BUNDLE_EXTENSION, importCaptures, parseImport } from '../../core/export/index';
 import { UserError } from '../../core/model';
 import { plural } from '../../core/tokens/accounting';
 import { parseArgs } from '../args';
 import { readTextFile, type Command } from '../io';
+import { openStoreForWriting } from '../store';
 
 const HELP = `usage: tokenscope import FILE.har|FILE${BUNDLE_EXTENSION} [--data-dir DIR]
 
@@ -24,7 +25,7 @@ const importCommand: Command = async (argv, io) => {
   // Validate everything before the store is even opened: an unusable file leaves it untouched.
   const parsed = parseImport(text, file);
   const dataDir = args.str('data-dir') ?? defaultDataDir();
-  const store = await openStore(dataDir, { onWarning: (m) => io.err(`tokenscope: ${m}`) });
+  const store = await openStoreForWriting(dataDir, io);
   try {
     const imported = await importCaptures(store, parsed.captures);
     await store.idle();

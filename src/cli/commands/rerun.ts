@@ -1,4 +1,4 @@
-import { defaultDataDir, openStore } from '../../core/capture/store';
+import { defaultDataDir } from '../../core/capture/store';
 import { findingLine } from '../../core/capture/describe';
 import { UserError } from '../../core/model';
 import { outcomeJson, outcomeLine } from '../../core/upstream/describe';
@@ -7,6 +7,7 @@ import { rerun } from '../../core/upstream/rerun';
 import { parseTarget, targetLabel } from '../../core/upstream/run';
 import { parseArgs } from '../args';
 import { readTextFile, type Command } from '../io';
+import { openStoreWithCaptures } from '../store';
 
 const HELP = `usage: tokenscope rerun ID --target TARGET [--data-dir DIR] [--openrouter-url URL] [--chat-template FILE] [--json]
 
@@ -33,7 +34,7 @@ const cmd: Command = async (argv, io) => {
   const chatTemplate = templateFile ? readTextFile(templateFile) : undefined;
   const dataDir = args.str('data-dir') ?? defaultDataDir();
   const openrouter = target.kind === 'openrouter' ? new OpenRouterClient({ baseUrl: args.str('openrouter-url'), retry: { onRetry: (r) => io.err(`HTTP ${r.status}: retrying in ${Math.ceil(r.waitMs / 1000)} s`) } }) : undefined;
-  const store = await openStore(dataDir, { onWarning: (m) => io.err(`tokenscope: ${m}`) });
+  const store = await openStoreWithCaptures(dataDir, io, `with id "${id}"`, { analyze: true });
   try {
     const o = await rerun(store, id, target, { openrouter, sglang: { chatTemplate, cacheDir: dataDir } });
     if (args.bool('json')) io.out(JSON.stringify(outcomeJson(o), null, 2));

@@ -1,20 +1,36 @@
-import { defaultDataDir, openStore } from '../../core/capture/store';
+import { defaultDataDir } from '../../core/capture/store';
 import { exchangeLine, findingLine, localTime } from '../../core/capture/describe';
 import { UserError } from '../../core/model';
-import { DEFAULT_PORT, startProxy } from '../../core/proxy/server';
-import { checkUpstreamUrl, effectiveUpstreams, routePrefix, type Upstreams } from '../../core/proxy/routes';
+import { DEFAULT_PORT, DEFAULT_TIMEOUTS, startProxy, type ProxyTimeouts } from '../../core/proxy/server';
+import { DEFAULT_UPSTREAMS, checkRouteName, checkUpstreamUrl, effectiveUpstreams, routePrefix, type NamedRoute, type Upstreams } from '../../core/proxy/routes';
+
+const NAMED_ROUTES = Object.keys(DEFAULT_UPSTREAMS) as NamedRoute[];
 import { parseArgs } from '../args';
 import type { Command } from '../io';
+import { openStoreForWriting } from '../store';
 
 const HELP = `usage: tokenscope serve [--port N] [--data-dir DIR] [--upstream URL] [--openrouter-url URL] [--sglang-url URL]
                         [--anthropic-url URL] [--openai-url URL] [--custom NAME=URL[,NAME=URL…]]
+                        [--upstream-timeout S] [--idle-timeout S] [--header-timeout S]
 
 Runs the capture proxy on 127.0.0.1 and prints one line per finished exchange, plus each error finding.
 Point an agent's base URL at a route (\`tokenscope agents\` prints the exact setup per agent):
   /openrouter/v1   OpenRouter            /anthropic   Anthropic (Claude Code appends /v1/messages)
   /sglang/v1       your SGLang server    /openai/v1   OpenAI
   /u/NAME/v1       a --custom upstream   /v1          the --upstream (default OpenRouter)
-Captures go to --data-dir (default ${defaultDataDir()}, or TOKENSCOPE_DATA_DIR).`;
+A --custom NAME that is a built-in route (openrouter, sglang, anthropic, openai) replaces that route.
+Captures go to --data-dir (default ${defaultDataDir()}, or TOKENSCOPE_DATA_DIR).
+Timeouts, in seconds: --upstream-timeout for the upstream's response headers (default ${DEFAULT_TIMEOUTS.upstreamHeadersMs / 1000}),
+--idle-timeout for a silence mid-response (default ${DEFAULT_TIMEOUTS.idleMs / 1000}; SSE clients then get an error event),
+--header-timeout for a client's request headers (default ${DEFAULT_TIMEOUTS.clientHeadersMs / 1000}).`;
+
+/** A timeout flag in seconds (fractions allowed), as ms. */
+function timeoutMs(args: ReturnType<typeof parseArgs>, flag: string): number | undefined {
+  if (args.str(flag) === undefined) return undefined;
+  const s = args.num(flag, 0);
+  if (!(s > 0 && s <= 24 * 3600)) throw new UserError(`--${flag} must be a number of seconds above 0 and at most 86400, got ${args.str(flag)}`);
+  return Math.round(s * 1000);
+}
 
 function upstreamsFrom(args: ReturnType<typeof parseArgs>): Upstreams {
   const url = (flag: string) => {
@@ -26,28 +42,36 @@ function upstreamsFrom(args: ReturnType<typeof parseArgs>): Upstreams {
       throw new UserError((e as Error).message);
     }
   };
-  const custom: Record<string, string> = {};
-  for (const pair of (args.str('custom') ?? '').split(',').filter(Boolean)) {
+  const named: Partial<Record<NamedRoute, string>> = {};
+  const custom: Record<string, string> = Object.create(null);
+  for (const pair of args.list('custom').flatMap((v) => v.split(',')).filter(Boolean)) {
     const eq = pair.indexOf('=');
     if (eq <= 0) throw new UserError(`--custom expects NAME=URL, got "${pair}"`);
     try {
-      custom[pair.slice(0, eq)] = checkUpstreamUrl(pair.slice(eq + 1), `--custom ${pair.slice(0, eq)}`);
+      const name = checkRouteName(pair.slice(0, eq), '--custom');
+      const checked = checkUpstreamUrl(pair.slice(eq + 1), `--custom ${name}`);
+      // A built-in route's name replaces that route: `/openrouter` goes where it says.
+      if ((NAMED_ROUTES as readonly string[]).includes(name)) named[name as NamedRoute] = checked;
+      else custom[name] = checked;
     } catch (e) {
       throw new UserError((e as Error).message);
     }
   }
   return {
     default: url('upstream'),
-    openrouter: url('openrouter-url'),
-    sglang: url('sglang-url'),
-    anthropic: url('anthropic-url'),
-    openai: url('openai-url'),
+    openrouter: named.openrouter ?? url('openrouter-url'),
+    sglang: named.sglang ?? url('sglang-url'),
+    anthropic: named.anthropic ?? url('anthropic-url'),
+    openai: named.openai ?? url('openai-url'),
     custom,
   };
 }
 
 const serve: Command = async (argv, io) => {
-  const args = parseArgs(argv, { values: ['port', 'data-dir', 'upstream', 'openrouter-url', 'sglang-url', 'anthropic-url', 'openai-url', 'custom'] });
+  const args = parseArgs(argv, {
+    values: ['port', 'data-dir', 'upstream', 'openrouter-url', 'sglang-url', 'anthropic-url', 'openai-url', 'upstream-timeout', 'idle-timeout', 'header-timeout'],
+    repeatable: ['custom'],
+  });
   if (args.bool('help')) {
     io.out(HELP);
     return 0;
@@ -56,6 +80,7 @@ const serve: Command = async (argv, io) => {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`--port must be 0–65535, got ${port}`);
   const upstreams = upstreamsFrom(args);
   const dataDir = args.str('data-dir') ?? defaultDataDir();
+  const timeouts: ProxyTimeouts = { upstreamHeadersMs: timeoutMs(args, 'upstream-timeout'), idleMs: timeoutMs(args, 'idle-timeout'), clientHeadersMs: timeoutMs(args, 'header-timeout') };
 
   // Listen for Ctrl+C / SIGTERM before anything starts, so a stop request is never the default (abrupt) exit.
   const stopped = new Promise<void>((resolve) => {
@@ -68,16 +93,13 @@ const serve: Command = async (argv, io) => {
     process.on('SIGTERM', stop);
   });
   const time = (ms: number) => localTime(ms).slice(11);
-  const store = await openStore(dataDir, {
-    onWarning: (m) => io.err(`tokenscope: ${m}`),
+  const store = await openStoreForWriting(dataDir, io, {
     onAnalyzed: (x, result) => {
       io.out(`${time(x.startedAt)}  ${exchangeLine(x)}`);
       for (const f of result?.analysis.findings ?? []) if (f.severity === 'error') io.out(`    ${findingLine(f)}`);
     },
-  }).catch((e: NodeJS.ErrnoException) => {
-    throw new UserError(`cannot open the capture store in ${dataDir}: ${e.message}`);
   });
-  const proxy = await startProxy({ port, store, upstreams, log: (l) => io.err(l) }).catch(async (e) => {
+  const proxy = await startProxy({ port, store, upstreams, timeouts, log: (l) => io.err(l) }).catch(async (e) => {
     await store.close();
     throw e;
   });

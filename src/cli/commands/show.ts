@@ -1,10 +1,11 @@
 import { analyzeExchange } from '../../core/analyze';
 import { exchangeProvider, findingLine, findingsText, localTime, outcomeText } from '../../core/capture/describe';
-import { defaultDataDir, findCapture, openStore } from '../../core/capture/store';
+import { defaultDataDir, findCapture } from '../../core/capture/store';
 import { UserError } from '../../core/model';
 import { plural } from '../../core/tokens/accounting';
 import { parseArgs } from '../args';
 import type { Command } from '../io';
+import { openStoreWithCaptures } from '../store';
 
 const HELP = `usage: tokenscope show ID [--data-dir DIR] [--json]
 
@@ -18,7 +19,7 @@ const show: Command = async (argv, io) => {
   }
   const [id] = args.positional;
   if (!id) throw new UserError('which capture? `tokenscope show ID` (`tokenscope captures` lists them)');
-  const store = await openStore(args.str('data-dir') ?? defaultDataDir(), { analyze: false, onWarning: (m) => io.err(`tokenscope: ${m}`) });
+  const store = await openStoreWithCaptures(args.str('data-dir') ?? defaultDataDir(), io, `with id "${id}"`);
   try {
     const x = findCapture(store, id);
     const res = store.readResponse(x.id)!;

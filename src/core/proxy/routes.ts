@@ -42,14 +42,27 @@ export interface ResolvedRoute {
   upstreamUrl: string;
 }
 
-/** The upstream base URL of each route, defaults filled in. */
+/** The upstream base URL of each route, defaults filled in. A custom upstream named like a built-in route replaces it. */
 export function effectiveUpstreams(u: Upstreams = {}): Required<Upstreams> {
-  const named = Object.fromEntries(NAMED.map((n) => [n, u[n] ?? DEFAULT_UPSTREAMS[n]])) as Record<NamedRoute, string>;
-  return { ...named, default: u.default ?? named.openrouter, custom: u.custom ?? {} };
+  const custom: Record<string, string> = Object.create(null);
+  const overrides: Partial<Record<NamedRoute, string>> = {};
+  for (const [name, url] of Object.entries(u.custom ?? {})) {
+    if ((NAMED as string[]).includes(name)) overrides[name as NamedRoute] = url;
+    else custom[name] = url;
+  }
+  const named = Object.fromEntries(NAMED.map((n) => [n, overrides[n] ?? u[n] ?? DEFAULT_UPSTREAMS[n]])) as Record<NamedRoute, string>;
+  return { ...named, default: u.default ?? named.openrouter, custom };
 }
 
-/** Resolves a request path (with query); undefined for `/u/<name>/…` when no such upstream is configured. */
+/** A request path the proxy refuses to forward (400): a malformed escape, or `.`/`..` segments that would climb out of the route. */
+export class BadPathError extends Error {}
+
+/**
+ * Resolves a request path (with query); undefined for `/u/<name>/…` when no such upstream is configured.
+ * Throws BadPathError for a path that cannot be forwarded safely.
+ */
 export function resolveRoute(path: string, upstreams: Upstreams = {}): ResolvedRoute | undefined {
+  checkPath(path);
   const all = effectiveUpstreams(upstreams);
   const seg = firstSegment(path);
   if (seg && (NAMED as string[]).includes(seg.name)) return join(seg.name, all[seg.name as NamedRoute], seg.rest);
@@ -68,6 +81,31 @@ export function routePrefix(route: string): string {
   return `/u/${encodeURIComponent(route)}`;
 }
 
+/** A custom upstream name: letters, digits, `.`, `_`, `-`, starting with a letter or digit (no `__proto__`, no `/`). */
+export function checkRouteName(name: string, what: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) {
+    throw new Error(`${what}: "${name}" is not a usable upstream name (letters, digits, ".", "_" and "-", starting with a letter or digit)`);
+  }
+  return name;
+}
+
+function checkPath(path: string): void {
+  if (!path.startsWith('/')) throw new BadPathError(`the request path "${path}" does not start with /`);
+  const q = path.search(/[?#]/);
+  const pathname = q < 0 ? path : path.slice(0, q);
+  for (const raw of pathname.split('/')) {
+    let seg: string;
+    try {
+      seg = decodeURIComponent(raw);
+    } catch {
+      throw new BadPathError(`the request path holds a malformed %-escape ("${raw}")`);
+    }
+    if (seg.split('\\').some((part) => part === '.' || part === '..')) {
+      throw new BadPathError(`the request path holds a "${seg}" segment, which could leave the route`);
+    }
+  }
+}
+
 function firstSegment(path: string): { name: string; rest: string } | undefined {
   const m = /^\/([^/?#]+)(.*)$/s.exec(path);
   if (!m) return undefined;
@@ -75,10 +113,12 @@ function firstSegment(path: string): { name: string; rest: string } | undefined 
   return { name: decodeURIComponent(m[1]), rest };
 }
 
+/** Base path + the request's rest; a query in the base URL (`?key=…`) is kept, after the request's own. */
 function join(route: string, base: string, rest: string): ResolvedRoute {
   const u = new URL(base);
   const basePath = u.pathname.replace(/\/+$/, '');
-  const upstreamPath = basePath + (rest.startsWith('/') ? rest : `/${rest}`);
+  let upstreamPath = basePath + (rest.startsWith('/') ? rest : `/${rest}`);
+  if (u.search.length > 1) upstreamPath += (upstreamPath.includes('?') ? '&' : '?') + u.search.slice(1);
   return { route, base, origin: u.origin, upstreamPath, upstreamUrl: u.origin + upstreamPath };
 }
 
@@ -91,5 +131,6 @@ export function checkUpstreamUrl(url: string, what: string): string {
     throw new Error(`${what} "${url}" is not a URL`);
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`${what} "${url}" must be http:// or https://`);
-  return url.replace(/\/+$/, '');
+  // Only the path loses its trailing slash: `http://x/api/?k=1` keeps its query.
+  return u.search ? url.replace(/\/+(\?)/, '$1') : url.replace(/\/+$/, '');
 }

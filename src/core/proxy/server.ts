@@ -1,8 +1,9 @@
 /**
  * The capture proxy: a loopback HTTP server the agent points its base URL at. Each request is forwarded untouched
- * to its upstream (./routes.ts) and every upstream chunk is written to the client in the tick it arrives, right
- * after a synchronous append to the capture store, so whatever the client saw survives a crash. Recording the
- * request (redaction, disk, parsing) overlaps with the upstream round trip; analysis runs later, off this path.
+ * to its upstream (./routes.ts), its body streamed as it arrives (./request-body.ts); the response is relayed chunk by
+ * chunk (./relay.ts), each chunk appended to the capture store before it is written to the client, so whatever the
+ * client saw survives a crash. Recording the request overlaps with the upstream round trip; analysis runs later, off
+ * this path. Every failure is answered in the API shape the client speaks (./errors.ts): nothing is left hanging.
  */
 import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -10,20 +11,35 @@ import type { AddressInfo } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
 import { UserError, type CapturedExchange } from '../model';
 import type { CaptureStore, ExchangeWriter } from '../capture/store';
-import { decodingTee } from './decode';
-import { errorBody, speaksAnthropic } from './errors';
+import { errorBody, speaksAnthropic, speaksResponses } from './errors';
 import { refusal } from './guard';
-import { pinHonoured, requestInfo, servedProvider } from './openrouter';
-import { resolveRoute, type Upstreams } from './routes';
+import { upstreamRequestHeaders } from './headers';
+import { requestInfo } from './openrouter';
+import { oneLine, relay, seconds, type Outcome } from './relay';
+import { requestBody } from './request-body';
+import { BadPathError, resolveRoute, type ResolvedRoute, type Upstreams } from './routes';
 import { agentFromHeaders } from './user-agent';
 
 export const DEFAULT_PORT = 8719;
+
+/** Timeouts, ms. */
+export interface ProxyTimeouts {
+  /** From sending the request to the upstream's response headers (default 10 min: a non-streamed answer comes whole). */
+  upstreamHeadersMs?: number;
+  /** The longest silence mid-response before the upstream is given up on (default 5 min). */
+  idleMs?: number;
+  /** For a client to send its request headers (default 60 s). */
+  clientHeadersMs?: number;
+}
+
+export const DEFAULT_TIMEOUTS: Required<ProxyTimeouts> = { upstreamHeadersMs: 10 * 60_000, idleMs: 5 * 60_000, clientHeadersMs: 60_000 };
 
 export interface ProxyOptions {
   /** 0 picks a free port. Default 8719. */
   port?: number;
   store: CaptureStore;
   upstreams?: Upstreams;
+  timeouts?: ProxyTimeouts;
   /** Operational one-liners (listening, upstream failures). */
   log?: (line: string) => void;
   /** Undici dispatcher for upstream calls (tests, custom TLS); default a keep-alive Agent owned by the proxy. */
@@ -39,116 +55,98 @@ export interface ProxyHandle extends EventEmitter<ProxyEvents> {
   /** `http://127.0.0.1:<port>` */
   readonly url: string;
   readonly port: number;
-  /** Stops accepting, aborts exchanges in flight (they are stored as incomplete) and closes upstream connections. */
+  /** Stops accepting, aborts exchanges in flight (they are stored as interrupted) and closes upstream connections. */
   close(): Promise<void>;
 }
 
 /** Request bodies above this are forwarded but not recorded (redacting and storing them would stall the proxy). */
 const MAX_RECORDED_REQUEST = 16 * 1024 * 1024;
-/** How much of the decoded response head is searched for the served provider. */
-const HEAD_BYTES = 64 * 1024;
-
-/** Hop-by-hop headers (RFC 9110 §7.6.1) never cross a proxy; `host` and `expect` are the proxy's own business. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authenticate', 'proxy-authorization']);
-
-function hopByHop(connection: string | string[] | undefined): Set<string> {
-  const extra = (Array.isArray(connection) ? connection.join(',') : (connection ?? '')).split(',').map((s) => s.trim().toLowerCase());
-  return new Set([...HOP_BY_HOP, ...extra.filter(Boolean)]);
-}
-
-/** Request headers for the upstream, from the raw list so order and repeated headers survive. */
-function upstreamRequestHeaders(req: IncomingMessage): string[] {
-  const drop = hopByHop(req.headers.connection);
-  drop.add('host');
-  drop.add('expect');
-  const out: string[] = [];
-  for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    if (!drop.has(req.rawHeaders[i].toLowerCase())) out.push(req.rawHeaders[i], req.rawHeaders[i + 1]);
-  }
-  return out;
-}
-
-function clientResponseHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
-  const drop = hopByHop(headers.connection);
-  const out: Record<string, string | string[]> = {};
-  for (const [k, v] of Object.entries(headers)) if (v !== undefined && !drop.has(k)) out[k] = v;
-  return out;
-}
-
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  // Without Content-Length or Transfer-Encoding an HTTP/1.1 request has no body (RFC 9112 §6.3): no need to wait for its end.
-  if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
-    req.resume();
-    return Promise.resolve(Buffer.alloc(0));
-  }
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    req.on('data', (c: Buffer) => parts.push(c));
-    req.once('end', () => resolve(parts.length === 1 ? parts[0] : Buffer.concat(parts)));
-    req.once('error', reject);
-  });
-}
-
-function oneLine(e: unknown): string {
-  const err = e as { code?: string; message?: string; cause?: { code?: string; message?: string } };
-  const code = err?.cause?.code ?? err?.code;
-  const msg = (err?.cause?.message ?? err?.message ?? String(e)).split('\n')[0];
-  return code && !msg.includes(code) ? `${code}: ${msg}` : msg;
-}
 
 export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
   const port = opts.port ?? DEFAULT_PORT;
-  const dispatcher =
-    opts.dispatcher ??
-    new Agent({ keepAliveTimeout: 30_000, headersTimeout: 15 * 60_000, bodyTimeout: 15 * 60_000, connections: 64 });
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...Object.fromEntries(Object.entries(opts.timeouts ?? {}).filter(([, v]) => v !== undefined)) };
+  // Timeouts are set per request (below), so a caller's dispatcher gets them too.
+  const dispatcher = opts.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, connections: 64 });
   const inFlight = new Set<Promise<void>>();
   const emitter = new EventEmitter<ProxyEvents>();
   const { store, log } = opts;
+  let stopping = false;
 
-  const server = createServer({ noDelay: true, keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
-    const p = handle(req, res).catch((e) => log?.(`tokenscope proxy: ${oneLine(e)}`));
-    inFlight.add(p);
-    p.finally(() => inFlight.delete(p));
-  });
+  const server = createServer(
+    {
+      noDelay: true,
+      keepAliveTimeout: 65_000,
+      // No limit on a whole request (a long stream is fine), but its headers must come in time.
+      requestTimeout: 0,
+      headersTimeout: timeouts.clientHeadersMs,
+      connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(timeouts.clientHeadersMs / 4))),
+    },
+    (req, res) => {
+      const p = handle(req, res).catch((e) => {
+        log?.(`tokenscope proxy: ${oneLine(e)}`);
+        answer(res, false, 502, `Tokenscope failed on this request (${oneLine(e)})`);
+      });
+      inFlight.add(p);
+      p.finally(() => inFlight.delete(p));
+    },
+  );
+
+  /** Answers with an error of its own, unless a response already started. */
+  function answer(res: ServerResponse, anthropic: boolean, status: number, message: string): string {
+    const text = errorBody(anthropic, status, message);
+    if (!res.headersSent && !res.destroyed) res.writeHead(status, { 'content-type': 'application/json' }).end(text);
+    else if (!res.writableEnded) res.destroy();
+    return text;
+  }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const startedAt = Date.now();
     const path = req.url ?? '/';
     const refused = refusal(req.headers);
-    const route = resolveRoute(path, opts.upstreams);
-    const anthropic = speaksAnthropic(route?.route ?? '', path, req.headers);
-    if (refused || !route) {
+    let route: ResolvedRoute | undefined;
+    let badPath: string | undefined;
+    try {
+      route = resolveRoute(path, opts.upstreams);
+    } catch (e) {
+      if (!(e instanceof BadPathError)) throw e;
+      badPath = e.message;
+    }
+    const anthropic = speaksAnthropic(route?.route ?? /^\/([^/?#]*)/.exec(path)?.[1] ?? '', path, req.headers);
+    if (refused || badPath || !route) {
       req.resume();
-      const status = refused ? 403 : 404;
-      const msg = refused ? `Tokenscope refused the request: ${refused}` : `Tokenscope has no upstream for ${path.split('?')[0]}`;
-      res.writeHead(status, { 'content-type': 'application/json' }).end(errorBody(anthropic, status, msg));
+      const [status, msg] = refused ? [403, `Tokenscope refused the request: ${refused}`] : badPath ? [400, `Tokenscope cannot forward this request: ${badPath}`] : [404, `Tokenscope has no upstream for ${path.split('?')[0]}`];
+      answer(res, anthropic, status, msg);
       return;
     }
 
     const abort = new AbortController();
+    let gone: 'client' | 'stopping' | undefined;
     res.once('close', () => {
-      if (!res.writableFinished) abort.abort(new Error('client closed the connection'));
+      if (res.writableFinished) return;
+      gone = stopping ? 'stopping' : 'client';
+      abort.abort(new Error(gone === 'stopping' ? 'Tokenscope stopped' : 'client closed the connection'));
     });
-    let body: Buffer;
-    try {
-      body = await readBody(req);
-    } catch {
-      return; // client went away while sending: nothing reached the upstream
-    }
-    const hasBody = body.length > 0 || (req.method !== 'GET' && req.method !== 'HEAD');
+    const body = requestBody(req, MAX_RECORDED_REQUEST);
     // The upstream call starts first; recording (redaction, parsing) overlaps with its round trip.
     const pending = dispatcher.request({
       origin: route.origin,
       path: route.upstreamPath,
       method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
       headers: upstreamRequestHeaders(req),
-      body: hasBody ? body : undefined,
+      body: body.stream,
       signal: abort.signal,
+      headersTimeout: timeouts.upstreamHeadersMs,
+      bodyTimeout: timeouts.idleMs,
     });
-    pending.catch(() => undefined); // handled below, after recording
+    const settled = pending.then(
+      () => undefined,
+      () => undefined,
+    );
+    // The capture begins once the client has sent its body, or the upstream answered first.
+    const recordedBody = await Promise.race([body.done, settled.then(() => body.now())]);
     // undici writes the request on a later tick: recording waits a turn of the loop so it never delays the request.
     await new Promise<void>((resolve) => setImmediate(resolve));
-    const recorded = body.length > 0 && body.length <= MAX_RECORDED_REQUEST ? body.toString('utf8') : undefined;
+    const recorded = recordedBody?.toString('utf8');
     const writer = store.begin({
       route: route.route,
       upstreamUrl: route.upstreamUrl,
@@ -166,89 +164,36 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
     try {
       upstream = await pending;
     } catch (e) {
-      if (abort.signal.aborted) {
-        await finish(writer, { incomplete: true, error: 'the client closed the connection before the upstream answered' });
+      if (gone) {
+        const error = gone === 'stopping' ? 'interrupted: Tokenscope stopped before the upstream answered' : 'the client closed the connection before the upstream answered';
+        await finish(writer, { incomplete: true, error });
         return;
       }
-      const msg = `Tokenscope could not reach the upstream ${route.base} (${oneLine(e)})`;
+      const timedOut = (e as { code?: string }).code === 'UND_ERR_HEADERS_TIMEOUT';
+      const status = timedOut ? 504 : 502;
+      const msg = timedOut
+        ? `the upstream ${route.base} sent no response headers within ${seconds(timeouts.upstreamHeadersMs)}`
+        : `Tokenscope could not reach the upstream ${route.base} (${oneLine(e)})`;
       log?.(`tokenscope proxy: ${msg}`);
-      const text = errorBody(anthropic, 502, msg);
-      res.writeHead(502, { 'content-type': 'application/json' }).end(text);
-      writer.responseStarted(502, { 'content-type': 'application/json' });
+      const text = answer(res, anthropic, status, msg);
+      writer.responseStarted(status, { 'content-type': 'application/json' });
       writer.chunk(Buffer.from(text));
       await finish(writer, { error: msg });
       return;
     }
-    await relay(upstream, res, writer, info.pin, abort.signal);
+    const outcome = await relay({
+      up: upstream,
+      res,
+      writer,
+      pin: info.pin,
+      gone: () => gone,
+      shape: { anthropic, responses: speaksResponses(path) },
+      idleTimeoutMs: timeouts.idleMs,
+    });
+    await finish(writer, outcome);
   }
 
-  /** Streams the upstream response to the client chunk by chunk, teeing a decoded copy into the capture. */
-  async function relay(up: Dispatcher.ResponseData, res: ServerResponse, writer: ExchangeWriter, pin: string[] | undefined, aborted: AbortSignal): Promise<void> {
-    const headers = up.headers as Record<string, string | string[] | undefined>;
-    try {
-      res.writeHead(up.statusCode, clientResponseHeaders(headers));
-      // The head goes out with the first chunk when that is already here (one write, one wake-up for the client),
-      // else on the next turn of the loop: a slow first token never holds the status back.
-      setImmediate(() => {
-        if (!res.headersSent && !res.destroyed) res.flushHeaders();
-      });
-    } catch {
-      up.body.destroy();
-      await finish(writer, { incomplete: true, error: 'the client closed the connection before the response started' });
-      return;
-    }
-    writer.responseStarted(up.statusCode, headers);
-    const genId = headers['x-generation-id'];
-    if (typeof genId === 'string') writer.annotate({ generationId: genId });
-
-    let head = '';
-    const tee = decodingTee(typeof headers['content-encoding'] === 'string' ? headers['content-encoding'] : undefined, (bytes) => {
-      if (head.length < HEAD_BYTES) head += Buffer.from(bytes).toString('utf8');
-      writer.chunk(bytes);
-    });
-    const body = up.body;
-    // Chunks that arrive together (one read from the upstream socket) are forwarded together, at the end of the
-    // current tick: captured first in one synchronous disk write, so whatever the client has seen is on disk if we
-    // die, then written to the client (whose socket sends them in one write anyway).
-    let batch: Buffer[] = [];
-    const forward = () => {
-      if (batch.length === 0) return;
-      const chunks = batch;
-      batch = [];
-      writer.cork();
-      for (const c of chunks) tee.write(c);
-      writer.uncork();
-      let ok = true;
-      for (const c of chunks) ok = res.write(c);
-      if (!ok) body.pause();
-    };
-    const outcome = await new Promise<{ error?: string; incomplete?: boolean }>((resolve) => {
-      let received = 0;
-      res.on('drain', () => body.resume());
-      body.on('data', (chunk: Buffer) => {
-        received += chunk.length;
-        if (batch.push(chunk) === 1) process.nextTick(forward);
-      });
-      body.once('end', () => {
-        forward();
-        res.end();
-        resolve({});
-      });
-      body.once('error', (e) => {
-        forward();
-        // Give the client the same cut the upstream gave us: no clean end of the chunked body.
-        res.destroy();
-        if (aborted.aborted) resolve({ incomplete: true, error: `the client closed the connection after ${received} bytes` });
-        else resolve({ incomplete: true, error: `the upstream connection broke after ${received} bytes (${oneLine(e)})` });
-      });
-    });
-    const decodeError = await tee.end();
-    const served = servedProvider(head);
-    if (served) writer.annotate({ servedProvider: served, ...(pin && { pin: { requested: pin, honoured: pinHonoured(pin, served) } }) });
-    await finish(writer, { ...outcome, error: [outcome.error, decodeError].filter(Boolean).join('; ') || undefined });
-  }
-
-  async function finish(writer: ExchangeWriter, o: { error?: string; incomplete?: boolean }): Promise<void> {
+  async function finish(writer: ExchangeWriter, o: Outcome): Promise<void> {
     const x = await writer.finish(o);
     emitter.emit('exchange', x);
   }
@@ -272,6 +217,7 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
     port: actual,
     close(): Promise<void> {
       closing ??= (async () => {
+        stopping = true;
         const stopped = new Promise<void>((r) => server.close(() => r()));
         server.closeAllConnections();
         await Promise.allSettled([...inFlight]);

@@ -9,7 +9,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore, type CaptureStore, type StoreOptions } from '../../../src/core/capture/store';
-import { startProxy, type ProxyHandle } from '../../../src/core/proxy/server';
+import { startProxy, type ProxyHandle, type ProxyOptions } from '../../../src/core/proxy/server';
 import { repoRoot } from '../../helpers/shared';
 import type { Upstreams } from '../../../src/core/proxy/routes';
 
@@ -50,11 +50,11 @@ export interface Rig {
 }
 
 /** A store in a temp dir and a proxy on a free port. */
-export async function startRig(upstreams: Upstreams, storeOpts: StoreOptions = {}): Promise<Rig> {
+export async function startRig(upstreams: Upstreams, storeOpts: StoreOptions = {}, proxyOpts: Partial<ProxyOptions> = {}): Promise<Rig> {
   const tmp = tempDir();
   const warnings: string[] = [];
   const store = await openStore(tmp.dir, { onWarning: (m) => warnings.push(m), ...storeOpts });
-  const proxy = await startProxy({ port: 0, store, upstreams });
+  const proxy = await startProxy({ port: 0, store, upstreams, ...proxyOpts });
   return {
     proxy,
     store,
@@ -77,10 +77,10 @@ export interface RawResponse {
 }
 
 /** A plain node:http request that keeps the body exactly as received (no decompression) and reports a cut. */
-export function rawRequest(url: string, opts: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<RawResponse> {
+export function rawRequest(url: string, opts: { method?: string; headers?: Record<string, string>; body?: string | Buffer; path?: string } = {}): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     let started = false;
-    const req = request(url, { method: opts.method ?? (opts.body ? 'POST' : 'GET'), headers: opts.headers, agent: false }, (res) => {
+    const req = request(url, { method: opts.method ?? (opts.body ? 'POST' : 'GET'), headers: opts.headers, agent: false, ...(opts.path && { path: opts.path }) }, (res) => {
       started = true;
       const parts: Buffer[] = [];
       const done = (error?: string) => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(parts), ...(error && { error }) });

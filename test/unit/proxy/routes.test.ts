@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { errorBody, speaksAnthropic } from '../../../src/core/proxy/errors';
 import { isLoopbackHost, refusal } from '../../../src/core/proxy/guard';
 import { pinHonoured, requestInfo, servedProvider } from '../../../src/core/proxy/openrouter';
-import { checkUpstreamUrl, resolveRoute, routePrefix } from '../../../src/core/proxy/routes';
+import { BadPathError, checkRouteName, checkUpstreamUrl, resolveRoute, routePrefix } from '../../../src/core/proxy/routes';
 import { agentFromHeaders } from '../../../src/core/proxy/user-agent';
 
 test('routes map the first path segment to an upstream, keeping the rest and the query', () => {
@@ -74,4 +74,16 @@ test('proxy errors take the shape of the API the client speaks', () => {
   assert.ok(!speaksAnthropic('openrouter', '/openrouter/v1/chat/completions', {}));
   assert.deepEqual(JSON.parse(errorBody(true, 502, 'down')), { type: 'error', error: { type: 'api_error', message: 'down' } });
   assert.deepEqual(JSON.parse(errorBody(false, 502, 'down')), { error: { message: 'down', type: 'upstream_error', code: 502 } });
+});
+
+test('a path that could leave its route or does not decode is refused; a base URL query stays; built-in names can be replaced', () => {
+  for (const p of ['/%E0%A4%A/v1/models', '/u/lab/../../x', '/u/lab/%2E%2E/x', '/v1/.%2e/x', '/v1/..\\x', 'v1/x']) {
+    assert.throws(() => resolveRoute(p, { custom: { lab: 'http://l' } }), BadPathError, p);
+  }
+  assert.equal(resolveRoute('/v1/models%2Fx', {})?.upstreamPath, '/api/v1/models%2Fx', 'an escaped slash is no climb');
+  assert.equal(resolveRoute('/u/lab/v1/m?a=1', { custom: { lab: 'http://l/base?k=1' } })?.upstreamUrl, 'http://l/base/v1/m?a=1&k=1');
+  assert.equal(resolveRoute('/openrouter/v1/m', { custom: { openrouter: 'http://mine:1/api' } })?.upstreamUrl, 'http://mine:1/api/v1/m');
+  assert.equal(checkUpstreamUrl('http://x/api/?k=1', '--upstream'), 'http://x/api?k=1');
+  assert.equal(checkRouteName('lab-2.x', '--custom'), 'lab-2.x');
+  for (const bad of ['__proto__', 'constructor/x', '', '-x', 'a b']) assert.throws(() => checkRouteName(bad, '--custom'), /not a usable upstream name/, bad);
 });

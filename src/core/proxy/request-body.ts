@@ -1,0 +1,55 @@
+/**
+ * A request body streams to the upstream as it arrives, never held whole: a copy of at most `maxRecorded` bytes is
+ * kept for the capture, and a larger body is forwarded but not recorded.
+ */
+import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
+
+export interface RequestBody {
+  /** What the upstream call sends; undefined when the request has no body. */
+  stream: Readable | Buffer | undefined;
+  /** The recorded copy once the client has sent it all (undefined: no body, or larger than `maxRecorded`). */
+  done: Promise<Buffer | undefined>;
+  /** The same, now: undefined while the body is still arriving. */
+  now(): Buffer | undefined;
+  /** Bytes received so far. */
+  readonly size: number;
+}
+
+export function requestBody(req: IncomingMessage, maxRecorded: number): RequestBody {
+  // Without Content-Length or Transfer-Encoding an HTTP/1.1 request has no body (RFC 9112 §6.3): no need to wait for its end.
+  const none = req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined;
+  if (none || req.headers['content-length'] === '0') {
+    req.resume();
+    const empty = Buffer.alloc(0);
+    const hasBody = !none || (req.method !== 'GET' && req.method !== 'HEAD');
+    return { stream: hasBody ? empty : undefined, done: Promise.resolve(undefined), now: () => undefined, size: 0 };
+  }
+  let parts: Buffer[] | undefined = [];
+  let size = 0;
+  let finished: Buffer | undefined;
+  let settle!: (b: Buffer | undefined) => void;
+  const done = new Promise<Buffer | undefined>((r) => (settle = r));
+  async function* tee(): AsyncGenerator<Buffer> {
+    try {
+      for await (const chunk of req as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (parts && size <= maxRecorded) parts.push(chunk);
+        else parts = undefined;
+        yield chunk;
+      }
+      finished = parts && size > 0 ? (parts.length === 1 ? parts[0] : Buffer.concat(parts)) : undefined;
+    } finally {
+      parts = undefined;
+      settle(finished);
+    }
+  }
+  return {
+    stream: Readable.from(tee(), { objectMode: false }),
+    done,
+    now: () => finished,
+    get size() {
+      return size;
+    },
+  };
+}

@@ -1,0 +1,224 @@
+// Faults users hit through the proxy (issue #16): each one answered, in time, in the caller's API shape.
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { request } from 'node:http';
+import { test } from 'node:test';
+import { rawRequest, startRig, startUpstream, waitFor } from '../unit/proxy/local-upstream';
+
+/** Resolves with the status and headers and the ms they took, without waiting for the body; the request stays open. */
+function headersOnly(url: string, body?: string): Promise<{ status: number; headers: Record<string, unknown>; ms: number; close(): void }> {
+  const start = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: body ? 'POST' : 'GET', agent: false, headers: body ? { 'content-type': 'application/json' } : {} }, (res) => {
+      resolve({ status: res.statusCode ?? 0, headers: res.headers, ms: performance.now() - start, close: () => req.destroy() });
+    });
+    req.once('error', reject);
+    req.end(body);
+  });
+}
+
+test('response headers reach the client the moment the upstream sends them, also when no body follows', async () => {
+  let release: (() => void) | undefined;
+  const up = await startUpstream((req, res) => {
+    req.resume();
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'x-up': '1' });
+    res.flushHeaders();
+    if (req.url?.includes('late')) {
+      const t = setTimeout(() => res.end('data: [DONE]\n\n'), 1500);
+      release = () => clearTimeout(t);
+    } // else: headers, then nothing at all
+  });
+  const rig = await startRig({ default: up.url });
+  try {
+    const late = await headersOnly(`${rig.proxy.url}/v1/late`);
+    assert.equal(late.status, 200);
+    assert.ok(late.ms < 500, `headers after ${late.ms.toFixed(0)} ms, the body comes after 1500 ms`);
+    late.close();
+    const silent = await headersOnly(`${rig.proxy.url}/v1/silent`);
+    assert.equal(silent.status, 200);
+    assert.equal(silent.headers['x-up'], '1');
+    silent.close();
+  } finally {
+    release?.();
+    await rig.close();
+    await up.close();
+  }
+});
+
+test('a malformed %-escape or a climbing path gets a 400 at once and never reaches the upstream', async () => {
+  let hits = 0;
+  const up = await startUpstream((req, res) => {
+    hits++;
+    req.resume();
+    res.end('{}');
+  });
+  const rig = await startRig({ default: up.url, custom: { lab: up.url } });
+  try {
+    for (const path of ['/%E0%A4%A/v1/models', '/v1/%ZZ/models', '/u/lab/../../x', '/u/lab/%2e%2e/%2E%2E/x', '/v1/./models']) {
+      const res = await rawRequest(rig.proxy.url, { path }); // the path as given: a URL would resolve the dots
+      assert.equal(res.status, 400, path);
+      assert.match(JSON.parse(res.body.toString()).error.message, /cannot forward this request/, path);
+    }
+    const anthropic = await rawRequest(rig.proxy.url, { path: '/anthropic/%E0%A4%A/v1/messages', body: '{}' });
+    assert.equal(anthropic.status, 400);
+    assert.deepEqual(Object.keys(JSON.parse(anthropic.body.toString())), ['type', 'error'], 'Anthropic shape');
+    assert.equal(JSON.parse(anthropic.body.toString()).error.type, 'invalid_request_error');
+    assert.equal(hits, 0);
+  } finally {
+    await rig.close();
+    await up.close();
+  }
+});
+
+test('a client that never finishes its request headers is cut off after the header timeout', async () => {
+  const up = await startUpstream((_req, res) => res.end('{}'));
+  const rig = await startRig({ default: up.url }, {}, { timeouts: { clientHeadersMs: 300 } });
+  try {
+    const { port } = new URL(rig.proxy.url);
+    const started = performance.now();
+    const reply = await new Promise<string>((resolve, reject) => {
+      const s = connect(Number(port), '127.0.0.1', () => s.write('GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n'));
+      let got = '';
+      s.on('data', (d) => (got += d));
+      s.once('close', () => resolve(got));
+      s.once('error', reject);
+      setTimeout(() => (s.destroy(), reject(new Error('still open after 5 s'))), 5000);
+    });
+    const ms = performance.now() - started;
+    assert.ok(ms < 3000, `closed after ${ms.toFixed(0)} ms`);
+    assert.match(reply, /^HTTP\/1\.1 408/);
+  } finally {
+    await rig.close();
+    await up.close();
+  }
+});
+
+test('an upstream that sends no headers in time is a 504 in the caller\'s shape, recorded', async () => {
+  const up = await startUpstream((req) => req.resume()); // never answers
+  const rig = await startRig({ default: up.url, anthropic: up.url }, {}, { timeouts: { upstreamHeadersMs: 300 } });
+  try {
+    const res = await rawRequest(`${rig.proxy.url}/v1/chat/completions`, { body: '{"model":"m","stream":true}' });
+    assert.equal(res.status, 504);
+    const err = JSON.parse(res.body.toString()).error;
+    assert.equal(err.code, 504);
+    assert.match(err.message, /sent no response headers within 300 ms/);
+    const a = await rawRequest(`${rig.proxy.url}/anthropic/v1/messages`, { body: '{}' });
+    assert.equal(a.status, 504);
+    assert.equal(JSON.parse(a.body.toString()).error.type, 'timeout_error');
+    await waitFor(() => rig.store.list().length === 2 && rig.store.list().every((x) => x.state === 'error'), 'both captures');
+    assert.match(rig.store.list()[0].error ?? '', /no response headers/);
+  } finally {
+    await rig.close();
+    await up.close();
+  }
+});
+
+test('an upstream that goes silent mid-stream: SSE clients get an error event in their shape, the capture a finding', async () => {
+  const up = await startUpstream((req, res) => {
+    req.resume();
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    if (req.url?.includes('messages')) res.write('event: message_start\ndata: {"type":"message_start","message":{"id":"m","model":"claude-x","content":[],"role":"assistant"}}\n\n');
+    else if (req.url?.includes('responses')) res.write('event: response.created\ndata: {"type":"response.created","response":{"id":"r","model":"gpt-x"}}\n\n');
+    else res.write('data: {"id":"c","model":"kimi","choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n');
+    // then silence
+  });
+  const rig = await startRig({ default: up.url, anthropic: up.url, openai: up.url }, {}, { timeouts: { idleMs: 300 } });
+  try {
+    const chat = await rawRequest(`${rig.proxy.url}/v1/chat/completions`, { body: '{"model":"kimi","stream":true}' });
+    assert.equal(chat.error, undefined, 'ended cleanly');
+    const last = chat.body.toString().trim().split('\n\n').at(-1)!;
+    assert.match(last, /^data: \{"error":\{"message":"Tokenscope: the upstream sent nothing for 300 ms mid-stream/);
+    const anth = await rawRequest(`${rig.proxy.url}/anthropic/v1/messages`, { body: '{"model":"claude-x","stream":true}' });
+    assert.match(anth.body.toString(), /event: error\ndata: \{"type":"error","error":\{"type":"timeout_error","message":"Tokenscope: the upstream sent nothing/);
+    const resp = await rawRequest(`${rig.proxy.url}/openai/v1/responses`, { body: '{"model":"gpt-x","stream":true}' });
+    assert.match(resp.body.toString(), /event: error\ndata: \{"type":"error","code":"timeout","message":"Tokenscope: the upstream sent nothing/);
+
+    await waitFor(() => rig.store.list().length === 3 && rig.store.list().every((x) => x.summary), 'three analysed captures');
+    for (const x of rig.store.list()) {
+      assert.equal(x.state, 'incomplete');
+      assert.match(x.error ?? '', /idle timeout/);
+      assert.ok(x.summary!.rules.includes('stream-unterminated'), `${x.path}: ${x.summary!.rules}`);
+      assert.doesNotMatch(Buffer.from(rig.store.readResponse(x.id)!.bytes).toString(), /Tokenscope:/, 'the capture keeps the upstream\'s bytes only');
+    }
+  } finally {
+    await rig.close();
+    await up.close();
+  }
+});
+
+test('a client that closes right after the terminal event leaves a complete exchange (Codex after response.completed)', async () => {
+  const events: Record<string, string> = {
+    responses: 'event: response.created\ndata: {"type":"response.created","response":{"id":"r"}}\n\nevent: response.completed\ndata: {"type":"response.completed","response":{"id":"r","status":"completed"}}\n\n',
+    messages: 'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+    chat: 'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n',
+    cut: 'data: {"choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]}\n\n',
+  };
+  const up = await startUpstream((req, res) => {
+    req.resume();
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(events[req.url!.split('/').pop()!]);
+    // the body never ends: the client closes
+  });
+  const rig = await startRig({ default: up.url });
+  try {
+    for (const name of Object.keys(events)) {
+      await new Promise<void>((resolve, reject) => {
+        const req = request(`${rig.proxy.url}/v1/${name}`, { method: 'POST', agent: false }, (res) => {
+          res.once('data', () => setTimeout(() => (req.destroy(), resolve()), 50));
+        });
+        req.once('error', (e) => (e.message.includes('socket hang up') ? undefined : reject(e)));
+        req.end('{}');
+      });
+    }
+    await waitFor(() => rig.store.list().length === 4 && rig.store.list().every((x) => x.state !== 'streaming'), 'four captures');
+    const byPath = Object.fromEntries(rig.store.list().map((x) => [x.path.split('/').pop(), x]));
+    for (const name of ['responses', 'messages', 'chat']) {
+      assert.equal(byPath[name].state, 'complete', name);
+      assert.equal(byPath[name].error, undefined, name);
+    }
+    assert.equal(byPath.cut.state, 'incomplete');
+    assert.match(byPath.cut.error ?? '', /^the client closed the connection after/);
+  } finally {
+    await rig.close();
+    await up.close();
+  }
+});
+
+test('stopping Tokenscope mid-stream records an interruption, not a client that closed', async () => {
+  const up = await startUpstream((req, res) => {
+    req.resume();
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write('data: {"choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n');
+  });
+  const rig = await startRig({ default: up.url });
+  try {
+    const pending = rawRequest(`${rig.proxy.url}/v1/chat/completions`, { body: '{}' });
+    await waitFor(() => (rig.store.list()[0]?.responseBytes ?? 0) > 0 || rig.store.list()[0]?.status === 200, 'the stream to start');
+    await rig.proxy.close();
+    await pending;
+    const x = rig.store.list()[0];
+    assert.equal(x.state, 'incomplete');
+    assert.match(x.error ?? '', /^interrupted: Tokenscope stopped while the response was streaming/);
+  } finally {
+    await rig.close();
+    await up.close();
+  }
+});
+
+test('a base URL query is kept, and a custom upstream named like a built-in route replaces it', async () => {
+  const seen: string[] = [];
+  const up = await startUpstream((req, res) => {
+    seen.push(req.url!);
+    req.resume();
+    res.end('{}');
+  });
+  const rig = await startRig({ custom: { openrouter: `${up.url}/api?k=1`, lab: `${up.url}/lab?k=2` } });
+  try {
+    assert.equal((await rawRequest(`${rig.proxy.url}/openrouter/v1/models`)).status, 200);
+    assert.equal((await rawRequest(`${rig.proxy.url}/u/lab/v1/models?limit=3`)).status, 200);
+    assert.deepEqual(seen, ['/api/v1/models?k=1', '/lab/v1/models?limit=3&k=2']);
+  } finally {
+    await rig.close();
+    await up.close();
+  }
+});

@@ -44,11 +44,16 @@ const RAW_PROTOCOLS = new Set(['native-text', 'sglang-generate']);
 
 /** Family, native text and findings (sorted by position; unpositioned ones last) of one turn. Never throws on data. */
 export function analyze(input: AnalyzeInput): Analysis {
-  if (!(input.turn ?? isModelTurn(input.response))) return exchangeOnly(input);
+  return analyzeWithContext(input).analysis;
+}
+
+/** `analyze`, and the context its checks saw (for the parse report); no context for an exchange that is no turn. */
+export function analyzeWithContext(input: AnalyzeInput): { analysis: Analysis; ctx?: CheckContext } {
+  if (!(input.turn ?? isModelTurn(input.response))) return { analysis: exchangeOnly(input) };
   const { ctx, familySource, message, failure } = prepare(input);
   const findings = runChecks(ctx);
   if (failure) findings.push(failure);
-  return { family: ctx.format?.id, familySource, native: ctx.native, message, findings };
+  return { analysis: { family: ctx.format?.id, familySource, native: ctx.native, message, findings }, ctx };
 }
 
 /**
@@ -215,6 +220,8 @@ export interface ExchangeAnalysis {
   request?: NormalizedRequest;
   analysis: Analysis;
   summary: ExchangeSummary;
+  /** The context the checks saw (absent for an exchange that is no model turn). */
+  ctx?: CheckContext;
 }
 
 /** A captured exchange → parsed response and request, analysis and the summary the capture list shows. */
@@ -222,10 +229,10 @@ export function analyzeExchange(exchange: CapturedExchange, responseBody: Uint8A
   const { response, request } = parseExchange(exchange, responseBody, chunks);
   // Off the turn endpoints, only a body that parsed as a known model API is a turn (a stored completion fetched by id).
   const turn = turnEndpoint(exchange) || TURN_PROTOCOLS.has(response.protocol);
-  const analysis = analyze({ response, request, model: exchange.requestModel, turn });
+  const { analysis, ctx } = analyzeWithContext({ response, request, model: exchange.requestModel, turn });
   const summary = summarize(response, analysis, request);
   if (!summary.provider && exchange.servedProvider) summary.provider = exchange.servedProvider;
-  return { response, request, analysis, summary };
+  return { response, request, analysis, summary, ctx };
 }
 
 /** Protocols of model turns (what is not `native-text` or `unknown`). */

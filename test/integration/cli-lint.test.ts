@@ -37,7 +37,8 @@ describe('lint (in-process)', () => {
   test('exit 0 on a healthy response, with the tool and schema checks enabled by --request', async () => {
     const r = await lint('--request', requestFile, healthy);
     assert.equal(r.code, 0, r.out + r.err);
-    assert.match(r.out, /^healthy\.json: Kimi K2 \(from the model id\), no findings$/);
+    assert.match(r.out, /^healthy\.json: Kimi K2 \(from the model id\), no findings$/m);
+    assert.match(r.out, /^calls \(as the provider returned them, plus any leaked into content\):\n {2}0 {2}read \(id functions\.read:0\) \{"filePath":"src\/app\.ts"\} \[\d+–\d+\)$/m);
   });
 
   test('exit 1 on the Fireworks leak: rule, severity, message and the offending text with a caret line', async () => {

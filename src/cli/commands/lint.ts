@@ -1,4 +1,6 @@
-import { analyze } from '../../core/analyze';
+import { analyzeWithContext } from '../../core/analyze';
+import type { CheckContext } from '../../core/checks/types';
+import { callLines, turnReport, type TurnReport } from '../../core/parsed';
 import { formats } from '../../core/formats/index';
 import type { Analysis, FamilyId, Finding } from '../../core/model';
 import { plural } from '../../core/tokens/accounting';
@@ -14,7 +16,9 @@ Flags broken tool calls in one model response. FILE is raw model text, a JSON re
   --model ID        model id to pick the family when FILE names none (e.g. moonshotai/kimi-k2-0905)
   --request FILE    the request body: enables the tool, schema and history checks
   --family F        force the family (${formats.map((f) => f.id).join(', ')})
-  --json            print {"family", "findings": [{rule, severity, message, start, end, location}]}
+  --json            print {"family", "familySource", "content", "reasoning", "calls": [{index, id, name,
+                    arguments, argumentsJson, complete, start, end}], "providerCalls", "findings": [{rule,
+                    severity, message, start, end, location}]}
   --data-dir DIR    capture store for capture ids (default: TOKENSCOPE_DATA_DIR or ~/.tokenscope)
 
 Exit status: 0 no error-level finding, 1 at least one, 2 unusable input.`;
@@ -26,29 +30,17 @@ const lint: Command = async (argv, io) => {
     return 0;
   }
   const { input, request, family } = await loadTurnInput(args, args.str('data-dir'));
-  const analysis = analyze({ response: input.response, request, model: args.str('model') ?? input.model, family });
+  const { analysis, ctx } = analyzeWithContext({ response: input.response, request, model: args.str('model') ?? input.model, family });
 
-  if (args.bool('json')) io.out(JSON.stringify(toJson(analysis), null, 2));
-  else io.out(formatText(input.label, analysis));
+  if (args.bool('json')) io.out(JSON.stringify(toJson(analysis, ctx), null, 2));
+  else io.out(formatText(input.label, analysis, ctx));
   return analysis.findings.some((f) => f.severity === 'error') ? 1 : 0;
 };
 export default lint;
 
-/** The machine-readable shape (stable: scripts and CI consume it). */
-export function toJson(a: Analysis): { family: FamilyId | null; findings: Record<string, unknown>[] } {
-  return {
-    family: a.family ?? null,
-    findings: a.findings.map((f) => ({
-      rule: f.rule,
-      severity: f.severity,
-      message: f.message,
-      start: f.start ?? null,
-      end: f.end ?? null,
-      location: f.location,
-      ...(f.expectedAt === undefined ? {} : { expectedAt: f.expectedAt }),
-      ...(f.expectedMarker === undefined ? {} : { expectedMarker: f.expectedMarker }),
-    })),
-  };
+/** The machine-readable shape (stable: scripts and CI consume it): the parse, the provider's calls and the findings. */
+export function toJson(a: Analysis, ctx?: CheckContext): TurnReport {
+  return turnReport(a, ctx);
 }
 
 const SOURCE: Record<NonNullable<Analysis['familySource']>, string> = {
@@ -58,13 +50,14 @@ const SOURCE: Record<NonNullable<Analysis['familySource']>, string> = {
   none: '',
 };
 
-export function formatText(label: string, a: Analysis): string {
+export function formatText(label: string, a: Analysis, ctx?: CheckContext): string {
   const family = a.family ? `${formats.find((f) => f.id === a.family)?.displayName ?? a.family} (${SOURCE[a.familySource ?? 'none']})` : 'family unknown';
   const counts = (['error', 'warning', 'info'] as const)
     .map((s) => [s, a.findings.filter((f) => f.severity === s).length] as const)
     .filter(([, n]) => n > 0)
     .map(([s, n]) => plural(n, s));
   const lines = [`${label}: ${family}, ${counts.length ? counts.join(', ') : 'no findings'}`];
+  if (ctx) lines.push(...callLines(turnReport(a, ctx)).map(safeLine));
   const text = a.native.text;
   for (const f of a.findings) {
     lines.push('', `${f.severity.padEnd(7)} ${f.rule}  ${f.location}${rangeLabel(f)}`, `  ${f.message}`);
@@ -141,6 +134,13 @@ function caretAt(text: string, from: number, at: number): string {
   let col = from > 0 ? 1 : 0;
   for (const ch of iterate(text, from, at)) col += width(escapeChar(ch.c));
   return ' '.repeat(col);
+}
+
+/** A line of model-written text for the terminal: newlines, tabs and control characters escaped. */
+export function safeLine(line: string): string {
+  let out = '';
+  for (const ch of line) out += escapeChar(ch);
+  return out;
 }
 
 function escapeChar(c: string): string {

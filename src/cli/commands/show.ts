@@ -3,13 +3,17 @@ import { exchangeProvider, findingLine, findingsText, localTime, outcomeText } f
 import { defaultDataDir, findCapture } from '../../core/capture/store';
 import { UserError } from '../../core/model';
 import { plural } from '../../core/tokens/accounting';
+import { callLines, findingJson, turnReport } from '../../core/parsed';
 import { parseArgs } from '../args';
+import { safeLine } from './lint';
 import type { Command } from '../io';
 import { openStoreWithCaptures } from '../store';
 
 const HELP = `usage: tokenscope show ID [--data-dir DIR] [--json]
 
-Prints one captured exchange (ID or a unique prefix of it) with its findings, analysed now.`;
+Prints one captured exchange (ID or a unique prefix of it) with its findings and its parse (the calls, content
+and reasoning a correct parser extracts, beside the provider's tool_calls), analysed now. --json prints the
+exchange and the same parse object as lint --json.`;
 
 const show: Command = async (argv, io) => {
   const args = parseArgs(argv, { values: ['data-dir'], booleans: ['json'] });
@@ -23,9 +27,11 @@ const show: Command = async (argv, io) => {
   try {
     const x = findCapture(store, id);
     const res = store.readResponse(x.id)!;
-    const { analysis, summary } = x.status === undefined ? { analysis: undefined, summary: undefined } : analyzeExchange(x, res.bytes, res.chunks);
+    const { analysis, summary, ctx } = x.status === undefined ? { analysis: undefined, summary: undefined, ctx: undefined } : analyzeExchange(x, res.bytes, res.chunks);
+    // The parse of the turn (calls, content, reasoning, the provider's calls), as `lint --json` prints it.
+    const report = analysis && ctx ? turnReport(analysis, ctx) : undefined;
     if (args.bool('json')) {
-      io.out(JSON.stringify({ exchange: { ...x, summary: summary ?? x.summary }, findings: analysis?.findings ?? [] }, null, 2));
+      io.out(JSON.stringify({ exchange: { ...x, summary: summary ?? x.summary }, ...(report ?? {}), findings: report?.findings ?? analysis?.findings.map(findingJson) ?? [] }, null, 2));
       return 0;
     }
     const s = summary ?? x.summary;
@@ -44,6 +50,7 @@ const show: Command = async (argv, io) => {
     ];
     for (const [k, v] of rows) if (v) io.out(`${k.padEnd(9)} ${v}`);
     for (const f of analysis?.findings ?? []) io.out(`  ${findingLine(f)}`);
+    if (report) for (const line of callLines(report)) io.out(safeLine(line));
   } finally {
     await store.close();
   }

@@ -1,0 +1,291 @@
+/**
+ * The parse, as output: what a correct parser of the model's family extracts from the text the model wrote (calls
+ * with their character ranges, content, reasoning), beside what the provider returned as structured `tool_calls`.
+ * `lint --json`, `show`, the exchange view's Parsed tab and the provider-parse-mismatch rule all read it from here.
+ *
+ * Where the model's own text comes from decides what can be said:
+ * - `raw`: the input is the model's output itself (raw text, SGLang `/generate`). The family parse is the parse; no
+ *   provider parser ran, so there are no provider calls to compare with.
+ * - `logprobs`: a structured response whose per-token logprobs spell the whole output, markers included. The family
+ *   parse of that text is the parse, and it can be compared call by call with the structured `tool_calls`.
+ * - `reconstruction`: only the structured response is known. The parse is the provider's calls plus any call whose
+ *   markup leaked into content; only the leaked calls can show a difference.
+ */
+import { leaks } from './checks/scan';
+import type { CheckContext } from './checks/types';
+import type { Analysis, FamilyId, Finding, ParsedNative, ToolCall } from './model';
+import { cutShort } from './wire/index';
+
+export interface ParsedCall {
+  index: number;
+  id: string | null;
+  name: string;
+  /** The arguments text as emitted. */
+  arguments: string;
+  /** The arguments parsed as JSON, or null when they are not JSON. */
+  argumentsJson: unknown;
+  /** False for a call the output cut off (no closing marker, or the last call of a turn cut short). */
+  complete: boolean;
+  /** Range in the analysed native text (the one findings point into); null when the call is not in it. */
+  start: number | null;
+  end: number | null;
+}
+
+export interface ProviderCall {
+  index: number;
+  id: string | null;
+  name: string;
+  arguments: string;
+  argumentsJson: unknown;
+}
+
+export type ParseSource = 'raw' | 'logprobs' | 'reconstruction';
+
+export interface TurnParse {
+  source: ParseSource;
+  content: string | null;
+  reasoning: string | null;
+  calls: ParsedCall[];
+  /** The structured calls the provider returned; null when no provider parser ran (raw model text). */
+  providerCalls: ProviderCall[] | null;
+}
+
+/** One difference between the parse and the provider's structured calls. */
+export interface CallMismatch {
+  kind: 'dropped' | 'arguments-changed' | 'not-in-text';
+  /** Index in `TurnParse.calls` (dropped, arguments-changed). */
+  parsedIndex?: number;
+  /** Index in `TurnParse.providerCalls` (arguments-changed, not-in-text). */
+  providerIndex?: number;
+  name: string;
+}
+
+const cache = new WeakMap<CheckContext, TurnParse>();
+
+/** The parse of one turn (computed once per context). */
+export function turnParse(ctx: CheckContext): TurnParse {
+  let p = cache.get(ctx);
+  if (!p) {
+    p = build(ctx);
+    cache.set(ctx, p);
+  }
+  return p;
+}
+
+function build(ctx: CheckContext): TurnParse {
+  if (ctx.native.source === 'raw') {
+    const parsed = ctx.parsed;
+    if (!parsed) return { source: 'raw', content: orNull(ctx.native.text.trim()), reasoning: null, calls: [], providerCalls: null };
+    return { source: 'raw', content: orNull(parsed.message.content), reasoning: orNull(parsed.message.reasoning), calls: fromParse(parsed, 0), providerCalls: null };
+  }
+  const structured = ctx.message.toolCalls;
+  const providerCalls = ctx.response ? structured.map(providerCall) : null;
+  const fromLogprobs = logprobParse(ctx);
+  if (fromLogprobs) {
+    const calls = fromParse(fromLogprobs, null);
+    return { source: 'logprobs', content: orNull(fromLogprobs.message.content), reasoning: orNull(fromLogprobs.message.reasoning), calls, providerCalls };
+  }
+  // The provider's calls, as far as they arrived (the last call of a turn cut short is incomplete), plus calls whose
+  // markup leaked into content and that the provider did not also deliver.
+  const cut = ctx.response !== undefined && cutShort(ctx.response);
+  const delivered: ParsedCall[] = structured.map((c, i) => {
+    const seg = ctx.native.segments.find((s) => s.kind === 'call' && s.callIndex === i);
+    return { ...providerCall(c, i), complete: !(cut && i === structured.length - 1), start: seg?.start ?? null, end: seg?.end ?? null };
+  });
+  let content = ctx.message.content;
+  const leaked: ParsedCall[] = [];
+  for (const leak of leaks(ctx)) {
+    if (leak.region !== 'content') continue;
+    const before = ctx.native.text.slice(leak.segment.start, leak.offset);
+    content = [before.trim(), leak.parsed.message.content ?? ''].filter(Boolean).join(' ');
+    for (const c of fromParse(leak.parsed, leak.offset)) {
+      if (!delivered.some((d) => sameCall(d, c))) leaked.push(c);
+    }
+  }
+  const calls = [...leaked, ...delivered].map((c, index) => ({ ...c, index }));
+  return { source: 'reconstruction', content: orNull(content), reasoning: orNull(ctx.message.reasoning), calls, providerCalls };
+}
+
+/** The calls of a family parse; `shift` places them in the native text (null: the parse is of another text). */
+function fromParse(parsed: ParsedNative, shift: number | null): ParsedCall[] {
+  const cut = new Set<number>();
+  for (const p of parsed.problems) {
+    if (p.callIndex !== undefined && (p.code === 'call-unclosed' || p.code === 'malformed-call' || p.code === 'marker-truncated')) cut.add(p.callIndex);
+  }
+  return parsed.message.toolCalls.map((c, i) => {
+    const seg = parsed.segments.find((s) => s.kind === 'call' && s.callIndex === i);
+    const at = (n: number | undefined) => (n === undefined || shift === null ? null : n + shift);
+    return { ...providerCall(c, i), complete: !cut.has(i), start: at(seg?.start), end: at(seg?.end) };
+  });
+}
+
+function providerCall(c: ToolCall, index: number): ProviderCall {
+  return { index, id: c.id ?? null, name: c.name, arguments: c.arguments, argumentsJson: parseJson(c.arguments) };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+function orNull(s: string | undefined): string | null {
+  return s === undefined || s === '' ? null : s;
+}
+
+const utf8 = new TextDecoder();
+
+/**
+ * The family parse of the output the logprobs spell, when they spell all of it: the logprob text must hold the
+ * content the provider returned, and the family's tool-call markup must be in it (a server that decodes logprob
+ * tokens without special tokens shows no markers, and then nothing can be said about the calls).
+ */
+function logprobParse(ctx: CheckContext): ParsedNative | undefined {
+  const tokens = ctx.response?.logprobTokens;
+  if (!ctx.format || !tokens || tokens.length === 0) return undefined;
+  const text = tokens.every((t) => t.bytes) ? utf8.decode(Uint8Array.from(tokens.flatMap((t) => t.bytes!))) : tokens.map((t) => t.token).join('');
+  const content = ctx.message.content?.trim();
+  if (content && !text.includes(content.slice(0, 200))) return undefined;
+  if (!ctx.format.toolMarkers.some((m) => m && text.includes(m))) return undefined;
+  return ctx.format.parse(text);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Comparison
+
+/** Values equal as JSON; a string and a number or boolean with the same text count as equal (schema typing). */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== typeof b) {
+    const scalar = (v: unknown) => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+    return scalar(a) && scalar(b) && String(a) === String(b);
+  }
+  if (typeof a !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bb = b as unknown[];
+    return a.length === bb.length && a.every((x, i) => sameJson(x, bb[i]));
+  }
+  const ao = a as Record<string, unknown>;
+  const bo = b as Record<string, unknown>;
+  const keys = Object.keys(ao);
+  return keys.length === Object.keys(bo).length && keys.every((k) => k in bo && sameJson(ao[k], bo[k]));
+}
+
+/** Same name and the same arguments: compared as parsed JSON when both parse, else as text. */
+export function sameCall(a: { name: string; arguments: string; argumentsJson: unknown }, b: { name: string; arguments: string; argumentsJson: unknown }): boolean {
+  if (a.name !== b.name) return false;
+  if (a.argumentsJson !== null && b.argumentsJson !== null) return sameJson(a.argumentsJson, b.argumentsJson);
+  return a.arguments.trim() === b.arguments.trim();
+}
+
+/**
+ * Where the provider's structured calls differ from the parse. Only evidence counts: with the whole output (logprobs)
+ * every difference; from a reconstruction, only a complete call that leaked into content while the provider delivered
+ * other calls structured (a leak with no structured call at all is markup-in-content's). A call the output cut off is
+ * not expected to be delivered, so its absence is no difference.
+ */
+export function callMismatches(p: TurnParse): CallMismatch[] {
+  const provider = p.providerCalls;
+  if (!provider) return [];
+  if (p.source === 'reconstruction') {
+    if (provider.length === 0) return [];
+    const n = p.calls.length - provider.length;
+    return p.calls.slice(0, n).flatMap((c) => (c.complete ? [{ kind: 'dropped' as const, parsedIndex: c.index, name: c.name }] : []));
+  }
+  if (p.source !== 'logprobs') return [];
+  const out: CallMismatch[] = [];
+  const used = new Set<number>();
+  const unmatched: number[] = [];
+  provider.forEach((c, i) => {
+    const hit = p.calls.find((x) => !used.has(x.index) && sameCall(x, c));
+    if (hit) used.add(hit.index);
+    else unmatched.push(i);
+  });
+  for (const i of unmatched) {
+    const c = provider[i];
+    const sameName = p.calls.find((x) => !used.has(x.index) && x.name === c.name);
+    if (sameName) {
+      used.add(sameName.index);
+      // A cut-off call the provider delivered with what arrived is the truncation's finding, not a changed call.
+      if (sameName.complete) out.push({ kind: 'arguments-changed', parsedIndex: sameName.index, providerIndex: i, name: c.name });
+    } else out.push({ kind: 'not-in-text', providerIndex: i, name: c.name });
+  }
+  for (const x of p.calls) if (!used.has(x.index) && x.complete) out.push({ kind: 'dropped', parsedIndex: x.index, name: x.name });
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The machine-readable report
+
+export interface TurnReport {
+  family: FamilyId | null;
+  /** How the family was chosen: from the model id, from the markers in the text, or as given (`--family`). */
+  familySource: 'model-id' | 'markers' | 'given' | null;
+  content: string | null;
+  reasoning: string | null;
+  calls: ParsedCall[];
+  findings: Record<string, unknown>[];
+  /** Where the parsed text came from. */
+  source: ParseSource;
+  providerCalls: ProviderCall[] | null;
+  mismatches: CallMismatch[];
+}
+
+/** One finding in the machine-readable shape (stable: scripts and CI consume it). */
+export function findingJson(f: Finding): Record<string, unknown> {
+  return {
+    rule: f.rule,
+    severity: f.severity,
+    message: f.message,
+    start: f.start ?? null,
+    end: f.end ?? null,
+    location: f.location,
+    ...(f.expectedAt === undefined ? {} : { expectedAt: f.expectedAt }),
+    ...(f.expectedMarker === undefined ? {} : { expectedMarker: f.expectedMarker }),
+  };
+}
+
+/** `lint --json` and `show --json`: the parse, the provider's calls, and the findings, in one stable shape. */
+export function turnReport(analysis: Analysis, ctx: CheckContext | undefined): TurnReport {
+  const p: TurnParse = ctx ? turnParse(ctx) : { source: 'reconstruction', content: null, reasoning: null, calls: [], providerCalls: null };
+  const source = analysis.familySource;
+  return {
+    family: analysis.family ?? null,
+    familySource: source === 'model-id' || source === 'markers' || source === 'given' ? source : null,
+    content: p.content,
+    reasoning: p.reasoning,
+    calls: p.calls,
+    findings: analysis.findings.map(findingJson),
+    source: p.source,
+    providerCalls: p.providerCalls,
+    mismatches: callMismatches(p),
+  };
+}
+
+/** The calls of a parse as text lines for a terminal (names and arguments as emitted; the caller neutralises them). */
+export function callLines(p: Pick<TurnReport, 'calls' | 'providerCalls' | 'source' | 'mismatches'>): string[] {
+  const lines: string[] = [];
+  const FROM: Record<ParseSource, string> = {
+    raw: 'parsed from the model text',
+    logprobs: 'parsed from the output the logprobs spell',
+    reconstruction: 'as the provider returned them, plus any leaked into content',
+  };
+  lines.push(p.calls.length === 0 ? `calls: none (${FROM[p.source]})` : `calls (${FROM[p.source]}):`);
+  for (const c of p.calls) {
+    const range = c.start === null ? '' : ` [${c.start}–${c.end})`;
+    const state = [c.complete ? '' : 'cut off', c.argumentsJson === null ? 'arguments not JSON' : ''].filter(Boolean).join(', ');
+    lines.push(`  ${c.index}  ${c.name || '(no name)'}${c.id ? ` (id ${c.id})` : ''} ${shorten(c.arguments)}${range}${state ? `  ${state}` : ''}`);
+  }
+  if (p.providerCalls && p.source !== 'reconstruction') {
+    lines.push(p.providerCalls.length === 0 ? 'provider tool_calls: none' : 'provider tool_calls:');
+    for (const c of p.providerCalls) lines.push(`  ${c.index}  ${c.name || '(no name)'}${c.id ? ` (id ${c.id})` : ''} ${shorten(c.arguments)}`);
+  }
+  return lines;
+}
+
+function shorten(s: string, max = 120): string {
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}

@@ -4,15 +4,17 @@
  * native `/generate` from `input_ids` rendered with the model's own chat template, so the response carries
  * `output_ids`: the exact generated tokens, special ids included.
  */
-import { Template } from '@huggingface/jinja';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Dispatcher } from 'undici';
 import { UserError } from '../model';
 import { loadTokenizer, tokenizerRepo } from '../tokens/resolve';
+import { readChatTemplate, renderChat } from '../tokens/template';
 import type { Tokenizer } from '../tokens/types';
 import { fetchJson, send, UnreachableError, type HttpResponse } from './http';
 import { translateBody } from './translate';
+
+export { renderChat };
 
 export const SGLANG_DEFAULT_URL = 'http://127.0.0.1:30000';
 
@@ -122,21 +124,6 @@ export class SglangClient {
   }
 }
 
-/** Renders a Chat Completions body with a Hugging Face chat template (`chat_template_kwargs` become template variables). */
-export function renderChat(template: string, body: Body): string {
-  const kwargs = typeof body.chat_template_kwargs === 'object' && body.chat_template_kwargs !== null ? (body.chat_template_kwargs as Body) : {};
-  try {
-    return new Template(template).render({
-      messages: body.messages ?? [],
-      tools: body.tool_choice === 'none' ? undefined : body.tools,
-      add_generation_prompt: true,
-      ...kwargs,
-    });
-  } catch (e) {
-    throw new UserError(`the chat template could not be rendered: ${(e instanceof Error ? e.message : String(e)).split('\n')[0]}`);
-  }
-}
-
 /** The model folder, when it is a folder on this machine (SGLang usually runs locally). */
 function localDir(server: SglangServer): string | undefined {
   for (const p of [server.tokenizerPath, server.modelPath]) {
@@ -149,18 +136,8 @@ function localDir(server: SglangServer): string | undefined {
 export function findChatTemplate(server: SglangServer, cacheDir?: string): string | undefined {
   const dirs = [localDir(server), cacheDir && join(cacheDir, 'tokenizers', ...tokenizerRepo(server.servedModel ?? server.modelPath).split('/'))];
   for (const dir of dirs) {
-    if (!dir) continue;
-    const jinja = join(dir, 'chat_template.jinja');
-    if (existsSync(jinja)) return readFileSync(jinja, 'utf8');
-    const cfgFile = join(dir, 'tokenizer_config.json');
-    if (!existsSync(cfgFile)) continue;
-    try {
-      const t = JSON.parse(readFileSync(cfgFile, 'utf8')).chat_template;
-      if (typeof t === 'string') return t;
-      if (Array.isArray(t)) return (t.find((x) => x?.name === 'default') ?? t[0])?.template;
-    } catch {
-      // An unreadable config is the same as none: the caller reports the missing template.
-    }
+    const t = dir ? readChatTemplate(dir) : undefined;
+    if (t) return t.source;
   }
   return undefined;
 }

@@ -44,6 +44,14 @@ const jobs = [
   },
   {
     ...common,
+    entryPoints: ['src/core/tokens/batch/worker.ts'],
+    outfile: 'dist/tokens-batch-worker.js',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+  },
+  {
+    ...common,
     entryPoints: ['webview/main.ts'],
     outfile: 'media/webview.js',
     platform: 'browser',

@@ -37,6 +37,8 @@ export interface AnalyzeInput {
    * checks, only the exchange-level ones (an upstream error). Default: `isModelTurn(response)`.
    */
   turn?: boolean;
+  /** The prompt's length as rendered locally with the model's chat template (tokens/prompt.ts), for `prompt-token-mismatch`. */
+  promptTokens?: number;
 }
 
 /** Protocols whose body text is the model's own output, markers included. */
@@ -129,6 +131,7 @@ function build(input: AnalyzeInput, detect = true): ReturnType<typeof prepare> {
     // Raw text has no wire envelope: there is no finish reason or event stream to judge.
     response: response && response.protocol !== 'native-text' ? response : undefined,
     native,
+    promptTokens: input.promptTokens,
     get parsed() {
       return parsed?.();
     },

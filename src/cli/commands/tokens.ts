@@ -1,16 +1,21 @@
 import { defaultDataDir } from '../../core/capture/store';
 import { formats } from '../../core/formats/index';
-import { UserError, type FamilyId, type SegmentKind } from '../../core/model';
+import { UserError, type FamilyId, type SegmentKind, type Usage } from '../../core/model';
 import { plural } from '../../core/tokens/accounting';
 import { exchangeTokenStream } from '../../core/tokens/exchange';
 import type { DownloadProgress } from '../../core/tokens/hub';
-import { loadTokenizer } from '../../core/tokens/resolve';
+import { promptTokenFinding } from '../../core/checks/prompt-token-mismatch';
+import { ChatTemplatePool, isChatBody, promptTokens } from '../../core/tokens/prompt';
+import { loadTokenizer, type TokenizerRequest } from '../../core/tokens/resolve';
+import type { Tokenizer } from '../../core/tokens/types';
+import { batch } from './tokens-batch';
 import type { StreamToken, TokenStream } from '../../core/tokens/stream';
 import { parseArgs } from '../args';
 import type { CliIO, Command } from '../io';
 import { loadTurnInput } from '../turn-input';
 
 const USAGE = `usage: tokenscope tokens [--model ID] [--tokenizer-dir DIR] [--data-dir DIR] [--request FILE] [--family F] [--offline] [--json] FILE
+       tokenscope tokens --batch IN.jsonl --out OUT.jsonl [--workers N] [--format specforge] [--model ID] [--tokenizer-dir DIR] [--json]
 
 Shows the token stream of one model response in the model's own tokenizer: every token with its id, special
 tokens as one id, markers that came back spelled out as ordinary text, the segment each token belongs to, the
@@ -32,27 +37,46 @@ the structured response rendered in the family's format and encoded ("reconstruc
   --request FILE       the request body (for the tool and history checks of the findings)
   --family F           force the family (${formats.map((f) => f.id).join(', ')})
   --offline            never download; use --tokenizer-dir or an already downloaded tokenizer
-  --json               print {"source","tokenizer","family","tokens":[{id,text,kind,segment}],"accounting","findings"}
+  --json               print {"source","tokenizer","family","tokens":[{id,text,kind,segment}],"prompt","accounting","findings"}
+
+With the request (--request, or the one a capture or bundle holds), the prompt is rendered with the model's own chat
+template (chat_template.jinja or tokenizer_config.json beside the tokenizer, downloaded like it) and encoded: the
+exact prompt ids, counted against usage.prompt_tokens (rule prompt-token-mismatch).
+
+Batch (a whole dataset): each line of IN.jsonl is a chat.completion (as OpenRouter returns it), a
+{"request": …, "response": …} pair, or a repro bundle. OUT.jsonl gets one line per good input line, in input
+order: {"line","id","model","family","source","completion_ids","prompt_ids","accounting","findings"}. Bad lines are
+counted and reported by line number, never fatal. The summary (--json: as JSON) counts samples per "dataset"
+field, tool-call markup in prompts, in completion content and as structured calls, the accounting against billed
+usage, and findings by rule. Ctrl-C stops cleanly: OUT holds complete lines for the input read so far.
+  --batch IN.jsonl     the input file
+  --out OUT.jsonl      the output file (written 0600)
+  --workers N          worker threads (default: one per core)
+  --format specforge   also write OUT's name with .specforge.jsonl: {"id","conversations","input_ids","loss_mask"},
+                       the form SpecForge / EAGLE-3 training reads (loss mask 1 over the completion); lines without
+                       prompt ids are left out of it
 
 Tokenizers not found locally are downloaded once from the Hugging Face Hub (HF_ENDPOINT overrides the
 endpoint, HF_TOKEN is sent for gated repos).`;
 
 const tokens: Command = async (argv, io) => {
   const args = parseArgs(argv, {
-    values: ['model', 'tokenizer-dir', 'data-dir', 'request', 'family'],
+    values: ['model', 'tokenizer-dir', 'data-dir', 'request', 'family', 'batch', 'out', 'workers', 'format'],
     booleans: ['json', 'offline'],
   });
   if (args.bool('help')) {
     io.out(USAGE);
     return 0;
   }
+  if (args.str('batch') !== undefined) return batch(args, io, progressReporter(io));
+  for (const f of ['out', 'workers', 'format']) if (args.str(f) !== undefined) throw new UserError(`--${f} goes with --batch IN.jsonl`);
   const dataDir = args.str('data-dir') ?? defaultDataDir();
   const { input, request, family } = await loadTurnInput(args, dataDir);
   const model = args.str('model') ?? input.model ?? request?.model;
   if (!model && !family && !args.str('tokenizer-dir')) {
     throw new UserError(`${input.label} names no model: pass --model ID (or --tokenizer-dir DIR)`);
   }
-  const tokenizer = await loadTokenizer({
+  const req: TokenizerRequest = {
     model,
     family,
     tokenizerDir: args.str('tokenizer-dir'),
@@ -60,12 +84,47 @@ const tokens: Command = async (argv, io) => {
     offline: args.bool('offline'),
     hub: { onProgress: progressReporter(io) },
     onWarning: (m) => io.err(`tokenscope tokens: ${m}`),
-  });
-  const { stream, analysis } = exchangeTokenStream({ tokenizer, response: input.response, request, model, family });
-  if (args.bool('json')) io.out(JSON.stringify(toJson(stream, analysis.family), null, 2));
-  else io.out(formatStream(input.label, stream));
+  };
+  const tokenizer = await loadTokenizer(req);
+  const prompt = await promptOf(tokenizer, req, request?.raw, io);
+  const { stream, analysis } = exchangeTokenStream({ tokenizer, response: input.response, request, model, family, promptTokens: prompt?.ids.length });
+  const promptView = prompt && promptAccounting(prompt.ids, input.response.usage);
+  if (args.bool('json')) io.out(JSON.stringify({ ...toJson(stream, analysis.family), prompt: promptView ?? null }, null, 2));
+  else io.out(formatStream(input.label, stream, promptView));
   return 0;
 };
+
+/** The request's prompt ids, rendered with the model's chat template; a missing template is a note on stderr, not a failure. */
+async function promptOf(tokenizer: Tokenizer, req: TokenizerRequest, body: unknown, io: CliIO) {
+  if (!isChatBody(body)) return undefined;
+  try {
+    return promptTokens(tokenizer, await new ChatTemplatePool().get(req), body);
+  } catch (e) {
+    if (!(e instanceof UserError)) throw e;
+    io.err(`tokenscope tokens: no prompt ids: ${e.message}`);
+    return undefined;
+  }
+}
+
+/** The prompt as the token view shows it: the ids, their count, and the billed count against it. */
+export interface PromptView {
+  ids: number[];
+  counted: number;
+  billed: number | null;
+  delta: number | null;
+  mismatch: boolean;
+}
+
+function promptAccounting(ids: number[], usage: Usage | undefined): PromptView {
+  const billed = usage?.promptTokens;
+  return {
+    ids,
+    counted: ids.length,
+    billed: billed ?? null,
+    delta: billed === undefined ? null : billed - ids.length,
+    mismatch: promptTokenFinding(ids.length, usage) !== undefined,
+  };
+}
 export default tokens;
 
 /** One stderr line per file at every 25% (downloads are 3–30 MB), so a slow link shows it is alive. */
@@ -127,7 +186,7 @@ const WIDTH = 100;
  * The readable view: one block per run of tokens in the same segment, tokens separated by spaces (a space
  * inside a token shows as `·`), special tokens as `[name]`, markers spelled as text as `«piece»`.
  */
-export function formatStream(label: string, s: TokenStream): string {
+export function formatStream(label: string, s: TokenStream, prompt?: PromptView): string {
   const lines = [`${label}: ${plural(s.tokens.length, 'token')}, ${s.tokenizer}`, `source: ${SOURCE_LABEL[s.source]}`];
   const starts = new Map<number, string[]>();
   const ghosts = new Map<number, string[]>();
@@ -164,6 +223,10 @@ export function formatStream(label: string, s: TokenStream): string {
     lines.push(`            ${a.billed} billed${reasoning}, difference ${a.delta! > 0 ? '+' : ''}${a.delta}${a.mismatch ? '  MISMATCH' : ''}`);
   } else {
     lines.push('            the response reports no completion token usage');
+  }
+  if (prompt) {
+    const billed = prompt.billed === null ? 'the response reports no prompt token usage' : `${prompt.billed} billed, difference ${prompt.delta! > 0 ? '+' : ''}${prompt.delta}${prompt.mismatch ? '  MISMATCH' : ''}`;
+    lines.push(`prompt:     ${plural(prompt.counted, 'token')} rendered with the model's chat template; ${billed}`);
   }
   if (s.findings.length) lines.push('');
   s.findings.forEach((f, i) => {

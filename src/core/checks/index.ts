@@ -28,6 +28,7 @@ import wireInvalidJson from './wire-invalid-json';
 import wireUnexpectedEvent from './wire-unexpected-event';
 import historyKimiIds from './history-kimi-ids';
 import historyEchoedMarkers from './history-echoed-markers';
+import promptTokenMismatch from './prompt-token-mismatch';
 
 export const checks: readonly Check[] = [
   sectionUnclosed,
@@ -52,6 +53,7 @@ export const checks: readonly Check[] = [
   wireUnexpectedEvent,
   historyKimiIds,
   historyEchoedMarkers,
+  promptTokenMismatch,
 ];
 
 /** The rules that apply to any exchange, model turn or not (a model list, embeddings, a token count). */

@@ -18,6 +18,8 @@ export interface CheckContext {
   native: NativeText & { source: 'raw' | 'rendered' };
   /** The family parse of the native text. For rendered text it is the parse of the reconstruction. */
   parsed?: ParsedNative;
+  /** The prompt's length in tokens as Tokenscope renders it with the model's own chat template, when known. */
+  promptTokens?: number;
 }
 
 /** One rule. One file per rule in src/core/checks/, registered in checks/index.ts. */

@@ -1,0 +1,126 @@
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import { defaultDataDir } from '../../core/capture/store';
+import { formats } from '../../core/formats/index';
+import { UserError, type FamilyId } from '../../core/model';
+import { runBatch, type BatchProgress } from '../../core/tokens/batch/run';
+import type { DownloadProgress } from '../../core/tokens/hub';
+import type { Args } from '../args';
+import { interruptSignal, type CliIO } from '../io';
+
+/** Bad lines printed on stderr as they are summarized (all are counted, the first ten are in the JSON summary). */
+const BAD_LINES_PRINTED = 5;
+
+/** `tokens --batch IN.jsonl --out OUT.jsonl`: see the usage text in tokens.ts. */
+export async function batch(args: Args, io: CliIO, onDownload: (p: DownloadProgress) => void): Promise<number> {
+  const input = args.str('batch')!;
+  const output = args.str('out');
+  if (!output) throw new UserError('--batch needs --out OUT.jsonl');
+  if (resolve(output) === resolve(input)) throw new UserError('--out must not be the input file');
+  if (args.positional.length) throw new UserError(`--batch takes no FILE (got ${args.positional.length})`);
+  if (args.str('request')) throw new UserError('--request does not go with --batch: give {"request", "response"} lines');
+  const format = args.str('format');
+  if (format !== undefined && format !== 'specforge') throw new UserError(`--format must be specforge; got "${format}"`);
+  const family = args.str('family');
+  if (family !== undefined && !formats.some((f) => f.id === family)) {
+    throw new UserError(`--family must be one of ${formats.map((f) => f.id).join(', ')}; got "${family}"`);
+  }
+  const workerFile = batchWorkerFile();
+  const specforgeOutput = format === 'specforge' ? specforgePath(output) : undefined;
+  const progress = terminalProgress();
+  const interrupt = interruptSignal();
+  try {
+    const result = await runBatch({
+      input,
+      output,
+      specforgeOutput,
+      specforge: format === 'specforge',
+      workers: args.positiveInt('workers', availableParallelism()),
+      workerFile,
+      model: args.str('model'),
+      family: family as FamilyId | undefined,
+      tokenizerDir: args.str('tokenizer-dir'),
+      cacheDir: args.str('data-dir') ?? defaultDataDir(),
+      offline: args.bool('offline'),
+      signal: interrupt.signal,
+      onProgress: progress?.update,
+      onDownload,
+      onWarning: (m) => io.err(`tokenscope tokens: ${m}`),
+    });
+    progress?.clear();
+    const s = result.summary;
+    s.badLines.slice(0, BAD_LINES_PRINTED).forEach((b) => io.err(`tokenscope tokens: line ${b.line}: ${neutralize(b.error)}`));
+    if (s.bad > BAD_LINES_PRINTED) io.err(`tokenscope tokens: … and ${s.bad - BAD_LINES_PRINTED} more bad lines`);
+    const seconds = result.elapsedMs / 1000;
+    const run = {
+      input,
+      output,
+      specforgeOutput: specforgeOutput ?? null,
+      interrupted: result.interrupted,
+      seconds: Math.round(seconds * 100) / 100,
+      linesPerSecond: seconds > 0 ? Math.round(s.lines / seconds) : null,
+    };
+    if (args.bool('json')) {
+      io.out(JSON.stringify({ ...run, ...s.toJSON() }, null, 2));
+    } else {
+      const wrote = `${s.lines - s.bad} lines written to ${output}${specforgeOutput ? ` (and ${specforgeOutput})` : ''}`;
+      const head = result.interrupted ? `interrupted: ${wrote}, for the first ${s.lines + s.blank} input lines` : wrote;
+      io.out(`${head} in ${run.seconds} s (${run.linesPerSecond ?? '-'} lines/s)\n\n${s.text()}`);
+    }
+    if (result.interrupted) return 130;
+    return s.lines > 0 && s.bad === s.lines ? 1 : 0;
+  } finally {
+    progress?.clear();
+    interrupt.release();
+  }
+}
+
+/** `out.jsonl` → `out.specforge.jsonl`. */
+function specforgePath(output: string): string {
+  const name = basename(output).replace(/\.jsonl?$/i, '');
+  return join(dirname(output), `${name}.specforge.jsonl`);
+}
+
+/** The worker bundle beside the CLI bundle (dist/tokens-batch-worker.js); TOKENSCOPE_BATCH_WORKER names another. */
+function batchWorkerFile(): string {
+  const file = process.env.TOKENSCOPE_BATCH_WORKER || join(__dirname, 'tokens-batch-worker.js');
+  if (!existsSync(file)) throw new UserError(`the batch worker ${file} is missing; build Tokenscope with \`npm run build\``);
+  return file;
+}
+
+/** One rewritten stderr line on a terminal: lines done, rate, percent of the input read, ETA. Nothing when piped. */
+function terminalProgress(): { update: (p: BatchProgress) => void; clear: () => void } | undefined {
+  const err = process.stderr;
+  if (!err.isTTY) return undefined;
+  let last = 0;
+  let shown = false;
+  return {
+    update: (p) => {
+      const now = performance.now();
+      if (now - last < 250) return;
+      last = now;
+      const s = p.elapsedMs / 1000;
+      const rate = s > 0 ? p.lines / s : 0;
+      const frac = p.totalBytes ? p.bytesRead / p.totalBytes : 0;
+      const eta = frac > 0.01 ? Math.max(0, s / frac - s) : undefined;
+      err.write(`\r\x1b[K${p.lines} lines, ${Math.round(rate)}/s, ${Math.round(frac * 100)}% read${eta === undefined ? '' : `, ETA ${clock(eta)}`}`);
+      shown = true;
+    },
+    clear: () => {
+      if (shown) err.write('\r\x1b[K');
+      shown = false;
+    },
+  };
+}
+
+/** Control characters (escape sequences) from input data never reach the terminal as such. */
+function neutralize(text: string): string {
+  return text.replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+function clock(seconds: number): string {
+  const m = Math.floor(seconds / 60);
+  const s = Math.round(seconds % 60);
+  return m ? `${m}m${String(s).padStart(2, '0')}s` : `${s}s`;
+}

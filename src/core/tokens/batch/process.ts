@@ -1,0 +1,182 @@
+/**
+ * The work on one `tokens --batch` line, in a worker thread: the same path as the single-response `tokens`
+ * command (tokenizer from the pool, `exchangeTokenStream`), plus the prompt ids when the request is there, and the
+ * output record(s) as JSON lines. Everything returned is structured-cloneable.
+ */
+import { formats, getFormat } from '../../formats/index';
+import { UserError, type FamilyId, type Finding } from '../../model';
+import { exchangeTokenStream } from '../exchange';
+import type { DownloadProgress, HubOptions } from '../hub';
+import { ChatTemplatePool, isChatBody, promptTokens, type PromptTokens } from '../prompt';
+import { TokenizerPool, type TokenizerRequest } from '../resolve';
+import type { Tokenizer } from '../types';
+import { parseBatchLine, type BatchSample } from './line';
+import { specforgeRecord } from './specforge';
+
+export interface BatchOptions {
+  model?: string;
+  family?: FamilyId;
+  tokenizerDir?: string;
+  /** Data dir (Hub downloads and the Kimi rank cache). */
+  cacheDir?: string;
+  offline?: boolean;
+  hub?: Omit<HubOptions, 'onProgress' | 'signal'>;
+  /** Also write the SpecForge / EAGLE-3 conversation form. */
+  specforge?: boolean;
+}
+
+/** What the summary needs from one processed line. */
+export interface LineStats {
+  dataset?: string;
+  family?: string;
+  tools: boolean;
+  promptMarkup: boolean;
+  contentMarkup: boolean;
+  structuredCalls: boolean;
+  completion: { counted: number; billed?: number };
+  prompt?: { counted: number; billed?: number };
+  /** Why there are no prompt ids (no request, no chat template…). */
+  promptSkipped?: string;
+  rules: string[];
+}
+
+export interface LineResult {
+  line: number;
+  /** The output JSON line (no newline). */
+  out?: string;
+  specforge?: string;
+  stats?: LineStats;
+  /** Why the line is bad (it has no output). */
+  error?: string;
+}
+
+export interface ProcessorCallbacks {
+  onProgress?: (p: DownloadProgress) => void;
+  onWarning?: (message: string) => void;
+}
+
+export class BatchProcessor {
+  private readonly tokenizers = new TokenizerPool();
+  private readonly templates = new ChatTemplatePool();
+
+  constructor(
+    private readonly opts: BatchOptions,
+    private readonly callbacks: ProcessorCallbacks = {},
+  ) {}
+
+  async process(line: number, text: string): Promise<LineResult> {
+    try {
+      return await this.run(line, text);
+    } catch (e) {
+      const message = e instanceof UserError ? e.message : `internal error: ${(e instanceof Error ? e.message : String(e)).split('\n')[0]}`;
+      return { line, error: message };
+    }
+  }
+
+  private async run(line: number, text: string): Promise<LineResult> {
+    const sample = parseBatchLine(text);
+    const { response, request } = sample;
+    const o = this.opts;
+    const model = o.model ?? response.model ?? request?.model;
+    if (!model && !o.family && !o.tokenizerDir) throw new UserError('names no model: pass --model ID (or --tokenizer-dir DIR)');
+    const req: TokenizerRequest = {
+      model,
+      family: o.family,
+      tokenizerDir: o.tokenizerDir,
+      cacheDir: o.cacheDir,
+      offline: o.offline,
+      hub: { ...o.hub, onProgress: this.callbacks.onProgress },
+      onWarning: this.callbacks.onWarning,
+    };
+    const tokenizer = await this.tokenizers.get(req);
+    const prompt = await this.prompt(sample, tokenizer, req);
+    const { stream, analysis } = exchangeTokenStream({
+      tokenizer,
+      response,
+      request,
+      model,
+      family: o.family,
+      promptTokens: prompt.ids?.ids.length,
+    });
+    const completionIds = stream.tokens.map((t) => t.id);
+    const a = stream.accounting;
+    const billedPrompt = response.usage?.promptTokens;
+    const promptCount = prompt.ids?.ids.length;
+    const record = {
+      line,
+      id: sample.id ?? null,
+      model: model ?? null,
+      family: analysis.family ?? null,
+      ...(sample.dataset === undefined ? {} : { dataset: sample.dataset }),
+      source: stream.source,
+      completion_ids: completionIds,
+      prompt_ids: prompt.ids?.ids ?? null,
+      ...(prompt.skipped ? { prompt_skipped: prompt.skipped } : {}),
+      accounting: {
+        completion: { counted: a.counted, reasoning: a.countedReasoning, billed: a.billed ?? null, delta: a.delta ?? null, mismatch: a.mismatch },
+        prompt:
+          promptCount === undefined
+            ? null
+            : {
+                counted: promptCount,
+                billed: billedPrompt ?? null,
+                delta: billedPrompt === undefined ? null : billedPrompt - promptCount,
+                mismatch: stream.findings.some((f) => f.finding.rule === 'prompt-token-mismatch'),
+              },
+      },
+      findings: stream.findings.map((f) => findingJson(f.finding)),
+    };
+    const stats: LineStats = {
+      dataset: sample.dataset,
+      family: analysis.family,
+      tools: (request?.tools.length ?? 0) > 0,
+      promptMarkup: promptHasMarkup(sample, prompt.ids, analysis.family),
+      contentMarkup: hasMarkup(response.message.content ?? '', analysis.family),
+      structuredCalls: response.message.toolCalls.length > 0,
+      completion: { counted: a.counted, billed: a.billed },
+      prompt: promptCount === undefined ? undefined : { counted: promptCount, billed: billedPrompt },
+      promptSkipped: prompt.skipped,
+      rules: [...new Set(stream.findings.map((f) => f.finding.rule))],
+    };
+    const result: LineResult = { line, out: JSON.stringify(record), stats };
+    if (o.specforge && prompt.ids) {
+      result.specforge = JSON.stringify(specforgeRecord({ line, sample, promptIds: prompt.ids.ids, completionIds }));
+    }
+    return result;
+  }
+
+  /** Prompt ids, or why there are none. A missing template or a failed render is a note, not a bad line. */
+  private async prompt(sample: BatchSample, tokenizer: Tokenizer, req: TokenizerRequest): Promise<{ ids?: PromptTokens; skipped?: string }> {
+    if (sample.requestBody === undefined) return { skipped: 'no request' };
+    if (!isChatBody(sample.requestBody)) return { skipped: 'the request is not a Chat Completions body' };
+    try {
+      const template = await this.templates.get(req);
+      return { ids: promptTokens(tokenizer, template, sample.requestBody) };
+    } catch (e) {
+      if (e instanceof UserError) return { skipped: e.message };
+      throw e;
+    }
+  }
+}
+
+function findingJson(f: Finding) {
+  return { rule: f.rule, severity: f.severity, message: f.message };
+}
+
+function toolMarkersOf(family: FamilyId | undefined): readonly string[] {
+  return family ? getFormat(family).toolMarkers : formats.flatMap((f) => f.toolMarkers);
+}
+
+function hasMarkup(text: string, family: FamilyId | undefined): boolean {
+  return !!text && toolMarkersOf(family).some((m) => text.includes(m));
+}
+
+/**
+ * Tool-call markup in the prompt: in the rendered prompt (history calls rendered by the template, or markup pasted
+ * into a message), else in the request's history (structured calls, or markers in message text).
+ */
+function promptHasMarkup(sample: BatchSample, prompt: PromptTokens | undefined, family: FamilyId | undefined): boolean {
+  if (prompt) return hasMarkup(prompt.text, family);
+  const history = sample.request?.messages ?? [];
+  return history.some((m) => (m.toolCalls?.length ?? 0) > 0 || hasMarkup(m.content ?? '', family));
+}

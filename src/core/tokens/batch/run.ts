@@ -1,0 +1,212 @@
+/**
+ * `tokens --batch`: streams a JSONL file through worker threads and writes one output line per input line, in
+ * input order. Memory stays bounded whatever the file's length: the reader pauses while every worker has
+ * `QUEUED_PER_WORKER` chunks in flight or the output is not draining, and results are written as soon as the chunks
+ * before them are. Aborting (Ctrl-C) stops reading, lets the chunks in flight finish and be written, and closes the
+ * files, so what is written is complete lines, a prefix of the full output.
+ */
+import { once } from 'node:events';
+import { createReadStream, createWriteStream, statSync, type WriteStream } from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import { UserError } from '../../model';
+import type { DownloadProgress } from '../hub';
+import type { BatchOptions, LineResult } from './process';
+import type { BatchChunk, BatchWorkerData, BatchWorkerReply } from './protocol';
+import { BatchSummary } from './summary';
+
+export interface BatchRunOptions extends BatchOptions {
+  input: string;
+  output: string;
+  /** The SpecForge output file (with `specforge`). */
+  specforgeOutput?: string;
+  workers: number;
+  /** The bundled worker.ts (dist/tokens-batch-worker.js). */
+  workerFile: string;
+  signal?: AbortSignal;
+  /** Lines per chunk sent to a worker (default 32). */
+  chunkLines?: number;
+  onProgress?: (p: BatchProgress) => void;
+  onDownload?: (p: DownloadProgress) => void;
+  onWarning?: (message: string) => void;
+}
+
+export interface BatchProgress {
+  lines: number;
+  bytesRead: number;
+  totalBytes: number;
+  elapsedMs: number;
+}
+
+export interface BatchResult {
+  summary: BatchSummary;
+  interrupted: boolean;
+  elapsedMs: number;
+}
+
+const QUEUED_PER_WORKER = 2;
+/** A chunk is also cut at this many bytes, so one chunk of long lines does not pin one worker for long. */
+const CHUNK_BYTES = 256 * 1024;
+
+export async function runBatch(o: BatchRunOptions): Promise<BatchResult> {
+  const totalBytes = inputSize(o.input);
+  const t0 = performance.now();
+  const out = await openOutput(o.output);
+  const sf = o.specforge && o.specforgeOutput ? await openOutput(o.specforgeOutput) : undefined;
+  const summary = new BatchSummary();
+  const workerData: BatchWorkerData = {
+    options: { model: o.model, family: o.family, tokenizerDir: o.tokenizerDir, cacheDir: o.cacheDir, offline: o.offline, hub: o.hub, specforge: o.specforge },
+  };
+  const workers = Array.from({ length: Math.max(1, o.workers) }, () => ({ worker: new Worker(o.workerFile, { workerData }), inFlight: 0 }));
+
+  let failure: Error | undefined;
+  let wake: (() => void) | undefined;
+  const signalWake = () => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  const done = new Map<number, LineResult[]>();
+  let nextToWrite = 0;
+  let inFlight = 0;
+  let bytesRead = 0;
+
+  const write = (results: LineResult[]) => {
+    let text = '';
+    let sfText = '';
+    for (const r of results) {
+      summary.add(r);
+      if (r.out !== undefined) text += r.out + '\n';
+      if (r.specforge !== undefined) sfText += r.specforge + '\n';
+    }
+    if (text) out.write(text);
+    if (sfText) sf?.write(sfText);
+  };
+
+  for (const w of workers) {
+    w.worker.on('message', (m: BatchWorkerReply) => {
+      if (m.type === 'progress') return o.onDownload?.(m.progress);
+      if (m.type === 'warning') return o.onWarning?.(m.message);
+      w.inFlight--;
+      inFlight--;
+      done.set(m.seq, m.results);
+      while (done.has(nextToWrite)) {
+        write(done.get(nextToWrite)!);
+        done.delete(nextToWrite++);
+      }
+      o.onProgress?.({ lines: summary.lines + summary.blank, bytesRead, totalBytes, elapsedMs: performance.now() - t0 });
+      signalWake();
+    });
+    w.worker.on('error', (e) => {
+      failure ??= new Error(`a batch worker crashed: ${e.message}`);
+      signalWake();
+    });
+    w.worker.on('exit', (code) => {
+      if (code !== 0) failure ??= new Error(`a batch worker exited (code ${code})`);
+      signalWake();
+    });
+  }
+  const onAbort = () => signalWake();
+  o.signal?.addEventListener('abort', onAbort);
+
+  /** Resolves when the predicate holds, re-checked after every reply (and on abort or failure). */
+  const until = async (ready: () => boolean) => {
+    while (!ready() && !failure) await new Promise<void>((r) => (wake = r));
+    if (failure) throw failure;
+  };
+  const outputReady = () => !out.writableNeedDrain && !sf?.writableNeedDrain;
+  for (const s of [out, sf]) s?.on('drain', signalWake);
+
+  let seq = 0;
+  const dispatch = async (lines: BatchChunk['lines']) => {
+    await until(() => outputReady() && workers.some((w) => w.inFlight < QUEUED_PER_WORKER));
+    const w = workers.reduce((a, b) => (b.inFlight < a.inFlight ? b : a));
+    w.inFlight++;
+    inFlight++;
+    w.worker.postMessage({ seq: seq++, lines } satisfies BatchChunk);
+  };
+
+  let interrupted = false;
+  try {
+    let chunk: BatchChunk['lines'] = [];
+    let chunkBytes = 0;
+    const maxLines = o.chunkLines ?? 32;
+    for await (const text of readLines(o.input, (n) => (bytesRead = n))) {
+      if (o.signal?.aborted) {
+        interrupted = true;
+        break;
+      }
+      if (text.line.trim() === '') {
+        summary.blank++;
+        continue;
+      }
+      chunk.push({ line: text.no, text: text.line });
+      chunkBytes += text.line.length;
+      if (chunk.length >= maxLines || chunkBytes >= CHUNK_BYTES) {
+        await dispatch(chunk);
+        chunk = [];
+        chunkBytes = 0;
+      }
+    }
+    if (chunk.length && !interrupted) await dispatch(chunk);
+    await until(() => inFlight === 0);
+  } finally {
+    o.signal?.removeEventListener('abort', onAbort);
+    await Promise.all(workers.map((w) => w.worker.terminate()));
+    await Promise.all([closeOutput(out), sf && closeOutput(sf)]);
+  }
+  return { summary, interrupted: interrupted || !!o.signal?.aborted, elapsedMs: performance.now() - t0 };
+}
+
+function inputSize(file: string): number {
+  try {
+    const st = statSync(file);
+    if (st.isDirectory()) throw new UserError(`${file} is a directory`);
+    return st.size;
+  } catch (e) {
+    if (e instanceof UserError) throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new UserError(`cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : (code ?? (e as Error).message)}`);
+  }
+}
+
+async function openOutput(file: string): Promise<WriteStream> {
+  const s = createWriteStream(file, { mode: 0o600 });
+  try {
+    await once(s, 'open');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new UserError(`cannot write ${file}: ${code === 'ENOENT' ? 'no such folder' : code === 'EACCES' ? 'permission denied' : (code ?? (e as Error).message)}`);
+  }
+  return s;
+}
+
+async function closeOutput(s: WriteStream): Promise<void> {
+  if (s.closed) return;
+  s.end();
+  await once(s, 'close');
+}
+
+/** The file's lines (without `\n` / `\r\n`), numbered from 1, read with backpressure (nothing is read ahead of use). */
+async function* readLines(file: string, onBytes: (n: number) => void): AsyncGenerator<{ no: number; line: string }> {
+  let carry: Buffer[] = [];
+  let no = 0;
+  let read = 0;
+  const lineOf = (parts: Buffer[]) => {
+    let s = (parts.length === 1 ? parts[0] : Buffer.concat(parts)).toString('utf8');
+    if (s.endsWith('\r')) s = s.slice(0, -1);
+    return s;
+  };
+  for await (const chunk of createReadStream(file, { highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>) {
+    read += chunk.length;
+    onBytes(read);
+    let start = 0;
+    for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, start)) {
+      carry.push(chunk.subarray(start, nl));
+      yield { no: ++no, line: lineOf(carry) };
+      carry = [];
+      start = nl + 1;
+    }
+    if (start < chunk.length) carry.push(chunk.subarray(start));
+  }
+  if (carry.length) yield { no: ++no, line: lineOf(carry) };
+}

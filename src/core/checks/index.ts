@@ -20,6 +20,7 @@ import argsInvalidJson from './args-invalid-json';
 import argsSchema from './args-schema';
 import toolUnknown from './tool-unknown';
 import kimiCallId from './kimi-call-id';
+import providerParseMismatch from './provider-parse-mismatch';
 import finishReasonMismatch from './finish-reason-mismatch';
 import emptyResponse from './empty-response';
 import upstreamError from './upstream-error';
@@ -45,6 +46,7 @@ export const checks: readonly Check[] = [
   argsSchema,
   toolUnknown,
   kimiCallId,
+  providerParseMismatch,
   finishReasonMismatch,
   emptyResponse,
   upstreamError,

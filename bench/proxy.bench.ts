@@ -19,14 +19,14 @@ const RUNS = 5;
 const TTFB_SAMPLES = 60;
 const CONCURRENT = 100;
 
-const median = (xs: number[]) => {
+export const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
+export const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
 
 /** `/stream?n=N&paced=1`: N SSE events, each `data: {"t":<send time>,…}`; paced = 10 events per ms. */
-async function startUpstream() {
+export async function startUpstream() {
   const server = createServer((req, res) => {
     req.resume();
     const u = new URL(req.url!, 'http://x');
@@ -53,13 +53,13 @@ async function startUpstream() {
 }
 
 /** One streamed GET; returns total time, TTFB and every event's latency (arrival − send). */
-function fetchStream(url: string, agent: Agent): Promise<{ wallMs: number; ttfbMs: number; latencies: number[] }> {
+export function fetchStream(url: string, agent: Agent, body?: string): Promise<{ wallMs: number; ttfbMs: number; latencies: number[] }> {
   return new Promise((resolve, reject) => {
     const start = performance.now();
     let ttfb = -1;
     let buf = '';
     const latencies: number[] = [];
-    const req = request(url, { agent }, (res) => {
+    const req = request(url, { agent, method: body === undefined ? 'GET' : 'POST', headers: body === undefined ? {} : { 'content-type': 'application/json' } }, (res) => {
       res.setEncoding('utf8');
       res.on('data', (s: string) => {
         const now = performance.now();
@@ -77,14 +77,14 @@ function fetchStream(url: string, agent: Agent): Promise<{ wallMs: number; ttfbM
       res.once('error', reject);
     });
     req.once('error', reject);
-    req.end();
+    req.end(body);
   });
 }
 
 /** `tokenscope serve` in a child process: the built binary (`npm run bench` builds first), else the sources through tsx. */
-async function startServe(upstream: string, dataDir: string) {
+export async function startServe(upstream: string, dataDir: string, extraArgs: string[] = []) {
   const root = resolve(__dirname, '..');
-  const args = ['serve', '--port', '0', '--data-dir', dataDir, '--upstream', upstream];
+  const args = ['serve', '--port', '0', '--data-dir', dataDir, '--upstream', upstream, ...extraArgs];
   const argv = existsSync(join(root, 'dist', 'cli.js'))
     ? [join(root, 'bin', 'tokenscope.js'), ...args]
     : ['--import', 'tsx', '--eval', `require('./src/cli/main').main(${JSON.stringify(args)}).then((c) => process.exit(c))`];
@@ -115,7 +115,7 @@ async function startServe(upstream: string, dataDir: string) {
   return { url, finished, status, stop };
 }
 
-async function until(cond: () => boolean, ms = 60_000): Promise<void> {
+export async function until(cond: () => boolean, ms = 60_000): Promise<void> {
   const end = Date.now() + ms;
   while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
 }

@@ -5,13 +5,16 @@ import { DEFAULT_PORT, DEFAULT_TIMEOUTS, startProxy, type ProxyTimeouts } from '
 import { DEFAULT_UPSTREAMS, checkRouteName, checkUpstreamUrl, effectiveUpstreams, routePrefix, type NamedRoute, type Upstreams } from '../../core/proxy/routes';
 
 const NAMED_ROUTES = Object.keys(DEFAULT_UPSTREAMS) as NamedRoute[];
+import { otlpRequestedByEnv } from '../../core/export/otlp-config';
 import { parseArgs } from '../args';
 import type { Command } from '../io';
+import { OTLP_BOOLEANS, OTLP_HELP, OTLP_VALUES, otlpFromArgs, otlpReport, otlpTarget } from '../otlp';
 import { openStoreForWriting } from '../store';
 
 const HELP = `usage: tokenscope serve [--port N] [--data-dir DIR] [--upstream URL] [--openrouter-url URL] [--sglang-url URL]
                         [--anthropic-url URL] [--openai-url URL] [--custom NAME=URL[,NAME=URL…]]
                         [--upstream-timeout S] [--idle-timeout S] [--header-timeout S]
+                        [--otlp | --no-otlp] [--otlp-endpoint URL] [--otlp-protocol P] [--otlp-content]
 
 Runs the capture proxy on 127.0.0.1 and prints one line per finished exchange, plus each error finding.
 Point an agent's base URL at a route (\`tokenscope agents\` prints the exact setup per agent):
@@ -22,7 +25,11 @@ A --custom NAME that is a built-in route (openrouter, sglang, anthropic, openai)
 Captures go to --data-dir (default ${defaultDataDir()}, or TOKENSCOPE_DATA_DIR).
 Timeouts, in seconds: --upstream-timeout for the upstream's response headers (default ${DEFAULT_TIMEOUTS.upstreamHeadersMs / 1000}),
 --idle-timeout for a silence mid-response (default ${DEFAULT_TIMEOUTS.idleMs / 1000}; SSE clients then get an error event),
---header-timeout for a client's request headers (default ${DEFAULT_TIMEOUTS.clientHeadersMs / 1000}).`;
+--header-timeout for a client's request headers (default ${DEFAULT_TIMEOUTS.clientHeadersMs / 1000}).
+
+--otlp sends each finished exchange to an OpenTelemetry collector as a GenAI span; it is on by itself when
+OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set (--no-otlp, or OTEL_SDK_DISABLED=true,
+turns it off). ${OTLP_HELP}`;
 
 /** A timeout flag in seconds (fractions allowed), as ms. */
 function timeoutMs(args: ReturnType<typeof parseArgs>, flag: string): number | undefined {
@@ -69,7 +76,8 @@ function upstreamsFrom(args: ReturnType<typeof parseArgs>): Upstreams {
 
 const serve: Command = async (argv, io) => {
   const args = parseArgs(argv, {
-    values: ['port', 'data-dir', 'upstream', 'openrouter-url', 'sglang-url', 'anthropic-url', 'openai-url', 'upstream-timeout', 'idle-timeout', 'header-timeout'],
+    values: ['port', 'data-dir', 'upstream', 'openrouter-url', 'sglang-url', 'anthropic-url', 'openai-url', 'upstream-timeout', 'idle-timeout', 'header-timeout', ...OTLP_VALUES],
+    booleans: ['otlp', 'no-otlp', ...OTLP_BOOLEANS],
     repeatable: ['custom'],
   });
   if (args.bool('help')) {
@@ -81,6 +89,8 @@ const serve: Command = async (argv, io) => {
   const upstreams = upstreamsFrom(args);
   const dataDir = args.str('data-dir') ?? defaultDataDir();
   const timeouts: ProxyTimeouts = { upstreamHeadersMs: timeoutMs(args, 'upstream-timeout'), idleMs: timeoutMs(args, 'idle-timeout'), clientHeadersMs: timeoutMs(args, 'header-timeout') };
+  const wantOtlp = !args.bool('no-otlp') && (args.bool('otlp') || args.str('otlp-endpoint') !== undefined || otlpRequestedByEnv());
+  const otlp = wantOtlp ? otlpFromArgs(args, io) : undefined;
 
   // Listen for Ctrl+C / SIGTERM before anything starts, so a stop request is never the default (abrupt) exit.
   const stopped = new Promise<void>((resolve) => {
@@ -99,7 +109,11 @@ const serve: Command = async (argv, io) => {
       for (const f of result?.analysis.findings ?? []) if (f.severity === 'error') io.out(`    ${findingLine(f)}`);
     },
   });
+  // Export only listens to the store: spans are built after an exchange has finished, never on the forwarding path.
+  const detachOtlp = otlp?.attach(store);
   const proxy = await startProxy({ port, store, upstreams, timeouts, log: (l) => io.err(l) }).catch(async (e) => {
+    detachOtlp?.();
+    await otlp?.shutdown();
     await store.close();
     throw e;
   });
@@ -112,10 +126,17 @@ const serve: Command = async (argv, io) => {
   for (const r of ['openrouter', 'sglang', 'anthropic', 'openai'] as const) io.out(`  ${proxy.url}${routePrefix(r)}  → ${all[r]}`);
   for (const [name, url] of Object.entries(all.custom)) io.out(`  ${proxy.url}${routePrefix(name)}  → ${url}`);
   io.out(`  ${proxy.url}/v1  → ${all.default}/v1`);
+  if (otlp) io.out(`  OpenTelemetry spans → ${otlpTarget(otlp)}`);
   io.out('Press Ctrl+C to stop.');
 
   await stopped;
   await proxy.close();
+  await store.idle();
+  if (otlp) {
+    detachOtlp?.();
+    await otlp.shutdown();
+    io.out(`tokenscope: OpenTelemetry: ${otlpReport(otlp.stats())}`);
+  }
   await store.close();
   return 0;
 };

@@ -16,6 +16,7 @@ import { Exchanges } from './exchanges';
 import { readSettings, type Settings } from './settings';
 import type { DownloadProgress } from '../core/tokens/hub';
 import { ExchangeTokenizer, type DownloadSink } from './tokenize';
+import { OtlpBridge } from './otlpExport';
 import { statusBarText, statusBarTooltip, type ProxyStatus } from './viewModel';
 
 /** SecretStorage name = the variable agents read it from (src/core/proxy/agents.ts). */
@@ -70,6 +71,7 @@ class App implements vscode.Disposable {
   private readonly tokenizer: ExchangeTokenizer;
   private readonly disposables: vscode.Disposable[] = [];
   private unsubscribeStore: (() => void) | undefined;
+  private readonly otlp: OtlpBridge;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -88,7 +90,8 @@ class App implements vscode.Disposable {
       startDownload: downloadNotification,
     }));
     this.panels = new ExchangePanels(context.extensionUri, this.exchanges, (o) => this.tokenizer.tokens(o.result), log);
-    this.disposables.push(this.status, this.tree, this.exchanges, this.panels);
+    this.otlp = new OtlpBridge(context, log, () => this.settings.redactionPatterns);
+    this.disposables.push(this.status, this.tree, this.exchanges, this.panels, this.otlp);
     this.registerCommands();
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => {
@@ -130,6 +133,7 @@ class App implements vscode.Disposable {
       void vscode.window.showErrorMessage(`Tokenscope cannot open its capture store in ${dir}: ${(e as Error).message.split('\n')[0]}`);
     }
     this.tree.refresh();
+    await this.otlp.attach(this.store);
   }
 
   private async startProxy(): Promise<void> {

@@ -48,7 +48,8 @@ export function parseOtlpHeaders(text: string | undefined, name = 'OTEL_EXPORTER
   for (const pair of (text ?? '').split(',')) {
     if (!pair.trim()) continue;
     const eq = pair.indexOf('=');
-    if (eq <= 0) throw new UserError(`${name}: expected key=value pairs separated by commas, got an entry without "=" (${pair.trim().slice(0, 20)}…)`);
+    // The entry itself is not quoted: it may be a key.
+    if (eq <= 0) throw new UserError(`${name}: expected key=value pairs separated by commas, got an entry without "="`);
     const key = pair.slice(0, eq).trim();
     let value = pair.slice(eq + 1).trim();
     try {

@@ -1,0 +1,100 @@
+/**
+ * OpenTelemetry export from VS Code: the `tokenscope.otlp.*` settings, headers (a Langfuse or Phoenix key) kept in
+ * SecretStorage, and one exporter listening to the capture store (src/core/export/otlp.ts). The environment
+ * (`OTEL_EXPORTER_OTLP_*`) still applies where a setting is empty.
+ */
+import * as vscode from 'vscode';
+import { OtlpExporter, type ObservableStore } from '../core/export/otlp';
+import { describeOtlp, parseOtlpHeaders, readOtlpConfig } from '../core/export/otlp-config';
+import type { RedactOptions } from '../core/redact';
+
+/** SecretStorage name of the headers, in `OTEL_EXPORTER_OTLP_HEADERS` syntax (`Authorization=Basic …,x-a=b`). */
+const SECRET_HEADERS = 'OTEL_EXPORTER_OTLP_HEADERS';
+
+export class OtlpBridge implements vscode.Disposable {
+  private exporter: OtlpExporter | undefined;
+  private detach: (() => void) | undefined;
+  private store: ObservableStore | undefined;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly log: vscode.LogOutputChannel,
+    private readonly patterns: () => RedactOptions['patterns'],
+  ) {
+    context.subscriptions.push(
+      vscode.commands.registerCommand('tokenscope.setOtlpHeaders', () => this.setHeaders()),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('tokenscope.otlp') || e.affectsConfiguration('tokenscope.redaction')) void this.restart();
+      }),
+    );
+  }
+
+  /** Starts exporting the exchanges of `store` as they finish (when `tokenscope.otlp.enabled`); call again on a new store. */
+  async attach(store: ObservableStore | undefined): Promise<void> {
+    this.store = store;
+    await this.restart();
+  }
+
+  private async restart(): Promise<void> {
+    await this.stop();
+    const cfg = vscode.workspace.getConfiguration('tokenscope.otlp');
+    if (!cfg.get<boolean>('enabled') || !this.store) return;
+    try {
+      const secret = await this.context.secrets.get(SECRET_HEADERS);
+      const config = readOtlpConfig({
+        endpoint: cfg.get<string>('endpoint') || undefined,
+        protocol: cfg.get<string>('protocol') || undefined,
+        serviceName: cfg.get<string>('serviceName') || undefined,
+        content: cfg.get<boolean>('content') ?? false,
+        headers: secret ? parseOtlpHeaders(secret, 'the stored OpenTelemetry headers') : undefined,
+      });
+      const version = String(this.context.extension.packageJSON.version ?? '0.1.0');
+      this.exporter = new OtlpExporter(config, { version, redactPatterns: this.patterns(), onWarning: (m) => this.log.warn(m) });
+      this.detach = this.exporter.attach(this.store);
+      this.log.info(`OpenTelemetry export to ${describeOtlp(config)}`);
+    } catch (e) {
+      const msg = (e as Error).message.split('\n')[0];
+      this.log.error(`OpenTelemetry export is off: ${msg}`);
+      void vscode.window.showErrorMessage(`Tokenscope: OpenTelemetry export is off: ${msg}`, 'Open Settings').then((a) => {
+        if (a) void vscode.commands.executeCommand('workbench.action.openSettings', 'tokenscope.otlp');
+      });
+    }
+  }
+
+  private async stop(): Promise<void> {
+    this.detach?.();
+    this.detach = undefined;
+    const e = this.exporter;
+    this.exporter = undefined;
+    if (!e) return;
+    await e.shutdown();
+    const s = e.stats();
+    this.log.info(`OpenTelemetry export stopped: ${s.exported} spans sent, ${s.dropped} dropped`);
+  }
+
+  private async setHeaders(): Promise<void> {
+    const value = await vscode.window.showInputBox({
+      title: 'OpenTelemetry export headers',
+      prompt: 'key=value pairs separated by commas, values URL-encoded (Langfuse: Authorization=Basic%20<base64 of pk:sk>). Kept in secret storage. Empty removes them.',
+      password: true,
+      ignoreFocusOut: true,
+      validateInput: (v) => {
+        try {
+          parseOtlpHeaders(v);
+          return undefined;
+        } catch (e) {
+          return (e as Error).message;
+        }
+      },
+    });
+    if (value === undefined) return;
+    if (value.trim()) await this.context.secrets.store(SECRET_HEADERS, value.trim());
+    else await this.context.secrets.delete(SECRET_HEADERS);
+    void vscode.window.showInformationMessage(value.trim() ? 'Tokenscope: OpenTelemetry headers stored.' : 'Tokenscope: OpenTelemetry headers removed.');
+    await this.restart();
+  }
+
+  dispose(): void {
+    void this.stop();
+  }
+}

@@ -274,6 +274,43 @@ export interface CapturedExchange {
   servedProvider?: string;
   /** OpenRouter: the provider pin requested, and whether the served provider honoured it. */
   pin?: { requested: string[]; honoured?: boolean };
+  /** Repair mode rewrote the response: what was delivered instead of the upstream's bytes (those stay the capture's body). */
+  repair?: RepairRecord;
+  /** A per-model provider policy changed the request's OpenRouter `provider` object. */
+  policy?: PolicyRecord;
+}
+
+/** One tool call repair mode recovered from markup in content or reasoning. */
+export interface RepairedCallRecord {
+  index: number;
+  id: string;
+  name: string;
+  from: 'content' | 'reasoning';
+  family: FamilyId;
+  /** delivered: as a structured call. withheld: truncated, not delivered. passed-through: truncated, left as text. */
+  status: 'delivered' | 'withheld' | 'passed-through';
+  /** Why a call was truncated, or what its arguments fail in the tool's schema. */
+  note?: string;
+  argumentsChars: number;
+}
+
+export interface RepairRecord {
+  /** The `tokenscope.repair.truncated` setting in force. */
+  truncated: 'withhold' | 'passthrough';
+  calls: RepairedCallRecord[];
+  /** Characters of markup removed from content and reasoning. */
+  removedChars: { content: number; reasoning: number };
+  finishReason?: { upstream: string | null; delivered: string | null };
+}
+
+export interface PolicyRecord {
+  model: string;
+  /** The policy's preferences as configured. */
+  policy: Record<string, unknown>;
+  /** The `provider` object the agent sent, if any. */
+  agent?: Record<string, unknown>;
+  /** The `provider` object sent upstream. */
+  sent: Record<string, unknown>;
 }
 
 export interface ExchangeSummary {

@@ -6,7 +6,10 @@ import { DEFAULT_UPSTREAMS, checkRouteName, checkUpstreamUrl, effectiveUpstreams
 
 const NAMED_ROUTES = Object.keys(DEFAULT_UPSTREAMS) as NamedRoute[];
 import { otlpRequestedByEnv } from '../../core/export/otlp-config';
+import { repairStage } from '../../core/repair/stage';
+import { repairSummary } from '../../core/repair/describe';
 import { parseArgs } from '../args';
+import { repairFromFlags } from './serve-options';
 import type { Command } from '../io';
 import { OTLP_BOOLEANS, OTLP_HELP, OTLP_VALUES, otlpFromArgs, otlpReport, otlpTarget } from '../otlp';
 import { openStoreForWriting } from '../store';
@@ -15,6 +18,7 @@ const HELP = `usage: tokenscope serve [--port N] [--data-dir DIR] [--upstream UR
                         [--anthropic-url URL] [--openai-url URL] [--custom NAME=URL[,NAME=URL…]]
                         [--upstream-timeout S] [--idle-timeout S] [--header-timeout S]
                         [--otlp | --no-otlp] [--otlp-endpoint URL] [--otlp-protocol P] [--otlp-content]
+                        [--repair [--repair-truncated withhold|passthrough] [--repair-routes R,…] [--repair-models M,…]]
 
 Runs the capture proxy on 127.0.0.1 and prints one line per finished exchange, plus each error finding.
 Point an agent's base URL at a route (\`tokenscope agents\` prints the exact setup per agent):
@@ -22,6 +26,9 @@ Point an agent's base URL at a route (\`tokenscope agents\` prints the exact set
   /sglang/v1       your SGLang server    /openai/v1   OpenAI
   /u/NAME/v1       a --custom upstream   /v1          the --upstream (default OpenRouter)
 A --custom NAME that is a built-in route (openrouter, sglang, anthropic, openai) replaces that route.
+--repair delivers tool calls a provider leaked as markup into content or reasoning as structured calls (Chat
+Completions only; the capture keeps the upstream's bytes and the delivered ones). A truncated call is never delivered
+as a call: it is withheld with finish_reason length/error (withhold, the default) or left as text (passthrough).
 Captures go to --data-dir (default ${defaultDataDir()}, or TOKENSCOPE_DATA_DIR).
 Timeouts, in seconds: --upstream-timeout for the upstream's response headers (default ${DEFAULT_TIMEOUTS.upstreamHeadersMs / 1000}),
 --idle-timeout for a silence mid-response (default ${DEFAULT_TIMEOUTS.idleMs / 1000}; SSE clients then get an error event),
@@ -76,8 +83,8 @@ function upstreamsFrom(args: ReturnType<typeof parseArgs>): Upstreams {
 
 const serve: Command = async (argv, io) => {
   const args = parseArgs(argv, {
-    values: ['port', 'data-dir', 'upstream', 'openrouter-url', 'sglang-url', 'anthropic-url', 'openai-url', 'upstream-timeout', 'idle-timeout', 'header-timeout', ...OTLP_VALUES],
-    booleans: ['otlp', 'no-otlp', ...OTLP_BOOLEANS],
+    values: ['port', 'data-dir', 'upstream', 'openrouter-url', 'sglang-url', 'anthropic-url', 'openai-url', 'upstream-timeout', 'idle-timeout', 'header-timeout', 'repair-truncated', 'repair-routes', 'repair-models', ...OTLP_VALUES],
+    booleans: ['repair', 'otlp', 'no-otlp', ...OTLP_BOOLEANS],
     repeatable: ['custom'],
   });
   if (args.bool('help')) {
@@ -88,6 +95,7 @@ const serve: Command = async (argv, io) => {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`--port must be 0–65535, got ${port}`);
   const upstreams = upstreamsFrom(args);
   const dataDir = args.str('data-dir') ?? defaultDataDir();
+  const repair = repairFromFlags(args);
   const timeouts: ProxyTimeouts = { upstreamHeadersMs: timeoutMs(args, 'upstream-timeout'), idleMs: timeoutMs(args, 'idle-timeout'), clientHeadersMs: timeoutMs(args, 'header-timeout') };
   const wantOtlp = !args.bool('no-otlp') && (args.bool('otlp') || args.str('otlp-endpoint') !== undefined || otlpRequestedByEnv());
   const otlp = wantOtlp ? otlpFromArgs(args, io) : undefined;
@@ -107,11 +115,12 @@ const serve: Command = async (argv, io) => {
     onAnalyzed: (x, result) => {
       io.out(`${time(x.startedAt)}  ${exchangeLine(x)}`);
       for (const f of result?.analysis.findings ?? []) if (f.severity === 'error') io.out(`    ${findingLine(f)}`);
+      if (x.repair) io.out(`    repaired: ${repairSummary(x.repair)}`);
     },
   });
   // Export only listens to the store: spans are built after an exchange has finished, never on the forwarding path.
   const detachOtlp = otlp?.attach(store);
-  const proxy = await startProxy({ port, store, upstreams, timeouts, log: (l) => io.err(l) }).catch(async (e) => {
+  const proxy = await startProxy({ port, store, upstreams, timeouts, log: (l) => io.err(l), ...(repair.enabled && { responseStage: repairStage(() => repair) }) }).catch(async (e) => {
     detachOtlp?.();
     await otlp?.shutdown();
     await store.close();
@@ -127,6 +136,10 @@ const serve: Command = async (argv, io) => {
   for (const [name, url] of Object.entries(all.custom)) io.out(`  ${proxy.url}${routePrefix(name)}  → ${url}`);
   io.out(`  ${proxy.url}/v1  → ${all.default}/v1`);
   if (otlp) io.out(`  OpenTelemetry spans → ${otlpTarget(otlp)}`);
+  if (repair.enabled) {
+    const where = [repair.routes?.length ? `routes ${repair.routes.join(', ')}` : 'every route', repair.models?.length ? `models ${repair.models.join(', ')}` : 'every model'];
+    io.out(`  repair: on (${where.join(', ')}; truncated calls: ${repair.truncated})`);
+  }
   io.out('Press Ctrl+C to stop.');
 
   await stopped;

@@ -3,6 +3,7 @@ import { exchangeProvider, findingLine, findingsText, localTime, outcomeText } f
 import { defaultDataDir, findCapture } from '../../core/capture/store';
 import { UserError } from '../../core/model';
 import { plural } from '../../core/tokens/accounting';
+import { policySummary, repairCallLines, repairSummary } from '../../core/repair/describe';
 import { callLines, findingJson, turnReport } from '../../core/parsed';
 import { parseArgs } from '../args';
 import { safeLine } from './lint';
@@ -45,10 +46,13 @@ const show: Command = async (argv, io) => {
       ['pin', x.pin && `${x.pin.requested.join(', ')}${x.pin.honoured === undefined ? '' : x.pin.honoured ? ' (honoured)' : ' (NOT honoured)'}`],
       ['response', `${outcomeText(x)}, ${plural(x.responseBytes ?? res.bytes.length, 'byte')} in ${plural(res.chunks.length, 'chunk')}${s?.streamed ? ' (streamed)' : ''}`],
       ['usage', s?.usage && [s.usage.promptTokens !== undefined && `${s.usage.promptTokens} prompt`, s.usage.completionTokens !== undefined && `${s.usage.completionTokens} completion`, s.usage.cost !== undefined && `$${s.usage.cost}`].filter(Boolean).join(', ')],
+      ['policy', x.policy && policySummary(x.policy)],
+      ['repaired', x.repair && `${repairSummary(x.repair)}; the agent got the delivered bytes (${plural(store.readDelivered(x.id)?.length ?? 0, 'byte')}), findings are on the upstream's`],
       ['error', x.error],
       ['findings', findingsText(s)],
     ];
     for (const [k, v] of rows) if (v) io.out(`${k.padEnd(9)} ${v}`);
+    for (const line of x.repair ? repairCallLines(x.repair) : []) io.out(`  repair: ${line}`);
     for (const f of analysis?.findings ?? []) io.out(`  ${findingLine(f)}`);
     if (report) for (const line of callLines(report)) io.out(safeLine(line));
   } finally {

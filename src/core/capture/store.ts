@@ -54,7 +54,7 @@ export interface BeginInit {
 }
 
 /** Fields the proxy learns about an exchange besides its bytes. */
-export type ExchangeAnnotations = Partial<Pick<CapturedExchange, 'requestModel' | 'generationId' | 'pin' | 'servedProvider'>>;
+export type ExchangeAnnotations = Partial<Pick<CapturedExchange, 'requestModel' | 'generationId' | 'pin' | 'servedProvider' | 'repair' | 'policy'>>;
 
 export interface ExchangeWriter {
   readonly id: string;
@@ -69,12 +69,19 @@ export interface ExchangeWriter {
   cork(): void;
   uncork(): void;
   annotate(fields: ExchangeAnnotations): void;
+  /**
+   * The bytes delivered to the client when a response stage (repair mode) changed them; the upstream's bytes stay the
+   * exchange's body. Written once, before `finish`, masked like the body.
+   */
+  delivered(bytes: Uint8Array): void;
   /** `endedAt`: the recorded end (epoch ms), for imports; default: now. */
   finish(opts?: { error?: string; incomplete?: boolean; endedAt?: number }): Promise<CapturedExchange>;
 }
 
 export interface CaptureStore extends CaptureReader {
   readonly dataDir: string;
+  /** The bytes delivered to the client, when they differ from the upstream's (repair mode); undefined otherwise. */
+  readDelivered(id: string): Uint8Array | undefined;
   begin(init: BeginInit): ExchangeWriter;
   delete(id: string): Promise<void>;
   onDidChange(listener: (e: StoreChange) => void): () => void;
@@ -222,6 +229,23 @@ class FileStore implements CaptureStore {
     if (!this.entries.has(id)) return undefined;
     const { response, chunks } = decodeFrames(this.readBody(id));
     return { bytes: response, chunks };
+  }
+
+  readDelivered(id: string): Uint8Array | undefined {
+    if (!this.entries.has(id)) return undefined;
+    const path = this.deliveredPath(id);
+    try {
+      return statSync(path).isFile() ? readFileSync(path) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Writes the delivered bytes of an exchange (0600, masked). */
+  writeDelivered(id: string, bytes: Uint8Array): void {
+    if (!this.entries.has(id)) return;
+    const masked = maskSecrets(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { patterns: this.opts.redactPatterns });
+    this.diskWrite(() => writeFileSync(this.deliveredPath(id), masked, { mode: 0o600 }));
   }
 
   onDidChange(listener: (e: StoreChange) => void): () => void {
@@ -405,6 +429,7 @@ class FileStore implements CaptureStore {
     this.sorted = undefined;
     this.record({ op: 'del', id: e.x.id });
     this.diskWrite(() => rmSync(this.bodyPath(e.x.id), { force: true }));
+    if (e.x.repair) this.diskWrite(() => rmSync(this.deliveredPath(e.x.id), { force: true }));
     this.emit('deleted', e.x);
   }
 
@@ -482,6 +507,10 @@ class FileStore implements CaptureStore {
 
   private bodyPath(id: string): string {
     return join(this.bodies, `${id}.cap`);
+  }
+
+  private deliveredPath(id: string): string {
+    return join(this.bodies, `${id}.delivered`);
   }
 
   private readBody(id: string): Uint8Array {
@@ -644,6 +673,10 @@ class Writer implements ExchangeWriter {
 
   annotate(fields: ExchangeAnnotations): void {
     if (!this.done) this.store.patch(this.x, fields);
+  }
+
+  delivered(bytes: Uint8Array): void {
+    if (!this.done) this.store.writeDelivered(this.x.id, bytes);
   }
 
   async finish(opts: { error?: string; incomplete?: boolean; endedAt?: number } = {}): Promise<CapturedExchange> {

@@ -11,6 +11,7 @@ import { decodingTee } from './decode';
 import { sseErrorEvent } from './errors';
 import { clientResponseHeaders, headerText } from './headers';
 import { pinHonoured, servedProvider } from './openrouter';
+import type { ResponseStage } from './stage';
 import { ChunkTail, sawTerminalEvent } from './terminal';
 
 /** How much of the decoded response head is searched for the served provider. */
@@ -33,15 +34,17 @@ export interface RelayOptions {
   shape: { anthropic: boolean; responses: boolean };
   /** The idle gap (ms) after which the upstream is given up on; reported in the error. */
   idleTimeoutMs: number;
+  /** Transforms the body on its way to the client (repair mode); the capture keeps the upstream's bytes. */
+  stage?: ResponseStage;
 }
 
 /** Streams the upstream response to the client, teeing a decoded copy into the capture; resolves with how it ended. */
 export async function relay(o: RelayOptions): Promise<Outcome> {
-  const { up, res, writer } = o;
+  const { up, res, writer, stage } = o;
   const headers = up.headers as Record<string, string | string[] | undefined>;
   let bodyStarted = false;
   try {
-    res.writeHead(up.statusCode, clientResponseHeaders(headers));
+    res.writeHead(up.statusCode, stage ? stage.headers(clientResponseHeaders(headers)) : clientResponseHeaders(headers));
     // The head goes out with the first chunk when that is already here (one write, one wake-up for the client),
     // else on the next turn of the loop: a slow first token never holds the status back.
     setImmediate(() => {
@@ -74,7 +77,7 @@ export async function relay(o: RelayOptions): Promise<Outcome> {
     for (const c of chunks) tee.write(c);
     writer.uncork();
     let ok = true;
-    for (const c of chunks) ok = res.write(c);
+    for (const c of chunks) ok = res.write(stage ? stage.push(c) : c);
     if (!ok) body.pause();
   };
   let received = 0;
@@ -87,7 +90,7 @@ export async function relay(o: RelayOptions): Promise<Outcome> {
     });
     body.once('end', () => {
       forward();
-      res.end();
+      res.end(stage?.end());
       resolve({});
     });
     body.once('error', (e: Error & { code?: string }) => {

@@ -17,6 +17,7 @@ import { upstreamRequestHeaders } from './headers';
 import { requestInfo } from './openrouter';
 import { oneLine, relay, seconds, type Outcome } from './relay';
 import { requestBody } from './request-body';
+import type { ResponseStageFactory } from './stage';
 import { BadPathError, resolveRoute, type ResolvedRoute, type Upstreams } from './routes';
 import { agentFromHeaders } from './user-agent';
 
@@ -44,6 +45,8 @@ export interface ProxyOptions {
   log?: (line: string) => void;
   /** Undici dispatcher for upstream calls (tests, custom TLS); default a keep-alive Agent owned by the proxy. */
   dispatcher?: Dispatcher;
+  /** Transforms a response body on its way to the client (repair mode); see ./stage.ts. */
+  responseStage?: ResponseStageFactory;
 }
 
 export interface ProxyEvents {
@@ -189,6 +192,7 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
       gone: () => gone,
       shape: { anthropic, responses: speaksResponses(path) },
       idleTimeoutMs: timeouts.idleMs,
+      stage: opts.responseStage?.({ route: route.route, method: req.method ?? 'GET', path, requestBody: recorded, status: upstream.statusCode, headers: upstream.headers as Record<string, string | string[] | undefined>, writer }),
     });
     await finish(writer, outcome);
   }

@@ -1,0 +1,114 @@
+/**
+ * From one stretch of leaked tool-call markup to the calls a correct server would have delivered.
+ *
+ * The family's own parser (formats/) reads the markup; this module decides, call by call, whether it is
+ * **complete** (its arguments are whole) or **truncated** (cut before its arguments ended). A complete call may be
+ * delivered as a structured call even when its section end or call end is missing; a truncated one never is
+ * (Kiro #11533, anton PR #342: a partial-JSON fix-up "cannot invent the value that never arrived").
+ *
+ * What "whole" means depends on how the family writes arguments:
+ * - JSON families (Kimi, DeepSeek, Qwen3/Hermes, gpt-oss): the arguments parse as a JSON object. A JSON object only
+ *   parses once its closing brace arrived, so a cut inside it is always caught, even without the call's end marker.
+ * - XML-argument families (Qwen3-Coder, GLM, MiniMax): the parser turns `<parameter=…>` pairs into JSON, so a cut
+ *   inside a value would still give valid JSON. Such a call counts only when the parser saw it closed.
+ */
+import { createHash } from 'node:crypto';
+import Ajv, { type ValidateFunction } from 'ajv';
+import type { FamilyId, FormatProblem, ToolDef } from '../model';
+import type { ModelFormat } from '../formats/types';
+
+/** Families whose native arguments are a JSON text (a cut is visible in the JSON itself). */
+const JSON_ARGUMENT_FAMILIES: ReadonlySet<FamilyId> = new Set<FamilyId>(['kimi-k2', 'deepseek-v3', 'deepseek-v31', 'qwen3', 'gpt-oss']);
+
+export interface RepairedCall {
+  /** Position among the calls delivered in this turn (the structured `index`). */
+  index: number;
+  /** Canonical id for the family: Kimi `functions.NAME:IDX`, else `call_` + a digest of the turn and call. */
+  id: string;
+  name: string;
+  /** The arguments as the model wrote them (JSON text). */
+  arguments: string;
+  /** Where the markup was. */
+  from: 'content' | 'reasoning';
+  /** complete: arguments whole. truncated: cut before they ended (never delivered as a call). */
+  state: 'complete' | 'truncated';
+  /** Why a call is truncated, or why its arguments fail the request's schema (the call is still delivered: the agent answers that). */
+  note?: string;
+}
+
+export interface CallContext {
+  /** Tools the request offered (their schemas check the arguments). */
+  tools: ToolDef[];
+  /** Structured tool calls already in the request's history (Kimi numbers calls across the conversation). */
+  historyCalls: number;
+  /** A digest of the request's history: ids are stable when the same turn is delivered again. */
+  seed: string;
+}
+
+/** Reads the calls of one markup stretch. `firstIndex` is the next structured index of the turn. */
+export function readCalls(format: ModelFormat, markup: string, from: 'content' | 'reasoning', firstIndex: number, ctx: CallContext): RepairedCall[] {
+  const parsed = format.parse(markup);
+  const jsonFamily = JSON_ARGUMENT_FAMILIES.has(format.id);
+  return parsed.message.toolCalls.map((call, i) => {
+    const index = firstIndex + i;
+    const problems = parsed.problems.filter((p) => p.callIndex === call.index);
+    const cut = truncation(call.name, call.arguments, problems, jsonFamily);
+    const id = canonicalId(format.id, call.name, call.id, index, ctx);
+    if (cut) return { index, id, name: call.name, arguments: call.arguments, from, state: 'truncated', note: cut };
+    const schema = schemaNote(call.name, call.arguments, ctx.tools);
+    return { index, id, name: call.name, arguments: call.arguments, from, state: 'complete', ...(schema && { note: schema }) };
+  });
+}
+
+function truncation(name: string, args: string, problems: FormatProblem[], jsonFamily: boolean): string | undefined {
+  if (!name) return 'the call has no function name';
+  let value: unknown;
+  try {
+    value = JSON.parse(args);
+  } catch {
+    return 'its arguments are not whole JSON (cut short)';
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'its arguments are not a JSON object';
+  if (!jsonFamily) {
+    const open = problems.find((p) => p.code === 'call-unclosed' || p.code === 'marker-truncated' || p.code === 'malformed-call');
+    if (open) return `the call was cut before its end (${open.message})`;
+  }
+  return undefined;
+}
+
+/** Kimi keeps a well-formed id the model wrote for this call and numbers the others in order; other families get a stable digest. */
+function canonicalId(family: FamilyId, name: string, written: string | undefined, index: number, ctx: CallContext): string {
+  if (family === 'kimi-k2') {
+    const m = written && /^functions\.(.+):(\d+)$/.exec(written);
+    if (m && m[1] === name) return written!;
+    return `functions.${name}:${ctx.historyCalls + index}`;
+  }
+  const digest = createHash('sha256').update(`${ctx.seed}\0${index}\0${name}`).digest('hex').slice(0, 24);
+  return `call_${digest}`;
+}
+
+const ajv = new Ajv({ strict: false, allErrors: false, validateFormats: false, logger: false });
+const compiled = new Map<string, ValidateFunction | undefined>();
+
+function schemaNote(name: string, args: string, tools: ToolDef[]): string | undefined {
+  if (tools.length === 0) return undefined;
+  const tool = tools.find((t) => t.name === name);
+  if (!tool) return `the request offers no tool named ${name}`;
+  const schema = tool.parameters;
+  if (!schema || typeof schema !== 'object') return undefined;
+  const key = JSON.stringify(schema);
+  let validate = compiled.get(key);
+  if (!compiled.has(key)) {
+    try {
+      const { $schema: _ignored, ...rest } = schema as Record<string, unknown>;
+      validate = ajv.compile(rest);
+    } catch {
+      validate = undefined;
+    }
+    if (compiled.size > 256) compiled.clear();
+    compiled.set(key, validate);
+  }
+  if (!validate || validate(JSON.parse(args))) return undefined;
+  const err = validate.errors?.[0];
+  return `its arguments fail the tool's schema (${err ? `${err.instancePath || '/'} ${err.message}` : 'invalid'})`;
+}

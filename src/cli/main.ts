@@ -6,6 +6,7 @@ const commands: Record<string, { summary: string; load: () => Promise<{ default:
   lint: { summary: 'flag broken tool calls in a response, SSE dump, native text or capture', load: () => import('./commands/lint') },
   tokens: { summary: "show the token stream with the model's own tokenizer", load: () => import('./commands/tokens') },
   serve: { summary: 'run the capture proxy', load: () => import('./commands/serve') },
+  demo: { summary: 'a first look: replay broken tool calls from a built-in local upstream through the proxy', load: () => import('./commands/demo') },
   captures: { summary: 'list captured exchanges', load: () => import('./commands/captures') },
   show: { summary: 'show one captured exchange with its findings', load: () => import('./commands/show') },
   agents: { summary: 'print how to start each agent through the proxy', load: () => import('./commands/agents') },

@@ -154,7 +154,7 @@ export const BROKEN_CASE: DemoCaseId = 'section-unclosed';
 
 interface RequestTool {
   type?: string;
-  function?: { name?: string; parameters?: { properties?: Record<string, { type?: unknown }>; required?: unknown } };
+  function?: { name?: string; parameters?: { properties?: Record<string, { type?: unknown } | undefined>; required?: unknown } };
   /** Anthropic / Responses style. */
   name?: string;
 }

@@ -48,10 +48,13 @@ export async function openStoreForWriting(dir: string, io: CliIO, opts: StoreOpt
   });
 }
 
-/** Opens an existing store to read it; undefined when the folder does not exist (it is not created). */
+/**
+ * Opens an existing store to read it; undefined when the folder does not exist (it is not created). Read-only: nothing
+ * in the data dir is created, renamed or deleted, so a running proxy's files are never touched.
+ */
 export async function openStoreForReading(dir: string, io: CliIO, opts: StoreOptions = {}): Promise<CaptureStore | undefined> {
   if (!storeExists(dir)) return undefined;
-  return openStoreForWriting(dir, io, { analyze: false, ...opts });
+  return openStoreForWriting(dir, io, { analyze: false, readOnly: true, ...opts });
 }
 
 /** The same, for a command that needs a capture from it: a missing store is "no capture … in DIR". */

@@ -3,7 +3,7 @@
  * request → the model family, the native text of the turn with its segments, and every check's findings.
  * Used by the CLI (`lint`, `show`), the capture store (each finished exchange), the extension and the exports.
  */
-import { checks, exchangeChecks, INTERNAL_ERROR } from './checks/index';
+import { CAPTURE_TRUNCATED, checks, exchangeChecks, INTERNAL_ERROR } from './checks/index';
 import type { Check, CheckContext } from './checks/types';
 import { detectFamily, getFormat } from './formats/index';
 import type { ModelFormat } from './formats/types';
@@ -233,6 +233,15 @@ export function analyzeExchange(exchange: CapturedExchange, responseBody: Uint8A
   // Off the turn endpoints, only a body that parsed as a known model API is a turn (a stored completion fetched by id).
   const turn = turnEndpoint(exchange) || TURN_PROTOCOLS.has(response.protocol);
   const { analysis, ctx } = analyzeWithContext({ response, request, model: exchange.requestModel, turn });
+  const cut = exchange.truncated;
+  if (cut) {
+    analysis.findings.push({
+      rule: CAPTURE_TRUNCATED.id,
+      severity: CAPTURE_TRUNCATED.severity,
+      message: `Tokenscope kept the first ${cut.keptBytes} of ${cut.receivedBytes} decoded response bytes (the per-body cap); the client received them all, the ${cut.receivedBytes - cut.keptBytes} bytes after the cut were not stored or analysed.`,
+      location: 'wire',
+    });
+  }
   const summary = summarize(response, analysis, request);
   if (!summary.provider && exchange.servedProvider) summary.provider = exchange.servedProvider;
   return { response, request, analysis, summary, ctx };
@@ -272,6 +281,7 @@ export function parseExchange(
  * proxy/server.ts and capture/store.ts): the client closing the connection, or Tokenscope stopping mid-capture.
  */
 function cutByOf(exchange: CapturedExchange): ParsedResponse['cutBy'] {
+  if (exchange.truncated) return 'tokenscope';
   const reason = exchange.error;
   if (exchange.state !== 'incomplete' || !reason) return undefined;
   if (reason.startsWith('the client closed the connection')) return 'client';

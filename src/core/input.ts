@@ -211,7 +211,7 @@ async function loadCapture(id: string, dataDir: string): Promise<LoadedInput> {
   if (/[\\/]/.test(id) || /\.\w+$/.test(id) || !existsSync(join(dataDir, LOG_FILE))) {
     throw new UserError(`${id}: no such file${/[\\/.]/.test(id) ? '' : ' or capture id'}`);
   }
-  const store = await openStore(dataDir, { analyze: false });
+  const store = await openStore(dataDir, { analyze: false, readOnly: true });
   try {
     const matches = store.get(id) ? [id] : store.list().flatMap((x) => (x.id.startsWith(id) ? [x.id] : []));
     if (matches.length === 0) throw new UserError(`${id}: no such file or capture id (store: ${dataDir})`);

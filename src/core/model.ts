@@ -260,6 +260,8 @@ export interface CapturedExchange {
   responseBytes?: number;
   /** Why the exchange is incomplete or errored, in one line. */
   error?: string;
+  /** The response was larger than the store keeps per body (its cap): only the first `keptBytes` are stored. */
+  truncated?: { keptBytes: number; receivedBytes: number };
   /** Filled after analysis. */
   summary?: ExchangeSummary;
   /** A re-run's original exchange. */

@@ -34,6 +34,20 @@ const SECRET_HEADERS = new Set([
 ]);
 
 /**
+ * A header or query parameter whose name says it holds a credential: one of its words (split at `-`, `_`, `.`) is,
+ * or ends in, key, token, secret, auth, session, password or credential (`x-amz-security-token`, `x-litellm-api-key`,
+ * `x-portkey-api-key`, `apikey`, `access_token`, `x-session-id`). Plural counters (`x-ratelimit-remaining-tokens`)
+ * are not credentials and stay readable.
+ */
+const SECRET_WORD = /(?:key|token|secret|auth|authorization|session|sessionid|password|passwd|credentials?|signature|sig)$/;
+
+export function isSecretName(name: string): boolean {
+  const n = name.toLowerCase();
+  if (SECRET_HEADERS.has(n)) return true;
+  return n.split(/[-_.]/).some((w) => w.length > 0 && (SECRET_WORD.test(w) || w.startsWith('auth')));
+}
+
+/**
  * Key-shaped strings, most specific first. `sk-` keys start a word: `risk-management-framework` is not a key.
  * A pattern's capture group, when it has one, is context before the secret: it is matched but never replaced.
  * Short prefixes (`fw_`, `gsk_`, `xai-`) also name ordinary identifiers (`fw_update_firmware`), so those
@@ -107,7 +121,7 @@ export function redactHeaders(headers: Record<string, string | string[] | undefi
     if (v === undefined) continue;
     const value = Array.isArray(v) ? v.join(', ') : String(v);
     const name = k.toLowerCase();
-    if (SECRET_HEADERS.has(name)) {
+    if (isSecretName(name)) {
       const label = `${name}-header`;
       // Already redacted (a stored capture on its way to an export): nothing new to report.
       if (value !== placeholder(label)) opts.report?.push({ label, where: k, preview: preview(value) });
@@ -117,6 +131,37 @@ export function redactHeaders(headers: Record<string, string | string[] | undefi
     }
   }
   return out;
+}
+
+/**
+ * Redacts a URL or a request path: the value of every query parameter whose name says credential (`?api_key=`,
+ * `&token=`, `key=`) becomes `[REDACTED:query-<name>]`, and the rest is scanned for key shapes like any text.
+ */
+export function redactUrl(url: string, opts: RedactOptions = {}): string {
+  const q = url.indexOf('?');
+  if (q < 0) return redactText(url, opts, 'url');
+  const hash = url.indexOf('#', q);
+  const end = hash < 0 ? url.length : hash;
+  const params = url
+    .slice(q + 1, end)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      if (eq < 0) return pair;
+      let name = pair.slice(0, eq);
+      try {
+        name = decodeURIComponent(name.replace(/\+/g, ' '));
+      } catch {
+        // keep it as it came
+      }
+      const value = pair.slice(eq + 1);
+      if (!isSecretName(name) || value === '' || value.startsWith(encodeURIComponent('[REDACTED:'))) return pair;
+      const label = `query-${name.toLowerCase().replace(/[^a-z0-9_-]/g, '')}`;
+      opts.report?.push({ label, where: 'url', preview: preview(value) });
+      return `${pair.slice(0, eq)}=${encodeURIComponent(placeholder(label))}`;
+    })
+    .join('&');
+  return redactText(url.slice(0, q + 1) + params + url.slice(end), opts, 'url');
 }
 
 /** True when text still holds something key-shaped (used by tests and as a last guard before writing exports). */

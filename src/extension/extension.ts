@@ -120,6 +120,7 @@ class App implements vscode.Disposable {
       this.store = await openStore(dir, {
         retention: this.settings.retentionDays ? { maxAgeDays: this.settings.retentionDays } : { maxAgeDays: Number.POSITIVE_INFINITY },
         redactPatterns: this.settings.redactionPatterns,
+        maxBodyBytes: this.settings.maxBodyBytes,
         onWarning: (m) => this.log.warn(m),
       });
       this.log.info(`capture store: ${dir} (${this.store.list().length} exchanges)`);

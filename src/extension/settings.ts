@@ -14,6 +14,8 @@ export interface Settings {
   tokenizerFolder?: string;
   captureFolder?: string;
   retentionDays: number;
+  /** The most decoded bytes kept per captured body. */
+  maxBodyBytes: number;
   /** In the shape src/core/redact.ts takes. */
   redactionPatterns: { label: string; pattern: RegExp }[];
   /** Patterns that did not compile, one line each. */
@@ -68,6 +70,7 @@ export function readSettings(get: Get, workspaceFolder?: string): Settings {
     tokenizerFolder: folder(get<string>('tokenizer.folder'), workspaceFolder),
     captureFolder: folder(get<string>('capture.folder'), workspaceFolder),
     retentionDays: Math.max(0, get<number>('capture.retentionDays') ?? 14),
+    maxBodyBytes: Math.max(1, get<number>('capture.maxBodyMB') ?? 64) * 1024 * 1024,
     redactionPatterns,
     redactionProblems,
   };

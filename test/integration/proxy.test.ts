@@ -247,7 +247,8 @@ test('a 100 MB response and a 100 MB request body pass byte-identical; the captu
       pump();
     });
   });
-  const rig = await startRig({ default: up.url });
+  // The store's per-body cap (64 MiB by default) is raised for this body: the capture keeps all of it.
+  const rig = await startRig({ default: up.url }, { maxBodyBytes: 128 * MB });
   try {
     const got = createHash('sha256');
     let size = 0;

@@ -74,7 +74,7 @@ const cmd: Command = async (argv, io) => {
   let store: CaptureStore | undefined;
   const interrupt = interruptSignal();
   try {
-    if (dataDir) store = id ? await openStoreWithCaptures(dataDir, io, `with id "${id}"`, { analyze: true }) : await openStoreForWriting(dataDir, io);
+    if (dataDir) store = id ? await openStoreWithCaptures(dataDir, io, `with id "${id}"`, { analyze: true, readOnly: false }) : await openStoreForWriting(dataDir, io);
     const captured = id ? capturedChatRequest(store!, id) : undefined;
     const report = await compareProviders({
       request: captured?.body ?? readRequest(file!),

@@ -34,7 +34,7 @@ const cmd: Command = async (argv, io) => {
   const chatTemplate = templateFile ? readTextFile(templateFile) : undefined;
   const dataDir = args.str('data-dir') ?? defaultDataDir();
   const openrouter = target.kind === 'openrouter' ? new OpenRouterClient({ baseUrl: args.str('openrouter-url'), retry: { onRetry: (r) => io.err(`HTTP ${r.status}: retrying in ${Math.ceil(r.waitMs / 1000)} s`) } }) : undefined;
-  const store = await openStoreWithCaptures(dataDir, io, `with id "${id}"`, { analyze: true });
+  const store = await openStoreWithCaptures(dataDir, io, `with id "${id}"`, { analyze: true, readOnly: false });
   try {
     const o = await rerun(store, id, target, { openrouter, sglang: { chatTemplate, cacheDir: dataDir } });
     if (args.bool('json')) io.out(JSON.stringify(outcomeJson(o), null, 2));

@@ -15,7 +15,7 @@ import { OTLP_BOOLEANS, OTLP_HELP, OTLP_VALUES, otlpFromArgs, otlpReport, otlpTa
 import { openStoreForWriting } from '../store';
 
 const HELP = `usage: tokenscope serve [--port N] [--data-dir DIR] [--upstream URL] [--openrouter-url URL] [--sglang-url URL]
-                        [--anthropic-url URL] [--openai-url URL] [--custom NAME=URL[,NAME=URL…]]
+                        [--anthropic-url URL] [--openai-url URL] [--custom NAME=URL[,NAME=URL…]] [--max-body-mb N]
                         [--upstream-timeout S] [--idle-timeout S] [--header-timeout S]
                         [--otlp | --no-otlp] [--otlp-endpoint URL] [--otlp-protocol P] [--otlp-content]
                         [--repair [--repair-truncated withhold|passthrough] [--repair-routes R,…] [--repair-models M,…]]
@@ -36,7 +36,8 @@ Timeouts, in seconds: --upstream-timeout for the upstream's response headers (de
 
 --otlp sends each finished exchange to an OpenTelemetry collector as a GenAI span; it is on by itself when
 OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set (--no-otlp, or OTEL_SDK_DISABLED=true,
-turns it off). ${OTLP_HELP}`;
+turns it off). ${OTLP_HELP}
+--max-body-mb: the most decoded bytes kept per response body (default 64; the agent still gets every byte).`;
 
 /** A timeout flag in seconds (fractions allowed), as ms. */
 function timeoutMs(args: ReturnType<typeof parseArgs>, flag: string): number | undefined {
@@ -83,7 +84,7 @@ function upstreamsFrom(args: ReturnType<typeof parseArgs>): Upstreams {
 
 const serve: Command = async (argv, io) => {
   const args = parseArgs(argv, {
-    values: ['port', 'data-dir', 'upstream', 'openrouter-url', 'sglang-url', 'anthropic-url', 'openai-url', 'upstream-timeout', 'idle-timeout', 'header-timeout', 'repair-truncated', 'repair-routes', 'repair-models', ...OTLP_VALUES],
+    values: ['port', 'data-dir', 'upstream', 'openrouter-url', 'sglang-url', 'anthropic-url', 'openai-url', 'upstream-timeout', 'idle-timeout', 'header-timeout', 'repair-truncated', 'repair-routes', 'repair-models', ...OTLP_VALUES, 'max-body-mb'],
     booleans: ['repair', 'otlp', 'no-otlp', ...OTLP_BOOLEANS],
     repeatable: ['custom'],
   });
@@ -99,6 +100,8 @@ const serve: Command = async (argv, io) => {
   const timeouts: ProxyTimeouts = { upstreamHeadersMs: timeoutMs(args, 'upstream-timeout'), idleMs: timeoutMs(args, 'idle-timeout'), clientHeadersMs: timeoutMs(args, 'header-timeout') };
   const wantOtlp = !args.bool('no-otlp') && (args.bool('otlp') || args.str('otlp-endpoint') !== undefined || otlpRequestedByEnv());
   const otlp = wantOtlp ? otlpFromArgs(args, io) : undefined;
+  const maxBodyMb = args.num('max-body-mb', 64);
+  if (!(maxBodyMb > 0)) throw new UserError(`--max-body-mb must be a positive number, got ${args.str('max-body-mb')}`);
 
   // Listen for Ctrl+C / SIGTERM before anything starts, so a stop request is never the default (abrupt) exit.
   const stopped = new Promise<void>((resolve) => {
@@ -112,6 +115,7 @@ const serve: Command = async (argv, io) => {
   });
   const time = (ms: number) => localTime(ms).slice(11);
   const store = await openStoreForWriting(dataDir, io, {
+    maxBodyBytes: Math.round(maxBodyMb * 1024 * 1024),
     onAnalyzed: (x, result) => {
       io.out(`${time(x.startedAt)}  ${exchangeLine(x)}`);
       for (const f of result?.analysis.findings ?? []) if (f.severity === 'error') io.out(`    ${findingLine(f)}`);

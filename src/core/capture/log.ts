@@ -16,13 +16,20 @@
 import type { CapturedExchange, ChunkTiming } from '../model';
 
 export type LogRecord =
-  | { op: 'put'; x: CapturedExchange; reqBytes?: number }
+  | { op: 'put'; x: CapturedExchange; reqBytes?: number; pid?: number }
   | { op: 'patch'; id: string; x: Partial<CapturedExchange> }
   | { op: 'del'; id: string };
 
 export const LOG_FILE = 'captures.ndjson';
 export const BODIES_DIR = 'bodies';
 export const SPARE_DIR = 'spare';
+
+/** What an exchange id looks like (see store.ts newId); anything else never becomes part of a path. */
+const ID_RE = /^[0-9a-z]{8,40}$/;
+
+export function isCaptureId(id: unknown): id is string {
+  return typeof id === 'string' && ID_RE.test(id);
+}
 
 export function encodeRecord(r: LogRecord): string {
   return JSON.stringify(r) + '\n';

@@ -9,13 +9,13 @@
  * loop or before the exchange's next response bytes, whichever comes first. A failing disk (ENOSPC…) pauses
  * capturing with one warning; the proxy keeps forwarding.
  */
-import { close, closeSync, constants, existsSync, fstatSync, mkdirSync, open, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync, writeSync, writevSync } from 'node:fs';
+import { chmodSync, close, closeSync, constants, existsSync, fstatSync, mkdirSync, open, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync, writeSync, writevSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { UserError, type CaptureReader, type CapturedExchange, type ChunkTiming } from '../model';
-import { maskSecrets, redactHeaders, redactText, type RedactOptions } from '../redact';
+import { maskSecrets, redactHeaders, redactText, redactUrl, type RedactOptions } from '../redact';
 import { analyzeExchange, type ExchangeAnalysis } from '../analyze';
-import { BODIES_DIR, FRAME_HEADER, LOG_FILE, SPARE_DIR, decodeFrames, decodeRecord, encodeRecord, frameHeader, type LogRecord } from './log';
+import { BODIES_DIR, FRAME_HEADER, LOG_FILE, SPARE_DIR, decodeFrames, decodeRecord, encodeRecord, frameHeader, isCaptureId, type LogRecord } from './log';
 import { Sessions } from './sessions';
 
 export interface StoreOptions {
@@ -36,6 +36,13 @@ export interface StoreOptions {
   sessionIdleMs?: number;
   /** Body files created ahead of need, so an exchange's start does not wait for the disk (default 4; 0: on demand). */
   spareFiles?: number;
+  /**
+   * Open for reading only (`captures`, `show`, `lint ID`, `export`): nothing in the data dir is created, renamed,
+   * deleted or rewritten, so a running proxy's files are never touched. `begin` and `delete` throw.
+   */
+  readOnly?: boolean;
+  /** The most decoded response bytes kept per exchange (default 64 MiB): the rest still reaches the client. */
+  maxBodyBytes?: number;
 }
 
 export type StoreChange = { kind: 'added' | 'updated' | 'deleted'; exchange: CapturedExchange };
@@ -100,6 +107,12 @@ const COMPACT_SLACK = 1000;
 const DEFAULT_SPARE_FILES = 4;
 /** Create, never truncate (a late open must not wipe what an earlier one wrote), and no O_APPEND: masks are patched in place. */
 const BODY_FLAGS = constants.O_WRONLY | constants.O_CREAT;
+/** Captures hold prompts and code: only the user reads them. */
+const FILE_MODE = 0o600;
+const DIR_MODE = 0o700;
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
+/** Read flags that never block (a FIFO in a body's place) and never follow a link out of the data dir. */
+const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
 
 export function defaultDataDir(): string {
   return process.env.TOKENSCOPE_DATA_DIR || join(homedir(), '.tokenscope');
@@ -134,6 +147,42 @@ function newId(now: number): string {
 interface Entry {
   x: CapturedExchange;
   reqBytes: number;
+  /** The process recording it (while it streams, another process must not call it interrupted). */
+  pid?: number;
+}
+
+/** Whether a process is running (a recorder of this data dir). Unknown (no pid): not running. */
+function processAlive(pid: number | undefined): boolean {
+  if (pid === undefined) return false;
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A file's bytes if it is a regular file (never a FIFO or device, never through a link); undefined otherwise. */
+function readRegularFile(path: string): Buffer | undefined {
+  let fd = -1;
+  try {
+    fd = openSync(path, READ_FLAGS);
+    const st = fstatSync(fd);
+    if (!st.isFile()) return undefined;
+    const buf = Buffer.allocUnsafe(st.size);
+    let n = 0;
+    while (n < buf.length) {
+      const r = readSync(fd, buf, n, buf.length - n, n);
+      if (r === 0) break;
+      n += r;
+    }
+    return buf.subarray(0, n);
+  } catch {
+    return undefined;
+  } finally {
+    if (fd >= 0) closeSync(fd);
+  }
 }
 
 class FileStore implements CaptureStore {
@@ -143,6 +192,8 @@ class FileStore implements CaptureStore {
   private readonly sessions: Sessions;
   private readonly bodies: string;
   private readonly spareDir: string;
+  /** This process's spare folder (spare/<pid>). */
+  private readonly ownSpares: string;
   /** Open, empty body files waiting for an exchange (StoreOptions.spareFiles). */
   private readonly spares: { path: string; fd: number }[] = [];
   private refilling: Promise<void> | undefined;
@@ -164,18 +215,16 @@ class FileStore implements CaptureStore {
   ) {
     this.bodies = join(dataDir, BODIES_DIR);
     this.spareDir = join(dataDir, SPARE_DIR);
+    this.ownSpares = join(this.spareDir, String(process.pid));
     this.sessions = new Sessions(opts.sessionIdleMs);
   }
 
   async load(): Promise<void> {
-    mkdirSync(this.bodies, { recursive: true });
-    // Spares of an earlier run were never used (a used one is renamed into bodies/ first).
-    rmSync(this.spareDir, { recursive: true, force: true });
-    mkdirSync(this.spareDir);
+    const readOnly = this.opts.readOnly === true;
+    if (!readOnly) this.prepareDirs();
     const logPath = join(this.dataDir, LOG_FILE);
     let lines = 0;
-    let text = '';
-    if (existsSync(logPath)) text = readFileSync(logPath, 'utf8');
+    const text = readRegularFile(logPath)?.toString('utf8') ?? '';
     let start = 0;
     let lineNo = 0;
     while (start < text.length) {
@@ -193,21 +242,47 @@ class FileStore implements CaptureStore {
       }
       this.apply(rec);
     }
-    // The process may have died mid-line: never let the next record glue onto a torn one.
-    this.logFd = openSync(logPath, 'a');
-    if (text.length > 0 && !text.endsWith('\n')) this.append('\n');
-
     const interrupted: Entry[] = [];
     for (const e of [...this.entries.values()].sort((a, b) => a.x.startedAt - b.x.startedAt)) {
       this.sessions.note(e.x.agent, e.x.startedAt, e.x.sessionId);
-      if (e.x.state === 'streaming') interrupted.push(e);
+      // Still streaming in another live process (a second proxy on this data dir): not interrupted.
+      if (e.x.state === 'streaming' && !processAlive(e.pid)) interrupted.push(e);
     }
-    for (const e of interrupted) this.markInterrupted(e);
     for (const e of this.entries.values()) this.totalBytes += sizeOf(e);
+    // Reading changes nothing on disk: an exchange still streaming is shown as it is recorded.
+    if (readOnly) return;
+    // The process may have died mid-line: never let the next record glue onto a torn one.
+    this.logFd = openSync(logPath, 'a', FILE_MODE);
+    if (text.length > 0 && !text.endsWith('\n')) this.append('\n');
+    for (const e of interrupted) this.markInterrupted(e);
     if (lines > this.entries.size + COMPACT_SLACK) this.compact(logPath);
     this.applyRetention();
     this.flushLog();
     await this.refillSpares();
+  }
+
+  /** Creates the folders (0700), makes an older data dir private, and drops spare files of processes that are gone. */
+  private prepareDirs(): void {
+    const fresh = !existsSync(this.dataDir);
+    mkdirSync(this.bodies, { recursive: true, mode: DIR_MODE });
+    if (!fresh && (statSync(this.dataDir).mode & 0o077) !== 0) {
+      // Written by an earlier version with the default umask (0755/0644): make every file and folder private once.
+      for (const d of readdirSync(this.dataDir, { recursive: true, withFileTypes: true })) {
+        const path = join(d.parentPath, d.name);
+        if (d.isDirectory()) chmodSync(path, DIR_MODE);
+        else if (d.isFile()) chmodSync(path, FILE_MODE);
+      }
+    }
+    for (const dir of [this.dataDir, this.bodies]) chmodSync(dir, DIR_MODE);
+    mkdirSync(this.spareDir, { recursive: true, mode: DIR_MODE });
+    chmodSync(this.spareDir, DIR_MODE);
+    // Each process has its own spare folder: another live proxy's spares are open files it is about to use.
+    for (const d of readdirSync(this.spareDir, { withFileTypes: true })) {
+      const pid = /^\d+$/.test(d.name) ? Number(d.name) : undefined;
+      if (pid === process.pid || (pid !== undefined && d.isDirectory() && processAlive(pid))) continue;
+      rmSync(join(this.spareDir, d.name), { recursive: true, force: true });
+    }
+    mkdirSync(this.ownSpares, { recursive: true, mode: DIR_MODE });
   }
 
   // ── reading ────────────────────────────────────────────────────────────────────────────────────────────────
@@ -219,14 +294,14 @@ class FileStore implements CaptureStore {
   }
 
   get(id: string): CapturedExchange | undefined {
-    const e = this.entries.get(id);
+    const e = isCaptureId(id) ? this.entries.get(id) : undefined;
     if (!e) return undefined;
     const requestBody = this.readRequest(id);
     return requestBody === undefined ? { ...e.x } : { ...e.x, requestBody };
   }
 
   readResponse(id: string): { bytes: Uint8Array; chunks: ChunkTiming[] } | undefined {
-    if (!this.entries.has(id)) return undefined;
+    if (!isCaptureId(id) || !this.entries.has(id)) return undefined;
     const { response, chunks } = decodeFrames(this.readBody(id));
     return { bytes: response, chunks };
   }
@@ -256,6 +331,7 @@ class FileStore implements CaptureStore {
   // ── writing ────────────────────────────────────────────────────────────────────────────────────────────────
 
   begin(init: BeginInit): ExchangeWriter {
+    if (this.opts.readOnly) throw new UserError(`the capture store in ${this.dataDir} is open read-only`);
     const startedAt = init.startedAt ?? Date.now();
     const t0 = performance.now() - (Date.now() - startedAt);
     const id = newId(startedAt);
@@ -267,9 +343,9 @@ class FileStore implements CaptureStore {
       startedAt,
       state: 'streaming',
       route: init.route,
-      upstreamUrl: redactText(init.upstreamUrl, redact),
+      upstreamUrl: redactUrl(init.upstreamUrl, redact),
       method: init.method,
-      path: redactText(init.path, redact),
+      path: redactUrl(init.path, redact),
       requestHeaders: redactHeaders(init.requestHeaders, redact),
       ...(init.agent !== undefined && { agent: init.agent }),
       ...(init.parentId !== undefined && { parentId: init.parentId }),
@@ -277,15 +353,16 @@ class FileStore implements CaptureStore {
     };
     const request = body === undefined ? undefined : Buffer.from(body);
     const reqBytes = request?.length ?? 0;
-    this.entries.set(id, { x, reqBytes });
+    this.entries.set(id, { x, reqBytes, pid: process.pid });
     this.totalBytes += reqBytes;
     this.sorted = undefined;
-    this.record({ op: 'put', x, reqBytes });
+    this.record({ op: 'put', x, reqBytes, pid: process.pid });
     this.emit('added', x);
-    return new Writer(this, x, t0, redact, request, this.spares.pop());
+    return new Writer(this, x, t0, redact, request, this.spares.pop(), this.opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
   }
 
   async delete(id: string): Promise<void> {
+    if (this.opts.readOnly) throw new UserError(`the capture store in ${this.dataDir} is open read-only`);
     const e = this.entries.get(id);
     if (!e) return;
     this.remove(e);
@@ -311,7 +388,7 @@ class FileStore implements CaptureStore {
 
   /** Merges fields into an exchange, persists them and tells listeners. */
   patch(x: CapturedExchange, fields: Partial<CapturedExchange>): void {
-    Object.assign(x, fields);
+    merge(x, fields);
     this.sorted = undefined;
     if (!this.entries.has(x.id)) return; // deleted while streaming: keep nothing
     this.record({ op: 'patch', id: x.id, x: fields });
@@ -320,12 +397,12 @@ class FileStore implements CaptureStore {
 
   /** Opens an exchange's body file for writing; -1 when the disk refuses. */
   openBody(id: string): number {
-    return this.diskWrite(() => openSync(this.bodyPath(id), BODY_FLAGS)) ?? -1;
+    return this.diskWrite(() => openSync(this.bodyPath(id), BODY_FLAGS, FILE_MODE)) ?? -1;
   }
 
   /** The same, off the event loop: creating a file costs up to a millisecond on a busy disk. Errors surface on the sync path. */
   openBodyAsync(id: string): Promise<number> {
-    return new Promise((resolve) => open(this.bodyPath(id), BODY_FLAGS, (err, fd) => resolve(err ? -1 : fd)));
+    return new Promise((resolve) => open(this.bodyPath(id), BODY_FLAGS, FILE_MODE, (err, fd) => resolve(err ? -1 : fd)));
   }
 
   /** Gives a spare body file its exchange's name; false when the disk refuses or the exchange was deleted meanwhile. */
@@ -364,7 +441,7 @@ class FileStore implements CaptureStore {
     if (!this.closed) setImmediate(() => void this.refillSpares());
     if (!this.entries.has(x.id)) return;
     this.totalBytes += (x.responseBytes ?? 0) + SIZE_ALLOWANCE;
-    this.applyRetention();
+    this.applyRetention(x.id);
     if (this.opts.analyze !== false && x.status !== undefined) {
       this.analysisQueue.push(x.id);
       this.analysisRunning ??= this.drainAnalysis();
@@ -374,11 +451,17 @@ class FileStore implements CaptureStore {
   // ── private ────────────────────────────────────────────────────────────────────────────────────────────────
 
   private apply(rec: LogRecord): void {
+    const id = rec.op === 'put' ? rec.x.id : rec.id;
+    // An id becomes a file name: one that is not an id (`../../victim`) never reaches a path.
+    if (!isCaptureId(id)) {
+      this.warn(`capture log record with the invalid id ${JSON.stringify(String(id).slice(0, 40))} was skipped`);
+      return;
+    }
     if (rec.op === 'put') {
-      this.entries.set(rec.x.id, { x: rec.x, reqBytes: rec.reqBytes ?? 0 });
+      this.entries.set(id, { x: rec.x, reqBytes: rec.reqBytes ?? 0, pid: rec.pid });
     } else if (rec.op === 'patch') {
-      const e = this.entries.get(rec.id);
-      if (e) Object.assign(e.x, rec.x);
+      const e = this.entries.get(id);
+      if (e) merge(e.x, rec.x);
     } else {
       this.entries.delete(rec.id);
     }
@@ -399,28 +482,45 @@ class FileStore implements CaptureStore {
   /** Rewrites the log with one `put` per live exchange (write a copy, then rename over the old one). */
   private compact(logPath: string): void {
     const tmp = `${logPath}.compact`;
-    const body = [...this.entries.values()].map((e) => encodeRecord({ op: 'put', x: e.x, reqBytes: e.reqBytes })).join('');
-    if (this.diskWrite(() => writeFileSync(tmp, body)) === undefined) {
+    const body = [...this.entries.values()].map((e) => encodeRecord({ op: 'put', x: e.x, reqBytes: e.reqBytes, pid: e.pid })).join('');
+    if (this.diskWrite(() => (writeFileSync(tmp, body, { mode: FILE_MODE }), true)) === undefined) {
       rmSync(tmp, { force: true });
       return;
     }
     closeSync(this.logFd);
     renameSync(tmp, logPath);
-    this.logFd = openSync(logPath, 'a');
+    this.logFd = openSync(logPath, 'a', FILE_MODE);
   }
 
-  /** Drops the oldest finished exchanges beyond the limits. Cheap when nothing is due: size is a running total, age is checked once a minute. */
-  private applyRetention(): void {
+  /**
+   * Drops the oldest finished exchanges beyond the limits, and says what it removed. Cheap when nothing is due: size
+   * is a running total, age is checked once a minute. `keep`: the exchange that just finished, never removed to make
+   * room for itself (its body is already capped at maxBodyBytes), so one big capture cannot wipe the others.
+   */
+  private applyRetention(keep?: string): void {
     const maxBytes = this.opts.retention?.maxBytes ?? DEFAULT_MAX_BYTES;
     const now = Date.now();
     const ageDue = now - this.lastAgeCheck >= 60_000;
     if (this.totalBytes <= maxBytes && !ageDue) return;
     if (ageDue) this.lastAgeCheck = now;
-    const cutoff = now - (this.opts.retention?.maxAgeDays ?? DEFAULT_MAX_AGE_DAYS) * 86_400_000;
+    const maxAgeDays = this.opts.retention?.maxAgeDays ?? DEFAULT_MAX_AGE_DAYS;
+    const cutoff = maxAgeDays > 0 ? now - maxAgeDays * 86_400_000 : -Infinity;
+    const newest = this.list()[0]?.id;
+    let old = 0;
+    let big = 0;
+    let freed = 0;
     for (const x of this.list().reverse()) {
-      if (x.startedAt >= cutoff && this.totalBytes <= maxBytes) break;
-      if (x.state !== 'streaming') this.remove(this.entries.get(x.id)!);
+      const tooOld = x.startedAt < cutoff;
+      if (!tooOld && this.totalBytes <= maxBytes) break;
+      if (x.state === 'streaming' || x.id === keep || x.id === newest) continue;
+      const e = this.entries.get(x.id)!;
+      freed += sizeOf(e);
+      if (tooOld) old++;
+      else big++;
+      this.remove(e);
     }
+    const parts = [old && `${old} older than ${maxAgeDays} days`, big && `${big} oldest to stay under ${mib(maxBytes)}`].filter(Boolean);
+    if (parts.length) this.warn(`retention removed ${old + big} capture${old + big === 1 ? '' : 's'} (${parts.join(', ')}; ${mib(freed)} freed)`);
   }
 
   private remove(e: Entry): void {
@@ -474,8 +574,8 @@ class FileStore implements CaptureStore {
     this.refilling ??= (async () => {
       try {
         while (!this.closed && this.spares.length < (this.opts.spareFiles ?? DEFAULT_SPARE_FILES)) {
-          const path = join(this.spareDir, `${newId(Date.now())}.cap`);
-          const fd = await new Promise<number>((resolve) => open(path, BODY_FLAGS | constants.O_EXCL, (err, n) => resolve(err ? -1 : n)));
+          const path = join(this.ownSpares, `${newId(Date.now())}.cap`);
+          const fd = await new Promise<number>((resolve) => open(path, BODY_FLAGS | constants.O_EXCL, FILE_MODE, (err, n) => resolve(err ? -1 : n)));
           if (fd < 0) return; // the disk refuses: exchanges create their files on demand and report any failure
           if (this.closed) this.diskWrite(() => (closeSync(fd), rmSync(path, { force: true })));
           else this.spares.push({ path, fd });
@@ -506,6 +606,7 @@ class FileStore implements CaptureStore {
   }
 
   private bodyPath(id: string): string {
+    if (!isCaptureId(id)) throw new UserError(`invalid capture id ${JSON.stringify(String(id).slice(0, 40))}`);
     return join(this.bodies, `${id}.cap`);
   }
 
@@ -514,20 +615,15 @@ class FileStore implements CaptureStore {
   }
 
   private readBody(id: string): Uint8Array {
-    const path = this.bodyPath(id);
-    try {
-      // Only a regular file: anything else in its place (a device, a pipe) could block forever.
-      return statSync(path).isFile() ? readFileSync(path) : new Uint8Array(0);
-    } catch {
-      return new Uint8Array(0); // no body yet
-    }
+    // Only a regular file: anything else in its place (a device, a pipe) could block forever. None yet: empty.
+    return readRegularFile(this.bodyPath(id)) ?? new Uint8Array(0);
   }
 
   /** The request frame alone (it comes first), without reading the response. */
   private readRequest(id: string): string | undefined {
     let fd = -1;
     try {
-      fd = openSync(this.bodyPath(id), 'r');
+      fd = openSync(this.bodyPath(id), READ_FLAGS);
       if (!fstatSync(fd).isFile()) return undefined;
       const head = Buffer.alloc(FRAME_HEADER);
       if (readSync(fd, head, 0, FRAME_HEADER, 0) < FRAME_HEADER || head[0] !== 'Q'.charCodeAt(0)) return undefined;
@@ -543,8 +639,21 @@ class FileStore implements CaptureStore {
 
 }
 
+/** Merges fields into an exchange; `null` clears a field (a finished exchange's error from an earlier state). */
+function merge(x: CapturedExchange, fields: Partial<CapturedExchange>): void {
+  const target = x as unknown as Record<string, unknown>;
+  for (const [k, v] of Object.entries(fields)) {
+    if (v === null) delete target[k];
+    else if (v !== undefined) target[k] = v;
+  }
+}
+
 /** Rough bytes per exchange for frame headers and log records, besides the bodies. */
 const SIZE_ALLOWANCE = 1024;
+
+function mib(n: number): string {
+  return n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MiB` : `${Math.ceil(n / 1024)} KiB`;
+}
 
 function sizeOf(e: Entry): number {
   return (e.x.responseBytes ?? 0) + e.reqBytes + SIZE_ALLOWANCE;
@@ -602,6 +711,8 @@ class Writer implements ExchangeWriter {
   /** Set when the disk refused a write: the rest of this body is not kept, and the capture says so. */
   private diskFailed = false;
   private done = false;
+  /** Decoded response bytes received, kept or not (past maxBytes they only reach the client). */
+  private received = 0;
 
   constructor(
     private readonly store: FileStore,
@@ -610,6 +721,7 @@ class Writer implements ExchangeWriter {
     private readonly redact: RedactOptions,
     request: Buffer | undefined,
     spare: { path: string; fd: number } | undefined,
+    private readonly maxBytes: number,
   ) {
     if (request) this.request = Buffer.concat([frameHeader('Q', request.length, 0), request]);
     if (spare) {
@@ -646,6 +758,11 @@ class Writer implements ExchangeWriter {
    */
   chunk(bytes: Uint8Array, at?: number): void {
     if (this.done || this.diskFailed || bytes.length === 0) return;
+    this.received += bytes.length;
+    // Past the cap nothing more is kept (2 MB of gzip can inflate to gigabytes); `finish` records the cut.
+    const room = this.maxBytes - this.offset;
+    if (room <= 0) return;
+    if (bytes.length > room) bytes = bytes.subarray(0, room);
     const t = at ?? performance.now() - this.t0;
     if (!this.ready(true)) return;
     this.store.flushLog(); // the exchange's record reaches the log before its bytes reach the body file
@@ -689,12 +806,15 @@ class Writer implements ExchangeWriter {
     this.fd = -1;
     this.tail = { start: 0, raw: Buffer.alloc(0), written: Buffer.alloc(0), frames: [] };
     const lost = this.diskFailed ? `the disk refused a write; only the first ${this.offset} bytes were kept` : undefined;
-    const error = [opts.error ?? this.x.error, lost].filter(Boolean).join('; ') || undefined;
+    const error = [opts.error, lost].filter(Boolean).join('; ') || undefined;
+    const cut = !this.diskFailed && this.received > this.offset;
     this.store.patch(this.x, {
       state: opts.incomplete || this.diskFailed ? 'incomplete' : error ? 'error' : 'complete',
       endedAt: opts.endedAt ?? Date.now(),
       responseBytes: this.offset,
-      ...(error !== undefined && { error }),
+      // `null` clears what an earlier state left (a reader's view of it mid-stream must never stick).
+      error: (error ?? null) as string | undefined,
+      ...(cut && { truncated: { keptBytes: this.offset, receivedBytes: this.received } }),
     });
     this.store.finished(this.x);
     return { ...this.x };

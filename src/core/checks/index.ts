@@ -77,7 +77,15 @@ export const INTERNAL_ERROR: RuleInfo = {
   why: 'Tokenscope could not finish one of its checks on this input, so the findings may be incomplete.',
 };
 
-const byId = new Map<string, RuleInfo>([...checks, INTERNAL_ERROR].map((c) => [c.id, { id: c.id, severity: c.severity, title: c.title, why: c.why }]));
+/** Reported by the analysis of a capture whose body was larger than the store keeps (its per-body cap). */
+export const CAPTURE_TRUNCATED: RuleInfo = {
+  id: 'capture-truncated',
+  severity: 'info',
+  title: 'Capture cut at the size cap',
+  why: 'Tokenscope kept only the start of a response larger than its per-body cap: the client got every byte, but findings past the cut are missing.',
+};
+
+const byId = new Map<string, RuleInfo>([...checks, INTERNAL_ERROR, CAPTURE_TRUNCATED].map((c) => [c.id, { id: c.id, severity: c.severity, title: c.title, why: c.why }]));
 
 export function ruleInfo(id: string): RuleInfo | undefined {
   return byId.get(id);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { appendFileSync, existsSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { findCapture, openStore, type StoreChange } from '../../../src/core/capture/store';
@@ -90,7 +91,12 @@ test('an exchange the process never finished loads as incomplete with every byte
     w.responseStarted(200, { 'content-type': 'text/event-stream' });
     w.chunk(Buffer.from('data: {"x":1}\n\n'));
     w.chunk(Buffer.from('data: {"x":2}\n\n'));
-    // No finish, no close: the writes are already in the files, as after a kill.
+    // No finish, no close: the writes are already in the files, as after a kill. The recorder is made a process that
+    // has exited (a live one may still be streaming: see the multi-process tests).
+    await new Promise((r) => setImmediate(r));
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
+    const log = join(tmp.dir, LOG_FILE);
+    writeFileSync(log, readFileSync(log, 'utf8').replaceAll(`"pid":${process.pid}`, `"pid":${dead}`));
     const after = await openStore(tmp.dir, { analyze: false });
     const x = after.get(w.id)!;
     assert.equal(x.state, 'incomplete');

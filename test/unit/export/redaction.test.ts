@@ -24,7 +24,7 @@ test('no canary survives in any export format', () => {
 test('labelled placeholders stand where the secrets were', () => {
   const r = prepareRepro(brokenKimiCapture({ secrets: true }), { patterns: userPatterns });
   const har = exportText([r], 'har');
-  for (const label of ['authorization-header', 'cookie-header', 'set-cookie-header', 'openrouter-key', 'openai-key', 'anthropic-key', 'github-token', 'home', 'email']) {
+  for (const label of ['authorization-header', 'cookie-header', 'set-cookie-header', 'x-debug-key-header', 'openai-key', 'anthropic-key', 'github-token', 'home', 'email']) {
     assert.ok(har.includes(`[REDACTED:${label}]`), label);
   }
   // Only the user's part of a home path goes: the rest of the path stays readable.
@@ -40,11 +40,12 @@ test('the preview lists every redaction before anything is saved', () => {
     'cookie-header @ request header cookie',
     'github-token @ response body',
     'openai-key @ request body',
-    'openrouter-key @ request header x-debug-key',
     'set-cookie-header @ response header set-cookie',
     'user-pattern:email @ request body',
     'user-pattern:home @ request body',
     'user-pattern:home @ response body',
+    // A header whose name says key is redacted whole, whatever its value looks like.
+    'x-debug-key-header @ request header x-debug-key',
   ]);
   for (const x of items) assert.ok(!Object.values(CANARY).some((c) => x.preview.length > 5 || c === x.preview), 'previews are short');
   assert.deepEqual(previewRedactions(brokenKimiCapture()), [], 'a clean capture has nothing to redact');

@@ -75,6 +75,7 @@ function format(variant: Variant): ModelFormat {
   const grammar = {
     family: variant === 'v3' ? ('deepseek-v3' as const) : ('deepseek-v31' as const),
     markers: MARKERS,
+    toolMarkers: TOOL_MARKERS,
     implicitThink: true,
     ends: [EOS],
     starters: [

@@ -72,6 +72,7 @@ function skipLiteralNewlines(text: string, pos: number, to: number): number {
 
 const GRAMMAR: TurnGrammar = {
   family: 'glm45',
+  toolMarkers: TOOL_MARKERS,
   markers: MARKERS,
   implicitThink: true,
   ends: ENDS,

@@ -179,6 +179,7 @@ const SECTION: SectionGrammar = {
 
 const GRAMMAR: TurnGrammar = {
   family: 'kimi-k2',
+  toolMarkers: TOOL_MARKERS,
   markers: MARKERS,
   implicitThink: true,
   ends: [IM_END],

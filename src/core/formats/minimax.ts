@@ -71,6 +71,7 @@ const SECTION: SectionGrammar = {
 
 const GRAMMAR: TurnGrammar = {
   family: 'minimax-m2',
+  toolMarkers: TOOL_MARKERS,
   markers: MARKERS,
   implicitThink: true,
   ends: [END],

@@ -52,6 +52,7 @@ const PARAMS: ParamGrammar = {
 
 const GRAMMAR: TurnGrammar = {
   family: 'qwen3-coder',
+  toolMarkers: TOOL_MARKERS,
   markers: MARKERS,
   implicitThink: false,
   ends: QWEN_ENDS,

@@ -39,6 +39,7 @@ const BODY_STOPS = [CALL_CLOSE, CALL_OPEN, ...QWEN_ENDS];
 
 const GRAMMAR: TurnGrammar = {
   family: 'qwen3',
+  toolMarkers: TOOL_MARKERS,
   markers: QWEN_MARKERS,
   implicitThink: true,
   ends: QWEN_ENDS,

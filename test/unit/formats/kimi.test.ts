@@ -82,15 +82,14 @@ test('OpenCode #8851: calls inside unclosed thinking, ending with a cut-short <|
   assert.equal(p.message.toolCalls[0].arguments, '{"filePath": "/repo/opencode.json"}');
 });
 
-test('K2 Thinking: calls inside the think block, </think> only after them', () => {
+test('K2 Thinking: calls inside the think block, </think> only after them: the section is reasoning, not its end', () => {
   const text = `<think>Read it. ${SB}${CB}functions.read:0${AB}{"path": "a"}${CE}${SE}</think>Done.${END}`;
   const p = parse(text);
-  assert.deepEqual(codes(p), ['reasoning-unclosed', 'stray-marker']);
-  assert.match(p.problems[0].message, /inside the think block/);
-  assert.equal(p.problems[0].expectedAt, text.indexOf(SB) - 1);
-  assert.equal(p.problems[1].marker, '</think>');
-  assert.equal(p.message.reasoning, 'Read it.');
-  assert.equal(p.message.toolCalls.length, 1);
+  // The markup stays in the reasoning text (markup-in-reasoning reports it); the reasoning ends at </think>.
+  assert.deepEqual(codes(p), []);
+  assert.equal(p.message.reasoning, `Read it. ${SB}${CB}functions.read:0${AB}{"path": "a"}${CE}${SE}`);
+  assert.equal(p.message.content, 'Done.');
+  assert.equal(p.message.toolCalls.length, 0);
 });
 
 test('a cut-short section end followed by more text is still found', () => {

@@ -11,19 +11,36 @@ import { endsInMarker, firstTruncated, jsonValueEnd, markerAt, skipWs, trimRange
 export const THINK_OPEN = '<think>';
 export const THINK_CLOSE = '</think>';
 
+/** A family's reasoning delimiters (`<think>…</think>` unless it says otherwise: Mistral `[THINK]`, Seed `<seed:think>`). */
+export interface ThinkTags {
+  open: string;
+  close: string;
+}
+
+export const THINK_TAGS: ThinkTags = { open: THINK_OPEN, close: THINK_CLOSE };
+
 /**
  * A `<think>…</think>` block at `pos` (after optional whitespace). Returns where the rest of the turn starts.
  * - `implicitOpen`: the prompt already ended with `<think>` (Kimi K2.5, DeepSeek R1), so a `</think>`
  *   with no opening marker still closes reasoning that started at `pos`.
  * - `stops`: markers that end the block even without `</think>` (the tool-call section: K2 Thinking
  *   sometimes skips `</think>`); then `reasoning-unclosed` points at the stop.
+ * - A block that was opened and whose `</think>` does come, after tool-call markup, runs to that `</think>`: the
+ *   markup sits inside the reasoning (the `markup-in-reasoning` rule reports it, with the calls it holds), and a
+ *   section found inside reasoning is not read as the end of the reasoning. Tool markers (`toolMarkers`, else the
+ *   stops) stay inside the reasoning text for that rule to see.
  */
-export function thinkBlock(out: ParseOut, pos: number, opts: { implicitOpen: boolean; stops: readonly string[]; markers: readonly string[] }): number {
+export function thinkBlock(
+  out: ParseOut,
+  pos: number,
+  opts: { implicitOpen: boolean; stops: readonly string[]; markers: readonly string[]; tags?: ThinkTags; toolMarkers?: readonly string[] },
+): number {
   const { text } = out;
+  const { open: OPEN, close: CLOSE } = opts.tags ?? THINK_TAGS;
   const at = skipWs(text, pos);
-  const opened = text.startsWith(THINK_OPEN, at);
-  const bodyStart = opened ? at + THINK_OPEN.length : pos;
-  const close = text.indexOf(THINK_CLOSE, bodyStart);
+  const opened = text.startsWith(OPEN, at);
+  const bodyStart = opened ? at + OPEN.length : pos;
+  const close = text.indexOf(CLOSE, bodyStart);
   const stop = out.find(opts.stops, bodyStart);
   if (!opened) {
     // Without `<think>` only a `</think>` ahead of any stop proves the text is reasoning.
@@ -31,27 +48,26 @@ export function thinkBlock(out: ParseOut, pos: number, opts: { implicitOpen: boo
   } else {
     out.seg('marker', at, bodyStart);
   }
-  const inner = opts.markers.filter((m) => m !== THINK_CLOSE);
-  if (close >= 0 && !(stop && stop.start < close)) {
-    freeText(out, 'reasoning', bodyStart, close, inner);
-    out.seg('marker', close, close + THINK_CLOSE.length);
-    return close + THINK_CLOSE.length;
+  const inner = opts.markers.filter((m) => m !== CLOSE);
+  if (close >= 0 && (opened || !(stop && stop.start < close))) {
+    const tool = new Set(opts.toolMarkers ?? opts.stops);
+    freeText(out, 'reasoning', bodyStart, close, stop && stop.start < close ? inner.filter((m) => !tool.has(m)) : inner);
+    out.seg('marker', close, close + CLOSE.length);
+    return close + CLOSE.length;
   }
   // Unclosed: reasoning runs to a cut-short `</think>` (read as the broken close), the stop, or the end.
   let end = stop ? stop.start : text.length;
-  const cut = firstTruncated(text, [THINK_CLOSE], bodyStart, end);
+  const cut = firstTruncated(text, [CLOSE], bodyStart, end);
   if (cut) end = cut.start;
   freeText(out, 'reasoning', bodyStart, end, inner);
   const [, expectedAt] = trimRange(text, bodyStart, end);
-  // When `</think>` does come, but after the tool markup, the calls sit inside the reasoning block.
-  const why = stop && close > stop.start ? `tool-call markup inside the think block (${THINK_CLOSE} only comes after it)` : `${THINK_CLOSE} never came`;
-  out.problem('reasoning-unclosed', why, opened ? at : bodyStart, end, {
+  out.problem('reasoning-unclosed', `${CLOSE} never came`, opened ? at : bodyStart, end, {
     expectedAt: Math.max(expectedAt, bodyStart),
-    marker: THINK_CLOSE,
+    marker: CLOSE,
   });
   if (!cut) return end;
   out.seg('marker', cut.start, cut.end);
-  out.problem('marker-truncated', `${THINK_CLOSE} is cut short`, cut.start, cut.end, { marker: THINK_CLOSE });
+  out.problem('marker-truncated', `${CLOSE} is cut short`, cut.start, cut.end, { marker: CLOSE });
   return cut.end;
 }
 
@@ -73,13 +89,17 @@ export interface TurnGrammar {
   starters: readonly Starter[];
   /** End-of-turn markers (`end` segments). */
   ends: readonly string[];
+  /** Reasoning delimiters, when not `<think>…</think>`. */
+  think?: ThinkTags;
+  /** The family's tool-call markers: inside a closed reasoning block they stay reasoning text (markup-in-reasoning). */
+  toolMarkers?: readonly string[];
 }
 
 /** The parse loop the families share: reasoning, then content interleaved with structure and end markers. */
 export function parseTurn(g: TurnGrammar, text: string): ParsedNative {
   const out = new ParseOut(g.family, text);
   const structural = [...g.starters.map((s) => s.marker), ...g.ends];
-  let pos = thinkBlock(out, 0, { implicitOpen: g.implicitThink, stops: structural, markers: g.markers });
+  let pos = thinkBlock(out, 0, { implicitOpen: g.implicitThink, stops: structural, markers: g.markers, tags: g.think, toolMarkers: g.toolMarkers });
   while (pos < text.length) {
     const next = out.find(structural, pos);
     if (!next) {
@@ -250,11 +270,11 @@ export function callUnclosed(out: ParseOut, index: number, start: number, end: n
  * Writes `<think>REASONING</think>` when the message has reasoning (without `</think>` when `closed` is false).
  * `newlines`: the Qwen/MiniMax templates put the reasoning on its own lines (`<think>\nR\n</think>\n\n`).
  */
-export function renderThink(out: RenderOut, reasoning: string | undefined, newlines: boolean, closed: boolean): void {
+export function renderThink(out: RenderOut, reasoning: string | undefined, newlines: boolean, closed: boolean, tags: ThinkTags = THINK_TAGS): void {
   if (!present(reasoning)) return;
   const nl = newlines ? '\n' : '';
-  out.put(THINK_OPEN, 'marker').put(nl).put(reasoning!, 'reasoning');
-  if (closed) out.put(nl).put(THINK_CLOSE, 'marker').put(nl + nl);
+  out.put(tags.open, 'marker').put(nl).put(reasoning!, 'reasoning');
+  if (closed) out.put(nl).put(tags.close, 'marker').put(nl + nl);
 }
 
 /** The start of a `<think>` family's `render`: what it may close, and the text written so far. */
@@ -272,11 +292,11 @@ export interface RenderStart {
 export function renderStart(
   m: AssistantMessage,
   opts: RenderOptions | undefined,
-  think: { newlines: boolean; afterThink?: string },
+  think: { newlines: boolean; afterThink?: string; tags?: ThinkTags },
 ): RenderStart {
   const close = closing(m, opts);
   const out = new RenderOut();
-  renderThink(out, m.reasoning, think.newlines, close.reasoning);
+  renderThink(out, m.reasoning, think.newlines, close.reasoning, think.tags);
   const hasContent = present(m.content) !== undefined;
   if (hasContent) {
     if (think.afterThink && present(m.reasoning)) out.put(think.afterThink);

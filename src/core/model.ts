@@ -141,7 +141,13 @@ export type FamilyId =
   | 'qwen3-coder'
   | 'glm45'
   | 'gpt-oss'
-  | 'minimax-m2';
+  | 'minimax-m2'
+  | 'hermes'
+  | 'mistral'
+  | 'llama3-json'
+  | 'jamba'
+  | 'nemotron'
+  | 'phi4';
 
 /** What a stretch of native text is. */
 export type SegmentKind =

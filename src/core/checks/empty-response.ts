@@ -13,7 +13,8 @@ const check: Check = {
     if (empty.length > 0) {
       return empty.map((w) => ({ rule: check.id, severity: check.severity, message: `The response body is empty${at(w)}: ${w.message}`, location: 'wire' }));
     }
-    if (r ? r.error || !r.terminated : ctx.native.text === '') return []; // errors and cut streams have their own rules
+    // Errors and cut streams have their own rules; raw text that is empty or blank is no turn to judge (nothing to point at).
+    if (r ? r.error || !r.terminated : ctx.native.text.trim() === '') return [];
     const m = ctx.message;
     if (m.content?.trim() || m.toolCalls.length > 0) return [];
     const reasoned = m.reasoning?.trim() ? ' (only reasoning)' : '';

@@ -12,6 +12,7 @@ import markerTruncated from './marker-truncated';
 import reasoningUnclosed from './reasoning-unclosed';
 import malformedCall from './malformed-call';
 import strayMarker from './stray-marker';
+import markupResidue from './markup-residue';
 import markupInContent from './markup-in-content';
 import markupInReasoning from './markup-in-reasoning';
 import specialTokenInText from './special-token-in-text';
@@ -38,6 +39,7 @@ export const checks: readonly Check[] = [
   reasoningUnclosed,
   malformedCall,
   strayMarker,
+  markupResidue,
   markupInContent,
   markupInReasoning,
   specialTokenInText,

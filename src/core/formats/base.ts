@@ -20,3 +20,4 @@ export * from './shared/text';
 export * from './shared/build';
 export * from './shared/turn';
 export * from './shared/xml-args';
+export * from './shared/json-calls';

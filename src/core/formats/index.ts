@@ -22,12 +22,33 @@ import { kimi } from './kimi';
 import { minimaxM2 } from './minimax';
 import { qwen3 } from './qwen3';
 import { qwen3Coder } from './qwen3-coder';
+import { hermes } from './hermes';
+import { jamba } from './jamba';
+import { llama3Json } from './llama';
+import { mistral } from './mistral';
+import { nemotron } from './nemotron';
+import { phi4 } from './phi4';
 import type { ModelFormat } from './types';
 
 export type { ModelFormat } from './types';
 
 /** Every family, one per `FamilyId`. Marker-score ties go to the earlier entry. */
-export const formats: readonly ModelFormat[] = [kimi, deepseekV31, deepseekV3, qwen3Coder, qwen3, glm45, harmony, minimaxM2];
+export const formats: readonly ModelFormat[] = [
+  kimi,
+  deepseekV31,
+  deepseekV3,
+  qwen3Coder,
+  qwen3,
+  glm45,
+  harmony,
+  minimaxM2,
+  hermes,
+  mistral,
+  llama3Json,
+  jamba,
+  nemotron,
+  phi4,
+];
 
 /** The format of a family id; an id from outside (a `--family` flag, a saved capture) may be unknown. */
 export function getFormat(id: FamilyId): ModelFormat {

@@ -71,6 +71,12 @@ const FAMILY_REPOS: Record<FamilyId, string> = {
   glm45: 'zai-org/GLM-4.5',
   'gpt-oss': 'openai/gpt-oss-120b',
   'minimax-m2': 'MiniMaxAI/MiniMax-M2',
+  hermes: 'NousResearch/Hermes-3-Llama-3.1-8B',
+  mistral: 'mistralai/Mistral-Small-3.2-24B-Instruct-2506',
+  'llama3-json': 'meta-llama/Llama-3.3-70B-Instruct',
+  jamba: 'ai21labs/AI21-Jamba-Mini-1.7',
+  nemotron: 'nvidia/Llama-3_3-Nemotron-Super-49B-v1_5',
+  phi4: 'microsoft/Phi-4-mini-instruct',
 };
 
 /**

@@ -93,6 +93,15 @@ export interface TurnGrammar {
   think?: ThinkTags;
   /** The family's tool-call markers: inside a closed reasoning block they stay reasoning text (markup-in-reasoning). */
   toolMarkers?: readonly string[];
+  /** Structure found by shape rather than by a marker (Llama's bare JSON call, a pythonic call list). */
+  patterns?: readonly PatternStarter[];
+}
+
+/** A structure that opens without a marker; `find` gives where the next one starts at or after `from` (-1: none). */
+export interface PatternStarter {
+  find(text: string, from: number): number;
+  /** Parses from `start`; returns where the structure ends (past `start`, or `start` when it is not one after all). */
+  parse(out: ParseOut, start: number): number;
 }
 
 /** The parse loop the families share: reasoning, then content interleaved with structure and end markers. */
@@ -100,15 +109,43 @@ export function parseTurn(g: TurnGrammar, text: string): ParsedNative {
   const out = new ParseOut(g.family, text);
   const structural = [...g.starters.map((s) => s.marker), ...g.ends];
   let pos = thinkBlock(out, 0, { implicitOpen: g.implicitThink, stops: structural, markers: g.markers, tags: g.think, toolMarkers: g.toolMarkers });
+  // Per pattern, its next start as last found (reused while still ahead, so the scan stays linear).
+  const ahead = (g.patterns ?? []).map(() => ({ from: -1, at: -1 }));
+  const nextPattern = (from: number): { at: number; p: PatternStarter } | undefined => {
+    let best: { at: number; p: PatternStarter } | undefined;
+    g.patterns?.forEach((p, i) => {
+      const a = ahead[i];
+      if (a.from < 0 || a.from > from || (a.at >= 0 && a.at < from)) {
+        a.from = from;
+        a.at = p.find(text, from);
+      }
+      if (a.at >= 0 && (!best || a.at < best.at)) best = { at: a.at, p };
+    });
+    return best;
+  };
   while (pos < text.length) {
     const next = out.find(structural, pos);
+    const pattern = g.patterns ? nextPattern(pos) : undefined;
+    if (pattern && (!next || pattern.at < next.start)) {
+      const end = pattern.p.parse(out, pattern.at);
+      if (end > pattern.at) {
+        flushContent(out, pos, pattern.at, g.markers);
+        pos = end;
+        continue;
+      }
+      // Not a structure after all: the text up to just past it is content.
+      const to = next ? Math.min(next.start, pattern.at + 1) : pattern.at + 1;
+      contentRun(out, pos, to);
+      pos = to;
+      continue;
+    }
     if (!next) {
-      freeText(out, 'content', pos, text.length, g.markers);
+      flushContent(out, pos, text.length, g.markers);
       break;
     }
     const starter = g.starters.find((s) => s.marker === next.marker);
     const start = starter?.lead ? starter.lead(text, pos, next.start) : next.start;
-    freeText(out, 'content', pos, start, g.markers);
+    flushContent(out, pos, start, g.markers);
     if (starter) {
       pos = Math.max(starter.parse(out, start, next), next.end);
     } else {
@@ -116,7 +153,25 @@ export function parseTurn(g: TurnGrammar, text: string): ParsedNative {
       pos = next.end;
     }
   }
+  flushContent(out, text.length, text.length, g.markers);
   return out.finish();
+}
+
+/**
+ * Content is read in one piece even when a pattern that turned out not to be a structure split the scan: pieces are
+ * held back (`contentRun`) and written as one free-text region when the next structure or the end comes.
+ */
+const pending = new WeakMap<ParseOut, number>();
+
+function contentRun(out: ParseOut, from: number, _to: number): void {
+  if (!pending.has(out)) pending.set(out, from);
+}
+
+function flushContent(out: ParseOut, from: number, to: number, markers: readonly string[]): void {
+  const held = pending.get(out);
+  pending.delete(out);
+  const start = held ?? from;
+  if (to > start || held !== undefined) freeText(out, 'content', start, Math.max(to, start), markers);
 }
 
 /** A tool-call section: begin marker, calls, end marker (Kimi, DeepSeek, MiniMax). */

@@ -9,6 +9,7 @@ import { otlpRequestedByEnv } from '../../core/export/otlp-config';
 import { repairStage } from '../../core/repair/stage';
 import { repairSummary } from '../../core/repair/describe';
 import { parseArgs } from '../args';
+import { policyStage, loadPolicyFile } from '../../core/policy/policy';
 import { repairFromFlags } from './serve-options';
 import type { Command } from '../io';
 import { OTLP_BOOLEANS, OTLP_HELP, OTLP_VALUES, otlpFromArgs, otlpReport, otlpTarget } from '../otlp';
@@ -19,6 +20,7 @@ const HELP = `usage: tokenscope serve [--port N] [--data-dir DIR] [--upstream UR
                         [--upstream-timeout S] [--idle-timeout S] [--header-timeout S]
                         [--otlp | --no-otlp] [--otlp-endpoint URL] [--otlp-protocol P] [--otlp-content]
                         [--repair [--repair-truncated withhold|passthrough] [--repair-routes R,…] [--repair-models M,…]]
+                        [--policy FILE]
 
 Runs the capture proxy on 127.0.0.1 and prints one line per finished exchange, plus each error finding.
 Point an agent's base URL at a route (\`tokenscope agents\` prints the exact setup per agent):
@@ -29,6 +31,8 @@ A --custom NAME that is a built-in route (openrouter, sglang, anthropic, openai)
 --repair delivers tool calls a provider leaked as markup into content or reasoning as structured calls (Chat
 Completions only; the capture keeps the upstream's bytes and the delivered ones). A truncated call is never delivered
 as a call: it is withheld with finish_reason length/error (withhold, the default) or left as text (passthrough).
+--policy FILE: per-model OpenRouter provider preferences, a JSON object of model id → {ignore, order, only,
+allow_fallbacks}, added to (and merged with) the agent's own \`provider\` object on OpenRouter routes.
 Captures go to --data-dir (default ${defaultDataDir()}, or TOKENSCOPE_DATA_DIR).
 Timeouts, in seconds: --upstream-timeout for the upstream's response headers (default ${DEFAULT_TIMEOUTS.upstreamHeadersMs / 1000}),
 --idle-timeout for a silence mid-response (default ${DEFAULT_TIMEOUTS.idleMs / 1000}; SSE clients then get an error event),
@@ -84,7 +88,7 @@ function upstreamsFrom(args: ReturnType<typeof parseArgs>): Upstreams {
 
 const serve: Command = async (argv, io) => {
   const args = parseArgs(argv, {
-    values: ['port', 'data-dir', 'upstream', 'openrouter-url', 'sglang-url', 'anthropic-url', 'openai-url', 'upstream-timeout', 'idle-timeout', 'header-timeout', 'repair-truncated', 'repair-routes', 'repair-models', ...OTLP_VALUES, 'max-body-mb'],
+    values: ['port', 'data-dir', 'upstream', 'openrouter-url', 'sglang-url', 'anthropic-url', 'openai-url', 'upstream-timeout', 'idle-timeout', 'header-timeout', 'repair-truncated', 'repair-routes', 'repair-models', 'policy', ...OTLP_VALUES, 'max-body-mb'],
     booleans: ['repair', 'otlp', 'no-otlp', ...OTLP_BOOLEANS],
     repeatable: ['custom'],
   });
@@ -97,6 +101,8 @@ const serve: Command = async (argv, io) => {
   const upstreams = upstreamsFrom(args);
   const dataDir = args.str('data-dir') ?? defaultDataDir();
   const repair = repairFromFlags(args);
+  const policyFile = args.str('policy');
+  const policies = policyFile === undefined ? undefined : loadPolicyFile(policyFile);
   const timeouts: ProxyTimeouts = { upstreamHeadersMs: timeoutMs(args, 'upstream-timeout'), idleMs: timeoutMs(args, 'idle-timeout'), clientHeadersMs: timeoutMs(args, 'header-timeout') };
   const wantOtlp = !args.bool('no-otlp') && (args.bool('otlp') || args.str('otlp-endpoint') !== undefined || otlpRequestedByEnv());
   const otlp = wantOtlp ? otlpFromArgs(args, io) : undefined;
@@ -124,7 +130,7 @@ const serve: Command = async (argv, io) => {
   });
   // Export only listens to the store: spans are built after an exchange has finished, never on the forwarding path.
   const detachOtlp = otlp?.attach(store);
-  const proxy = await startProxy({ port, store, upstreams, timeouts, log: (l) => io.err(l), ...(repair.enabled && { responseStage: repairStage(() => repair) }) }).catch(async (e) => {
+  const proxy = await startProxy({ port, store, upstreams, timeouts, log: (l) => io.err(l), ...(repair.enabled && { responseStage: repairStage(() => repair) }), ...(policies && { requestStage: policyStage(() => policies) }) }).catch(async (e) => {
     detachOtlp?.();
     await otlp?.shutdown();
     await store.close();
@@ -140,6 +146,7 @@ const serve: Command = async (argv, io) => {
   for (const [name, url] of Object.entries(all.custom)) io.out(`  ${proxy.url}${routePrefix(name)}  → ${url}`);
   io.out(`  ${proxy.url}/v1  → ${all.default}/v1`);
   if (otlp) io.out(`  OpenTelemetry spans → ${otlpTarget(otlp)}`);
+  if (policies) io.out(`  provider policy: ${Object.keys(policies).length} model${Object.keys(policies).length === 1 ? '' : 's'} from ${policyFile} (OpenRouter routes)`);
   if (repair.enabled) {
     const where = [repair.routes?.length ? `routes ${repair.routes.join(', ')}` : 'every route', repair.models?.length ? `models ${repair.models.join(', ')}` : 'every model'];
     io.out(`  repair: on (${where.join(', ')}; truncated calls: ${repair.truncated})`);

@@ -46,7 +46,7 @@ const show: Command = async (argv, io) => {
       ['pin', x.pin && `${x.pin.requested.join(', ')}${x.pin.honoured === undefined ? '' : x.pin.honoured ? ' (honoured)' : ' (NOT honoured)'}`],
       ['response', `${outcomeText(x)}, ${plural(x.responseBytes ?? res.bytes.length, 'byte')} in ${plural(res.chunks.length, 'chunk')}${s?.streamed ? ' (streamed)' : ''}`],
       ['usage', s?.usage && [s.usage.promptTokens !== undefined && `${s.usage.promptTokens} prompt`, s.usage.completionTokens !== undefined && `${s.usage.completionTokens} completion`, s.usage.cost !== undefined && `$${s.usage.cost}`].filter(Boolean).join(', ')],
-      ['policy', x.policy && policySummary(x.policy)],
+      ['policy', x.policy && policySummary(x.policy, x.servedProvider)],
       ['repaired', x.repair && `${repairSummary(x.repair)}; the agent got the delivered bytes (${plural(store.readDelivered(x.id)?.length ?? 0, 'byte')}), findings are on the upstream's`],
       ['error', x.error],
       ['findings', findingsText(s)],

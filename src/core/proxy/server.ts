@@ -17,7 +17,7 @@ import { upstreamRequestHeaders } from './headers';
 import { requestInfo } from './openrouter';
 import { oneLine, relay, seconds, type Outcome } from './relay';
 import { requestBody } from './request-body';
-import type { ResponseStageFactory } from './stage';
+import { stagedBody, withLength, type RequestStage, type ResponseStageFactory } from './stage';
 import { BadPathError, resolveRoute, type ResolvedRoute, type Upstreams } from './routes';
 import { agentFromHeaders } from './user-agent';
 
@@ -45,6 +45,8 @@ export interface ProxyOptions {
   log?: (line: string) => void;
   /** Undici dispatcher for upstream calls (tests, custom TLS); default a keep-alive Agent owned by the proxy. */
   dispatcher?: Dispatcher;
+  /** Changes a request body before it goes upstream (provider policy); see ./stage.ts. */
+  requestStage?: RequestStage;
   /** Transforms a response body on its way to the client (repair mode); see ./stage.ts. */
   responseStage?: ResponseStageFactory;
 }
@@ -130,13 +132,14 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
       abort.abort(new Error(gone === 'stopping' ? 'Tokenscope stopped' : 'client closed the connection'));
     });
     const body = requestBody(req, MAX_RECORDED_REQUEST);
+    const staged = await stagedBody(opts.requestStage, { route: route.route, upstreamUrl: route.upstreamUrl, method: req.method ?? 'GET', path }, body.stream as AsyncIterable<Buffer> | Buffer | undefined);
     // The upstream call starts first; recording (redaction, parsing) overlaps with its round trip.
     const pending = dispatcher.request({
       origin: route.origin,
       path: route.upstreamPath,
       method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
-      headers: upstreamRequestHeaders(req),
-      body: body.stream,
+      headers: staged?.annotate ? withLength(upstreamRequestHeaders(req), staged.body.length) : upstreamRequestHeaders(req),
+      body: staged ? staged.body : body.stream,
       signal: abort.signal,
       headersTimeout: timeouts.upstreamHeadersMs,
       bodyTimeout: timeouts.idleMs,
@@ -160,6 +163,7 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
       agent: agentFromHeaders(req.headers),
       startedAt,
     });
+    if (staged?.annotate) writer.annotate(staged.annotate);
     const info = requestInfo(recorded);
     if (info.model || info.pin) writer.annotate({ requestModel: info.model, ...(info.pin && { pin: { requested: info.pin } }) });
 

@@ -31,10 +31,41 @@ export type ResponseStageFactory = (init: ResponseStageInit) => ResponseStage | 
 
 export interface RequestStageInit {
   route: string;
+  /** The upstream URL the request goes to. */
+  upstreamUrl: string;
   method: string;
   path: string;
-  body: Buffer;
 }
 
-/** A changed request body, and what to record about the change on the exchange. */
-export type RequestStage = (init: RequestStageInit) => { body: Buffer; annotate: ExchangeAnnotations } | undefined;
+/**
+ * Changes request bodies before they go upstream (provider policy). `wants` is asked first, without the body: only
+ * then is the body read whole before the upstream call starts (it otherwise streams through as it arrives).
+ */
+export interface RequestStage {
+  wants(init: RequestStageInit): boolean;
+  /** The changed body and what to record about the change, or undefined to send the body as it came. */
+  apply(init: RequestStageInit, body: Buffer): { body: Buffer; annotate: ExchangeAnnotations } | undefined;
+}
+
+/**
+ * The body to send when a request stage wants this request: read whole, then changed or not (`annotate` set when
+ * changed). Undefined when no stage wants it: the body then streams through untouched.
+ */
+export async function stagedBody(stage: RequestStage | undefined, init: RequestStageInit, stream: AsyncIterable<Buffer> | Buffer | undefined): Promise<{ body: Buffer; annotate?: ExchangeAnnotations } | undefined> {
+  if (!stage || stream === undefined || !stage.wants(init)) return undefined;
+  let bytes: Buffer;
+  if (Buffer.isBuffer(stream)) bytes = stream;
+  else {
+    const parts: Buffer[] = [];
+    for await (const c of stream) parts.push(c);
+    bytes = Buffer.concat(parts);
+  }
+  return (bytes.length > 0 && stage.apply(init, bytes)) || { body: bytes };
+}
+
+/** Raw request headers with `content-length` set to a changed body's length. */
+export function withLength(headers: string[], length: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < headers.length; i += 2) if (!/^(content-length|transfer-encoding)$/i.test(headers[i])) out.push(headers[i], headers[i + 1]);
+  return [...out, 'content-length', String(length)];
+}

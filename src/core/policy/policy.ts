@@ -1,0 +1,143 @@
+/**
+ * Per-model provider policy: OpenRouter `provider` preferences the proxy adds to requests for one model, so a
+ * provider that is bad for Kimi K2 can be avoided for Kimi K2 alone (OpenRouter's own Ignored Providers are
+ * account-wide). Policies come from the setting `tokenscope.providerPolicy` or `serve --policy FILE`, keyed by model id
+ * (`moonshotai/kimi-k2-0905`, or a prefix ending in `*`).
+ *
+ * Merge with the agent's own `provider` object: `ignore` is the union; `only` is the intersection when both name
+ * providers (the policy's list when they share none); `order` puts the policy's providers first; `allow_fallbacks`
+ * is the policy's when it sets one. Every other field the agent sent (`sort`, `quantizations`…) is kept.
+ */
+import { readFileSync } from 'node:fs';
+import { UserError, type PolicyRecord } from '../model';
+import type { RequestStage } from '../proxy/stage';
+
+export interface ProviderPolicy {
+  ignore?: string[];
+  order?: string[];
+  only?: string[];
+  allow_fallbacks?: boolean;
+}
+
+export type Policies = Record<string, ProviderPolicy>;
+
+const LIST_KEYS = ['ignore', 'order', 'only'] as const;
+
+/** Checks a policies object (from settings or a file); `where` names it in the one-line error. */
+export function checkPolicies(value: unknown, where: string): Policies {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new UserError(`${where}: expected an object of model id → provider policy`);
+  const out: Policies = {};
+  for (const [model, p] of Object.entries(value as Record<string, unknown>)) {
+    if (!p || typeof p !== 'object' || Array.isArray(p)) throw new UserError(`${where}: the policy for ${model} must be an object`);
+    const policy: ProviderPolicy = {};
+    for (const [k, v] of Object.entries(p as Record<string, unknown>)) {
+      if ((LIST_KEYS as readonly string[]).includes(k)) {
+        if (!Array.isArray(v) || !v.every((s) => typeof s === 'string' && s.length > 0)) throw new UserError(`${where}: ${model}.${k} must be a list of provider names`);
+        policy[k as (typeof LIST_KEYS)[number]] = v as string[];
+      } else if (k === 'allow_fallbacks') {
+        if (typeof v !== 'boolean') throw new UserError(`${where}: ${model}.allow_fallbacks must be true or false`);
+        policy.allow_fallbacks = v;
+      } else {
+        throw new UserError(`${where}: ${model}.${k} is not a policy field (ignore, order, only, allow_fallbacks)`);
+      }
+    }
+    out[model] = policy;
+  }
+  return out;
+}
+
+export function loadPolicyFile(path: string): Policies {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new UserError(`cannot read the policy file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new UserError(`the policy file ${path} is not JSON: ${(e as Error).message.split('\n')[0]}`);
+  }
+  return checkPolicies(value, path);
+}
+
+/** The policy for a model id: an exact key first, else the longest matching `prefix*` key. */
+export function policyFor(policies: Policies, model: string | undefined): ProviderPolicy | undefined {
+  if (!model) return undefined;
+  if (policies[model]) return policies[model];
+  let best: string | undefined;
+  for (const k of Object.keys(policies)) if (k.endsWith('*') && model.startsWith(k.slice(0, -1)) && (!best || k.length > best.length)) best = k;
+  return best ? policies[best] : undefined;
+}
+
+const lower = (xs: string[]) => xs.map((x) => x.toLowerCase());
+
+/** The agent's `provider` object merged with a policy (see the header). */
+export function mergeProvider(agent: Record<string, unknown> | undefined, policy: ProviderPolicy): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...(agent ?? {}) };
+  const list = (k: string): string[] | undefined => (Array.isArray(out[k]) ? (out[k] as unknown[]).filter((s): s is string => typeof s === 'string') : undefined);
+  if (policy.ignore) {
+    const have = list('ignore') ?? [];
+    out.ignore = [...have, ...policy.ignore.filter((p) => !lower(have).includes(p.toLowerCase()))];
+  }
+  if (policy.only) {
+    const have = list('only');
+    const shared = have?.filter((p) => lower(policy.only!).includes(p.toLowerCase()));
+    out.only = shared && shared.length > 0 ? shared : policy.only;
+  }
+  if (policy.order) {
+    const have = list('order') ?? [];
+    out.order = [...policy.order, ...have.filter((p) => !lower(policy.order!).includes(p.toLowerCase()))];
+  }
+  if (policy.allow_fallbacks !== undefined) out.allow_fallbacks = policy.allow_fallbacks;
+  return out;
+}
+
+/** True when a route forwards to OpenRouter (its `provider` preferences mean nothing elsewhere). */
+export function isOpenRouter(route: string, upstreamUrl: string): boolean {
+  if (route === 'openrouter') return true;
+  try {
+    return new URL(upstreamUrl).hostname.endsWith('openrouter.ai');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The proxy's request stage: requests for a model with a policy, on OpenRouter routes, get the merged `provider`
+ * object (the body re-serialized; the proxy sets the new content-length). Every other request is sent untouched.
+ */
+export function policyStage(policies: () => Policies, extraOpenRouterRoutes: () => string[] = () => []): RequestStage {
+  return {
+    wants: (init) => init.method === 'POST' && Object.keys(policies()).length > 0 && (isOpenRouter(init.route, init.upstreamUrl) || extraOpenRouterRoutes().includes(init.route)),
+    apply: (_init, body) => {
+      if (body[0] !== 0x7b) return undefined; // not a JSON object
+      let req: Record<string, unknown>;
+      try {
+        req = JSON.parse(body.toString('utf8'));
+      } catch {
+        return undefined;
+      }
+      if (!req || typeof req !== 'object' || typeof req.model !== 'string') return undefined;
+      const policy = policyFor(policies(), req.model);
+      if (!policy) return undefined;
+      const agent = req.provider && typeof req.provider === 'object' && !Array.isArray(req.provider) ? (req.provider as Record<string, unknown>) : undefined;
+      const sent = mergeProvider(agent, policy);
+      req.provider = sent;
+      const record: PolicyRecord = { model: req.model, policy: { ...policy }, ...(agent && { agent }), sent };
+      return { body: Buffer.from(JSON.stringify(req)), annotate: { policy: record } };
+    },
+  };
+}
+
+/** Whether the served provider (display name) honoured the policy sent: not ignored, and among `only` when set. */
+export function policyHonoured(p: PolicyRecord, served: string | undefined): boolean | undefined {
+  if (!served) return undefined;
+  const norm = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, '');
+  const name = norm(served);
+  const hits = (xs: unknown) => Array.isArray(xs) && xs.some((x) => typeof x === 'string' && (norm(x) === name || name.startsWith(norm(x)) || norm(x).startsWith(name)));
+  if (hits(p.sent.ignore)) return false;
+  if (Array.isArray(p.sent.only) && p.sent.only.length > 0 && !hits(p.sent.only)) return false;
+  return true;
+}

@@ -17,6 +17,7 @@ import { readSettings, type Settings } from './settings';
 import type { DownloadProgress } from '../core/tokens/hub';
 import { ExchangeTokenizer, type DownloadSink } from './tokenize';
 import { OtlpBridge } from './otlpExport';
+import { WatchCommands } from './watchCommands';
 import { statusBarText, statusBarTooltip, type ProxyStatus } from './viewModel';
 
 /** SecretStorage name = the variable agents read it from (src/core/proxy/agents.ts). */
@@ -92,6 +93,7 @@ class App implements vscode.Disposable {
     this.panels = new ExchangePanels(context.extensionUri, this.exchanges, (o) => this.tokenizer.tokens(o.result), log);
     this.otlp = new OtlpBridge(context, log, () => this.settings.redactionPatterns);
     this.disposables.push(this.status, this.tree, this.exchanges, this.panels, this.otlp);
+    this.disposables.push(new WatchCommands(context, { store: () => this.store, openrouter: () => this.openRouterClient(), log }));
     this.registerCommands();
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => {

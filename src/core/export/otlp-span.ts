@@ -218,8 +218,9 @@ export function exchangeSpan(
   setIf(attrs, 'tokenscope.pin.requested', x.pin?.requested);
   setIf(attrs, 'tokenscope.pin.honoured', x.pin?.honoured);
   setIf(attrs, 'tokenscope.family', result?.analysis.family);
-  const repaired = (x as { repaired?: unknown }).repaired;
-  setIf(attrs, 'tokenscope.repaired', typeof repaired === 'boolean' ? repaired : repaired ? true : undefined);
+  // Repair mode delivered something other than the upstream's bytes (the span describes the upstream's answer).
+  setIf(attrs, 'tokenscope.repaired', x.repair ? x.repair.calls.some((c) => c.status === 'delivered') || x.repair.removedChars.content + x.repair.removedChars.reasoning > 0 : undefined);
+  setIf(attrs, 'tokenscope.repair.calls_delivered', x.repair?.calls.filter((c) => c.status === 'delivered').length);
   setIf(attrs, 'tokenscope.parent_id', x.parentId);
   setIf(attrs, 'tokenscope.target', x.target);
   setIf(attrs, 'tokenscope.ttfb_ms', x.ttfbMs);

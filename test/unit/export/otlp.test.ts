@@ -221,6 +221,10 @@ test('exchanges that are no inference call get no span', async () => {
     assert.equal(span.attributes['error.type'], 'no_response');
     assert.equal(span.attributes['gen_ai.provider.name'], 'default');
     assert.equal(span.status.code, 'error');
+    assert.equal(span.attributes['tokenscope.repaired'], undefined);
+    const repaired = exchangeSpan({ ...store.get(y.id)!, repair: { truncated: 'withhold', calls: [{ index: 0, id: 'functions.read:0', name: 'read', from: 'content', family: 'kimi-k2', status: 'delivered', argumentsChars: 20 }], removedChars: { content: 120, reasoning: 0 } } }, undefined, [])!;
+    assert.equal(repaired.attributes['tokenscope.repaired'], true);
+    assert.equal(repaired.attributes['tokenscope.repair.calls_delivered'], 1);
   } finally {
     await store.close();
   }

@@ -147,7 +147,11 @@ export type FamilyId =
   | 'llama3-json'
   | 'jamba'
   | 'nemotron'
-  | 'phi4';
+  | 'phi4'
+  | 'glm47'
+  | 'ling3'
+  | 'deepseek-v32'
+  | 'deepseek-v4';
 
 /** What a stretch of native text is. */
 export type SegmentKind =

@@ -1,10 +1,11 @@
 /**
- * GLM-4.5 / 4.6 / 4.7 / 5 ('glm45'):
+ * GLM-4.5 / 4.6 ('glm45'), GLM-4.7 / GLM-5.x ('glm47') and Ling 3 ('ling3'): one grammar.
  *
  *   <think>REASONING</think>\nCONTENT\n<tool_call>NAME\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>\n</tool_call><|observation|>
  *
- * As the chat template writes it; GLM-4.7 drops the newlines, and a literal `\n` escape is also seen after
- * the name: both parse. The turn ends with the stop token `<|observation|>` after calls and `<|user|>`
+ * As the chat template writes it; GLM-4.7 and GLM-5 drop the newlines (SGLang `glm47_moe_detector.py`: "Detector for
+ * GLM-4.7 and GLM-5 models"), Ling 3 makes the one after the name optional (SGLang `ling3_detector.py`), and a
+ * literal `\n` escape is also seen after the name: all of them parse in every one of the three. The turn ends with the stop token `<|observation|>` after calls and `<|user|>`
  * otherwise. Arguments are canonical compact JSON (see `paramsToJson` in base.ts); the `arguments`
  * segment spans the `<arg_key>`/`<arg_value>` markup. Arguments that are not a JSON object are written
  * raw after the name and come back raw (flagged `malformed-call`). No call ids in the format.
@@ -14,6 +15,7 @@ import {
   THINK_CLOSE,
   THINK_OPEN,
   renderStart,
+  jsonToParams,
   renderParams,
   modelKey,
   parseTurn,
@@ -70,42 +72,53 @@ function skipLiteralNewlines(text: string, pos: number, to: number): number {
   }
 }
 
-const GRAMMAR: TurnGrammar = {
-  family: 'glm45',
-  toolMarkers: TOOL_MARKERS,
-  markers: MARKERS,
-  implicitThink: true,
-  ends: ENDS,
-  starters: [{ marker: CALL_OPEN, parse: call }],
-};
+/** One of the three, differing in the model ids and in whether render writes the newlines. */
+function glmFamily(id: 'glm45' | 'glm47' | 'ling3', displayName: string, newlines: boolean, matches: (key: string) => boolean): ModelFormat {
+  const grammar: TurnGrammar = {
+    family: id,
+    toolMarkers: TOOL_MARKERS,
+    markers: MARKERS,
+    implicitThink: true,
+    ends: ENDS,
+    starters: [{ marker: CALL_OPEN, parse: call }],
+  };
+  return {
+    id,
+    displayName,
+    markers: MARKERS,
+    toolMarkers: TOOL_MARKERS,
+    matchesModel: (modelId) => matches(modelKey(modelId)),
+    detectText: (text) =>
+      scoreText(text, [
+        [KEY_OPEN, 10],
+        [VALUE_OPEN, 6],
+        [/<tool_call>[^\s<{]/, 4],
+        [OBSERVATION, 2],
+        // GLM-4.7's mark: the first <arg_key> right after the name.
+        [/<tool_call>[^\s<{>]+<arg_key>/, newlines ? 0 : 1],
+      ]),
+    render: (m, opts) => render(m, opts, newlines),
+    parse: (text) => parseTurn(grammar, text),
+  };
+}
 
-export const glm45: ModelFormat = {
-  id: 'glm45',
-  displayName: 'GLM-4.5 / 4.6 / 4.7 / 5',
-  markers: MARKERS,
-  toolMarkers: TOOL_MARKERS,
-  matchesModel: (modelId) => /glm-?(?:4\.[5-9]|[5-9])(?![\d])/.test(modelKey(modelId)),
-  detectText: (text) =>
-    scoreText(text, [
-      [KEY_OPEN, 10],
-      [VALUE_OPEN, 6],
-      [/<tool_call>[^\s<{]/, 4],
-      [OBSERVATION, 2],
-    ]),
-  render,
-  parse: (text) => parseTurn(GRAMMAR, text),
-};
+export const glm45 = glmFamily('glm45', 'GLM-4.5 / 4.6', true, (key) => /glm-?4\.[56](?![\d])/.test(key));
+export const glm47 = glmFamily('glm47', 'GLM-4.7 / GLM-5', false, (key) => /glm-?(?:4\.[7-9]|[5-9])(?![\d])/.test(key));
+export const ling3 = glmFamily('ling3', 'Ling 3', true, (key) => /(?:^|[^a-z])ling-?(?:3|v3)(?![\d])/.test(key));
 
-function render(m: AssistantMessage, opts?: RenderOptions): NativeText {
+function render(m: AssistantMessage, opts: RenderOptions | undefined, newlines: boolean): NativeText {
+  const nl = newlines ? '\n' : '';
   // GLM puts a line break after `</think>` whatever follows it, content or a call.
   const { out, close, hasContent } = renderStart(m, opts, { newlines: false, afterThink: '\n' });
   m.toolCalls.forEach((c, i) => {
-    if (hasContent || i > 0 || present(m.reasoning)) out.put('\n');
+    if (newlines && (hasContent || i > 0 || present(m.reasoning))) out.put('\n');
+    else if (!newlines && i === 0 && (hasContent || present(m.reasoning))) out.put('\n');
     out.wrap(
       'call',
       () => {
-        out.put(CALL_OPEN).put(c.name, 'call-name', i).put('\n');
-        renderParams(out, i, c.arguments, (k, v) => `${KEY_OPEN}${k}${KEY_CLOSE}\n${VALUE_OPEN}${v}${VALUE_CLOSE}`);
+        // Arguments that are not parameters go on their own line, so the name still ends.
+        out.put(CALL_OPEN).put(c.name, 'call-name', i).put(jsonToParams(c.arguments) ? nl : '\n');
+        renderParams(out, i, c.arguments, (k, v) => `${KEY_OPEN}${k}${KEY_CLOSE}${nl}${VALUE_OPEN}${v}${VALUE_CLOSE}`, nl);
         if (close.call(i)) out.put(CALL_CLOSE);
       },
       i,

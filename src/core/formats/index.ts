@@ -16,7 +16,8 @@
  */
 import { UserError, type FamilyId } from '../model';
 import { deepseekV3, deepseekV31 } from './deepseek';
-import { glm45 } from './glm';
+import { glm45, glm47, ling3 } from './glm';
+import { deepseekV32, deepseekV4 } from './deepseek-dsml';
 import { harmony } from './harmony';
 import { kimi } from './kimi';
 import { minimaxM2 } from './minimax';
@@ -48,6 +49,10 @@ export const formats: readonly ModelFormat[] = [
   jamba,
   nemotron,
   phi4,
+  glm47,
+  ling3,
+  deepseekV32,
+  deepseekV4,
 ];
 
 /** The format of a family id; an id from outside (a `--family` flag, a saved capture) may be unknown. */

@@ -32,7 +32,7 @@ export const nemotron: ModelFormat = {
   displayName: 'Nemotron (<TOOLCALL>)',
   markers: MARKERS,
   toolMarkers: TOOL_MARKERS,
-  matchesModel: (modelId) => /nemotron/.test(modelKey(modelId)) && !/nano-?(?:v?3|\d+b-v?3)|nemotron-3/.test(modelKey(modelId)),
+  matchesModel: (modelId) => /nemotron/.test(modelKey(modelId)) && !/nemotron-3-nano|nemotron-nano-3/.test(modelKey(modelId)),
   detectText: (text) => scoreText(text, [[/<TOOLCALL>\s*\[/, 10], [CLOSE, 7]]),
   render: (m, opts) => renderJsonCalls(GRAMMAR, m, opts),
   parse: (text) => parseJsonCalls(GRAMMAR, text),

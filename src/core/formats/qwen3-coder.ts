@@ -64,10 +64,12 @@ const GRAMMAR: TurnGrammar = {
 
 export const qwen3Coder: ModelFormat = {
   id: 'qwen3-coder',
-  displayName: 'Qwen3-Coder (XML tool calls)',
+  displayName: 'Qwen3-Coder XML (Qwen3-Coder, Qwen3.5 / 3.6, MiMo, Step-3.5)',
   markers: MARKERS,
   toolMarkers: TOOL_MARKERS,
-  matchesModel: (modelId) => /qwen3-coder/.test(modelKey(modelId)),
+  // Qwen3.5 / 3.6, MiMo, Step-3.5 and Nemotron 3 Nano use the same XML (vLLM `qwen3_coder`/`qwen3_xml`/`mimo`/
+  // `step3p5` parsers; SGLang maps `step3p5` to `Qwen3CoderDetector`; Dynamo fixtures `nemotron_nano`).
+  matchesModel: (modelId) => /qwen3-coder|qwen3\.[5-9]|(?:^|[^a-z])mimo|step-?3\.5|step3p5|nemotron-3-nano|nemotron-nano-3/.test(modelKey(modelId)),
   detectText: (text) =>
     scoreText(text, [
       [FUNCTION_OPEN, 10],

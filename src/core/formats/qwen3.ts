@@ -53,7 +53,8 @@ export const qwen3: ModelFormat = {
   toolMarkers: TOOL_MARKERS,
   matchesModel: (modelId) => {
     const key = modelKey(modelId);
-    return /(?:^|[^a-z])(?:qwen3|qwen2\.5|qwq)/.test(key) && !key.includes('coder');
+    // Qwen3.5 / 3.6 write the Qwen3-Coder XML (qwen3-coder.ts).
+    return /(?:^|[^a-z])(?:qwen3|qwen2\.5|qwq)/.test(key) && !key.includes('coder') && !/qwen3\.[5-9]/.test(key);
   },
   detectText: (text) =>
     scoreText(text, [

@@ -77,6 +77,10 @@ const FAMILY_REPOS: Record<FamilyId, string> = {
   jamba: 'ai21labs/AI21-Jamba-Mini-1.7',
   nemotron: 'nvidia/Llama-3_3-Nemotron-Super-49B-v1_5',
   phi4: 'microsoft/Phi-4-mini-instruct',
+  glm47: 'zai-org/GLM-4.7',
+  ling3: 'inclusionAI/Ling-1T',
+  'deepseek-v32': 'deepseek-ai/DeepSeek-V3.2',
+  'deepseek-v4': 'deepseek-ai/DeepSeek-V4',
 };
 
 /**

@@ -18,6 +18,10 @@ const ALL: FamilyId[] = [
   'jamba',
   'nemotron',
   'phi4',
+  'glm47',
+  'ling3',
+  'deepseek-v32',
+  'deepseek-v4',
 ];
 
 test('one format per family id, found by getFormat', () => {
@@ -49,9 +53,24 @@ test('model ids as OpenRouter, Hugging Face and SGLang spell them', () => {
     ['z-ai/glm-4.6', 'glm45'],
     ['zai-org/GLM-4.5', 'glm45'],
     ['zai-org/GLM-4.5-Air', 'glm45'],
-    ['z-ai/glm-4.7', 'glm45'],
-    ['z-ai/glm-5-turbo', 'glm45'],
-    ['z-ai/glm-5-turbo-20260315', 'glm45'],
+    ['z-ai/glm-4.7', 'glm47'],
+    ['z-ai/glm-5-turbo', 'glm47'],
+    ['z-ai/glm-5-turbo-20260315', 'glm47'],
+    ['deepseek/deepseek-v3.2', 'deepseek-v32'],
+    ['deepseek-ai/DeepSeek-V3.2-Exp', 'deepseek-v32'],
+    ['deepseek-ai/DeepSeek-V4', 'deepseek-v4'],
+    ['mistralai/mistral-small-3.2-24b-instruct', 'mistral'],
+    ['meta-llama/llama-3.3-70b-instruct', 'llama3-json'],
+    ['NousResearch/Hermes-3-Llama-3.1-70B', 'hermes'],
+    ['qwen/qwen3.5-397b-a17b', 'qwen3-coder'],
+    ['Qwen/Qwen3.6-35B-A3B', 'qwen3-coder'],
+    ['XiaomiMiMo/MiMo-V2-Flash', 'qwen3-coder'],
+    ['stepfun-ai/Step-3.5-Flash', 'qwen3-coder'],
+    ['nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B', 'qwen3-coder'],
+    ['nvidia/Llama-3_3-Nemotron-Super-49B-v1_5', 'nemotron'],
+    ['ai21labs/AI21-Jamba-Mini-1.7', 'jamba'],
+    ['microsoft/Phi-4-mini-instruct', 'phi4'],
+    ['z-ai/glm-4.6', 'glm45'],
     ['openai/gpt-oss-120b', 'gpt-oss'],
     ['openai/gpt-oss-20b:free', 'gpt-oss'],
     ['minimax/minimax-m2', 'minimax-m2'],
@@ -65,7 +84,7 @@ test('model ids as OpenRouter, Hugging Face and SGLang spell them', () => {
 });
 
 test('unknown or out-of-family model ids match nothing', () => {
-  for (const model of ['openai/gpt-4o', 'anthropic/claude-sonnet-4', 'z-ai/glm-4-32b', 'deepseek/deepseek-v3.2', '']) {
+  for (const model of ['openai/gpt-4o', 'anthropic/claude-sonnet-4', 'z-ai/glm-4-32b', '']) {
     assert.equal(detectFamily(model), undefined, model);
   }
 });

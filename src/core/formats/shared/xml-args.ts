@@ -13,10 +13,24 @@ import { callUnclosed, expectClosers } from './turn';
  * Without the tool schema a string `"42"` cannot be told from the number, so schema-aware coercion is
  * left to the checks.
  */
-export function paramsToJson(params: readonly (readonly [string, string])[]): string {
+export function paramsToJson(params: readonly (readonly [string, string, ParamType?])[]): string {
   const obj: Record<string, unknown> = {};
-  for (const [k, raw] of params) obj[k] = paramValue(raw);
+  for (const [k, raw, type] of params) obj[k] = type === 'string' ? raw : type === 'json' ? jsonValue(raw) : paramValue(raw);
   return JSON.stringify(obj);
+}
+
+/**
+ * How the grammar types a value, when it says: `string` (DSML `string="true"`, Kimi K3 `type="string"`) is the text
+ * as written; `json` is JSON-decoded, falling back to the text when it is not JSON (vLLM's behaviour for both).
+ */
+export type ParamType = 'string' | 'json';
+
+function jsonValue(raw: string): unknown {
+  try {
+    return JSON.parse(raw.trim());
+  } catch {
+    return raw;
+  }
 }
 
 function paramValue(raw: string): unknown {
@@ -36,6 +50,12 @@ function paramValue(raw: string): unknown {
  * The other way: a JSON object's members as parameter texts (strings as written, others as JSON), or
  * undefined when `args` is not a JSON object (render then writes the raw text so it survives a round trip).
  */
+/** The keys of a JSON object whose values are strings. */
+function stringKeys(args: string): Set<string> {
+  const v = JSON.parse(args) as Record<string, unknown>;
+  return new Set(Object.keys(v).filter((k) => typeof v[k] === 'string'));
+}
+
 export function jsonToParams(args: string): [string, string][] | undefined {
   let v: unknown;
   try {
@@ -50,7 +70,7 @@ export function jsonToParams(args: string): [string, string][] | undefined {
 /** One parameter of an XML-argument call, with its raw value text. */
 export interface ParamGrammar {
   /** Reads a parameter head at `pos` (`<parameter=K>`): the key and where its value starts. */
-  head(out: ParseOut, pos: number, to: number): { key: string; valueStart: number } | undefined;
+  head(out: ParseOut, pos: number, to: number): { key: string; valueStart: number; type?: ParamType } | undefined;
   /** Text that starts a head, so a value missing its close still ends at the next parameter. */
   headStart: string;
   /** Marker that closes a value. */
@@ -69,9 +89,9 @@ export function xmlParams(
   to: number,
   g: ParamGrammar,
   markers: readonly string[],
-): { params: [string, string][]; range?: [number, number]; rest: number; unclosed?: { expectedAt: number } } {
+): { params: [string, string, ParamType?][]; range?: [number, number]; rest: number; unclosed?: { expectedAt: number } } {
   const { text } = out;
-  const params: [string, string][] = [];
+  const params: [string, string, ParamType?][] = [];
   let pos = skipWs(text, from, to);
   let first: number | undefined;
   let last = pos;
@@ -103,7 +123,7 @@ export function xmlParams(
     }
     let value = text.slice(head.valueStart, valueEnd);
     if (g.newlines) value = value.replace(/^\n/, '').replace(/\n$/, '');
-    params.push([head.key, value]);
+    params.push(head.type ? [head.key, value, head.type] : [head.key, value]);
     pos = skipWs(text, last, to);
     if (unclosed) break;
   }
@@ -184,9 +204,16 @@ export function xmlCall(out: ParseOut, c: XmlCall, grammar: ParamGrammar, marker
  * Writes an XML-argument call's parameters, one per line, as an `arguments` segment (without the line
  * break after the last one). Arguments that are not a JSON object are written raw.
  */
-export function renderParams(out: RenderOut, callIndex: number, args: string, param: (key: string, value: string) => string): void {
+export function renderParams(
+  out: RenderOut,
+  callIndex: number,
+  args: string,
+  param: (key: string, value: string, isString: boolean) => string,
+  separator = '\n',
+): void {
   const params = jsonToParams(args);
-  const body = params ? params.map(([k, v]) => param(k, v)).join('\n') : args;
+  const strings = params ? stringKeys(args) : undefined;
+  const body = params ? params.map(([k, v]) => param(k, v, strings!.has(k))).join(separator) : args;
   out.put(body, 'arguments', callIndex);
-  if (body) out.put('\n');
+  if (body) out.put(params ? separator : '\n');
 }

@@ -1,3 +1,4 @@
+import { parseArgs as nodeParseArgs, type ParseArgsConfig } from 'node:util';
 import { UserError } from '../core/model';
 
 /** Parsed command line: flags (`--name value`, `--flag`) and positional arguments. */
@@ -8,83 +9,96 @@ export interface Args {
   /** Every value of a repeatable flag, in order. */
   list(name: string): string[];
   num(name: string, fallback: number): number;
-  /** A count flag (`--samples`, `--concurrency`): a whole number of at least 1. */
-  positiveInt(name: string, fallback: number): number;
+  /** A count flag (`--samples`, `--concurrency`): a whole number from 1 to `max` (default MAX_COUNT). */
+  positiveInt(name: string, fallback: number, max?: number): number;
   bool(name: string): boolean;
 }
 
+/** The most any count flag may be (`--samples`, `--concurrency`, `--limit`), unless the command sets its own bound. */
+export const MAX_COUNT = 1_000_000;
+
 /**
- * Parses `argv` against the known flags. `booleans` lists flags that take no value.
- * Unknown flags are a UserError (exit 2) so typos never pass silently.
+ * Parses `argv` against the known flags with node:util `parseArgs` (strict). `booleans` lists flags that take no
+ * value; one-letter names are short options (`-o FILE`). Unknown flags are a UserError (exit 2) so typos never
+ * pass silently, and the messages are Tokenscope's own (`--model needs a value`, `did you mean --format?`).
  */
 export function parseArgs(argv: string[], known: { values?: string[]; booleans?: string[]; repeatable?: string[] }): Args {
   const repeatable = new Set(known.repeatable ?? []);
-  const lists = new Map<string, string[]>();
   const values = new Set([...(known.values ?? []), ...repeatable]);
   const booleans = new Set([...(known.booleans ?? []), 'help']);
-  const flags = new Map<string, string | true>();
-  const positional: string[] = [];
-  let i = 0;
-  /** The argument after option `name`, unless that one is another option: `--model --json FILE` is a missing value. */
-  const takeValue = (name: string): string => {
-    const v = argv[++i];
-    if (v === undefined || (v.startsWith('--') && v.length > 2)) throw new UserError(`${name} needs a value`);
-    return v;
-  };
-  for (; i < argv.length; i++) {
+  const options: ParseArgsConfig['options'] = {};
+  for (const name of values) options[name] = { type: 'string', multiple: repeatable.has(name), ...(name.length === 1 && { short: name }) };
+  for (const name of booleans) options[name] = { type: 'boolean', ...(name === 'help' && { short: 'h' }) };
+  const allKnown = [...values, ...booleans];
+
+  // node:util takes `--limit -5` for a missing value; a value that merely starts with one dash is a value here.
+  const args: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--') {
-      positional.push(...argv.slice(i + 1));
+      args.push(...argv.slice(i));
       break;
     }
-    if (a.startsWith('--')) {
-      const eq = a.indexOf('=');
-      const name = eq > 0 ? a.slice(2, eq) : a.slice(2);
-      const inline = eq > 0 ? a.slice(eq + 1) : undefined;
-      if (booleans.has(name)) {
-        if (inline !== undefined) throw new UserError(`--${name} takes no value`);
-        flags.set(name, true);
-      } else if (values.has(name)) {
-        const v = inline ?? takeValue(`--${name}`);
-        flags.set(name, v);
-        if (repeatable.has(name)) lists.set(name, [...(lists.get(name) ?? []), v]);
-      } else {
-        throw unknownOption(`--${name}`, [...values, ...booleans]);
-      }
-    } else if (a === '-h') {
-      flags.set('help', true);
-    } else if (a.startsWith('-') && a.length > 1) {
-      // Short options are the one-letter value flags (`-o FILE`); anything else is a typo, never a file name.
-      const name = a.slice(1);
-      if (name.length !== 1 || !values.has(name)) throw unknownOption(a, [...values, ...booleans]);
-      flags.set(name, takeValue(a));
-    } else {
-      positional.push(a);
-    }
+    const name = a.startsWith('--') ? a.slice(2) : a.length === 2 && a[0] === '-' ? a.slice(1) : undefined;
+    const next = argv[i + 1];
+    if (name !== undefined && values.has(name) && next !== undefined && next.startsWith('-') && !next.startsWith('--') && next !== '-h') {
+      args.push(`--${name}=${next}`);
+      i++;
+    } else if (/^-[^-]{2,}/.test(a)) {
+      throw unknownOption(a, allKnown); // `-json` is a typo of `--json`, never a bundle of one-letter flags
+    } else args.push(a);
+  }
+  let parsed: ReturnType<typeof nodeParseArgs>;
+  try {
+    parsed = nodeParseArgs({ args, options, strict: true, allowPositionals: true });
+  } catch (e) {
+    throw parseError(e, allKnown);
+  }
+  const flags = new Map<string, string | true>();
+  const lists = new Map<string, string[]>();
+  for (const [k, v] of Object.entries(parsed.values)) {
+    if (v === undefined || v === false) continue;
+    if (Array.isArray(v)) {
+      lists.set(k, v.map(String));
+      if (v.length > 0) flags.set(k, String(v[v.length - 1]));
+    } else flags.set(k, v === true ? true : String(v));
   }
   const num = (n: string, fallback: number): number => {
     const v = flags.get(n);
     if (typeof v !== 'string') return fallback;
     const x = Number(v);
-    if (!Number.isFinite(x)) throw new UserError(`--${n} must be a number, got "${v}"`);
+    if (v.trim() === '' || !Number.isFinite(x)) throw new UserError(`--${n} must be a number, got "${v}"`);
     return x;
   };
   return {
-    positional,
+    positional: parsed.positionals,
     flags,
     str: (n) => {
       const v = flags.get(n);
       return typeof v === 'string' ? v : undefined;
     },
     num,
-    positiveInt: (n, fallback) => {
+    positiveInt: (n, fallback, max = MAX_COUNT) => {
       const x = num(n, fallback);
       if (!Number.isInteger(x) || x < 1) throw new UserError(`--${n} must be a positive whole number`);
+      if (x > max) throw new UserError(`--${n} must be at most ${max.toLocaleString('en-US')}, got ${flags.get(n)}`);
       return x;
     },
     list: (n) => lists.get(n) ?? [],
     bool: (n) => flags.get(n) === true,
   };
+}
+
+/** node:util's parse errors in Tokenscope's words. */
+function parseError(e: unknown, known: string[]): Error {
+  const err = e as { code?: string; message?: string };
+  const opt = /Option '(-{1,2}[^' ]+)/.exec(err.message ?? '')?.[1] ?? /option '(-{1,2}[^']+)'/i.exec(err.message ?? '')?.[1];
+  if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && opt) return unknownOption(opt, known);
+  if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && opt) {
+    if (/does not take an argument/.test(err.message ?? '')) return new UserError(`${opt} takes no value`);
+    return new UserError(`${opt} needs a value`);
+  }
+  return new UserError(`${String(err.message ?? e).split('\n')[0]}; see --help`);
 }
 
 /** `unknown option --fromat (did you mean --format?)`: the nearest known flag within two edits, if any. */

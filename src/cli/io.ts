@@ -1,15 +1,27 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { UserError } from '../core/model';
+import { colourWanted, palette, terminalGuard, type Palette } from './terminal';
 
 /** Where a command writes. Tests pass their own to capture output. */
 export interface CliIO {
   out(text: string): void;
   err(text: string): void;
+  /** Colour on stdout (severity, rule ids): true on a terminal unless NO_COLOR or --no-color; default false. */
+  colour?: boolean;
 }
 
+/** The colours a command may use on `io`'s stdout. */
+export function paletteOf(io: CliIO): Palette {
+  return palette(io.colour === true);
+}
+
+/** The process's stdout and stderr; every line passes the terminal guard (control characters escaped). */
 export const processIO: CliIO = {
-  out: (t) => process.stdout.write(t.endsWith('\n') ? t : t + '\n'),
-  err: (t) => process.stderr.write(t.endsWith('\n') ? t : t + '\n'),
+  out: (t) => process.stdout.write(terminalGuard(t.endsWith('\n') ? t : t + '\n')),
+  err: (t) => process.stderr.write(terminalGuard(t.endsWith('\n') ? t : t + '\n')),
+  get colour() {
+    return colourWanted(process.stdout);
+  },
 };
 
 /**
@@ -23,6 +35,11 @@ export function interruptSignal(): { signal: AbortSignal; release(): void } {
   return { signal: ac.signal, release: () => process.removeListener('SIGINT', onSigint) };
 }
 
+/** The largest input file read (a JavaScript string holds at most ~512 M characters). */
+export const MAX_INPUT_BYTES = 500 * 1024 * 1024;
+
+const mb = (n: number) => Math.round(n / 1024 / 1024);
+
 /** A CLI command. Returns the exit code. */
 export type Command = (argv: string[], io: CliIO) => Promise<number>;
 
@@ -30,12 +47,17 @@ export type Command = (argv: string[], io: CliIO) => Promise<number>;
  * A file the user named, as UTF-8 text. Failures are one-line UserErrors about that path ("no such file", "it is a
  * directory", "permission denied"), never Node's errno text.
  */
-export function readTextFile(path: string): string {
+export function readTextFile(path: string, maxBytes = MAX_INPUT_BYTES): string {
   try {
+    const size = statSync(path).size;
+    if (size > maxBytes) throw new UserError(`${path} is ${mb(size)} MB; Tokenscope reads inputs of at most ${mb(maxBytes)} MB`);
     return readFileSync(path, 'utf8');
   } catch (e) {
+    if (e instanceof UserError) throw e;
     const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (code ?? (e as Error).message.split('\n')[0]);
+    const why: string =
+      { ENOENT: 'no such file', EISDIR: 'it is a directory', ENOTDIR: 'a folder on its path is a file', EACCES: 'permission denied', EPERM: 'permission denied' }[code ?? ''] ??
+      (e as Error).message.split('\n')[0].replace(/^[A-Z]+: /, '');
     throw new UserError(`cannot read ${path}: ${why}`);
   }
 }

@@ -19,18 +19,49 @@ const commands: Record<string, { summary: string; load: () => Promise<{ default:
   'export-otlp': { summary: 'send stored captures to an OpenTelemetry collector as GenAI spans', load: () => import('./commands/export-otlp') },
 };
 
+/** Each command's exit codes, printed under its --help (lint states its own). */
+const COMMAND_EXIT: Record<string, string> = {
+  tokens: '0 shown, 2 bad usage or unusable input.',
+  serve: '0 stopped with Ctrl+C or SIGTERM, 2 bad usage, a taken port or an unusable --data-dir.',
+  captures: '0 listed (also when there are none), 2 bad usage or an unusable --data-dir.',
+  show: '0 shown, 2 bad usage or no such capture.',
+  agents: '0 printed, 2 bad usage.',
+  rerun: '0 the re-run answered, 1 it failed (the failure is recorded as a capture too), 2 bad usage or no such capture.',
+  compare: '0 compared, 2 bad usage or unusable input, 130 interrupted with Ctrl+C (what finished is reported).',
+  verify: '0 verified, 2 bad usage or unusable input, 130 interrupted with Ctrl+C (what finished is reported).',
+  export: '0 exported, 2 bad usage or no such capture.',
+  import: '0 imported, 2 bad usage or unusable input.',
+};
+
+/** Exit codes, the same for every command. */
+export const EXIT_CODES = `Exit status:
+  0    success (lint, tokens: no error-level finding)
+  1    lint or tokens found an error-level finding; rerun got no usable answer
+  2    bad usage or unusable input (unknown option, missing file, bad value), with a one-line message
+  130  interrupted (Ctrl+C) during compare or verify: what finished is still reported`;
+
 function usage(): string {
   const width = Math.max(...Object.keys(commands).map((c) => c.length));
   return [
-    'usage: tokenscope <command> [options]',
+    'usage: tokenscope <command> [options] [--no-color]',
     '',
     ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
     '',
     'Run `tokenscope <command> --help` for the options of one command.',
+    'Colour is used on a terminal; --no-color or NO_COLOR=1 turns it off (it is off when piped).',
+    '',
+    EXIT_CODES,
   ].join('\n');
 }
 
 export async function main(argv: string[], io: CliIO = processIO): Promise<number> {
+  // --no-color is understood by every command, anywhere before a `--`.
+  const end = argv.indexOf('--') < 0 ? argv.length : argv.indexOf('--');
+  if (argv.slice(0, end).some((a) => a === '--no-color' || a === '--no-colour')) {
+    argv = [...argv.slice(0, end).filter((a) => a !== '--no-color' && a !== '--no-colour'), ...argv.slice(end)];
+    const base = io;
+    io = { out: (t) => base.out(t), err: (t) => base.err(t), colour: false };
+  }
   // `tokenscope help lint` is `tokenscope lint --help`.
   const [name, ...rest] = argv[0] === 'help' && argv[1] ? [argv[1], '--help'] : argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
@@ -48,7 +79,12 @@ export async function main(argv: string[], io: CliIO = processIO): Promise<numbe
   }
   try {
     const mod = await cmd.load();
-    return await mod.default(rest, io);
+    const wantsHelp = rest.some((a) => a === '--help' || a === '-h');
+    if (!wantsHelp) return await mod.default(rest, io);
+    let help = '';
+    const code = await mod.default(rest, { ...io, out: (t) => ((help += t), io.out(t)) });
+    if (code === 0 && COMMAND_EXIT[name] && !help.includes('Exit status')) io.out(`\nExit status: ${COMMAND_EXIT[name]}`);
+    return code;
   } catch (e) {
     if (e instanceof UserError) {
       io.err(`tokenscope ${name}: ${e.message}`);

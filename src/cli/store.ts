@@ -6,6 +6,7 @@ import { statSync } from 'node:fs';
 import { openStore, type CaptureStore, type StoreOptions } from '../core/capture/store';
 import { UserError } from '../core/model';
 import type { CliIO } from './io';
+import { safeLine } from './terminal';
 
 /** A file-system error about `path` as a few plain words. */
 export function fsProblem(e: unknown, path: string): string {
@@ -43,7 +44,7 @@ function storeExists(dir: string): boolean {
 /** Opens the store for writing (serve, import, rerun), creating the folder; a UserError in plain words when it cannot. */
 export async function openStoreForWriting(dir: string, io: CliIO, opts: StoreOptions = {}): Promise<CaptureStore> {
   storeExists(dir);
-  return openStore(dir, { onWarning: (m) => io.err(`tokenscope: ${m}`), ...opts }).catch((e) => {
+  return openStore(dir, { onWarning: (m) => io.err(`tokenscope: ${safeLine(m)}`), ...opts }).catch((e) => {
     throw e instanceof UserError ? e : new UserError(`cannot open the capture store: ${fsProblem(e, dir)}`);
   });
 }

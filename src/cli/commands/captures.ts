@@ -3,6 +3,7 @@ import { exchangeLine, localTime } from '../../core/capture/describe';
 import { parseArgs } from '../args';
 import type { Command } from '../io';
 import { openStoreForReading } from '../store';
+import { safeLine } from '../terminal';
 
 const HELP = `usage: tokenscope captures [--data-dir DIR] [--limit N] [--json]
 
@@ -27,7 +28,7 @@ const captures: Command = async (argv, io) => {
     const list = store.list().slice(0, limit);
     if (args.bool('json')) io.out(JSON.stringify(list, null, 2));
     else if (list.length === 0) io.out(`no captures in ${dataDir}`);
-    else for (const x of list) io.out(`${localTime(x.startedAt)}  ${exchangeLine(x)}`);
+    else for (const x of list) io.out(`${localTime(x.startedAt)}  ${safeLine(exchangeLine(x))}`);
   } finally {
     await store.close();
   }

@@ -10,6 +10,11 @@ import { parseArgs } from '../args';
 import { interruptSignal, readTextFile, type CliIO, type Command } from '../io';
 import { openStoreForWriting, openStoreWithCaptures } from '../store';
 
+/** Samples per provider at most: each one is a paid request. */
+const MAX_SAMPLES = 1000;
+/** Requests in flight at most. */
+const MAX_CONCURRENCY = 64;
+
 const HELP = `usage: tokenscope compare (ID | --request REQUEST.json) [--model ID] [--providers a,b,…] [--reference SLUG]
                          [--samples N] [--concurrency N] [--openrouter-url URL] [--data-dir DIR] [--json]
        tokenscope compare --list --model ID [--openrouter-url URL] [--json]
@@ -61,6 +66,9 @@ const cmd: Command = async (argv, io) => {
     io.out(HELP);
     return 0;
   }
+  // Bounds first: a typo never gets as far as the network.
+  const samples = args.positiveInt('samples', DEFAULT_SAMPLES, MAX_SAMPLES);
+  const concurrency = args.positiveInt('concurrency', DEFAULT_CONCURRENCY, MAX_CONCURRENCY);
   const client = new OpenRouterClient({ baseUrl: args.str('openrouter-url') });
   if (args.bool('list')) {
     const model = args.str('model');
@@ -82,8 +90,8 @@ const cmd: Command = async (argv, io) => {
       model: args.str('model'),
       providers: args.str('providers')?.split(',').map((s) => s.trim()).filter(Boolean),
       reference: args.str('reference'),
-      samples: args.positiveInt('samples', DEFAULT_SAMPLES),
-      concurrency: args.positiveInt('concurrency', DEFAULT_CONCURRENCY),
+      samples,
+      concurrency,
       store,
       parentId: captured?.id,
       signal: interrupt.signal,

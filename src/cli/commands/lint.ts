@@ -5,7 +5,8 @@ import { formats } from '../../core/formats/index';
 import type { Analysis, FamilyId, Finding } from '../../core/model';
 import { plural } from '../../core/tokens/accounting';
 import { parseArgs } from '../args';
-import type { Command } from '../io';
+import { paletteOf, type Command } from '../io';
+import { palette, safeLine as safeField, type Palette } from '../terminal';
 import { loadTurnInput } from '../turn-input';
 
 const USAGE = `usage: tokenscope lint [--model ID] [--request REQUEST.json] [--family F] [--json] [--data-dir DIR] FILE
@@ -33,7 +34,7 @@ const lint: Command = async (argv, io) => {
   const { analysis, ctx } = analyzeWithContext({ response: input.response, request, model: args.str('model') ?? input.model, family });
 
   if (args.bool('json')) io.out(JSON.stringify(toJson(analysis, ctx), null, 2));
-  else io.out(formatText(input.label, analysis, ctx));
+  else io.out(formatText(input.label, analysis, ctx, paletteOf(io)));
   return analysis.findings.some((f) => f.severity === 'error') ? 1 : 0;
 };
 export default lint;
@@ -50,17 +51,17 @@ const SOURCE: Record<NonNullable<Analysis['familySource']>, string> = {
   none: '',
 };
 
-export function formatText(label: string, a: Analysis, ctx?: CheckContext): string {
+export function formatText(label: string, a: Analysis, ctx?: CheckContext, p: Palette = palette(false)): string {
   const family = a.family ? `${formats.find((f) => f.id === a.family)?.displayName ?? a.family} (${SOURCE[a.familySource ?? 'none']})` : 'family unknown';
   const counts = (['error', 'warning', 'info'] as const)
     .map((s) => [s, a.findings.filter((f) => f.severity === s).length] as const)
     .filter(([, n]) => n > 0)
     .map(([s, n]) => plural(n, s));
-  const lines = [`${label}: ${family}, ${counts.length ? counts.join(', ') : 'no findings'}`];
+  const lines = [`${safeField(label)}: ${family}, ${counts.length ? counts.join(', ') : 'no findings'}`];
   if (ctx) lines.push(...callLines(turnReport(a, ctx)).map(safeLine));
   const text = a.native.text;
   for (const f of a.findings) {
-    lines.push('', `${f.severity.padEnd(7)} ${f.rule}  ${f.location}${rangeLabel(f)}`, `  ${f.message}`);
+    lines.push('', `${p.severity(f.severity, f.severity.padEnd(7))} ${p.rule(f.rule)}  ${f.location}${rangeLabel(f)}`, `  ${safeField(f.message)}`);
     if (f.start !== undefined && f.end !== undefined && text.length > 0) lines.push(...excerpt(text, f.start, f.end).map((l) => `    ${l}`));
     if (f.expectedAt !== undefined && text.length > 0) {
       const [code, caret] = excerpt(text, f.expectedAt, f.expectedAt);

@@ -1,5 +1,5 @@
 import { defaultDataDir } from '../../core/capture/store';
-import { exchangeLine, findingLine, localTime } from '../../core/capture/describe';
+import { exchangeLine, localTime } from '../../core/capture/describe';
 import { UserError } from '../../core/model';
 import { DEFAULT_PORT, DEFAULT_TIMEOUTS, startProxy, type ProxyTimeouts } from '../../core/proxy/server';
 import { DEFAULT_UPSTREAMS, checkRouteName, checkUpstreamUrl, effectiveUpstreams, routePrefix, type NamedRoute, type Upstreams } from '../../core/proxy/routes';
@@ -11,7 +11,8 @@ import { repairSummary } from '../../core/repair/describe';
 import { parseArgs } from '../args';
 import { policyStage, loadPolicyFile } from '../../core/policy/policy';
 import { repairFromFlags } from './serve-options';
-import type { Command } from '../io';
+import { paletteOf, type Command } from '../io';
+import { findingLine, safeLine } from '../terminal';
 import { OTLP_BOOLEANS, OTLP_HELP, OTLP_VALUES, otlpFromArgs, otlpReport, otlpTarget } from '../otlp';
 import { openStoreForWriting } from '../store';
 
@@ -120,17 +121,18 @@ const serve: Command = async (argv, io) => {
     process.on('SIGTERM', stop);
   });
   const time = (ms: number) => localTime(ms).slice(11);
+  const pal = paletteOf(io);
   const store = await openStoreForWriting(dataDir, io, {
     maxBodyBytes: Math.round(maxBodyMb * 1024 * 1024),
     onAnalyzed: (x, result) => {
-      io.out(`${time(x.startedAt)}  ${exchangeLine(x)}`);
-      for (const f of result?.analysis.findings ?? []) if (f.severity === 'error') io.out(`    ${findingLine(f)}`);
-      if (x.repair) io.out(`    repaired: ${repairSummary(x.repair)}`);
+      io.out(`${time(x.startedAt)}  ${safeLine(exchangeLine(x))}`);
+      for (const f of result?.analysis.findings ?? []) if (f.severity === 'error') io.out(`    ${findingLine(f, pal)}`);
+      if (x.repair) io.out(`    repaired: ${safeLine(repairSummary(x.repair))}`);
     },
   });
   // Export only listens to the store: spans are built after an exchange has finished, never on the forwarding path.
   const detachOtlp = otlp?.attach(store);
-  const proxy = await startProxy({ port, store, upstreams, timeouts, log: (l) => io.err(l), ...(repair.enabled && { responseStage: repairStage(() => repair) }), ...(policies && { requestStage: policyStage(() => policies) }) }).catch(async (e) => {
+  const proxy = await startProxy({ port, store, upstreams, timeouts, log: (l) => io.err(safeLine(l)), ...(repair.enabled && { responseStage: repairStage(() => repair) }), ...(policies && { requestStage: policyStage(() => policies) }) }).catch(async (e) => {
     detachOtlp?.();
     await otlp?.shutdown();
     await store.close();
@@ -138,7 +140,7 @@ const serve: Command = async (argv, io) => {
   });
   // Exchanges the analysis does not see (no response at all) are printed as soon as they end.
   proxy.on('exchange', (x) => {
-    if (x.status === undefined) io.out(`${time(x.startedAt)}  ${exchangeLine(x)}${x.error ? `  ${x.error}` : ''}`);
+    if (x.status === undefined) io.out(`${time(x.startedAt)}  ${safeLine(exchangeLine(x))}${x.error ? `  ${safeLine(x.error)}` : ''}`);
   });
   io.out(`tokenscope: capturing to ${dataDir}`);
   const all = effectiveUpstreams(upstreams);

@@ -1,13 +1,13 @@
 import { analyzeExchange } from '../../core/analyze';
-import { exchangeProvider, findingLine, findingsText, localTime, outcomeText } from '../../core/capture/describe';
+import { exchangeProvider, findingsText, localTime, outcomeText } from '../../core/capture/describe';
 import { defaultDataDir, findCapture } from '../../core/capture/store';
 import { UserError } from '../../core/model';
 import { plural } from '../../core/tokens/accounting';
 import { policySummary, repairCallLines, repairSummary } from '../../core/repair/describe';
 import { callLines, findingJson, turnReport } from '../../core/parsed';
 import { parseArgs } from '../args';
-import { safeLine } from './lint';
-import type { Command } from '../io';
+import { paletteOf, type Command } from '../io';
+import { MAX_FIELD, MAX_TEXT, findingLine, safeLine } from '../terminal';
 import { openStoreWithCaptures } from '../store';
 
 const HELP = `usage: tokenscope show ID [--data-dir DIR] [--json]
@@ -51,10 +51,15 @@ const show: Command = async (argv, io) => {
       ['error', x.error],
       ['findings', findingsText(s)],
     ];
-    for (const [k, v] of rows) if (v) io.out(`${k.padEnd(9)} ${v}`);
-    for (const line of x.repair ? repairCallLines(x.repair) : []) io.out(`  repair: ${line}`);
-    for (const f of analysis?.findings ?? []) io.out(`  ${findingLine(f)}`);
-    if (report) for (const line of callLines(report)) io.out(safeLine(line));
+    // Every value may come from the network (an upstream error body, a User-Agent): escaped, and cut when long.
+    for (const [k, v] of rows) if (v) io.out(`${k.padEnd(9)} ${safeLine(v)}`);
+    for (const line of x.repair ? repairCallLines(x.repair) : []) io.out(`  repair: ${safeLine(line)}`);
+    const pal = paletteOf(io);
+    for (const f of analysis?.findings ?? []) io.out(`  ${findingLine(f, pal)}`);
+    if (report) for (const line of callLines(report)) io.out(safeLine(line, MAX_TEXT));
+    if ([...rows.map(([, v]) => v ?? ''), ...(analysis?.findings ?? []).map((f) => f.message)].some((v) => v.length > MAX_FIELD)) {
+      io.out(`(long values are cut; \`tokenscope show ${x.id} --json\` prints them whole)`);
+    }
   } finally {
     await store.close();
   }

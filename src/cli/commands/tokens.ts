@@ -11,7 +11,8 @@ import type { Tokenizer } from '../../core/tokens/types';
 import { batch } from './tokens-batch';
 import type { StreamToken, TokenStream } from '../../core/tokens/stream';
 import { parseArgs } from '../args';
-import type { CliIO, Command } from '../io';
+import { paletteOf, type CliIO, type Command } from '../io';
+import { palette, safeLine, type Palette } from '../terminal';
 import { loadTurnInput } from '../turn-input';
 
 const USAGE = `usage: tokenscope tokens [--model ID] [--tokenizer-dir DIR] [--data-dir DIR] [--request FILE] [--family F] [--offline] [--json] FILE
@@ -90,7 +91,7 @@ const tokens: Command = async (argv, io) => {
   const { stream, analysis } = exchangeTokenStream({ tokenizer, response: input.response, request, model, family, promptTokens: prompt?.ids.length });
   const promptView = prompt && promptAccounting(prompt.ids, input.response.usage);
   if (args.bool('json')) io.out(JSON.stringify({ ...toJson(stream, analysis.family), prompt: promptView ?? null }, null, 2));
-  else io.out(formatStream(input.label, stream, promptView));
+  else io.out(formatStream(input.label, stream, promptView, paletteOf(io)));
   return 0;
 };
 
@@ -186,8 +187,8 @@ const WIDTH = 100;
  * The readable view: one block per run of tokens in the same segment, tokens separated by spaces (a space
  * inside a token shows as `·`), special tokens as `[name]`, markers spelled as text as `«piece»`.
  */
-export function formatStream(label: string, s: TokenStream, prompt?: PromptView): string {
-  const lines = [`${label}: ${plural(s.tokens.length, 'token')}, ${s.tokenizer}`, `source: ${SOURCE_LABEL[s.source]}`];
+export function formatStream(label: string, s: TokenStream, prompt?: PromptView, p: Palette = palette(false)): string {
+  const lines = [`${safeLine(label)}: ${plural(s.tokens.length, 'token')}, ${s.tokenizer}`, `source: ${SOURCE_LABEL[s.source]}`];
   const starts = new Map<number, string[]>();
   const ghosts = new Map<number, string[]>();
   s.findings.forEach((f, i) => {
@@ -231,7 +232,7 @@ export function formatStream(label: string, s: TokenStream, prompt?: PromptView)
   if (s.findings.length) lines.push('');
   s.findings.forEach((f, i) => {
     const where = f.tokens && f.tokens[1] > f.tokens[0] ? ` tokens ${f.tokens[0]}–${f.tokens[1] - 1}` : '';
-    lines.push(`#${i + 1} ${f.finding.severity.padEnd(7)} ${f.finding.rule}${where}`, `   ${f.finding.message}`);
+    lines.push(`#${i + 1} ${p.severity(f.finding.severity, f.finding.severity.padEnd(7))} ${p.rule(f.finding.rule)}${where}`, `   ${safeLine(f.finding.message)}`);
   });
   return lines.join('\n');
 }
@@ -242,9 +243,10 @@ function segmentLabel(segment: SegmentKind | undefined, callIndex: number | unde
 }
 
 function tokenLabel(t: StreamToken): string {
-  if (t.kind === 'special') return `[${t.text}]`;
-  if (t.kind === 'marker-as-text') return `«${t.text}»`;
-  return t.text;
+  const text = safeLine(t.text, 200);
+  if (t.kind === 'special') return `[${text}]`;
+  if (t.kind === 'marker-as-text') return `«${text}»`;
+  return text;
 }
 
 function wrap(prefix: string, words: string[]): string[] {

@@ -4,6 +4,12 @@ import { OpenRouterClient } from '../../core/upstream/openrouter';
 import { DEFAULT_VERIFY_CONCURRENCY, readK2vvJsonl, verifyProvider } from '../../core/upstream/verify';
 import { parseArgs } from '../args';
 import { interruptSignal, readTextFile, type Command } from '../io';
+import { safeLine } from '../terminal';
+
+/** Bad lines printed one by one; the rest are counted. */
+const SHOWN_BAD_LINES = 5;
+/** Requests in flight at most (OpenRouter rate-limits far below this). */
+const MAX_CONCURRENCY = 64;
 
 const HELP = `usage: tokenscope verify SAMPLES.jsonl --provider SLUG [--reference SLUG] [--model ID] [--concurrency N]
                         [--openrouter-url URL] [--json]
@@ -23,11 +29,12 @@ const cmd: Command = async (argv, io) => {
   if (!file) throw new UserError('which samples? `tokenscope verify SAMPLES.jsonl --provider SLUG`');
   const provider = args.str('provider');
   if (!provider) throw new UserError('which provider? pass --provider SLUG');
-  const concurrency = args.positiveInt('concurrency', DEFAULT_VERIFY_CONCURRENCY);
+  const concurrency = args.positiveInt('concurrency', DEFAULT_VERIFY_CONCURRENCY, MAX_CONCURRENCY);
   const text = readTextFile(file);
   const { requests, skipped } = readK2vvJsonl(text);
-  for (const s of skipped) io.err(`tokenscope verify: ${file}:${s.line} skipped: ${s.reason}`);
-  if (requests.length === 0) throw new UserError(`${file} holds no request`);
+  for (const s of skipped.slice(0, SHOWN_BAD_LINES)) io.err(`tokenscope verify: ${file}:${s.line} skipped: ${safeLine(s.reason, 200)}`);
+  if (skipped.length > SHOWN_BAD_LINES) io.err(`tokenscope verify: … and ${skipped.length - SHOWN_BAD_LINES} more lines skipped (${skipped.length} in all)`);
+  if (requests.length === 0) throw new UserError(`${file} holds no request${skipped.length ? ` (${skipped.length} unusable lines)` : ''}`);
   const interrupt = interruptSignal();
   try {
     const report = await verifyProvider({

@@ -1,0 +1,96 @@
+/**
+ * Terminal-safe output. Text that came from the network (upstream error bodies, model names, User-Agents, finding
+ * messages that quote them) reaches the terminal only through `safeLine`/`safeText`: control characters are
+ * escaped (`ESC]0;…BEL` cannot retitle the window, `\r` cannot overwrite a line, CSI cannot move the cursor), and a
+ * long body is cut, the cut said. Colour (severity, rule ids) is added after escaping, only on a terminal.
+ */
+import type { Finding, Severity } from '../core/model';
+
+/** The most characters one network-sourced field prints (a 5 MB error body is cut here). */
+export const MAX_FIELD = 1000;
+/** The most characters a multi-line network-sourced text prints. */
+export const MAX_TEXT = 20_000;
+
+// C0 (but \n and \t in multi-line text), DEL, C1, line/paragraph separators, bidi overrides and isolates, BOM.
+const UNSAFE_LINE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g;
+const UNSAFE_TEXT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g;
+
+function escapeControl(c: string): string {
+  switch (c) {
+    case '\n':
+      return '\\n';
+    case '\r':
+      return '\\r';
+    case '\t':
+      return '\\t';
+    case '\u001b':
+      return '\\e';
+  }
+  return `\\u{${c.codePointAt(0)!.toString(16)}}`;
+}
+
+/** The first `max` characters (never half a surrogate pair) and how many were left out. */
+function head(text: string, max: number): { text: string; left: number } {
+  if (text.length <= max) return { text, left: 0 };
+  const end = /[\ud800-\udbff]/.test(text[max - 1]) ? max - 1 : max;
+  return { text: text.slice(0, end), left: text.length - end };
+}
+
+const cutNote = (left: number) => `[cut: ${left.toLocaleString('en-US')} more characters]`;
+
+/** One line of network text: every control character escaped (newlines too), at most `max` characters. */
+export function safeLine(text: string | undefined, max = MAX_FIELD): string {
+  if (text === undefined) return '';
+  const h = head(text, max);
+  return h.text.replace(UNSAFE_LINE, escapeControl) + (h.left ? `… ${cutNote(h.left)}` : '');
+}
+
+/** Multi-line network text: newlines and tabs kept, every other control character escaped, at most `max` characters. */
+export function safeText(text: string, max = MAX_TEXT): string {
+  const h = head(text, max);
+  return h.text.replace(UNSAFE_TEXT, escapeControl) + (h.left ? `…\n${cutNote(h.left)}` : '');
+}
+
+/**
+ * The last guard before the terminal, for text already formatted: control characters other than newline, tab and
+ * Tokenscope's own colour codes (SGR, `ESC[…m`) are escaped.
+ */
+export function terminalGuard(text: string): string {
+  return text.replace(/\u001b\[[0-9;]*m|[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (m) => (m.length > 1 ? m : escapeControl(m)));
+}
+
+export interface Palette {
+  readonly on: boolean;
+  severity(s: Severity, text?: string): string;
+  rule(id: string): string;
+  dim(text: string): string;
+  bold(text: string): string;
+}
+
+const SGR = (code: string) => (text: string) => `\u001b[${code}m${text}\u001b[0m`;
+const SEVERITY: Record<Severity, (t: string) => string> = { error: SGR('31;1'), warning: SGR('33'), info: SGR('36') };
+
+export function palette(on: boolean): Palette {
+  return {
+    on,
+    severity: (s, text = s) => (on ? SEVERITY[s](text) : text),
+    rule: (id) => (on ? SGR('35')(id) : id),
+    dim: (t) => (on ? SGR('2')(t) : t),
+    bold: (t) => (on ? SGR('1')(t) : t),
+  };
+}
+
+/**
+ * Whether stdout gets colour: a terminal, unless NO_COLOR is set (https://no-color.org), TERM is `dumb` or the
+ * command was given --no-color (main.ts). FORCE_COLOR=1 turns it on when piped.
+ */
+export function colourWanted(stream: { isTTY?: boolean } = process.stdout, env: NodeJS.ProcessEnv = process.env): boolean {
+  if (env.NO_COLOR) return false;
+  if (env.FORCE_COLOR && env.FORCE_COLOR !== '0') return true;
+  return stream.isTTY === true && env.TERM !== 'dumb';
+}
+
+/** `error section-unclosed (content): message`, the message made safe, severity and rule coloured when `p` is on. */
+export function findingLine(f: Pick<Finding, 'severity' | 'rule' | 'location' | 'message'>, p: Palette, max = MAX_FIELD): string {
+  return `${p.severity(f.severity)} ${p.rule(f.rule)} (${safeLine(f.location, 200)}): ${safeLine(f.message, max)}`;
+}

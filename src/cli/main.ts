@@ -15,6 +15,7 @@ const commands: Record<string, { summary: string; load: () => Promise<{ default:
   verify: { summary: 'K2-Vendor-Verifier-style batch over a JSONL of requests', load: () => import('./commands/verify') },
   export: { summary: 'export a capture as a repro bundle, Markdown, curl, HAR, K2VV or promptfoo case', load: () => import('./commands/export') },
   import: { summary: 'import a HAR or a repro bundle into the capture store', load: () => import('./commands/import') },
+  tail: { summary: 'follow new exchanges from another terminal (--broken: only broken ones)', load: () => import('./commands/tail') },
   watch: { summary: 'watch broken exchanges: re-check them on their provider, say fixed or still broken', load: () => import('./commands/watch') },
   'export-otlp': { summary: 'send stored captures to an OpenTelemetry collector as GenAI spans', load: () => import('./commands/export-otlp') },
 };

@@ -6,6 +6,7 @@ import { DEFAULT_UPSTREAMS, checkRouteName, checkUpstreamUrl, effectiveUpstreams
 
 const NAMED_ROUTES = Object.keys(DEFAULT_UPSTREAMS) as NamedRoute[];
 import { otlpRequestedByEnv } from '../../core/export/otlp-config';
+import { inFlight, inFlightLine, QuietStreams, type InFlight } from '../../core/live/inflight';
 import { repairStage } from '../../core/repair/stage';
 import { repairSummary } from '../../core/repair/describe';
 import { parseArgs } from '../args';
@@ -16,6 +17,14 @@ import { findingLine, safeLine } from '../terminal';
 import { OTLP_BOOLEANS, OTLP_HELP, OTLP_VALUES, otlpFromArgs, otlpReport, otlpTarget } from '../otlp';
 import { openStoreForWriting } from '../store';
 
+const QUIET_AFTER_MS = 10_000;
+const QUIET_POLL_MS = 5_000;
+
+/** The in-flight line with the model id and agent (network text) made safe for a terminal. */
+function inFlightSafe(f: InFlight): string {
+  return inFlightLine(f).replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
 const HELP = `usage: tokenscope serve [--port N] [--data-dir DIR] [--upstream URL] [--openrouter-url URL] [--sglang-url URL]
                         [--anthropic-url URL] [--openai-url URL] [--custom NAME=URL[,NAME=URL…]] [--max-body-mb N]
                         [--upstream-timeout S] [--idle-timeout S] [--header-timeout S]
@@ -23,7 +32,8 @@ const HELP = `usage: tokenscope serve [--port N] [--data-dir DIR] [--upstream UR
                         [--repair [--repair-truncated withhold|passthrough] [--repair-routes R,…] [--repair-models M,…]]
                         [--policy FILE]
 
-Runs the capture proxy on 127.0.0.1 and prints one line per finished exchange, plus each error finding.
+Runs the capture proxy on 127.0.0.1 and prints one line per finished exchange, plus each error finding, and an
+"in flight" line for a stream silent for 10 s (again every further 10 s).
 Point an agent's base URL at a route (\`tokenscope agents\` prints the exact setup per agent):
   /openrouter/v1   OpenRouter            /anthropic   Anthropic (Claude Code appends /v1/messages)
   /sglang/v1       your SGLang server    /openai/v1   OpenAI
@@ -154,8 +164,15 @@ const serve: Command = async (argv, io) => {
     io.out(`  repair: on (${where.join(', ')}; truncated calls: ${repair.truncated})`);
   }
   io.out('Press Ctrl+C to stop.');
+  // A stream that goes quiet gets an "in flight" line (every 10 s of silence). Only streams older than that are read.
+  const quiet = new QuietStreams(QUIET_AFTER_MS);
+  const quietTimer = setInterval(() => {
+    for (const f of quiet.due(inFlight(store, Date.now(), QUIET_AFTER_MS))) io.out(`${time(Date.now())}  ${inFlightSafe(f)}`);
+  }, QUIET_POLL_MS);
+  quietTimer.unref();
 
   await stopped;
+  clearInterval(quietTimer);
   await proxy.close();
   await store.idle();
   if (otlp) {

@@ -1,0 +1,114 @@
+// `tokenscope tail` following a capture store that another store instance (the proxy's, in real use) writes: the
+// last finished exchanges first, then each new one as it finishes with its error findings, --broken leaving clean
+// ones out, an "in flight" line for a stream that goes quiet, control characters from the network escaped, and the
+// data dir left exactly as it was.
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { follow } from '../../src/cli/commands/tail';
+import { openStore, type CaptureStore } from '../../src/core/capture/store';
+import { QuietStreams, type InFlight } from '../../src/core/live/inflight';
+import { brokenKimiCapture } from '../fixtures/export/captures';
+
+const root = mkdtempSync(join(tmpdir(), 'tokenscope-tail-'));
+after(() => rmSync(root, { recursive: true, force: true }));
+const enc = new TextEncoder();
+
+async function writeBroken(store: CaptureStore, model = 'moonshotai/kimi-k2-0905') {
+  const c = brokenKimiCapture({ startedAt: Date.now() });
+  const x = c.exchange;
+  const w = store.begin({ route: x.route, upstreamUrl: x.upstreamUrl, method: x.method, path: x.path, requestHeaders: {}, requestBody: x.requestBody!.replace('moonshotai/kimi-k2-0905', model), agent: 'opencode' });
+  w.responseStarted(200, x.responseHeaders!);
+  // The model id as the response names it (a JSON escape on the wire, a raw control character once parsed).
+  const body = new TextDecoder().decode(c.responseBody).replaceAll('moonshotai/kimi-k2-0905', JSON.stringify(model).slice(1, -1));
+  w.chunk(enc.encode(body));
+  w.annotate({ requestModel: model });
+  return w.finish();
+}
+
+async function writeClean(store: CaptureStore) {
+  const w = store.begin({ route: 'openrouter', upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions', method: 'POST', path: '/api/v1/chat/completions', requestHeaders: {}, requestBody: '{"model":"z-ai/glm-4.6","messages":[]}', agent: 'opencode' });
+  w.responseStarted(200, { 'content-type': 'application/json' });
+  w.chunk(enc.encode('{"id":"gen-1","model":"z-ai/glm-4.6","choices":[{"index":0,"message":{"role":"assistant","content":"Hi."},"finish_reason":"stop"}]}'));
+  return w.finish();
+}
+
+const until = async (cond: () => boolean, ms = 5000) => {
+  const end = Date.now() + ms;
+  while (!cond() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  assert.ok(cond(), 'timed out');
+};
+
+test('tail follows another writer: history first, then new exchanges, quiet streams, --broken', async () => {
+  const dataDir = join(root, 'a');
+  const writer = await openStore(dataDir);
+  const lines: string[] = [];
+  const io = { out: (t: string) => lines.push(t), err: (t: string) => lines.push(`ERR ${t}`) };
+  const ac = new AbortController();
+  let running: Promise<void> | undefined;
+  try {
+    const old = await writeBroken(writer);
+    const clean = await writeClean(writer);
+    await writer.idle();
+    running = follow(io, { dataDir, broken: true, last: 10, intervalMs: 50, quietAfterMs: 300, signal: ac.signal });
+    await until(() => lines.some((l) => l.includes(old.id)));
+    assert.ok(!lines.some((l) => l.includes(clean.id)), '--broken leaves the clean exchange out');
+    assert.ok(lines.some((l) => /^ {4}error section-unclosed/.test(l)), 'error findings under the line');
+
+    // A new broken exchange whose model id carries an escape sequence.
+    const fresh = await writeBroken(writer, 'evil\u001b[2Jmodel');
+    await until(() => lines.some((l) => l.includes(fresh.id)));
+    const line = lines.find((l) => l.includes(fresh.id))!;
+    assert.match(line, /evil\\x1b\[2Jmodel/);
+    assert.ok(!lines.join('\n').includes('\u001b'), 'no raw control character reaches the terminal');
+
+    // A stream that goes quiet.
+    const w = writer.begin({ route: 'openrouter', upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions', method: 'POST', path: '/api/v1/chat/completions', requestHeaders: {}, requestBody: '{"model":"moonshotai/kimi-k2.5","stream":true,"messages":[]}', agent: 'opencode' });
+    w.responseStarted(200, { 'content-type': 'text/event-stream' });
+    w.chunk(enc.encode(': OPENROUTER PROCESSING\n\n'));
+    await until(() => lines.some((l) => l.includes(w.id) && /in flight \d+ s, 25 B, no bytes for \d+ s/.test(l)));
+    assert.equal(lines.filter((l) => l.includes(w.id)).length, 1, 'one line per silence');
+    w.chunk(enc.encode('data: {"choices":[{"index":0,"delta":{"content":"<|tool_calls_section_begin|>"},"finish_reason":null}]}\n\n'));
+    await w.finish({ error: 'the upstream went silent', incomplete: true });
+    await until(() => lines.some((l) => l.includes(w.id) && /incomplete/.test(l)));
+  } finally {
+    ac.abort();
+    await running;
+    await writer.close();
+  }
+  assert.ok(!lines.some((l) => l.startsWith('ERR')), lines.join('\n'));
+});
+
+test('tail only reads: the data dir is left exactly as it was; -n limits the history', async () => {
+  const dataDir = join(root, 'b');
+  const writer = await openStore(dataDir);
+  for (let i = 0; i < 3; i++) await writeClean(writer);
+  await writer.close();
+  const snapshot = () =>
+    readdirSync(dataDir, { recursive: true })
+      .map(String)
+      .sort()
+      .map((f) => `${f} ${statSync(join(dataDir, f)).mtimeMs} ${statSync(join(dataDir, f)).size}`);
+  const before = snapshot();
+  const lines: string[] = [];
+  const ac = new AbortController();
+  const running = follow({ out: (t) => lines.push(t), err: (t) => lines.push(t) }, { dataDir, broken: false, last: 2, intervalMs: 30, quietAfterMs: 10_000, signal: ac.signal });
+  await new Promise((r) => setTimeout(r, 200));
+  ac.abort();
+  await running;
+  assert.equal(lines.length, 2, lines.join('\n'));
+  assert.deepEqual(snapshot(), before);
+});
+
+test('quiet streams are reported once per silence, again as it lasts, and start over when bytes come', () => {
+  const q = new QuietStreams(10_000);
+  const f = (quietMs: number) => ({ exchange: { id: 'x1' }, quietMs }) as unknown as InFlight;
+  assert.equal(q.due([f(5_000)]).length, 0);
+  assert.equal(q.due([f(10_500)]).length, 1);
+  assert.equal(q.due([f(15_000)]).length, 0);
+  assert.equal(q.due([f(20_600)]).length, 1);
+  assert.equal(q.due([f(1_000)]).length, 0);
+  assert.equal(q.due([f(10_100)]).length, 1);
+});

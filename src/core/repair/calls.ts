@@ -45,11 +45,15 @@ export interface CallContext {
   seed: string;
 }
 
-/** Reads the calls of one markup stretch. `firstIndex` is the next structured index of the turn. */
-export function readCalls(format: ModelFormat, markup: string, from: 'content' | 'reasoning', firstIndex: number, ctx: CallContext): RepairedCall[] {
+/**
+ * Reads the calls of one markup stretch, and the plain text the stretch holds besides them (gpt-oss writes its
+ * content inside channel markup). `firstIndex` is the next structured index of the turn.
+ */
+export function readCalls(format: ModelFormat, markup: string, from: 'content' | 'reasoning', firstIndex: number, ctx: CallContext): { calls: RepairedCall[]; text: string } {
   const parsed = format.parse(markup);
   const jsonFamily = JSON_ARGUMENT_FAMILIES.has(format.id);
-  return parsed.message.toolCalls.map((call, i) => {
+  const text = (from === 'reasoning' ? (parsed.message.reasoning ?? parsed.message.content) : parsed.message.content) ?? '';
+  const calls = parsed.message.toolCalls.map((call, i): RepairedCall => {
     const index = firstIndex + i;
     const problems = parsed.problems.filter((p) => p.callIndex === call.index);
     const cut = truncation(call.name, call.arguments, problems, jsonFamily);
@@ -58,6 +62,7 @@ export function readCalls(format: ModelFormat, markup: string, from: 'content' |
     const schema = schemaNote(call.name, call.arguments, ctx.tools);
     return { index, id, name: call.name, arguments: call.arguments, from, state: 'complete', ...(schema && { note: schema }) };
   });
+  return { calls, text };
 }
 
 function truncation(name: string, args: string, problems: FormatProblem[], jsonFamily: boolean): string | undefined {

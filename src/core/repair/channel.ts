@@ -20,6 +20,12 @@ const OPENERS: Partial<Record<FamilyId, readonly string[]>> = {
   glm45: ['<tool_call>'],
   'gpt-oss': ['<|start|>', '<|channel|>'],
   'minimax-m2': ['<minimax:tool_call>', '<invoke name="'],
+  hermes: ['<tool_call>'],
+  mistral: ['[TOOL_CALLS]'],
+  'llama3-json': ['<|python_tag|>'],
+  jamba: ['<tool_calls>'],
+  nemotron: ['<TOOLCALL>'],
+  phi4: ['functools['],
 };
 
 export interface Opener {
@@ -27,10 +33,13 @@ export interface Opener {
   format: ModelFormat;
 }
 
-/** Openers of one family, or of every family when the model id names none. */
+/**
+ * Openers of one family, or of every family when the model id names none. Without a model id, only openers that
+ * start like markup (`<`, `[`) count: a plain word (Phi-4's `functools[`) would hold back ordinary prose.
+ */
 export function openersFor(format: ModelFormat | undefined): Opener[] {
-  const of = (f: ModelFormat) => (OPENERS[f.id] ?? f.toolMarkers.filter((m) => !m.startsWith('</') && !/end/i.test(m))).map((marker) => ({ marker, format: f }));
-  return format ? of(format) : formats.flatMap(of);
+  const of = (f: ModelFormat) => (OPENERS[f.id] ?? f.toolMarkers.filter((m) => !/^(<\/|\[\/)/.test(m) && !/end/i.test(m))).map((marker) => ({ marker, format: f }));
+  return format ? of(format) : formats.flatMap(of).filter((o) => /^[<[]/.test(o.marker));
 }
 
 /** A stretch of markup, from its opener to where it closed (or to the end of the turn). */

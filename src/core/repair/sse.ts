@@ -13,8 +13,6 @@ import type { RepairedCall } from './calls';
 import { ChoiceRepair, repairRecord, type TurnContext } from './turn';
 import type { RepairRecord } from '../model';
 
-const LT = 0x3c;
-const ESCAPED_LT = /\\u003c/i;
 
 /** Where the last complete event in `b` ends (after its blank line); 0 when none ends in it. */
 function lastBoundary(b: Buffer): number {
@@ -34,7 +32,16 @@ export class SseRepair {
   private finish: RepairRecord['finishReason'];
   private done = false;
 
-  constructor(private readonly ctx: TurnContext) {}
+  /** Tests a read for a character that could begin an opener: one that fails it cannot start markup. */
+  private readonly mayOpen: (latin1: string) => boolean;
+
+  constructor(private readonly ctx: TurnContext) {
+    const firsts = [...new Set(ctx.openers.map((o) => o.marker[0]))];
+    // `<` never occurs in the JSON envelope; `[` does, but only as `[{` or `[]` (an opener's `[` is followed by text).
+    const parts = firsts.map((c) => (c === '<' ? '<|\\\\u003c' : c === '[' ? '\\[(?![{\\]])' : c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+    const re = parts.length ? new RegExp(parts.join('|'), 'i') : undefined;
+    this.mayOpen = (s) => (re ? re.test(s) : false);
+  }
 
   /** The bytes to send for one upstream read. */
   push(chunk: Buffer): Buffer {
@@ -43,7 +50,7 @@ export class SseRepair {
     this.tail = cut === data.length ? Buffer.alloc(0) : Buffer.from(data.subarray(cut));
     if (cut === 0) return Buffer.alloc(0);
     const events = data.subarray(0, cut);
-    if (this.allIdle() && !events.includes(LT) && !events.includes('"tool_calls"') && !ESCAPED_LT.test(events.toString('latin1'))) return events;
+    if (this.allIdle() && !events.includes('"tool_calls"') && !this.mayOpen(events.toString('latin1'))) return events;
     return this.rewrite(events.toString('utf8'));
   }
 

@@ -92,7 +92,7 @@ export class ChoiceRepair {
         continue;
       }
       const { region } = part;
-      const calls = readCalls(region.format, region.raw, channel, this.nextIndex, this.ctx);
+      const { calls, text } = readCalls(region.format, region.raw, channel, this.nextIndex, this.ctx);
       if (calls.length === 0) {
         out += region.raw; // markers, but no call in them: not ours to touch
         continue;
@@ -103,7 +103,8 @@ export class ChoiceRepair {
         for (const c of calls) this.note(c, 'passed-through', region.format.id);
         continue;
       }
-      this.removed[channel] += region.raw.length;
+      this.removed[channel] += region.raw.length - text.length;
+      out += text;
       for (const c of calls) {
         if (c.state === 'truncated') {
           this.withheld = true;

@@ -39,7 +39,7 @@ function leakOf(family: FamilyId, calls = [{ index: 0, name: 'read', arguments: 
   return r.text.slice(0, end);
 }
 
-for (const family of ['qwen3', 'qwen3-coder', 'glm45', 'deepseek-v31', 'deepseek-v3', 'minimax-m2', 'kimi-k2'] as FamilyId[]) {
+for (const family of ['qwen3', 'qwen3-coder', 'glm45', 'deepseek-v31', 'deepseek-v3', 'minimax-m2', 'kimi-k2', 'hermes', 'mistral', 'jamba', 'nemotron', 'llama3-json', 'phi4', 'gpt-oss'] as FamilyId[]) {
   test(`${family}: leaked markup streamed 3 characters at a time is delivered as a structured call`, () => {
     const leak = leakOf(family);
     const first = feed(ctxFor(family), [stream(pieces(leak, 3).map((content) => ({ content })))]);

@@ -17,6 +17,7 @@ const commands: Record<string, { summary: string; load: () => Promise<{ default:
   import: { summary: 'import a HAR or a repro bundle into the capture store', load: () => import('./commands/import') },
   tail: { summary: 'follow new exchanges from another terminal (--broken: only broken ones)', load: () => import('./commands/tail') },
   watch: { summary: 'watch broken exchanges: re-check them on their provider, say fixed or still broken', load: () => import('./commands/watch') },
+  providers: { summary: 'the provider scorecard: per model and served provider, tool-call turns, share broken, top rules, TTFT', load: () => import('./commands/providers') },
   'export-otlp': { summary: 'send stored captures to an OpenTelemetry collector as GenAI spans', load: () => import('./commands/export-otlp') },
 };
 

@@ -1,0 +1,120 @@
+/**
+ * The provider scorecard over the user's own captures: per model × served provider, how many tool-call turns were
+ * seen, the share that broke (an error finding), the rules that broke them most, the median time to first token,
+ * when the pair was last seen, and the verdict of the latest re-run or comparison sample on that provider.
+ *
+ * A tool-call turn is an agent exchange whose request offered tools. Re-runs and comparison samples (exchanges with
+ * a `target`) are not agent traffic: they only give the "last comparison" verdict. Comparison reports themselves
+ * are not stored; each of their samples is, as a re-run exchange.
+ */
+import type { CaptureReader, CapturedExchange } from '../model';
+
+export interface ScorecardRow {
+  model: string;
+  provider: string;
+  /** Agent exchanges for the pair (with or without tools). */
+  exchanges: number;
+  toolTurns: number;
+  brokenTurns: number;
+  /** brokenTurns / toolTurns (0 when no tool turns). */
+  brokenShare: number;
+  /** Turns repair mode rewrote. */
+  repairedTurns: number;
+  /** Rule id → broken tool turns with it, most frequent first (at most 3). */
+  topRules: { rule: string; turns: number }[];
+  /** Median ms from the request to the first data event, over the pair's streamed exchanges. */
+  ttftMsP50?: number;
+  /** Epoch ms. */
+  lastSeen: number;
+  /** The latest re-run/comparison sample on this provider for this model. */
+  lastComparison?: { at: number; id: string; verdict: 'clean' | 'broken'; rules: string[] };
+}
+
+export interface ScorecardOptions {
+  model?: string;
+  /** Epoch ms: only exchanges that started at or after it. */
+  since?: number;
+}
+
+const TOOLS = /"tools"\s*:\s*\[\s*\{/;
+const DATA = Buffer.from('data:');
+
+function modelOf(x: CapturedExchange): string | undefined {
+  return x.summary?.model ?? x.requestModel;
+}
+
+function providerOf(x: CapturedExchange): string {
+  return x.servedProvider ?? x.summary?.provider ?? (x.target?.startsWith('openrouter:') ? x.target.slice('openrouter:'.length) : undefined) ?? '(not named)';
+}
+
+/** ms from the request to the first SSE data event (the first chunk for a whole body). */
+function ttft(reader: CaptureReader, x: CapturedExchange): number | undefined {
+  const res = reader.readResponse(x.id);
+  if (!res || res.chunks.length === 0) return undefined;
+  const bytes = Buffer.from(res.bytes.buffer, res.bytes.byteOffset, res.bytes.byteLength);
+  if (!x.summary?.streamed) return res.chunks[0].t;
+  const at = bytes.indexOf(DATA);
+  if (at < 0) return undefined;
+  return res.chunks.find((c) => c.offset + c.length > at)?.t;
+}
+
+function median(xs: number[]): number | undefined {
+  if (xs.length === 0) return undefined;
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+/** Normalized provider name, so `Chutes` (served) and `chutes` (a pin's slug) meet. */
+export function providerKey(name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9]/g, '');
+}
+
+export function scorecard(reader: CaptureReader, opts: ScorecardOptions = {}): ScorecardRow[] {
+  const rows = new Map<string, ScorecardRow & { ttfts: number[]; rules: Map<string, number> }>();
+  const reruns: CapturedExchange[] = [];
+  for (const x of reader.list()) {
+    if (x.state === 'streaming' || x.status === undefined) continue;
+    if (opts.since !== undefined && x.startedAt < opts.since) continue;
+    const model = modelOf(x);
+    if (!model || (opts.model && model !== opts.model)) continue;
+    if (x.target) {
+      reruns.push(x);
+      continue;
+    }
+    const provider = providerOf(x);
+    const key = `${model}\0${providerKey(provider)}`;
+    let row = rows.get(key);
+    if (!row) {
+      row = { model, provider, exchanges: 0, toolTurns: 0, brokenTurns: 0, brokenShare: 0, repairedTurns: 0, topRules: [], lastSeen: 0, ttfts: [], rules: new Map() };
+      rows.set(key, row);
+    }
+    row.exchanges++;
+    row.lastSeen = Math.max(row.lastSeen, x.startedAt);
+    if (x.repair) row.repairedTurns++;
+    if (x.status === 200) {
+      const t = ttft(reader, x);
+      if (t !== undefined) row.ttfts.push(t);
+    }
+    const body = reader.get(x.id)?.requestBody ?? '';
+    if (!TOOLS.test(body)) continue;
+    row.toolTurns++;
+    if ((x.summary?.counts.error ?? 0) > 0) {
+      row.brokenTurns++;
+      for (const rule of new Set(x.summary!.rules)) row.rules.set(rule, (row.rules.get(rule) ?? 0) + 1);
+    }
+  }
+  for (const x of reruns) {
+    const row = rows.get(`${modelOf(x)}\0${providerKey(providerOf(x))}`);
+    if (!row || (row.lastComparison && row.lastComparison.at >= x.startedAt)) continue;
+    const broken = (x.summary?.counts.error ?? 0) > 0;
+    row.lastComparison = { at: x.startedAt, id: x.id, verdict: broken ? 'broken' : 'clean', rules: broken ? [...new Set(x.summary!.rules)] : [] };
+  }
+  return [...rows.values()]
+    .map(({ ttfts, rules, ...row }) => ({
+      ...row,
+      brokenShare: row.toolTurns ? row.brokenTurns / row.toolTurns : 0,
+      topRules: [...rules].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 3).map(([rule, turns]) => ({ rule, turns })),
+      ...(ttfts.length > 0 && { ttftMsP50: Math.round(median(ttfts)!) }),
+    }))
+    .sort((a, b) => (a.model < b.model ? -1 : a.model > b.model ? 1 : b.brokenShare - a.brokenShare || b.toolTurns - a.toolTurns));
+}

@@ -1,0 +1,68 @@
+/** `tokenscope providers`: the scorecard over real captures made through the proxy against the emulator. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { main } from '../../src/cli/main';
+import type { ScorecardRow } from '../../src/core/providers/scorecard';
+import { READ_TOOL, startOpenRouterEmulator } from '../fixtures/openrouter-emulator';
+import { rawRequest, startRig } from '../unit/proxy/local-upstream';
+
+async function cli(argv: string[]) {
+  const out: string[] = [];
+  const code = await main(argv, { out: (t) => out.push(t), err: (t) => out.push(t) });
+  return { code, text: out.join('\n') };
+}
+
+test('per model × served provider: tool turns, share broken, top rules, TTFT, last seen, last comparison', async () => {
+  const emu = await startOpenRouterEmulator({
+    providers: [
+      { slug: 'chutes', name: 'Chutes', personality: 'leak-content', ttftMs: 30 },
+      { slug: 'fireworks', name: 'Fireworks', personality: 'correct', ttftMs: 5 },
+    ],
+  });
+  const rig = await startRig({ openrouter: `${emu.url}/api` });
+  try {
+    const send = (only: string, tools: boolean, model = 'moonshotai/kimi-k2-0905') =>
+      rawRequest(`${rig.proxy.url}/openrouter/v1/chat/completions`, {
+        headers: { 'content-type': 'application/json', authorization: 'Bearer sk-or-v1-x' },
+        body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: 'read it' }], ...(tools && { tools: [READ_TOOL] }), provider: { only: [only] } }),
+      });
+    for (const [only, tools] of [['chutes', true], ['chutes', true], ['chutes', true], ['fireworks', true], ['fireworks', true], ['fireworks', false]] as const) {
+      assert.equal((await send(only, tools)).status, 200);
+    }
+    assert.equal((await send('chutes', true, 'moonshotai/kimi-k2.5')).status, 200);
+    await rig.store.idle();
+    // A comparison sample on Chutes: stored like a re-run, with its target.
+    const leaky = rig.store.list().find((x) => x.servedProvider === 'Chutes' && x.requestModel === 'moonshotai/kimi-k2-0905')!;
+    const w = rig.store.begin({ route: 'openrouter', upstreamUrl: leaky.upstreamUrl, method: 'POST', path: leaky.path, requestHeaders: {}, requestBody: rig.store.get(leaky.id)!.requestBody, target: 'openrouter:chutes', parentId: leaky.id });
+    w.annotate({ requestModel: 'moonshotai/kimi-k2-0905', servedProvider: 'Chutes' });
+    w.responseStarted(200, { 'content-type': 'text/event-stream' });
+    w.chunk(rig.store.readResponse(leaky.id)!.bytes);
+    await w.finish();
+    await rig.store.idle();
+
+    const { code, text } = await cli(['providers', '--data-dir', rig.dataDir, '--json']);
+    assert.equal(code, 0, text);
+    const rows: ScorecardRow[] = JSON.parse(text);
+    const k2 = rows.filter((r) => r.model === 'moonshotai/kimi-k2-0905');
+    assert.deepEqual(k2.map((r) => r.provider), ['Chutes', 'Fireworks'], 'the broken provider first');
+    const [chutes, fireworks] = k2;
+    assert.deepEqual([chutes.exchanges, chutes.toolTurns, chutes.brokenTurns, chutes.brokenShare], [3, 3, 3, 1]);
+    assert.ok(chutes.topRules.some((t) => t.rule === 'section-unclosed' && t.turns === 3), JSON.stringify(chutes.topRules));
+    assert.equal(chutes.lastComparison?.verdict, 'broken');
+    assert.ok(chutes.lastComparison!.rules.includes('section-unclosed'));
+    assert.deepEqual([fireworks.exchanges, fireworks.toolTurns, fireworks.brokenTurns, fireworks.brokenShare, fireworks.topRules], [3, 2, 0, 0, []]);
+    assert.equal(fireworks.lastComparison, undefined);
+    assert.ok(chutes.ttftMsP50! >= 25 && fireworks.ttftMsP50! < chutes.ttftMsP50!, `${chutes.ttftMsP50} vs ${fireworks.ttftMsP50}`);
+    assert.ok(Math.abs(chutes.lastSeen - Date.now()) < 60_000);
+
+    const table = await cli(['providers', '--data-dir', rig.dataDir, '--model', 'moonshotai/kimi-k2.5']);
+    assert.match(table.text, /^MODEL +PROVIDER +TOOL TURNS +BROKEN +TOP RULES +TTFT p50 +LAST SEEN +LAST COMPARISON$/m);
+    assert.match(table.text, /moonshotai\/kimi-k2\.5 +Chutes +1 +100% \(1\) +.*section-unclosed ×1/);
+    assert.doesNotMatch(table.text, /kimi-k2-0905/);
+    assert.match((await cli(['providers', '--data-dir', rig.dataDir, '--since', '2999-01-01'])).text, /^no captured exchanges since 2999-01-01 in /);
+    assert.equal((await cli(['providers', '--data-dir', rig.dataDir, '--since', 'soon'])).code, 2);
+  } finally {
+    await rig.close();
+    await emu.close();
+  }
+});

@@ -12,6 +12,7 @@
  *   markup leaked into content; only the leaked calls can show a difference.
  */
 import { leaks } from './checks/scan';
+import { verdictsFor } from './engines/index';
 import type { CheckContext } from './checks/types';
 import type { Analysis, FamilyId, Finding, ParsedNative, ToolCall } from './model';
 import { cutShort } from './wire/index';
@@ -234,8 +235,12 @@ export interface TurnReport {
   mismatches: CallMismatch[];
 }
 
-/** One finding in the machine-readable shape (stable: scripts and CI consume it). */
-export function findingJson(f: Finding): Record<string, unknown> {
+/**
+ * One finding in the machine-readable shape (stable: scripts and CI consume it). With the context, a finding of a
+ * class the engines were measured on carries `engines`: what vLLM, SGLang and Dynamo do with it, and the sources.
+ */
+export function findingJson(f: Finding, ctx?: CheckContext): Record<string, unknown> {
+  const engines = ctx ? verdictsFor(ctx, f) : undefined;
   return {
     rule: f.rule,
     severity: f.severity,
@@ -245,6 +250,7 @@ export function findingJson(f: Finding): Record<string, unknown> {
     location: f.location,
     ...(f.expectedAt === undefined ? {} : { expectedAt: f.expectedAt }),
     ...(f.expectedMarker === undefined ? {} : { expectedMarker: f.expectedMarker }),
+    ...(engines ? { engines } : {}),
   };
 }
 
@@ -258,7 +264,7 @@ export function turnReport(analysis: Analysis, ctx: CheckContext | undefined): T
     content: p.content,
     reasoning: p.reasoning,
     calls: p.calls,
-    findings: analysis.findings.map(findingJson),
+    findings: analysis.findings.map((f) => findingJson(f, ctx)),
     source: p.source,
     providerCalls: p.providerCalls,
     mismatches: callMismatches(p),

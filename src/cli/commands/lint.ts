@@ -1,5 +1,6 @@
 import { analyzeWithContext } from '../../core/analyze';
 import type { CheckContext } from '../../core/checks/types';
+import { verdictLines, verdictSources, verdictsFor } from '../../core/engines/index';
 import { callLines, turnReport, type TurnReport } from '../../core/parsed';
 import { formats } from '../../core/formats/index';
 import type { Analysis, FamilyId, Finding } from '../../core/model';
@@ -60,6 +61,8 @@ export function formatText(label: string, a: Analysis, ctx?: CheckContext, p: Pa
   const lines = [`${safeField(label)}: ${family}, ${counts.length ? counts.join(', ') : 'no findings'}`];
   if (ctx) lines.push(...callLines(turnReport(a, ctx)).map(safeLine));
   const text = a.native.text;
+  const shownCases = new Set<string>();
+  const sources = new Set<string>();
   for (const f of a.findings) {
     lines.push('', `${p.severity(f.severity, f.severity.padEnd(7))} ${p.rule(f.rule)}  ${f.location}${rangeLabel(f)}`, `  ${safeField(f.message)}`);
     if (f.start !== undefined && f.end !== undefined && text.length > 0) lines.push(...excerpt(text, f.start, f.end).map((l) => `    ${l}`));
@@ -67,7 +70,15 @@ export function formatText(label: string, a: Analysis, ctx?: CheckContext, p: Pa
       const [code, caret] = excerpt(text, f.expectedAt, f.expectedAt);
       lines.push(`    ${code}`, `    ${caret} expected ${f.expectedMarker ?? 'a marker'} here`);
     }
+    const engines = ctx ? verdictsFor(ctx, f) : undefined;
+    if (engines && shownCases.has(engines.case)) lines.push(`  Engines: as above (conformance case ${engines.case}).`);
+    else if (engines) {
+      shownCases.add(engines.case);
+      lines.push(`  What the engines do with this (conformance case ${engines.case}: ${engines.what}):`, ...verdictLines(engines).map((l) => `    ${l}`));
+      for (const src of verdictSources(engines)) sources.add(src);
+    }
   }
+  if (sources.size > 0) lines.push('', 'Engine verdicts from:', ...[...sources].map((s) => `  ${s}`));
   if (a.native.source === 'rendered' && a.findings.some((f) => f.start !== undefined)) {
     lines.push('', `(offsets are in the ${a.family ? 'native text rendered from the structured response' : 'response laid out as plain text'})`);
   }

@@ -32,7 +32,7 @@ const show: Command = async (argv, io) => {
     // The parse of the turn (calls, content, reasoning, the provider's calls), as `lint --json` prints it.
     const report = analysis && ctx ? turnReport(analysis, ctx) : undefined;
     if (args.bool('json')) {
-      io.out(JSON.stringify({ exchange: { ...x, summary: summary ?? x.summary }, ...(report ?? {}), findings: report?.findings ?? analysis?.findings.map(findingJson) ?? [] }, null, 2));
+      io.out(JSON.stringify({ exchange: { ...x, summary: summary ?? x.summary }, ...(report ?? {}), findings: report?.findings ?? analysis?.findings.map((f) => findingJson(f)) ?? [] }, null, 2));
       return 0;
     }
     const s = summary ?? x.summary;

@@ -5,6 +5,8 @@
  * reproduce it. Model output is untrusted: it only ever appears inside code fences or escaped.
  */
 import { ruleInfo } from '../checks/index';
+import { verdictSources, verdictsFor } from '../engines/index';
+import { ENGINE_NAMES } from '../engines/types';
 import type { Finding, RawEvent } from '../model';
 import { plural } from '../tokens/accounting';
 import { curlCommand, rerunCommand } from './curl';
@@ -191,6 +193,29 @@ function findingsTable(findings: Finding[]): string {
   return ['| Severity | Rule | Where | Finding | Why it breaks agents |', '|---|---|---|---|---|', ...rows].join('\n');
 }
 
+/**
+ * For each conformance class the findings belong to: what vLLM, SGLang and Dynamo do with it, with the sources. This
+ * tells a maintainer whether the fault is the model's, the provider's engine's, or the agent's.
+ */
+function engineSection(r: Repro, findings: Finding[]): string | undefined {
+  const ctx = r.analysis.ctx;
+  if (!ctx) return undefined;
+  const seen = new Set<string>();
+  const parts: string[] = [];
+  for (const finding of findings) {
+    const v = verdictsFor(ctx, finding);
+    if (!v || seen.has(`${v.family} ${v.case}`)) continue;
+    seen.add(`${v.family} ${v.case}`);
+    const rows = v.engines.map((e) => `| ${esc(ENGINE_NAMES[e.engine])} | ${esc(e.release)} | ${cell(e.parser)} | ${esc(e.outcome)} | ${esc(e.text)} |`);
+    parts.push(
+      `${code(finding.rule)} is conformance case ${esc(v.case)} (${esc(v.what)}):`,
+      ['| Engine | Release | Parser | Outcome | What happens |', '|---|---|---|---|---|', ...rows].join('\n'),
+      `Sources: ${verdictSources(v).map((x) => esc(x)).join('; ')}.`,
+    );
+  }
+  return parts.length > 0 ? parts.join('\n\n') : undefined;
+}
+
 /** The issue title and body. */
 export function markdownIssue(r: Repro): { title: string; body: string } {
   const f = facts(r);
@@ -224,6 +249,8 @@ export function markdownIssue(r: Repro): { title: string; body: string } {
   if (ea) sections.push('### Expected vs actual', ea);
 
   sections.push('### Findings', f.findings.length > 0 ? findingsTable(f.findings) : 'Tokenscope flagged nothing in this exchange.');
+  const engines = engineSection(r, f.findings);
+  if (engines) sections.push('### What the serving engines do with this', engines);
 
   const reproduce = ['### Reproduce', `Replays the same request${isOpenRouter(r.exchange) ? ' pinned to the same provider' : ''}; the key comes from the environment.`, fenced(curlCommand(r), 'sh')];
   const rerun = rerunCommand(r);

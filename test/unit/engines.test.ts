@@ -1,0 +1,174 @@
+// Engine verdicts: every family's data file is complete and cited, each conformance input lands on its case, and the
+// verdicts reach lint (human and --json) and the Markdown repro.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { prepare, runChecks } from '../../src/core/analyze';
+import { familyVerdicts, verdictFamilies, verdictsFor } from '../../src/core/engines/index';
+import { FIXTURES } from '../../src/core/engines/types';
+import { markdownIssue } from '../../src/core/export/markdown';
+import { prepareRepro } from '../../src/core/export/repro';
+import { formats } from '../../src/core/formats/index';
+import type { FamilyId } from '../../src/core/model';
+import { main } from '../../src/cli/main';
+import { brokenKimiCapture } from '../fixtures/export/captures';
+
+// The model_text of TOOLCALLING.batch.5.a–e, from ai-dynamo/frontend-crates
+// conformance/toolcalling/fixtures-batch-v1/inputs/<family>/TOOLCALLING.batch.5.yaml @ 8d4b1bff82df0e98b94ab7d098af133f4a170109
+// (GLM: the glm47 inputs re-spelled in the GLM-4.5 newline form).
+const P = "I'll start by fetching the weather for both Boston and New York at the same time!";
+const K = { S: '<|tool_calls_section_begin|>', E: '<|tool_calls_section_end|>', C: '<|tool_call_begin|>', A: '<|tool_call_argument_begin|>', Z: '<|tool_call_end|>' };
+const D = { S: '<｜tool▁calls▁begin｜>', E: '<｜tool▁calls▁end｜>', C: '<｜tool▁call▁begin｜>', P: '<｜tool▁sep｜>', Z: '<｜tool▁call▁end｜>' };
+const H = '<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>';
+const INPUTS: Record<string, Record<string, string>> = {
+  'kimi-k2': {
+    'a': `${K.S}${K.C}functions.get_weather:0${K.A}{"location":"NYC"}${K.Z}`,
+    'b': `${K.C}functions.get_weather:0${K.A}{"location":"NYC"}${K.Z}${K.E}`,
+    'c': `${K.S}${K.C}functions.get_weather:0${K.A}{"loc`,
+    'd': `${P}${K.S}${K.C}functions.get_weather:0${K.A}{"location":"Boston"}${K.Z}${K.C}functions.get_weather:1${K.A}{"location":"New York"}`,
+    'e': `${P}${K.S}${K.C}functions.get_weather:0${K.A}{"location":"Boston"}${K.Z}${K.C}functions.get_weather:1${K.A}{"location":"New York`,
+  },
+  'deepseek-v31': {
+    'a': `${D.S}${D.C}get_weather${D.P}{"location":"NYC"}${D.Z}`,
+    'b': `${D.C}get_weather${D.P}{"location":"NYC"}${D.Z}${D.E}`,
+    'c': `${D.S}${D.C}get_weather${D.P}{"loc`,
+    'd': `${P}${D.S}${D.C}get_weather${D.P}{"location":"Boston"}${D.Z}${D.C}get_weather${D.P}{"location":"New York"}`,
+    'e': `${P}${D.S}${D.C}get_weather${D.P}{"location":"Boston"}${D.Z}${D.C}get_weather${D.P}{"location":"New York`,
+  },
+  'deepseek-v3': {
+    'a': `${D.S}${D.C}function${D.P}get_weather\n\`\`\`json\n{"location": "NYC"}\n\`\`\``,
+    'b': `${D.C}function${D.P}get_weather\n\`\`\`json\n{"location": "NYC"}\n\`\`\`${D.Z}${D.E}`,
+    'c': `${D.S}${D.C}function${D.P}get_weather\n\`\`\`json\n{"loc`,
+    'd': `${P}\n${D.S}${D.C}function${D.P}get_weather\n\`\`\`json\n{"location": "Boston"}\n\`\`\`${D.Z}${D.C}function${D.P}get_weather\n\`\`\`json\n{"location": "New York"}\n\`\`\``,
+    'e': `${P}\n${D.S}${D.C}function${D.P}get_weather\n\`\`\`json\n{"location": "Boston"}\n\`\`\`${D.Z}${D.C}function${D.P}get_weather\n\`\`\`json\n{"location": "New York`,
+  },
+  'qwen3': {
+    'a': '<tool_call>{"name": "get_weather", "arguments": {"location": "NYC"}}',
+    'b': '{"name": "get_weather", "arguments": {"location": "NYC"}}</tool_call>',
+    'c': '<tool_call>{"name": "get_weather", "arguments": {"loc',
+    'd': `${P}<tool_call>{"name": "get_weather", "arguments": {"location": "Boston"}}</tool_call><tool_call>{"name": "get_weather", "arguments": {"location": "New York"}}`,
+    'e': `${P}<tool_call>{"name": "get_weather", "arguments": {"location": "Boston"}}</tool_call><tool_call>{"name": "get_weather", "arguments": {"location": "New York`,
+  },
+  'qwen3-coder': {
+    'a': '<tool_call>\n<function=get_weather>\n<parameter=location>\nNYC\n</parameter>\n</function>',
+    'b': '<function=get_weather>\n<parameter=location>\nNYC\n</parameter>\n</function>\n</tool_call>',
+    'c': '<tool_call>\n<function=get_weather>\n<parameter=location>\nNY',
+    'd': `${P}\n<tool_call>\n<function=get_weather>\n<parameter=location>\nBoston\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=get_weather>\n<parameter=location>\nNew York\n</parameter>\n</function>`,
+    'e': `${P}\n<tool_call>\n<function=get_weather>\n<parameter=location>\nBoston\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=get_weather>\n<parameter=location>\nNew York`,
+  },
+  'glm45': {
+    'a': '<tool_call>get_weather\n<arg_key>location</arg_key>\n<arg_value>NYC</arg_value>\n',
+    'b': 'get_weather\n<arg_key>location</arg_key>\n<arg_value>NYC</arg_value>\n</tool_call>',
+    'c': '<tool_call>get_weather\n<arg_key>location</arg_key>\n<arg_value>N',
+    'd': `${P}<tool_call>get_weather\n<arg_key>location</arg_key>\n<arg_value>Boston</arg_value>\n</tool_call><tool_call>get_weather\n<arg_key>location</arg_key>\n<arg_value>New York</arg_value>\n`,
+    'e': `${P}<tool_call>get_weather\n<arg_key>location</arg_key>\n<arg_value>Boston</arg_value>\n</tool_call><tool_call>get_weather\n<arg_key>location</arg_key>\n<arg_value>New York`,
+  },
+  'gpt-oss': {
+    'a': `${H}{"location":"NYC"}`,
+    'c': `${H}{"loc`,
+    'd': `${P}${H}{"location":"Boston"}<|call|>${H}{"location":"New York"}`,
+    'e': `${P}${H}{"location":"Boston"}<|call|>${H}{"location":"New York`,
+  },
+  'minimax-m2': {
+    'a': '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="location">NYC</parameter>\n</invoke>',
+    'b': '<invoke name="get_weather">\n<parameter name="location">NYC</parameter>\n</invoke>\n</minimax:tool_call>',
+    'c': '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="location">NY',
+    'd': `${P}\n<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="location">Boston</parameter>\n</invoke>\n<invoke name="get_weather">\n<parameter name="location">New York</parameter>\n</invoke>`,
+    'e': `${P}\n<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="location">Boston</parameter>\n</invoke>\n<invoke name="get_weather">\n<parameter name="location">New York`,
+  },
+};
+
+function casesOf(family: string, text: string): string[] {
+  const { ctx } = prepare({ nativeText: text, family: family as FamilyId });
+  // Every error of a truncation rule must carry a verdict; other findings (a stray <arg_key>) may carry none.
+  return runChecks(ctx).flatMap((f) => {
+    const v = verdictsFor(ctx, f);
+    if (v) return [v.case];
+    return ['section-unclosed', 'call-unclosed', 'malformed-call'].includes(f.rule) ? [`${f.rule}:none`] : [];
+  });
+}
+
+describe('engine verdict data', () => {
+  test('every family on main has a data file: cases 5.a–5.e, all three engines, versioned and cited', () => {
+    const covered = new Set(verdictFamilies());
+    for (const f of formats) assert.ok(covered.has(f.id), `no engine verdicts for ${f.id}`);
+    for (const id of verdictFamilies()) {
+      const v = familyVerdicts(id)!;
+      const ids = v.cases.map((c) => c.id);
+      for (const want of ['5.a', '5.c', '5.d', '5.e']) assert.ok(ids.includes(want), `${id} lacks ${want}`);
+      for (const e of ['vllm', 'sglang', 'dynamo'] as const) {
+        const info = v.engines[e];
+        assert.match(info.release, /\d/, `${id} ${e} release`);
+        assert.match(info.evidence, /@ [0-9a-f]{12}/, `${id} ${e} cites a commit`);
+        assert.match(info.code, /\//, `${id} ${e} names the parser's file`);
+        for (const c of v.cases) assert.ok(c.verdicts[e].text.length > 5, `${id} ${c.id} ${e}`);
+      }
+    }
+    assert.equal(FIXTURES.commit.length, 40);
+  });
+});
+
+describe('engine verdicts per finding', () => {
+  for (const [family, inputs] of Object.entries(INPUTS)) {
+    test(`${family}: each conformance input lands on its own case`, () => {
+      for (const [k, text] of Object.entries(inputs)) {
+        const got = casesOf(family, text);
+        assert.ok(got.length > 0, `${family} 5.${k}: no finding`);
+        assert.deepEqual([...new Set(got)], [`5.${k}`], `${family} 5.${k}`);
+      }
+    });
+  }
+
+  test('the verdicts say what differs between engines (spot checks against the fixtures)', () => {
+    const at = (family: string, k: string) => {
+      const { ctx } = prepare({ nativeText: INPUTS[family][k], family: family as FamilyId });
+      const f = runChecks(ctx).find((x) => verdictsFor(ctx, x))!;
+      return Object.fromEntries(verdictsFor(ctx, f)!.engines.map((e) => [e.engine, e.outcome]));
+    };
+    assert.deepEqual(at('qwen3', 'e'), { vllm: 'content', sglang: 'content', dynamo: 'partial' });
+    assert.deepEqual(at('qwen3-coder', 'c'), { vllm: 'cut-call-delivered', sglang: 'cut-call-delivered', dynamo: 'dropped' });
+    assert.deepEqual(at('minimax-m2', 'd'), { vllm: 'content', sglang: 'content', dynamo: 'recovered' });
+    assert.deepEqual(at('kimi-k2', 'a'), { vllm: 'recovered', sglang: 'recovered', dynamo: 'recovered' });
+  });
+
+  test('healthy output and findings of other rules carry no verdict', () => {
+    const { ctx } = prepare({ nativeText: `${K.S}${K.C}functions.read:0${K.A}{"a":1}${K.Z}${K.E}`, family: 'kimi-k2' });
+    assert.deepEqual(runChecks(ctx).filter((f) => verdictsFor(ctx, f)), []);
+  });
+});
+
+async function cli(...argv: string[]) {
+  const out: string[] = [];
+  const code = await main(argv, { out: (t) => out.push(t), err: () => undefined });
+  return { code, out: out.join('\n') };
+}
+
+describe('where the verdicts are shown', () => {
+  test('lint: in the finding explanation (once per case), with the sources; --json carries them per finding', async () => {
+    const { writeFileSync, mkdtempSync, rmSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 'tokenscope-engines-'));
+    try {
+      const file = join(dir, 'd.txt');
+      writeFileSync(file, INPUTS['qwen3-coder'].e);
+      const human = await cli('lint', '--family', 'qwen3-coder', file);
+      assert.equal(human.code, 1);
+      assert.match(human.out, /What the engines do with this \(conformance case 5\.e: the last of several calls cut off mid-value\):\n {4}vLLM 0\.23\.0 \(qwen3_coder\): both calls are delivered, the last with its cut value\n {4}SGLang 0\.5\.12\.post1 \(qwen3_coder\): .*\n {4}Dynamo 3\.0\.0 \(qwen3_coder\): /);
+      assert.match(human.out, /Engine verdicts from:\n {2}vLLM: ai-dynamo\/frontend-crates conformance\/toolcalling\/fixtures-batch-v1\/vllm-0\.23\.0\/qwen3_coder\/TOOLCALLING\.batch\.5\.yaml @ 8d4b1bff82df/);
+      const j = JSON.parse((await cli('lint', '--json', '--family', 'qwen3-coder', file)).out) as { findings: { rule: string; engines?: { case: string; engines: { engine: string; outcome: string; source: string }[] } }[] };
+      const f = j.findings.find((x) => x.rule === 'call-unclosed')!;
+      assert.equal(f.engines?.case, '5.e');
+      assert.deepEqual(f.engines?.engines.map((e) => [e.engine, e.outcome]), [['vllm', 'cut-call-delivered'], ['sglang', 'partial'], ['dynamo', 'partial']]);
+      assert.ok(f.engines?.engines.every((e) => e.source.includes('8d4b1bff82df')));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('Markdown repro: a table per case with engine, release, parser, outcome, and the sources', () => {
+    const { body } = markdownIssue(prepareRepro(brokenKimiCapture()));
+    assert.match(body, /### What the serving engines do with this\n\n`section-unclosed` is conformance case 5\.a \(/);
+    assert.match(body, /\| vLLM \| 0\.23\.0 \| `kimi_k2` \| recovered \| the complete call is delivered \|/);
+    assert.match(body, /Sources: vLLM: ai-dynamo\/frontend-crates .*kimi_k2\/TOOLCALLING\.batch\.5\.yaml @ 8d4b1bff82df/);
+  });
+});

@@ -15,11 +15,14 @@ import minimaxM2 from './minimax-m2';
 import hermes from './hermes';
 import qwen3 from './qwen3';
 import qwen3Coder from './qwen3-coder';
+import glm47 from './glm47';
+import deepseekV32 from './deepseek-v32';
+import deepseekV4 from './deepseek-v4';
 import { ENGINE_NAMES, type Engine, type EngineInfo, type FamilyVerdicts, type Outcome, type VerdictCase } from './types';
 
 export type { Engine, FamilyVerdicts, Outcome, VerdictCase } from './types';
 
-const ALL: readonly FamilyVerdicts[] = [kimiK2, deepseekV3, deepseekV31, qwen3, qwen3Coder, glm45, gptOss, minimaxM2, hermes];
+const ALL: readonly FamilyVerdicts[] = [kimiK2, deepseekV3, deepseekV31, qwen3, qwen3Coder, glm45, gptOss, minimaxM2, hermes, glm47, deepseekV32, deepseekV4];
 const byFamily = new Map<FamilyId, FamilyVerdicts>(ALL.map((v) => [v.family, v]));
 
 /** The verdict data of a family (undefined for a family no data file covers yet). */
@@ -52,7 +55,7 @@ export interface FindingVerdicts {
 
 const UNCLOSED_RULES = new Set(['section-unclosed', 'call-unclosed', 'marker-truncated']);
 /** Where a call's body is complete: it ends with the close of its JSON, fence, parameter, function, value or invoke. */
-const BODY_CLOSE = /(?:[}\]]|```|<\/parameter>|<\/function>|<\/arg_value>|<\/invoke>)$/;
+const BODY_CLOSE = /(?:[}\]]|```|parameter>|function>|arg_value>|invoke>)$/;
 
 /**
  * The verdicts for one finding of the turn, or undefined when the finding is of no class the engines were measured

@@ -16,9 +16,10 @@ export const ENGINE_NAMES: Record<Engine, string> = { vllm: 'vLLM', sglang: 'SGL
  * - `cut-call-delivered`: a call cut off mid-value is delivered as if complete, with the partial value;
  * - `mixed`: some calls are delivered and markup (or its residue) is left in content;
  * - `dropped`: no call, and the markup is gone (empty content, or the prose before it only);
- * - `content`: no call; the markup goes to content as text.
+ * - `content`: no call; the markup goes to content as text;
+ * - `unsupported`: that release has no parser for the family.
  */
-export type Outcome = 'recovered' | 'partial' | 'cut-call-delivered' | 'mixed' | 'dropped' | 'content';
+export type Outcome = 'recovered' | 'partial' | 'cut-call-delivered' | 'mixed' | 'dropped' | 'content' | 'unsupported';
 
 /**
  * The classes, as the conformance suites number them (TOOLCALLING.batch.5.x):

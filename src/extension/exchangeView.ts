@@ -171,5 +171,10 @@ function accountingRows(a: TokenAccounting): { label: string; value: string }[] 
     rows.push({ label: 'Billed', value: `${a.billed} completion tokens${a.billedReasoning !== undefined ? `, ${a.billedReasoning} reasoning` : ''}${delta}` });
   } else rows.push({ label: 'Billed', value: 'not reported by the upstream' });
   if (a.mismatch) rows.push({ label: 'Accounting', value: 'MISMATCH: see the token-accounting finding' });
+  const p = a.prompt;
+  if (p) {
+    const billed = p.billed === undefined ? 'no prompt usage reported' : `${p.billed} billed (${p.delta! > 0 ? '+' : ''}${p.delta})`;
+    rows.push({ label: 'Prompt', value: `${p.counted} tokens in the model's chat template, ${billed}${p.mismatch ? '. MISMATCH: see the prompt-token-mismatch finding' : ''}` });
+  } else if (a.promptNote) rows.push({ label: 'Prompt', value: `not rendered: ${a.promptNote}` });
   return rows;
 }

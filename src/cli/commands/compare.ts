@@ -2,6 +2,7 @@ import type { CaptureStore } from '../../core/capture/store';
 import { defaultDataDir } from '../../core/capture/store';
 import { UserError } from '../../core/model';
 import { plural } from '../../core/tokens/accounting';
+import { requestPromptTokens } from '../../core/tokens/prompt';
 import { compareProviders, DEFAULT_CONCURRENCY, DEFAULT_SAMPLES } from '../../core/upstream/compare';
 import { compareJson, compareText } from '../../core/upstream/describe';
 import { OpenRouterClient } from '../../core/upstream/openrouter';
@@ -16,7 +17,7 @@ const MAX_SAMPLES = 1000;
 const MAX_CONCURRENCY = 64;
 
 const HELP = `usage: tokenscope compare (ID | --request REQUEST.json) [--model ID] [--providers a,b,…] [--reference SLUG]
-                         [--samples N] [--concurrency N] [--openrouter-url URL] [--data-dir DIR] [--json]
+                         [--samples N] [--concurrency N] [--openrouter-url URL] [--data-dir DIR] [--tokenizer-dir DIR] [--json]
        tokenscope compare --list --model ID [--openrouter-url URL] [--json]
 
 Sends one Chat Completions request to every OpenRouter provider of its model (each pinned, no fallbacks), N times
@@ -25,6 +26,8 @@ finish reasons, the K2 Vendor Verifier's trigger F1 (against --reference, defaul
 accuracy, Tokenscope's findings per rule, time to first token, tokens/s and cost. Failed requests are listed.
 With a capture ID the samples are recorded as captures linked to it (also with --data-dir).
 --list prints the providers serving a model now (their slugs are what --providers and rerun --target take).
+With the model's tokenizer at hand (--tokenizer-dir, or one \`tokenscope tokens\` downloaded before), each sample's
+usage.prompt_tokens is checked against the prompt the model's own chat template renders (prompt-token-mismatch).
 The OpenRouter key comes from OPENROUTER_API_KEY. Ctrl-C stops the comparison and aborts requests in flight.`;
 
 async function listProviders(client: OpenRouterClient, model: string, json: boolean, io: CliIO): Promise<number> {
@@ -59,7 +62,7 @@ function readRequest(file: string): Record<string, unknown> {
 
 const cmd: Command = async (argv, io) => {
   const args = parseArgs(argv, {
-    values: ['request', 'model', 'providers', 'reference', 'samples', 'concurrency', 'openrouter-url', 'data-dir'],
+    values: ['request', 'model', 'providers', 'reference', 'samples', 'concurrency', 'openrouter-url', 'data-dir', 'tokenizer-dir'],
     booleans: ['json', 'list'],
   });
   if (args.bool('help')) {
@@ -84,8 +87,10 @@ const cmd: Command = async (argv, io) => {
   try {
     if (dataDir) store = id ? await openStoreWithCaptures(dataDir, io, `with id "${id}"`, { analyze: true, readOnly: false }) : await openStoreForWriting(dataDir, io);
     const captured = id ? capturedChatRequest(store!, id) : undefined;
+    const request = captured?.body ?? readRequest(file!);
     const report = await compareProviders({
-      request: captured?.body ?? readRequest(file!),
+      request,
+      promptTokens: await localPromptTokens(request, args.str('model'), args.str('tokenizer-dir'), dataDir, io),
       client,
       model: args.str('model'),
       providers: args.str('providers')?.split(',').map((s) => s.trim()).filter(Boolean),
@@ -107,3 +112,25 @@ const cmd: Command = async (argv, io) => {
   }
 };
 export default cmd;
+
+/**
+ * The request's prompt length in the model's own template, when the tokenizer is at hand. Never downloads (a
+ * comparison is about providers); a named --tokenizer-dir that cannot render it is said once on stderr.
+ */
+async function localPromptTokens(
+  request: Record<string, unknown>,
+  model: string | undefined,
+  tokenizerDir: string | undefined,
+  dataDir: string | undefined,
+  io: CliIO,
+): Promise<number | undefined> {
+  try {
+    const id = model ?? (typeof request.model === 'string' ? request.model : undefined);
+    const prompt = await requestPromptTokens({ model: id, tokenizerDir, cacheDir: dataDir ?? defaultDataDir(), offline: true }, { ...request, ...(id ? { model: id } : {}) });
+    return prompt.ids.length;
+  } catch (e) {
+    if (!(e instanceof UserError)) throw e;
+    if (tokenizerDir) io.err(`tokenscope compare: prompt tokens not checked: ${e.message}`);
+    return undefined;
+  }
+}

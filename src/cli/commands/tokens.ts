@@ -1,13 +1,11 @@
 import { defaultDataDir } from '../../core/capture/store';
 import { formats } from '../../core/formats/index';
-import { UserError, type FamilyId, type SegmentKind, type Usage } from '../../core/model';
+import { UserError, type FamilyId, type SegmentKind } from '../../core/model';
 import { plural } from '../../core/tokens/accounting';
 import { exchangeTokenStream } from '../../core/tokens/exchange';
 import type { DownloadProgress } from '../../core/tokens/hub';
-import { promptTokenFinding } from '../../core/checks/prompt-token-mismatch';
-import { ChatTemplatePool, isChatBody, promptTokens } from '../../core/tokens/prompt';
+import { ChatTemplatePool, promptFor } from '../../core/tokens/prompt';
 import { loadTokenizer, type TokenizerRequest } from '../../core/tokens/resolve';
-import type { Tokenizer } from '../../core/tokens/types';
 import { batch } from './tokens-batch';
 import type { StreamToken, TokenStream } from '../../core/tokens/stream';
 import { parseArgs } from '../args';
@@ -87,45 +85,16 @@ const tokens: Command = async (argv, io) => {
     onWarning: (m) => io.err(`tokenscope tokens: ${m}`),
   };
   const tokenizer = await loadTokenizer(req);
-  const prompt = await promptOf(tokenizer, req, request?.raw, io);
+  // The prompt side, when the request is there: a missing chat template is a note on stderr, not a failure.
+  const { prompt, note } = request ? await promptFor(tokenizer, new ChatTemplatePool(), req, request.raw) : {};
+  if (note) io.err(`tokenscope tokens: no prompt ids: ${note}`);
   const { stream, analysis } = exchangeTokenStream({ tokenizer, response: input.response, request, model, family, promptTokens: prompt?.ids.length });
-  const promptView = prompt && promptAccounting(prompt.ids, input.response.usage);
-  if (args.bool('json')) io.out(JSON.stringify({ ...toJson(stream, analysis.family), prompt: promptView ?? null }, null, 2));
-  else io.out(formatStream(input.label, stream, promptView, paletteOf(io)));
+  if (args.bool('json')) {
+    const p = stream.accounting.prompt;
+    io.out(JSON.stringify({ ...toJson(stream, analysis.family), prompt: p && prompt ? { ids: prompt.ids, counted: p.counted, billed: p.billed ?? null, delta: p.delta ?? null, mismatch: p.mismatch } : null }, null, 2));
+  } else io.out(formatStream(input.label, stream, paletteOf(io)));
   return 0;
 };
-
-/** The request's prompt ids, rendered with the model's chat template; a missing template is a note on stderr, not a failure. */
-async function promptOf(tokenizer: Tokenizer, req: TokenizerRequest, body: unknown, io: CliIO) {
-  if (!isChatBody(body)) return undefined;
-  try {
-    return promptTokens(tokenizer, await new ChatTemplatePool().get(req), body);
-  } catch (e) {
-    if (!(e instanceof UserError)) throw e;
-    io.err(`tokenscope tokens: no prompt ids: ${e.message}`);
-    return undefined;
-  }
-}
-
-/** The prompt as the token view shows it: the ids, their count, and the billed count against it. */
-export interface PromptView {
-  ids: number[];
-  counted: number;
-  billed: number | null;
-  delta: number | null;
-  mismatch: boolean;
-}
-
-function promptAccounting(ids: number[], usage: Usage | undefined): PromptView {
-  const billed = usage?.promptTokens;
-  return {
-    ids,
-    counted: ids.length,
-    billed: billed ?? null,
-    delta: billed === undefined ? null : billed - ids.length,
-    mismatch: promptTokenFinding(ids.length, usage) !== undefined,
-  };
-}
 export default tokens;
 
 /** One stderr line per file at every 25% (downloads are 3–30 MB), so a slow link shows it is alive. */
@@ -187,7 +156,7 @@ const WIDTH = 100;
  * The readable view: one block per run of tokens in the same segment, tokens separated by spaces (a space
  * inside a token shows as `·`), special tokens as `[name]`, markers spelled as text as `«piece»`.
  */
-export function formatStream(label: string, s: TokenStream, prompt?: PromptView, p: Palette = palette(false)): string {
+export function formatStream(label: string, s: TokenStream, p: Palette = palette(false)): string {
   const lines = [`${safeLine(label)}: ${plural(s.tokens.length, 'token')}, ${s.tokenizer}`, `source: ${SOURCE_LABEL[s.source]}`];
   const starts = new Map<number, string[]>();
   const ghosts = new Map<number, string[]>();
@@ -225,9 +194,10 @@ export function formatStream(label: string, s: TokenStream, prompt?: PromptView,
   } else {
     lines.push('            the response reports no completion token usage');
   }
-  if (prompt) {
-    const billed = prompt.billed === null ? 'the response reports no prompt token usage' : `${prompt.billed} billed, difference ${prompt.delta! > 0 ? '+' : ''}${prompt.delta}${prompt.mismatch ? '  MISMATCH' : ''}`;
-    lines.push(`prompt:     ${plural(prompt.counted, 'token')} rendered with the model's chat template; ${billed}`);
+  const pa = a.prompt;
+  if (pa) {
+    const billed = pa.billed === undefined ? 'the response reports no prompt token usage' : `${pa.billed} billed, difference ${pa.delta! > 0 ? '+' : ''}${pa.delta}${pa.mismatch ? '  MISMATCH' : ''}`;
+    lines.push(`prompt:     ${plural(pa.counted, 'token')} rendered with the model's chat template; ${billed}`);
   }
   if (s.findings.length) lines.push('');
   s.findings.forEach((f, i) => {

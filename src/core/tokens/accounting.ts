@@ -37,6 +37,21 @@ export interface TokenAccounting {
   mismatch: boolean;
   /** The warning to show when `mismatch` (rule `token-accounting-mismatch`). */
   finding?: Finding;
+  /** The prompt side, when the request was rendered with the model's chat template (rule `prompt-token-mismatch`). */
+  prompt?: PromptAccounting;
+  /** Why there is no prompt side (no request, no chat template…), when a request was looked at. */
+  promptNote?: string;
+}
+
+export interface PromptAccounting {
+  /** Tokens of the prompt as the model's own chat template renders the request. */
+  counted: number;
+  /** `usage.prompt_tokens` as billed, when reported. */
+  billed?: number;
+  /** billed − counted. */
+  delta?: number;
+  /** True when the difference exceeds the rule's tolerance (checks/prompt-token-mismatch.ts). */
+  mismatch: boolean;
 }
 
 export interface AccountingInput {

@@ -1,5 +1,7 @@
 import { analyze, type AnalyzeInput } from '../analyze';
-import type { Analysis } from '../model';
+import { promptTokenFinding } from '../checks/prompt-token-mismatch';
+import type { Analysis, Usage } from '../model';
+import type { PromptAccounting } from './accounting';
 import { buildTokenStream, decodeIds, idsFromLogprobs, type TokenStream } from './stream';
 import type { Tokenizer } from './types';
 
@@ -7,6 +9,8 @@ export interface ExchangeTokensInput extends AnalyzeInput {
   tokenizer: Tokenizer;
   /** The exchange's analysis when the caller already has it (skips a second analysis for text sources). */
   analysis?: Analysis;
+  /** Why the request has no prompt count (`promptTokens` absent), shown beside the accounting. */
+  promptNote?: string;
 }
 
 /**
@@ -18,6 +22,24 @@ export interface ExchangeTokensInput extends AnalyzeInput {
  * Returns the analysis the stream's findings and segments come from.
  */
 export function exchangeTokenStream(input: ExchangeTokensInput): { stream: TokenStream; analysis: Analysis } {
+  const out = completionStream(input);
+  const a = out.stream.accounting;
+  if (input.promptTokens !== undefined) a.prompt = promptAccounting(input.promptTokens, input.response?.usage);
+  else if (input.promptNote) a.promptNote = input.promptNote;
+  return out;
+}
+
+function promptAccounting(counted: number, usage: Usage | undefined): PromptAccounting {
+  const billed = usage?.promptTokens;
+  const out: PromptAccounting = { counted, mismatch: promptTokenFinding(counted, usage) !== undefined };
+  if (billed !== undefined) {
+    out.billed = billed;
+    out.delta = billed - counted;
+  }
+  return out;
+}
+
+function completionStream(input: ExchangeTokensInput): { stream: TokenStream; analysis: Analysis } {
   const { tokenizer, response } = input;
   const ids =
     response?.outputIds && response.outputIds.length

@@ -6,10 +6,12 @@
 import { parentPort } from 'node:worker_threads';
 import { UserError } from '../model';
 import { exchangeTokenStream } from './exchange';
+import { ChatTemplatePool, promptFor } from './prompt';
 import { TokenizerPool } from './resolve';
 import type { StreamJob, WorkerReply } from './worker-protocol';
 
 const pool = new TokenizerPool();
+const templates = new ChatTemplatePool();
 const port = parentPort;
 if (!port) throw new Error('tokens worker must run in a worker thread');
 
@@ -24,7 +26,9 @@ async function run(job: StreamJob): Promise<WorkerReply> {
       hub: { ...job.tokenizer.hub, onProgress: (progress) => port!.postMessage({ id: job.id, type: 'progress', progress } satisfies WorkerReply) },
       onWarning: (message) => port!.postMessage({ id: job.id, type: 'warning', message } satisfies WorkerReply),
     });
-    const { stream, analysis } = exchangeTokenStream({ ...job.input, tokenizer });
+    // The prompt side when the request is there; a missing template becomes a note beside the accounting.
+    const { prompt, note } = job.input.request ? await promptFor(tokenizer, templates, { ...job.tokenizer }, job.input.request.raw) : {};
+    const { stream, analysis } = exchangeTokenStream({ ...job.input, tokenizer, promptTokens: prompt?.ids.length, promptNote: note });
     return { id: job.id, type: 'done', stream, analysis };
   } catch (e) {
     return { id: job.id, type: 'failed', message: e instanceof Error ? e.message : String(e), userError: e instanceof UserError };

@@ -9,6 +9,7 @@
  */
 import { getMaxListeners, setMaxListeners } from 'node:events';
 import type { CaptureStore } from '../capture/store';
+import { promptTokenFinding } from '../checks/prompt-token-mismatch';
 import { UserError } from '../model';
 import { pinHonoured } from '../proxy/openrouter';
 import { isAbort, sleep } from './http';
@@ -47,6 +48,8 @@ export interface CompareOptions {
   onSample?: (sample: SampleResult, provider: ProviderResult) => void;
   /** Ask `/generation` who served each sample (default true). */
   generationStats?: boolean;
+  /** The request's prompt length as the model's own chat template renders it: each sample's bill is checked against it. */
+  promptTokens?: number;
 }
 
 export interface CompareProgress {
@@ -144,6 +147,8 @@ export async function compareProviders(opts: CompareOptions): Promise<CompareRep
   const finish = async (slug: string, sample: number, outcome: RunOutcome) => {
     const row = rows.get(slug)!;
     const stats = opts.generationStats !== false && outcome.generationId ? await generationStats(opts.client, outcome.generationId, opts.signal) : undefined;
+    const promptFinding = opts.promptTokens === undefined ? undefined : promptTokenFinding(opts.promptTokens, outcome.response?.usage);
+    if (promptFinding) outcome.analysis?.findings.push(promptFinding);
     const s = sampleResult(slug, sample, outcome, row, stats, tools);
     row.samples.push(s);
     progress.done++;

@@ -7,9 +7,8 @@ import { formats, getFormat } from '../../formats/index';
 import { UserError, type FamilyId, type Finding } from '../../model';
 import { exchangeTokenStream } from '../exchange';
 import type { DownloadProgress, HubOptions } from '../hub';
-import { ChatTemplatePool, isChatBody, promptTokens, type PromptTokens } from '../prompt';
+import { ChatTemplatePool, promptFor, type PromptTokens } from '../prompt';
 import { TokenizerPool, type TokenizerRequest } from '../resolve';
-import type { Tokenizer } from '../types';
 import { parseBatchLine, type BatchSample } from './line';
 import { specforgeRecord } from './specforge';
 
@@ -89,19 +88,19 @@ export class BatchProcessor {
       onWarning: this.callbacks.onWarning,
     };
     const tokenizer = await this.tokenizers.get(req);
-    const prompt = await this.prompt(sample, tokenizer, req);
+    const { prompt, note } = await promptFor(tokenizer, this.templates, req, sample.requestBody);
     const { stream, analysis } = exchangeTokenStream({
       tokenizer,
       response,
       request,
       model,
       family: o.family,
-      promptTokens: prompt.ids?.ids.length,
+      promptTokens: prompt?.ids.length,
+      promptNote: note,
     });
     const completionIds = stream.tokens.map((t) => t.id);
     const a = stream.accounting;
-    const billedPrompt = response.usage?.promptTokens;
-    const promptCount = prompt.ids?.ids.length;
+    const p = a.prompt;
     const record = {
       line,
       id: sample.id ?? null,
@@ -110,19 +109,11 @@ export class BatchProcessor {
       ...(sample.dataset === undefined ? {} : { dataset: sample.dataset }),
       source: stream.source,
       completion_ids: completionIds,
-      prompt_ids: prompt.ids?.ids ?? null,
-      ...(prompt.skipped ? { prompt_skipped: prompt.skipped } : {}),
+      prompt_ids: prompt?.ids ?? null,
+      ...(note ? { prompt_skipped: note } : {}),
       accounting: {
         completion: { counted: a.counted, reasoning: a.countedReasoning, billed: a.billed ?? null, delta: a.delta ?? null, mismatch: a.mismatch },
-        prompt:
-          promptCount === undefined
-            ? null
-            : {
-                counted: promptCount,
-                billed: billedPrompt ?? null,
-                delta: billedPrompt === undefined ? null : billedPrompt - promptCount,
-                mismatch: stream.findings.some((f) => f.finding.rule === 'prompt-token-mismatch'),
-              },
+        prompt: p ? { counted: p.counted, billed: p.billed ?? null, delta: p.delta ?? null, mismatch: p.mismatch } : null,
       },
       findings: stream.findings.map((f) => findingJson(f.finding)),
     };
@@ -130,32 +121,19 @@ export class BatchProcessor {
       dataset: sample.dataset,
       family: analysis.family,
       tools: (request?.tools.length ?? 0) > 0,
-      promptMarkup: promptHasMarkup(sample, prompt.ids, analysis.family),
+      promptMarkup: promptHasMarkup(sample, prompt, analysis.family),
       contentMarkup: hasMarkup(response.message.content ?? '', analysis.family),
       structuredCalls: response.message.toolCalls.length > 0,
       completion: { counted: a.counted, billed: a.billed },
-      prompt: promptCount === undefined ? undefined : { counted: promptCount, billed: billedPrompt },
-      promptSkipped: prompt.skipped,
+      prompt: p ? { counted: p.counted, billed: p.billed } : undefined,
+      promptSkipped: note,
       rules: [...new Set(stream.findings.map((f) => f.finding.rule))],
     };
     const result: LineResult = { line, out: JSON.stringify(record), stats };
-    if (o.specforge && prompt.ids) {
-      result.specforge = JSON.stringify(specforgeRecord({ line, sample, promptIds: prompt.ids.ids, completionIds }));
+    if (o.specforge && prompt) {
+      result.specforge = JSON.stringify(specforgeRecord({ line, sample, promptIds: prompt.ids, completionIds }));
     }
     return result;
-  }
-
-  /** Prompt ids, or why there are none. A missing template or a failed render is a note, not a bad line. */
-  private async prompt(sample: BatchSample, tokenizer: Tokenizer, req: TokenizerRequest): Promise<{ ids?: PromptTokens; skipped?: string }> {
-    if (sample.requestBody === undefined) return { skipped: 'no request' };
-    if (!isChatBody(sample.requestBody)) return { skipped: 'the request is not a Chat Completions body' };
-    try {
-      const template = await this.templates.get(req);
-      return { ids: promptTokens(tokenizer, template, sample.requestBody) };
-    } catch (e) {
-      if (e instanceof UserError) return { skipped: e.message };
-      throw e;
-    }
   }
 }
 

@@ -151,7 +151,8 @@ export type FamilyId =
   | 'glm47'
   | 'ling3'
   | 'deepseek-v32'
-  | 'deepseek-v4';
+  | 'deepseek-v4'
+  | 'gemma4';
 
 /** What a stretch of native text is. */
 export type SegmentKind =

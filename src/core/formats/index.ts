@@ -18,6 +18,7 @@ import { UserError, type FamilyId } from '../model';
 import { deepseekV3, deepseekV31 } from './deepseek';
 import { glm45, glm47, ling3 } from './glm';
 import { deepseekV32, deepseekV4 } from './deepseek-dsml';
+import { gemma4 } from './gemma4';
 import { harmony } from './harmony';
 import { kimi } from './kimi';
 import { minimaxM2 } from './minimax';
@@ -53,6 +54,7 @@ export const formats: readonly ModelFormat[] = [
   ling3,
   deepseekV32,
   deepseekV4,
+  gemma4,
 ];
 
 /** The format of a family id; an id from outside (a `--family` flag, a saved capture) may be unknown. */

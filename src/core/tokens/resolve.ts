@@ -81,6 +81,7 @@ const FAMILY_REPOS: Record<FamilyId, string> = {
   ling3: 'inclusionAI/Ling-1T',
   'deepseek-v32': 'deepseek-ai/DeepSeek-V3.2',
   'deepseek-v4': 'deepseek-ai/DeepSeek-V4',
+  gemma4: 'google/gemma-4-31b-it',
 };
 
 /**

@@ -22,6 +22,7 @@ const ALL: FamilyId[] = [
   'ling3',
   'deepseek-v32',
   'deepseek-v4',
+  'gemma4',
 ];
 
 test('one format per family id, found by getFormat', () => {

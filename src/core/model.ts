@@ -152,7 +152,8 @@ export type FamilyId =
   | 'ling3'
   | 'deepseek-v32'
   | 'deepseek-v4'
-  | 'gemma4';
+  | 'gemma4'
+  | 'llama4-pythonic';
 
 /** What a stretch of native text is. */
 export type SegmentKind =

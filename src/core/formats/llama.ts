@@ -1,5 +1,5 @@
 /**
- * Llama 3.x / 4 JSON tool calls ('llama3-json'):
+ * Llama 3.x JSON tool calls ('llama3-json'; Llama 4 writes them too, read by llama4-pythonic.ts):
  *
  *   CONTENT<|python_tag|>{"name": "NAME", "parameters": {…}};{"name": …}<|eom_id|>
  *
@@ -10,13 +10,14 @@
 import { modelKey, parseJsonCalls, renderJsonCalls, scoreText, type JsonCallsGrammar } from './base';
 import type { ModelFormat } from './types';
 
-const OPEN = '<|python_tag|>';
+export const PYTHON_TAG = '<|python_tag|>';
+const OPEN = PYTHON_TAG;
 const EOM = '<|eom_id|>';
 const EOT = '<|eot_id|>';
 const TOOL_MARKERS = [OPEN];
 const MARKERS = [EOM, EOT, OPEN, '<|start_header_id|>', '<|end_header_id|>', '<|begin_of_text|>', '<think>', '</think>'];
 
-const GRAMMAR: JsonCallsGrammar = {
+export const LLAMA_JSON: JsonCallsGrammar = {
   family: 'llama3-json',
   markers: MARKERS,
   toolMarkers: TOOL_MARKERS,
@@ -35,7 +36,8 @@ export const llama3Json: ModelFormat = {
   toolMarkers: TOOL_MARKERS,
   matchesModel: (modelId) => {
     const key = modelKey(modelId);
-    return /llama-?3|llama-?4/.test(key) && !/nemotron|hermes/.test(key) && !/pythonic/.test(key);
+    // Llama 4 ids go to llama4-pythonic, which reads this JSON form too.
+    return /llama-?3/.test(key) && !/nemotron|hermes/.test(key);
   },
   detectText: (text) =>
     scoreText(text, [
@@ -43,6 +45,6 @@ export const llama3Json: ModelFormat = {
       [/^\s*\{\s*"name"\s*:\s*"[^"]*"\s*,\s*"(?:parameters|arguments)"/, 4],
       [EOM, 1],
     ]),
-  render: (m, opts) => renderJsonCalls(GRAMMAR, m, opts),
-  parse: (text) => parseJsonCalls(GRAMMAR, text),
+  render: (m, opts) => renderJsonCalls(LLAMA_JSON, m, opts),
+  parse: (text) => parseJsonCalls(LLAMA_JSON, text),
 };

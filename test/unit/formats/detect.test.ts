@@ -23,6 +23,7 @@ const ALL: FamilyId[] = [
   'deepseek-v32',
   'deepseek-v4',
   'gemma4',
+  'llama4-pythonic',
 ];
 
 test('one format per family id, found by getFormat', () => {
@@ -52,6 +53,8 @@ test('model ids as OpenRouter, Hugging Face and SGLang spell them', () => {
     ['qwen/qwen3-coder:free', 'qwen3-coder'],
     ['Qwen/Qwen3-Coder-480B-A35B-Instruct', 'qwen3-coder'],
     ['z-ai/glm-4.6', 'glm45'],
+    ['meta-llama/llama-4-maverick', 'llama4-pythonic'],
+    ['google/gemma-4-31b-it', 'gemma4'],
     ['zai-org/GLM-4.5', 'glm45'],
     ['zai-org/GLM-4.5-Air', 'glm45'],
     ['z-ai/glm-4.7', 'glm47'],
@@ -72,6 +75,8 @@ test('model ids as OpenRouter, Hugging Face and SGLang spell them', () => {
     ['ai21labs/AI21-Jamba-Mini-1.7', 'jamba'],
     ['microsoft/Phi-4-mini-instruct', 'phi4'],
     ['z-ai/glm-4.6', 'glm45'],
+    ['meta-llama/llama-4-maverick', 'llama4-pythonic'],
+    ['google/gemma-4-31b-it', 'gemma4'],
     ['openai/gpt-oss-120b', 'gpt-oss'],
     ['openai/gpt-oss-20b:free', 'gpt-oss'],
     ['minimax/minimax-m2', 'minimax-m2'],

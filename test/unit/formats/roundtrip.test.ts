@@ -8,7 +8,7 @@ import { RECORDINGS, recording } from '../../helpers/shared';
 import { assertProblems, assertSegments, slices, withoutIds } from './helpers';
 
 /** Families whose arguments are XML parameters (canonical compact JSON in the message). */
-const XML_FAMILIES: FamilyId[] = ['qwen3-coder', 'glm45', 'minimax-m2', 'glm47', 'ling3', 'deepseek-v32', 'deepseek-v4', 'gemma4'];
+const XML_FAMILIES: FamilyId[] = ['qwen3-coder', 'glm45', 'minimax-m2', 'glm47', 'ling3', 'deepseek-v32', 'deepseek-v4', 'gemma4', 'llama4-pythonic'];
 
 const call = (index: number, name: string, args: unknown) => ({ index, id: `functions.${name}:${index}`, name, arguments: JSON.stringify(args) });
 
@@ -68,8 +68,11 @@ for (const format of formats) {
           // The segment spans the parameter markup: every key and string value is in it.
           for (const [k, v] of Object.entries(JSON.parse(c.arguments) as Record<string, unknown>)) {
             // Gemma 4 writes objects and lists in its own syntax, so only their keys are looked for there.
-            const nested = format.id === 'gemma4' && v !== null && typeof v === 'object';
-            assert.ok(args.includes(k) && (nested || args.includes(typeof v === 'string' ? v : JSON.stringify(v))), `${k} in ${args}`);
+            // Llama 4 writes Python literals (True, None), so only the keys of other values are looked for there.
+            const nested = (format.id === 'gemma4' && v !== null && typeof v === 'object') || (format.id === 'llama4-pythonic' && typeof v !== 'string' && typeof v !== 'number');
+            // Python string literals are escaped.
+            const shown = typeof v === 'string' ? (format.id === 'llama4-pythonic' ? JSON.stringify(v) : v) : JSON.stringify(v);
+            assert.ok(args.includes(k) && (nested || args.includes(shown)), `${k} in ${args}`);
           }
         } else {
           assert.equal(args, c.arguments);

@@ -48,7 +48,6 @@ const grammars = new WeakMap<JsonCallsGrammar, TurnGrammar>();
 function turnGrammar(g: JsonCallsGrammar): TurnGrammar {
   let t = grammars.get(g);
   if (!t) {
-    const patterns: PatternStarter[] = g.bare ? [{ find: (text, from) => bareStart(g, text, from), parse: (out, start) => section(out, g, start) }] : [];
     t = {
       family: g.family,
       markers: g.markers,
@@ -56,12 +55,19 @@ function turnGrammar(g: JsonCallsGrammar): TurnGrammar {
       implicitThink: g.implicitThink,
       think: g.think,
       ends: g.ends,
-      starters: [{ marker: g.open, parse: (out, start, hit) => section(out, g, start, hit) }],
-      patterns,
+      ...jsonCallStarters(g),
     };
     grammars.set(g, t);
   }
   return t;
+}
+
+/** The starters and patterns of a JSON-calls grammar, for a family that reads them beside its own (Llama 4). */
+export function jsonCallStarters(g: JsonCallsGrammar): Pick<TurnGrammar, 'starters' | 'patterns'> {
+  return {
+    starters: [{ marker: g.open, parse: (out, start, hit) => section(out, g, start, hit) }],
+    patterns: g.bare ? [{ find: (text, from) => bareStart(g, text, from), parse: (out, start) => section(out, g, start) }] : [],
+  };
 }
 
 /** A bare call list starts the turn (after whitespace): `{"name"` or `[{"name"`. */

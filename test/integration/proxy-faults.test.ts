@@ -24,7 +24,7 @@ test('response headers reach the client the moment the upstream sends them, also
     res.writeHead(200, { 'content-type': 'text/event-stream', 'x-up': '1' });
     res.flushHeaders();
     if (req.url?.includes('late')) {
-      const t = setTimeout(() => res.end('data: [DONE]\n\n'), 1500);
+      const t = setTimeout(() => res.end('data: [DONE]\n\n'), 3000);
       release = () => clearTimeout(t);
     } // else: headers, then nothing at all
   });
@@ -32,7 +32,7 @@ test('response headers reach the client the moment the upstream sends them, also
   try {
     const late = await headersOnly(`${rig.proxy.url}/v1/late`);
     assert.equal(late.status, 200);
-    assert.ok(late.ms < 500, `headers after ${late.ms.toFixed(0)} ms, the body comes after 1500 ms`);
+    assert.ok(late.ms < 1500, `headers after ${late.ms.toFixed(0)} ms, the body comes after 3000 ms`);
     late.close();
     const silent = await headersOnly(`${rig.proxy.url}/v1/silent`);
     assert.equal(silent.status, 200);
@@ -217,6 +217,31 @@ test('a base URL query is kept, and a custom upstream named like a built-in rout
     assert.equal((await rawRequest(`${rig.proxy.url}/openrouter/v1/models`)).status, 200);
     assert.equal((await rawRequest(`${rig.proxy.url}/u/lab/v1/models?limit=3`)).status, 200);
     assert.deepEqual(seen, ['/api/v1/models?k=1', '/lab/v1/models?limit=3&k=2']);
+  } finally {
+    await rig.close();
+    await up.close();
+  }
+});
+
+test('sessions follow the agent\'s own session header; without one, the idle window', async () => {
+  const up = await startUpstream((req, res) => {
+    req.resume();
+    res.end('{}');
+  });
+  const rig = await startRig({ anthropic: up.url, default: up.url });
+  try {
+    const send = (path: string, headers: Record<string, string>) => rawRequest(`${rig.proxy.url}${path}`, { body: '{}', headers: { 'user-agent': 'claude-cli/2.1.3 (external, cli)', ...headers } });
+    await send('/anthropic/v1/messages', { 'x-claude-code-session-id': 'run-1' });
+    await send('/anthropic/v1/messages', { 'x-claude-code-session-id': 'run-2' });
+    await send('/anthropic/v1/messages', { 'x-claude-code-session-id': 'run-1' });
+    await send('/v1/chat/completions', { 'user-agent': 'curl/8.5' });
+    await send('/v1/chat/completions', { 'user-agent': 'curl/8.5' });
+    await waitFor(() => rig.store.list().length === 5 && rig.store.list().every((x) => x.state === 'complete'), 'five captures');
+    const list = rig.store.list().reverse();
+    assert.equal(list[0].sessionId, list[2].sessionId, 'one Claude Code run is one session');
+    assert.notEqual(list[0].sessionId, list[1].sessionId, 'two runs are two sessions');
+    assert.equal(list[3].sessionId, list[4].sessionId, 'no header: the idle window groups them');
+    assert.notEqual(list[3].sessionId, list[0].sessionId);
   } finally {
     await rig.close();
     await up.close();

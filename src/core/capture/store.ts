@@ -55,6 +55,8 @@ export interface BeginInit {
   requestHeaders: Record<string, string | string[] | undefined>;
   requestBody?: Uint8Array | string;
   agent?: string;
+  /** The agent's own session (proxy/session.ts), when it names one; else the idle window groups the exchange. */
+  sessionId?: string;
   parentId?: string;
   target?: string;
   startedAt?: number;
@@ -339,7 +341,7 @@ class FileStore implements CaptureStore {
     const body = init.requestBody === undefined ? undefined : redactText(typeof init.requestBody === 'string' ? init.requestBody : Buffer.from(init.requestBody).toString('utf8'), redact);
     const x: CapturedExchange = {
       id,
-      sessionId: this.sessions.assign(init.agent, startedAt, `s${id}`),
+      sessionId: init.sessionId ?? this.sessions.assign(init.agent, startedAt, `s${id}`),
       startedAt,
       state: 'streaming',
       route: init.route,

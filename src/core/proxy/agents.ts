@@ -6,7 +6,7 @@
  */
 import { routePrefix } from './routes';
 
-export type AgentId = 'opencode' | 'claude-code' | 'codex' | 'aider' | 'cline' | 'roo-code' | 'kilo-code' | 'continue';
+export type AgentId = 'opencode' | 'claude-code' | 'codex' | 'qwen-code' | 'aider' | 'cline' | 'roo-code' | 'kilo-code' | 'continue';
 export type WireApi = 'chat-completions' | 'responses' | 'anthropic-messages';
 
 export interface RecipeOptions {
@@ -103,7 +103,7 @@ export function agentRecipes(opts: RecipeOptions): AgentRecipe[] {
   return AGENT_IDS.map((id) => agentRecipe(id, opts));
 }
 
-export const AGENT_IDS: AgentId[] = ['opencode', 'claude-code', 'codex', 'aider', 'cline', 'roo-code', 'kilo-code', 'continue'];
+export const AGENT_IDS: AgentId[] = ['opencode', 'claude-code', 'codex', 'qwen-code', 'aider', 'cline', 'roo-code', 'kilo-code', 'continue'];
 
 export function agentRecipe(id: AgentId, opts: RecipeOptions): AgentRecipe {
   const route = opts.route ?? 'openrouter';
@@ -171,6 +171,19 @@ export function agentRecipe(id: AgentId, opts: RecipeOptions): AgentRecipe {
         notes: ['Codex appends /responses to base_url; the upstream must serve the Responses API.', `Codex reads the key from ${key} (env_key).`],
       };
     }
+    case 'qwen-code':
+      return {
+        id,
+        name: 'Qwen Code',
+        wireApi: 'chat-completions',
+        baseUrl: v1,
+        // Qwen Code's OpenAI auth reads these three; --auth-type openai skips its sign-in screen (agents.md §2.10).
+        launch: terminal({ OPENAI_BASE_URL: v1, OPENAI_MODEL: model }, [{ env: 'OPENAI_API_KEY', key }], 'qwen', ['--auth-type', 'openai']),
+        notes: [
+          'Qwen Code honours HTTPS_PROXY/HTTP_PROXY even for 127.0.0.1 (it ignores NO_PROXY): unset them in this terminal.',
+          'It sends a second "memory extraction" request per turn; both are captured.',
+        ],
+      };
     case 'aider':
       return {
         id,

@@ -19,6 +19,7 @@ import { oneLine, relay, seconds, type Outcome } from './relay';
 import { requestBody } from './request-body';
 import { stagedBody, withLength, type RequestStage, type ResponseStageFactory } from './stage';
 import { BadPathError, resolveRoute, type ResolvedRoute, type Upstreams } from './routes';
+import { agentSessionId } from './session';
 import { agentFromHeaders } from './user-agent';
 
 export const DEFAULT_PORT = 8719;
@@ -153,6 +154,7 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
     // undici writes the request on a later tick: recording waits a turn of the loop so it never delays the request.
     await new Promise<void>((resolve) => setImmediate(resolve));
     const recorded = recordedBody?.toString('utf8');
+    const agent = agentFromHeaders(req.headers);
     const writer = store.begin({
       route: route.route,
       upstreamUrl: route.upstreamUrl,
@@ -160,7 +162,8 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
       path,
       requestHeaders: req.headers,
       requestBody: recorded,
-      agent: agentFromHeaders(req.headers),
+      agent,
+      sessionId: agentSessionId(req.headers, agent),
       startedAt,
     });
     if (staged?.annotate) writer.annotate(staged.annotate);

@@ -3,6 +3,11 @@ type Headers = Record<string, string | string[] | undefined>;
 
 /** Most specific first: agents embed the SDK they use in the same header. */
 const UA_PATTERNS: [RegExp, string][] = [
+  [/\bqwen-?code\b/i, 'qwen-code'],
+  [/\bgemini-?cli\b/i, 'gemini-cli'],
+  [/\bkilo(?:code)?[- ]?cli\b/i, 'kilo-cli'],
+  [/\bcline[- ]?cli\b/i, 'cline-cli'],
+  [/\bcontinue[- ]?cli\b/i, 'continue-cli'],
   [/\bopencode\b/i, 'opencode'],
   [/\bclaude-cli\b|\bclaude-code\b/i, 'claude-code'],
   [/\bcodex/i, 'codex'],

@@ -74,3 +74,13 @@ test('shell quoting', () => {
   assert.equal(shellQuote(''), "''");
   assert.equal(shellQuote(`it's`), `'it'\\''s'`);
 });
+
+test('Qwen Code: OpenAI auth from three variables, the key from the route, the terminal ready to launch', () => {
+  const r = agentRecipe('qwen-code', { proxyUrl: 'http://127.0.0.1:8719', route: 'sglang', model: 'Qwen/Qwen3-Coder-480B' });
+  assert.equal(r.launch.kind, 'terminal');
+  if (r.launch.kind !== 'terminal') return;
+  assert.deepEqual(r.launch.env, { OPENAI_BASE_URL: 'http://127.0.0.1:8719/sglang/v1', OPENAI_MODEL: 'Qwen/Qwen3-Coder-480B' });
+  assert.deepEqual(r.launch.secrets, [{ env: 'OPENAI_API_KEY', key: 'SGLANG_API_KEY' }]);
+  assert.equal(r.launch.shell, 'OPENAI_BASE_URL=http://127.0.0.1:8719/sglang/v1 OPENAI_MODEL=Qwen/Qwen3-Coder-480B OPENAI_API_KEY="$SGLANG_API_KEY" qwen --auth-type openai');
+  assert.ok(AGENT_IDS.includes('qwen-code'));
+});

@@ -4,6 +4,7 @@ import { errorBody, speaksAnthropic } from '../../../src/core/proxy/errors';
 import { isLoopbackHost, refusal } from '../../../src/core/proxy/guard';
 import { pinHonoured, requestInfo, servedProvider } from '../../../src/core/proxy/openrouter';
 import { BadPathError, checkRouteName, checkUpstreamUrl, resolveRoute, routePrefix } from '../../../src/core/proxy/routes';
+import { agentSessionId } from '../../../src/core/proxy/session';
 import { agentFromHeaders } from '../../../src/core/proxy/user-agent';
 
 test('routes map the first path segment to an upstream, keeping the rest and the query', () => {
@@ -86,4 +87,22 @@ test('a path that could leave its route or does not decode is refused; a base UR
   assert.equal(checkUpstreamUrl('http://x/api/?k=1', '--upstream'), 'http://x/api?k=1');
   assert.equal(checkRouteName('lab-2.x', '--custom'), 'lab-2.x');
   for (const bad of ['__proto__', 'constructor/x', '', '-x', 'a b']) assert.throws(() => checkRouteName(bad, '--custom'), /not a usable upstream name/, bad);
+});
+
+test('more agents by name; an agent session header becomes a stable session id, per agent', () => {
+  const ua = (v: string) => agentFromHeaders({ 'user-agent': v });
+  assert.equal(ua('QwenCode/0.24.4 (linux; x64)'), 'qwen-code');
+  assert.equal(ua('qwencode/0.24.4'), 'qwen-code');
+  assert.equal(ua('GeminiCLI/0.9.0 (linux; x64)'), 'gemini-cli');
+  assert.equal(ua('kilo-cli/1.0 opencode/1.0'), 'kilo-cli');
+  assert.equal(ua('cline-cli/1.0'), 'cline-cli');
+  assert.equal(ua('continue-cli/1.2'), 'continue-cli');
+  const a = agentSessionId({ 'x-claude-code-session-id': 'c0ffee' }, 'claude-code');
+  assert.match(a!, /^s[0-9a-f]{16}$/);
+  assert.equal(agentSessionId({ 'x-claude-code-session-id': 'c0ffee' }, 'claude-code'), a, 'stable');
+  assert.notEqual(agentSessionId({ 'x-claude-code-session-id': 'beef' }, 'claude-code'), a);
+  assert.notEqual(agentSessionId({ 'x-claude-code-session-id': 'c0ffee' }, 'other'), a, 'per agent');
+  assert.ok(agentSessionId({ session_id: 'x' }, 'codex'));
+  assert.ok(agentSessionId({ 'x-session-affinity': 'ses_1' }, 'opencode'));
+  assert.equal(agentSessionId({ 'user-agent': 'curl/8' }, 'curl'), undefined);
 });

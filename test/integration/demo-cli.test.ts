@@ -55,12 +55,14 @@ test('demo on a clean data dir: the expected captures and findings, loopback onl
   const data = tempDir();
   const log = join(data.dir, 'connections.jsonl');
   const dataDir = join(data.dir, 'captures');
-  const run = startDemo(['--port', '0', '--data-dir', dataDir], log);
+  // Claude Code speaks Anthropic Messages, which the demo upstream does not: the demo says so (or that it is absent).
+  const run = startDemo(['--port', '0', '--data-dir', dataDir, '--agent', 'claude-code'], log);
   try {
     await waitFor(() => run.output().includes('Serving the demo until Ctrl+C.') || run.child.exitCode !== null, 'the demo to be served', 30_000);
     const out = run.output();
     assert.equal(run.child.exitCode, null, out);
     assert.match(out, /Nothing leaves this machine and no key is needed\./);
+    assert.match(out, /--agent claude-code: (claude-code is not installed \(not on PATH\); skipped|found .+, but the demo upstream speaks OpenAI Chat Completions only and claude-code does not; skipped)\./);
     process.kill(-run.child.pid!, 'SIGINT');
     assert.equal(await exited(run.child), 0, run.output());
     assert.equal(run.child.signalCode, null, 'it exited by itself, not by the signal');
@@ -148,30 +150,37 @@ test('demo refuses an unknown agent and stray arguments with a one-line error', 
   assert.match(stray.err, /unexpected argument "now"/);
 });
 
-test('demo --agent opencode: the real OpenCode CLI prints the leaked markup, captured through the demo route', async (t) => {
+// One agent run (OpenCode is slow to start on a busy machine): with repair, which shows both the leak (in the capture)
+// and the tool running. Without repair OpenCode prints the markup instead (test/integration/clients.test.ts).
+test('demo --agent opencode --repair: the leaked call reaches OpenCode as a tool call, the tool runs, all on 127.0.0.1', async (t) => {
   if (!existsSync(BUILT)) return t.skip('dist/cli.js is not built (npm test builds it; or run npm run build)');
   if (!existsSync(OPENCODE)) return t.skip(`the OpenCode CLI binary (npm opencode-linux-x64) is not installed on ${process.platform}-${process.arch}`);
   const data = tempDir();
-  const log = join(data.dir, 'connections.jsonl');
   const dataDir = join(data.dir, 'captures');
+  const log = join(data.dir, 'connections.jsonl');
   const trace = STRACE ? join(data.dir, 'strace.txt') : undefined;
-  const run = startDemo(['--port', '0', '--data-dir', dataDir, '--agent', 'opencode'], log, trace);
+  const run = startDemo(['--port', '0', '--data-dir', dataDir, '--agent', 'opencode', '--repair'], log, trace);
   try {
     await waitFor(() => run.output().includes('Serving the demo until Ctrl+C.') || run.child.exitCode !== null, 'the agent run to end', 150_000);
     const out = run.output();
-    assert.match(out, /Running opencode \(.*\) against the demo upstream through the proxy/);
-    assert.match(out, /opencode│ .*<\|tool_calls_section_begin\|>/, 'OpenCode printed the leaked markup');
-    assert.match(out, /opencode exited with 0; its \d+ exchanges?:/);
-    assert.match(out, /\d+[a-z0-9]+ {2}opencode {2}moonshotai\/kimi-k2-0905 via Demo \(local\) {2}200 stop {2}3 findings/);
+    assert.match(out, /Repair mode is on/);
+    assert.match(out, /\n {4}repaired: 1 call delivered as tool_calls, \d+ chars of markup removed from content, finish_reason stop → tool_calls\n/);
+    assert.match(out, /opencode│ .*Read README\.md/, 'OpenCode ran its read tool');
+    assert.doesNotMatch(out, /opencode│ .*<\|tool_calls_section_begin\|>/, 'and printed no markup');
+    assert.match(out, /Repair mode delivered the leaked call to opencode as a tool call, so the tool ran/);
     assert.doesNotMatch(out, /\x1b/, 'no escape sequence from the agent reaches the terminal');
     // Under strace the child is strace itself: Ctrl+C to the group reaches the demo, and strace exits with its code.
     process.kill(-run.child.pid!, 'SIGINT');
     assert.equal(await exited(run.child), 0, run.output());
     const store = await openStore(dataDir);
     try {
-      const agentTurns = store.list().filter((x) => x.agent === 'opencode');
-      assert.ok(agentTurns.length >= 1);
-      for (const x of agentTurns) assert.ok(isDemoCapture(x) && x.route === 'demo', JSON.stringify(x));
+      const repaired = store.list().filter((x) => x.agent === 'opencode' && x.repair);
+      assert.equal(repaired.length, 1, 'one agent turn was repaired');
+      // The capture keeps the upstream's bytes: its findings are those of the leak.
+      assert.ok(repaired[0].summary?.rules.includes('section-unclosed'), repaired[0].summary?.rules.join(', '));
+      const after = store.list().filter((x) => x.agent === 'opencode' && x.startedAt > repaired[0].startedAt);
+      assert.ok(after.some((x) => /"role":"tool"/.test(store.get(x.id)?.requestBody ?? '')), 'OpenCode sent the tool result back');
+      for (const x of store.list().filter((e) => e.agent === 'opencode')) assert.ok(isDemoCapture(x) && x.route === 'demo', JSON.stringify(x));
     } finally {
       await store.close();
     }

@@ -6,10 +6,13 @@ import { DEMO_AGENTS, demoSpeaks, findAgent, runAgent, type DemoAgent } from '..
 import { BROKEN_CASE, DEMO_PROVIDER, clearDemoCaptures, isDemoCapture, replayDemo, startDemoProxy, type DemoProxy, type DemoResult } from '../../core/demo/index';
 import { UserError } from '../../core/model';
 import { DEFAULT_PORT } from '../../core/proxy/server';
+import { repairSummary } from '../../core/repair/describe';
+import { repairStage } from '../../core/repair/stage';
 import { parseArgs } from '../args';
+import { repairFromFlags } from './serve-options';
 import type { CliIO, Command } from '../io';
 
-const HELP = `usage: tokenscope demo [--port N] [--data-dir DIR] [--agent opencode|claude-code|codex|none]
+const HELP = `usage: tokenscope demo [--port N] [--data-dir DIR] [--agent opencode|claude-code|codex|none] [--repair]
        tokenscope demo --clear [--data-dir DIR]
 
 A first look at Tokenscope, with no key and nothing leaving this machine: starts the capture proxy in front of a
@@ -19,6 +22,7 @@ prints each capture with its findings and the commands to dig in, then keeps ser
 
   --port N       proxy port (default ${DEFAULT_PORT}; a free one when that is taken and --port is not given)
   --agent NAME   also run that coding agent, headless, against the demo upstream through the proxy
+  --repair       repair mode, as \`serve --repair\`: leaked calls reach the agent as tool calls, and the tool runs
   --clear        delete the demo captures from the capture store and exit
 Captures go to --data-dir (default ${defaultDataDir()}, or TOKENSCOPE_DATA_DIR); they are marked as demo captures.`;
 
@@ -50,6 +54,7 @@ function printResults(io: CliIO, store: CaptureStore, results: DemoResult[]): vo
     io.out(`  ${r.case.title}`);
     io.out(`    ${exchangeLine(r.exchange)}`);
     io.out(`    rules: ${rulesText(r)}`);
+    if (r.exchange.repair) io.out(`    repaired: ${repairSummary(r.exchange.repair)}`);
   }
   const broken = results.find((r) => (r.exchange.summary?.counts.error ?? 0) > 0);
   if (!broken) return;
@@ -103,7 +108,7 @@ async function runDemoAgent(io: CliIO, agent: DemoAgent, demo: DemoProxy, store:
     pending += text;
     const parts = pending.split('\n');
     pending = flush ? '' : parts.pop()!;
-    for (const l of parts) if (l.trim()) io.out(`  ${agent}│ ${terminalSafe(l)}`);
+    for (const l of parts.map(terminalSafe)) if (l.trim()) io.out(`  ${agent}│ ${l}`);
   };
   const run = await runAgent(agent, bin, demo.proxy.url, { signal, onOutput: (t) => lines(t) });
   lines('\n', true);
@@ -111,14 +116,19 @@ async function runDemoAgent(io: CliIO, agent: DemoAgent, demo: DemoProxy, store:
   await store.idle();
   const mine = store.list().filter((x) => !before.has(x.id) && isDemoCapture(x));
   io.out(`${agent} exited with ${run.code}; its ${mine.length} exchange${mine.length === 1 ? '' : 's'}:`);
-  for (const x of mine.reverse()) io.out(`  ${exchangeLine(x)}`);
-  if (mine.some((x) => x.summary?.rules.includes('section-unclosed'))) {
+  for (const x of mine.reverse()) {
+    io.out(`  ${exchangeLine(x)}`);
+    if (x.repair) io.out(`    repaired: ${repairSummary(x.repair)}`);
+  }
+  if (mine.some((x) => x.repair?.calls.some((c) => c.status === 'delivered'))) {
+    io.out(`Repair mode delivered the leaked call to ${agent} as a tool call, so the tool ran; the capture keeps what the upstream sent.`);
+  } else if (mine.some((x) => x.summary?.rules.includes('section-unclosed'))) {
     io.out(`${agent} got the call as text, so the tool never ran: the capture above shows why (section-unclosed).`);
   }
 }
 
 const demo: Command = async (argv, io) => {
-  const args = parseArgs(argv, { values: ['port', 'data-dir', 'agent'], booleans: ['clear'] });
+  const args = parseArgs(argv, { values: ['port', 'data-dir', 'agent'], booleans: ['clear', 'repair'] });
   if (args.bool('help')) {
     io.out(HELP);
     return 0;
@@ -156,15 +166,18 @@ const demo: Command = async (argv, io) => {
     const log = (l: string) => {
       if (!l.includes('listening on')) io.err(l);
     };
+    const repair = repairFromFlags(args);
+    const stage = repair.enabled ? { responseStage: repairStage(() => repair) } : {};
     try {
-      session = await startDemoProxy({ store, port, log });
+      session = await startDemoProxy({ store, port, log, ...stage });
     } catch (e) {
       if (portGiven || !(e instanceof UserError) || !/already in use/.test(e.message)) throw e;
-      session = await startDemoProxy({ store, port: 0, log });
+      session = await startDemoProxy({ store, port: 0, log, ...stage });
       io.out(`tokenscope: port ${port} is taken (a Tokenscope already running?), so the demo uses port ${session.proxy.port}.`);
     }
     io.out(`Tokenscope demo: the capture proxy on ${session.proxy.url}, in front of a built-in local upstream ("${DEMO_PROVIDER}").`);
     io.out('Nothing leaves this machine and no key is needed.');
+    if (repair.enabled) io.out(`Repair mode is on: leaked calls reach the client as tool calls (truncated calls: ${repair.truncated}).`);
     io.out(`Capturing to ${dataDir}`);
     io.out('');
     const results = await replayDemo(session, store);

@@ -9,6 +9,7 @@ import type { CaptureStore } from '../capture/store';
 import type { CapturedExchange } from '../model';
 import { startProxy, type ProxyHandle } from '../proxy/server';
 import { routePrefix } from '../proxy/routes';
+import type { ResponseStageFactory } from '../proxy/stage';
 import { BROKEN_CASE, DEMO_CASES, DEMO_CASE_HEADER, DEMO_MODEL, DEMO_PROVIDER, DEMO_ROUTE, DEMO_TOOL, type DemoCase } from './cases';
 import { startDemoUpstream, type DemoUpstream, type DemoUpstreamOptions } from './upstream';
 
@@ -31,6 +32,8 @@ export interface DemoProxyOptions extends DemoUpstreamOptions {
   /** Proxy port; 0 (default) picks a free one. */
   port?: number;
   log?: (line: string) => void;
+  /** A stage on the proxy's forwarding path (repair mode), as `serve` has it. */
+  responseStage?: ResponseStageFactory;
 }
 
 /** Starts the demo upstream and a proxy in front of it. Every route, named or not, leads to the demo upstream. */
@@ -44,6 +47,7 @@ export async function startDemoProxy(opts: DemoProxyOptions): Promise<DemoProxy>
       store: opts.store,
       upstreams: { openrouter: u, sglang: u, anthropic: u, openai: u, default: u, custom: { [DEMO_ROUTE]: u } },
       log: opts.log,
+      ...(opts.responseStage && { responseStage: opts.responseStage }),
     });
   } catch (e) {
     await upstream.close();

@@ -1,6 +1,6 @@
 import { basename, join, relative } from 'node:path';
 import { defaultDataDir, openStore, type CaptureStore } from '../../core/capture/store';
-import { exchangeLine, findingLine } from '../../core/capture/describe';
+import { exchangeLine } from '../../core/capture/describe';
 import { analyzeExchange } from '../../core/analyze';
 import { DEMO_AGENTS, demoSpeaks, findAgent, runAgent, type DemoAgent } from '../../core/demo/agent';
 import { BROKEN_CASE, DEMO_PROVIDER, clearDemoCaptures, isDemoCapture, replayDemo, startDemoProxy, type DemoProxy, type DemoResult } from '../../core/demo/index';
@@ -10,7 +10,8 @@ import { repairSummary } from '../../core/repair/describe';
 import { repairStage } from '../../core/repair/stage';
 import { parseArgs } from '../args';
 import { repairFromFlags } from './serve-options';
-import type { CliIO, Command } from '../io';
+import { paletteOf, type CliIO, type Command } from '../io';
+import { findingLine, safeLine } from '../terminal';
 
 const HELP = `usage: tokenscope demo [--port N] [--data-dir DIR] [--agent opencode|claude-code|codex|none] [--repair]
        tokenscope demo --clear [--data-dir DIR]
@@ -34,12 +35,12 @@ function invocation(): string {
   return `node ${rel && !rel.startsWith('..') ? rel : script}`;
 }
 
-/** Agent output is untrusted text: escape sequences and other control characters never reach the terminal. */
-export function terminalSafe(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  const noAnsi = text.replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?/g, '');
-  // eslint-disable-next-line no-control-regex
-  return noAnsi.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, (c) => (c === '\r' ? '' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
+/**
+ * A line of agent output: the agent's own styling (CSI sequences: colour, cursor) dropped, then made terminal-safe
+ * like all network text, so a model's output cannot drive the terminal through the agent.
+ */
+export function agentLine(text: string): string {
+  return safeLine(text.replace(/\u001b\[[0-?]*[ -/]*[@-~]/g, ''));
 }
 
 function rulesText(r: DemoResult): string {
@@ -52,9 +53,9 @@ function rulesText(r: DemoResult): string {
 function printResults(io: CliIO, store: CaptureStore, results: DemoResult[]): void {
   for (const r of results) {
     io.out(`  ${r.case.title}`);
-    io.out(`    ${exchangeLine(r.exchange)}`);
+    io.out(`    ${safeLine(exchangeLine(r.exchange))}`);
     io.out(`    rules: ${rulesText(r)}`);
-    if (r.exchange.repair) io.out(`    repaired: ${repairSummary(r.exchange.repair)}`);
+    if (r.exchange.repair) io.out(`    repaired: ${safeLine(repairSummary(r.exchange.repair))}`);
   }
   const broken = results.find((r) => (r.exchange.summary?.counts.error ?? 0) > 0);
   if (!broken) return;
@@ -64,7 +65,8 @@ function printResults(io: CliIO, store: CaptureStore, results: DemoResult[]): vo
   const findings = analyzeExchange(broken.exchange, body.bytes, body.chunks).analysis.findings.filter((f) => f.severity === 'error');
   io.out('');
   io.out(`What Tokenscope found in ${broken.exchange.id}, the first one:`);
-  for (const f of findings) io.out(`  ${findingLine(f)}`);
+  const pal = paletteOf(io);
+  for (const f of findings) io.out(`  ${findingLine(f, pal)}`);
 }
 
 function printNextSteps(io: CliIO, results: DemoResult[], dataDirFlag: string, demo: DemoProxy): void {
@@ -108,7 +110,7 @@ async function runDemoAgent(io: CliIO, agent: DemoAgent, demo: DemoProxy, store:
     pending += text;
     const parts = pending.split('\n');
     pending = flush ? '' : parts.pop()!;
-    for (const l of parts.map(terminalSafe)) if (l.trim()) io.out(`  ${agent}│ ${l}`);
+    for (const l of parts.map(agentLine)) if (l.trim()) io.out(`  ${agent}│ ${l}`);
   };
   const run = await runAgent(agent, bin, demo.proxy.url, { signal, onOutput: (t) => lines(t) });
   lines('\n', true);
@@ -117,8 +119,8 @@ async function runDemoAgent(io: CliIO, agent: DemoAgent, demo: DemoProxy, store:
   const mine = store.list().filter((x) => !before.has(x.id) && isDemoCapture(x));
   io.out(`${agent} exited with ${run.code}; its ${mine.length} exchange${mine.length === 1 ? '' : 's'}:`);
   for (const x of mine.reverse()) {
-    io.out(`  ${exchangeLine(x)}`);
-    if (x.repair) io.out(`    repaired: ${repairSummary(x.repair)}`);
+    io.out(`  ${safeLine(exchangeLine(x))}`);
+    if (x.repair) io.out(`    repaired: ${safeLine(repairSummary(x.repair))}`);
   }
   if (mine.some((x) => x.repair?.calls.some((c) => c.status === 'delivered'))) {
     io.out(`Repair mode delivered the leaked call to ${agent} as a tool call, so the tool ran; the capture keeps what the upstream sent.`);

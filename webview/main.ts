@@ -121,9 +121,11 @@ function header(x: ExchangeView): HTMLElement {
       { class: 'title-row' },
       icon(x.worst ? SEVERITY_ICON[x.worst] : 'pass', `sev-${x.worst ?? 'ok'} title-icon`),
       h('h1', null, x.title),
+      x.repaired ? h('vscode-badge', { class: 'badge-repaired', title: x.repaired }, 'repaired') : null,
       h(
         'div',
         { class: 'actions' },
+        x.repaired ? action('Raw ⇄ Delivered', 'diff', { type: 'command', command: 'diffDelivered' }) : null,
         action('Raw stream', 'go-to-file', { type: 'openRaw' }),
         action('Re-run…', 'debug-rerun', { type: 'command', command: 'rerun' }),
         action('Compare…', 'split-horizontal', { type: 'command', command: 'compare' }),

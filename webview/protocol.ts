@@ -95,6 +95,8 @@ export interface ExchangeView {
   wire: { events: WireEventView[]; chunks: ChunkTiming[] };
   /** Why analysis is missing, in one line (set instead of findings/response when it could not run). */
   unavailable?: string;
+  /** Set when repair mode rewrote the response: what it changed, in one line (the "repaired" badge's tooltip). */
+  repaired?: string;
 }
 
 /** A token stream in columns (cheap to post and to scan for 200,000 tokens). Per-token arrays have the same length. */
@@ -128,7 +130,7 @@ export type WebviewMessage =
   | { type: 'ready' }
   /** Open the raw stream document at a character offset of the native text. */
   | { type: 'openRaw'; offset?: number }
-  | { type: 'command'; command: 'rerun' | 'compare' | 'export' };
+  | { type: 'command'; command: 'rerun' | 'compare' | 'export' | 'diffDelivered' };
 
 export function isWebviewMessage(m: unknown): m is WebviewMessage {
   if (typeof m !== 'object' || m === null) return false;

@@ -123,7 +123,7 @@ class Panel {
         return;
       }
       case 'command': {
-        const command = { rerun: 'tokenscope.rerun', compare: 'tokenscope.compareProviders', export: 'tokenscope.export' }[m.command];
+        const command = { rerun: 'tokenscope.rerun', compare: 'tokenscope.compareProviders', export: 'tokenscope.export', diffDelivered: 'tokenscope.diffDelivered' }[m.command];
         await vscode.commands.executeCommand(command, this.opened.exchange.id);
         return;
       }

@@ -5,6 +5,7 @@
 import type { ExchangeAnalysis } from '../core/analyze';
 import { exchangeModel, exchangeProvider } from '../core/capture/describe';
 import type { RuleInfo } from '../core/checks/index';
+import { policySummary, repairSummary } from '../core/repair/describe';
 import type { CapturedExchange, ChunkTiming, NormalizedRequest, ParsedResponse, Severity } from '../core/model';
 import type { TokenAccounting } from '../core/tokens/accounting';
 import type { TokenStream } from '../core/tokens/stream';
@@ -95,6 +96,8 @@ export function exchangeView({ exchange: x, chunks, result, unavailable, ruleInf
     { label: 'Family', value: result?.analysis.family },
     { label: 'Pin', value: x.pin ? `${x.pin.requested.join(', ')}${x.pin.honoured === false ? ' (NOT honoured)' : ''}` : undefined },
     { label: 'Re-run of', value: x.parentId ? `${x.parentId}${x.target ? ` on ${x.target}` : ''}` : undefined },
+    { label: 'Repaired', value: x.repair && `${repairSummary(x.repair)} (findings are on the upstream's bytes)` },
+    { label: 'Policy', value: x.policy && policySummary(x.policy, x.servedProvider) },
     { label: 'Error', value: x.error },
   ];
   return {
@@ -108,6 +111,7 @@ export function exchangeView({ exchange: x, chunks, result, unavailable, ruleInf
     response: res ? responseView(res) : undefined,
     wire: { events: res ? wireEvents(res) : [], chunks },
     unavailable,
+    ...(x.repair && { repaired: repairSummary(x.repair) }),
   };
 }
 

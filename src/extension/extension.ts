@@ -6,6 +6,11 @@
 import * as vscode from 'vscode';
 import { defaultDataDir, openStore, type CaptureStore } from '../core/capture/store';
 import { startProxy, type ProxyHandle } from '../core/proxy/server';
+import { policyStage, type Policies } from '../core/policy/policy';
+import { repairStage, type RepairSettings } from '../core/repair/stage';
+import { DeliveredDiff } from './deliveredDiff';
+import { ProvidersView } from './providersView';
+import { readPolicies, readRepairSettings } from './repairSettings';
 import { OpenRouterClient } from '../core/upstream/openrouter';
 import { copyAgentSnippet, launchAgent } from './agentCommands';
 import { CapturesTree, exchangeIdOf } from './capturesTree';
@@ -73,12 +78,17 @@ class App implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private unsubscribeStore: (() => void) | undefined;
   private readonly otlp: OtlpBridge;
+  private readonly providers: ProvidersView;
+  /** Repair mode and provider policy, read at start and on each settings change; the proxy's stages read these per request. */
+  private repair: RepairSettings;
+  private policies: Policies;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
     private readonly log: vscode.LogOutputChannel,
   ) {
     this.settings = this.readSettings();
+    ({ repair: this.repair, policies: this.policies } = this.readRepairAndPolicy());
     this.status.name = 'Tokenscope';
     this.status.command = 'workbench.view.extension.tokenscope';
     this.tree = new CapturesTree(() => this.store?.list() ?? []);
@@ -92,7 +102,8 @@ class App implements vscode.Disposable {
     }));
     this.panels = new ExchangePanels(context.extensionUri, this.exchanges, (o) => this.tokenizer.tokens(o.result), log);
     this.otlp = new OtlpBridge(context, log, () => this.settings.redactionPatterns);
-    this.disposables.push(this.status, this.tree, this.exchanges, this.panels, this.otlp);
+    this.providers = new ProvidersView(() => this.store, () => this.policies);
+    this.disposables.push(this.status, this.tree, this.exchanges, this.panels, this.otlp, this.providers, new DeliveredDiff(() => this.store));
     this.disposables.push(new WatchCommands(context, { store: () => this.store, openrouter: () => this.openRouterClient(), log }));
     this.registerCommands();
     this.disposables.push(
@@ -109,6 +120,13 @@ class App implements vscode.Disposable {
     const s = readSettings((k) => cfg.get(k), vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
     for (const p of [...s.upstreamProblems, ...s.redactionProblems]) this.log.warn(`settings: ${p}`);
     return s;
+  }
+
+  private readRepairAndPolicy(): { repair: RepairSettings; policies: Policies } {
+    const cfg = vscode.workspace.getConfiguration('tokenscope');
+    const { policies, problem } = readPolicies((k) => cfg.get(k));
+    if (problem) this.log.warn(`settings: ${problem}; no provider policy is applied`);
+    return { repair: readRepairSettings((k) => cfg.get(k)), policies };
   }
 
   async start(): Promise<void> {
@@ -128,6 +146,7 @@ class App implements vscode.Disposable {
       this.log.info(`capture store: ${dir} (${this.store.list().length} exchanges)`);
       this.unsubscribeStore = this.store.onDidChange((e) => {
         this.tree.refresh();
+        this.providers.refresh();
         this.render();
         if (e.kind !== 'added') void this.panels.changed(e.exchange.id, e.kind === 'deleted');
       });
@@ -149,6 +168,8 @@ class App implements vscode.Disposable {
         store: this.store,
         upstreams: this.settings.upstreams,
         log: (line) => this.log.info(line),
+        responseStage: repairStage(() => this.repair),
+        requestStage: policyStage(() => this.policies),
       });
       this.proxyStatus = { state: 'running', port: this.proxy.port };
       this.log.info(`capture proxy listening on ${this.proxy.url}`);
@@ -174,6 +195,8 @@ class App implements vscode.Disposable {
   private async onSettingsChanged(e: vscode.ConfigurationChangeEvent): Promise<void> {
     const before = this.settings;
     this.settings = this.readSettings();
+    ({ repair: this.repair, policies: this.policies } = this.readRepairAndPolicy());
+    if (e.affectsConfiguration('tokenscope.providerPolicy')) this.providers.refresh(0);
     if (e.affectsConfiguration('tokenscope.tokenizer')) void this.tokenizer.clear();
     if (e.affectsConfiguration('tokenscope.capture') || e.affectsConfiguration('tokenscope.redaction')) {
       const running = !!this.proxy;

@@ -66,6 +66,7 @@ export function exchangeRow(x: CapturedExchange): ExchangeRow {
   const parts: string[] = [];
   if (count) parts.push(`${count} finding${count === 1 ? '' : 's'}`);
   if (provider) parts.push(provider);
+  if (x.repair) parts.push('repaired');
   if (finish) parts.push(finish);
   else if (x.state === 'streaming') parts.push('streaming…');
   else if (x.status !== undefined && x.status >= 400) parts.push(`HTTP ${x.status}`);

@@ -51,3 +51,18 @@ test('honoured: the served provider is not ignored and is among only', () => {
   assert.equal(policyHonoured(rec({ only: ['fireworks'] }), 'Novita'), false);
   assert.equal(policyHonoured(rec({ ignore: ['x'] }), undefined), undefined);
 });
+
+test('actions from the Providers view: avoid, prefer and only, per model, other models kept', async () => {
+  const { withAction, providerSlug } = await import('../../src/core/policy/policy');
+  assert.equal(providerSlug('Atlas Cloud'), 'atlas-cloud');
+  let p = withAction({ 'qwen/qwen3-coder': { order: ['novita'] } }, 'moonshotai/kimi-k2-0905', 'Chutes', 'avoid');
+  assert.deepEqual(p, { 'qwen/qwen3-coder': { order: ['novita'] }, 'moonshotai/kimi-k2-0905': { ignore: ['chutes'] } });
+  p = withAction(p, 'moonshotai/kimi-k2-0905', 'Fireworks', 'prefer');
+  assert.deepEqual(p['moonshotai/kimi-k2-0905'], { ignore: ['chutes'], order: ['fireworks'] });
+  p = withAction(p, 'moonshotai/kimi-k2-0905', 'Chutes', 'prefer');
+  assert.deepEqual(p['moonshotai/kimi-k2-0905'], { order: ['chutes', 'fireworks'] }, 'preferring an avoided provider un-avoids it');
+  p = withAction(p, 'moonshotai/kimi-k2-0905', 'Chutes', 'avoid');
+  assert.deepEqual(p['moonshotai/kimi-k2-0905'], { order: ['fireworks'], ignore: ['chutes'] });
+  p = withAction(p, 'moonshotai/kimi-k2-0905', 'Novita', 'only');
+  assert.deepEqual(p['moonshotai/kimi-k2-0905'], { order: ['fireworks'], ignore: ['chutes'], only: ['novita'], allow_fallbacks: false });
+});

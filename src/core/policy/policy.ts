@@ -141,3 +141,37 @@ export function policyHonoured(p: PolicyRecord, served: string | undefined): boo
   if (Array.isArray(p.sent.only) && p.sent.only.length > 0 && !hits(p.sent.only)) return false;
   return true;
 }
+
+export type PolicyAction = 'avoid' | 'prefer' | 'only';
+
+/** A provider's routing slug from its display name (`Chutes` → `chutes`, `Atlas Cloud` → `atlas-cloud`). */
+export function providerSlug(name: string): string {
+  return name.trim().toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+}
+
+/**
+ * The policies after one action on (model, provider): avoid adds it to `ignore` (and drops it from `order`/`only`),
+ * prefer puts it first in `order` (and drops it from `ignore`), only makes it the one provider (no fallbacks).
+ */
+export function withAction(policies: Policies, model: string, provider: string, action: PolicyAction): Policies {
+  const slug = providerSlug(provider);
+  const same = (p: string) => providerSlug(p) === slug;
+  const p: ProviderPolicy = { ...(policies[model] ?? {}) };
+  const drop = (k: 'ignore' | 'order' | 'only') => {
+    if (p[k]) p[k] = p[k]!.filter((x) => !same(x));
+    if (p[k]?.length === 0) delete p[k];
+  };
+  if (action === 'avoid') {
+    drop('order');
+    drop('only');
+    p.ignore = [...(p.ignore ?? []).filter((x) => !same(x)), slug];
+  } else if (action === 'prefer') {
+    drop('ignore');
+    p.order = [slug, ...(p.order ?? []).filter((x) => !same(x))];
+  } else {
+    drop('ignore');
+    p.only = [slug];
+    p.allow_fallbacks = false;
+  }
+  return { ...policies, [model]: p };
+}

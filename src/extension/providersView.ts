@@ -1,0 +1,120 @@
+/**
+ * The Providers view (the scorecard of core/providers/scorecard.ts as a tree: model → served provider) and the
+ * policy actions "Avoid this provider for this model", "Prefer…" and "Only…", from the view or from an exchange's
+ * context menu. An action writes the `tokenscope.providerPolicy` setting; the proxy applies it from the next request.
+ */
+import * as vscode from 'vscode';
+import type { CaptureReader, CapturedExchange } from '../core/model';
+import { providerSlug, withAction, type Policies, type PolicyAction } from '../core/policy/policy';
+import { scorecard, type ScorecardRow } from '../core/providers/scorecard';
+import { policyWord, providerDescription } from './providersText';
+
+type Node = { kind: 'model'; model: string; rows: ScorecardRow[] } | { kind: 'provider'; row: ScorecardRow };
+
+const ICON_COLOR = { bad: new vscode.ThemeColor('testing.iconFailed'), some: new vscode.ThemeColor('testing.iconQueued'), ok: new vscode.ThemeColor('testing.iconPassed') };
+
+export class ProvidersView implements vscode.TreeDataProvider<Node>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<Node | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  private readonly view: vscode.TreeView<Node>;
+  private readonly disposables: vscode.Disposable[] = [];
+  private pending: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly store: () => CaptureReader | undefined,
+    private readonly policies: () => Policies,
+  ) {
+    this.view = vscode.window.createTreeView('tokenscope.providers', { treeDataProvider: this, showCollapseAll: true });
+    const action = (a: PolicyAction) => (arg: unknown) => this.apply(arg, a);
+    this.disposables.push(
+      this.view,
+      vscode.commands.registerCommand('tokenscope.avoidProvider', action('avoid')),
+      vscode.commands.registerCommand('tokenscope.preferProvider', action('prefer')),
+      vscode.commands.registerCommand('tokenscope.onlyProvider', action('only')),
+      vscode.commands.registerCommand('tokenscope.refreshProviders', () => this.refresh(0)),
+      this.view.onDidChangeVisibility((e) => e.visible && this.refresh(0)),
+    );
+  }
+
+  /** Redraws at most every 2 s (the scorecard reads request bodies), and only while the view is visible. */
+  refresh(delay = 2000): void {
+    if (!this.view.visible) return;
+    this.pending ??= setTimeout(() => {
+      this.pending = undefined;
+      this.changed.fire(undefined);
+    }, delay);
+  }
+
+  getChildren(node?: Node): Node[] {
+    if (node?.kind === 'model') return node.rows.map((row) => ({ kind: 'provider', row }));
+    if (node) return [];
+    const reader = this.store();
+    if (!reader) return [];
+    const byModel = new Map<string, ScorecardRow[]>();
+    for (const r of scorecard(reader)) byModel.set(r.model, [...(byModel.get(r.model) ?? []), r]);
+    return [...byModel].map(([model, rows]) => ({ kind: 'model', model, rows }));
+  }
+
+  getTreeItem(node: Node): vscode.TreeItem {
+    if (node.kind === 'model') {
+      const item = new vscode.TreeItem(node.model, vscode.TreeItemCollapsibleState.Expanded);
+      item.id = `model:${node.model}`;
+      const turns = node.rows.reduce((n, r) => n + r.toolTurns, 0);
+      item.description = `${node.rows.length} provider${node.rows.length === 1 ? '' : 's'} · ${turns} tool turn${turns === 1 ? '' : 's'}`;
+      item.iconPath = new vscode.ThemeIcon('symbol-class');
+      item.contextValue = 'providerModel';
+      return item;
+    }
+    const r = node.row;
+    const word = policyWord(this.policies(), r.model, r.provider);
+    const item = new vscode.TreeItem(r.provider, vscode.TreeItemCollapsibleState.None);
+    item.id = `provider:${r.model}:${r.provider}`;
+    item.description = providerDescription(r, word);
+    item.tooltip = new vscode.MarkdownString(
+      [
+        `**${r.provider}** serving \`${r.model}\``,
+        `- tool-call turns: ${r.toolTurns}, broken: ${r.brokenTurns} (${Math.round(r.brokenShare * 100)}%)`,
+        `- top rules: ${r.topRules.map((t) => `${t.rule} ×${t.turns}`).join(', ') || 'none'}`,
+        `- repaired turns: ${r.repairedTurns}`,
+        `- median time to first token: ${r.ttftMsP50 ?? '–'} ms`,
+        `- last seen: ${new Date(r.lastSeen).toLocaleString()}`,
+        `- last comparison: ${r.lastComparison ? `${r.lastComparison.verdict} (${new Date(r.lastComparison.at).toLocaleString()})` : 'none'}`,
+        word ? `- policy: ${word}` : '',
+      ].join('\n'),
+    );
+    const share = r.brokenShare;
+    item.iconPath = new vscode.ThemeIcon(share > 0.2 ? 'error' : share > 0 ? 'warning' : 'pass', share > 0.2 ? ICON_COLOR.bad : share > 0 ? ICON_COLOR.some : ICON_COLOR.ok);
+    item.contextValue = 'provider';
+    return item;
+  }
+
+  private async apply(arg: unknown, action: PolicyAction): Promise<void> {
+    const target = targetOf(arg, this.store());
+    if (!target) {
+      void vscode.window.showWarningMessage('Tokenscope: this exchange names no model or no served provider, so there is no policy to set.');
+      return;
+    }
+    const cfg = vscode.workspace.getConfiguration('tokenscope');
+    const next = withAction(this.policies(), target.model, target.provider, action);
+    await cfg.update('providerPolicy', next, vscode.ConfigurationTarget.Global);
+    const verb = { avoid: 'avoids', prefer: 'prefers', only: 'uses only' }[action];
+    void vscode.window.showInformationMessage(`Tokenscope: requests for ${target.model} on OpenRouter routes now ${verb} ${providerSlug(target.provider)} (setting tokenscope.providerPolicy).`);
+    this.refresh(0);
+  }
+
+  dispose(): void {
+    clearTimeout(this.pending);
+    this.changed.dispose();
+    for (const d of this.disposables) d.dispose();
+  }
+}
+
+/** (model, provider) from a Providers view row, a Captures tree exchange or an exchange id. */
+function targetOf(arg: unknown, reader: CaptureReader | undefined): { model: string; provider: string } | undefined {
+  const a = arg as { kind?: string; row?: ScorecardRow; exchange?: CapturedExchange } | string | undefined;
+  if (a && typeof a === 'object' && a.kind === 'provider' && a.row) return { model: a.row.model, provider: a.row.provider };
+  const x = typeof a === 'string' ? reader?.get(a) : a && typeof a === 'object' && a.kind === 'exchange' ? a.exchange : undefined;
+  const model = x?.summary?.model ?? x?.requestModel;
+  const provider = x?.servedProvider ?? x?.summary?.provider;
+  return model && provider ? { model, provider } : undefined;
+}

@@ -1,5 +1,5 @@
 /**
- * The exchange webview: header, then tabs Tokens · Findings · Request · Response · Wire. Data comes only from the
+ * The exchange webview: header, then tabs Tokens · Findings · Parsed · Request · Response · Wire. Data comes only from the
  * host (protocol.ts); the webview keeps just its own UI state (tab, scroll, whitespace toggle) with setState, and
  * asks for a fresh snapshot with `ready` each time it starts.
  */
@@ -13,6 +13,7 @@ import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
 import './style.css';
 import { append, h, icon, json, type Child } from './dom';
 import type { ExchangeView, FindingView, HostMessage, TokenStreamView, WebviewMessage } from './protocol';
+import { parsedPanel } from './parsed';
 import { TokenGrid } from './tokenGrid';
 
 interface UiState {
@@ -28,7 +29,7 @@ interface VsCodeApi {
 }
 declare function acquireVsCodeApi(): VsCodeApi;
 
-const TABS = ['Tokens', 'Findings', 'Request', 'Response', 'Wire'] as const;
+const TABS = ['Tokens', 'Findings', 'Parsed', 'Request', 'Response', 'Wire'] as const;
 const SEVERITY_ICON = { error: 'error', warning: 'warning', info: 'info' } as const;
 const SOURCE_TEXT = {
   server: 'ids from the server',
@@ -83,6 +84,7 @@ function render(): void {
   });
   app.replaceChildren(header(x), tabs);
   panel('findings')!.append(findingsList(x));
+  panel('parsed')!.append(parsedPanel(x));
   panel('request')!.append(requestPanel(x));
   panel('response')!.append(responsePanel(x));
   panel('wire')!.append(wirePanel(x));
@@ -102,9 +104,11 @@ function updateBadges(x: ExchangeView): void {
 }
 
 function countBadge(tab: string, x: ExchangeView): HTMLElement | null {
-  const n = tab === 'Findings' ? x.findings.length : tab === 'Wire' ? x.wire.events.length : tab === 'Tokens' ? tokens?.stream?.ids.length : undefined;
+  const n =
+    tab === 'Findings' ? x.findings.length : tab === 'Wire' ? x.wire.events.length : tab === 'Tokens' ? tokens?.stream?.ids.length : tab === 'Parsed' ? x.parsed?.calls.length : undefined;
   if (!n) return null;
-  return h('vscode-badge', { variant: 'counter', class: tab === 'Findings' && x.worst === 'error' ? 'badge-error' : undefined }, n);
+  const alarm = (tab === 'Findings' && x.worst === 'error') || (tab === 'Parsed' && (x.parsed?.mismatches.length ?? 0) > 0);
+  return h('vscode-badge', { variant: 'counter', class: alarm ? 'badge-error' : undefined }, n);
 }
 
 function header(x: ExchangeView): HTMLElement {

@@ -79,6 +79,40 @@ export interface ResponseView {
   wireIssues: { code: string; message: string }[];
 }
 
+/** One call as the Parsed tab shows it: what a parser extracted, or what the provider returned. */
+export interface ParsedCallView {
+  index: number;
+  id?: string;
+  name: string;
+  /** The arguments text as emitted. */
+  arguments: string;
+  /** The arguments parsed and pretty-printed; absent when they are not JSON. */
+  argumentsPretty?: string;
+  /** False for a call the output cut off. */
+  complete: boolean;
+  /** Range in the native text, when the call is in it. */
+  start?: number;
+  end?: number;
+  /** How this call differs from the other side, in a few words (`dropped by the provider`…). */
+  mismatch?: string;
+}
+
+/** The Parsed tab: what a correct parser extracts from the model's text, beside the provider's structured calls. */
+export interface ParsedView {
+  source: 'raw' | 'logprobs' | 'reconstruction';
+  /** One line: what the parsed text is (the raw output, the output the logprobs spell, a reconstruction). */
+  sourceText: string;
+  /** Display name of the family whose parser ran. */
+  family?: string;
+  content?: string;
+  reasoning?: string;
+  calls: ParsedCallView[];
+  /** What the provider returned structured; absent when no provider parser ran (the input is raw model text). */
+  provider?: { content?: string; reasoning?: string; calls: ParsedCallView[] };
+  /** The provider-parse-mismatch findings' messages. */
+  mismatches: string[];
+}
+
 /** Everything about one exchange except its tokens. */
 export interface ExchangeView {
   id: string;
@@ -93,6 +127,8 @@ export interface ExchangeView {
   request?: RequestView;
   response?: ResponseView;
   wire: { events: WireEventView[]; chunks: ChunkTiming[] };
+  /** The parse of the turn (the Parsed tab); absent when the exchange is no model turn. */
+  parsed?: ParsedView;
   /** Why analysis is missing, in one line (set instead of findings/response when it could not run). */
   unavailable?: string;
   /** Set when repair mode rewrote the response: what it changed, in one line (the "repaired" badge's tooltip). */

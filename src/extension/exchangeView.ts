@@ -9,11 +9,15 @@ import { policySummary, repairSummary } from '../core/repair/describe';
 import type { CapturedExchange, ChunkTiming, NormalizedRequest, ParsedResponse, Severity } from '../core/model';
 import type { TokenAccounting } from '../core/tokens/accounting';
 import type { TokenStream } from '../core/tokens/stream';
+import { familyName } from '../core/checks/scan';
+import { turnReport, type ParsedCall, type ProviderCall, type TurnReport } from '../core/parsed';
 import {
   SEGMENT_KINDS,
   TOKEN_KINDS,
   type ExchangeView,
   type FindingView,
+  type ParsedCallView,
+  type ParsedView,
   type RequestView,
   type ResponseView,
   type TokenStreamView,
@@ -110,8 +114,44 @@ export function exchangeView({ exchange: x, chunks, result, unavailable, ruleInf
     request: result?.request ? requestView(result.request) : undefined,
     response: res ? responseView(res) : undefined,
     wire: { events: res ? wireEvents(res) : [], chunks },
+    parsed: result?.ctx ? parsedView(turnReport(result.analysis, result.ctx), res?.message) : undefined,
     unavailable,
     ...(x.repair && { repaired: repairSummary(x.repair) }),
+  };
+}
+
+const SOURCE_TEXT: Record<ParsedView['source'], string> = {
+  raw: 'Parsed from the raw model output.',
+  logprobs: "Parsed from the output the response's logprobs spell, markers included.",
+  reconstruction: "Only the structured response is known: the parse is the provider's calls plus any call whose markup leaked into content.",
+};
+const MISMATCH_TEXT = { dropped: 'not in the provider’s tool_calls', 'arguments-changed': 'arguments changed by the provider', 'not-in-text': 'not in the model’s text' } as const;
+
+function callView(c: ParsedCall | ProviderCall): ParsedCallView {
+  const v: ParsedCallView = { index: c.index, name: c.name, arguments: c.arguments, complete: 'complete' in c ? c.complete : true };
+  if (c.id !== null) v.id = c.id;
+  if (c.argumentsJson !== null) v.argumentsPretty = JSON.stringify(c.argumentsJson, null, 2);
+  if ('start' in c && c.start !== null && c.end !== null) Object.assign(v, { start: c.start, end: c.end });
+  return v;
+}
+
+/** The Parsed tab's data: the parse and the provider's structured turn, each call marked with how it differs. */
+export function parsedView(r: TurnReport, delivered?: { content?: string; reasoning?: string }): ParsedView {
+  const calls = r.calls.map(callView);
+  const provider = r.providerCalls ? { content: delivered?.content, reasoning: delivered?.reasoning, calls: r.providerCalls.map(callView) } : undefined;
+  for (const m of r.mismatches) {
+    if (m.parsedIndex !== undefined && calls[m.parsedIndex]) calls[m.parsedIndex].mismatch = MISMATCH_TEXT[m.kind === 'arguments-changed' ? 'arguments-changed' : 'dropped'];
+    if (m.providerIndex !== undefined && provider?.calls[m.providerIndex]) provider.calls[m.providerIndex].mismatch = MISMATCH_TEXT[m.kind === 'arguments-changed' ? 'arguments-changed' : 'not-in-text'];
+  }
+  return {
+    source: r.source,
+    sourceText: SOURCE_TEXT[r.source],
+    family: r.family ? familyName(r.family) : undefined,
+    content: r.content ?? undefined,
+    reasoning: r.reasoning ?? undefined,
+    calls,
+    provider,
+    mismatches: r.findings.filter((f) => f.rule === 'provider-parse-mismatch').map((f) => String(f.message)),
   };
 }
 

@@ -60,9 +60,10 @@ function segmentRange(ctx: CheckContext, kind: 'call' | 'arguments', index: numb
   return seg ? { start: seg.start, end: seg.end } : {};
 }
 
+/** Arguments for a message: cut to `max` characters, on one line, in backticks. */
 function short(s: string, max = 80): string {
-  const one = JSON.stringify(s.length > max ? `${s.slice(0, max - 1)}…` : s);
-  return one;
+  const one = s.replace(/\s*\n\s*/g, ' ');
+  return `\`${one.length > max ? `${one.slice(0, max - 1)}…` : one}\``;
 }
 
 export default check;

@@ -26,7 +26,7 @@ describe('provider-parse-mismatch', () => {
     assert.equal(r.findings.length, 1);
     const [f] = r.findings;
     assert.equal(f.severity, 'error');
-    assert.match(f.message, /complete call to ls \("\{\\"path\\":\\"src\\"\}"\), found in the output its logprobs spell, but the provider's tool_calls do not hold it/);
+    assert.match(f.message, /complete call to ls \(`\{"path":"src"\}`\), found in the output its logprobs spell, but the provider's tool_calls do not hold it/);
   });
 
   test('arguments changed: compared as parsed JSON, so spacing and key order are no difference', () => {
@@ -35,7 +35,7 @@ describe('provider-parse-mismatch', () => {
     const changed = run(check, { response: structured('Looking.', [call('read', '{"filePath":"src/main.ts"}', 'functions.read:0'), call('ls', LS, 'functions.ls:1', 1)], TWO_CALLS) });
     assert.equal(changed.findings.length, 1);
     assert.equal(changed.findings[0].location, 'tool_calls[0].arguments');
-    assert.match(changed.findings[0].message, /arrived with arguments "\{\\"filePath\\":\\"src\/main\.ts\\"\}", but the model wrote "\{\\"filePath\\":\\"src\/app\.ts\\"\}"/);
+    assert.match(changed.findings[0].message, /arrived with arguments `\{"filePath":"src\/main\.ts"\}`, but the model wrote `\{"filePath":"src\/app\.ts"\}`/);
     assert.equal(slice(changed, changed.findings[0]), '{"filePath":"src/main.ts"}', 'points at the delivered arguments');
   });
 

@@ -153,7 +153,8 @@ export type FamilyId =
   | 'deepseek-v32'
   | 'deepseek-v4'
   | 'gemma4'
-  | 'llama4-pythonic';
+  | 'llama4-pythonic'
+  | 'seed-oss';
 
 /** What a stretch of native text is. */
 export type SegmentKind =

@@ -20,6 +20,7 @@ import { glm45, glm47, ling3 } from './glm';
 import { deepseekV32, deepseekV4 } from './deepseek-dsml';
 import { gemma4 } from './gemma4';
 import { llama4Pythonic } from './llama4-pythonic';
+import { seedOss } from './seed-oss';
 import { harmony } from './harmony';
 import { kimi } from './kimi';
 import { minimaxM2 } from './minimax';
@@ -57,6 +58,7 @@ export const formats: readonly ModelFormat[] = [
   deepseekV4,
   gemma4,
   llama4Pythonic,
+  seedOss,
 ];
 
 /** The format of a family id; an id from outside (a `--family` flag, a saved capture) may be unknown. */

@@ -34,7 +34,6 @@ export const PARAM_CLOSE = '</parameter>';
 
 const TOOL_MARKERS = [CALL_OPEN, CALL_CLOSE, FUNCTION_OPEN, FUNCTION_CLOSE, PARAM_OPEN, PARAM_CLOSE];
 const MARKERS = [PARAM_CLOSE, FUNCTION_CLOSE, ...QWEN_MARKERS, FUNCTION_OPEN, PARAM_OPEN];
-const BODY_STOPS = [FUNCTION_CLOSE, CALL_CLOSE, CALL_OPEN, FUNCTION_OPEN, ...QWEN_ENDS];
 
 const PARAMS: ParamGrammar = {
   headStart: PARAM_OPEN,
@@ -50,17 +49,38 @@ const PARAMS: ParamGrammar = {
   },
 };
 
-const GRAMMAR: TurnGrammar = {
-  family: 'qwen3-coder',
-  toolMarkers: TOOL_MARKERS,
-  markers: MARKERS,
-  implicitThink: false,
-  ends: QWEN_ENDS,
-  starters: [
-    { marker: CALL_OPEN, parse: (out, start, hit) => block(out, start, hit.end) },
-    { marker: FUNCTION_OPEN, parse: (out, start) => fn(out, start, start, false) },
-  ],
-};
+/** The `<function=…>` XML inside a family's call wrapper (`<tool_call>`, Seed-OSS `<seed:tool_call>`). */
+export interface FunctionXml {
+  family: TurnGrammar['family'];
+  callOpen: string;
+  callClose: string;
+  ends: readonly string[];
+  markers: readonly string[];
+  toolMarkers: readonly string[];
+  think?: TurnGrammar['think'];
+  /** Values are written without the line break on each side (Seed-OSS); Qwen3-Coder's have one, stripped. */
+  rawValues?: boolean;
+}
+
+/** The turn grammar of a `<function=…>` XML family. */
+export function functionXmlGrammar(x: FunctionXml): TurnGrammar {
+  return {
+    family: x.family,
+    toolMarkers: x.toolMarkers,
+    markers: x.markers,
+    implicitThink: false,
+    think: x.think,
+    ends: x.ends,
+    starters: [
+      { marker: x.callOpen, parse: (out, start, hit) => block(x, out, start, hit.end) },
+      { marker: FUNCTION_OPEN, parse: (out, start) => fn(x, out, start, start, false) },
+    ],
+  };
+}
+
+const XML: FunctionXml = { family: 'qwen3-coder', callOpen: CALL_OPEN, callClose: CALL_CLOSE, ends: QWEN_ENDS, markers: MARKERS, toolMarkers: TOOL_MARKERS };
+const GRAMMAR = functionXmlGrammar(XML);
+const RAW_PARAMS: ParamGrammar = { ...PARAMS, newlines: false };
 
 export const qwen3Coder: ModelFormat = {
   id: 'qwen3-coder',
@@ -88,24 +108,24 @@ export const qwen3Coder: ModelFormat = {
 };
 
 /** A `<tool_call>` block; its function starts after `bodyStart`. */
-function block(out: ParseOut, start: number, bodyStart: number): number {
+function block(x: FunctionXml, out: ParseOut, start: number, bodyStart: number): number {
   const { text } = out;
   const at = skipWs(text, bodyStart);
-  if (text.startsWith(FUNCTION_OPEN, at)) return fn(out, start, at, true);
+  if (text.startsWith(FUNCTION_OPEN, at)) return fn(x, out, start, at, true);
   // Not this family's grammar inside the block (e.g. Hermes JSON): report it and move past.
-  const stop = out.find([CALL_CLOSE, CALL_OPEN, ...QWEN_ENDS], bodyStart);
-  const end = stop?.marker === CALL_CLOSE ? stop.end : stop ? stop.start : text.length;
+  const stop = out.find([x.callClose, x.callOpen, ...x.ends], bodyStart);
+  const end = stop?.marker === x.callClose ? stop.end : stop ? stop.start : text.length;
   // Cut off while `<function=` was being written: no arguments yet.
   const cutFunction = !stop && endsInMarker(text, at, [FUNCTION_OPEN]);
   const index = out.addCall('', cutFunction ? '' : text.slice(...trimRange(text, bodyStart, stop ? stop.start : end)));
   out.seg('call', start, end, index);
-  if (stop?.marker === CALL_CLOSE) out.problem('malformed-call', `call ${index}: no ${FUNCTION_OPEN}NAME> inside ${CALL_OPEN}`, start, end, { callIndex: index });
-  else callUnclosed(out, index, start, end, CALL_CLOSE, trimRange(text, bodyStart, end)[1]);
+  if (stop?.marker === x.callClose) out.problem('malformed-call', `call ${index}: no ${FUNCTION_OPEN}NAME> inside ${x.callOpen}`, start, end, { callIndex: index });
+  else callUnclosed(out, index, start, end, x.callClose, trimRange(text, bodyStart, end)[1]);
   return end;
 }
 
 /** `<function=NAME>` at `fnStart` and its parameters; `wrapped` when inside `<tool_call>`. */
-function fn(out: ParseOut, start: number, fnStart: number, wrapped: boolean): number {
+function fn(x: FunctionXml, out: ParseOut, start: number, fnStart: number, wrapped: boolean): number {
   const { text } = out;
   const nameStart = fnStart + FUNCTION_OPEN.length;
   const nameStop = out.find(['>', '\n', '<'], nameStart);
@@ -119,11 +139,11 @@ function fn(out: ParseOut, start: number, fnStart: number, wrapped: boolean): nu
       nameRange,
       nameUnclosed: closed ? undefined : '>',
       bodyStart,
-      stop: out.find(BODY_STOPS, bodyStart),
-      closers: wrapped ? [FUNCTION_CLOSE, CALL_CLOSE] : [FUNCTION_CLOSE],
-      defects: wrapped ? [] : [`${FUNCTION_OPEN} without ${CALL_OPEN}`],
+      stop: out.find([FUNCTION_CLOSE, x.callClose, x.callOpen, FUNCTION_OPEN, ...x.ends], bodyStart),
+      closers: wrapped ? [FUNCTION_CLOSE, x.callClose] : [FUNCTION_CLOSE],
+      defects: wrapped ? [] : [`${FUNCTION_OPEN} without ${x.callOpen}`],
     },
-    PARAMS,
-    MARKERS,
+    x.rawValues ? RAW_PARAMS : PARAMS,
+    x.markers,
   );
 }

@@ -83,6 +83,7 @@ const FAMILY_REPOS: Record<FamilyId, string> = {
   'deepseek-v4': 'deepseek-ai/DeepSeek-V4',
   gemma4: 'google/gemma-4-31b-it',
   'llama4-pythonic': 'meta-llama/Llama-4-Scout-17B-16E-Instruct',
+  'seed-oss': 'ByteDance-Seed/Seed-OSS-36B-Instruct',
 };
 
 /**

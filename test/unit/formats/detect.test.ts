@@ -24,6 +24,7 @@ const ALL: FamilyId[] = [
   'deepseek-v4',
   'gemma4',
   'llama4-pythonic',
+  'seed-oss',
 ];
 
 test('one format per family id, found by getFormat', () => {
@@ -55,6 +56,7 @@ test('model ids as OpenRouter, Hugging Face and SGLang spell them', () => {
     ['z-ai/glm-4.6', 'glm45'],
     ['meta-llama/llama-4-maverick', 'llama4-pythonic'],
     ['google/gemma-4-31b-it', 'gemma4'],
+    ['ByteDance-Seed/Seed-OSS-36B-Instruct', 'seed-oss'],
     ['zai-org/GLM-4.5', 'glm45'],
     ['zai-org/GLM-4.5-Air', 'glm45'],
     ['z-ai/glm-4.7', 'glm47'],
@@ -77,6 +79,7 @@ test('model ids as OpenRouter, Hugging Face and SGLang spell them', () => {
     ['z-ai/glm-4.6', 'glm45'],
     ['meta-llama/llama-4-maverick', 'llama4-pythonic'],
     ['google/gemma-4-31b-it', 'gemma4'],
+    ['ByteDance-Seed/Seed-OSS-36B-Instruct', 'seed-oss'],
     ['openai/gpt-oss-120b', 'gpt-oss'],
     ['openai/gpt-oss-20b:free', 'gpt-oss'],
     ['minimax/minimax-m2', 'minimax-m2'],

@@ -310,12 +310,7 @@ class FileStore implements CaptureStore {
 
   readDelivered(id: string): Uint8Array | undefined {
     if (!this.entries.has(id)) return undefined;
-    const path = this.deliveredPath(id);
-    try {
-      return statSync(path).isFile() ? readFileSync(path) : undefined;
-    } catch {
-      return undefined;
-    }
+    return readRegularFile(this.deliveredPath(id));
   }
 
   /** Writes the delivered bytes of an exchange (0600, masked). */

@@ -58,8 +58,14 @@ test('captures, show, lint ID and export change nothing in the data dir while th
     const live = store.begin(init());
     live.responseStarted(200, { 'content-type': 'text/event-stream' });
     live.chunk(Buffer.from(SSE(1)));
-    await new Promise((r) => setTimeout(r, 20)); // records and spare files are on disk
-    const before = snapshot(tmp.dir);
+    // Wait until the recorder's records and spare files are on disk and it has stopped creating them.
+    let before = snapshot(tmp.dir);
+    for (let settled = 0; settled < 3; ) {
+      await new Promise((r) => setTimeout(r, 30));
+      const now = snapshot(tmp.dir);
+      settled = JSON.stringify(now) === JSON.stringify(before) ? settled + 1 : 0;
+      before = now;
+    }
     for (let i = 0; i < 3; i++) {
       assert.equal((await cli(['captures', '--data-dir', tmp.dir])).code, 0);
       assert.equal((await cli(['captures', '--json', '--data-dir', tmp.dir])).code, 0);

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseExchange } from './analyze';
-import { openStore, defaultDataDir } from './capture/store';
+import { DB_FILE, openStore, defaultDataDir } from './capture/store';
 import { LOG_FILE } from './capture/log';
 import { BUNDLE_EXTENSION, BUNDLE_FORMAT, readBundle } from './export/bundle';
 import { UserError, type CapturedExchange, type ChunkTiming, type NormalizedRequest, type ParsedResponse } from './model';
@@ -208,7 +208,7 @@ function fromExchange(exchange: CapturedExchange, body: Uint8Array, chunks: Chun
 
 /** FILE is not a file: a capture id (or a unique prefix of one) in the capture store. */
 async function loadCapture(id: string, dataDir: string): Promise<LoadedInput> {
-  if (/[\\/]/.test(id) || /\.\w+$/.test(id) || !existsSync(join(dataDir, LOG_FILE))) {
+  if (/[\\/]/.test(id) || /\.\w+$/.test(id) || (!existsSync(join(dataDir, DB_FILE)) && !existsSync(join(dataDir, LOG_FILE)))) {
     throw new UserError(`${id}: no such file${/[\\/.]/.test(id) ? '' : ' or capture id'}`);
   }
   const store = await openStore(dataDir, { analyze: false, readOnly: true });

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { LOG_FILE, decodeRecord } from '../../src/core/capture/log';
+import { openStore } from '../../src/core/capture/store';
 import type { CapturedExchange } from '../../src/core/model';
 import { READ_TOOL } from '../fixtures/openrouter-emulator';
 import {
@@ -71,17 +71,14 @@ describe('Tokenscope context-menu flows in VS Code', { skip, timeout: 10 * 60_00
 
   const quickInput = () => page.locator('.quick-input-widget');
 
-  /** The exchanges as the store's log holds them now (puts merged with their patches). */
-  function storedExchanges(): Map<string, Partial<CapturedExchange>> {
-    const all = new Map<string, Partial<CapturedExchange>>();
-    for (const line of readFileSync(join(captures, LOG_FILE), 'utf8').split('\n')) {
-      const r = line && decodeRecord(line);
-      if (!r) continue;
-      if (r.op === 'put') all.set(r.x.id, { ...r.x });
-      else if (r.op === 'patch') all.set(r.id, { ...all.get(r.id), ...r.x });
-      else all.delete(r.id);
+  /** The exchanges as the extension's store holds them now, read through a read-only open of its database. */
+  async function storedExchanges(): Promise<Map<string, Partial<CapturedExchange>>> {
+    const store = await openStore(captures, { readOnly: true });
+    try {
+      return new Map(store.list().map((x) => [x.id, x]));
+    } finally {
+      await store.close();
     }
-    return all;
   }
 
   /** Whether any file under the capture folder holds `text`. */
@@ -127,7 +124,7 @@ describe('Tokenscope context-menu flows in VS Code', { skip, timeout: 10 * 60_00
     assert.equal(sent[0].headers.authorization, `Bearer ${STORED_KEY}`);
     assert.deepEqual(sent[0].body.provider?.only ?? sent[0].body.provider?.order, ['fireworks']);
 
-    const stored = [...storedExchanges().values()];
+    const stored = [...(await storedExchanges()).values()];
     const original = stored.find((x) => x.servedProvider === 'Chutes' && !x.parentId);
     const rerun = stored.find((x) => x.parentId);
     assert.ok(original && rerun, 'the store holds the original and its re-run');

@@ -44,3 +44,8 @@ export function exchangeLine(x: CapturedExchange): string {
 export function findingLine(f: Finding): string {
   return `${f.severity} ${f.rule} (${f.location}): ${f.message}`;
 }
+
+/** Broken: an error finding, an exchange that errored or was cut short, or an HTTP error status. */
+export function isBrokenExchange(x: CapturedExchange): boolean {
+  return (x.summary?.counts.error ?? 0) > 0 || x.state === 'error' || x.state === 'incomplete' || (x.status !== undefined && x.status >= 400);
+}

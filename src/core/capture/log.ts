@@ -1,11 +1,10 @@
 /**
- * The capture store's on-disk format, kept apart from its bookkeeping so the format is readable in one place.
+ * The capture store's file formats, kept apart from its bookkeeping so they are readable in one place (layout:
+ * ./files.ts).
  *
- *   <dataDir>/captures.ndjson   append-only log, one JSON record per line (below): every exchange's metadata
- *   <dataDir>/bodies/<id>.cap    the exchange's bytes as frames, written as they arrive (below)
- *   <dataDir>/spare/             empty body files created ahead of need, renamed into bodies/ when an exchange starts
- *
- * Log records: `put` holds a whole exchange (begin, compaction), `patch` merges fields into one, `del` removes one.
+ * The log of earlier versions, <dataDir>/captures.ndjson, one JSON record per line: `put` holds a whole exchange,
+ * `patch` merges fields into one, `del` removes one. It is read once, when a version with the database first opens
+ * the data dir (readLegacyLog), and then left alone.
  *
  * Body frames: a 13-byte header (type: `Q` request body or `R` response chunk; u32 LE length; f64 LE arrival time,
  * ms since the request started) followed by the bytes. The request frame comes first; then one `R` frame per
@@ -82,4 +81,47 @@ export function decodeFrames(file: Uint8Array): { request?: Uint8Array; response
     } else if (type !== 'R') break; // not a frame: the rest is unreadable
   }
   return { request, response: parts.length === 1 ? parts[0] : Buffer.concat(parts), chunks };
+}
+
+/** An exchange as the legacy log holds it after replaying its records. */
+export interface LegacyEntry {
+  x: CapturedExchange;
+  reqBytes: number;
+  pid?: number;
+}
+
+/** Replays the legacy NDJSON log; a corrupt line or an invalid id is skipped with a warning. */
+export function readLegacyLog(text: string, warn: (msg: string) => void): Map<string, LegacyEntry> {
+  const entries = new Map<string, LegacyEntry>();
+  let lineNo = 0;
+  for (const line of text.split('\n')) {
+    lineNo++;
+    if (!line.trim()) continue;
+    const rec = decodeRecord(line);
+    if (!rec) {
+      warn(`capture log line ${lineNo} is corrupt and was skipped`);
+      continue;
+    }
+    const id = rec.op === 'put' ? rec.x.id : rec.id;
+    // An id becomes a file name: one that is not an id (`../../victim`) never reaches a path.
+    if (!isCaptureId(id)) {
+      warn(`capture log record with the invalid id ${JSON.stringify(String(id).slice(0, 40))} was skipped`);
+      continue;
+    }
+    if (rec.op === 'put') entries.set(id, { x: rec.x, reqBytes: rec.reqBytes ?? 0, pid: rec.pid });
+    else if (rec.op === 'patch') {
+      const e = entries.get(id);
+      if (e) mergeFields(e.x, rec.x);
+    } else entries.delete(id);
+  }
+  return entries;
+}
+
+/** Merges fields into an exchange; `null` clears a field (a finished exchange's error from an earlier state). */
+export function mergeFields(x: CapturedExchange, fields: Partial<CapturedExchange>): void {
+  const target = x as unknown as Record<string, unknown>;
+  for (const [k, v] of Object.entries(fields)) {
+    if (v === null) delete target[k];
+    else if (v !== undefined) target[k] = v;
+  }
 }

@@ -1,0 +1,86 @@
+/**
+ * The analysis service: the one owner of analysis for recorded exchanges, as mitmproxy's add-ons listen to flows. The
+ * store records and says when an exchange finished; this service analyses it once, off the forwarding path, and
+ * stores the summary (in the exchange's row), its findings by rule (for `captures --rule`) and the full analysis,
+ * which readers get from `CaptureStore.readAnalysis` instead of analysing again.
+ */
+import { analyzeExchange, type ExchangeAnalysis } from '../analyze';
+import type { Analysis, CaptureReader, CapturedExchange, ExchangeSummary } from '../model';
+import type { CaptureDb } from './database';
+import type { StoreOptions } from './types';
+
+/** Bodies above this are stored but not analysed: parsing them would stall the proxy's event loop. */
+const MAX_ANALYZED_BYTES = 32 * 1024 * 1024;
+/** Bumped when the stored shape or the analysis changes in a way old results should not be trusted for. */
+export const ANALYSIS_VERSION = 1;
+
+/** What the service stores per exchange. */
+export interface StoredAnalysis {
+  version: number;
+  summary: ExchangeSummary;
+  analysis: Analysis;
+}
+
+interface Host extends CaptureReader {
+  analysed(x: CapturedExchange): void;
+}
+
+export class AnalysisService {
+  private readonly queue: CapturedExchange[] = [];
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly host: Host,
+    private readonly db: CaptureDb,
+    private readonly opts: StoreOptions,
+    private readonly warn: (msg: string) => void,
+  ) {}
+
+  /** A finished exchange of this process: analysed once, soon, never inside the forwarding call stack. */
+  finished(x: CapturedExchange): void {
+    if (this.opts.analyze === false || x.status === undefined) return;
+    this.queue.push(x);
+    this.running ??= this.drain();
+  }
+
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  /** The stored analysis of an exchange, if it ran (any process's). */
+  read(id: string): StoredAnalysis | undefined {
+    const v = this.db.analysis(id) as StoredAnalysis | undefined;
+    return v && v.version === ANALYSIS_VERSION ? v : undefined;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        await new Promise((r) => setImmediate(r));
+        const x = this.queue.shift()!;
+        let result: ExchangeAnalysis | undefined;
+        if ((x.responseBytes ?? 0) <= MAX_ANALYZED_BYTES) {
+          try {
+            const full = this.host.get(x.id);
+            const res = full && this.host.readResponse(x.id);
+            if (full && res) {
+              result = analyzeExchange(full, res.bytes, res.chunks);
+              x.summary = result.summary;
+              const stored: StoredAnalysis = { version: ANALYSIS_VERSION, summary: result.summary, analysis: result.analysis };
+              this.db.batch(() => {
+                this.db.update(x);
+                this.db.putAnalysis(x, result!.analysis.findings, stored);
+              });
+              this.host.analysed(x);
+            }
+          } catch (err) {
+            this.warn(`analysis of ${x.id} failed: ${(err as Error).message?.split('\n')[0]}`);
+          }
+        }
+        this.opts.onAnalyzed?.(x, result);
+      }
+    } finally {
+      this.running = undefined;
+    }
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * The data dir's files: private modes, safe reads (regular files only, never through a link, never blocking), and the
+ * per-process folders of spare body files. Layout:
+ *
+ *   <dataDir>/captures.db          the database (./database.ts), with its WAL files
+ *   <dataDir>/bodies/<id>.cap      an exchange's bytes as frames (./log.ts), written as they arrive (./recorder.ts)
+ *   <dataDir>/spare/<pid>/         empty body files one proxy process created ahead of need
+ *   <dataDir>/captures.ndjson      the log of earlier versions: imported once, then left alone
+ */
+import { chmodSync, closeSync, constants, existsSync, fstatSync, mkdirSync, open, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { UserError } from '../model';
+import { BODIES_DIR, FRAME_HEADER, SPARE_DIR, isCaptureId } from './log';
+
+/** Captures hold prompts and code: only the user reads them. */
+export const FILE_MODE = 0o600;
+export const DIR_MODE = 0o700;
+/** Create, never truncate (a late open must not wipe what an earlier one wrote), and no O_APPEND: masks are patched in place. */
+export const BODY_FLAGS = constants.O_WRONLY | constants.O_CREAT;
+/** Read flags that never block (a FIFO in a body's place) and never follow a link out of the data dir. */
+export const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
+
+/** Whether a process is running (a recorder of this data dir). Unknown (no pid): not running. */
+export function processAlive(pid: number | undefined): boolean {
+  if (pid === undefined) return false;
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A file's bytes if it is a regular file (never a FIFO or device, never through a link); undefined otherwise. */
+export function readRegularFile(path: string, maxBytes = Infinity): Buffer | undefined {
+  let fd = -1;
+  try {
+    fd = openSync(path, READ_FLAGS);
+    const st = fstatSync(fd);
+    if (!st.isFile()) return undefined;
+    const buf = Buffer.allocUnsafe(Math.min(st.size, maxBytes));
+    let n = 0;
+    while (n < buf.length) {
+      const r = readSync(fd, buf, n, buf.length - n, n);
+      if (r === 0) break;
+      n += r;
+    }
+    return buf.subarray(0, n);
+  } catch {
+    return undefined;
+  } finally {
+    if (fd >= 0) closeSync(fd);
+  }
+}
+
+/**
+ * Creates the folders (0700), makes a data dir of an earlier version private, and drops the spare files of processes
+ * that are gone. Only for a store opened for writing.
+ */
+export function prepareDataDir(dataDir: string, bodies: string, spareDir: string, ownSpares: string): void {
+  const fresh = !existsSync(dataDir);
+  mkdirSync(bodies, { recursive: true, mode: DIR_MODE });
+  if (!fresh && (statSync(dataDir).mode & 0o077) !== 0) {
+    // Written by an earlier version with the default umask (0755/0644): make every file and folder private once.
+    for (const d of readdirSync(dataDir, { recursive: true, withFileTypes: true })) {
+      const path = join(d.parentPath, d.name);
+      if (d.isDirectory()) chmodSync(path, DIR_MODE);
+      else if (d.isFile()) chmodSync(path, FILE_MODE);
+    }
+  }
+  for (const dir of [dataDir, bodies]) chmodSync(dir, DIR_MODE);
+  mkdirSync(spareDir, { recursive: true, mode: DIR_MODE });
+  chmodSync(spareDir, DIR_MODE);
+  // Each process has its own spare folder: another live proxy's spares are open files it is about to use.
+  for (const d of readdirSync(spareDir, { withFileTypes: true })) {
+    const pid = /^\d+$/.test(d.name) ? Number(d.name) : undefined;
+    if (pid === process.pid || (pid !== undefined && d.isDirectory() && processAlive(pid))) continue;
+    rmSync(join(spareDir, d.name), { recursive: true, force: true });
+  }
+  mkdirSync(ownSpares, { recursive: true, mode: DIR_MODE });
+}
+
+/** The body files of one data dir: paths checked before they are built, spares, safe reads. */
+export class BodyFiles {
+  readonly bodies: string;
+  readonly spareDir: string;
+  /** This process's spare folder (spare/<pid>). */
+  readonly ownSpares: string;
+  /** Open, empty body files waiting for an exchange. */
+  readonly spares: { path: string; fd: number }[] = [];
+  private refilling: Promise<void> | undefined;
+  closed = false;
+
+  constructor(
+    readonly dataDir: string,
+    private readonly diskWrite: <T>(op: () => T) => T | undefined,
+  ) {
+    this.bodies = join(dataDir, BODIES_DIR);
+    this.spareDir = join(dataDir, SPARE_DIR);
+    this.ownSpares = join(this.spareDir, String(process.pid));
+  }
+
+  prepare(): void {
+    prepareDataDir(this.dataDir, this.bodies, this.spareDir, this.ownSpares);
+  }
+
+  path(id: string, ext = 'cap'): string {
+    if (!isCaptureId(id)) throw new UserError(`invalid capture id ${JSON.stringify(String(id).slice(0, 40))}`);
+    return join(this.bodies, `${id}.${ext}`);
+  }
+
+  open(id: string): number {
+    return this.diskWrite(() => openSync(this.path(id), BODY_FLAGS, FILE_MODE)) ?? -1;
+  }
+
+  /** Off the event loop: creating a file costs up to a millisecond on a busy disk. Errors surface on the sync path. */
+  openAsync(id: string): Promise<number> {
+    return new Promise((resolve) => open(this.path(id), BODY_FLAGS, FILE_MODE, (err, fd) => resolve(err ? -1 : fd)));
+  }
+
+  adopt(spare: string, id: string | undefined): boolean {
+    const target = id === undefined ? undefined : this.path(id);
+    if (!target) this.diskWrite(() => rmSync(spare, { force: true }));
+    return target !== undefined && (this.diskWrite(() => (renameSync(spare, target), true)) ?? false);
+  }
+
+  /** Tops the spare body files up to `count`, one async create at a time, off the forwarding path. */
+  refill(count: number, name: () => string): Promise<void> {
+    this.refilling ??= (async () => {
+      try {
+        while (!this.closed && this.spares.length < count) {
+          const path = join(this.ownSpares, `${name()}.cap`);
+          const fd = await new Promise<number>((resolve) => open(path, BODY_FLAGS | constants.O_EXCL, FILE_MODE, (err, n) => resolve(err ? -1 : n)));
+          if (fd < 0) return; // the disk refuses: exchanges create their files on demand and report any failure
+          if (this.closed) this.diskWrite(() => (closeSync(fd), rmSync(path, { force: true })));
+          else this.spares.push({ path, fd });
+        }
+      } finally {
+        this.refilling = undefined;
+      }
+    })();
+    return this.refilling;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.refilling;
+    for (const s of this.spares.splice(0)) this.diskWrite(() => (closeSync(s.fd), rmSync(s.path, { force: true })));
+  }
+
+  read(id: string): Uint8Array {
+    // Only a regular file: anything else in its place (a device, a pipe) could block forever. None yet: empty.
+    return readRegularFile(this.path(id)) ?? new Uint8Array(0);
+  }
+
+  /** The request frame alone (it comes first), without reading the response. */
+  readRequest(id: string): string | undefined {
+    let fd = -1;
+    try {
+      fd = openSync(this.path(id), READ_FLAGS);
+      if (!fstatSync(fd).isFile()) return undefined;
+      const head = Buffer.alloc(FRAME_HEADER);
+      if (readSync(fd, head, 0, FRAME_HEADER, 0) < FRAME_HEADER || head[0] !== 'Q'.charCodeAt(0)) return undefined;
+      const body = Buffer.alloc(head.readUInt32LE(1));
+      const n = readSync(fd, body, 0, body.length, FRAME_HEADER);
+      return body.subarray(0, n).toString('utf8');
+    } catch {
+      return undefined;
+    } finally {
+      if (fd >= 0) closeSync(fd);
+    }
+  }
+
+  readDelivered(id: string): Uint8Array | undefined {
+    return readRegularFile(this.path(id, 'delivered'));
+  }
+
+  writeDelivered(id: string, bytes: Uint8Array): void {
+    this.diskWrite(() => writeFileSync(this.path(id, 'delivered'), bytes, { mode: FILE_MODE }));
+  }
+
+  remove(id: string): void {
+    for (const ext of ['cap', 'delivered']) this.diskWrite(() => rmSync(this.path(id, ext), { force: true }));
+  }
+}

@@ -1,0 +1,272 @@
+/**
+ * Recording one exchange as it streams: its body file gets the request frame, then one frame per response chunk (or
+ * per batch of chunks that arrived together), written synchronously before the proxy forwards them, so a killed
+ * process loses nothing the client saw. Keys are masked to the same length on the way (./masking.ts); the bytes
+ * forwarded to the client are never touched. Metadata goes to the store (./store.ts), which batches it into the
+ * database off the forwarding path.
+ */
+import { close, closeSync, writeSync, writevSync } from 'node:fs';
+import type { CapturedExchange } from '../model';
+import { maskSecrets, redactHeaders, type RedactOptions } from '../redact';
+import { FRAME_HEADER, frameHeader } from './log';
+import { MASK_CONTEXT, runStart } from './masking';
+import type { ExchangeAnnotations, ExchangeWriter } from './types';
+
+/** What a writer needs from its store. */
+export interface RecorderHost {
+  /** Merges fields into the exchange, persists them (batched) and tells listeners. */
+  patch(x: CapturedExchange, fields: Partial<CapturedExchange>): void;
+  /** Opens the exchange's body file for writing; -1 when the disk refuses. */
+  openBody(id: string): number;
+  /** The same, off the event loop. */
+  openBodyAsync(id: string): Promise<number>;
+  /** Gives a spare body file its exchange's name; false when the disk refuses or the exchange was deleted meanwhile. */
+  adoptSpare(spare: string, id: string): boolean;
+  /** Writes the batched metadata: runs before an exchange's response bytes are written, so its row precedes them. */
+  flushLog(): void;
+  /** Runs one synchronous disk write; a failure becomes a throttled warning, never an exception. */
+  diskWrite<T>(op: () => T): T | undefined;
+  writeDelivered(id: string, bytes: Uint8Array): void;
+  /** The exchange ended and its file is closed. */
+  finished(x: CapturedExchange): void;
+}
+
+/** Where a response chunk's bytes sit in the body file. */
+interface FrameAt {
+  offset: number;
+  pos: number;
+  length: number;
+}
+
+/**
+ * Writes one exchange as it streams. Response chunks are written with key-shaped strings masked to the same length
+ * (redact.ts maskSecrets), so offsets and chunk timing stay exact; the bytes forwarded to the client are not touched.
+ */
+export class Writer implements ExchangeWriter {
+  private fd = -1;
+  /** The spare file this exchange writes to, until it is renamed to the exchange's own name. */
+  private spare: string | undefined;
+  /** The request frame, until it is on disk (it comes first in the file). */
+  private request: Buffer | undefined;
+  /** Where the next frame goes in the file (positioned writes: masks are patched in place). */
+  private pos = 0;
+  private offset = 0;
+  /**
+   * The end of the response from response offset `start`: as received (`raw`) and as written (`written`, masked), with
+   * the frames that hold it. The next chunk is scanned together with it, so a key cut by a chunk boundary is found whole.
+   */
+  private tail: { start: number; raw: Buffer; written: Buffer; frames: FrameAt[] } = { start: 0, raw: Buffer.alloc(0), written: Buffer.alloc(0), frames: [] };
+  /** While corked: the parts gathered for one write at `gatheredPos`, and the response offset before them. */
+  private gathered: Uint8Array[] | undefined;
+  private gatheredPos = 0;
+  private gatheredOffset = 0;
+  /** Set when the disk refused a write: the rest of this body is not kept, and the capture says so. */
+  private diskFailed = false;
+  private done = false;
+  /** Decoded response bytes received, kept or not (past maxBytes they only reach the client). */
+  private received = 0;
+
+  constructor(
+    private readonly store: RecorderHost,
+    private readonly x: CapturedExchange,
+    private readonly t0: number,
+    private readonly redact: RedactOptions,
+    request: Buffer | undefined,
+    spare: { path: string; fd: number } | undefined,
+    private readonly maxBytes: number,
+  ) {
+    if (request) this.request = Buffer.concat([frameHeader('Q', request.length, 0), request]);
+    if (spare) {
+      this.fd = spare.fd;
+      this.spare = spare.path;
+    } else {
+      // No spare left (many exchanges at once): create the file while the upstream thinks. Should the first chunk
+      // come sooner, chunk() opens it itself and the late descriptor is closed unused.
+      void store.openBodyAsync(x.id).then((fd) => {
+        if (fd < 0) return;
+        if (this.fd >= 0 || this.done) close(fd, () => undefined);
+        else this.fd = fd;
+      });
+    }
+    // Naming the file and writing the request frame wait for the next turn of the loop: the request goes upstream first.
+    setImmediate(() => {
+      if (!this.done) this.ready(false);
+    });
+  }
+
+  get id(): string {
+    return this.x.id;
+  }
+
+  responseStarted(status: number, headers: Record<string, string | string[] | undefined>, ttfbMs?: number): void {
+    if (this.done) return;
+    this.store.patch(this.x, { status, responseHeaders: redactHeaders(headers, this.redact), ttfbMs: ttfbMs ?? round(performance.now() - this.t0) });
+  }
+
+  /**
+   * Masks and writes one chunk. Scanned with the tail of what came before, a key cut by the chunk boundary is found
+   * whole and its part already on disk is patched in place. What remains: until the next chunk arrives (for good, if
+   * the process dies first), the start of a key too short to look like one yet is on disk as it came.
+   */
+  chunk(bytes: Uint8Array, at?: number): void {
+    if (this.done || this.diskFailed || bytes.length === 0) return;
+    this.received += bytes.length;
+    // Past the cap nothing more is kept (2 MB of gzip can inflate to gigabytes); `finish` records the cut.
+    const room = this.maxBytes - this.offset;
+    if (room <= 0) return;
+    if (bytes.length > room) bytes = bytes.subarray(0, room);
+    const t = at ?? performance.now() - this.t0;
+    if (!this.ready(true)) return;
+    this.store.flushLog(); // the exchange's record reaches the log before its bytes reach the body file
+    const { raw } = this.tail;
+    const all = Buffer.concat([raw, bytes]);
+    const masked = maskSecrets(all, this.redact);
+    // A patch lands in frames already on disk: gathered ones go first.
+    if (masked !== all && raw.length > 0 && !(this.writeGathered() && this.patchTail(masked.subarray(0, raw.length)))) return;
+    const out = masked.subarray(raw.length);
+    const frame = { offset: this.offset, pos: this.pos + FRAME_HEADER, length: out.length };
+    // One frame, one syscall: the bytes and their arrival time reach the kernel together.
+    if (!this.write([frameHeader('R', out.length, t), out])) return;
+    this.offset += out.length;
+    this.keepTail(all, out, frame);
+  }
+
+  cork(): void {
+    this.gathered ??= [];
+  }
+
+  uncork(): void {
+    this.writeGathered();
+    this.gathered = undefined;
+  }
+
+  annotate(fields: ExchangeAnnotations): void {
+    if (!this.done) this.store.patch(this.x, fields);
+  }
+
+  delivered(bytes: Uint8Array): void {
+    if (!this.done) this.store.writeDelivered(this.x.id, bytes);
+  }
+
+  async finish(opts: { error?: string; incomplete?: boolean; endedAt?: number } = {}): Promise<CapturedExchange> {
+    if (this.done) return { ...this.x };
+    if (this.request || this.spare) this.ready(true); // no response bytes came: the request body still gets stored
+    this.uncork();
+    this.done = true;
+    const fd = this.fd;
+    if (fd >= 0) this.store.diskWrite(() => closeSync(fd));
+    this.fd = -1;
+    this.tail = { start: 0, raw: Buffer.alloc(0), written: Buffer.alloc(0), frames: [] };
+    const lost = this.diskFailed ? `the disk refused a write; only the first ${this.offset} bytes were kept` : undefined;
+    const error = [opts.error, lost].filter(Boolean).join('; ') || undefined;
+    const cut = !this.diskFailed && this.received > this.offset;
+    this.store.patch(this.x, {
+      state: opts.incomplete || this.diskFailed ? 'incomplete' : error ? 'error' : 'complete',
+      endedAt: opts.endedAt ?? Date.now(),
+      responseBytes: this.offset,
+      // `null` clears what an earlier state left (a reader's view of it mid-stream must never stick).
+      error: (error ?? null) as string | undefined,
+      ...(cut && { truncated: { keptBytes: this.offset, receivedBytes: this.received } }),
+    });
+    this.store.finished(this.x);
+    return { ...this.x };
+  }
+
+  /**
+   * Gets the body file ready: open (with `create`, creating it now if no file is open yet), named after the exchange,
+   * request frame written. True when response bytes can be written.
+   */
+  private ready(create: boolean): boolean {
+    if (this.diskFailed) return false;
+    if (this.fd < 0) {
+      if (!create) return false;
+      this.fd = this.store.openBody(this.x.id);
+      if (this.fd < 0) return !(this.diskFailed = true);
+    }
+    if (this.spare !== undefined) {
+      const ok = this.store.adoptSpare(this.spare, this.x.id);
+      this.spare = undefined;
+      if (!ok) return !(this.diskFailed = true);
+    }
+    const q = this.request;
+    this.request = undefined;
+    return q ? this.write([q]) : true;
+  }
+
+  /** Writes at the end of the file (gathers, while corked); false (and the rest of the body is lost) when the disk refuses. */
+  private write(parts: Uint8Array[]): boolean {
+    if (this.gathered) {
+      if (this.gathered.length === 0) (this.gatheredPos = this.pos), (this.gatheredOffset = this.offset);
+      for (const p of parts) (this.gathered.push(p), (this.pos += p.length));
+      return true;
+    }
+    const n = this.store.diskWrite(() => writeAt(this.fd, parts, this.pos));
+    if (n === undefined) return !(this.diskFailed = true);
+    this.pos += n;
+    return true;
+  }
+
+  /** Writes what was gathered while corked; on failure only the response bytes before it count as kept. */
+  private writeGathered(): boolean {
+    const parts = this.gathered;
+    if (!parts?.length || this.diskFailed) return !this.diskFailed;
+    this.gathered = [];
+    if (this.store.diskWrite(() => writeAt(this.fd, parts, this.gatheredPos)) !== undefined) return true;
+    this.offset = this.gatheredOffset;
+    return !(this.diskFailed = true);
+  }
+
+  /** Rewrites the tail's bytes on disk where a new mask covers them (masks are only ever added). */
+  private patchTail(masked: Uint8Array): boolean {
+    const { start, raw, written, frames } = this.tail;
+    let changed = false;
+    for (let i = 0; i < raw.length; i++) {
+      if (masked[i] !== raw[i] && masked[i] !== written[i]) {
+        written[i] = masked[i];
+        changed = true;
+      }
+    }
+    for (const f of changed ? frames : []) {
+      const from = Math.max(f.offset, start);
+      const part = written.subarray(from - start, f.offset + f.length - start);
+      if (this.store.diskWrite(() => writeAt(this.fd, [part], f.pos + from - f.offset)) === undefined) return !(this.diskFailed = true);
+    }
+    return true;
+  }
+
+  /** Keeps what the next chunk must be scanned with: the run of key bytes at the end, and context before it. */
+  private keepTail(all: Buffer, out: Uint8Array, frame: FrameAt): void {
+    const cut = runStart(all, Math.max(0, runStart(all, all.length) - MASK_CONTEXT));
+    const tail = this.tail;
+    const start = tail.start + cut;
+    // `written` is a copy: it is patched in place and must never alias the bytes forwarded to the client or queued
+    // for the disk. `raw` is only read, and `all` is this writer's own copy: a view of it is enough.
+    const old = tail.written;
+    const written = Buffer.allocUnsafe(all.length - cut);
+    const kept = old.copy(written, 0, Math.min(cut, old.length));
+    Buffer.from(out.buffer, out.byteOffset, out.byteLength).copy(written, kept, Math.max(0, cut - old.length));
+    const { frames } = tail;
+    frames.push(frame);
+    let stale = 0;
+    while (stale < frames.length && frames[stale].offset + frames[stale].length <= start) stale++;
+    if (stale > 0) frames.splice(0, stale);
+    tail.start = start;
+    tail.raw = all.subarray(cut);
+    tail.written = written;
+  }
+}
+
+/** Writes every byte of `parts` at `pos` (a short write is finished); returns the byte count. */
+function writeAt(fd: number, parts: Uint8Array[], pos: number): number {
+  const total = parts.reduce((n, p) => n + p.length, 0);
+  let n = writevSync(fd, parts, pos);
+  if (n < total) {
+    const rest = Buffer.concat(parts);
+    while (n < total) n += writeSync(fd, rest, n, total - n, pos + n);
+  }
+  return total;
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}

@@ -1,0 +1,95 @@
+/** The capture store's public shapes: what the proxy records through, and what readers (CLI, extension) read. */
+import type { ExchangeAnalysis } from '../analyze';
+import type { StoredAnalysis } from './analysis';
+import type { CaptureReader, CapturedExchange } from '../model';
+import type { RedactOptions } from '../redact';
+import type { ExchangeQuery } from './database';
+
+export interface StoreOptions {
+  /** Oldest finished exchanges are dropped beyond these. Defaults: 2 GiB, 30 days. */
+  retention?: { maxBytes?: number; maxAgeDays?: number };
+  /** One-line warnings: corrupt log lines, disk errors. */
+  onWarning?: (msg: string) => void;
+  /** Run the analysis on each finished exchange and store its summary (default true). */
+  analyze?: boolean;
+  /**
+   * Called after each finished exchange's analysis with the full result (the CLI prints findings from it);
+   * `undefined` when it was not analysed (body over 32 MiB, or the analysis failed: a warning says why).
+   * Only exchanges this process recorded are analysed here; each is analysed once and its result stored.
+   */
+  onAnalyzed?: (exchange: CapturedExchange, result: ExchangeAnalysis | undefined) => void;
+  /** Extra user patterns for the redaction step. */
+  redactPatterns?: RedactOptions['patterns'];
+  /** Idle gap that starts a new session, ms (default 30 min). */
+  sessionIdleMs?: number;
+  /** Body files created ahead of need, so an exchange's start does not wait for the disk (default 4; 0: on demand). */
+  spareFiles?: number;
+  /**
+   * Open for reading only (`captures`, `show`, `lint ID`, `export`): nothing in the data dir is created, renamed,
+   * deleted or rewritten, so a running proxy's files are never touched. `begin` and `delete` throw.
+   */
+  readOnly?: boolean;
+  /** The most decoded response bytes kept per exchange (default 64 MiB): the rest still reaches the client. */
+  maxBodyBytes?: number;
+}
+
+export type StoreChange = { kind: 'added' | 'updated' | 'deleted'; exchange: CapturedExchange };
+
+export interface BeginInit {
+  route: string;
+  upstreamUrl: string;
+  method: string;
+  path: string;
+  requestHeaders: Record<string, string | string[] | undefined>;
+  requestBody?: Uint8Array | string;
+  agent?: string;
+  /** The agent's own session (proxy/session.ts), when it names one; else the idle window groups the exchange. */
+  sessionId?: string;
+  parentId?: string;
+  target?: string;
+  startedAt?: number;
+}
+
+/** Fields the proxy learns about an exchange besides its bytes. */
+export type ExchangeAnnotations = Partial<Pick<CapturedExchange, 'requestModel' | 'generationId' | 'pin' | 'servedProvider' | 'repair' | 'policy'>>;
+
+export interface ExchangeWriter {
+  readonly id: string;
+  /** `ttfbMs`: the recorded time to first byte, when replaying a recorded exchange (import); default: now. */
+  responseStarted(status: number, headers: Record<string, string | string[] | undefined>, ttfbMs?: number): void;
+  /** Decoded response bytes, in arrival order. `t`: recorded arrival time (ms since start), for imports; default: now. */
+  chunk(bytes: Uint8Array, t?: number): void;
+  /**
+   * Chunks that arrive together (one read from the upstream): from `cork` to `uncork` their frames are gathered and
+   * reach the kernel in one syscall at `uncork`, still synchronously, before the caller forwards them.
+   */
+  cork(): void;
+  uncork(): void;
+  annotate(fields: ExchangeAnnotations): void;
+  /**
+   * The bytes delivered to the client when a response stage (repair mode) changed them; the upstream's bytes stay the
+   * exchange's body. Written once, before `finish`, masked like the body.
+   */
+  delivered(bytes: Uint8Array): void;
+  /** `endedAt`: the recorded end (epoch ms), for imports; default: now. */
+  finish(opts?: { error?: string; incomplete?: boolean; endedAt?: number }): Promise<CapturedExchange>;
+}
+
+export interface CaptureStore extends CaptureReader {
+  readonly dataDir: string;
+  readonly readOnly: boolean;
+  /** Exchanges matching the filters, newest first (an indexed database query: fast on 100,000 exchanges). */
+  query(q: ExchangeQuery): CapturedExchange[];
+  /** The analysis stored for an exchange by the analysis service (./analysis.ts), if it ran: read it, never re-run it. */
+  readAnalysis(id: string): StoredAnalysis | undefined;
+  /** Ids starting with `prefix`, at most `limit` (what `findCapture` resolves a typed prefix with). */
+  idsWithPrefix(prefix: string, limit: number): string[];
+  /** The bytes delivered to the client, when they differ from the upstream's (repair mode); undefined otherwise. */
+  readDelivered(id: string): Uint8Array | undefined;
+  begin(init: BeginInit): ExchangeWriter;
+  delete(id: string): Promise<void>;
+  onDidChange(listener: (e: StoreChange) => void): () => void;
+  /** Resolves once every queued analysis has run (tests, CLI shutdown). */
+  idle(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -185,7 +185,8 @@ export interface FormatProblem {
     | 'marker-truncated' // a marker cut short (`<|tool_calls_section_end|` without `>`)
     | 'reasoning-unclosed' // `<think>` without `</think>`
     | 'malformed-call' // markup present but not in the family's grammar
-    | 'stray-marker'; // a marker where none belongs (section end without begin…)
+    | 'stray-marker' // a marker where none belongs (section end without begin…)
+    | 'marker-placeholder'; // a marker's special id shown as a placeholder (`<|reserved_token_163595|>`)
   message: string;
   start: number;
   end: number;

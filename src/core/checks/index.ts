@@ -13,6 +13,7 @@ import reasoningUnclosed from './reasoning-unclosed';
 import malformedCall from './malformed-call';
 import strayMarker from './stray-marker';
 import markupResidue from './markup-residue';
+import markerPlaceholder from './marker-placeholder';
 import markupInContent from './markup-in-content';
 import markupInReasoning from './markup-in-reasoning';
 import specialTokenInText from './special-token-in-text';
@@ -40,6 +41,7 @@ export const checks: readonly Check[] = [
   malformedCall,
   strayMarker,
   markupResidue,
+  markerPlaceholder,
   markupInContent,
   markupInReasoning,
   specialTokenInText,

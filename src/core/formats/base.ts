@@ -21,3 +21,4 @@ export * from './shared/build';
 export * from './shared/turn';
 export * from './shared/xml-args';
 export * from './shared/json-calls';
+export * from './shared/placeholders';

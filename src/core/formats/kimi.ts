@@ -32,6 +32,7 @@ import {
   modelKey,
   parseSection,
   parseTurn,
+  withPlaceholders,
   scoreText,
   trimRange,
   type MarkerHit,
@@ -72,6 +73,19 @@ const MARKERS = [
 ];
 const FN_PREFIX = 'functions.';
 
+/** Kimi K2's marker ids (`tokenizer_config.json` `added_tokens_decoder` of moonshotai/Kimi-K2-Instruct). */
+const KIMI_IDS: Readonly<Record<number, string>> = {
+  163586: IM_END,
+  163595: SECTION_BEGIN,
+  163596: SECTION_END,
+  163597: CALL_BEGIN,
+  163598: ARG_BEGIN,
+  163599: CALL_END,
+  163601: '<|im_middle|>',
+  163606: THINK_OPEN,
+  163607: THINK_CLOSE,
+};
+
 export const kimi: ModelFormat = {
   id: 'kimi-k2',
   displayName: 'Kimi K2',
@@ -89,9 +103,11 @@ export const kimi: ModelFormat = {
       [SECTION_END, 8],
       [/functions\.[\w.-]+:\d+/, 3],
       [IM_END, 1],
+      [/<\|reserved_token_1635(?:9[5-9])\|>/, 10],
     ]),
+  markerIds: KIMI_IDS,
   render,
-  parse,
+  parse: withPlaceholders(parse, KIMI_IDS),
 };
 
 /**

@@ -19,6 +19,7 @@ import {
   jsonMembers,
   modelKey,
   parseTurn,
+  withPlaceholders,
   scoreText,
   type MarkerHit,
   type ParseOut,
@@ -44,6 +45,19 @@ const GRAMMAR: TurnGrammar = {
   implicitThink: true,
   ends: QWEN_ENDS,
   starters: [{ marker: CALL_OPEN, parse: call }],
+};
+
+/** Qwen3's marker ids (Qwen/Qwen3 `tokenizer_config.json` `added_tokens_decoder`). */
+const QWEN_IDS: Readonly<Record<number, string>> = {
+  151643: ENDOFTEXT,
+  151644: '<|im_start|>',
+  151645: IM_END,
+  151657: CALL_OPEN,
+  151658: CALL_CLOSE,
+  151665: '<tool_response>',
+  151666: '</tool_response>',
+  151667: THINK_OPEN,
+  151668: THINK_CLOSE,
 };
 
 export const qwen3: ModelFormat = {
@@ -73,7 +87,8 @@ export const qwen3: ModelFormat = {
       out.put('", "arguments": ').put(c.arguments, 'arguments', i);
       if (closed) out.put('}');
     }),
-  parse: (text) => parseTurn(GRAMMAR, text),
+  markerIds: QWEN_IDS,
+  parse: withPlaceholders((text) => parseTurn(GRAMMAR, text), QWEN_IDS),
 };
 
 /**

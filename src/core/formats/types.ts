@@ -21,6 +21,11 @@ export interface ModelFormat {
   markers: readonly string[];
   /** Markers that only belong to tool-call markup; their presence in content/reasoning/arguments is a leak. */
   toolMarkers: readonly string[];
+  /**
+   * The special ids of the family's markers, when known: a placeholder for one of them (`<|reserved_token_163595|>`)
+   * is read as that marker and reported (`marker-placeholder`).
+   */
+  markerIds?: Readonly<Record<number, string>>;
   /** Marker that ends the tool-call section (Kimi `<|tool_calls_section_end|>`), if the family has one. */
   sectionEnd?: string;
   /** True when a model id (`moonshotai/kimi-k2-0905`, `qwen/qwen3-coder`…) belongs to this family. */

@@ -68,6 +68,11 @@ const INPUTS: Record<string, Record<string, string>> = {
     'd': `${P}<tool_call>get_weather\n<arg_key>location</arg_key>\n<arg_value>Boston</arg_value>\n</tool_call><tool_call>get_weather\n<arg_key>location</arg_key>\n<arg_value>New York</arg_value>\n`,
     'e': `${P}<tool_call>get_weather\n<arg_key>location</arg_key>\n<arg_value>Boston</arg_value>\n</tool_call><tool_call>get_weather\n<arg_key>location</arg_key>\n<arg_value>New York`,
   },
+  'mistral': {
+    'b': '[{"name": "get_weather", "arguments": {"location": "NYC"}}][/TOOL_CALLS]',
+    'c': '[TOOL_CALLS][{"name": "get_weather", "arguments": {"loc',
+    'e': `${P}[TOOL_CALLS][{"name": "get_weather", "arguments": {"location": "Boston"}}, {"name": "get_weather", "arguments": {"location": "New York`,
+  },
   'glm47': {
     'a': '<tool_call>get_weather<arg_key>location</arg_key><arg_value>NYC</arg_value>',
     'b': 'get_weather<arg_key>location</arg_key><arg_value>NYC</arg_value></tool_call>',
@@ -101,7 +106,7 @@ function casesOf(family: string, text: string): string[] {
 }
 
 /** Families that landed after the verdict files were written: reported as skipped, by name, until they have one. */
-const PENDING = new Set<string>(['mistral', 'llama3-json', 'jamba', 'nemotron', 'phi4', 'ling3', 'gemma4', 'llama4-pythonic']);
+const PENDING = new Set<string>(['llama3-json', 'jamba', 'nemotron', 'phi4', 'ling3', 'gemma4', 'llama4-pythonic']);
 
 describe('engine verdict data', () => {
   for (const f of formats) {
@@ -154,6 +159,10 @@ describe('engine verdicts per finding', () => {
   test('healthy output and findings of other rules carry no verdict', () => {
     const { ctx } = prepare({ nativeText: `${K.S}${K.C}functions.read:0${K.A}{"a":1}${K.Z}${K.E}`, family: 'kimi-k2' });
     assert.deepEqual(runChecks(ctx).filter((f) => verdictsFor(ctx, f)), []);
+    // Mistral's canonical form (no closer) is healthy: no finding, so no verdict, though the suite files it under 5.a.
+    const m = prepare({ nativeText: '[TOOL_CALLS][{"name": "get_weather", "arguments": {"location": "NYC"}}]', family: 'mistral' });
+    assert.deepEqual(runChecks(m.ctx).filter((f) => f.severity !== 'info'), []);
+    assert.equal(familyVerdicts('mistral')?.cases.find((c) => c.id === '5.a')?.verdicts.sglang.outcome, 'dropped');
   });
 });
 

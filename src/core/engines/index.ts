@@ -13,6 +13,7 @@ import gptOss from './gpt-oss';
 import kimiK2 from './kimi-k2';
 import minimaxM2 from './minimax-m2';
 import hermes from './hermes';
+import mistral from './mistral';
 import qwen3 from './qwen3';
 import qwen3Coder from './qwen3-coder';
 import glm47 from './glm47';
@@ -22,7 +23,7 @@ import { ENGINE_NAMES, type Engine, type EngineInfo, type FamilyVerdicts, type O
 
 export type { Engine, FamilyVerdicts, Outcome, VerdictCase } from './types';
 
-const ALL: readonly FamilyVerdicts[] = [kimiK2, deepseekV3, deepseekV31, qwen3, qwen3Coder, glm45, gptOss, minimaxM2, hermes, glm47, deepseekV32, deepseekV4];
+const ALL: readonly FamilyVerdicts[] = [kimiK2, deepseekV3, deepseekV31, qwen3, qwen3Coder, glm45, gptOss, minimaxM2, hermes, glm47, deepseekV32, deepseekV4, mistral];
 const byFamily = new Map<FamilyId, FamilyVerdicts>(ALL.map((v) => [v.family, v]));
 
 /** The verdict data of a family (undefined for a family no data file covers yet). */
@@ -97,7 +98,7 @@ function pickCase(data: FamilyVerdicts, f: Finding, parsed: ParsedNative): Verdi
     const cls = cutInsideCall(parsed) ? 'unclosed-truncated' : 'unclosed-complete';
     return data.cases.find((c) => c.class === cls && c.calls === multi) ?? data.cases.find((c) => c.class === cls);
   }
-  if ((f.rule === 'malformed-call' && /no tool-call section begin|outside (?:a tool-call section|<)|without </.test(f.message)) || ((f.rule === 'stray-marker' || f.rule === 'markup-residue') && /^<\//.test(f.message))) {
+  if ((f.rule === 'malformed-call' && /no tool-call section begin|outside (?:a tool-call section|<)|without </.test(f.message)) || ((f.rule === 'stray-marker' || f.rule === 'markup-residue') && /^(?:<\/|\[\/)/.test(f.message))) {
     return data.cases.find((c) => c.class === 'orphan-close');
   }
   return undefined;

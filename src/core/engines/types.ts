@@ -25,9 +25,11 @@ export type Outcome = 'recovered' | 'partial' | 'cut-call-delivered' | 'mixed' |
  * The classes, as the conformance suites number them (TOOLCALLING.batch.5.x):
  * - `unclosed-complete`: the calls' bodies are complete, only closing markers are missing (5.a one call, 5.d several);
  * - `unclosed-truncated`: output stopped inside a call's arguments (5.c one call, 5.e the last of several);
- * - `orphan-close`: a call body and its closer without the opening marker (5.b).
+ * - `orphan-close`: a call body and its closer without the opening marker (5.b);
+ * - `canonical`: the family's healthy form, which the suite files under a missing closer (Mistral writes none).
+ *   No rule fires on it; the engines' verdicts are kept because they still differ on it.
  */
-export type CaseClass = 'unclosed-complete' | 'unclosed-truncated' | 'orphan-close';
+export type CaseClass = 'unclosed-complete' | 'unclosed-truncated' | 'orphan-close' | 'canonical';
 
 export interface EngineVerdict {
   outcome: Outcome;

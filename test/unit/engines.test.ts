@@ -73,6 +73,12 @@ const INPUTS: Record<string, Record<string, string>> = {
     'c': '[TOOL_CALLS][{"name": "get_weather", "arguments": {"loc',
     'e': `${P}[TOOL_CALLS][{"name": "get_weather", "arguments": {"location": "Boston"}}, {"name": "get_weather", "arguments": {"location": "New York`,
   },
+  'llama3-json': {
+    'a': '<|python_tag|>{"name": "get_weather", "arguments": {"location": "NYC"}',
+    'c': '<|python_tag|>{"name": "get_weather", "arguments": {"loc',
+    'd': `${P}<|python_tag|>{"name": "get_weather", "arguments": {"location": "Boston"}};{"name": "get_weather", "arguments": {"location": "New York"}`,
+    'e': `${P}<|python_tag|>{"name": "get_weather", "arguments": {"location": "Boston"}};{"name": "get_weather", "arguments": {"location": "New York`,
+  },
   'glm47': {
     'a': '<tool_call>get_weather<arg_key>location</arg_key><arg_value>NYC</arg_value>',
     'b': 'get_weather<arg_key>location</arg_key><arg_value>NYC</arg_value></tool_call>',
@@ -106,7 +112,7 @@ function casesOf(family: string, text: string): string[] {
 }
 
 /** Families that landed after the verdict files were written: reported as skipped, by name, until they have one. */
-const PENDING = new Set<string>(['llama3-json', 'jamba', 'nemotron', 'phi4', 'ling3', 'gemma4', 'llama4-pythonic']);
+const PENDING = new Set<string>(['jamba', 'nemotron', 'phi4', 'ling3', 'gemma4', 'llama4-pythonic']);
 
 describe('engine verdict data', () => {
   for (const f of formats) {

@@ -14,6 +14,7 @@ import kimiK2 from './kimi-k2';
 import minimaxM2 from './minimax-m2';
 import hermes from './hermes';
 import mistral from './mistral';
+import llama3Json from './llama3-json';
 import qwen3 from './qwen3';
 import qwen3Coder from './qwen3-coder';
 import glm47 from './glm47';
@@ -23,7 +24,7 @@ import { ENGINE_NAMES, type Engine, type EngineInfo, type FamilyVerdicts, type O
 
 export type { Engine, FamilyVerdicts, Outcome, VerdictCase } from './types';
 
-const ALL: readonly FamilyVerdicts[] = [kimiK2, deepseekV3, deepseekV31, qwen3, qwen3Coder, glm45, gptOss, minimaxM2, hermes, glm47, deepseekV32, deepseekV4, mistral];
+const ALL: readonly FamilyVerdicts[] = [kimiK2, deepseekV3, deepseekV31, qwen3, qwen3Coder, glm45, gptOss, minimaxM2, hermes, glm47, deepseekV32, deepseekV4, mistral, llama3Json];
 const byFamily = new Map<FamilyId, FamilyVerdicts>(ALL.map((v) => [v.family, v]));
 
 /** The verdict data of a family (undefined for a family no data file covers yet). */

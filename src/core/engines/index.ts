@@ -15,6 +15,7 @@ import minimaxM2 from './minimax-m2';
 import hermes from './hermes';
 import mistral from './mistral';
 import llama3Json from './llama3-json';
+import gemma4 from './gemma4';
 import qwen3 from './qwen3';
 import qwen3Coder from './qwen3-coder';
 import glm47 from './glm47';
@@ -24,7 +25,7 @@ import { ENGINE_NAMES, type Engine, type EngineInfo, type FamilyVerdicts, type O
 
 export type { Engine, FamilyVerdicts, Outcome, VerdictCase } from './types';
 
-const ALL: readonly FamilyVerdicts[] = [kimiK2, deepseekV3, deepseekV31, qwen3, qwen3Coder, glm45, gptOss, minimaxM2, hermes, glm47, deepseekV32, deepseekV4, mistral, llama3Json];
+const ALL: readonly FamilyVerdicts[] = [kimiK2, deepseekV3, deepseekV31, qwen3, qwen3Coder, glm45, gptOss, minimaxM2, hermes, glm47, deepseekV32, deepseekV4, mistral, llama3Json, gemma4];
 const byFamily = new Map<FamilyId, FamilyVerdicts>(ALL.map((v) => [v.family, v]));
 
 /** The verdict data of a family (undefined for a family no data file covers yet). */
@@ -55,6 +56,8 @@ export interface FindingVerdicts {
   engines: ShownVerdict[];
 }
 
+/** A stray-marker / residue message that starts with a closing marker: `</tool_call>`, `[/TOOL_CALLS]`, `<tool_call|>`, `…_end|>`. */
+const CLOSER_FIRST = /^(?:<\/|\[\/|<[a-z_]+\|>|<[|｜][^\s>]*(?:_end|▁end)[|｜]>)/;
 const UNCLOSED_RULES = new Set(['section-unclosed', 'call-unclosed', 'marker-truncated']);
 /** Where a call's body is complete: it ends with the close of its JSON, fence, parameter, function, value or invoke. */
 const BODY_CLOSE = /(?:[}\]]|```|parameter>|function>|arg_value>|invoke>)$/;
@@ -99,7 +102,7 @@ function pickCase(data: FamilyVerdicts, f: Finding, parsed: ParsedNative): Verdi
     const cls = cutInsideCall(parsed) ? 'unclosed-truncated' : 'unclosed-complete';
     return data.cases.find((c) => c.class === cls && c.calls === multi) ?? data.cases.find((c) => c.class === cls);
   }
-  if ((f.rule === 'malformed-call' && /no tool-call section begin|outside (?:a tool-call section|<)|without </.test(f.message)) || ((f.rule === 'stray-marker' || f.rule === 'markup-residue') && /^(?:<\/|\[\/)/.test(f.message))) {
+  if ((f.rule === 'malformed-call' && /no tool-call section begin|outside (?:a tool-call section|<)|without </.test(f.message)) || ((f.rule === 'stray-marker' || f.rule === 'markup-residue') && CLOSER_FIRST.test(f.message))) {
     return data.cases.find((c) => c.class === 'orphan-close');
   }
   return undefined;

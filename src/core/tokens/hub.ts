@@ -2,6 +2,7 @@ import { createWriteStream, mkdirSync, renameSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { threadId } from 'node:worker_threads';
 import { fetch } from 'undici';
 import { UserError } from '../model';
 
@@ -78,7 +79,8 @@ export async function downloadHubFile(repo: string, file: string, dest: string, 
     o.onProgress?.({ repo, file, received, total });
   });
   mkdirSync(dirname(dest), { recursive: true });
-  const tmp = `${dest}.${process.pid}.${Date.now().toString(36)}.part`;
+  // Worker threads of one process may fetch the same file at once (tokens --batch): the thread id keeps their parts apart.
+  const tmp = `${dest}.${process.pid}.${threadId}.${Date.now().toString(36)}.part`;
   try {
     await pipeline(counted, createWriteStream(tmp));
     if (total !== undefined && received !== total) {

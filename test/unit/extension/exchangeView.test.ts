@@ -60,6 +60,33 @@ describe('exchange view for the webview', () => {
   });
 });
 
+describe('token view accounting: the prompt line', () => {
+  it('shows the prompt rendered with the model template against the bill, MISMATCH when far off, or why there is none', (t) => {
+    const dir = sharedDir() && join(sharedDir()!, 'tokenizers', 'kimi-k2');
+    if (!dir) return t.skip('the shared Kimi K2 tokenizer folder is not available');
+    const tokenizer = loadFromDir(dir, 'kimi-k2');
+    const response: ParsedResponse = {
+      protocol: 'openai-chat',
+      streamed: false,
+      model: 'moonshotai/kimi-k2-0905',
+      message: { content: 'Hi', toolCalls: [] },
+      finishReason: 'stop',
+      terminated: true,
+      events: [],
+      wireIssues: [],
+      usage: { promptTokens: 60, completionTokens: 2 },
+    };
+    const row = (v: ReturnType<typeof tokenStreamView>) => v.accounting.find((a) => a.label === 'Prompt')?.value;
+    const far = tokenStreamView(exchangeTokenStream({ tokenizer, response, promptTokens: 40 }).stream, ruleInfo);
+    assert.equal(row(far), "40 tokens in the model's chat template, 60 billed (+20). MISMATCH: see the prompt-token-mismatch finding");
+    assert.ok(far.findings.some((f) => f.rule === 'prompt-token-mismatch' && f.title === 'Prompt token mismatch'));
+    const near = tokenStreamView(exchangeTokenStream({ tokenizer, response, promptTokens: 59 }).stream, ruleInfo);
+    assert.equal(row(near), "59 tokens in the model's chat template, 60 billed (+1)");
+    const none = tokenStreamView(exchangeTokenStream({ tokenizer, response, promptNote: 'no chat template in /x' }).stream, ruleInfo);
+    assert.equal(row(none), 'not rendered: no chat template in /x');
+  });
+});
+
 describe('agent recipes in the editor', () => {
   it('shows editor agents their steps and fields, and copies the snippet or the shell line', () => {
     const cont = agentRecipe('continue', { proxyUrl: 'http://127.0.0.1:8719' });

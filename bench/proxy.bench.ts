@@ -6,6 +6,9 @@
 //   - added time to first byte, goal p50 ≤ 1 ms (sequential requests on keep-alive connections)
 //   - added per-chunk latency, goal p50 ≤ 0.2 ms (each event carries its send time)
 //   - peak RSS of the proxy process with 100 concurrent streams
+//   - burst streams (upstream writes as fast as it can) of 20,000 and 100,000 chunks against a bare Node
+//     pass-through with no capture (its own process, like the proxy): goal ≤ 1.15 × that floor
+//   - time to response headers when the upstream sends them 300 ms before the body: goal direct ± 5 ms
 // Medians of RUNS runs, direct and proxied alternating.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -27,12 +30,19 @@ export const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
 
 /** `/stream?n=N&paced=1`: N SSE events, each `data: {"t":<send time>,…}`; paced = 10 events per ms. */
 export async function startUpstream() {
-  const server = createServer((req, res) => {
+  // Keep-alive connections outlive the gaps between runs (the client reuses them).
+  const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
     req.resume();
     const u = new URL(req.url!, 'http://x');
     const n = Number(u.searchParams.get('n') ?? 1);
     const paced = u.searchParams.get('paced') === '1';
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    if (u.pathname.endsWith('/headers-first')) {
+      res.flushHeaders();
+      const t = setTimeout(() => res.end('data: [DONE]\n\n'), 300);
+      res.once('close', () => clearTimeout(t));
+      return;
+    }
     let i = 0;
     const event = () => `data: {"t":${performance.now().toFixed(4)},"i":${i},"choices":[{"delta":{"content":" tok"}}]}\n\n`;
     const burst = () => {
@@ -81,6 +91,38 @@ export function fetchStream(url: string, agent: Agent, body?: string): Promise<{
   });
 }
 
+/** Time until the response headers arrive (the body is not waited for). */
+function fetchHeaders(url: string, agent: Agent): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const req = request(url, { agent }, (res) => {
+      const ms = performance.now() - start;
+      res.resume();
+      res.once('end', () => resolve(ms));
+    });
+    req.once('error', reject);
+    req.end();
+  });
+}
+
+/** A bare Node pass-through (node:http in, node:http out, pipe, no capture) in its own process: the floor. */
+async function startBare(upstream: string) {
+  const code = `const http = require('node:http');
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+const up = new URL(${JSON.stringify(upstream)});
+const server = http.createServer({ keepAliveTimeout: 65000 }, (req, res) => {
+  const u = http.request({ host: up.hostname, port: up.port, path: req.url, method: req.method, headers: req.headers, agent }, (r) => {
+    res.writeHead(r.statusCode, r.headers);
+    r.pipe(res);
+  });
+  req.pipe(u);
+});
+server.listen(0, '127.0.0.1', () => console.log('bare on http://127.0.0.1:' + server.address().port));`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve) => child.stdout!.on('data', (d) => resolve(/http:\/\/\S+/.exec(String(d))![0])));
+  return { url, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) };
+}
+
 /** `tokenscope serve` in a child process: the built binary (`npm run bench` builds first), else the sources through tsx. */
 export async function startServe(upstream: string, dataDir: string, extraArgs: string[] = []) {
   const root = resolve(__dirname, '..');
@@ -124,9 +166,11 @@ export default async function bench() {
   const up = await startUpstream();
   const dataDir = mkdtempSync(join(tmpdir(), 'tokenscope-bench-'));
   const proxy = await startServe(up.url, dataDir);
+  const bare = await startBare(up.url);
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENT });
   try {
     let requests = 0;
+    const BURST_CHUNKS = [20_000, 100_000];
     const through = async (path: string) => {
       const r = await fetchStream(`${proxy.url}${path}`, agent);
       requests++;
@@ -139,6 +183,7 @@ export default async function bench() {
     await direct('/v1/stream?n=2000');
     await through('/v1/stream?n=2000');
 
+    process.stderr.write('  paced and unpaced streams…\n');
     const paced = { direct: [] as number[], proxy: [] as number[], latDirect: [] as number[], latProxy: [] as number[] };
     const unpaced = { direct: [] as number[], proxy: [] as number[] };
     for (let run = 0; run < RUNS; run++) {
@@ -153,6 +198,29 @@ export default async function bench() {
         (which === 'direct' ? unpaced.direct : unpaced.proxy).push(u.wallMs);
       }
     }
+
+    process.stderr.write('  burst streams…\n');
+    // Burst streams against the bare pass-through floor, at two sizes.
+    const burst: Record<string, { direct: number[]; bare: number[]; proxy: number[] }> = {};
+    for (const n of BURST_CHUNKS) {
+      const b = (burst[n] = { direct: [] as number[], bare: [] as number[], proxy: [] as number[] });
+      const q = `/v1/stream?n=${n}`;
+      await fetchStream(`${bare.url}${q}`, agent);
+      for (let run = 0; run < RUNS; run++) {
+        b.direct.push((await direct(q)).wallMs);
+        b.bare.push((await fetchStream(`${bare.url}${q}`, agent)).wallMs);
+        b.proxy.push((await through(q)).wallMs);
+      }
+    }
+    process.stderr.write('  headers first…\n');
+    const headersDirect: number[] = [];
+    const headersProxy: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      headersDirect.push(await fetchHeaders(`${up.url}/v1/headers-first`, agent));
+      headersProxy.push(await fetchHeaders(`${proxy.url}/v1/headers-first`, agent));
+      requests++;
+    }
+    await until(() => proxy.finished() >= requests);
 
     const ttfbDirect: number[] = [];
     const ttfbProxy: number[] = [];
@@ -176,10 +244,18 @@ export default async function bench() {
       unpacedStream: { directMs: round(median(unpaced.direct), 1), proxyMs: round(median(unpaced.proxy), 1), wallTimeRatio: round(median(unpaced.proxy) / median(unpaced.direct)) },
       ttfb: { directMsP50: round(median(ttfbDirect)), proxyMsP50: round(median(ttfbProxy)), addedMsP50: round(addedTtfb), goal: 1, met: addedTtfb <= 1 },
       perChunkLatency: { directMsP50: round(median(paced.latDirect)), proxyMsP50: round(median(paced.latProxy)), addedMsP50: round(addedChunk), goal: 0.2, met: addedChunk <= 0.2 },
+      burst: Object.fromEntries(
+        Object.entries(burst).map(([n, b]) => {
+          const ratio = median(b.proxy) / median(b.bare);
+          return [n, { directMs: round(median(b.direct), 1), bareMs: round(median(b.bare), 1), proxyMs: round(median(b.proxy), 1), bareVsDirect: round(median(b.bare) / median(b.direct)), proxyVsBare: round(ratio), goal: 1.15, met: ratio <= 1.15 }];
+        }),
+      ),
+      headersFirst: { directMsP50: round(median(headersDirect)), proxyMsP50: round(median(headersProxy)), addedMsP50: round(median(headersProxy) - median(headersDirect)), goal: 5, met: Math.abs(median(headersProxy) - median(headersDirect)) <= 5 },
       concurrent: { streams: CONCURRENT, chunksEach: 2000, medianWallMs: round(concurrentWallMs, 1), proxyRssIdleMb: round(rssIdleMb, 1), proxyPeakRssMb: round(peakRssMb, 1) },
     };
   } finally {
     agent.destroy();
+    await bare.stop();
     await proxy.stop();
     await up.close();
     rmSync(dataDir, { recursive: true, force: true });

@@ -29,9 +29,10 @@ test('show prints a hostile, 5 MB upstream error escaped and cut, saying so', as
   try {
     assert.equal((await rawRequest(`${rig.proxy.url}/v1/chat/completions`, { body: '{"model":"m"}', headers: { 'user-agent': 'evil\u0009agent' } })).status, 500);
     await waitFor(() => rig.store.list()[0]?.state === 'complete', 'the capture');
+    const id = rig.store.list()[0].id;
     await rig.proxy.close();
     await rig.store.close();
-    const shown = await cli(['show', rig.store.list()[0].id, '--data-dir', rig.dataDir]);
+    const shown = await cli(['show', id, '--data-dir', rig.dataDir]);
     assert.equal(shown.code, 0, shown.err);
     assert.doesNotMatch(shown.out, RAW_CONTROL);
     assert.match(shown.out, /error upstream-error \(wire\): The upstream answered HTTP 500: Provider failed \\e\]0;pwned\\u\{7\} \\e\[2J\\e\[H\\roverwrittenx+… \[cut: [\d,]+ more characters\]/);

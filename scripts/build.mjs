@@ -24,7 +24,8 @@ const jobs = [
     platform: 'node',
     format: 'cjs',
     target: 'node20',
-    external: ['vscode'],
+    // libsql is a native binding loaded at run time (src/core/capture/database.ts); the VSIX carries it.
+    external: ['vscode', 'libsql'],
   },
   {
     ...common,
@@ -33,6 +34,7 @@ const jobs = [
     platform: 'node',
     format: 'cjs',
     target: 'node20',
+    external: ['libsql'],
   },
   {
     ...common,

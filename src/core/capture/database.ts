@@ -190,8 +190,8 @@ export class CaptureDb {
       x.sessionId,
       x.state,
       x.agent ?? null,
-      x.summary?.model ?? x.requestModel ?? null,
-      x.summary?.provider ?? x.servedProvider ?? null,
+      lower(x.summary?.model ?? x.requestModel),
+      lower(x.summary?.provider ?? x.servedProvider),
       isBrokenExchange(x) ? 1 : 0,
       reqBytes,
       x.responseBytes ?? 0,
@@ -208,8 +208,8 @@ export class CaptureDb {
       'UPDATE exchanges SET seq = ?, state = ?, model = ?, provider = ?, broken = ?, resp_bytes = ?, data = ? WHERE id = ?',
       this.nextSeq(),
       x.state,
-      x.summary?.model ?? x.requestModel ?? null,
-      x.summary?.provider ?? x.servedProvider ?? null,
+      lower(x.summary?.model ?? x.requestModel),
+      lower(x.summary?.provider ?? x.servedProvider),
       isBrokenExchange(x) ? 1 : 0,
       x.responseBytes ?? 0,
       JSON.stringify(meta),
@@ -258,8 +258,9 @@ export class CaptureDb {
     const where: string[] = [];
     const args: unknown[] = [];
     if (q.broken) where.push('e.broken = 1');
-    if (q.model !== undefined) (where.push('e.model = ?'), args.push(q.model));
-    if (q.provider !== undefined) (where.push('e.provider = ? COLLATE NOCASE'), args.push(q.provider));
+    // Model and provider are kept lower-case: `--provider chutes` finds `Chutes`, through the index.
+    if (q.model !== undefined) (where.push('e.model = ?'), args.push(q.model.toLowerCase()));
+    if (q.provider !== undefined) (where.push('e.provider = ?'), args.push(q.provider.toLowerCase()));
     if (q.agent !== undefined) (where.push('e.agent = ?'), args.push(q.agent));
     if (q.session !== undefined) (where.push('e.session_id = ?'), args.push(q.session));
     if (q.since !== undefined) (where.push('e.started_at >= ?'), args.push(q.since));
@@ -333,6 +334,10 @@ export class CaptureDb {
   private one<T>(sql: string, ...args: unknown[]): T | undefined {
     return this.stmt(sql).raw(false).get(...args) as T | undefined;
   }
+}
+
+function lower(s: string | undefined): string | null {
+  return s === undefined ? null : s.toLowerCase();
 }
 
 function toRow(r: RawRow): StoredRow {

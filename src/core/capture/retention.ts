@@ -25,7 +25,8 @@ export class Retention {
   ) {
     this.maxBytes = limits?.maxBytes ?? DEFAULT_MAX_BYTES;
     this.maxAgeDays = limits?.maxAgeDays ?? DEFAULT_MAX_AGE_DAYS;
-    this.total = db.totalBytes(ALLOWANCE);
+    // A read-only store never removes anything: it need not add up 100,000 sizes at open.
+    this.total = db.readOnly ? 0 : db.totalBytes(ALLOWANCE);
   }
 
   added(bytes: number): void {

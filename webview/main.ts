@@ -55,6 +55,10 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
   if (m.type === 'exchange') {
     exchange = m.exchange;
     render();
+  } else if (m.type === 'live') {
+    if (exchange?.live) exchange = { ...exchange, live: m.live };
+    const banner = app.querySelector('.live-banner .live-text');
+    if (banner) banner.textContent = m.live.text;
   } else if (m.type === 'tokens') {
     tokens = m;
     // The stream's findings are the same analysis placed on its tokens (plus token accounting): show one list.
@@ -138,6 +142,16 @@ function header(x: ExchangeView): HTMLElement {
     ),
     h('dl', { class: 'meta' }, x.meta.map((m) => h('div', null, h('dt', null, m.label), h('dd', null, m.value)))),
     x.unavailable ? h('p', { class: 'notice' }, icon('info'), x.unavailable) : null,
+    x.live
+      ? h(
+          'p',
+          { class: 'notice live-banner' },
+          h('vscode-progress-ring'),
+          'Streaming: ',
+          h('span', { class: 'live-text' }, x.live.text),
+          h('span', { class: 'muted' }, ' — the stream so far; findings may change when it ends.'),
+        )
+      : null,
   );
 }
 

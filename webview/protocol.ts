@@ -133,6 +133,18 @@ export interface ExchangeView {
   unavailable?: string;
   /** Set when repair mode rewrote the response: what it changed, in one line (the "repaired" badge's tooltip). */
   repaired?: string;
+  /** Set while the exchange is still streaming: what is shown is the stream so far. */
+  live?: LiveView;
+}
+
+/** A stream in flight: bytes and seconds so far, and how long it has been silent. */
+export interface LiveView {
+  bytes: number;
+  ageMs: number;
+  quietMs: number;
+  started: boolean;
+  /** `3.2 kB · 12 s · no bytes for 42 s` */
+  text: string;
 }
 
 /** A token stream in columns (cheap to post and to scan for 200,000 tokens). Per-token arrays have the same length. */
@@ -159,6 +171,8 @@ export interface TokenStreamView {
 
 export type HostMessage =
   | { type: 'exchange'; exchange: ExchangeView }
+  /** While streaming, between snapshots: the clock and the silence moved, nothing else did. */
+  | { type: 'live'; live: LiveView }
   /** `stream` is absent when tokens cannot be shown; `reason` says why in one line. */
   | { type: 'tokens'; stream?: TokenStreamView; reason?: string };
 

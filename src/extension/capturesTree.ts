@@ -1,7 +1,7 @@
 /** The Captures tree: sessions → exchanges, refreshed live from the capture store. Wording lives in viewModel.ts. */
 import * as vscode from 'vscode';
 import type { CapturedExchange } from '../core/model';
-import { exchangeRow, groupSessions, type SessionNode } from './viewModel';
+import { exchangeRow, groupSessions, type LiveInfo, type SessionNode } from './viewModel';
 
 type Node = SessionNode | { kind: 'exchange'; exchange: CapturedExchange };
 
@@ -20,7 +20,13 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
   private pending: NodeJS.Timeout | undefined;
   readonly view: vscode.TreeView<Node>;
 
-  constructor(private readonly list: () => CapturedExchange[]) {
+  /** Redraws once a second while an exchange streams, so its bytes and seconds so far keep moving. */
+  private ticker: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly list: () => CapturedExchange[],
+    private readonly live: (id: string) => LiveInfo | undefined = () => undefined,
+  ) {
     this.view = vscode.window.createTreeView('tokenscope.captures', { treeDataProvider: this, showCollapseAll: true });
     this.rebuild();
   }
@@ -42,7 +48,11 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
   }
 
   private rebuild(): void {
-    this.sessions = groupSessions(this.list(), this.brokenOnly);
+    const all = this.list();
+    this.sessions = groupSessions(all, this.brokenOnly);
+    const streaming = all.some((x) => x.state === 'streaming');
+    if (streaming && !this.ticker) this.ticker = setInterval(() => this.refresh(), 1000);
+    else if (!streaming && this.ticker) (clearInterval(this.ticker), (this.ticker = undefined));
     const broken = this.sessions.reduce((n, s) => n + s.broken, 0);
     this.view.badge = broken ? { value: broken, tooltip: `${broken} broken exchange${broken === 1 ? '' : 's'}` } : undefined;
   }
@@ -63,7 +73,7 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
       item.contextValue = 'session';
       return item;
     }
-    const row = exchangeRow(node.exchange);
+    const row = exchangeRow(node.exchange, node.exchange.state === 'streaming' ? this.live(node.exchange.id) : undefined);
     const item = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.None);
     item.id = `exchange:${node.exchange.id}`;
     item.description = row.description;
@@ -76,6 +86,7 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
 
   dispose(): void {
     clearTimeout(this.pending);
+    clearInterval(this.ticker);
     this.changed.dispose();
     this.view.dispose();
   }

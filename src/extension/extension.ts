@@ -22,6 +22,7 @@ import { readSettings, type Settings } from './settings';
 import type { DownloadProgress } from '../core/tokens/hub';
 import { ExchangeTokenizer, type DownloadSink } from './tokenize';
 import { OtlpBridge } from './otlpExport';
+import { inFlightOf } from '../core/live/inflight';
 import { WatchCommands } from './watchCommands';
 import { statusBarText, statusBarTooltip, type ProxyStatus } from './viewModel';
 
@@ -91,7 +92,8 @@ class App implements vscode.Disposable {
     ({ repair: this.repair, policies: this.policies } = this.readRepairAndPolicy());
     this.status.name = 'Tokenscope';
     this.status.command = 'workbench.view.extension.tokenscope';
-    this.tree = new CapturesTree(() => this.store?.list() ?? []);
+    const live = (id: string) => (this.store ? inFlightOf(this.store, id) : undefined);
+    this.tree = new CapturesTree(() => this.store?.list() ?? [], live);
     this.exchanges = new Exchanges(() => this.store, log);
     this.tokenizer = new ExchangeTokenizer(vscode.Uri.joinPath(context.extensionUri, 'dist', 'tokens-worker.js').fsPath, async () => ({
       tokenizerDir: this.settings.tokenizerFolder,
@@ -100,7 +102,7 @@ class App implements vscode.Disposable {
       onWarning: (m) => log.warn(m),
       startDownload: downloadNotification,
     }));
-    this.panels = new ExchangePanels(context.extensionUri, this.exchanges, (o) => this.tokenizer.tokens(o.result), log);
+    this.panels = new ExchangePanels(context.extensionUri, this.exchanges, (o) => this.tokenizer.tokens(o.result), log, live);
     this.otlp = new OtlpBridge(context, log, () => this.settings.redactionPatterns);
     this.providers = new ProvidersView(() => this.store, () => this.policies);
     this.disposables.push(this.status, this.tree, this.exchanges, this.panels, this.otlp, this.providers, new DeliveredDiff(() => this.store));

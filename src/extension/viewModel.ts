@@ -3,7 +3,27 @@
  * the VS Code layer only turns these records into TreeItems, so the wording and grouping are unit-tested in Node.
  */
 import { exchangeModel, exchangeProvider } from '../core/capture/describe';
+import { sizeText } from '../core/live/inflight';
 import type { CapturedExchange, Severity } from '../core/model';
+
+/** What is known of a stream in flight (src/core/live/inflight.ts). */
+export interface LiveInfo {
+  bytes: number;
+  ageMs: number;
+  quietMs: number;
+  started: boolean;
+}
+
+/** A silence shorter than this is not worth a word. */
+export const QUIET_SHOWN_MS = 3000;
+
+/** `3.2 kB · 12 s · no bytes for 42 s` */
+export function liveText(l: LiveInfo): string {
+  const s = (ms: number) => `${Math.floor(ms / 1000)} s`;
+  const parts = [sizeText(l.bytes), s(l.ageMs)];
+  if (l.quietMs >= QUIET_SHOWN_MS) parts.push(l.started ? `no bytes for ${s(l.quietMs)}` : `no response for ${s(l.quietMs)}`);
+  return parts.join(' · ');
+}
 
 export interface SessionNode {
   kind: 'session';
@@ -58,7 +78,7 @@ function time(ms: number): string {
   return `${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}:${String(d.getSeconds()).padStart(2, '0')}`;
 }
 
-export function exchangeRow(x: CapturedExchange): ExchangeRow {
+export function exchangeRow(x: CapturedExchange, live?: LiveInfo): ExchangeRow {
   const count = findingCount(x);
   const model = exchangeModel(x) ?? `${x.method} ${x.path}`;
   const provider = exchangeProvider(x);
@@ -68,7 +88,7 @@ export function exchangeRow(x: CapturedExchange): ExchangeRow {
   if (provider) parts.push(provider);
   if (x.repair) parts.push('repaired');
   if (finish) parts.push(finish);
-  else if (x.state === 'streaming') parts.push('streaming…');
+  else if (x.state === 'streaming') parts.push(live ? `streaming · ${liveText(live)}` : 'streaming…');
   else if (x.status !== undefined && x.status >= 400) parts.push(`HTTP ${x.status}`);
   else if (x.state !== 'complete') parts.push(x.state);
   parts.push(time(x.startedAt));

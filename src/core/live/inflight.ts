@@ -78,3 +78,18 @@ export class QuietStreams {
     return out;
   }
 }
+
+/** One exchange's in-flight state, or undefined when it is not streaming (any more). */
+export function inFlightOf(reader: CaptureReader, id: string, now = Date.now()): InFlight | undefined {
+  const x = reader.get(id);
+  if (!x || x.state !== 'streaming') return undefined;
+  const chunks = reader.readResponse(id)?.chunks ?? [];
+  const last = chunks.at(-1);
+  return {
+    exchange: x,
+    bytes: last ? last.offset + last.length : 0,
+    ageMs: Math.max(0, now - x.startedAt),
+    quietMs: Math.max(0, now - (x.startedAt + (last?.t ?? 0))),
+    started: last !== undefined,
+  };
+}

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { CapturedExchange } from '../../../src/core/model';
-import { exchangeRow, groupSessions, isBroken, statusBarText, statusIcon } from '../../../src/extension/viewModel';
+import { exchangeRow, groupSessions, isBroken, liveText, statusBarText, statusIcon } from '../../../src/extension/viewModel';
 
 let n = 0;
 function x(o: Partial<CapturedExchange> = {}): CapturedExchange {
@@ -65,5 +65,17 @@ describe('captures view model', () => {
     const list = [x({ summary: summary(1) }), x({ summary: summary(0) })];
     assert.equal(statusBarText({ state: 'running', port: 8719 }, list), '$(radio-tower) Tokenscope :8719 · 2 captured · 1 broken');
     assert.equal(statusBarText({ state: 'failed', reason: 'EADDRINUSE' }, []), '$(error) Tokenscope · 0 captured');
+  });
+});
+
+describe('live rows', () => {
+  it('shows bytes and seconds so far, and a silence once it is worth a word', () => {
+    assert.equal(liveText({ bytes: 3200, ageMs: 12_400, quietMs: 800, started: true }), '3.2 kB · 12 s');
+    assert.equal(liveText({ bytes: 3200, ageMs: 54_000, quietMs: 42_300, started: true }), '3.2 kB · 54 s · no bytes for 42 s');
+    assert.equal(liveText({ bytes: 0, ageMs: 9000, quietMs: 9000, started: false }), '0 B · 9 s · no response for 9 s');
+    const row = exchangeRow(x({ state: 'streaming', status: 200 }), { bytes: 25, ageMs: 2000, quietMs: 100, started: true });
+    assert.match(row.description, /^streaming · 25 B · 2 s · /);
+    assert.equal(row.icon.spin, true);
+    assert.match(exchangeRow(x({ state: 'streaming', status: 200 })).description, /^streaming…/);
   });
 });

@@ -169,7 +169,8 @@ export function formatStream(label: string, s: TokenStream, p: Palette = palette
   lines.push('');
   let run: { segment: string; words: string[] } | undefined;
   const flush = () => {
-    if (run) lines.push(...wrap(run.segment.padEnd(13), run.words));
+    // One line at a time: a 200 MB stream wraps into millions of lines, too many to spread into one push call.
+    if (run) for (const line of wrap(run.segment.padEnd(13), run.words)) lines.push(line);
     run = undefined;
   };
   s.tokens.forEach((t, i) => {

@@ -21,7 +21,9 @@ const check: Check = {
       ];
       for (const [field, value, kind] of fields) {
         if (!value) continue;
-        const hits = findMarkers(value);
+        // Tag-style marker text inside a JSON string value is the model writing about markup (a parser, docs), not a
+        // leak; special-token markers (`<|…|>`) there still are (anomalyco/opencode#37297).
+        const hits = findMarkers(value).filter((h) => field !== 'arguments' || /^<[|｜]/.test(h.marker) || !insideJsonString(value, h.start));
         if (hits.length === 0) continue;
         // Another family's tag-style markers (`<tool_call>`) may be code the agent is writing: those only warn.
         const severe = hits.some((h) => unambiguous(h, ctx));
@@ -40,6 +42,22 @@ const check: Check = {
     return out;
   },
 };
+
+/** True when `offset` of a valid JSON text lies inside one of its string literals. */
+function insideJsonString(json: string, offset: number): boolean {
+  try {
+    JSON.parse(json);
+  } catch {
+    return false;
+  }
+  let inString = false;
+  for (let i = 0; i < offset && i < json.length; i++) {
+    const c = json[i];
+    if (inString && c === '\\') i++;
+    else if (c === '"') inString = !inString;
+  }
+  return inString;
+}
 
 /** Offsets of the hits in the native text: exact when the segment holds the value verbatim, else the whole segment. */
 function range(ctx: CheckContext, seg: Segment | undefined, value: string, hits: MarkerHit[]): { start?: number; end?: number } {

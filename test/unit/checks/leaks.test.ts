@@ -97,10 +97,17 @@ describe('markup-in-tool-call', () => {
     assert.match(f.message, /arguments of call 0 \(read\)/);
   });
 
-  test("another family's tag-style markers in arguments only warn (the agent may be writing a parser)", () => {
+  test('tag-style marker text inside a string argument is the model writing about markup: silent, for any family', () => {
     const args = JSON.stringify({ content: 'if (s.startsWith("<tool_call>")) parse(s);' });
-    const r = run(markupInToolCall, { response: response({ message: { toolCalls: [call('write', args, 'functions.write:0')] } }) });
-    const expected = formats.some((f) => f.toolMarkers.includes('<tool_call>')) ? 1 : 0;
+    for (const model of [undefined, 'qwen/qwen3-32b', 'z-ai/glm-4.6']) {
+      const r = run(markupInToolCall, { response: response({ ...(model ? { model } : {}), message: { toolCalls: [call('write', args, 'functions.write:0')] } }) });
+      assert.deepEqual(r.findings, [], model);
+    }
+  });
+
+  test("tag-style markers outside any string (broken arguments) still count; another family's only warn", () => {
+    const r = run(markupInToolCall, { response: response({ message: { toolCalls: [call('write', '{"a": 1}</tool_call>', 'functions.write:0')] } }) });
+    const expected = formats.some((f) => f.toolMarkers.includes('</tool_call>')) ? 1 : 0;
     assert.equal(r.findings.length, expected);
     if (expected) assert.equal(r.findings[0].severity, 'warning');
   });

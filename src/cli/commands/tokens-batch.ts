@@ -8,6 +8,7 @@ import { runBatch, type BatchProgress } from '../../core/tokens/batch/run';
 import type { DownloadProgress } from '../../core/tokens/hub';
 import type { Args } from '../args';
 import { interruptSignal, type CliIO } from '../io';
+import { safeLine, safeText } from '../terminal';
 
 /** Bad lines printed on stderr as they are summarized (all are counted, the first ten are in the JSON summary). */
 const BAD_LINES_PRINTED = 5;
@@ -46,11 +47,11 @@ export async function batch(args: Args, io: CliIO, onDownload: (p: DownloadProgr
       signal: interrupt.signal,
       onProgress: progress?.update,
       onDownload,
-      onWarning: (m) => io.err(`tokenscope tokens: ${m}`),
+      onWarning: (m) => io.err(`tokenscope tokens: ${safeLine(m)}`),
     });
     progress?.clear();
     const s = result.summary;
-    s.badLines.slice(0, BAD_LINES_PRINTED).forEach((b) => io.err(`tokenscope tokens: line ${b.line}: ${neutralize(b.error)}`));
+    s.badLines.slice(0, BAD_LINES_PRINTED).forEach((b) => io.err(`tokenscope tokens: line ${b.line}: ${safeLine(b.error)}`));
     if (s.bad > BAD_LINES_PRINTED) io.err(`tokenscope tokens: … and ${s.bad - BAD_LINES_PRINTED} more bad lines`);
     const seconds = result.elapsedMs / 1000;
     const run = {
@@ -66,7 +67,8 @@ export async function batch(args: Args, io: CliIO, onDownload: (p: DownloadProgr
     } else {
       const wrote = `${s.lines - s.bad} lines written to ${output}${specforgeOutput ? ` (and ${specforgeOutput})` : ''}`;
       const head = result.interrupted ? `interrupted: ${wrote}, for the first ${s.lines + s.blank} input lines` : wrote;
-      io.out(`${head} in ${run.seconds} s (${run.linesPerSecond ?? '-'} lines/s)\n\n${s.text()}`);
+      // Dataset names and messages come from the input: escaped before they reach the terminal.
+      io.out(safeText(`${head} in ${run.seconds} s (${run.linesPerSecond ?? '-'} lines/s)\n\n${s.text()}`, Infinity));
     }
     if (result.interrupted) return 130;
     return s.lines > 0 && s.bad === s.lines ? 1 : 0;
@@ -112,11 +114,6 @@ function terminalProgress(): { update: (p: BatchProgress) => void; clear: () => 
       shown = false;
     },
   };
-}
-
-/** Control characters (escape sequences) from input data never reach the terminal as such. */
-function neutralize(text: string): string {
-  return text.replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
 function clock(seconds: number): string {

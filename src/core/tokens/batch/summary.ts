@@ -140,7 +140,9 @@ function countTools(t: ToolCounts, s: LineStats): void {
   if (s.structuredCalls) t.structuredCalls++;
 }
 
-function accountingJson(a: Accounting, difference: string) {
+/** `percent`: for completions counted vs billed (in % of billed); for prompts billed vs rendered (in % of rendered). */
+function accountingJson(a: Accounting, difference: 'counted − billed' | 'billed − rendered') {
+  const [x, base] = difference === 'counted − billed' ? [a.counted, a.billed] : [a.billed, a.counted];
   return {
     compared: a.compared,
     exact: a.exact,
@@ -148,8 +150,7 @@ function accountingJson(a: Accounting, difference: string) {
     differences: a.differences,
     counted: a.counted,
     billed: a.billed,
-    /** Total counted vs total billed, in percent of billed. */
-    percent: a.billed ? Math.round(((a.counted - a.billed) / a.billed) * 1e5) / 1e3 : null,
+    percent: base ? Math.round(((x - base) / base) * 1e5) / 1e3 : null,
   };
 }
 

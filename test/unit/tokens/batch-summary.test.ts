@@ -1,0 +1,38 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { LineStats } from '../../../src/core/tokens/batch/process';
+import { BatchSummary } from '../../../src/core/tokens/batch/summary';
+
+const stats = (s: Partial<LineStats>): LineStats => ({
+  tools: false,
+  promptMarkup: false,
+  contentMarkup: false,
+  structuredCalls: false,
+  completion: { counted: 10, billed: 10 },
+  rules: [],
+  ...s,
+});
+
+test('batch summary: datasets, tool-call markup, accounting buckets and percent, findings by rule, bad lines', () => {
+  const s = new BatchSummary();
+  s.add({ line: 1, stats: stats({ dataset: 'a', tools: true, structuredCalls: true, prompt: { counted: 100, billed: 100 } }) });
+  s.add({ line: 2, stats: stats({ dataset: 'a', contentMarkup: true, completion: { counted: 12, billed: 10 }, rules: ['markup-in-content'] }) });
+  s.add({ line: 3, stats: stats({ dataset: 'b', promptMarkup: true, completion: { counted: 30, billed: 10 }, prompt: { counted: 100, billed: 130 }, rules: ['prompt-token-mismatch'] }) });
+  s.add({ line: 4, error: 'not valid JSON' });
+  s.add({ line: 5, stats: stats({ completion: { counted: 7 } }) });
+  const j = s.toJSON();
+  assert.deepEqual(j.lines, { read: 5, processed: 4, bad: 1, blank: 0 });
+  assert.deepEqual(j.badLines, [{ line: 4, error: 'not valid JSON' }]);
+  assert.deepEqual(j.samples, { total: 4, byDataset: { a: 2, b: 1 } });
+  assert.deepEqual([j.toolCalls.withTools, j.toolCalls.promptMarkup, j.toolCalls.contentMarkup, j.toolCalls.structuredCalls], [1, 1, 1, 1]);
+  const c = j.accounting.completion;
+  assert.deepEqual([c.compared, c.exact, c.counted, c.billed, c.percent], [3, 1, 52, 30, 73.333]);
+  assert.deepEqual([c.differences['0'], c.differences['+2'], c.differences['> +10']], [1, 1, 1]);
+  const p = j.accounting.prompt;
+  assert.deepEqual([p.compared, p.exact, p.differences['> +10'], p.percent], [2, 1, 1, 15]);
+  assert.deepEqual(j.findingsByRule, { 'markup-in-content': 1, 'prompt-token-mismatch': 1 });
+  const text = s.text();
+  assert.match(text, /4 samples processed, 1 bad line/);
+  assert.match(text, /completion accounting: 1 of 3 exact; 52 counted vs 30 billed \(\+73\.333%\)/);
+  assert.match(text, /prompt accounting: 1 of 2 exact; 200 rendered vs 230 billed \(\+15%\)/);
+});

@@ -247,3 +247,45 @@ test('sessions follow the agent\'s own session header; without one, the idle win
     await up.close();
   }
 });
+
+test('a 256 MB request body streams through without being held: the proxy grows by far less than the body', async () => {
+  let got = 0;
+  const up = await startUpstream((req, res) => {
+    req.on('data', (c: Buffer) => (got += c.length));
+    req.on('end', () => res.end('{}'));
+  });
+  const rig = await startRig({ default: up.url });
+  const MB = 256;
+  try {
+    global.gc?.();
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+    await new Promise<void>((resolve, reject) => {
+      const req = request(`${rig.proxy.url}/v1/chat/completions`, { method: 'POST', agent: false, headers: { 'content-length': String(MB * 1024 * 1024) } }, (res) => {
+        res.resume();
+        res.once('end', () => resolve());
+      });
+      req.once('error', reject);
+      const chunk = Buffer.alloc(1024 * 1024, 'a');
+      let sent = 0;
+      const pump = () => {
+        while (sent < MB) {
+          sent++;
+          if (!req.write(chunk)) return void req.once('drain', pump);
+        }
+        req.end();
+      };
+      pump();
+    });
+    clearInterval(sampler);
+    assert.equal(got, MB * 1024 * 1024, 'the upstream got all of it');
+    const grewMb = (peak - before) / 1024 / 1024;
+    assert.ok(grewMb < 120, `the test process (client, proxy and upstream) grew by ${grewMb.toFixed(0)} MB for a ${MB} MB body`);
+    await waitFor(() => rig.store.list()[0]?.state === 'complete', 'the capture');
+    assert.equal(rig.store.get(rig.store.list()[0].id)!.requestBody, undefined, 'a body over 16 MB is forwarded, not recorded');
+  } finally {
+    await rig.close();
+    await up.close();
+  }
+});

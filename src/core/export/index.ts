@@ -11,6 +11,7 @@ import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { findCapture } from '../capture/store';
 import { UserError, type CaptureReader } from '../model';
+import { containsSecret } from '../redact';
 import { BUNDLE_EXTENSION, writeBundle } from './bundle';
 import { writeCurl } from './curl';
 import { writeHar } from './har';
@@ -64,6 +65,27 @@ export function defaultFileName(repros: Repro[], format: ExportFormat): string {
  * Every format's output has been through the redaction pass and its final guard.
  */
 export function exportText(repros: Repro[], format: ExportFormat): string {
+  const text = composeExport(repros, format);
+  refuseSecrets(repros, text);
+  return text;
+}
+
+/**
+ * The last guard before an export leaves: one that still holds a detected secret (a key the model streamed over
+ * several events, which redaction cannot cut out of the raw stream, or any key shape in the composed text) is refused
+ * with one line, and nothing is written or printed.
+ */
+function refuseSecrets(repros: Repro[], text: string): void {
+  const split = repros.find((r) => r.redactions.some((x) => x.label === 'split-key'));
+  if (split) {
+    throw new UserError(
+      `export refused: capture ${split.exchange.id} holds a key the model streamed over several events, which the export would reassemble; nothing was written`,
+    );
+  }
+  if (containsSecret(text)) throw new UserError('export refused: the export still holds a key-shaped string after redaction; nothing was written (add a --redact pattern)');
+}
+
+function composeExport(repros: Repro[], format: ExportFormat): string {
   if (repros.length === 0) throw new UserError('nothing to export: no exchanges');
   if (format === 'har') return writeHar(repros);
   if (repros.length > 1) throw new UserError(`--format ${format} describes one exchange; use --format har for a session`);

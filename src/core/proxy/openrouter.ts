@@ -6,6 +6,7 @@
 /** What the proxy records from a request body: the model asked for and the provider pin (`provider.only`, else `provider.order`). */
 export function requestInfo(body: string | undefined): { model?: string; pin?: string[] } {
   if (!body || body[0] !== '{') return {};
+  if (body.length > FULL_PARSE_MAX) return largeRequestInfo(body);
   let v: { model?: unknown; provider?: { only?: unknown; order?: unknown } } | null;
   try {
     v = JSON.parse(body);
@@ -19,6 +20,38 @@ export function requestInfo(body: string | undefined): { model?: string; pin?: s
     ...(typeof v?.model === 'string' && { model: v.model }),
     ...(pin && pin.length > 0 && { pin }),
   };
+}
+
+/** Bodies up to this are parsed whole; a larger one (long contexts, images) would stall the event loop for tens of ms. */
+const FULL_PARSE_MAX = 1024 * 1024;
+
+/**
+ * The same for a large body, by a scan instead of a parse: an unescaped `"model":"…"` is a real member (inside a
+ * JSON string a quote is escaped), and `"provider":{…}` is parsed alone when it is short.
+ */
+function largeRequestInfo(body: string): { model?: string; pin?: string[] } {
+  const model = memberValue(body, '"model"', /"model"\s*:\s*"((?:[^"\\]|\\.){1,200})"/y, (raw) => JSON.parse(`"${raw}"`) as string);
+  const pin = memberValue(body, '"provider"', /"provider"\s*:\s*(\{[^{}]{0,2000}\})/y, (raw) => {
+    const v = JSON.parse(raw) as { only?: unknown; order?: unknown };
+    const list = Array.isArray(v.only) ? v.only : Array.isArray(v.order) ? v.order : undefined;
+    return list?.filter((x): x is string => typeof x === 'string');
+  });
+  return { ...(model && { model }), ...(pin && pin.length > 0 && { pin }) };
+}
+
+/** The first `name` member whose value `re` (sticky) reads; found with indexOf, which is native and fast on 16 MB. */
+function memberValue<T>(body: string, name: string, re: RegExp, read: (raw: string) => T | undefined): T | undefined {
+  for (let at = body.indexOf(name); at >= 0; at = body.indexOf(name, at + name.length)) {
+    re.lastIndex = at;
+    const m = re.exec(body);
+    if (!m) continue;
+    try {
+      return read(m[1]);
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
 }
 
 /**

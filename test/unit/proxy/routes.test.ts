@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { errorBody, speaksAnthropic } from '../../../src/core/proxy/errors';
 import { isLoopbackHost, refusal } from '../../../src/core/proxy/guard';
 import { pinHonoured, requestInfo, servedProvider } from '../../../src/core/proxy/openrouter';
+import { redactText } from '../../../src/core/redact';
 import { BadPathError, checkRouteName, checkUpstreamUrl, resolveRoute, routePrefix } from '../../../src/core/proxy/routes';
 import { agentSessionId } from '../../../src/core/proxy/session';
 import { agentFromHeaders } from '../../../src/core/proxy/user-agent';
@@ -105,4 +106,15 @@ test('more agents by name; an agent session header becomes a stable session id, 
   assert.ok(agentSessionId({ session_id: 'x' }, 'codex'));
   assert.ok(agentSessionId({ 'x-session-affinity': 'ses_1' }, 'opencode'));
   assert.equal(agentSessionId({ 'user-agent': 'curl/8' }, 'curl'), undefined);
+});
+
+test('a request body over 1 MB is read for model and pin by a scan, not a parse; keys in it are still masked', () => {
+  const filler = 'say \\"model\\": \\"not-this\\" '.repeat(60_000);
+  const big = `{"messages":[{"role":"user","content":"${filler}"}],"tools":[{"parameters":{"properties":{"model":{"type":"string"}}}}],"model":"moonshotai/kimi-k2","provider":{"only":["chutes"]}}`;
+  assert.ok(big.length > 1024 * 1024);
+  assert.deepEqual(requestInfo(big), { model: 'moonshotai/kimi-k2', pin: ['chutes'] });
+  assert.deepEqual(requestInfo(big.replace(',"provider":{"only":["chutes"]}', '')), { model: 'moonshotai/kimi-k2' });
+  const withKey = big.replace('say', 'my key is sk-or-v1-0123456789abcdef0123456789abcdef and');
+  assert.ok(!redactText(withKey).includes('sk-or-v1-0123456789abcdef'), 'the cheap pass still lets the key patterns run');
+  assert.equal(redactText(big), big);
 });

@@ -1,0 +1,85 @@
+/**
+ * Repair mode, the Providers view and a provider policy in a real VS Code (code-server + Chromium): with
+ * `tokenscope.repair.enabled` a leaky provider's call reaches the agent structured; the exchange shows the
+ * "repaired" badge and opens Raw ⇄ Delivered in the diff editor; the Providers view lists the provider, and
+ * "Avoid This Provider for This Model" from it writes the setting that the next request carries upstream.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { READ_TOOL } from '../fixtures/openrouter-emulator';
+import { contextMenu, missingPrerequisite, screenshot, startWorkbenchRig, webviewFrame, type Page, type WorkbenchRig } from './harness';
+
+const skip = missingPrerequisite();
+const MODEL = 'moonshotai/kimi-k2-0905';
+
+describe('Tokenscope repair mode and provider policy in VS Code', { skip, timeout: 10 * 60_000 }, () => {
+  let rig: WorkbenchRig;
+  let page: Page;
+
+  const send = (provider: Record<string, unknown>) =>
+    fetch(`http://127.0.0.1:${rig.proxyPort}/openrouter/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer sk-or-v1-e2erepair', 'user-agent': 'opencode/1.0 e2e' },
+      body: JSON.stringify({ model: MODEL, stream: true, provider, messages: [{ role: 'user', content: 'Read README.md.' }], tools: [READ_TOOL] }),
+    });
+
+  before(async () => {
+    rig = await startWorkbenchRig(
+      [
+        { slug: 'chutes', name: 'Chutes', personality: 'leak-content' },
+        { slug: 'fireworks', name: 'Fireworks', personality: 'correct' },
+      ],
+      { 'tokenscope.repair.enabled': true },
+    );
+    page = rig.page;
+    await page.locator('.activitybar .action-item a[aria-label^="Tokenscope"]').click({ timeout: 60_000 });
+    await page.locator('.statusbar-item', { hasText: `Tokenscope :${rig.proxyPort}` }).waitFor({ timeout: 30_000 });
+  });
+
+  after(() => rig?.close('4x-last'));
+
+  it('delivers the leaked call structured and shows the repaired badge and Raw ⇄ Delivered diff', async () => {
+    const res = await send({ only: ['chutes'] });
+    assert.equal(res.status, 200);
+    const text = await res.text();
+    assert.doesNotMatch(text, /tool_calls_section_begin/, 'no markup reaches the agent');
+    assert.match(text, /"tool_calls":\[\{"index":0,"id":"functions\.read:0","type":"function"/);
+    assert.match(text, /"finish_reason":"tool_calls"/);
+
+    const row = page.locator('.part.sidebar .monaco-list-row', { hasText: 'repaired' }).first();
+    await row.waitFor({ timeout: 30_000 });
+    await row.click();
+    const view = webviewFrame(page);
+    await view.locator('vscode-badge', { hasText: 'repaired' }).waitFor({ timeout: 60_000 });
+    await view.locator('.meta div', { hasText: /Repaired\s*1 call delivered as tool_calls/ }).waitFor();
+    await screenshot(page, '40-repaired-badge');
+    await view.locator('vscode-button', { hasText: 'Raw ⇄ Delivered' }).click();
+    await page.locator('.tab', { hasText: 'Raw ⇄ Delivered' }).waitFor({ timeout: 30_000 });
+    await page.locator('.monaco-diff-editor').first().waitFor({ timeout: 30_000 });
+    await screenshot(page, '41-raw-delivered-diff');
+  });
+
+  it('lists the provider in the Providers view; Avoid… writes the policy and the next request carries it', async () => {
+    const header = page.locator('.part.sidebar .pane-header', { hasText: 'Providers' });
+    await header.waitFor({ timeout: 30_000 });
+    if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click();
+    const pane = page.locator('.part.sidebar .pane', { has: header });
+    const chutes = pane.locator('.monaco-list-row', { hasText: 'Chutes' }).first();
+    await page.locator('.part.sidebar .pane-header', { hasText: 'Providers' }).locator('.action-label[aria-label="Refresh Providers"]').click().catch(() => undefined);
+    await chutes.waitFor({ timeout: 30_000 });
+    await pane.locator('.monaco-list-row', { hasText: /1 tool turn · 100% broken/ }).waitFor({ timeout: 30_000 });
+    await screenshot(page, '42-providers-view');
+
+    await contextMenu(page, chutes, 'Avoid This Provider for This Model');
+    await page.locator('.notifications-toasts', { hasText: 'now avoids chutes' }).waitFor({ timeout: 15_000 });
+    await pane.locator('.monaco-list-row', { hasText: 'policy: avoided' }).waitFor({ timeout: 30_000 });
+    await screenshot(page, '43-policy-applied');
+
+    const before = rig.emulator.requests.length;
+    const res = await send({ order: ['chutes'] });
+    assert.equal(res.status, 200);
+    assert.match(await res.text(), /"provider":"Fireworks"/, 'the avoided provider no longer serves the model');
+    const sent = rig.emulator.requests.slice(before).find((r) => r.path.endsWith('/chat/completions'));
+    assert.deepEqual(sent?.body.provider, { order: ['chutes'], ignore: ['chutes'] });
+  });
+});

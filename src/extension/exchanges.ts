@@ -108,6 +108,13 @@ export class Exchanges implements vscode.TextDocumentContentProvider, vscode.Dis
       d.code = f.rule;
       return d;
     });
+    // Repair mode: what the agent got instead of these bytes, as one note at the start.
+    if (o.view.repaired) {
+      const d = new vscode.Diagnostic(new vscode.Range(0, 0, 0, 0), `Repair mode rewrote this response for the agent: ${o.view.repaired}. The findings are on the upstream's bytes.`, vscode.DiagnosticSeverity.Information);
+      d.source = 'tokenscope';
+      d.code = 'repaired';
+      diags.push(d);
+    }
     this.diagnostics.set(uri, diags);
     this.docChanged.fire(uri);
   }

@@ -69,8 +69,9 @@ describe('Tokenscope in VS Code', { skip, timeout: 10 * 60_000 }, () => {
     const item = page.locator('.activitybar .action-item a[aria-label^="Tokenscope"]');
     await item.waitFor({ timeout: 60_000 });
     await item.click();
-    // A container with a single view shows the view's name in the sidebar title instead of a pane header.
-    await page.locator('.part.sidebar .title-label', { hasText: /captures/i }).waitFor();
+    // The container holds the Captures and Providers views, each under its pane header.
+    await page.locator('.part.sidebar .pane-header', { hasText: /captures/i }).waitFor();
+    await page.locator('.part.sidebar .pane-header', { hasText: /providers/i }).waitFor();
     await page.locator('.part.sidebar .welcome-view-content', { hasText: 'No exchanges captured yet' }).waitFor();
     await page.locator('.statusbar-item', { hasText: `Tokenscope :${proxyPort}` }).waitFor({ timeout: 30_000 });
     await screenshot(page, '01-activity-bar');

@@ -55,7 +55,9 @@ describe('Tokenscope repair mode and provider policy in VS Code', { skip, timeou
     await screenshot(page, '40-repaired-badge');
     await view.locator('vscode-button', { hasText: 'Raw ⇄ Delivered' }).click();
     await page.locator('.tab', { hasText: 'Raw ⇄ Delivered' }).waitFor({ timeout: 30_000 });
-    await page.locator('.monaco-diff-editor').first().waitFor({ timeout: 30_000 });
+    // Both sides rendered: the upstream's markup on the left, the structured call on the right.
+    await page.locator('.monaco-diff-editor .original .view-lines', { hasText: 'tool_calls_section_begin' }).waitFor({ timeout: 30_000 });
+    await page.locator('.monaco-diff-editor .modified .view-lines', { hasText: 'functions.read:0' }).waitFor({ timeout: 30_000 });
     await screenshot(page, '41-raw-delivered-diff');
   });
 
@@ -63,9 +65,8 @@ describe('Tokenscope repair mode and provider policy in VS Code', { skip, timeou
     const header = page.locator('.part.sidebar .pane-header', { hasText: 'Providers' });
     await header.waitFor({ timeout: 30_000 });
     if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click();
-    const pane = page.locator('.part.sidebar .pane', { has: header });
+    const pane = page.locator('.part.sidebar .pane', { has: page.locator('.pane-header', { hasText: 'Providers' }) });
     const chutes = pane.locator('.monaco-list-row', { hasText: 'Chutes' }).first();
-    await page.locator('.part.sidebar .pane-header', { hasText: 'Providers' }).locator('.action-label[aria-label="Refresh Providers"]').click().catch(() => undefined);
     await chutes.waitFor({ timeout: 30_000 });
     await pane.locator('.monaco-list-row', { hasText: /1 tool turn · 100% broken/ }).waitFor({ timeout: 30_000 });
     await screenshot(page, '42-providers-view');

@@ -15,6 +15,7 @@ import { OpenRouterClient } from '../core/upstream/openrouter';
 import { copyAgentSnippet, launchAgent } from './agentCommands';
 import { CapturesTree, exchangeIdOf } from './capturesTree';
 import { registerCompare } from './compare/index';
+import { DemoCommands } from './demoCommands';
 import { copyIssue, exportRepro, openRepro, rerunExchange, type ReproDeps } from './reproCommands';
 import { ExchangePanels } from './exchangePanel';
 import { Exchanges } from './exchanges';
@@ -83,6 +84,7 @@ class App implements vscode.Disposable {
   /** Repair mode and provider policy, read at start and on each settings change; the proxy's stages read these per request. */
   private repair: RepairSettings;
   private policies: Policies;
+  private readonly demo: DemoCommands;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -107,6 +109,13 @@ class App implements vscode.Disposable {
     this.providers = new ProvidersView(() => this.store, () => this.policies);
     this.disposables.push(this.status, this.tree, this.exchanges, this.panels, this.otlp, this.providers, new DeliveredDiff(() => this.store));
     this.disposables.push(new WatchCommands(context, { store: () => this.store, openrouter: () => this.openRouterClient(), log }));
+    this.demo = new DemoCommands({
+      store: () => this.store,
+      openExchange: (id) => this.panels.show(id),
+      clearDiagnostics: (id) => this.exchanges.clearDiagnostics(id),
+      log,
+    });
+    this.disposables.push(this.demo);
     this.registerCommands();
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => {
@@ -223,6 +232,7 @@ class App implements vscode.Disposable {
   private render(): void {
     const list = this.store?.list() ?? [];
     this.status.text = statusBarText(this.proxyStatus, list);
+    this.demo?.update(list);
     this.status.tooltip = statusBarTooltip(this.proxyStatus, this.proxy?.url);
     this.status.backgroundColor = this.proxyStatus.state === 'failed' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
   }

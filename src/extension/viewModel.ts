@@ -3,6 +3,7 @@
  * the VS Code layer only turns these records into TreeItems, so the wording and grouping are unit-tested in Node.
  */
 import { exchangeModel, exchangeProvider } from '../core/capture/describe';
+import { isDemoCapture } from '../core/demo/mark';
 import { sizeText } from '../core/live/inflight';
 import type { CapturedExchange, Severity } from '../core/model';
 
@@ -83,7 +84,8 @@ export function exchangeRow(x: CapturedExchange, live?: LiveInfo): ExchangeRow {
   const model = exchangeModel(x) ?? `${x.method} ${x.path}`;
   const provider = exchangeProvider(x);
   const finish = x.summary?.finishReason;
-  const parts: string[] = [];
+  const demo = isDemoCapture(x);
+  const parts: string[] = demo ? ['demo'] : [];
   if (count) parts.push(`${count} finding${count === 1 ? '' : 's'}`);
   if (provider) parts.push(provider);
   if (x.repair) parts.push('repaired');
@@ -101,6 +103,7 @@ export function exchangeRow(x: CapturedExchange, live?: LiveInfo): ExchangeRow {
     x.summary?.rules.length ? `rules: ${[...new Set(x.summary.rules)].join(', ')}` : undefined,
     x.error ? `error: ${x.error}` : undefined,
     x.target ? `re-run on ${x.target}` : undefined,
+    demo ? "demo capture from Tokenscope's built-in local upstream (Tokenscope: Clear Demo Captures removes it)" : undefined,
   ];
   return {
     label: model,
@@ -158,7 +161,8 @@ export function statusBarText(proxy: ProxyStatus, exchanges: readonly CapturedEx
           ? '$(error) Tokenscope'
           : '$(circle-slash) Tokenscope';
   const broken = exchanges.filter(isBroken).length;
-  return `${head} · ${exchanges.length} captured${broken ? ` · ${broken} broken` : ''}`;
+  const demo = exchanges.filter(isDemoCapture).length;
+  return `${head} · ${exchanges.length} captured${demo ? ` (${demo} demo)` : ''}${broken ? ` · ${broken} broken` : ''}`;
 }
 
 export function statusBarTooltip(proxy: ProxyStatus, baseUrl: string | undefined): string {

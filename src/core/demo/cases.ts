@@ -6,9 +6,7 @@
 import { getFormat } from '../formats/index';
 import type { AssistantMessage, ToolCall } from '../model';
 
-/** The route every demo capture goes through (`/u/demo/…` on the proxy) and the provider it names. */
-export const DEMO_ROUTE = 'demo';
-export const DEMO_PROVIDER = 'Demo (local)';
+export { DEMO_PROVIDER, DEMO_ROUTE } from './mark';
 export const DEMO_MODEL = 'moonshotai/kimi-k2-0905';
 /** The request header that picks a case; requests without it (a real agent) get the agent scenario. */
 export const DEMO_CASE_HEADER = 'x-tokenscope-demo-case';

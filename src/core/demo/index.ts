@@ -3,21 +3,19 @@
  * the fixed cases (./cases.ts) through that proxy into a capture store. Used by `tokenscope demo` and the extension's
  * "See a broken tool call now". Nothing leaves 127.0.0.1 and no key is needed.
  *
- * A demo capture is told apart by the fields every capture keeps: route `demo`, or the provider "Demo (local)".
+ * A demo capture is told apart by the fields every capture keeps: route `demo`, or the provider "Demo (local)" (./mark.ts).
  */
 import type { CaptureStore } from '../capture/store';
 import type { CapturedExchange } from '../model';
 import { startProxy, type ProxyHandle } from '../proxy/server';
 import { routePrefix } from '../proxy/routes';
 import type { ResponseStageFactory } from '../proxy/stage';
-import { BROKEN_CASE, DEMO_CASES, DEMO_CASE_HEADER, DEMO_MODEL, DEMO_PROVIDER, DEMO_ROUTE, DEMO_TOOL, type DemoCase } from './cases';
+import { BROKEN_CASE, DEMO_CASES, DEMO_CASE_HEADER, DEMO_MODEL, DEMO_TOOL, type DemoCase } from './cases';
+import { DEMO_ROUTE, isDemoCapture } from './mark';
 import { startDemoUpstream, type DemoUpstream, type DemoUpstreamOptions } from './upstream';
 
-export { BROKEN_CASE, DEMO_CASES, DEMO_MODEL, DEMO_PROVIDER, DEMO_ROUTE, type DemoCase } from './cases';
-
-export function isDemoCapture(x: Pick<CapturedExchange, 'route' | 'servedProvider'>): boolean {
-  return x.route === DEMO_ROUTE || x.servedProvider === DEMO_PROVIDER;
-}
+export { BROKEN_CASE, DEMO_CASES, DEMO_MODEL, type DemoCase } from './cases';
+export { DEMO_PROVIDER, DEMO_ROUTE, isDemoCapture } from './mark';
 
 export interface DemoProxy {
   proxy: ProxyHandle;

@@ -66,6 +66,17 @@ describe('captures view model', () => {
     assert.equal(statusBarText({ state: 'running', port: 8719 }, list), '$(radio-tower) Tokenscope :8719 · 2 captured · 1 broken');
     assert.equal(statusBarText({ state: 'failed', reason: 'EADDRINUSE' }, []), '$(error) Tokenscope · 0 captured');
   });
+
+  it('marks demo captures in the tree and the status bar', () => {
+    const demo = x({ route: 'demo', servedProvider: 'Demo (local)', summary: { ...summary(3), provider: 'Demo (local)' } });
+    const real = x({ summary: summary(1) });
+    const row = exchangeRow(demo);
+    assert.match(row.description, /^demo · 3 findings · Demo \(local\) · stop · /);
+    assert.match(row.tooltip, /demo capture from Tokenscope's built-in local upstream/);
+    assert.doesNotMatch(exchangeRow(real).description, /demo/);
+    assert.doesNotMatch(exchangeRow(real).tooltip, /demo capture/);
+    assert.equal(statusBarText({ state: 'running', port: 8719 }, [demo, real]), '$(radio-tower) Tokenscope :8719 · 2 captured (1 demo) · 2 broken');
+  });
 });
 
 describe('live rows', () => {

@@ -22,6 +22,13 @@ function liveView(l: LiveInfo): LiveView {
   return { ...l, text: liveText(l) };
 }
 
+/** A finding that only the end of a stream can make true: not shown while the stream is still going. */
+const END_ONLY_RULES = new Set(['stream-unterminated']);
+
+function withoutEndOnly<T extends { findings: { rule: string; severity: string }[] }>(v: T): T {
+  return v.findings.some((f) => END_ONLY_RULES.has(f.rule)) ? { ...v, findings: v.findings.filter((f) => !END_ONLY_RULES.has(f.rule)) } : v;
+}
+
 export class ExchangePanels implements vscode.Disposable {
   private readonly panels = new Map<string, Panel>();
   private liveTimer: NodeJS.Timeout | undefined;
@@ -177,7 +184,9 @@ class Panel {
     this.opened = opened;
     this.panel.title = opened.view.title;
     this.liveClockAt = Date.now();
-    void this.post({ type: 'exchange', exchange: opened.view });
+    const view = withoutEndOnly(opened.view);
+    const worst = (['error', 'warning', 'info'] as const).find((sev) => view.findings.some((f) => f.severity === sev));
+    void this.post({ type: 'exchange', exchange: { ...view, worst } });
     if (this.tokenizing) {
       this.pendingLive = true;
       return;
@@ -189,7 +198,7 @@ class Panel {
       this.tokens = t;
       const result = await t;
       if (generation !== this.generation) return void (this.tokenizing = false);
-      await this.post({ type: 'tokens', ...result });
+      await this.post({ type: 'tokens', ...result, ...(result.stream && { stream: withoutEndOnly(result.stream) }) });
       if (this.pendingLive) {
         this.pendingLive = false;
         return run();

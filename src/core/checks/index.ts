@@ -89,7 +89,15 @@ export const CAPTURE_TRUNCATED: RuleInfo = {
   why: 'Tokenscope kept only the start of a response larger than its per-body cap: the client got every byte, but findings past the cut are missing.',
 };
 
-const byId = new Map<string, RuleInfo>([...checks, INTERNAL_ERROR, CAPTURE_TRUNCATED].map((c) => [c.id, { id: c.id, severity: c.severity, title: c.title, why: c.why }]));
+/** Reported by the token accounting (tokens/accounting.ts): the turn's tokens against what the provider billed. */
+export const TOKEN_ACCOUNTING_MISMATCH: RuleInfo = {
+  id: 'token-accounting-mismatch',
+  severity: 'warning',
+  title: 'Completion tokens differ from the bill',
+  why: "The provider billed a different number of completion tokens than the turn holds in the model's own tokenizer: output was hidden, stripped or invented on the way, so the agent did not get what the model generated (or you pay for tokens you never saw).",
+};
+
+const byId = new Map<string, RuleInfo>([...checks, INTERNAL_ERROR, CAPTURE_TRUNCATED, TOKEN_ACCOUNTING_MISMATCH].map((c) => [c.id, { id: c.id, severity: c.severity, title: c.title, why: c.why }]));
 
 export function ruleInfo(id: string): RuleInfo | undefined {
   return byId.get(id);

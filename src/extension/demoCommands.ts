@@ -55,6 +55,8 @@ export class DemoCommands implements vscode.Disposable {
           }
         },
       );
+      // A count only when every capture's analysis is in: never a "0 broken" for an analysis still to come.
+      const analysed = results.every((r) => r.exchange.summary);
       const broken = results.filter((r) => (r.exchange.summary?.counts.error ?? 0) > 0).length;
       this.deps.log.info(`demo: ${results.length} exchanges captured (${results.map((r) => `${r.case.id} ${r.exchange.id}`).join(', ')})`);
       await vscode.commands.executeCommand('tokenscope.captures.focus');
@@ -62,7 +64,7 @@ export class DemoCommands implements vscode.Disposable {
       if (first) await this.deps.openExchange(first.exchange.id);
       void vscode.window
         .showInformationMessage(
-          `Tokenscope demo: ${results.length} exchanges from the built-in local upstream ("Demo (local)"), ${broken} broken. The first one is open: its tool-call section never ends. Nothing left this machine.`,
+          `Tokenscope demo: ${results.length} exchanges from the built-in local upstream ("Demo (local)")${analysed ? `, ${broken} broken` : ''}. The first one is open: its tool-call section never ends. Nothing left this machine.`,
           'Clear Demo Captures',
         )
         .then((a) => a && vscode.commands.executeCommand('tokenscope.clearDemoCaptures'));

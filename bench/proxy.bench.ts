@@ -17,8 +17,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-const CHUNKS = 20_000;
-const RUNS = 5;
+// BENCH_PROXY_SCALE (e.g. 0.05) shrinks every chunk count for a quick check; BENCH_RUNS overrides RUNS.
+const SCALE = Number(process.env.BENCH_PROXY_SCALE ?? 1);
+const CHUNKS = Math.max(10, Math.round(20_000 * SCALE));
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const TTFB_SAMPLES = 60;
 const CONCURRENT = 100;
 
@@ -107,20 +109,34 @@ function fetchHeaders(url: string, agent: Agent): Promise<number> {
 
 /** A bare Node pass-through (node:http in, node:http out, pipe, no capture) in its own process: the floor. */
 async function startBare(upstream: string) {
+  // Hop-by-hop headers are not forwarded (each side keeps its own keep-alive terms), and a failed leg is answered
+  // with a 502 and named on stderr instead of taking the process (and every pooled connection) down.
   const code = `const http = require('node:http');
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 const up = new URL(${JSON.stringify(upstream)});
-const server = http.createServer({ keepAliveTimeout: 65000 }, (req, res) => {
-  const u = http.request({ host: up.hostname, port: up.port, path: req.url, method: req.method, headers: req.headers, agent }, (r) => {
-    res.writeHead(r.statusCode, r.headers);
+const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
+const strip = (h) => Object.fromEntries(Object.entries(h).filter(([k]) => !HOP.has(k)));
+const fail = (where, res) => (e) => {
+  process.stderr.write('bare pass-through: ' + where + ': ' + e.message + '\\n');
+  if (!res.headersSent) res.writeHead(502).end();
+  else res.destroy();
+};
+const server = http.createServer({ keepAliveTimeout: 65000, requestTimeout: 0 }, (req, res) => {
+  const u = http.request({ host: up.hostname, port: up.port, path: req.url, method: req.method, headers: strip(req.headers), agent }, (r) => {
+    res.writeHead(r.statusCode, strip(r.headers));
     r.pipe(res);
+    r.once('error', fail('upstream response', res));
   });
+  u.once('error', fail('upstream request', res));
+  req.once('error', fail('client request', res));
   req.pipe(u);
 });
 server.listen(0, '127.0.0.1', () => console.log('bare on http://127.0.0.1:' + server.address().port));`;
   const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve) => child.stdout!.on('data', (d) => resolve(/http:\/\/\S+/.exec(String(d))![0])));
-  return { url, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) };
+  let exited: string | undefined;
+  child.once('exit', (code, signal) => (exited = `bare pass-through exited (${signal ?? code})`));
+  return { url, exited: () => exited, stop: () => new Promise((r) => (exited ? r(undefined) : (child.once('exit', r), child.kill('SIGTERM')))) };
 }
 
 /** `tokenscope serve` in a child process: the built binary (`npm run bench` builds first), else the sources through tsx. */
@@ -170,7 +186,7 @@ export default async function bench() {
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENT });
   try {
     let requests = 0;
-    const BURST_CHUNKS = [20_000, 100_000];
+    const BURST_CHUNKS = [20_000, 100_000].map((n) => Math.max(10, Math.round(n * SCALE)));
     const through = async (path: string) => {
       const r = await fetchStream(`${proxy.url}${path}`, agent);
       requests++;
@@ -205,11 +221,16 @@ export default async function bench() {
     for (const n of BURST_CHUNKS) {
       const b = (burst[n] = { direct: [] as number[], bare: [] as number[], proxy: [] as number[] });
       const q = `/v1/stream?n=${n}`;
-      await fetchStream(`${bare.url}${q}`, agent);
+      // A failed leg says which target and size it was (and whether the bare process is gone).
+      const leg = <T>(name: string, p: Promise<T>) =>
+        p.catch((e: Error) => {
+          throw new Error(`burst ${n} chunks via ${name}: ${e.message}${bare.exited() ? `; ${bare.exited()}` : ''}`);
+        });
+      await leg('bare', fetchStream(`${bare.url}${q}`, agent));
       for (let run = 0; run < RUNS; run++) {
-        b.direct.push((await direct(q)).wallMs);
-        b.bare.push((await fetchStream(`${bare.url}${q}`, agent)).wallMs);
-        b.proxy.push((await through(q)).wallMs);
+        b.direct.push((await leg('direct', direct(q))).wallMs);
+        b.bare.push((await leg('bare', fetchStream(`${bare.url}${q}`, agent))).wallMs);
+        b.proxy.push((await leg('proxy', through(q))).wallMs);
       }
     }
     process.stderr.write('  headers first…\n');

@@ -294,6 +294,8 @@ export interface CapturedExchange {
   repair?: RepairRecord;
   /** A per-model provider policy changed the request's OpenRouter `provider` object. */
   policy?: PolicyRecord;
+  /** Keys the model streamed over several SSE events were masked (same length) in the stored body when it ended. */
+  masked?: { splitKeys: number; labels: string[] };
 }
 
 /** One tool call repair mode recovered from markup in content or reasoning. */

@@ -10,6 +10,7 @@ import type { CapturedExchange } from '../model';
 import { maskSecrets, redactHeaders, type RedactOptions } from '../redact';
 import { FRAME_HEADER, frameHeader } from './log';
 import { MASK_CONTEXT, runStart } from './masking';
+import { looksLikeSse, maskSplitKeys } from './split-keys';
 import type { ExchangeAnnotations, ExchangeWriter } from './types';
 
 /** What a writer needs from its store. */
@@ -27,6 +28,8 @@ export interface RecorderHost {
   /** Runs one synchronous disk write; a failure becomes a throttled warning, never an exception. */
   diskWrite<T>(op: () => T): T | undefined;
   writeDelivered(id: string, bytes: Uint8Array): void;
+  /** The exchange's body file as it is on disk (empty when there is none). */
+  readBody(id: string): Uint8Array;
   /** The exchange ended and its file is closed. */
   finished(x: CapturedExchange): void;
 }
@@ -153,6 +156,7 @@ export class Writer implements ExchangeWriter {
     if (this.request || this.spare) this.ready(true); // no response bytes came: the request body still gets stored
     this.uncork();
     this.done = true;
+    const masked = this.maskSplitKeys();
     const fd = this.fd;
     if (fd >= 0) this.store.diskWrite(() => closeSync(fd));
     this.fd = -1;
@@ -167,9 +171,46 @@ export class Writer implements ExchangeWriter {
       // `null` clears what an earlier state left (a reader's view of it mid-stream must never stick).
       error: (error ?? null) as string | undefined,
       ...(cut && { truncated: { keptBytes: this.offset, receivedBytes: this.received } }),
+      ...(masked && { masked }),
     });
     this.store.finished(this.x);
     return { ...this.x };
+  }
+
+  /**
+   * The stream ended: keys the model streamed a few characters per SSE event (./split-keys.ts) are masked in place in
+   * the body file, same length, so the chunk timing still tiles the body. Off the forwarding path: the client has
+   * every byte already.
+   */
+  private maskSplitKeys(): CapturedExchange['masked'] {
+    if (this.fd < 0 || this.diskFailed || this.offset === 0) return undefined;
+    const file = this.store.readBody(this.x.id);
+    const frames: FrameAt[] = [];
+    const parts: Uint8Array[] = [];
+    let offset = 0;
+    for (let at = 0; at + FRAME_HEADER <= file.length; ) {
+      const length = Math.min(file.length - at - FRAME_HEADER, (file[at + 1] | (file[at + 2] << 8) | (file[at + 3] << 16) | (file[at + 4] << 24)) >>> 0);
+      if (file[at] !== 0x52 && file[at] !== 0x51) break; // not a frame: the rest is unreadable
+      if (file[at] === 0x52) {
+        frames.push({ offset, pos: at + FRAME_HEADER, length });
+        parts.push(file.subarray(at + FRAME_HEADER, at + FRAME_HEADER + length));
+        offset += length;
+      }
+      at += FRAME_HEADER + length;
+    }
+    const response = Buffer.concat(parts);
+    if (!looksLikeSse(response)) return undefined;
+    const { body, ranges, report } = maskSplitKeys(response, this.redact);
+    if (ranges.length === 0) return undefined;
+    for (const r of ranges) {
+      for (const f of frames) {
+        const from = Math.max(r.from, f.offset);
+        const to = Math.min(r.to, f.offset + f.length);
+        if (from >= to) continue;
+        if (this.store.diskWrite(() => writeAt(this.fd, [body.subarray(from, to)], f.pos + from - f.offset)) === undefined) return undefined;
+      }
+    }
+    return { splitKeys: report.length, labels: [...new Set(report.map((x) => x.label))] };
   }
 
   /**

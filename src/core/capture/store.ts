@@ -266,6 +266,10 @@ class SqliteStore implements CaptureStore, RecorderHost {
     this.files.writeDelivered(id, maskSecrets(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { patterns: this.opts.redactPatterns }));
   }
 
+  readBody(id: string): Uint8Array {
+    return this.files.read(id);
+  }
+
   /** Writes the batched rows in one transaction. Runs before an exchange's response bytes are written. */
   flushLog(): void {
     if (this.readOnly || this.pending.size === 0) return;

@@ -1,0 +1,154 @@
+/**
+ * A key the model streams a few characters per SSE event is masked in the stored body file when the stream ends:
+ * same length, chunk timing unchanged, every event still valid JSON; and the bundle export then holds no key.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { openStore } from '../../../src/core/capture/store';
+import { exportCaptures } from '../../../src/core/export/index';
+import { containsSecret } from '../../../src/core/redact';
+import { tempDir } from '../proxy/local-upstream';
+
+const KEY = 'sk-proj-AbCdEfGhIjKlMnOp0123456789';
+
+function pieces(text: string, size: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+function chatSse(deltas: string[], field: 'content' | 'reasoning' | 'arguments' = 'content'): string {
+  const ev = (d: string) =>
+    field === 'arguments' ? { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: d } }] } }] } : { choices: [{ index: 0, delta: { [field]: d } }] };
+  return deltas.map((d) => `data: ${JSON.stringify(ev(d))}\n\n`).join('') + 'data: [DONE]\n\n';
+}
+
+function anthropicSse(deltas: string[]): string {
+  const evs = [
+    { type: 'message_start', message: { id: 'm', role: 'assistant', content: [] } },
+    { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+    ...deltas.map((d) => ({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: d } })),
+    { type: 'content_block_stop', index: 0 },
+    { type: 'message_stop' },
+  ];
+  return evs.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('');
+}
+
+/** Every `data:` JSON event of an SSE body, parsed (throws when masking broke the JSON). */
+function events(body: string): unknown[] {
+  return body
+    .split('\n')
+    .filter((l) => l.startsWith('data: {'))
+    .map((l) => JSON.parse(l.slice('data: '.length)));
+}
+
+/** Joined text deltas of the parsed events (chat content/arguments or Anthropic text). */
+function joined(evs: unknown[]): string {
+  return evs
+    .map((e) => {
+      const x = e as { choices?: { delta: { content?: string; reasoning?: string; tool_calls?: { function: { arguments: string } }[] } }[]; delta?: { text?: string } };
+      const d = x.choices?.[0]?.delta;
+      return d?.content ?? d?.reasoning ?? d?.tool_calls?.[0]?.function.arguments ?? x.delta?.text ?? '';
+    })
+    .join('');
+}
+
+/** Stores `body` as one response sent in one chunk per SSE event; returns what the store and the body file hold. */
+async function record(body: string, use?: (store: Awaited<ReturnType<typeof openStore>>, id: string) => void) {
+  const tmp = tempDir();
+  try {
+    const store = await openStore(tmp.dir, { analyze: false });
+    const w = store.begin({ route: 'openai', upstreamUrl: 'https://api.openai.com/v1/chat/completions', method: 'POST', path: '/v1/chat/completions', requestHeaders: {}, requestBody: '{"model":"m","stream":true}' });
+    w.responseStarted(200, { 'content-type': 'text/event-stream' });
+    const sent = body.split(/(?<=\n\n)/).map((e) => Buffer.from(e));
+    for (const c of sent) w.chunk(c);
+    const x = await w.finish();
+    const res = store.readResponse(w.id)!;
+    use?.(store, w.id);
+    await store.close();
+    const dir = join(tmp.dir, 'bodies');
+    const files = readdirSync(dir).map((f) => readFileSync(join(dir, f)));
+    return { x, bytes: Buffer.from(res.bytes), chunks: res.chunks, sent, files };
+  } finally {
+    tmp.remove();
+  }
+}
+
+function sameTiming(chunks: { offset: number; length: number }[], sent: Buffer[]): void {
+  let off = 0;
+  assert.deepEqual(
+    chunks.map((c) => [c.offset, c.length]),
+    sent.map((s) => [off, ((off += s.length), s.length)]),
+  );
+}
+
+for (const size of [2, 5, 1]) {
+  test(`a key streamed ${size} character(s) per event is masked in the body file, same length and timing, valid JSON`, async () => {
+    const text = `Your key is ${KEY}, keep it safe.`;
+    const body = chatSse(pieces(text, size));
+    const { x, bytes, chunks, sent, files } = await record(body);
+    assert.equal(bytes.length, Buffer.byteLength(body));
+    sameTiming(chunks, sent);
+    for (const f of files) {
+      assert.ok(!f.includes(KEY.slice(8)), 'the body file holds no run of the key');
+      assert.ok(!containsSecret(joined(events(f.toString('utf8').replace(/^[\s\S]*?(?=data: )/, '')))), 'the body file holds no key once its deltas are joined');
+    }
+    const evs = events(bytes.toString('utf8'));
+    assert.equal(evs.length, events(body).length);
+    const out = joined(evs);
+    assert.equal(out.length, text.length);
+    assert.ok(!containsSecret(out), out);
+    assert.ok(out.startsWith('Your key is [REDACTED:openai-key]'), out);
+    assert.ok(out.endsWith(', keep it safe.'), out);
+    assert.deepEqual(x.masked, { splitKeys: 1, labels: ['openai-key'] });
+  });
+}
+
+test('a key in streamed tool-call arguments with JSON escapes is masked inside the string values only', async () => {
+  const args = JSON.stringify({ token: 'x', text: `é "${KEY}" \u0001` });
+  // Escape some key characters as \u sequences: their 6 bytes become mask characters.
+  const body = chatSse(pieces(args, 3), 'arguments').replace(/AbC/g, '\\u0041bC');
+  assert.ok(body.includes('\\u0041bC'), 'the key is partly escaped on the wire');
+  const { bytes, chunks, sent } = await record(body);
+  sameTiming(chunks, sent);
+  assert.equal(bytes.length, Buffer.byteLength(body));
+  const out = joined(events(bytes.toString('utf8')));
+  assert.ok(!containsSecret(out), out);
+  assert.ok(out.startsWith('{"token":"x","text":"é \\"[REDACTED'), out);
+  assert.ok(out.endsWith('\\" \\u0001"}'), out);
+});
+
+test('a clean stream is stored byte for byte', async () => {
+  const body = chatSse(pieces('Nothing secret: risk-management-framework, sk- alone, café ✓', 3));
+  const { x, bytes } = await record(body);
+  assert.ok(bytes.equals(Buffer.from(body)));
+  assert.equal(x.masked, undefined);
+});
+
+test('an Anthropic stream: a key split over text_delta events is masked the same way', async () => {
+  const text = `here: ${KEY} done`;
+  const body = anthropicSse(pieces(text, 4));
+  const { bytes, chunks, sent, files } = await record(body);
+  sameTiming(chunks, sent);
+  assert.equal(bytes.length, Buffer.byteLength(body));
+  for (const f of files) assert.ok(!f.includes(KEY.slice(8)));
+  const out = joined(events(bytes.toString('utf8')));
+  assert.equal(out.length, text.length);
+  assert.ok(!containsSecret(out), out);
+});
+
+test('the bundle and HAR exports of such a capture are written and hold no key', async () => {
+  const body = chatSse(pieces(`Your key is ${KEY}.`, 2));
+  const texts: string[] = [];
+  await record(body, (store, id) => {
+    for (const format of ['bundle', 'har'] as const) texts.push(exportCaptures(store, [id], format).text);
+  });
+  assert.equal(texts.length, 2);
+  for (const text of texts) {
+    assert.ok(text.length > 0);
+    assert.ok(!containsSecret(text));
+    assert.ok(!text.includes(KEY.slice(8)));
+  }
+});

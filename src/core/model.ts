@@ -154,7 +154,8 @@ export type FamilyId =
   | 'deepseek-v4'
   | 'gemma4'
   | 'llama4-pythonic'
-  | 'seed-oss';
+  | 'seed-oss'
+  | 'minimax-m3';
 
 /** What a stretch of native text is. */
 export type SegmentKind =

@@ -24,6 +24,7 @@ import { seedOss } from './seed-oss';
 import { harmony } from './harmony';
 import { kimi } from './kimi';
 import { minimaxM2 } from './minimax';
+import { minimaxM3 } from './minimax-m3';
 import { qwen3 } from './qwen3';
 import { qwen3Coder } from './qwen3-coder';
 import { hermes } from './hermes';
@@ -59,6 +60,7 @@ export const formats: readonly ModelFormat[] = [
   gemma4,
   llama4Pythonic,
   seedOss,
+  minimaxM3,
 ];
 
 /** The format of a family id; an id from outside (a `--family` flag, a saved capture) may be unknown. */

@@ -55,6 +55,7 @@ const TOKENIZER_REPOS: readonly [RegExp, string][] = [
   [/glm-4-32b/, 'zai-org/GLM-4-32B-0414'],
   [/gpt-oss-20b/, 'openai/gpt-oss-20b'],
   [/gpt-oss/, 'openai/gpt-oss-120b'],
+  [/minimax-m3/, 'MiniMaxAI/MiniMax-M3'],
   [/minimax-m2\.1/, 'MiniMaxAI/MiniMax-M2.1'],
   [/minimax-m2/, 'MiniMaxAI/MiniMax-M2'],
   [/minimax-m1/, 'MiniMaxAI/MiniMax-M1-80k'],
@@ -84,6 +85,7 @@ const FAMILY_REPOS: Record<FamilyId, string> = {
   gemma4: 'google/gemma-4-31b-it',
   'llama4-pythonic': 'meta-llama/Llama-4-Scout-17B-16E-Instruct',
   'seed-oss': 'ByteDance-Seed/Seed-OSS-36B-Instruct',
+  'minimax-m3': 'MiniMaxAI/MiniMax-M3',
 };
 
 /**

@@ -12,6 +12,7 @@ const ALL: FamilyId[] = [
   'glm45',
   'gpt-oss',
   'minimax-m2',
+  'minimax-m3',
   'hermes',
   'mistral',
   'llama3-json',
@@ -84,6 +85,7 @@ test('model ids as OpenRouter, Hugging Face and SGLang spell them', () => {
     ['openai/gpt-oss-20b:free', 'gpt-oss'],
     ['minimax/minimax-m2', 'minimax-m2'],
     ['MiniMaxAI/MiniMax-M2.5', 'minimax-m2'],
+    ['minimax/minimax-m3', 'minimax-m3'],
   ];
   for (const [model, id] of cases) {
     const found = detectFamily(model);
@@ -108,6 +110,7 @@ test('without a known model id the markers decide, strongest score wins', () => 
     ['<tool_call>ls\n<arg_key>dirPath</arg_key>\n<arg_value>src</arg_value>\n</tool_call>', 'glm45'],
     ['<|channel|>commentary to=read_file <|constrain|>json<|message|>{"path":"a"}', 'gpt-oss'],
     ['<minimax:tool_call>\n<invoke name="ls">\n</invoke>\n</minimax:tool_call>', 'minimax-m2'],
+    [']<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name="ls">\n]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>', 'minimax-m3'],
   ];
   for (const [text, id] of texts) {
     const found = detectFamily(undefined, text);

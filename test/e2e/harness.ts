@@ -119,7 +119,9 @@ export async function startCodeServer(settings: Record<string, unknown>): Promis
           }
         }
       }
-      rmSync(dir, { recursive: true, force: true });
+      // TOKENSCOPE_E2E_KEEP=1 keeps code-server's folders (logs of the extension host) for a look after a failure.
+      if (process.env.TOKENSCOPE_E2E_KEEP === '1') console.log(`e2e: code-server's folders kept in ${dir}`);
+      else rmSync(dir, { recursive: true, force: true });
     },
   };
 }

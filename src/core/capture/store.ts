@@ -71,6 +71,8 @@ export function newId(now: number): string {
 interface Own {
   x: CapturedExchange;
   reqBytes: number;
+  /** Set once `finished` has run: until then the entry stays, whatever its state (see flushLog). */
+  finished?: boolean;
 }
 
 class SqliteStore implements CaptureStore, RecorderHost {
@@ -290,7 +292,9 @@ class SqliteStore implements CaptureStore, RecorderHost {
     }
     for (const id of ids) {
       const o = this.own.get(id);
-      if (o && o.x.state !== 'streaming' && !this.pending.has(id)) this.own.delete(id);
+      // A listener of the final change (a view that queries the store) can flush before `finished` runs: the entry
+      // stays until then, or the exchange would never be analysed.
+      if (o && o.finished && !this.pending.has(id)) this.own.delete(id);
     }
   }
 
@@ -312,7 +316,10 @@ class SqliteStore implements CaptureStore, RecorderHost {
   finished(x: CapturedExchange): void {
     // Replace the spare this exchange used, now that its response is out.
     if (!this.closed) setImmediate(() => void this.files.refill(this.opts.spareFiles ?? DEFAULT_SPARE_FILES, () => newId(Date.now())));
-    if (!this.own.has(x.id)) return;
+    const own = this.own.get(x.id);
+    if (!own) return;
+    own.finished = true;
+    if (!this.pending.has(x.id)) this.own.delete(x.id);
     this.retention.added((x.responseBytes ?? 0) + SIZE_ALLOWANCE);
     this.retention.apply(x.id);
     this.analysis.finished(x);
@@ -350,7 +357,7 @@ class SqliteStore implements CaptureStore, RecorderHost {
     const last = chunks.at(-1);
     const bytes = last ? last.offset + last.length : 0;
     const row = this.db.get(x.id);
-    this.own.set(x.id, { x, reqBytes: row?.reqBytes ?? 0 });
+    this.own.set(x.id, { x, reqBytes: row?.reqBytes ?? 0, finished: true }); // ended long ago: written once, then let go
     this.patch(x, {
       state: 'incomplete',
       responseBytes: bytes,

@@ -274,3 +274,28 @@ test('body frames: a frame torn by a crash still yields the bytes it holds', () 
   ]);
   assert.equal(decodeFrames(frames.subarray(0, 20)).response.length, 0, 'a torn header is dropped');
 });
+
+test('a view that queries the store on every change (as the Providers view does) does not stop the analysis', async () => {
+  const tmp = tempDir();
+  try {
+    const store = await openStore(tmp.dir);
+    // The final change of an exchange reaches listeners before the store hands it to the analysis service: a query
+    // there flushes the rows, and the exchange must still be analysed once.
+    store.onDidChange(() => void store.query({ limit: 50 }));
+    const w = store.begin(init());
+    w.responseStarted(200, { 'content-type': 'text/event-stream' });
+    const leak = 'I will read it.<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"path":"README.md"}<|tool_call_end|>';
+    w.chunk(Buffer.from(`data: ${JSON.stringify({ id: 'gen-1', object: 'chat.completion.chunk', model: 'moonshotai/kimi-k2-0905', choices: [{ index: 0, delta: { content: leak }, finish_reason: null }] })}\n\n`));
+    w.chunk(Buffer.from(`data: ${JSON.stringify({ id: 'gen-1', object: 'chat.completion.chunk', model: 'moonshotai/kimi-k2-0905', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\ndata: [DONE]\n\n`));
+    await w.finish();
+    await store.idle();
+    const x = store.get(w.id)!;
+    assert.ok(x.summary, 'the exchange was analysed');
+    assert.ok(x.summary.counts.error > 0, 'the leaked section is an error');
+    assert.ok(store.readAnalysis(w.id), 'the full analysis is stored');
+    assert.ok(store.query({ broken: true, limit: 10 }).some((y) => y.id === w.id), 'it is listed as broken');
+    await store.close();
+  } finally {
+    tmp.remove();
+  }
+});

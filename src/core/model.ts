@@ -155,8 +155,7 @@ export type FamilyId =
   | 'gemma4'
   | 'llama4-pythonic'
   | 'seed-oss'
-  | 'minimax-m3'
-  | 'kimi-k3';
+  | 'minimax-m3';
 
 /** What a stretch of native text is. */
 export type SegmentKind =

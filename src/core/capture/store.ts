@@ -14,7 +14,6 @@ import { chmodSync, existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { UserError, type CaptureReader, type CapturedExchange, type ChunkTiming } from '../model';
-import { looksLikeSse, maskSplitKeys } from './split-keys';
 import { maskSecrets, redactHeaders, redactText, redactUrl, type RedactOptions } from '../redact';
 import { CaptureDb, DB_FILE, type ExchangeQuery } from './database';
 import { BodyFiles, FILE_MODE, processAlive, readRegularFile } from './files';
@@ -266,8 +265,7 @@ class SqliteStore implements CaptureStore, RecorderHost {
 
   writeDelivered(id: string, bytes: Uint8Array): void {
     if (!this.own.has(id)) return;
-    const masked = maskSecrets(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { patterns: this.opts.redactPatterns });
-    this.files.writeDelivered(id, looksLikeSse(masked) ? maskSplitKeys(masked, { patterns: this.opts.redactPatterns }).body : masked);
+    this.files.writeDelivered(id, maskSecrets(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { patterns: this.opts.redactPatterns }));
   }
 
   readBody(id: string): Uint8Array {

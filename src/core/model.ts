@@ -155,7 +155,8 @@ export type FamilyId =
   | 'gemma4'
   | 'llama4-pythonic'
   | 'seed-oss'
-  | 'minimax-m3';
+  | 'minimax-m3'
+  | 'kimi-k3';
 
 /** What a stretch of native text is. */
 export type SegmentKind =

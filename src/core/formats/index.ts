@@ -23,6 +23,7 @@ import { llama4Pythonic } from './llama4-pythonic';
 import { seedOss } from './seed-oss';
 import { harmony } from './harmony';
 import { kimi } from './kimi';
+import { kimiK3 } from './kimi-k3';
 import { minimaxM2 } from './minimax';
 import { minimaxM3 } from './minimax-m3';
 import { qwen3 } from './qwen3';
@@ -61,6 +62,7 @@ export const formats: readonly ModelFormat[] = [
   llama4Pythonic,
   seedOss,
   minimaxM3,
+  kimiK3,
 ];
 
 /** The format of a family id; an id from outside (a `--family` flag, a saved capture) may be unknown. */

@@ -86,6 +86,7 @@ const FAMILY_REPOS: Record<FamilyId, string> = {
   'llama4-pythonic': 'meta-llama/Llama-4-Scout-17B-16E-Instruct',
   'seed-oss': 'ByteDance-Seed/Seed-OSS-36B-Instruct',
   'minimax-m3': 'MiniMaxAI/MiniMax-M3',
+  'kimi-k3': 'moonshotai/Kimi-K3',
 };
 
 /**

@@ -5,6 +5,7 @@ import type { FamilyId } from '../../../src/core/model';
 
 const ALL: FamilyId[] = [
   'kimi-k2',
+  'kimi-k3',
   'deepseek-v3',
   'deepseek-v31',
   'qwen3',

@@ -11,9 +11,9 @@
  * writes anything. When an exchange ends, the store emits `finished` for the analysis service (./analysis.ts).
  */
 import { chmodSync, existsSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { UserError, type CaptureReader, type CapturedExchange, type ChunkTiming } from '../model';
+import { UserError, type CapturedExchange, type ChunkTiming } from '../model';
+import { newId } from './ids';
 import { maskSecrets, redactHeaders, redactText, redactUrl, type RedactOptions } from '../redact';
 import { CaptureDb, DB_FILE, type ExchangeQuery } from './database';
 import { BodyFiles, FILE_MODE, processAlive, readRegularFile } from './files';
@@ -28,6 +28,7 @@ export type { BeginInit, CaptureStore, ExchangeAnnotations, ExchangeWriter, Stor
 export type { ExchangeQuery } from './database';
 export { DB_FILE } from './database';
 export type { StoredAnalysis } from './analysis';
+export { defaultDataDir, findCapture, newId } from './ids';
 
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 /** Body files created ahead of need; beyond this many exchanges starting at once, a file is created on demand. */
@@ -36,36 +37,10 @@ const DEFAULT_SPARE_FILES = 4;
 export const SIZE_ALLOWANCE = 1024;
 const LEGACY_IMPORTED = 'legacy-ndjson-imported';
 
-export function defaultDataDir(): string {
-  return process.env.TOKENSCOPE_DATA_DIR || join(homedir(), '.tokenscope');
-}
-
-type PrefixReader = CaptureReader & { idsWithPrefix?(prefix: string, limit: number): string[] };
-
-/** An exchange by id or unique id prefix (what users type); a UserError naming the problem otherwise. */
-export function findCapture(reader: PrefixReader, idOrPrefix: string): CapturedExchange {
-  const exact = reader.get(idOrPrefix);
-  if (exact) return exact;
-  const hits = !idOrPrefix ? [] : reader.idsWithPrefix ? reader.idsWithPrefix(idOrPrefix, 50) : reader.list().flatMap((x) => (x.id.startsWith(idOrPrefix) ? [x.id] : []));
-  if (hits.length === 1) return reader.get(hits[0])!;
-  if (hits.length === 0) throw new UserError(`no capture with id "${idOrPrefix}" (\`tokenscope captures\` lists them)`);
-  throw new UserError(`"${idOrPrefix}" matches ${hits.length} captures; give more of the id`);
-}
-
 export async function openStore(dataDir: string, opts: StoreOptions = {}): Promise<CaptureStore> {
   const store = new SqliteStore(dataDir, opts);
   await store.load();
   return store;
-}
-
-let lastIdTime = 0;
-let idSeq = 0;
-/** Sortable, time-based, short: 9 base-36 digits of ms, a per-ms sequence, and randomness against other processes. */
-export function newId(now: number): string {
-  if (now === lastIdTime) idSeq++;
-  else (lastIdTime = now), (idSeq = 0);
-  const rand = Math.floor(Math.random() * 36 ** 3).toString(36).padStart(3, '0');
-  return now.toString(36).padStart(9, '0') + idSeq.toString(36).padStart(2, '0') + rand;
 }
 
 interface Own {

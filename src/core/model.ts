@@ -156,7 +156,8 @@ export type FamilyId =
   | 'llama4-pythonic'
   | 'seed-oss'
   | 'minimax-m3'
-  | 'kimi-k3';
+  | 'kimi-k3'
+  | 'step3';
 
 /** What a stretch of native text is. */
 export type SegmentKind =

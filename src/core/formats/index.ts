@@ -24,6 +24,7 @@ import { seedOss } from './seed-oss';
 import { harmony } from './harmony';
 import { kimi } from './kimi';
 import { kimiK3 } from './kimi-k3';
+import { step3 } from './step3';
 import { minimaxM2 } from './minimax';
 import { minimaxM3 } from './minimax-m3';
 import { qwen3 } from './qwen3';
@@ -63,6 +64,7 @@ export const formats: readonly ModelFormat[] = [
   seedOss,
   minimaxM3,
   kimiK3,
+  step3,
 ];
 
 /** The format of a family id; an id from outside (a `--family` flag, a saved capture) may be unknown. */

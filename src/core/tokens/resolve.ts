@@ -87,6 +87,7 @@ const FAMILY_REPOS: Record<FamilyId, string> = {
   'seed-oss': 'ByteDance-Seed/Seed-OSS-36B-Instruct',
   'minimax-m3': 'MiniMaxAI/MiniMax-M3',
   'kimi-k3': 'moonshotai/Kimi-K3',
+  step3: 'stepfun-ai/step3',
 };
 
 /**

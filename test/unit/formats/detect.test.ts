@@ -27,6 +27,7 @@ const ALL: FamilyId[] = [
   'gemma4',
   'llama4-pythonic',
   'seed-oss',
+  'step3',
 ];
 
 test('one format per family id, found by getFormat', () => {

@@ -4,7 +4,7 @@
 // re-check is a capture linked to the case's capture, and the history keeps first/last broken and fixed-since.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../../src/cli/main';
@@ -71,7 +71,8 @@ test('a case fixed on the emulator flips to fixed; a still-broken one makes watc
   assert.match(a.out, /^watching w1: moonshotai\/kimi-k2-0905 on openrouter:chutes, rules .*section-unclosed/);
   const b = await cli('watch', 'add', ids.novita, '--data-dir', dataDir);
   assert.equal(b.code, 0, b.err);
-  assert.equal(statSync(join(dataDir, 'watch.json')).mode & 0o777, 0o600);
+  assert.ok(!existsSync(join(dataDir, 'watch.json')), 'the list is in the capture database, not a file');
+  assert.equal(statSync(join(dataDir, 'captures.db')).mode & 0o777, 0o600);
 
   // The provider behind w1 is fixed; w2's still cuts its arguments short.
   let emu = await emulator('correct', 'truncated-args');

@@ -117,7 +117,7 @@ const watch: Command = async (argv, io) => {
       if (rest.length !== 1) throw new UserError('watch what? `tokenscope watch add ID` or `tokenscope watch add FILE.tokenscope.json`');
       return add(rest[0], args.str('target'), dataDir, io);
     case 'list': {
-      const cases = openWatchList(dataDir).list();
+      const cases = openWatchList(dataDir, { readOnly: true }).list();
       if (args.bool('json')) io.out(JSON.stringify(cases, null, 2));
       else if (cases.length === 0) io.out('no watched cases (`tokenscope watch add ID` adds one)');
       else for (const c of cases) io.out(caseLine(c));

@@ -14,7 +14,7 @@ import { isBrokenExchange } from './describe';
 
 export const DB_FILE = 'captures.db';
 /** The newest schema this version knows; `migrate` brings an older file up to it, step by step. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** better-sqlite3's API, as libsql implements it (only what the store uses). */
 interface Statement {
@@ -76,6 +76,10 @@ const MIGRATIONS: string[] = [
    CREATE TABLE deleted (id TEXT PRIMARY KEY, seq INTEGER NOT NULL);
    CREATE INDEX deleted_seq ON deleted (seq);
    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);`,
+  // 2: the regression watch list (src/core/watch/list.ts): one row per case, one per re-check of a case.
+  `CREATE TABLE watch (id TEXT PRIMARY KEY, n INTEGER NOT NULL, added_at INTEGER NOT NULL, capture_id TEXT NOT NULL, data TEXT NOT NULL);
+   CREATE TABLE watch_checks (case_id TEXT NOT NULL, at INTEGER NOT NULL, verdict TEXT NOT NULL, result TEXT NOT NULL);
+   CREATE INDEX watch_checks_case ON watch_checks (case_id, at);`,
 ];
 
 /** What `captures` filters on. Times are epoch ms; `limit` counts the newest matches. */
@@ -159,10 +163,19 @@ export class CaptureDb {
     this.db.close();
   }
 
-  /** Runs `fn` in one transaction (a batch of writes: one commit). */
-  batch(fn: () => void): void {
+  /** Runs `fn` in one transaction (a batch of writes: one commit) and returns what it returns. */
+  batch<T>(fn: () => T): T {
     // IMMEDIATE: the write lock is taken first, so change numbers read inside grow across processes.
-    (this.db.transaction(fn) as unknown as { immediate(): void }).immediate();
+    return (this.db.transaction(fn) as unknown as { immediate(): T }).immediate();
+  }
+
+  /** Rows of a query on a table another module owns (the watch list); `write` runs a statement, returning rows changed. */
+  rows<T>(sql: string, ...args: unknown[]): T[] {
+    return this.stmt(sql).raw(false).all(...args) as T[];
+  }
+
+  write(sql: string, ...args: unknown[]): number {
+    return this.stmt(sql).run(...args).changes;
   }
 
   getMeta(key: string): string | undefined {

@@ -8,7 +8,9 @@ import { findCapture, type CaptureStore } from '../capture/store';
 import { UserError, type CaptureReader, type CapturedExchange } from '../model';
 import { capturedChatRequest } from '../upstream/rerun';
 import { parseTarget, runRequest, type RunContext } from '../upstream/run';
-import type { CheckResult, SampleResult, Verdict, WatchCase, WatchList } from './list';
+import { lastVerdict, type CheckResult, type SampleResult, type Verdict, type WatchCase, type WatchList } from './list';
+
+export { lastVerdict, withResult } from './list';
 
 /** Where a capture's re-checks go: its recorded pin or re-run target, the request's own pin, or its route. */
 export function targetOf(x: CapturedExchange, body: Record<string, unknown>): string | undefined {
@@ -29,7 +31,7 @@ export function targetOf(x: CapturedExchange, body: Record<string, unknown>): st
 }
 
 /** A new case from a stored capture (`idOrPrefix`); `target` overrides where it is re-checked. */
-export function caseFromCapture(reader: CaptureReader, idOrPrefix: string, opts: { target?: string; source?: string } = {}): Omit<WatchCase, 'id'> {
+export function caseFromCapture(reader: CaptureReader, idOrPrefix: string, opts: { target?: string; source?: string } = {}): Omit<WatchCase, 'id' | 'history'> {
   const { id, body } = capturedChatRequest(reader, idOrPrefix);
   const x = findCapture(reader, id);
   const res = reader.readResponse(id);
@@ -51,7 +53,6 @@ export function caseFromCapture(reader: CaptureReader, idOrPrefix: string, opts:
     findings: errors.map((f) => `${f.rule}: ${f.message}`.slice(0, 300)),
     firstBrokenAt: x.startedAt,
     lastBrokenAt: x.startedAt,
-    history: [],
   };
 }
 
@@ -89,23 +90,6 @@ export async function checkCase(c: WatchCase, ctx: CheckContext): Promise<CheckR
   return { at, verdict: verdictOf(c.rules, samples), samples };
 }
 
-/** Adds a result to a case's history and updates first/last broken and fixed-since. Returns the updated case. */
-export function withResult(c: WatchCase, r: CheckResult): WatchCase {
-  const next: WatchCase = { ...c, history: [...c.history, r] };
-  if (r.verdict === 'still-broken' || r.verdict === 'broken-differently') {
-    next.lastBrokenAt = r.at;
-    delete next.fixedSince;
-  } else if (r.verdict === 'fixed' && next.fixedSince === undefined) {
-    next.fixedSince = r.at;
-  }
-  return next;
-}
-
-/** The verdict of a case's newest check (undefined before the first one). */
-export function lastVerdict(c: WatchCase): Verdict | undefined {
-  return c.history.at(-1)?.verdict;
-}
-
 /** Re-checks every case (or those named), saving each result as it comes. */
 export async function runWatch(
   list: WatchList,
@@ -118,8 +102,9 @@ export async function runWatch(
     if (ctx.signal?.aborted) break;
     const previous = lastVerdict(c);
     const result = await checkCase(c, ctx);
-    const updated = withResult(c, result);
-    list.update(updated);
+    // Appended in one transaction: a re-check in another process at the same time loses nothing.
+    const updated = list.record(c.id, result);
+    if (!updated) continue; // removed meanwhile
     ctx.onResult?.(updated, result, previous);
     out.push({ case: updated, result, previous });
   }

@@ -152,6 +152,7 @@ export type FamilyId =
   | 'ling3'
   | 'deepseek-v32'
   | 'deepseek-v4'
+  | 'deepseek-v41'
   | 'gemma4'
   | 'llama4-pythonic'
   | 'seed-oss'

@@ -4,7 +4,9 @@
  *   <think>REASONING</think>CONTENT\n<｜DSML｜function_calls>\n<｜DSML｜invoke name="NAME">\n
  *   <｜DSML｜parameter name="K" string="true">V</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls><｜end▁of▁sentence｜>
  *
- * V4 keeps the grammar and names the block `<｜DSML｜tool_calls>`. `string="true"` values are the text as written,
+ * V4 keeps the grammar and names the block `<｜DSML｜tool_calls>`. V4.1 ('deepseek-v41') writes a space after `<｜DSML｜`
+ * and names the block `calls`: `<｜DSML｜ calls>`, `<｜DSML｜ invoke name="…">`, `<｜DSML｜ parameter name="…" string="…">`,
+ * `</｜DSML｜ parameter>` (formats-2026.md "DeepSeek V4 and V4.1"; SGLang registers it as `deepseekv41`). `string="true"` values are the text as written,
  * `string="false"` ones are JSON (the text when it is not). Sources: vLLM `vllm/tool_parsers/deepseekv32_tool_parser.py`
  * (class docstring, `_convert_params_with_schema`) and `deepseekv4_tool_parser.py` (`tool_call_start_token`); the
  * markers are not special tokens (vLLM `adjust_request` comment). An `<｜DSML｜invoke>` outside the block is read and
@@ -25,14 +27,11 @@ import {
   type ParamGrammar,
   type ParseOut,
   type SectionGrammar,
+  type Starter,
   type TurnGrammar,
 } from './base';
 import type { ModelFormat, RenderOptions } from './types';
 
-const INVOKE_OPEN = '<｜DSML｜invoke name="';
-const INVOKE_CLOSE = '</｜DSML｜invoke>';
-const PARAM_OPEN = '<｜DSML｜parameter name="';
-const PARAM_CLOSE = '</｜DSML｜parameter>';
 const EOS = '<｜end▁of▁sentence｜>';
 
 /** `PREFIX` + quoted name + attributes + `>` at `pos`: the name range, the attributes, where the head ends. */
@@ -49,28 +48,41 @@ function head(out: ParseOut, pos: number, prefix: string, to: number): { name: [
   return { name: [nameStart, quote.start], attrs: text.slice(quote.end, gt.start), end: gt.end, closed: true };
 }
 
-const PARAMS: ParamGrammar = {
-  headStart: PARAM_OPEN,
-  close: PARAM_CLOSE,
-  newlines: false,
-  head: (out, pos, to) => {
-    if (!out.text.startsWith(PARAM_OPEN, pos)) return undefined;
-    const h = head(out, pos, PARAM_OPEN, to);
-    const typed = /string\s*=\s*"(true|false)"/.exec(h.attrs)?.[1];
-    return { key: out.text.slice(...h.name), valueStart: h.closed ? h.end : to, type: typed === 'true' ? 'string' : typed === 'false' ? 'json' : undefined };
-  },
-};
+/** One spelling of the DSML markup: the block name and what follows `<｜DSML｜` (nothing, or V4.1's space). */
+interface Spelling {
+  begin: string;
+  end: string;
+  invokeOpen: string;
+  invokeClose: string;
+  paramOpen: string;
+  paramClose: string;
+  toolMarkers: string[];
+}
 
-function dsml(id: FamilyId, block: string, displayName: string, matches: (key: string) => boolean): ModelFormat {
-  const SECTION_BEGIN = `<｜DSML｜${block}>`;
-  const SECTION_END = `</｜DSML｜${block}>`;
-  const TOOL_MARKERS = [SECTION_BEGIN, SECTION_END, INVOKE_OPEN, INVOKE_CLOSE, PARAM_OPEN, PARAM_CLOSE];
-  const MARKERS = [SECTION_END, INVOKE_CLOSE, PARAM_CLOSE, THINK_CLOSE, EOS, SECTION_BEGIN, INVOKE_OPEN, PARAM_OPEN, THINK_OPEN];
-  const BODY_STOPS = [INVOKE_CLOSE, INVOKE_OPEN, SECTION_END, SECTION_BEGIN, EOS];
+function spelling(block: string, space: '' | ' '): Spelling {
+  const tag = (name: string) => `<｜DSML｜${space}${name}`;
+  const end = (name: string) => `</｜DSML｜${space}${name}>`;
+  const s = { begin: `${tag(block)}>`, end: end(block), invokeOpen: `${tag('invoke')} name="`, invokeClose: end('invoke'), paramOpen: `${tag('parameter')} name="`, paramClose: end('parameter') };
+  return { ...s, toolMarkers: [s.begin, s.end, s.invokeOpen, s.invokeClose, s.paramOpen, s.paramClose] };
+}
 
+/** The section, call and parameter grammar of one spelling, inside a family whose markers are `markers`. */
+function grammarOf(sp: Spelling, markers: readonly string[]): { starters: Starter[] } {
+  const params: ParamGrammar = {
+    headStart: sp.paramOpen,
+    close: sp.paramClose,
+    newlines: false,
+    head: (out, pos, to) => {
+      if (!out.text.startsWith(sp.paramOpen, pos)) return undefined;
+      const h = head(out, pos, sp.paramOpen, to);
+      const typed = /string\s*=\s*"(true|false)"/.exec(h.attrs)?.[1];
+      return { key: out.text.slice(...h.name), valueStart: h.closed ? h.end : to, type: typed === 'true' ? 'string' : typed === 'false' ? 'json' : undefined };
+    },
+  };
+  const bodyStops = [sp.invokeClose, sp.invokeOpen, sp.end, sp.begin, EOS];
   const call = (out: ParseOut, start: number, _bodyStart: number, sectioned: boolean): number => {
-    const stop = out.find(BODY_STOPS, start + INVOKE_OPEN.length);
-    const h = head(out, start, INVOKE_OPEN, stop ? stop.start : out.text.length);
+    const stop = out.find(bodyStops, start + sp.invokeOpen.length);
+    const h = head(out, start, sp.invokeOpen, stop ? stop.start : out.text.length);
     return xmlCall(
       out,
       {
@@ -79,24 +91,40 @@ function dsml(id: FamilyId, block: string, displayName: string, matches: (key: s
         nameUnclosed: h.closed ? undefined : '">',
         bodyStart: h.end,
         stop,
-        closers: [INVOKE_CLOSE],
-        defects: sectioned ? [] : [`${INVOKE_OPEN}…"> outside ${SECTION_BEGIN}`],
+        closers: [sp.invokeClose],
+        defects: sectioned ? [] : [`${sp.invokeOpen}…"> outside ${sp.begin}`],
       },
-      PARAMS,
-      MARKERS,
+      params,
+      markers,
     );
   };
-  const SECTION: SectionGrammar = { ends: [SECTION_END], callBegin: INVOKE_OPEN, breaks: [EOS, SECTION_BEGIN], markers: MARKERS, call };
+  const section: SectionGrammar = { ends: [sp.end], callBegin: sp.invokeOpen, breaks: [EOS, sp.begin], markers, call };
+  return {
+    starters: [
+      { marker: sp.begin, parse: (out, start, hit) => parseSection(out, section, start, hit) },
+      { marker: sp.invokeOpen, parse: (out, start) => parseSection(out, section, start) },
+    ],
+  };
+}
+
+/**
+ * A DSML family written in `own` spelling; `also` are spellings its models are served with too, read the same way
+ * (a `deepseek-v4` model id is routed to V4.1 during its compatibility period, and Dynamo's `deepseek_v4` selector
+ * accepts both: ai-dynamo/frontend-crates `parsers/v2/README.md`).
+ */
+function dsml(id: FamilyId, own: Spelling, displayName: string, matches: (key: string) => boolean, also: Spelling[] = []): ModelFormat {
+  const { begin: SECTION_BEGIN, end: SECTION_END, invokeOpen: INVOKE_OPEN, invokeClose: INVOKE_CLOSE, paramOpen: PARAM_OPEN, paramClose: PARAM_CLOSE } = own;
+  const TOOL_MARKERS = [...own.toolMarkers, ...also.flatMap((a) => a.toolMarkers)];
+  const closers = (sp: Spelling) => [sp.end, sp.invokeClose, sp.paramClose];
+  const openers = (sp: Spelling) => [sp.begin, sp.invokeOpen, sp.paramOpen];
+  const MARKERS = [...closers(own), ...also.flatMap(closers), THINK_CLOSE, EOS, ...openers(own), ...also.flatMap(openers), THINK_OPEN];
   const GRAMMAR: TurnGrammar = {
     family: id,
     markers: MARKERS,
     toolMarkers: TOOL_MARKERS,
     implicitThink: true,
     ends: [EOS],
-    starters: [
-      { marker: SECTION_BEGIN, parse: (out, start, hit) => parseSection(out, SECTION, start, hit) },
-      { marker: INVOKE_OPEN, parse: (out, start) => parseSection(out, SECTION, start) },
-    ],
+    starters: [own, ...also].flatMap((sp) => grammarOf(sp, MARKERS).starters),
   };
 
   const render = (m: AssistantMessage, opts?: RenderOptions): NativeText => {
@@ -143,5 +171,8 @@ function dsml(id: FamilyId, block: string, displayName: string, matches: (key: s
   };
 }
 
-export const deepseekV32 = dsml('deepseek-v32', 'function_calls', 'DeepSeek V3.2 (DSML)', (key) => /deepseek-(?:chat-)?v3\.2/.test(key));
-export const deepseekV4 = dsml('deepseek-v4', 'tool_calls', 'DeepSeek V4 (DSML)', (key) => /deepseek-(?:chat-)?v4/.test(key));
+const V41 = spelling('calls', ' ');
+
+export const deepseekV32 = dsml('deepseek-v32', spelling('function_calls', ''), 'DeepSeek V3.2 (DSML)', (key) => /deepseek-(?:chat-)?v3\.2/.test(key));
+export const deepseekV4 = dsml('deepseek-v4', spelling('tool_calls', ''), 'DeepSeek V4 (DSML)', (key) => /deepseek-(?:chat-)?v4(?![.-]1)/.test(key), [V41]);
+export const deepseekV41 = dsml('deepseek-v41', V41, 'DeepSeek V4.1 (spaced DSML)', (key) => /deepseek-(?:chat-)?v4[.-]1/.test(key));

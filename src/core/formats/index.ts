@@ -17,7 +17,7 @@
 import { UserError, type FamilyId } from '../model';
 import { deepseekV3, deepseekV31 } from './deepseek';
 import { glm45, glm47, ling3 } from './glm';
-import { deepseekV32, deepseekV4 } from './deepseek-dsml';
+import { deepseekV32, deepseekV4, deepseekV41 } from './deepseek-dsml';
 import { gemma4 } from './gemma4';
 import { llama4Pythonic } from './llama4-pythonic';
 import { seedOss } from './seed-oss';
@@ -59,6 +59,7 @@ export const formats: readonly ModelFormat[] = [
   ling3,
   deepseekV32,
   deepseekV4,
+  deepseekV41,
   gemma4,
   llama4Pythonic,
   seedOss,

@@ -82,6 +82,7 @@ const FAMILY_REPOS: Record<FamilyId, string> = {
   ling3: 'inclusionAI/Ling-1T',
   'deepseek-v32': 'deepseek-ai/DeepSeek-V3.2',
   'deepseek-v4': 'deepseek-ai/DeepSeek-V4',
+  'deepseek-v41': 'deepseek-ai/DeepSeek-V4.1-Flash',
   gemma4: 'google/gemma-4-31b-it',
   'llama4-pythonic': 'meta-llama/Llama-4-Scout-17B-16E-Instruct',
   'seed-oss': 'ByteDance-Seed/Seed-OSS-36B-Instruct',

@@ -28,6 +28,7 @@ const ALL: FamilyId[] = [
   'llama4-pythonic',
   'seed-oss',
   'step3',
+  'deepseek-v41',
 ];
 
 test('one format per family id, found by getFormat', () => {

@@ -8,7 +8,7 @@ import { RECORDINGS, recording } from '../../helpers/shared';
 import { assertProblems, assertSegments, slices, withoutIds } from './helpers';
 
 /** Families whose arguments are XML parameters (canonical compact JSON in the message). */
-const XML_FAMILIES: FamilyId[] = ['qwen3-coder', 'glm45', 'minimax-m2', 'glm47', 'ling3', 'deepseek-v32', 'deepseek-v4', 'gemma4', 'llama4-pythonic', 'seed-oss', 'minimax-m3', 'kimi-k3', 'step3'];
+const XML_FAMILIES: FamilyId[] = ['qwen3-coder', 'glm45', 'minimax-m2', 'glm47', 'ling3', 'deepseek-v32', 'deepseek-v4', 'gemma4', 'llama4-pythonic', 'seed-oss', 'minimax-m3', 'kimi-k3', 'step3', 'deepseek-v41'];
 
 const call = (index: number, name: string, args: unknown) => ({ index, id: `functions.${name}:${index}`, name, arguments: JSON.stringify(args) });
 

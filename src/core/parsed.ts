@@ -14,7 +14,8 @@
 import { leaks } from './checks/scan';
 import { verdictsFor } from './engines/index';
 import type { CheckContext } from './checks/types';
-import type { Analysis, FamilyId, Finding, ParsedNative, ToolCall } from './model';
+import type { Analysis, FamilyId, Finding, ParsedNative, ToolCall, ToolDef } from './model';
+import { schemaArguments } from './formats/shared/schema-types';
 import { cutShort } from './wire/index';
 
 export interface ParsedCall {
@@ -23,7 +24,10 @@ export interface ParsedCall {
   name: string;
   /** The arguments text as emitted. */
   arguments: string;
-  /** The arguments parsed as JSON, or null when they are not JSON. */
+  /**
+   * The arguments parsed as JSON, or null when they are not JSON. Parameters of a grammar without types (XML-style)
+   * are typed by the request's tool schema when the request is known, as vLLM and SGLang type them.
+   */
   argumentsJson: unknown;
   /** False for a call the output cut off (no closing marker, or the last call of a turn cut short). */
   complete: boolean;
@@ -77,13 +81,13 @@ function build(ctx: CheckContext): TurnParse {
   if (ctx.native.source === 'raw') {
     const parsed = ctx.parsed;
     if (!parsed) return { source: 'raw', content: orNull(ctx.native.text.trim()), reasoning: null, calls: [], providerCalls: null };
-    return { source: 'raw', content: orNull(parsed.message.content), reasoning: orNull(parsed.message.reasoning), calls: fromParse(parsed, 0), providerCalls: null };
+    return { source: 'raw', content: orNull(parsed.message.content), reasoning: orNull(parsed.message.reasoning), calls: fromParse(parsed, 0, ctx.request?.tools), providerCalls: null };
   }
   const structured = ctx.message.toolCalls;
   const providerCalls = ctx.response ? structured.map(providerCall) : null;
   const fromLogprobs = logprobParse(ctx);
   if (fromLogprobs) {
-    const calls = fromParse(fromLogprobs, null);
+    const calls = fromParse(fromLogprobs, null, ctx.request?.tools);
     return { source: 'logprobs', content: orNull(fromLogprobs.message.content), reasoning: orNull(fromLogprobs.message.reasoning), calls, providerCalls };
   }
   // The provider's calls, as far as they arrived (the last call of a turn cut short is incomplete), plus calls whose
@@ -99,7 +103,7 @@ function build(ctx: CheckContext): TurnParse {
     if (leak.region !== 'content') continue;
     const before = ctx.native.text.slice(leak.segment.start, leak.offset);
     content = [before.trim(), leak.parsed.message.content ?? ''].filter(Boolean).join(' ');
-    for (const c of fromParse(leak.parsed, leak.offset)) {
+    for (const c of fromParse(leak.parsed, leak.offset, ctx.request?.tools)) {
       if (!delivered.some((d) => sameCall(d, c))) leaked.push(c);
     }
   }
@@ -108,7 +112,7 @@ function build(ctx: CheckContext): TurnParse {
 }
 
 /** The calls of a family parse; `shift` places them in the native text (null: the parse is of another text). */
-function fromParse(parsed: ParsedNative, shift: number | null): ParsedCall[] {
+function fromParse(parsed: ParsedNative, shift: number | null, tools: readonly ToolDef[] | undefined): ParsedCall[] {
   const cut = new Set<number>();
   for (const p of parsed.problems) {
     if (p.callIndex !== undefined && (p.code === 'call-unclosed' || p.code === 'malformed-call' || p.code === 'marker-truncated')) cut.add(p.callIndex);
@@ -116,7 +120,7 @@ function fromParse(parsed: ParsedNative, shift: number | null): ParsedCall[] {
   return parsed.message.toolCalls.map((c, i) => {
     const seg = parsed.segments.find((s) => s.kind === 'call' && s.callIndex === i);
     const at = (n: number | undefined) => (n === undefined || shift === null ? null : n + shift);
-    return { ...providerCall(c, i), complete: !cut.has(i), start: at(seg?.start), end: at(seg?.end) };
+    return { ...providerCall(c, i), argumentsJson: parseJson(schemaArguments(c, tools)), complete: !cut.has(i), start: at(seg?.start), end: at(seg?.end) };
   });
 }
 

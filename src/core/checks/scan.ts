@@ -5,6 +5,7 @@
  */
 import type { FamilyId, Finding, FormatProblem, ParsedNative, Segment } from '../model';
 import { formats, getFormat } from '../formats/index';
+import { schemaArguments } from '../formats/shared/schema-types';
 import { cutShort } from '../wire/index';
 import type { CheckContext } from './types';
 
@@ -369,7 +370,8 @@ export function parsedArguments(ctx: CheckContext): ArgsParse[] {
   if (cached) return cached;
   const out = ctx.message.toolCalls.map((c): ArgsParse => {
     try {
-      return { ok: true, value: JSON.parse(c.arguments) };
+      // XML-parameter calls typed by the request's schema, as the engines type them (formats/shared/schema-types.ts).
+      return { ok: true, value: JSON.parse(schemaArguments(c, ctx.request?.tools)) };
     } catch (e) {
       const error = (e as Error).message;
       const pos = /position (\d+)/.exec(error);

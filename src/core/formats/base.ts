@@ -22,3 +22,4 @@ export * from './shared/turn';
 export * from './shared/xml-args';
 export * from './shared/json-calls';
 export * from './shared/placeholders';
+export * from './shared/schema-types';

@@ -16,6 +16,7 @@ import { createHash } from 'node:crypto';
 import Ajv, { type ValidateFunction } from 'ajv';
 import type { FamilyId, FormatProblem, ToolDef } from '../model';
 import type { ModelFormat } from '../formats/types';
+import { schemaArguments } from '../formats/shared/schema-types';
 
 /** Families whose native arguments are a JSON text (a cut is visible in the JSON itself). */
 const JSON_ARGUMENT_FAMILIES: ReadonlySet<FamilyId> = new Set<FamilyId>(['kimi-k2', 'deepseek-v3', 'deepseek-v31', 'qwen3', 'gpt-oss']);
@@ -53,8 +54,10 @@ export function readCalls(format: ModelFormat, markup: string, from: 'content' |
   const parsed = format.parse(markup);
   const jsonFamily = JSON_ARGUMENT_FAMILIES.has(format.id);
   const text = (from === 'reasoning' ? (parsed.message.reasoning ?? parsed.message.content) : parsed.message.content) ?? '';
-  const calls = parsed.message.toolCalls.map((call, i): RepairedCall => {
+  const calls = parsed.message.toolCalls.map((parsedCall, i): RepairedCall => {
     const index = firstIndex + i;
+    // XML parameters typed by the request's schema, as vLLM and SGLang deliver them.
+    const call = { ...parsedCall, arguments: schemaArguments(parsedCall, ctx.tools) };
     const problems = parsed.problems.filter((p) => p.callIndex === call.index);
     const cut = truncation(call.name, call.arguments, problems, jsonFamily);
     const id = canonicalId(format.id, call.name, call.id, index, ctx);

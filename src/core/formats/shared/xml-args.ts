@@ -4,14 +4,15 @@
  */
 import { ParseOut, RenderOut } from './build';
 import { endsInMarker, findTruncated, skipWs, trimRange, type MarkerHit } from './text';
+import { keepParamTexts } from './schema-types';
 import { callUnclosed, expectClosers } from './turn';
 
 /**
  * XML-argument families (qwen3-coder, glm45, minimax-m2) carry parameters as text. Their canonical
  * `arguments` is the compact JSON of an object: a value that reads as JSON other than a string
  * (`42`, `true`, `null`, `{…}`, `[…]`) is that value, anything else stays the string as written.
- * Without the tool schema a string `"42"` cannot be told from the number, so schema-aware coercion is
- * left to the checks.
+ * Without the tool schema a string `"42"` cannot be told from the number; `schemaArguments` (schema-types.ts)
+ * types the values by the request's schema where the request is known.
  */
 export function paramsToJson(params: readonly (readonly [string, string, ParamType?])[]): string {
   const obj: Record<string, unknown> = {};
@@ -192,6 +193,8 @@ export function xmlCall(out: ParseOut, c: XmlCall, grammar: ParamGrammar, marker
     defects.push(...tail.skipped.map((s) => `no ${s}`));
   }
   out.addCall(text.slice(...c.nameRange), args);
+  // The texts, for typing by the request's schema (schema-types.ts).
+  if (params.params.length) keepParamTexts(out.calls[index], params.params);
   out.seg('call', c.start, end, index);
   out.seg('call-name', c.nameRange[0], c.nameRange[1], index);
   if (argRange) out.seg('arguments', argRange[0], argRange[1], index);

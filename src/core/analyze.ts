@@ -247,6 +247,40 @@ export function analyzeExchange(exchange: CapturedExchange, responseBody: Uint8A
   return { response, request, analysis, summary, ctx };
 }
 
+/**
+ * The result of an analysis stored earlier (capture/analysis.ts), completed with the exchange parsed again: the same
+ * findings object readers show, and the context the parse report needs. No check runs here.
+ */
+export function storedResult(
+  exchange: CapturedExchange,
+  responseBody: Uint8Array,
+  chunks: ChunkTiming[] | undefined,
+  stored: { analysis: Analysis; summary: ExchangeSummary },
+): ExchangeAnalysis {
+  const { response, request } = parseExchange(exchange, responseBody, chunks);
+  const { analysis, summary } = stored;
+  const turn = turnEndpoint(exchange) || TURN_PROTOCOLS.has(response.protocol);
+  if (!turn) return { response, request, analysis, summary };
+  let format: ModelFormat | undefined;
+  try {
+    format = analysis.family ? getFormat(analysis.family) : undefined;
+  } catch {
+    format = undefined; // a family this version no longer knows: the report goes without its parse
+  }
+  let parsed: ParsedNative | undefined;
+  const ctx: CheckContext = {
+    format,
+    request,
+    message: analysis.message,
+    response: response.protocol !== 'native-text' ? response : undefined,
+    native: analysis.native,
+    get parsed() {
+      return format ? (parsed ??= format.parse(analysis.native.text)) : undefined;
+    },
+  };
+  return { response, request, analysis, summary, ctx };
+}
+
 /** Protocols of model turns (what is not `native-text` or `unknown`). */
 const TURN_PROTOCOLS = new Set(['openai-chat', 'anthropic-messages', 'openai-responses', 'sglang-generate']);
 

@@ -354,6 +354,8 @@ export interface CaptureReader {
   get(id: string): CapturedExchange | undefined;
   /** The decoded response body exactly as received, with chunk timing. */
   readResponse(id: string): { bytes: Uint8Array; chunks: ChunkTiming[] } | undefined;
+  /** The analysis the capture store's analysis service stored for the exchange, if any (capture/analysis.ts). */
+  readAnalysis?(id: string): { version: number; summary: ExchangeSummary; analysis: Analysis } | undefined;
 }
 
 /** A one-line error meant for the user (CLI prints the message, no stack). */

@@ -1,10 +1,11 @@
 /**
- * Full analysis of the exchanges a user opens, cached, and shared by the exchange panel, the raw-stream documents
- * and the Problems panel. The store keeps only summaries; the findings with their offsets are recomputed here on
- * demand (analysis is fast and pure, tokenizing runs in a worker).
+ * The exchanges a user opens, cached, and shared by the exchange panel, the raw-stream documents, the Problems panel
+ * and the token view. Their analysis is the one the store's analysis service stored (capture/analysis.ts): read, never
+ * run again here, so every view shows the same findings.
  */
 import * as vscode from 'vscode';
-import { analyzeExchange, type ExchangeAnalysis } from '../core/analyze';
+import type { ExchangeAnalysis } from '../core/analyze';
+import { resultWhenAnalysed } from '../core/capture/analysis';
 import { exchangeModel } from '../core/capture/describe';
 import { ruleInfo } from '../core/checks/index';
 import type { CaptureStore } from '../core/capture/store';
@@ -71,7 +72,7 @@ export class Exchanges implements vscode.TextDocumentContentProvider, vscode.Dis
     if (exchange.status === undefined) unavailable = 'No response yet.';
     else {
       try {
-        result = analyzeExchange(exchange, body.bytes, body.chunks);
+        result = await resultWhenAnalysed(store!, exchange, body.bytes, body.chunks);
       } catch (e) {
         unavailable = `Analysis failed: ${(e as Error).message.split('\n')[0]}`;
         this.log.error(`analysis of ${id} failed`, e as Error);

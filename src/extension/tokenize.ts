@@ -51,7 +51,8 @@ export class ExchangeTokenizer {
     try {
       const { stream } = await this.worker.tokenStream(
         { model, family: result.analysis.family, tokenizerDir, cacheDir, hub: hfToken ? { token: hfToken } : undefined },
-        { response: result.response, request: result.request, model },
+        // The stored analysis goes along: the token view shows the findings the Problems panel shows.
+        { response: result.response, request: result.request, model, analysis: result.analysis },
         { onWarning, onProgress },
       );
       return { stream: tokenStreamView(stream, ruleInfo) };

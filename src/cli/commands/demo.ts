@@ -1,7 +1,7 @@
 import { basename, join, relative } from 'node:path';
 import { defaultDataDir, openStore, type CaptureStore } from '../../core/capture/store';
 import { exchangeLine } from '../../core/capture/describe';
-import { analyzeExchange } from '../../core/analyze';
+import { resultFor } from '../../core/capture/analysis';
 import { DEMO_AGENTS, demoSpeaks, findAgent, runAgent, type DemoAgent } from '../../core/demo/agent';
 import { BROKEN_CASE, DEMO_PROVIDER, clearDemoCaptures, isDemoCapture, replayDemo, startDemoProxy, type DemoProxy, type DemoResult } from '../../core/demo/index';
 import { UserError } from '../../core/model';
@@ -62,7 +62,7 @@ function printResults(io: CliIO, store: CaptureStore, results: DemoResult[]): vo
   // The first broken exchange, finding by finding: what `show` prints in full.
   const body = store.readResponse(broken.exchange.id);
   if (!body) return;
-  const findings = analyzeExchange(broken.exchange, body.bytes, body.chunks).analysis.findings.filter((f) => f.severity === 'error');
+  const findings = resultFor(store, broken.exchange, body.bytes, body.chunks).analysis.findings.filter((f) => f.severity === 'error');
   io.out('');
   io.out(`What Tokenscope found in ${broken.exchange.id}, the first one:`);
   const pal = paletteOf(io);

@@ -1,4 +1,4 @@
-import { analyzeExchange } from '../../core/analyze';
+import { resultFor } from '../../core/capture/analysis';
 import { exchangeProvider, findingsText, localTime, outcomeText } from '../../core/capture/describe';
 import { defaultDataDir, findCapture } from '../../core/capture/store';
 import { UserError } from '../../core/model';
@@ -13,7 +13,7 @@ import { openStoreWithCaptures } from '../store';
 const HELP = `usage: tokenscope show ID [--data-dir DIR] [--json]
 
 Prints one captured exchange (ID or a unique prefix of it) with its findings and its parse (the calls, content
-and reasoning a correct parser extracts, beside the provider's tool_calls), analysed now. --json prints the
+and reasoning a correct parser extracts, beside the provider's tool_calls), as the store analysed it. --json prints the
 exchange and the same parse object as lint --json.`;
 
 const show: Command = async (argv, io) => {
@@ -28,7 +28,7 @@ const show: Command = async (argv, io) => {
   try {
     const x = findCapture(store, id);
     const res = store.readResponse(x.id)!;
-    const { analysis, summary, ctx } = x.status === undefined ? { analysis: undefined, summary: undefined, ctx: undefined } : analyzeExchange(x, res.bytes, res.chunks);
+    const { analysis, summary, ctx } = x.status === undefined ? { analysis: undefined, summary: undefined, ctx: undefined } : resultFor(store, x, res.bytes, res.chunks);
     // The parse of the turn (calls, content, reasoning, the provider's calls), as `lint --json` prints it.
     const report = analysis && ctx ? turnReport(analysis, ctx) : undefined;
     if (args.bool('json')) {

@@ -1,4 +1,4 @@
-import { analyzeExchange } from '../../core/analyze';
+import { resultFor } from '../../core/capture/analysis';
 import { exchangeLine, findingLine, localTime } from '../../core/capture/describe';
 import { defaultDataDir, openStore, type CaptureStore } from '../../core/capture/store';
 import { inFlight, inFlightLine, QuietStreams } from '../../core/live/inflight';
@@ -31,7 +31,7 @@ function describe(store: CaptureStore, x: CapturedExchange): Shown {
   const full = store.get(x.id) ?? x;
   if (!res) return { x, findings: [] };
   try {
-    const a = analyzeExchange(full, res.bytes, res.chunks);
+    const a = resultFor(store, full, res.bytes, res.chunks);
     return { x: { ...x, summary: x.summary ?? a.summary }, findings: a.analysis.findings };
   } catch {
     return { x, findings: [] };

@@ -4,8 +4,8 @@
  * stores the summary (in the exchange's row), its findings by rule (for `captures --rule`) and the full analysis,
  * which readers get from `CaptureStore.readAnalysis` instead of analysing again.
  */
-import { analyzeExchange, type ExchangeAnalysis } from '../analyze';
-import type { Analysis, CaptureReader, CapturedExchange, ExchangeSummary } from '../model';
+import { analyzeExchange, storedResult, type ExchangeAnalysis } from '../analyze';
+import type { Analysis, CaptureReader, CapturedExchange, ChunkTiming, ExchangeSummary } from '../model';
 import type { CaptureDb } from './database';
 import type { StoreOptions } from './types';
 
@@ -19,6 +19,48 @@ export interface StoredAnalysis {
   version: number;
   summary: ExchangeSummary;
   analysis: Analysis;
+}
+
+/**
+ * Watches every analysis of a captured exchange (tests count them: each exchange is analysed once). Production code
+ * never sets it.
+ */
+export const analysisProbe: { onAnalyze?: (exchange: CapturedExchange) => void } = {};
+
+/** The one place a captured exchange is analysed: the service below, or a reader whose store holds no result yet. */
+export function analyzeCaptured(exchange: CapturedExchange, responseBody: Uint8Array, chunks?: ChunkTiming[]): ExchangeAnalysis {
+  analysisProbe.onAnalyze?.(exchange);
+  return analyzeExchange(exchange, responseBody, chunks);
+}
+
+/** A reader that may hold stored analyses (a capture store); an imported bundle or a bare reader holds none. */
+export interface AnalysisSource {
+  readAnalysis?(id: string): StoredAnalysis | undefined;
+}
+
+/**
+ * The full result for a reader (tree, Problems panel, token view, `show`, `tail`, exports, watch): the stored
+ * analysis with the exchange's response parsed again (parsing runs no check). Only when the store holds none yet
+ * (a read-only command on an exchange its writer has not analysed, an exchange no store recorded) is it analysed,
+ * here, by the service's own function.
+ */
+export function resultFor(source: AnalysisSource | undefined, exchange: CapturedExchange, responseBody: Uint8Array, chunks?: ChunkTiming[]): ExchangeAnalysis {
+  const stored = source?.readAnalysis?.(exchange.id);
+  return stored ? storedResult(exchange, responseBody, chunks, stored) : analyzeCaptured(exchange, responseBody, chunks);
+}
+
+/**
+ * `resultFor`, after this process's queued analyses ran: an exchange the caller's own store just recorded is read
+ * once the service stored it, never analysed a second time beside it.
+ */
+export async function resultWhenAnalysed(
+  source: AnalysisSource & { idle?(): Promise<void>; readOnly?: boolean },
+  exchange: CapturedExchange,
+  responseBody: Uint8Array,
+  chunks?: ChunkTiming[],
+): Promise<ExchangeAnalysis> {
+  if (!source.readOnly && source.idle && !source.readAnalysis?.(exchange.id)) await source.idle();
+  return resultFor(source, exchange, responseBody, chunks);
 }
 
 interface Host extends CaptureReader {
@@ -64,7 +106,7 @@ export class AnalysisService {
             const full = this.host.get(x.id);
             const res = full && this.host.readResponse(x.id);
             if (full && res) {
-              result = analyzeExchange(full, res.bytes, res.chunks);
+              result = analyzeCaptured(full, res.bytes, res.chunks);
               x.summary = result.summary;
               const stored: StoredAnalysis = { version: ANALYSIS_VERSION, summary: result.summary, analysis: result.analysis };
               this.db.batch(() => {

@@ -16,7 +16,8 @@ import { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
-import { analyzeExchange, type ExchangeAnalysis } from '../analyze';
+import type { ExchangeAnalysis } from '../analyze';
+import { redactedResult } from './repro';
 import type { CaptureReader, CapturedExchange } from '../model';
 import type { RedactOptions } from '../redact';
 import type { OtlpConfig } from './otlp-config';
@@ -50,6 +51,8 @@ export interface OtlpExporterOptions {
 
 /** What `attach` needs of the capture store: its reader API and its change events. */
 export interface ObservableStore extends CaptureReader {
+  /** Resolves once the store's queued analyses ran (a span reads the stored analysis instead of analysing again). */
+  idle?(): Promise<void>;
   onDidChange(listener: (e: { kind: 'added' | 'updated' | 'deleted'; exchange: CapturedExchange }) => void): () => void;
 }
 
@@ -173,11 +176,13 @@ export class OtlpExporter {
     const x = reader.get(id);
     if (!x || x.state === 'streaming') return false;
     const body = reader.readResponse(id) ?? { bytes: new Uint8Array(0), chunks: [] };
-    const { capture } = redactCapture({ exchange: x, responseBody: body.bytes, chunks: body.chunks }, { patterns: this.opts.redactPatterns });
+    const stored = reader.readAnalysis?.(id);
+    const input = { exchange: x, responseBody: body.bytes, chunks: body.chunks, ...(stored && { stored }) };
+    const { capture } = redactCapture(input, { patterns: this.opts.redactPatterns });
     let result: ExchangeAnalysis | undefined;
-    if (x.status !== undefined && capture.responseBody.length <= MAX_ANALYZED_BYTES) {
+    if (x.status !== undefined && (stored || capture.responseBody.length <= MAX_ANALYZED_BYTES)) {
       try {
-        result = analyzeExchange(capture.exchange, capture.responseBody, capture.chunks);
+        result = redactedResult(input, capture);
       } catch {
         result = undefined; // the span still goes, without findings
       }
@@ -223,7 +228,7 @@ export class OtlpExporter {
     await this.provider.shutdown().catch(() => undefined);
   }
 
-  private drain(store: CaptureReader): void {
+  private drain(store: ObservableStore): void {
     if (this.draining) return;
     this.draining = true;
     const step = () => {
@@ -233,12 +238,16 @@ export class OtlpExporter {
         for (const r of this.drained.splice(0)) r();
         return;
       }
-      try {
-        this.exportCapture(store, id);
-      } catch (e) {
-        this.opts.onWarning?.(`OTLP export of ${id} failed: ${oneLine(e)}`);
-      }
-      setImmediate(step);
+      // The store's own analysis of the exchange first, so the span reads it rather than analysing again.
+      const analysed = store.idle && !store.readAnalysis?.(id) ? store.idle() : Promise.resolve();
+      void analysed.then(() => {
+        try {
+          this.exportCapture(store, id);
+        } catch (e) {
+          this.opts.onWarning?.(`OTLP export of ${id} failed: ${oneLine(e)}`);
+        }
+        setImmediate(step);
+      });
     };
     setImmediate(step);
   }

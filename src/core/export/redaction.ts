@@ -11,7 +11,7 @@
  */
 import { homedir } from 'node:os';
 import { containsSecret, placeholder, redactHeaders, redactText, type Redaction, type RedactOptions } from '../redact';
-import { UserError, type CapturedExchange, type ChunkTiming } from '../model';
+import { UserError, type Analysis, type CapturedExchange, type ChunkTiming, type ExchangeSummary } from '../model';
 import { utf8Bytes, utf8Text } from './body';
 
 /** A user-configured pattern: matches are replaced by `[REDACTED:<label>]`. */
@@ -35,6 +35,8 @@ export interface CaptureInput {
   exchange: CapturedExchange;
   responseBody: Uint8Array;
   chunks: ChunkTiming[];
+  /** The capture store's analysis of the exchange, when it holds one (read instead of analysing again). */
+  stored?: { summary: ExchangeSummary; analysis: Analysis };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -1,9 +1,11 @@
 /**
- * A repro: one captured exchange made ready to leave the machine. It is redacted (redaction.ts), then analysed
- * again, so findings, ranges and excerpts describe exactly the bytes that are shared. Every export format takes a
+ * A repro: one captured exchange made ready to leave the machine. It is redacted (redaction.ts); its findings are the
+ * store's analysis when the redaction left what the analysis reads unchanged, else the redacted copy is analysed
+ * (by the analysis service's function), so findings, ranges and excerpts describe exactly the bytes that are shared. Every export format takes a
  * `Repro`, and only `prepareRepro` makes one: no format can be handed an unredacted capture.
  */
-import { analyzeExchange, type ExchangeAnalysis } from '../analyze';
+import { storedResult, type ExchangeAnalysis } from '../analyze';
+import { analyzeCaptured } from '../capture/analysis';
 import { findCapture } from '../capture/store';
 import { getFormat } from '../formats/index';
 import { exchangeTokenStream } from '../tokens/exchange';
@@ -46,7 +48,7 @@ export interface ReproOptions {
 /** Redacts a capture and analyses the result. */
 export function prepareRepro(input: CaptureInput, opts: ReproOptions = {}): Repro {
   const { capture, report } = redactCapture(input, { patterns: opts.patterns });
-  const analysis = analyzeExchange(capture.exchange, capture.responseBody, capture.chunks);
+  const analysis = redactedResult(input, capture);
   const redactions = summarizeRedactions(report);
   // A key the model streamed over several events cannot be cut out of the raw stream; say so in the preview.
   if (splitSecret(analysis)) {
@@ -75,6 +77,19 @@ export function withTokens(r: Repro, tokenizer: Tokenizer): Repro {
   return { ...r, tokens: exchangeTokenStream({ tokenizer, response, request, analysis }).stream };
 }
 
+/** The analysis of a redacted capture: the store's, when the redaction changed nothing it read; else analysed once. */
+export function redactedResult(input: CaptureInput, redacted: CaptureInput): ExchangeAnalysis {
+  const { exchange, responseBody, chunks } = redacted;
+  return input.stored && sameForAnalysis(input, redacted) ? storedResult(exchange, responseBody, chunks, input.stored) : analyzeCaptured(exchange, responseBody, chunks);
+}
+
+/** Whether the redaction left every input of the analysis as it was (the common case: the store masked keys already). */
+function sameForAnalysis(a: CaptureInput, b: CaptureInput): boolean {
+  const x = a.exchange;
+  const y = b.exchange;
+  return a.responseBody === b.responseBody && x.requestBody === y.requestBody && x.path === y.path && x.error === y.error;
+}
+
 function splitSecret(a: ExchangeAnalysis): boolean {
   const m = a.response.message;
   return [m.content, m.reasoning, a.analysis.native.text, ...m.toolCalls.map((c) => c.arguments)].some(
@@ -86,7 +101,8 @@ function splitSecret(a: ExchangeAnalysis): boolean {
 export function readCapture(reader: CaptureReader, id: string): CaptureInput {
   const exchange = findCapture(reader, id);
   const res = reader.readResponse(exchange.id) ?? { bytes: new Uint8Array(0), chunks: [] };
-  return { exchange, responseBody: res.bytes, chunks: res.chunks };
+  const stored = reader.readAnalysis?.(exchange.id);
+  return { exchange, responseBody: res.bytes, chunks: res.chunks, ...(stored && { stored }) };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

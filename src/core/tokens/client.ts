@@ -1,5 +1,4 @@
 import { Worker } from 'node:worker_threads';
-import type { AnalyzeInput } from '../analyze';
 import { UserError, type Analysis } from '../model';
 import type { DownloadProgress } from './hub';
 import type { TokenStream } from './stream';
@@ -22,7 +21,7 @@ export class TokenWorker {
   /** `workerFile`: the bundled worker.ts (dist/tokens-worker.js). */
   constructor(private readonly workerFile: string) {}
 
-  tokenStream(tokenizer: WorkerTokenizerRequest, input: AnalyzeInput, opts: TokenJobOptions = {}): Promise<{ stream: TokenStream; analysis: Analysis }> {
+  tokenStream(tokenizer: WorkerTokenizerRequest, input: StreamJob['input'], opts: TokenJobOptions = {}): Promise<{ stream: TokenStream; analysis: Analysis }> {
     const worker = this.ensure();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {

@@ -7,7 +7,11 @@ import type { Tokenizer } from './types';
 
 export interface ExchangeTokensInput extends AnalyzeInput {
   tokenizer: Tokenizer;
-  /** The exchange's analysis when the caller already has it (skips a second analysis for text sources). */
+  /**
+   * The exchange's stored analysis (the capture store's analysis service): its findings and segments are used as
+   * they are, so the token view and the Problems panel show the same ones. Absent: analysed here (a file on the
+   * command line, no store).
+   */
   analysis?: Analysis;
   /** Why the request has no prompt count (`promptTokens` absent), shown beside the accounting. */
   promptNote?: string;
@@ -22,7 +26,7 @@ export interface ExchangeTokensInput extends AnalyzeInput {
  * Returns the analysis the stream's findings and segments come from.
  */
 export function exchangeTokenStream(input: ExchangeTokensInput): { stream: TokenStream; analysis: Analysis } {
-  const out = completionStream(input);
+  const out = completionStream(withPromptFinding(input));
   const a = out.stream.accounting;
   if (input.promptTokens !== undefined) a.prompt = promptAccounting(input.promptTokens, input.response?.usage);
   else if (input.promptNote) a.promptNote = input.promptNote;
@@ -39,6 +43,17 @@ function promptAccounting(counted: number, usage: Usage | undefined): PromptAcco
   return out;
 }
 
+/**
+ * A given analysis gains the one finding only a tokenizer can make (the prompt count against the bill); a fresh
+ * analysis runs that check itself from `promptTokens`.
+ */
+function withPromptFinding(input: ExchangeTokensInput): ExchangeTokensInput {
+  const given = input.analysis;
+  if (!given || input.promptTokens === undefined || given.findings.some((f) => f.rule === 'prompt-token-mismatch')) return input;
+  const f = promptTokenFinding(input.promptTokens, input.response?.usage);
+  return f ? { ...input, analysis: { ...given, findings: [...given.findings, f] } } : input;
+}
+
 function completionStream(input: ExchangeTokensInput): { stream: TokenStream; analysis: Analysis } {
   const { tokenizer, response } = input;
   const ids =
@@ -48,7 +63,9 @@ function completionStream(input: ExchangeTokensInput): { stream: TokenStream; an
         ? idsFromLogprobs(tokenizer, response.logprobTokens)
         : undefined;
   if (ids) {
-    const analysis = analyze({ ...input, nativeText: decodeIds(tokenizer, ids) });
+    // The given analysis when the ids spell its text; else the text they spell is analysed, so ranges index into it.
+    const text = decodeIds(tokenizer, ids);
+    const analysis = input.analysis && input.analysis.native.text === text ? input.analysis : analyze({ ...input, nativeText: text });
     const stream = buildTokenStream({ tokenizer, native: analysis.native, ids, findings: analysis.findings, usage: response?.usage });
     return { stream, analysis };
   }

@@ -12,7 +12,8 @@ export type WorkerTokenizerRequest = Omit<TokenizerRequest, 'hub' | 'onWarning'>
 export interface StreamJob {
   id: number;
   tokenizer: WorkerTokenizerRequest;
-  input: AnalyzeInput;
+  /** `analysis`: the exchange's stored analysis, used instead of analysing again (tokens/exchange.ts). */
+  input: AnalyzeInput & { analysis?: Analysis };
 }
 
 export type WorkerReply =

@@ -4,7 +4,8 @@
  * then parsed, analysed and measured. A failure is an outcome too (status, error body, one-line reason), never an
  * exception, except a UserError about the target itself (no API key, SGLang down) which the caller reports.
  */
-import { analyzeExchange } from '../analyze';
+import { parseExchange, type ExchangeAnalysis } from '../analyze';
+import { analyzeCaptured, resultWhenAnalysed } from '../capture/analysis';
 import type { CaptureStore, ExchangeWriter } from '../capture/store';
 import type { Analysis, CapturedExchange, ChunkTiming, ExchangeSummary, ParsedResponse } from '../model';
 import { UserError } from '../model';
@@ -160,8 +161,9 @@ export async function runRequest(target: Target, body: Record<string, unknown>, 
   const bytes = Buffer.concat(parts);
 
   const outcome: RunOutcome = { target: label, ok: false, cancelled, status: res?.status, startedAt, durationMs, requestBody: p.sent };
+  let standIn: CapturedExchange | undefined;
   if (res) {
-    const exchange: CapturedExchange = {
+    const exchange: CapturedExchange = (standIn = {
       id: writer?.id ?? '',
       sessionId: '',
       startedAt,
@@ -174,12 +176,10 @@ export async function runRequest(target: Target, body: Record<string, unknown>, 
       requestBody: requestText,
       status: res.status,
       responseHeaders: res.headers,
-    };
-    const a = analyzeExchange(exchange, bytes, chunks);
-    const r = a.response;
+    });
+    // Parsed here for the outcome (no check runs); the findings come from the analysis of the stored capture below.
+    const r = parseExchange(exchange, bytes, chunks).response;
     outcome.response = r;
-    outcome.analysis = a.analysis;
-    outcome.summary = a.summary;
     outcome.servedProvider = r.provider;
     outcome.generationId = res.headers['x-generation-id'] ?? (r.id?.startsWith('gen-') ? r.id : undefined);
     outcome.ttftMs = r.events.find((ev) => !ev.comment && ev.t !== undefined)?.t;
@@ -208,6 +208,18 @@ export async function runRequest(target: Target, body: Record<string, unknown>, 
     });
     const x = await writer.finish(outcome.ok ? undefined : { error: failure, incomplete: cancelled || !res || (outcome.response ? !outcome.response.terminated : true) });
     outcome.exchangeId = x.id;
+    // The store's analysis service analyses the capture once; the outcome reads that result.
+    if (res && ctx.store) {
+      const full = ctx.store.get(x.id) ?? x;
+      setAnalysis(outcome, await resultWhenAnalysed(ctx.store, full, bytes, chunks));
+    }
   }
+  // Nothing recorded it (no store): analysed once, by the same function the service runs.
+  if (res && !outcome.analysis) setAnalysis(outcome, analyzeCaptured(standIn!, bytes, chunks));
   return outcome;
+}
+
+function setAnalysis(outcome: RunOutcome, a: ExchangeAnalysis): void {
+  outcome.analysis = a.analysis;
+  outcome.summary = a.summary;
 }

@@ -3,7 +3,7 @@
  * pinned provider N times, each answer recorded as a new capture linked to the case's capture, and says whether the
  * bug is still there (the same rule broke), fixed (no error in any sample) or broken differently.
  */
-import { analyzeExchange } from '../analyze';
+import { resultFor } from '../capture/analysis';
 import { findCapture, type CaptureStore } from '../capture/store';
 import { UserError, type CaptureReader, type CapturedExchange } from '../model';
 import { capturedChatRequest } from '../upstream/rerun';
@@ -36,7 +36,7 @@ export function caseFromCapture(reader: CaptureReader, idOrPrefix: string, opts:
   const x = findCapture(reader, id);
   const res = reader.readResponse(id);
   if (x.status === undefined || !res) throw new UserError(`capture ${id} has no response to compare re-checks with`);
-  const findings = analyzeExchange(x, res.bytes, res.chunks).analysis.findings;
+  const findings = resultFor(reader, x, res.bytes, res.chunks).analysis.findings;
   const errors = findings.filter((f) => f.severity === 'error');
   if (errors.length === 0) throw new UserError(`capture ${id} has no error finding: there is nothing to watch`);
   const target = opts.target ?? targetOf(x, body);

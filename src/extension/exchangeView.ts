@@ -5,7 +5,9 @@
 import type { ExchangeAnalysis } from '../core/analyze';
 import { exchangeModel, exchangeProvider } from '../core/capture/describe';
 import type { RuleInfo } from '../core/checks/index';
-import { policySummary, repairSummary } from '../core/repair/describe';
+import { repairSummary } from '../core/repair/describe';
+import { policySummary, policyWordFor } from '../core/policy/describe';
+import type { ProviderDirectory } from '../core/policy/slugs';
 import type { CapturedExchange, ChunkTiming, NormalizedRequest, ParsedResponse, Severity } from '../core/model';
 import type { TokenAccounting } from '../core/tokens/accounting';
 import type { TokenStream } from '../core/tokens/stream';
@@ -80,9 +82,11 @@ export interface ExchangeInput {
   result?: ExchangeAnalysis;
   unavailable?: string;
   ruleInfo?: (id: string) => RuleInfo | undefined;
+  /** OpenRouter provider slugs known (whether the served provider honoured a policy is judged by slug). */
+  slugs?: ProviderDirectory;
 }
 
-export function exchangeView({ exchange: x, chunks, result, unavailable, ruleInfo }: ExchangeInput): ExchangeView {
+export function exchangeView({ exchange: x, chunks, result, unavailable, ruleInfo, slugs }: ExchangeInput): ExchangeView {
   const findings = findingViews(result, ruleInfo);
   const res = result?.response;
   const model = res?.model ?? exchangeModel(x);
@@ -101,12 +105,12 @@ export function exchangeView({ exchange: x, chunks, result, unavailable, ruleInf
     { label: 'Pin', value: x.pin ? `${x.pin.requested.join(', ')}${x.pin.honoured === false ? ' (NOT honoured)' : ''}` : undefined },
     { label: 'Re-run of', value: x.parentId ? `${x.parentId}${x.target ? ` on ${x.target}` : ''}` : undefined },
     { label: 'Repaired', value: x.repair && `${repairSummary(x.repair)} (findings are on the upstream's bytes)` },
-    { label: 'Policy', value: x.policy && policySummary(x.policy, x.servedProvider) },
+    { label: 'Policy', value: x.policy && policySummary(x.policy, x.servedProvider ?? provider, slugs) },
     { label: 'Error', value: x.error },
   ];
   return {
     id: x.id,
-    title: [model ?? 'exchange', provider].filter(Boolean).join(' · '),
+    title: [model ?? 'exchange', provider, policyWordFor(x, slugs)].filter(Boolean).join(' · '),
     meta: meta.filter((m): m is { label: string; value: string } => m.value !== undefined && m.value !== ''),
     worst: worst(findings),
     findings,

@@ -9,6 +9,7 @@ import { resultWhenAnalysed } from '../core/capture/analysis';
 import { exchangeModel } from '../core/capture/describe';
 import { ruleInfo } from '../core/checks/index';
 import type { CaptureStore } from '../core/capture/store';
+import { ProviderDirectory } from '../core/policy/slugs';
 import type { CapturedExchange, ChunkTiming } from '../core/model';
 import type { ExchangeView } from '../../webview/protocol';
 import { exchangeView, findingRange, positionAt } from './exchangeView';
@@ -83,7 +84,7 @@ export class Exchanges implements vscode.TextDocumentContentProvider, vscode.Dis
       chunks: body.chunks,
       result,
       unavailable,
-      view: exchangeView({ exchange, chunks: body.chunks, result, unavailable, ruleInfo }),
+      view: exchangeView({ exchange, chunks: body.chunks, result, unavailable, ruleInfo, slugs: new ProviderDirectory(store!.providerSlugs()) }),
       uri: rawUri(id, result?.response.model ?? exchangeModel(exchange)),
     };
     this.cache.set(id, opened);

@@ -7,6 +7,8 @@ import * as vscode from 'vscode';
 import { defaultDataDir, openStore, type CaptureStore } from '../core/capture/store';
 import { startProxy, type ProxyHandle } from '../core/proxy/server';
 import { policyStage, type Policies } from '../core/policy/policy';
+import { latestModel, policyLines, policyStatus } from '../core/policy/describe';
+import { ProviderDirectory } from '../core/policy/slugs';
 import { repairStage, type RepairSettings } from '../core/repair/stage';
 import { DeliveredDiff } from './deliveredDiff';
 import { ProvidersView } from './providersView';
@@ -84,6 +86,7 @@ class App implements vscode.Disposable {
   /** Repair mode and provider policy, read at start and on each settings change; the proxy's stages read these per request. */
   private repair: RepairSettings;
   private policies: Policies;
+  private slugs: { at: number; dir: ProviderDirectory } | undefined;
   private readonly demo: DemoCommands;
 
   constructor(
@@ -106,7 +109,7 @@ class App implements vscode.Disposable {
     }));
     this.panels = new ExchangePanels(context.extensionUri, this.exchanges, (o) => this.tokenizer.tokens(o.result), log, live);
     this.otlp = new OtlpBridge(context, log, () => this.settings.redactionPatterns);
-    this.providers = new ProvidersView(() => this.store, () => this.policies);
+    this.providers = new ProvidersView(() => this.store, () => this.policies, () => this.openRouterClient());
     this.disposables.push(this.status, this.tree, this.exchanges, this.panels, this.otlp, this.providers, new DeliveredDiff(() => this.store));
     this.disposables.push(new WatchCommands(context, { store: () => this.store, openrouter: () => this.openRouterClient(), log }));
     this.demo = new DemoCommands({
@@ -207,7 +210,11 @@ class App implements vscode.Disposable {
     const before = this.settings;
     this.settings = this.readSettings();
     ({ repair: this.repair, policies: this.policies } = this.readRepairAndPolicy());
-    if (e.affectsConfiguration('tokenscope.providerPolicy')) this.providers.refresh(0);
+    if (e.affectsConfiguration('tokenscope.providerPolicy')) {
+      this.providers.refresh(0);
+      this.slugs = undefined;
+      this.render();
+    }
     if (e.affectsConfiguration('tokenscope.tokenizer')) void this.tokenizer.clear();
     if (e.affectsConfiguration('tokenscope.capture') || e.affectsConfiguration('tokenscope.redaction')) {
       const running = !!this.proxy;
@@ -229,11 +236,21 @@ class App implements vscode.Disposable {
     }
   }
 
+  /** Known provider slugs, read again at most every 5 s (the status bar redraws on every store change). */
+  private slugDirectory(): ProviderDirectory | undefined {
+    if (!this.store) return undefined;
+    if (!this.slugs || Date.now() - this.slugs.at > 5000) this.slugs = { at: Date.now(), dir: new ProviderDirectory(this.store.providerSlugs()) };
+    return this.slugs.dir;
+  }
+
   private render(): void {
     const list = this.store?.list() ?? [];
-    this.status.text = statusBarText(this.proxyStatus, list);
+    const slugs = Object.keys(this.policies).length ? this.slugDirectory() : undefined;
+    const policy = policyStatus(this.policies, latestModel(list), slugs);
+    this.status.text = `${statusBarText(this.proxyStatus, list)}${policy ? ` · $(law) ${policy}` : ''}`;
     this.demo?.update(list);
-    this.status.tooltip = statusBarTooltip(this.proxyStatus, this.proxy?.url);
+    const policyTip = policyLines(this.policies, slugs);
+    this.status.tooltip = [statusBarTooltip(this.proxyStatus, this.proxy?.url), ...(policyTip.length ? ['', 'Provider policy (setting tokenscope.providerPolicy):', ...policyTip] : [])].join('\n');
     this.status.backgroundColor = this.proxyStatus.state === 'failed' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
   }
 

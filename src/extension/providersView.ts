@@ -4,8 +4,11 @@
  * context menu. An action writes the `tokenscope.providerPolicy` setting; the proxy applies it from the next request.
  */
 import * as vscode from 'vscode';
+import type { CaptureStore } from '../core/capture/store';
 import type { CaptureReader, CapturedExchange } from '../core/model';
-import { providerSlug, withAction, type Policies, type PolicyAction } from '../core/policy/policy';
+import { withAction, type Policies, type PolicyAction } from '../core/policy/policy';
+import { ProviderDirectory, resolveSlug } from '../core/policy/slugs';
+import type { OpenRouterClient } from '../core/upstream/openrouter';
 import { scorecard, type ScorecardRow } from '../core/providers/scorecard';
 import { policyWord, providerDescription } from './providersText';
 
@@ -19,10 +22,13 @@ export class ProvidersView implements vscode.TreeDataProvider<Node>, vscode.Disp
   private readonly view: vscode.TreeView<Node>;
   private readonly disposables: vscode.Disposable[] = [];
   private pending: NodeJS.Timeout | undefined;
+  private slugs = new ProviderDirectory();
 
   constructor(
     private readonly store: () => CaptureReader | undefined,
     private readonly policies: () => Policies,
+    /** The OpenRouter client (its key from SecretStorage), to read provider slugs; undefined without a key. */
+    private readonly openrouter: () => Promise<OpenRouterClient | undefined> = async () => undefined,
   ) {
     this.view = vscode.window.createTreeView('tokenscope.providers', { treeDataProvider: this, showCollapseAll: true });
     const action = (a: PolicyAction) => (arg: unknown) => this.apply(arg, a);
@@ -50,6 +56,7 @@ export class ProvidersView implements vscode.TreeDataProvider<Node>, vscode.Disp
     if (node) return [];
     const reader = this.store();
     if (!reader) return [];
+    this.slugs = new ProviderDirectory((reader as Partial<CaptureStore>).providerSlugs?.() ?? []);
     const byModel = new Map<string, ScorecardRow[]>();
     for (const r of scorecard(reader)) byModel.set(r.model, [...(byModel.get(r.model) ?? []), r]);
     return [...byModel].map(([model, rows]) => ({ kind: 'model', model, rows }));
@@ -66,7 +73,7 @@ export class ProvidersView implements vscode.TreeDataProvider<Node>, vscode.Disp
       return item;
     }
     const r = node.row;
-    const word = policyWord(this.policies(), r.model, r.provider);
+    const word = policyWord(this.policies(), r.model, r.provider, this.slugs);
     const item = new vscode.TreeItem(r.provider, vscode.TreeItemCollapsibleState.None);
     item.id = `provider:${r.model}:${r.provider}`;
     item.description = providerDescription(r, word);
@@ -78,7 +85,7 @@ export class ProvidersView implements vscode.TreeDataProvider<Node>, vscode.Disp
         `- repaired turns: ${r.repairedTurns}`,
         `- median time to first token: ${r.ttftMsP50 ?? '–'} ms`,
         `- last seen: ${new Date(r.lastSeen).toLocaleString()}`,
-        `- last comparison: ${r.lastComparison ? `${r.lastComparison.verdict} (${new Date(r.lastComparison.at).toLocaleString()})` : 'none'}`,
+        `- last comparison: ${r.lastComparison ? `${r.lastComparison.verdict}${r.lastComparison.rules.length ? ` (${r.lastComparison.rules.join(', ')})` : ''}, ${r.lastComparison.samples} samples on ${r.lastComparison.slug}, ${new Date(r.lastComparison.at).toLocaleString()}` : 'none (Tokenscope: Compare Providers…)'}`,
         word ? `- policy: ${word}` : '',
       ].join('\n'),
     );
@@ -95,10 +102,15 @@ export class ProvidersView implements vscode.TreeDataProvider<Node>, vscode.Disp
       return;
     }
     const cfg = vscode.workspace.getConfiguration('tokenscope');
-    const next = withAction(this.policies(), target.model, target.provider, action);
+    const store = this.store() as CaptureStore | undefined;
+    const client = await this.openrouter().catch(() => undefined);
+    const slug = await resolveSlug(store, client, target.model, target.provider);
+    const next = withAction(this.policies(), target.model, slug.slug, action);
     await cfg.update('providerPolicy', next, vscode.ConfigurationTarget.Global);
     const verb = { avoid: 'avoids', prefer: 'prefers', only: 'uses only' }[action];
-    void vscode.window.showInformationMessage(`Tokenscope: requests for ${target.model} on OpenRouter routes now ${verb} ${providerSlug(target.provider)} (setting tokenscope.providerPolicy).`);
+    const guess = slug.known ? '' : ` The slug "${slug.slug}" is derived from the name "${target.provider}" (${slug.why}); check it against OpenRouter's provider list.`;
+    const message = `Tokenscope: requests for ${target.model} on OpenRouter routes now ${verb} ${target.provider} (slug ${slug.slug}, setting tokenscope.providerPolicy).${guess}`;
+    void (slug.known ? vscode.window.showInformationMessage(message) : vscode.window.showWarningMessage(message));
     this.refresh(0);
   }
 

@@ -24,6 +24,8 @@ describe('Tokenscope repair mode and provider policy in VS Code', { skip, timeou
     });
 
   before(async () => {
+    // The extension reads provider slugs from the emulator's listings with this key (code-server inherits it).
+    process.env.OPENROUTER_API_KEY ??= 'sk-or-v1-e2eslugs';
     rig = await startWorkbenchRig(
       [
         { slug: 'chutes', name: 'Chutes', personality: 'leak-content' },
@@ -72,7 +74,7 @@ describe('Tokenscope repair mode and provider policy in VS Code', { skip, timeou
     await screenshot(page, '42-providers-view');
 
     await contextMenu(page, chutes, 'Avoid This Provider for This Model');
-    await page.locator('.notifications-toasts', { hasText: 'now avoids chutes' }).waitFor({ timeout: 15_000 });
+    await page.locator('.notifications-toasts', { hasText: 'now avoids Chutes (slug chutes' }).waitFor({ timeout: 15_000 });
     await pane.locator('.monaco-list-row', { hasText: 'policy: avoided' }).waitFor({ timeout: 30_000 });
     await screenshot(page, '43-policy-applied');
 
@@ -82,5 +84,10 @@ describe('Tokenscope repair mode and provider policy in VS Code', { skip, timeou
     assert.match(await res.text(), /"provider":"Fireworks"/, 'the avoided provider no longer serves the model');
     const sent = rig.emulator.requests.slice(before).find((r) => r.path.endsWith('/chat/completions'));
     assert.deepEqual(sent?.body.provider, { order: ['chutes'], ignore: ['chutes'] });
+
+    // The status bar names the policy for the latest exchange's model; the exchange's row says it was honoured.
+    await page.locator('.statusbar-item', { hasText: 'kimi-k2-0905: avoid Chutes' }).waitFor({ timeout: 30_000 });
+    await page.locator('.part.sidebar .monaco-list-row', { hasText: /Fireworks · policy honoured/ }).first().waitFor({ timeout: 30_000 });
+    await screenshot(page, '44-policy-status-bar');
   });
 });

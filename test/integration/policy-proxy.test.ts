@@ -4,13 +4,17 @@
  * byte for byte; against the OpenRouter emulator the avoided provider is not the one that serves.
  */
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import OpenAI from 'openai';
+import type { CapturedExchange } from '../../src/core/model';
 import { openStore } from '../../src/core/capture/store';
 import { policyStage, type Policies } from '../../src/core/policy/policy';
 import { startProxy } from '../../src/core/proxy/server';
 import { main } from '../../src/cli/main';
-import { startOpenRouterEmulator } from '../fixtures/openrouter-emulator';
-import { rawRequest, startUpstream, tempDir } from '../unit/proxy/local-upstream';
+import { READ_TOOL, startOpenRouterEmulator } from '../fixtures/openrouter-emulator';
+import { exited, rawRequest, serveChild, startUpstream, tempDir } from '../unit/proxy/local-upstream';
 
 const POLICIES: Policies = { 'moonshotai/kimi-k2-0905': { ignore: ['chutes'], allow_fallbacks: true } };
 
@@ -90,4 +94,50 @@ test('serve --policy with a bad file stops with one line and starts nothing', as
   const code = await main(['serve', '--port', '0', '--policy', '/nonexistent/policy.json'], { out: () => undefined, err: (t) => err.push(t) });
   assert.equal(code, 2);
   assert.deepEqual(err, ['tokenscope serve: cannot read the policy file /nonexistent/policy.json: ENOENT']);
+});
+
+test('as a user runs it: serve --policy FILE, the openai SDK for the model gets the merged provider upstream, another model is byte-identical, show and captures say so', async () => {
+  const emu = await startOpenRouterEmulator({
+    providers: [
+      { slug: 'moonshotai', name: 'Moonshot AI', personality: 'leak-content' },
+      { slug: 'together', name: 'Together', personality: 'correct' },
+      { slug: 'deepinfra', name: 'DeepInfra', personality: 'correct' },
+    ],
+  });
+  const tmp = tempDir();
+  const policyFile = join(tmp.dir, 'policy.json');
+  writeFileSync(policyFile, JSON.stringify({ 'moonshotai/kimi-k2-0905': { ignore: ['moonshotai'] } }));
+  const s = await serveChild(['--port', '0', '--data-dir', join(tmp.dir, 'data'), '--openrouter-url', `${emu.url}/api`, '--policy', policyFile]);
+  try {
+    const client = new OpenAI({ baseURL: `${s.url}/openrouter/v1`, apiKey: 'sk-or-v1-policyuser0123456789' });
+    const params = { model: 'moonshotai/kimi-k2-0905', stream: true, messages: [{ role: 'user', content: 'read a' }], tools: [READ_TOOL], provider: { order: ['moonshotai', 'together'], sort: 'price' } };
+    let served: string | undefined;
+    for await (const c of await client.chat.completions.create(params as OpenAI.ChatCompletionCreateParamsStreaming)) served ??= (c as { provider?: string }).provider;
+    assert.equal(served, 'Together', 'the avoided provider did not serve, although the agent put it first');
+    const up = emu.requests.filter((r) => r.path.endsWith('/chat/completions'));
+    assert.deepEqual(up[0].body.provider, { order: ['moonshotai', 'together'], sort: 'price', ignore: ['moonshotai'] });
+    assert.deepEqual(up[0].body.messages, params.messages);
+
+    const other = '{"model":"moonshotai/kimi-k2.5",  "messages":[{"role":"user","content":"h\\u00e9llo"}], "provider":{"order":["moonshotai"]}}';
+    const res = await rawRequest(`${s.url}/openrouter/v1/chat/completions`, { headers: { 'content-type': 'application/json', authorization: 'Bearer sk-or-v1-policyuser0123456789' }, body: other });
+    assert.equal(res.status, 200);
+    assert.ok(emu.requests.at(-1)!.raw.equals(Buffer.from(other)), 'another model: the bytes reach OpenRouter unchanged');
+    assert.equal(JSON.parse(res.body.toString()).provider, 'Moonshot AI', 'and its routing is the agent\'s own');
+
+    s.child.kill('SIGTERM');
+    await exited(s.child);
+    const out: string[] = [];
+    const io = { out: (t: string) => out.push(t), err: (t: string) => out.push(t) };
+    assert.equal(await main(['captures', '--data-dir', join(tmp.dir, 'data'), '--json'], io), 0);
+    const [onOther, onKimi] = JSON.parse(out.join('\n')) as CapturedExchange[];
+    assert.equal(onOther.policy, undefined);
+    assert.deepEqual(onKimi.policy, { model: 'moonshotai/kimi-k2-0905', policy: { ignore: ['moonshotai'] }, agent: params.provider, sent: up[0].body.provider });
+    out.length = 0;
+    assert.equal(await main(['show', onKimi.id, '--data-dir', join(tmp.dir, 'data')], io), 0);
+    assert.match(out.join('\n'), /^policy +moonshotai\/kimi-k2-0905: provider \{"order":\["moonshotai","together"\],"sort":"price","ignore":\["moonshotai"\]\} \(merged with the agent's \{"order":\["moonshotai","together"\],"sort":"price"\}\); served by Together, honoured/m);
+  } finally {
+    s.child.kill('SIGKILL');
+    await emu.close();
+    tmp.remove();
+  }
 });

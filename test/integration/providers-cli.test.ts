@@ -12,7 +12,7 @@ async function cli(argv: string[]) {
   return { code, text: out.join('\n') };
 }
 
-test('per model × served provider: tool turns, share broken, top rules, TTFT, last seen, last comparison', async () => {
+test('per model × served provider: tool turns, share broken, top rules, TTFT, last seen, and the last compare run\'s verdict', async () => {
   const emu = await startOpenRouterEmulator({
     providers: [
       { slug: 'chutes', name: 'Chutes', personality: 'leak-content', ttftMs: 150 },
@@ -31,14 +31,27 @@ test('per model × served provider: tool turns, share broken, top rules, TTFT, l
     }
     assert.equal((await send('chutes', true, 'moonshotai/kimi-k2.5')).status, 200);
     await rig.store.idle();
-    // A comparison sample on Chutes: stored like a re-run, with its target.
+    // The last comparison is the last `compare` run's verdict (stored by compare), never a re-run sample.
     const leaky = rig.store.list().find((x) => x.servedProvider === 'Chutes' && x.requestModel === 'moonshotai/kimi-k2-0905')!;
-    const w = rig.store.begin({ route: 'openrouter', upstreamUrl: leaky.upstreamUrl, method: 'POST', path: leaky.path, requestHeaders: {}, requestBody: rig.store.get(leaky.id)!.requestBody, target: 'openrouter:chutes', parentId: leaky.id });
-    w.annotate({ requestModel: 'moonshotai/kimi-k2-0905', servedProvider: 'Chutes' });
-    w.responseStarted(200, { 'content-type': 'text/event-stream' });
-    w.chunk(rig.store.readResponse(leaky.id)!.bytes);
-    await w.finish();
-    await rig.store.idle();
+    const orUrl = ['--openrouter-url', `${emu.url}/api`, '--data-dir', rig.dataDir];
+    const saved = process.env.OPENROUTER_API_KEY;
+    process.env.OPENROUTER_API_KEY = 'sk-or-v1-x';
+    try {
+      const rerun = await cli(['rerun', leaky.id, '--target', 'openrouter:chutes', ...orUrl]);
+      assert.equal(rerun.code, 0, rerun.text);
+      assert.match(rerun.text, /error section-unclosed/, 'the re-run on Chutes is broken');
+      let rows: ScorecardRow[] = JSON.parse((await cli(['providers', '--data-dir', rig.dataDir, '--json'])).text);
+      assert.equal(rows.find((r) => r.provider === 'Chutes' && r.model === 'moonshotai/kimi-k2-0905')!.lastComparison, undefined, 'a re-run is not a comparison');
+      const compared = await cli(['compare', leaky.id, '--providers', 'chutes,fireworks', '--samples', '2', ...orUrl, '--json']);
+      assert.equal(compared.code, 0, compared.text);
+      rows = JSON.parse((await cli(['providers', '--data-dir', rig.dataDir, '--json'])).text);
+      assert.equal(rows.find((r) => r.provider === 'Fireworks' && r.model === 'moonshotai/kimi-k2-0905')!.lastComparison?.verdict, 'clean');
+      // A later comparison of Fireworks alone replaces Fireworks' verdict and leaves Chutes' alone.
+      assert.equal((await cli(['compare', leaky.id, '--providers', 'fireworks', '--samples', '1', ...orUrl, '--json'])).code, 0);
+    } finally {
+      if (saved === undefined) delete process.env.OPENROUTER_API_KEY;
+      else process.env.OPENROUTER_API_KEY = saved;
+    }
 
     const { code, text } = await cli(['providers', '--data-dir', rig.dataDir, '--json']);
     assert.equal(code, 0, text);
@@ -46,12 +59,14 @@ test('per model × served provider: tool turns, share broken, top rules, TTFT, l
     const k2 = rows.filter((r) => r.model === 'moonshotai/kimi-k2-0905');
     assert.deepEqual(k2.map((r) => r.provider), ['Chutes', 'Fireworks'], 'the broken provider first');
     const [chutes, fireworks] = k2;
-    assert.deepEqual([chutes.exchanges, chutes.toolTurns, chutes.brokenTurns, chutes.brokenShare], [3, 3, 3, 1]);
+    assert.deepEqual([chutes.exchanges, chutes.toolTurns, chutes.brokenTurns, chutes.brokenShare], [3, 3, 3, 1], 're-runs and comparison samples are not agent turns');
     assert.ok(chutes.topRules.some((t) => t.rule === 'section-unclosed' && t.turns === 3), JSON.stringify(chutes.topRules));
     assert.equal(chutes.lastComparison?.verdict, 'broken');
     assert.ok(chutes.lastComparison!.rules.includes('section-unclosed'));
+    assert.deepEqual([chutes.lastComparison!.slug, chutes.lastComparison!.samples, chutes.lastComparison!.broken, chutes.lastComparison!.parentId], ['chutes', 2, 2, leaky.id]);
     assert.deepEqual([fireworks.exchanges, fireworks.toolTurns, fireworks.brokenTurns, fireworks.brokenShare, fireworks.topRules], [3, 2, 0, 0, []]);
-    assert.equal(fireworks.lastComparison, undefined);
+    assert.deepEqual([fireworks.lastComparison?.verdict, fireworks.lastComparison?.samples, fireworks.lastComparison?.rules], ['clean', 1, []], 'the later run');
+    assert.ok(fireworks.lastComparison!.at > chutes.lastComparison!.at);
     assert.ok(chutes.ttftMsP50! >= 140 && fireworks.ttftMsP50! < chutes.ttftMsP50!, `${chutes.ttftMsP50} vs ${fireworks.ttftMsP50}`);
     assert.ok(Math.abs(chutes.lastSeen - Date.now()) < 60_000);
 

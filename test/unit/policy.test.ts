@@ -50,19 +50,24 @@ test('honoured: the served provider is not ignored and is among only', () => {
   assert.equal(policyHonoured(rec({ only: ['atlas-cloud'] }), 'AtlasCloud'), true);
   assert.equal(policyHonoured(rec({ only: ['fireworks'] }), 'Novita'), false);
   assert.equal(policyHonoured(rec({ ignore: ['x'] }), undefined), undefined);
+  // With the served name's slug known, slugs are compared exactly: a name-alike is not a match, a variant tag is.
+  assert.equal(policyHonoured(rec({ ignore: ['moonshotai'] }), 'Moonshot AI', 'moonshotai'), false);
+  assert.equal(policyHonoured(rec({ ignore: ['deepinfra/fp4'] }), 'DeepInfra', 'deepinfra'), false);
+  assert.equal(policyHonoured(rec({ only: ['together'] }), 'Together AI', 'together'), true);
+  assert.equal(policyHonoured(rec({ ignore: ['google'] }), 'Google Vertex', 'google-vertex'), true, 'loose matching would have called this ignored');
+  assert.equal(policyHonoured(rec({ ignore: ['google'] }), 'Google Vertex'), false, 'without the slug, names are matched loosely');
 });
 
 test('actions from the Providers view: avoid, prefer and only, per model, other models kept', async () => {
-  const { withAction, providerSlug } = await import('../../src/core/policy/policy');
-  assert.equal(providerSlug('Atlas Cloud'), 'atlas-cloud');
-  let p = withAction({ 'qwen/qwen3-coder': { order: ['novita'] } }, 'moonshotai/kimi-k2-0905', 'Chutes', 'avoid');
+  const { withAction } = await import('../../src/core/policy/policy');
+  let p = withAction({ 'qwen/qwen3-coder': { order: ['novita'] } }, 'moonshotai/kimi-k2-0905', 'chutes', 'avoid');
   assert.deepEqual(p, { 'qwen/qwen3-coder': { order: ['novita'] }, 'moonshotai/kimi-k2-0905': { ignore: ['chutes'] } });
-  p = withAction(p, 'moonshotai/kimi-k2-0905', 'Fireworks', 'prefer');
+  p = withAction(p, 'moonshotai/kimi-k2-0905', 'fireworks', 'prefer');
   assert.deepEqual(p['moonshotai/kimi-k2-0905'], { ignore: ['chutes'], order: ['fireworks'] });
-  p = withAction(p, 'moonshotai/kimi-k2-0905', 'Chutes', 'prefer');
+  p = withAction(p, 'moonshotai/kimi-k2-0905', 'chutes', 'prefer');
   assert.deepEqual(p['moonshotai/kimi-k2-0905'], { order: ['chutes', 'fireworks'] }, 'preferring an avoided provider un-avoids it');
-  p = withAction(p, 'moonshotai/kimi-k2-0905', 'Chutes', 'avoid');
+  p = withAction(p, 'moonshotai/kimi-k2-0905', 'chutes', 'avoid');
   assert.deepEqual(p['moonshotai/kimi-k2-0905'], { order: ['fireworks'], ignore: ['chutes'] });
-  p = withAction(p, 'moonshotai/kimi-k2-0905', 'Novita', 'only');
+  p = withAction(p, 'moonshotai/kimi-k2-0905', 'novita', 'only');
   assert.deepEqual(p['moonshotai/kimi-k2-0905'], { order: ['fireworks'], ignore: ['chutes'], only: ['novita'], allow_fallbacks: false });
 });

@@ -12,7 +12,8 @@ const HELP = `usage: tokenscope providers [--model M] [--since WHEN] [--data-dir
 
 The provider scorecard over your captures: per model and served provider, the tool-call turns seen (requests that
 offered tools), the share that broke (an error finding), the rules that broke them most, the median time to first
-token, when the pair was last seen, and the verdict of the latest re-run or comparison sample on that provider.
+token, when the pair was last seen, and the verdict of the last \`tokenscope compare\` run on that provider for that model
+(clean, broken with its error rules, or failed: no sample answered), as compare stored it in the data dir.
 --since takes a duration (30m, 6h, 7d) or a date.`;
 
 function table(rows: ScorecardRow[]): string[] {
@@ -24,7 +25,7 @@ function table(rows: ScorecardRow[]): string[] {
     r.topRules.map((t) => `${t.rule} ×${t.turns}`).join(', ') || '-',
     r.ttftMsP50 === undefined ? '-' : `${r.ttftMsP50} ms`,
     localTime(r.lastSeen),
-    r.lastComparison ? `${r.lastComparison.verdict}${r.lastComparison.rules.length ? ` (${r.lastComparison.rules.join(', ')})` : ''} ${localTime(r.lastComparison.at)}` : '-',
+    r.lastComparison ? `${r.lastComparison.verdict}${r.lastComparison.rules.length ? ` (${r.lastComparison.rules.join(', ')})` : ''} ×${r.lastComparison.samples} ${localTime(r.lastComparison.at)}` : '-',
   ]);
   const head = ['MODEL', 'PROVIDER', 'TOOL TURNS', 'BROKEN', 'TOP RULES', 'TTFT p50', 'LAST SEEN', 'LAST COMPARISON'];
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));

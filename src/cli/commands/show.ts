@@ -9,6 +9,7 @@ import { parseArgs } from '../args';
 import { paletteOf, type Command } from '../io';
 import { MAX_FIELD, MAX_TEXT, findingLine, safeLine } from '../terminal';
 import { openStoreWithCaptures } from '../store';
+import { ProviderDirectory } from '../../core/policy/slugs';
 
 const HELP = `usage: tokenscope show ID [--data-dir DIR] [--json]
 
@@ -46,7 +47,7 @@ const show: Command = async (argv, io) => {
       ['pin', x.pin && `${x.pin.requested.join(', ')}${x.pin.honoured === undefined ? '' : x.pin.honoured ? ' (honoured)' : ' (NOT honoured)'}`],
       ['response', `${outcomeText(x)}, ${plural(x.responseBytes ?? res.bytes.length, 'byte')} in ${plural(res.chunks.length, 'chunk')}${s?.streamed ? ' (streamed)' : ''}`],
       ['usage', s?.usage && [s.usage.promptTokens !== undefined && `${s.usage.promptTokens} prompt`, s.usage.completionTokens !== undefined && `${s.usage.completionTokens} completion`, s.usage.cost !== undefined && `$${s.usage.cost}`].filter(Boolean).join(', ')],
-      ['policy', x.policy && policySummary(x.policy, x.servedProvider)],
+      ['policy', x.policy && policySummary(x.policy, x.servedProvider ?? exchangeProvider(x), new ProviderDirectory(store.providerSlugs()))],
       ['repaired', x.repair && `${repairSummary(x.repair)}; the agent got the delivered bytes (${plural(store.readDelivered(x.id)?.length ?? 0, 'byte')}), findings are on the upstream's`],
       ['error', x.error],
       ['findings', findingsText(s)],

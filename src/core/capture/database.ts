@@ -14,7 +14,7 @@ import { isBrokenExchange } from './describe';
 
 export const DB_FILE = 'captures.db';
 /** The newest schema this version knows; `migrate` brings an older file up to it, step by step. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** better-sqlite3's API, as libsql implements it (only what the store uses). */
 interface Statement {
@@ -80,6 +80,10 @@ const MIGRATIONS: string[] = [
   `CREATE TABLE watch (id TEXT PRIMARY KEY, n INTEGER NOT NULL, added_at INTEGER NOT NULL, capture_id TEXT NOT NULL, data TEXT NOT NULL);
    CREATE TABLE watch_checks (case_id TEXT NOT NULL, at INTEGER NOT NULL, verdict TEXT NOT NULL, result TEXT NOT NULL);
    CREATE INDEX watch_checks_case ON watch_checks (case_id, at);`,
+  // 3: the verdict of the last comparison per model × provider slug (src/core/providers/verdicts.ts), and OpenRouter's
+  // provider display name → slug mapping as its listings give it (src/core/policy/slugs.ts).
+  `CREATE TABLE IF NOT EXISTS comparisons (model TEXT NOT NULL, provider TEXT NOT NULL, at INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (model, provider)) WITHOUT ROWID;
+   CREATE TABLE IF NOT EXISTS provider_slugs (name_key TEXT PRIMARY KEY, name TEXT NOT NULL, slug TEXT NOT NULL, source TEXT NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;`,
 ];
 
 /** What `captures` filters on. Times are epoch ms; `limit` counts the newest matches. */
@@ -325,6 +329,42 @@ export class CaptureDb {
 
   count(): number {
     return this.one<{ n: number }>('SELECT count(*) AS n FROM exchanges')?.n ?? 0;
+  }
+
+  // ── comparison verdicts and provider slugs (tables of migration 3; their shapes belong to the modules named there) ──
+
+  /** Keeps `data` as the last comparison of (model, provider slug), unless a later one is already stored. */
+  putComparison(model: string, provider: string, at: number, data: unknown): void {
+    this.run(
+      'INSERT INTO comparisons (model, provider, at, data) VALUES (?, ?, ?, ?) ON CONFLICT (model, provider) DO UPDATE SET at = excluded.at, data = excluded.data WHERE excluded.at >= comparisons.at',
+      model,
+      provider,
+      at,
+      JSON.stringify(data),
+    );
+  }
+
+  /** The stored last comparisons (of one model when given). */
+  comparisons(model?: string): unknown[] {
+    if (this.version() < 3) return []; // a read-only open of a file an older Tokenscope wrote
+    const rows = (model === undefined ? this.stmt('SELECT data FROM comparisons').raw(false).all() : this.stmt('SELECT data FROM comparisons WHERE model = ?').raw(false).all(model)) as { data: string }[];
+    return rows.map((r) => JSON.parse(r.data));
+  }
+
+  putProviderSlug(nameKey: string, name: string, slug: string, source: string, at: number): void {
+    this.run(
+      'INSERT INTO provider_slugs (name_key, name, slug, source, at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (name_key) DO UPDATE SET name = excluded.name, slug = excluded.slug, source = excluded.source, at = excluded.at',
+      nameKey,
+      name,
+      slug,
+      source,
+      at,
+    );
+  }
+
+  providerSlugs(): { name: string; slug: string; source: string; at: number }[] {
+    if (this.version() < 3) return [];
+    return this.stmt('SELECT name, slug, source, at FROM provider_slugs').raw(false).all() as { name: string; slug: string; source: string; at: number }[];
   }
 
   private nextSeq(): number {

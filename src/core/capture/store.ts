@@ -23,6 +23,8 @@ import { Sessions } from './sessions';
 import { Retention } from './retention';
 import { AnalysisService, type StoredAnalysis } from './analysis';
 import type { BeginInit, CaptureStore, ExchangeWriter, StoreChange, StoreOptions } from './types';
+import { nameKey, type SlugEntry } from '../policy/slugs';
+import type { StoredComparison } from '../providers/verdicts';
 
 export type { BeginInit, CaptureStore, ExchangeAnnotations, ExchangeWriter, StoreChange, StoreOptions } from './types';
 export type { ExchangeQuery } from './database';
@@ -150,6 +152,24 @@ class SqliteStore implements CaptureStore, RecorderHost {
 
   readAnalysis(id: string): StoredAnalysis | undefined {
     return isCaptureId(id) ? this.analysis.read(id) : undefined;
+  }
+
+  lastComparisons(model?: string): StoredComparison[] {
+    return this.db.comparisons(model) as StoredComparison[];
+  }
+
+  putComparisons(verdicts: readonly StoredComparison[]): void {
+    if (this.readOnly || verdicts.length === 0) return;
+    this.diskWrite(() => this.db.batch(() => verdicts.forEach((v) => this.db.putComparison(v.model, v.provider, v.at, v))));
+  }
+
+  providerSlugs(): SlugEntry[] {
+    return this.db.providerSlugs() as SlugEntry[];
+  }
+
+  learnProviderSlugs(entries: readonly SlugEntry[]): void {
+    if (this.readOnly || entries.length === 0) return;
+    this.diskWrite(() => this.db.batch(() => entries.forEach((e) => this.db.putProviderSlug(nameKey(e.name), e.name, e.slug, e.source, e.at))));
   }
 
   onDidChange(listener: (e: StoreChange) => void): () => void {

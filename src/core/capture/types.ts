@@ -4,6 +4,8 @@ import type { StoredAnalysis } from './analysis';
 import type { CaptureReader, CapturedExchange } from '../model';
 import type { RedactOptions } from '../redact';
 import type { ExchangeQuery } from './database';
+import type { SlugEntry, SlugCache } from '../policy/slugs';
+import type { StoredComparison } from '../providers/verdicts';
 
 export interface StoreOptions {
   /** Oldest finished exchanges are dropped beyond these. Defaults: 2 GiB, 30 days. */
@@ -75,7 +77,7 @@ export interface ExchangeWriter {
   finish(opts?: { error?: string; incomplete?: boolean; endedAt?: number }): Promise<CapturedExchange>;
 }
 
-export interface CaptureStore extends CaptureReader {
+export interface CaptureStore extends CaptureReader, SlugCache {
   readonly dataDir: string;
   readonly readOnly: boolean;
   /** Exchanges matching the filters, newest first (an indexed database query: fast on 100,000 exchanges). */
@@ -89,6 +91,13 @@ export interface CaptureStore extends CaptureReader {
   begin(init: BeginInit): ExchangeWriter;
   delete(id: string): Promise<void>;
   onDidChange(listener: (e: StoreChange) => void): () => void;
+  /** The verdict of the last `compare` run per model × provider slug (src/core/providers/verdicts.ts). */
+  lastComparisons(model?: string): StoredComparison[];
+  /** Keeps a comparison's verdicts, each replacing an older one of its model × provider (a read-only store keeps none). */
+  putComparisons(verdicts: readonly StoredComparison[]): void;
+  /** OpenRouter provider display names and slugs learned from its listings (src/core/policy/slugs.ts). */
+  providerSlugs(): SlugEntry[];
+  learnProviderSlugs(entries: readonly SlugEntry[]): void;
   /** Resolves once every queued analysis has run (tests, CLI shutdown). */
   idle(): Promise<void>;
   close(): Promise<void>;

@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { UserError, type PolicyRecord } from '../model';
 import type { RequestStage } from '../proxy/stage';
+import { providerOfTag } from './slugs';
 
 export interface ProviderPolicy {
   ignore?: string[];
@@ -131,12 +132,18 @@ export function policyStage(policies: () => Policies, extraOpenRouterRoutes: () 
   };
 }
 
-/** Whether the served provider (display name) honoured the policy sent: not ignored, and among `only` when set. */
-export function policyHonoured(p: PolicyRecord, served: string | undefined): boolean | undefined {
+/**
+ * Whether the served provider (display name) honoured the policy sent: not ignored, and among `only` when set.
+ * With the served name's slug known (`servedSlug`, from OpenRouter's listings) slugs are compared exactly; without,
+ * names are matched loosely (`AtlasCloud` meets `atlas-cloud`), which `policySummary` says.
+ */
+export function policyHonoured(p: PolicyRecord, served: string | undefined, servedSlug?: string): boolean | undefined {
   if (!served) return undefined;
   const norm = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, '');
   const name = norm(served);
-  const hits = (xs: unknown) => Array.isArray(xs) && xs.some((x) => typeof x === 'string' && (norm(x) === name || name.startsWith(norm(x)) || norm(x).startsWith(name)));
+  const loose = (x: string) => norm(x) === name || name.startsWith(norm(x)) || norm(x).startsWith(name);
+  const hit = (x: string) => (servedSlug ? providerOfTag(x.toLowerCase()) === servedSlug : loose(x));
+  const hits = (xs: unknown) => Array.isArray(xs) && xs.some((x) => typeof x === 'string' && hit(x));
   if (hits(p.sent.ignore)) return false;
   if (Array.isArray(p.sent.only) && p.sent.only.length > 0 && !hits(p.sent.only)) return false;
   return true;
@@ -144,18 +151,13 @@ export function policyHonoured(p: PolicyRecord, served: string | undefined): boo
 
 export type PolicyAction = 'avoid' | 'prefer' | 'only';
 
-/** A provider's routing slug from its display name (`Chutes` → `chutes`, `Atlas Cloud` → `atlas-cloud`). */
-export function providerSlug(name: string): string {
-  return name.trim().toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
-}
-
 /**
- * The policies after one action on (model, provider): avoid adds it to `ignore` (and drops it from `order`/`only`),
- * prefer puts it first in `order` (and drops it from `ignore`), only makes it the one provider (no fallbacks).
+ * The policies after one action on (model, provider slug): avoid adds it to `ignore` (and drops it from
+ * `order`/`only`), prefer puts it first in `order` (and drops it from `ignore`), only makes it the one provider (no
+ * fallbacks). The slug is OpenRouter's (./slugs.ts `resolveSlug`), never a lower-cased display name.
  */
-export function withAction(policies: Policies, model: string, provider: string, action: PolicyAction): Policies {
-  const slug = providerSlug(provider);
-  const same = (p: string) => providerSlug(p) === slug;
+export function withAction(policies: Policies, model: string, slug: string, action: PolicyAction): Policies {
+  const same = (p: string) => p.toLowerCase() === slug.toLowerCase();
   const p: ProviderPolicy = { ...(policies[model] ?? {}) };
   const drop = (k: 'ignore' | 'order' | 'only') => {
     if (p[k]) p[k] = p[k]!.filter((x) => !same(x));

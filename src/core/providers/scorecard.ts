@@ -1,13 +1,16 @@
 /**
  * The provider scorecard over the user's own captures: per model × served provider, how many tool-call turns were
  * seen, the share that broke (an error finding), the rules that broke them most, the median time to first token,
- * when the pair was last seen, and the verdict of the latest re-run or comparison sample on that provider.
+ * when the pair was last seen, and the verdict of the last `compare` run on that provider for that model (stored by
+ * compare in the capture store: ./verdicts.ts).
  *
  * A tool-call turn is an agent exchange whose request offered tools. Re-runs and comparison samples (exchanges with
- * a `target`) are not agent traffic: they only give the "last comparison" verdict. Comparison reports themselves
- * are not stored; each of their samples is, as a re-run exchange.
+ * a `target`) are not agent traffic and are not counted. A comparison meets a row by the provider's display name
+ * or by its slug (the served name's slug as OpenRouter's listings give it: ../policy/slugs.ts).
  */
 import type { CaptureReader, CapturedExchange } from '../model';
+import { nameKey, ProviderDirectory, type SlugEntry } from '../policy/slugs';
+import type { ComparisonVerdict, StoredComparison } from './verdicts';
 
 export interface ScorecardRow {
   model: string;
@@ -26,15 +29,21 @@ export interface ScorecardRow {
   ttftMsP50?: number;
   /** Epoch ms. */
   lastSeen: number;
-  /** The latest re-run/comparison sample on this provider for this model. */
-  lastComparison?: { at: number; id: string; verdict: 'clean' | 'broken'; rules: string[] };
+  /** The last `compare` run's verdict on this provider for this model. */
+  lastComparison?: { at: number; verdict: ComparisonVerdict; rules: string[]; slug: string; samples: number; broken: number; failed: number; parentId?: string };
 }
 
 export interface ScorecardOptions {
   model?: string;
-  /** Epoch ms: only exchanges that started at or after it. */
+  /** Epoch ms: only exchanges that started at or after it (and comparisons that ended after it). */
   since?: number;
+  /** Stored comparison verdicts; default: the store's, when the reader is a capture store. */
+  comparisons?: StoredComparison[];
+  /** Known provider slugs; default: the store's. */
+  slugs?: SlugEntry[];
 }
+
+type Stores = Partial<{ lastComparisons(model?: string): StoredComparison[]; providerSlugs(): SlugEntry[] }>;
 
 const TOOLS = /"tools"\s*:\s*\[\s*\{/;
 const DATA = Buffer.from('data:');
@@ -71,16 +80,12 @@ export function providerKey(name: string): string {
 
 export function scorecard(reader: CaptureReader, opts: ScorecardOptions = {}): ScorecardRow[] {
   const rows = new Map<string, ScorecardRow & { ttfts: number[]; rules: Map<string, number> }>();
-  const reruns: CapturedExchange[] = [];
   for (const x of reader.list()) {
     if (x.state === 'streaming' || x.status === undefined) continue;
     if (opts.since !== undefined && x.startedAt < opts.since) continue;
     const model = modelOf(x);
     if (!model || (opts.model && model !== opts.model)) continue;
-    if (x.target) {
-      reruns.push(x);
-      continue;
-    }
+    if (x.target) continue;
     const provider = providerOf(x);
     const key = `${model}\0${providerKey(provider)}`;
     let row = rows.get(key);
@@ -103,11 +108,16 @@ export function scorecard(reader: CaptureReader, opts: ScorecardOptions = {}): S
       for (const rule of new Set(x.summary!.rules)) row.rules.set(rule, (row.rules.get(rule) ?? 0) + 1);
     }
   }
-  for (const x of reruns) {
-    const row = rows.get(`${modelOf(x)}\0${providerKey(providerOf(x))}`);
-    if (!row || (row.lastComparison && row.lastComparison.at >= x.startedAt)) continue;
-    const broken = (x.summary?.counts.error ?? 0) > 0;
-    row.lastComparison = { at: x.startedAt, id: x.id, verdict: broken ? 'broken' : 'clean', rules: broken ? [...new Set(x.summary!.rules)] : [] };
+  const stored = opts.comparisons ?? (reader as Stores).lastComparisons?.(opts.model) ?? [];
+  const dir = new ProviderDirectory(opts.slugs ?? (reader as Stores).providerSlugs?.() ?? []);
+  for (const row of rows.values()) {
+    const slug = dir.slugOf(row.provider).slug;
+    const key = nameKey(row.provider);
+    for (const c of stored) {
+      if (c.model !== row.model || (opts.since !== undefined && c.at < opts.since) || (c.provider !== slug && nameKey(c.name) !== key)) continue;
+      if (row.lastComparison && row.lastComparison.at >= c.at) continue;
+      row.lastComparison = { at: c.at, verdict: c.verdict, rules: c.rules, slug: c.provider, samples: c.samples, broken: c.broken, failed: c.failed, ...(c.parentId && { parentId: c.parentId }) };
+    }
   }
   return [...rows.values()]
     .map(({ ttfts, rules, ...row }) => ({

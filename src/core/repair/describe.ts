@@ -1,6 +1,5 @@
 /** Repair and policy records in words, for `show`, `serve` and the extension. Network text is made terminal-safe. */
-import type { PolicyRecord, RepairRecord } from '../model';
-import { policyHonoured } from '../policy/policy';
+import type { RepairRecord } from '../model';
 
 /** Control characters (C0, DEL, C1) shown as escapes, so model text cannot drive a terminal. */
 export function safe(text: string): string {
@@ -26,9 +25,5 @@ export function repairCallLines(r: RepairRecord): string[] {
   return r.calls.map((c) => `${c.status} ${safe(c.name || '(no name)')} (id ${safe(c.id)}, from ${c.from}, ${c.family})${c.note ? `: ${safe(c.note)}` : ''}`);
 }
 
-export function policySummary(p: PolicyRecord, served?: string): string {
-  const merged = p.agent ? `merged with the agent's ${safe(JSON.stringify(p.agent))}` : 'the agent sent none';
-  const honoured = policyHonoured(p, served);
-  const verdict = honoured === undefined ? '' : honoured ? `; served by ${safe(served!)}, honoured` : `; served by ${safe(served!)}, NOT honoured`;
-  return `${safe(p.model)}: provider ${safe(JSON.stringify(p.sent))} (${merged})${verdict}`;
-}
+/** Policy wording lives with the policy (../policy/describe.ts). */
+export { policySummary } from '../policy/describe';

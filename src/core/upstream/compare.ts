@@ -5,7 +5,8 @@
  * Per provider: the provider that really served (from the chunks' `provider` field and generation stats, checked
  * against the endpoint list, never assumed from the pin), finish reasons, the K2 Vendor Verifier's trigger
  * similarity against a reference provider and schema accuracy (./metrics.ts), Tokenscope's findings by rule, time to
- * first token, tokens/s and cost. Failed requests are results too.
+ * first token, tokens/s and cost. Failed requests are results too. With a store, each sample is a capture and each
+ * provider's verdict is kept as the model × provider's last comparison (../providers/verdicts.ts).
  */
 import { getMaxListeners, setMaxListeners } from 'node:events';
 import type { CaptureStore } from '../capture/store';
@@ -17,6 +18,8 @@ import { evaluate, findingsByRule, type Evaluation } from './evaluate';
 import { schemaAccuracy, triggerSimilarity, type SchemaMetrics, type TriggerMetrics } from './metrics';
 import { requireServed, type GenerationStats, type OpenRouterClient, type ProviderEndpoint } from './openrouter';
 import { runPool } from './pool';
+import { entriesFromEndpoints } from '../policy/slugs';
+import { comparisonVerdicts } from '../providers/verdicts';
 import { runRequest, type RunOutcome } from './run';
 
 export const DEFAULT_SAMPLES = 3;
@@ -123,6 +126,7 @@ export async function compareProviders(opts: CompareOptions): Promise<CompareRep
     // With an explicit provider list the comparison still runs; display names are then unknown.
     if (!opts.providers?.length) throw e;
   }
+  opts.store?.learnProviderSlugs(entriesFromEndpoints(endpoints));
   const slugs = opts.providers?.length ? [...new Set(opts.providers)] : endpoints.map((e) => e.slug);
   if (slugs.length === 0) throw new UserError(`no provider serves ${model} on OpenRouter right now`);
   requireServed(endpoints, slugs, model);
@@ -181,7 +185,7 @@ export async function compareProviders(opts: CompareOptions): Promise<CompareRep
   );
   await Promise.all(finishing);
 
-  return {
+  const report: CompareReport = {
     model,
     reference,
     samples,
@@ -190,6 +194,9 @@ export async function compareProviders(opts: CompareOptions): Promise<CompareRep
     wallMs: performance.now() - t0,
     providers: [...rows.values()],
   };
+  // The scorecard's "last comparison": this run's verdict per provider (a cancelled run's judged samples count).
+  opts.store?.putComparisons(comparisonVerdicts(report, Date.now(), opts.parentId));
+  return report;
 }
 
 function emptyRow(slug: string, endpoint: ProviderEndpoint | undefined, total: number): ProviderResult {

@@ -7,6 +7,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { UserError } from '../model';
+import type { SlugEntry } from '../policy/slugs';
 import { fetchJson, sendWithRetry, type HttpResponse, type RetryPolicy } from './http';
 
 export const OPENROUTER_API = 'https://openrouter.ai/api/v1';
@@ -141,6 +142,17 @@ export class OpenRouterClient {
     );
     if (r.error) throw new UserError(`cannot list the providers of ${model}: ${r.error}`);
     return (r.value?.data?.endpoints ?? []).map(readEndpoint).filter((e): e is ProviderEndpoint => !!e);
+  }
+
+  /** `GET /providers` (`{data:[{name, slug, …}]}`): every provider's display name and routing slug. */
+  async providers(signal?: AbortSignal): Promise<SlugEntry[]> {
+    const r = await fetchJson<{ data?: unknown[] }>({ url: `${this.baseUrl}/providers`, method: 'GET', headers: this.headers(), signal, dispatcher: this.cfg.dispatcher }, this.cfg.retry);
+    if (r.error) throw new UserError(`cannot list OpenRouter's providers: ${r.error}`);
+    const at = Date.now();
+    return (r.value?.data ?? []).flatMap((v) => {
+      const p = v as { name?: unknown; slug?: unknown };
+      return typeof p?.name === 'string' && typeof p.slug === 'string' && p.slug ? [{ name: p.name, slug: p.slug, source: 'providers' as const, at }] : [];
+    });
   }
 
   /** Generation stats; undefined while OpenRouter has not made them available yet (404) or on any other error. */

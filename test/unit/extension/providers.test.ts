@@ -38,11 +38,11 @@ const ROW: ScorecardRow = {
   topRules: [{ rule: 'section-unclosed', turns: 3 }],
   ttftMsP50: 151,
   lastSeen: 0,
-  lastComparison: { at: 0, id: 'x', verdict: 'broken', rules: ['section-unclosed'] },
+  lastComparison: { at: 0, verdict: 'broken', rules: ['section-unclosed'], slug: 'chutes', samples: 3, broken: 3, failed: 0 },
 };
 
 test('Providers view rows: the scorecard in one line, and what the policy does to the provider', () => {
-  assert.equal(providerDescription(ROW), '3 tool turns · 100% broken · section-unclosed ×3 · TTFT 151 ms · last comparison broken');
+  assert.equal(providerDescription(ROW), '3 tool turns · 100% broken · section-unclosed ×3 · TTFT 151 ms · last comparison broken (section-unclosed)');
   assert.match(providerDescription(ROW, 'avoided'), / · policy: avoided$/);
   const m = 'moonshotai/kimi-k2-0905';
   assert.equal(policyWord({ [m]: { ignore: ['chutes'] } }, m, 'Chutes'), 'avoided');
@@ -74,7 +74,7 @@ test('a repaired exchange: "repaired" in its tree row, the badge text and meta r
     repair,
     policy: { model: 'moonshotai/kimi-k2-0905', policy: { ignore: ['chutes'] }, sent: { ignore: ['chutes'] } },
   };
-  assert.match(exchangeRow(x).description, /Fireworks · repaired/);
+  assert.match(exchangeRow(x).description, /Fireworks · repaired · policy honoured/);
   const v = exchangeView({ exchange: x, chunks: [] });
   assert.equal(v.repaired, '1 call delivered as tool_calls, 124 chars of markup removed from content, finish_reason stop → tool_calls');
   assert.ok(v.meta.some((m) => m.label === 'Repaired' && m.value.startsWith(v.repaired!)));

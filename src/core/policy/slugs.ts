@@ -1,0 +1,117 @@
+/**
+ * OpenRouter provider slugs: what `provider.ignore` / `order` / `only` take (`moonshotai`, `deepinfra`, `atlas-cloud`),
+ * learned where OpenRouter gives them (wire-formats.md §1.8): each endpoint of `GET /models/{author}/{slug}/endpoints`
+ * (`tag`, `provider_name`) and `GET /providers` (`slug`, `name`). A response names its provider by display name only
+ * (`"provider": "Moonshot AI"`, §1.4), so the mapping is kept in the capture store and shared by every process.
+ *
+ * A display name neither listing has named yet gets a slug derived from it (`Moonshot AI` → `moonshot-ai`), marked as
+ * a guess (`known: false`) so every caller can say so: OpenRouter's slugs are not the lower-cased names.
+ */
+import type { OpenRouterClient, ProviderEndpoint } from '../upstream/openrouter';
+
+export interface SlugEntry {
+  /** Display name, as responses and generation stats carry it. */
+  name: string;
+  /** Routing slug (the provider part of an endpoint's `tag`: `deepinfra` for `deepinfra/fp4`). */
+  slug: string;
+  source: 'endpoints' | 'providers';
+  /** Epoch ms it was learned. */
+  at: number;
+}
+
+export interface SlugResolution {
+  slug: string;
+  /** True when an OpenRouter listing gave it; false when it is derived from the display name. */
+  known: boolean;
+}
+
+/** A display name's lookup key: case, spaces and punctuation do not matter (`AtlasCloud`, `Atlas Cloud`). */
+export function nameKey(name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9]/g, '');
+}
+
+/** The guess for a display name no listing has named: lower case, runs of other characters as `-`. */
+export function derivedSlug(name: string): string {
+  return name.trim().toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+}
+
+/** The provider part of a routing tag (`deepinfra/fp4` → `deepinfra`). */
+export function providerOfTag(tag: string): string {
+  return tag.split('/')[0];
+}
+
+export class ProviderDirectory {
+  private readonly byName = new Map<string, SlugEntry>();
+  private readonly bySlug = new Map<string, SlugEntry>();
+
+  constructor(entries: Iterable<SlugEntry> = []) {
+    this.learn(entries);
+  }
+
+  learn(entries: Iterable<SlugEntry>): void {
+    for (const e of entries) {
+      this.byName.set(nameKey(e.name), e);
+      this.bySlug.set(e.slug, e);
+    }
+  }
+
+  /** The slug for a served provider's display name (or for a slug given as is). */
+  slugOf(name: string): SlugResolution {
+    const hit = this.byName.get(nameKey(name)) ?? this.bySlug.get(name.trim().toLowerCase());
+    return hit ? { slug: hit.slug, known: true } : { slug: derivedSlug(name), known: false };
+  }
+
+  /** The display name of a slug, when a listing named it. */
+  nameOf(slug: string): string | undefined {
+    return this.bySlug.get(providerOfTag(slug))?.name;
+  }
+
+  get size(): number {
+    return this.byName.size;
+  }
+}
+
+export function entriesFromEndpoints(endpoints: readonly ProviderEndpoint[], at = Date.now()): SlugEntry[] {
+  return endpoints.filter((e) => e.name && e.slug).map((e) => ({ name: e.name, slug: providerOfTag(e.slug), source: 'endpoints' as const, at }));
+}
+
+/** What stores the mapping (the capture store); a read-only store keeps nothing. */
+export interface SlugCache {
+  providerSlugs(): SlugEntry[];
+  learnProviderSlugs(entries: readonly SlugEntry[]): void;
+}
+
+/**
+ * The slug of `name` (a served provider of `model`): from the cache, else from the model's endpoint listing, else
+ * from `/providers`, each listing kept in the cache. `why` says why it is a guess when no listing could be read.
+ */
+export async function resolveSlug(
+  cache: SlugCache | undefined,
+  client: Pick<OpenRouterClient, 'endpoints' | 'providers'> | undefined,
+  model: string | undefined,
+  name: string,
+  signal?: AbortSignal,
+): Promise<SlugResolution & { why?: string }> {
+  const dir = new ProviderDirectory(cache?.providerSlugs() ?? []);
+  const cached = dir.slugOf(name);
+  if (cached.known) return cached;
+  if (!client) return { ...cached, why: 'no OpenRouter API key to read its provider listing' };
+  const problems: string[] = [];
+  const lists: [string, () => Promise<SlugEntry[]>][] = [
+    ...(model ? [[`${model}'s endpoints`, async () => entriesFromEndpoints(await client.endpoints(model, signal))] as [string, () => Promise<SlugEntry[]>]] : []),
+    ['the provider list', () => client.providers(signal)],
+  ];
+  for (const [what, list] of lists) {
+    try {
+      const entries = await list();
+      cache?.learnProviderSlugs(entries);
+      dir.learn(entries);
+      const r = dir.slugOf(name);
+      if (r.known) return r;
+      problems.push(`"${name}" is not in ${what}`);
+    } catch (e) {
+      problems.push(`${what} could not be read (${(e as Error).message.split('\n')[0]})`);
+    }
+  }
+  return { ...cached, why: problems.join('; ') };
+}

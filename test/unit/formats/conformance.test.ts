@@ -1,6 +1,7 @@
 // Parity with public parser conformance suites (test/fixtures/conformance/*.json, source and commit in each file):
 // on a healthy case the analysis is silent and the calls equal the suite's reference; a truncated or unbalanced case
 // (group 5) is flagged with at least one error. The family comes from the markers alone, as for a pasted output.
+// A case whose classification departs from its group says why in the fixture (`why_flagged`, `why_healthy`).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -27,6 +28,11 @@ const FAMILIES: Record<string, string[]> = {
   nemotron_nano: ['qwen3-coder'],
   qwen3_coder: ['qwen3-coder'],
   kimi_k3: ['kimi-k3'],
+  kimi_k2: ['kimi-k2'],
+  deepseek_v3: ['deepseek-v3', 'deepseek-v31'],
+  deepseek_v3_1: ['deepseek-v31', 'deepseek-v3'],
+  minimax_m2: ['minimax-m2'],
+  harmony: ['gpt-oss'],
   minimax_m3: ['minimax-m3'],
 };
 
@@ -41,10 +47,11 @@ interface Case {
 const files = readdirSync(DIR).filter((f) => f.endsWith('.json'));
 
 for (const file of files) {
-  const doc = JSON.parse(readFileSync(join(DIR, file), 'utf8')) as { family: string; cases: Case[] };
+  const doc = JSON.parse(readFileSync(join(DIR, file), 'utf8')) as { source: string; commit: string; family: string; cases: Case[] };
   const expected = FAMILIES[doc.family];
   test(`conformance ${doc.family}: healthy cases silent with the reference calls, broken ones flagged`, () => {
     assert.ok(expected, `no family mapping for ${doc.family}`);
+    assert.ok(doc.source && /^[0-9a-f]{40}$/.test(doc.commit), `${file}: source and commit are named`);
     const failures: string[] = [];
     for (const c of doc.cases) {
       const where = `${c.id} (${c.description}) ${JSON.stringify(c.model_text.slice(0, 160))}`;

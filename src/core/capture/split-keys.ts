@@ -20,7 +20,15 @@ interface Str {
 type Json = null | boolean | number | Str | Json[] | { [k: string]: Json };
 
 function isStr(v: Json | undefined): v is Str {
-  return !!v && typeof v === 'object' && !Array.isArray(v) && typeof (v as Str).s === 'string' && Array.isArray((v as Str).from);
+  return v instanceof LocatedStr;
+}
+
+class LocatedStr implements Str {
+  constructor(
+    readonly s: string,
+    readonly from: number[],
+    readonly to: number[],
+  ) {}
 }
 
 /** A small JSON reader over bytes that keeps where every string's characters sit. Throws on invalid JSON. */
@@ -124,7 +132,7 @@ class Reader {
     }
     let s = '';
     for (let k = 0; k < units.length; k += 8192) s += String.fromCharCode(...units.slice(k, k + 8192));
-    return { s, from, to };
+    return new LocatedStr(s, from, to);
   }
 }
 
@@ -136,11 +144,20 @@ function num(v: Json | undefined): number {
   return typeof v === 'number' ? v : 0;
 }
 
-/** The text deltas one SSE event carries, each with the stream (choice and channel) it belongs to. */
-function deltasOf(ev: Json): { stream: string; str: Str }[] {
-  const out: { stream: string; str: Str }[] = [];
-  const add = (stream: string, v: Json | undefined) => {
-    if (isStr(v) && v.s.length > 0) out.push({ stream, str: v });
+/** A delta's text: a plain string (JSON.parse) or a located one (Reader). */
+function textOf(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : isStr(v as Json) ? (v as Str).s : undefined;
+}
+
+/**
+ * The text deltas one SSE event carries, in a fixed order, each with the stream (choice and channel) it belongs to.
+ * Works on JSON.parse's values and on the Reader's alike, so the same delta has the same place in both.
+ */
+function deltasOf(ev: Json): { stream: string; value: Json }[] {
+  const out: { stream: string; value: Json }[] = [];
+  const add = (v: Json | undefined, stream: () => string) => {
+    const t = textOf(v);
+    if (t !== undefined && t.length > 0) out.push({ stream: stream(), value: v! });
   };
   // OpenAI Chat (and compatible): choices[i].delta.
   const choices = field(ev, 'choices');
@@ -148,24 +165,23 @@ function deltasOf(ev: Json): { stream: string; str: Str }[] {
     for (const c of choices) {
       const i = num(field(c, 'index'));
       const d = field(c, 'delta');
-      add(`chat:${i}:content`, field(d, 'content'));
-      add(`chat:${i}:reasoning`, field(d, 'reasoning'));
-      add(`chat:${i}:reasoning_content`, field(d, 'reasoning_content'));
+      add(field(d, 'content'), () => `chat:${i}:content`);
+      add(field(d, 'reasoning'), () => `chat:${i}:reasoning`);
+      add(field(d, 'reasoning_content'), () => `chat:${i}:reasoning_content`);
       const calls = field(d, 'tool_calls');
-      if (Array.isArray(calls)) for (const t of calls) add(`chat:${i}:tool:${num(field(t, 'index'))}`, field(field(t, 'function'), 'arguments'));
+      if (Array.isArray(calls)) for (const t of calls) add(field(field(t, 'function'), 'arguments'), () => `chat:${i}:tool:${num(field(t, 'index'))}`);
     }
   }
-  const type = field(ev, 'type');
-  const kind = isStr(type) ? type.s : '';
+  const kind = textOf(field(ev, 'type')) ?? '';
   // Anthropic Messages: content_block_delta.
   if (kind === 'content_block_delta') {
     const i = num(field(ev, 'index'));
     const d = field(ev, 'delta');
-    for (const k of ['text', 'partial_json', 'thinking']) add(`anthropic:${i}:${k}`, field(d, k));
+    for (const k of ['text', 'partial_json', 'thinking']) add(field(d, k), () => `anthropic:${i}:${k}`);
   }
   // OpenAI Responses: response.output_text.delta, response.function_call_arguments.delta, reasoning deltas.
   if (kind.startsWith('response.') && kind.endsWith('.delta')) {
-    add(`responses:${kind}:${num(field(ev, 'output_index'))}:${num(field(ev, 'content_index'))}:${num(field(ev, 'summary_index'))}`, field(ev, 'delta'));
+    add(field(ev, 'delta'), () => `responses:${kind}:${num(field(ev, 'output_index'))}:${num(field(ev, 'content_index'))}:${num(field(ev, 'summary_index'))}`);
   }
   return out;
 }
@@ -196,8 +212,11 @@ export function looksLikeSse(body: Uint8Array): boolean {
  * values change, and only to ASCII. A key already masked (it arrived in one chunk) is left as it is.
  */
 export function maskSplitKeys(body: Uint8Array, redact: RedactOptions = {}): SplitMaskResult {
-  const streams = new Map<string, Str[]>();
-  // Each `data:` line holding JSON (events here carry one line of data).
+  /** Each delta: its text, the `data:` line's JSON range and its place among that line's deltas. */
+  const streams = new Map<string, { text: string; from: number; to: number; k: number }[]>();
+  const buf = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  // Each `data:` line holding JSON (events here carry one line of data). JSON.parse (native) reads every line; only a
+  // line that needs a mask is read again by the located Reader.
   for (let at = 0; at < body.length; ) {
     let end = body.indexOf(0x0a, at);
     if (end < 0) end = body.length;
@@ -207,16 +226,19 @@ export function maskSplitKeys(body: Uint8Array, redact: RedactOptions = {}): Spl
       let v = at + 5;
       if (body[v] === 0x20) v++;
       if (body[v] === 0x7b) {
+        let ev: Json | undefined;
         try {
-          const r = new Reader(body, v, lineEnd);
-          const ev = r.value();
-          for (const { stream, str } of deltasOf(ev)) {
-            const list = streams.get(stream);
-            if (list) list.push(str);
-            else streams.set(stream, [str]);
-          }
+          ev = JSON.parse(buf.toString('utf8', v, lineEnd)) as Json;
         } catch {
           // not JSON: nothing to decode on this line
+        }
+        if (ev !== undefined) {
+          deltasOf(ev).forEach(({ stream, value }, k) => {
+            const piece = { text: textOf(value)!, from: v, to: lineEnd, k };
+            const list = streams.get(stream);
+            if (list) list.push(piece);
+            else streams.set(stream, [piece]);
+          });
         }
       }
     }
@@ -225,20 +247,37 @@ export function maskSplitKeys(body: Uint8Array, redact: RedactOptions = {}): Spl
   const report: Redaction[] = [];
   let out: Buffer | undefined;
   const changed: number[] = [];
+  const located = new Map<number, Str[]>();
+  const locate = (p: { from: number; to: number; k: number }): Str | undefined => {
+    let strs = located.get(p.from);
+    if (!strs) {
+      try {
+        strs = deltasOf(new Reader(body, p.from, p.to).value()).map((d) => d.value as Str);
+      } catch {
+        strs = [];
+      }
+      located.set(p.from, strs);
+    }
+    return strs[p.k];
+  };
   for (const [stream, parts] of streams) {
     // A key split over events: one piece alone never holds it whole (the per-chunk pass took those).
     if (parts.length < 2) continue;
-    const text = parts.map((p) => p.s).join('');
+    const text = parts.map((p) => p.text).join('');
     const masked = maskSecrets(text, { patterns: redact.patterns, report }, `response ${stream}`);
     if (masked === text) continue;
     out ??= Buffer.from(body);
     let unit = 0;
     for (const p of parts) {
-      for (let k = 0; k < p.s.length; k++, unit++) {
+      const n = p.text.length;
+      let str: Str | undefined;
+      for (let k = 0; k < n; k++, unit++) {
         if (masked.charCodeAt(unit) === text.charCodeAt(unit)) continue;
+        str ??= locate(p);
+        if (!str || str.s !== p.text) continue;
         const b = maskByte(masked[unit]);
-        for (let at = p.from[k]; at < p.to[k]; at++) {
-          const next = at === p.from[k] ? b : 0x2a;
+        for (let at = str.from[k]; at < str.to[k]; at++) {
+          const next = at === str.from[k] ? b : 0x2a;
           if (out[at] !== next) (out[at] = next), changed.push(at);
         }
       }

@@ -14,6 +14,7 @@ import { chmodSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError, type CapturedExchange, type ChunkTiming } from '../model';
 import { newId } from './ids';
+import { looksLikeSse, maskSplitKeys } from './split-keys';
 import { maskSecrets, redactHeaders, redactText, redactUrl, type RedactOptions } from '../redact';
 import { CaptureDb, DB_FILE, type ExchangeQuery } from './database';
 import { BodyFiles, FILE_MODE, processAlive, readRegularFile } from './files';
@@ -260,7 +261,8 @@ class SqliteStore implements CaptureStore, RecorderHost {
 
   writeDelivered(id: string, bytes: Uint8Array): void {
     if (!this.own.has(id)) return;
-    this.files.writeDelivered(id, maskSecrets(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { patterns: this.opts.redactPatterns }));
+    const masked = maskSecrets(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { patterns: this.opts.redactPatterns });
+    this.files.writeDelivered(id, looksLikeSse(masked) ? maskSplitKeys(masked, { patterns: this.opts.redactPatterns }).body : masked);
   }
 
   readBody(id: string): Uint8Array {

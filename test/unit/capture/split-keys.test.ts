@@ -64,13 +64,15 @@ async function record(body: string, use?: (store: Awaited<ReturnType<typeof open
     w.responseStarted(200, { 'content-type': 'text/event-stream' });
     const sent = body.split(/(?<=\n\n)/).map((e) => Buffer.from(e));
     for (const c of sent) w.chunk(c);
+    w.delivered(Buffer.from(body));
     const x = await w.finish();
     const res = store.readResponse(w.id)!;
+    const delivered = Buffer.from(store.readDelivered(w.id)!);
     use?.(store, w.id);
     await store.close();
     const dir = join(tmp.dir, 'bodies');
     const files = readdirSync(dir).map((f) => readFileSync(join(dir, f)));
-    return { x, bytes: Buffer.from(res.bytes), chunks: res.chunks, sent, files };
+    return { x, bytes: Buffer.from(res.bytes), chunks: res.chunks, sent, files, delivered };
   } finally {
     tmp.remove();
   }
@@ -88,8 +90,9 @@ for (const size of [2, 5, 1]) {
   test(`a key streamed ${size} character(s) per event is masked in the body file, same length and timing, valid JSON`, async () => {
     const text = `Your key is ${KEY}, keep it safe.`;
     const body = chatSse(pieces(text, size));
-    const { x, bytes, chunks, sent, files } = await record(body);
+    const { x, bytes, chunks, sent, files, delivered } = await record(body);
     assert.equal(bytes.length, Buffer.byteLength(body));
+    assert.ok(delivered.equals(bytes), 'the bytes delivered in repair mode are masked the same way');
     sameTiming(chunks, sent);
     for (const f of files) {
       assert.ok(!f.includes(KEY.slice(8)), 'the body file holds no run of the key');

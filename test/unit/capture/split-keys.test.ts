@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { main } from '../../../src/cli/main';
 import { openStore } from '../../../src/core/capture/store';
 import { exportCaptures } from '../../../src/core/export/index';
 import { containsSecret } from '../../../src/core/redact';
@@ -56,7 +57,7 @@ function joined(evs: unknown[]): string {
 }
 
 /** Stores `body` as one response sent in one chunk per SSE event; returns what the store and the body file hold. */
-async function record(body: string, use?: (store: Awaited<ReturnType<typeof openStore>>, id: string) => void) {
+async function record(body: string, use?: (dataDir: string, id: string) => Promise<void>) {
   const tmp = tempDir();
   try {
     const store = await openStore(tmp.dir, { analyze: false });
@@ -68,8 +69,8 @@ async function record(body: string, use?: (store: Awaited<ReturnType<typeof open
     const x = await w.finish();
     const res = store.readResponse(w.id)!;
     const delivered = Buffer.from(store.readDelivered(w.id)!);
-    use?.(store, w.id);
     await store.close();
+    await use?.(tmp.dir, w.id);
     const dir = join(tmp.dir, 'bodies');
     const files = readdirSync(dir).map((f) => readFileSync(join(dir, f)));
     return { x, bytes: Buffer.from(res.bytes), chunks: res.chunks, sent, files, delivered };
@@ -142,11 +143,38 @@ test('an Anthropic stream: a key split over text_delta events is masked the same
   assert.ok(!containsSecret(out), out);
 });
 
-test('the bundle and HAR exports of such a capture are written and hold no key', async () => {
+test('a Responses stream: a key split over output_text.delta events is masked the same way', async () => {
+  const text = `key=${KEY};`;
+  const evs = [
+    { type: 'response.created', response: { id: 'r' } },
+    ...pieces(text, 3).map((d) => ({ type: 'response.output_text.delta', item_id: 'i', output_index: 0, content_index: 0, delta: d })),
+    { type: 'response.completed', response: { id: 'r' } },
+  ];
+  const body = evs.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('');
+  const { bytes, chunks, sent } = await record(body);
+  sameTiming(chunks, sent);
+  assert.equal(bytes.length, Buffer.byteLength(body));
+  const out = (events(bytes.toString('utf8')) as { delta?: string }[]).map((e) => e.delta ?? '').join('');
+  assert.equal(out.length, text.length);
+  assert.ok(!containsSecret(out), out);
+  assert.ok(out.startsWith('key=[REDACTED:openai-key]') && out.endsWith(';'), out);
+});
+
+test('`export --format bundle` of such a capture writes a file without the key (and the HAR export too)', async () => {
   const body = chatSse(pieces(`Your key is ${KEY}.`, 2));
   const texts: string[] = [];
-  await record(body, (store, id) => {
-    for (const format of ['bundle', 'har'] as const) texts.push(exportCaptures(store, [id], format).text);
+  await record(body, async (dataDir, id) => {
+    const file = join(dataDir, 'out.json');
+    let err = '';
+    const code = await main(['export', id, '--format', 'bundle', '-o', file, '--data-dir', dataDir], { out: () => undefined, err: (t) => (err += t) });
+    assert.equal(code, 0, err);
+    texts.push(readFileSync(file, 'utf8'));
+    const reader = await openStore(dataDir, { readOnly: true });
+    try {
+      texts.push(exportCaptures(reader, [id], 'har').text);
+    } finally {
+      await reader.close();
+    }
   });
   assert.equal(texts.length, 2);
   for (const text of texts) {

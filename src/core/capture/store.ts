@@ -260,7 +260,9 @@ class SqliteStore implements CaptureStore, RecorderHost {
   }
 
   writeDelivered(id: string, bytes: Uint8Array): void {
-    if (!this.own.has(id)) return;
+    // Repair mode hands over the delivered bytes when the response ends, which can be after `finished` let the
+    // exchange go: it only has to be this store's to write and still there (not deleted meanwhile).
+    if (this.readOnly || !isCaptureId(id) || !(this.own.has(id) || this.db.get(id))) return;
     const masked = maskSecrets(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { patterns: this.opts.redactPatterns });
     this.files.writeDelivered(id, looksLikeSse(masked) ? maskSplitKeys(masked, { patterns: this.opts.redactPatterns }).body : masked);
   }

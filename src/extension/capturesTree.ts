@@ -80,7 +80,10 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
     item.tooltip = row.tooltip;
     item.contextValue = row.contextValue;
     item.iconPath = new vscode.ThemeIcon(row.icon.spin ? `${row.icon.id}~spin` : row.icon.id, row.icon.color && COLORS[row.icon.color]);
-    item.command = { command: 'tokenscope.open', title: 'Open', arguments: [node.exchange.id] };
+    // No arguments: VS Code keeps a tree item command's arguments only until the row is redrawn, so a click that
+    // lands while the tree refreshes (an exchange streaming or just analysed) would fail with "Actual command not
+    // found". The command reads the clicked row from the selection instead, which survives a redraw.
+    item.command = { command: 'tokenscope.open', title: 'Open' };
     return item;
   }
 
@@ -92,7 +95,7 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
   }
 }
 
-/** The exchange id a tree command was invoked on (context menu passes the node; Open passes the id). */
+/** The exchange id a tree command was invoked on (context menu passes the node; Open passes the id or, from a click, nothing). */
 export function exchangeIdOf(arg: unknown): string | undefined {
   if (typeof arg === 'string') return arg;
   if (arg && typeof arg === 'object' && (arg as Node).kind === 'exchange') return (arg as { exchange: CapturedExchange }).exchange.id;

@@ -258,7 +258,8 @@ class App implements vscode.Disposable {
     const reg = (id: string, fn: (...args: unknown[]) => unknown) => this.disposables.push(vscode.commands.registerCommand(id, fn));
 
     reg('tokenscope.open', (arg) => {
-      const id = exchangeIdOf(arg);
+      // A click on a row passes nothing: the row clicked is the Captures tree's selection (see capturesTree.ts).
+      const id = exchangeIdOf(arg ?? this.tree.view.selection[0]);
       if (id) return this.panels.show(id);
     });
     reg('tokenscope.delete', async (arg) => {

@@ -217,7 +217,12 @@ function row(r: RowView): HTMLElement {
     h('td', null, r.finishReasons.length ? r.finishReasons.map((f) => h('div', { class: `finish finish-${f.reason.replace(/[^\w-]/g, '')}` }, `${f.reason} ×${f.count}`)) : h('span', { class: 'muted' }, '—')),
     h('td', { class: 'num', title: r.trigger.detail }, r.trigger.text),
     h('td', { class: `num${r.schema.accuracy !== null && r.schema.accuracy < 1 ? ' sev-error' : ''}`, title: r.schema.detail }, r.schema.text),
-    h('td', null, r.findings.length ? r.findings.map((f) => h('div', { class: `rule sev-${f.severity}` }, icon(SEVERITY_ICON[f.severity]), ` ${f.rule} ×${f.count}`)) : r.done ? h('span', { class: 'sev-ok' }, 'none') : h('span', { class: 'muted' }, '—')),
+    h(
+      'td',
+      null,
+      r.findings.length ? r.findings.map((f) => h('div', { class: `rule sev-${f.severity}` }, icon(SEVERITY_ICON[f.severity]), ` ${f.rule} ×${f.count}`)) : r.done ? h('span', { class: 'sev-ok' }, 'none') : h('span', { class: 'muted' }, '—'),
+      r.repair ? h('div', { class: 'repair-preview', title: 'What repair mode (tokenscope.repair.enabled, serve --repair) would have delivered to the agent' }, icon('wrench'), ` repair would deliver: ${r.repair}`) : null,
+    ),
     h('td', { class: 'num perf' }, h('div', { title: 'Median time to first token' }, r.ttft), h('div', { title: 'Median tokens per second' }, r.tokensPerSecond), h('div', { title: 'Median USD per request' }, r.cost)),
   );
 }
@@ -237,7 +242,7 @@ function cell(s: SampleCellView): HTMLElement {
   const summary = s.state === 'pending' ? 'running…' : s.state === 'cancelled' ? 'cancelled' : (s.finishReason ?? (s.status !== undefined ? `HTTP ${s.status}` : 'no response'));
   const open = h(
     'button',
-    { class: 'open', disabled: !id, title: id ? [`Open ${s.label}`, s.servedBy && `served by ${s.servedBy}`, s.ttft && `first token after ${s.ttft}`].filter(Boolean).join(' · ') : 'Nothing was recorded for this sample' },
+    { class: 'open', disabled: !id, title: id ? [`Open ${s.label}`, s.servedBy && `served by ${s.servedBy}`, s.ttft && `first token after ${s.ttft}`, s.repair && `repair would deliver: ${s.repair}`].filter(Boolean).join(' · ') : 'Nothing was recorded for this sample' },
     icon(STATE_ICON[s.state], `state-${s.state}`),
     h('span', { class: 'k' }, `#${s.sample + 1}`),
     h('span', null, summary),

@@ -56,6 +56,8 @@ export interface RowView {
   failed: number;
   /** One cell per planned sample, in sample order; unfinished samples are `pending`. */
   samples: SampleCellView[];
+  /** What repair mode would have delivered over the samples (`3 of 3 samples: 3 calls delivered as tool_calls (read ×3)`). */
+  repair?: string;
 }
 
 export interface SampleCellView {
@@ -77,6 +79,8 @@ export interface SampleCellView {
   findings: number;
   worst?: Severity;
   ttft?: string;
+  /** What repair mode would have delivered for this sample, in one line. */
+  repair?: string;
   /** `fireworks #2`: how diff titles name this sample. */
   label: string;
 }

@@ -8,6 +8,8 @@ import { parseTarget, targetLabel } from '../../core/upstream/run';
 import { parseArgs } from '../args';
 import { readTextFile, type Command } from '../io';
 import { openStoreWithCaptures } from '../store';
+import { previewCallLines, previewLine } from '../../core/repair/preview';
+import { safeLine } from '../terminal';
 
 const HELP = `usage: tokenscope rerun ID --target TARGET [--data-dir DIR] [--openrouter-url URL] [--chat-template FILE] [--json]
 
@@ -41,6 +43,10 @@ const cmd: Command = async (argv, io) => {
     else {
       io.out(`re-ran ${id} on ${targetLabel(target)} → capture ${o.exchangeId}: ${outcomeLine(o)}`);
       for (const f of o.analysis?.findings ?? []) io.out(`  ${findingLine(f)}`);
+      if (o.repair) {
+        io.out(`repair mode (serve --repair) would have delivered: ${safeLine(previewLine(o.repair))}${o.repair.finishReason ? `, finish_reason ${o.repair.finishReason}` : ''}`);
+        for (const line of previewCallLines(o.repair)) io.out(`  tool call: ${safeLine(line)}`);
+      }
     }
     return o.ok ? 0 : 1;
   } finally {

@@ -6,6 +6,7 @@ import type { CompareReport, ProviderResult, SampleResult } from './compare';
 import type { SchemaMetrics, TriggerMetrics } from './metrics';
 import type { RunOutcome } from './run';
 import type { VerifyReport } from './verify';
+import { previewLine, previewsLine } from '../repair/preview';
 
 export function pct(x: number | null | undefined): string {
   return x === null || x === undefined ? 'n/a' : `${(x * 100).toFixed(1)}%`;
@@ -35,7 +36,13 @@ export function outcomeJson(o: RunOutcome) {
     tokensPerSecond: o.tokensPerSecond,
     costUsd: o.costUsd,
     findings: o.analysis?.findings ?? [],
+    ...(o.repair && { repairWouldDeliver: { summary: previewLine(o.repair), calls: o.repair.calls, finishReason: o.repair.finishReason ?? null, record: o.repair.record } }),
   };
+}
+
+/** What repair mode would have delivered over a provider's judged samples (undefined: it would have changed none). */
+export function providerRepairLine(p: ProviderResult): string | undefined {
+  return previewsLine(p.samples.filter((s) => !s.outcome.cancelled).map((s) => s.outcome.repair));
 }
 
 /** One line for an outcome: `HTTP 200, served by Fireworks, finish tool_calls, 412 ms, 2 findings`. */
@@ -71,7 +78,13 @@ export function sampleJson(s: SampleResult) {
 }
 
 export function compareJson(r: CompareReport) {
-  return { ...r, providers: r.providers.map((p) => ({ ...p, samples: p.samples.map(sampleJson) })) };
+  return {
+    ...r,
+    providers: r.providers.map((p) => {
+      const repair = providerRepairLine(p);
+      return { ...p, samples: p.samples.map(sampleJson), ...(repair && { repairWouldDeliver: repair }) };
+    }),
+  };
 }
 
 function servedText(p: ProviderResult): string {
@@ -103,6 +116,11 @@ export function compareText(r: CompareReport): string {
   ];
   const failures = r.providers.flatMap((p) => p.samples.filter((s) => !s.outcome.ok).map((s) => `  ${p.slug} #${s.sample + 1}: ${s.outcome.error}`));
   if (failures.length) out.push('', 'failures:', ...failures);
+  const repairs = r.providers.flatMap((p) => {
+    const line = providerRepairLine(p);
+    return line ? [`  ${p.slug}: ${line}`] : [];
+  });
+  if (repairs.length) out.push('', 'what repair mode (serve --repair) would have delivered:', ...repairs);
   return out.join('\n');
 }
 

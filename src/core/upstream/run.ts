@@ -14,6 +14,7 @@ import { errorLine, isAbort, UnreachableError, type HttpResponse } from './http'
 import { pinProvider, type OpenRouterClient } from './openrouter';
 import { SGLANG_DEFAULT_URL, SglangClient, type GenerateOptions, type SglangServer } from './sglang';
 import { translateBody } from './translate';
+import { repairPreview, type RepairPreview } from '../repair/preview';
 
 /** Where a request goes. */
 export type Target =
@@ -83,6 +84,8 @@ export interface RunOutcome {
   response?: ParsedResponse;
   analysis?: Analysis;
   summary?: ExchangeSummary;
+  /** What repair mode would have delivered instead (a leaked call as a structured one, a truncated one withheld). */
+  repair?: RepairPreview;
 }
 
 /** What to send where, per target. */
@@ -187,6 +190,10 @@ export async function runRequest(target: Target, body: Record<string, unknown>, 
     outcome.costUsd = r.usage?.cost;
     const genMs = durationMs - (outcome.ttftMs ?? 0);
     if (outcome.completionTokens && genMs > 0) outcome.tokensPerSecond = (outcome.completionTokens * 1000) / genMs;
+    if (res.status >= 200 && res.status < 300) {
+      const preview = repairPreview({ requestBody: requestText, path: new URL(p.url).pathname, contentType: res.headers['content-type'], bytes });
+      if (preview) outcome.repair = preview;
+    }
     if (res.status < 200 || res.status >= 300) {
       const text = bytes.toString('utf8');
       outcome.errorBody = text.slice(0, 4096);

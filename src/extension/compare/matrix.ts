@@ -8,7 +8,8 @@
  */
 import type { Severity } from '../../core/model';
 import type { CompareProgress, ProviderResult, SampleResult } from '../../core/upstream/compare';
-import { pct, triggerText } from '../../core/upstream/describe';
+import { pct, providerRepairLine, triggerText } from '../../core/upstream/describe';
+import { previewLine } from '../../core/repair/preview';
 import { triggerSimilarity, type TriggerMetrics } from '../../core/upstream/metrics';
 import type { ProviderEndpoint } from '../../core/upstream/openrouter';
 import type { CompareView, RowView, RunState, SampleCellView } from '../../../webview/compare/protocol';
@@ -122,6 +123,7 @@ export function sampleCell(s: SampleResult, slug: string): SampleCellView {
     findings: s.findings.length,
     worst,
     ttft: o.ttftMs !== undefined ? formatMs(o.ttftMs) : undefined,
+    ...(o.repair && { repair: previewLine(o.repair) }),
     label: `${slug} #${s.sample + 1}`,
   };
 }
@@ -175,6 +177,7 @@ function rowView(p: { slug: string; endpoint?: ProviderEndpoint }, result: Provi
     total: state.samples,
     failed: samples.filter((s) => !s.outcome.ok).length,
     samples: cells,
+    ...(result && providerRepairLine(result) && { repair: providerRepairLine(result) }),
   };
 }
 

@@ -21,11 +21,22 @@ import qwen3Coder from './qwen3-coder';
 import glm47 from './glm47';
 import deepseekV32 from './deepseek-v32';
 import deepseekV4 from './deepseek-v4';
+import deepseekV41 from './deepseek-v41';
+import jamba from './jamba';
+import kimiK3 from './kimi-k3';
+import ling3 from './ling3';
+import llama4Pythonic from './llama4-pythonic';
+import minimaxM3 from './minimax-m3';
+import nemotron from './nemotron';
+import phi4 from './phi4';
+import seedOss from './seed-oss';
+import step3 from './step3';
 import { ENGINE_NAMES, type Engine, type EngineInfo, type FamilyVerdicts, type Outcome, type VerdictCase } from './types';
 
 export type { Engine, FamilyVerdicts, Outcome, VerdictCase } from './types';
 
-const ALL: readonly FamilyVerdicts[] = [kimiK2, deepseekV3, deepseekV31, qwen3, qwen3Coder, glm45, gptOss, minimaxM2, hermes, glm47, deepseekV32, deepseekV4, mistral, llama3Json, gemma4];
+const ALL: readonly FamilyVerdicts[] = [kimiK2, deepseekV3, deepseekV31, qwen3, qwen3Coder, glm45, gptOss, minimaxM2, hermes, glm47, deepseekV32, deepseekV4, mistral, llama3Json, gemma4,
+  jamba, nemotron, phi4, ling3, llama4Pythonic, seedOss, minimaxM3, kimiK3, step3, deepseekV41];
 const byFamily = new Map<FamilyId, FamilyVerdicts>(ALL.map((v) => [v.family, v]));
 
 /** The verdict data of a family (undefined for a family no data file covers yet). */
@@ -60,7 +71,9 @@ export interface FindingVerdicts {
 const CLOSER_FIRST = /^(?:<\/|\[\/|<[a-z_]+\|>|<[|｜][^\s>]*(?:_end|▁end)[|｜]>)/;
 const UNCLOSED_RULES = new Set(['section-unclosed', 'call-unclosed', 'marker-truncated']);
 /** Where a call's body is complete: it ends with the close of its JSON, fence, parameter, function, value or invoke. */
-const BODY_CLOSE = /(?:[}\]]|```|parameter>|function>|arg_value>|invoke>)$/;
+const BODY_CLOSE = /(?:[}\]]|```|parameter>|function>|arg_value>|invoke>|<\|close\|>argument<\|sep\|>)$/;
+/** A malformed-call message that says a call's opening marker is missing (the call and its closer are there). */
+const NO_OPENER = /no tool-call section begin|outside (?:a tool-call section|<)|without (?:<|its opening)/;
 
 /**
  * The verdicts for one finding of the turn, or undefined when the finding is of no class the engines were measured
@@ -102,10 +115,17 @@ function pickCase(data: FamilyVerdicts, f: Finding, parsed: ParsedNative): Verdi
     const cls = cutInsideCall(parsed) ? 'unclosed-truncated' : 'unclosed-complete';
     return data.cases.find((c) => c.class === cls && c.calls === multi) ?? data.cases.find((c) => c.class === cls);
   }
-  if ((f.rule === 'malformed-call' && /no tool-call section begin|outside (?:a tool-call section|<)|without </.test(f.message)) || ((f.rule === 'stray-marker' || f.rule === 'markup-residue') && CLOSER_FIRST.test(f.message))) {
+  if ((f.rule === 'malformed-call' && (NO_OPENER.test(f.message) || listWithoutOpener(parsed, f))) || ((f.rule === 'stray-marker' || f.rule === 'markup-residue') && CLOSER_FIRST.test(f.message))) {
     return data.cases.find((c) => c.class === 'orphan-close');
   }
   return undefined;
+}
+
+/** A call list that ends with its `]` but never opened with `[` (Phi-4 `functools{…}]`). */
+function listWithoutOpener(parsed: ParsedNative, f: Finding): boolean {
+  if (!/is not followed by a JSON array of calls/.test(f.message) || f.start === undefined || f.end === undefined) return false;
+  const body = parsed.text.slice(f.start, f.end).trimEnd();
+  return body.endsWith(']') && !body.includes('[');
 }
 
 /** True when output stopped inside a call: an unclosed call whose arguments are not JSON or whose body ends unclosed. */

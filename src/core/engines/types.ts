@@ -17,9 +17,11 @@ export const ENGINE_NAMES: Record<Engine, string> = { vllm: 'vLLM', sglang: 'SGL
  * - `mixed`: some calls are delivered and markup (or its residue) is left in content;
  * - `dropped`: no call, and the markup is gone (empty content, or the prose before it only);
  * - `content`: no call; the markup goes to content as text;
- * - `unsupported`: that release has no parser for the family.
+ * - `unsupported`: that release has no parser for the family (then the whole output is content: the markup reaches
+ *   the agent as text, whatever the case);
+ * - `unknown`: the sources read do not establish what the parser does with this case (the text says what they do say).
  */
-export type Outcome = 'recovered' | 'partial' | 'cut-call-delivered' | 'mixed' | 'dropped' | 'content' | 'unsupported';
+export type Outcome = 'recovered' | 'partial' | 'cut-call-delivered' | 'mixed' | 'dropped' | 'content' | 'unsupported' | 'unknown';
 
 /**
  * The classes, as the conformance suites number them (TOOLCALLING.batch.5.x):
@@ -80,4 +82,14 @@ export const FIXTURES = {
 export function fixture(engine: Engine, family: string): string {
   const dir = engine === 'vllm' ? `vllm-${FIXTURES.releases.vllm}` : engine === 'sglang' ? `sglang-${FIXTURES.releases.sglang}` : `dynamo-${FIXTURES.releases.dynamo}`;
   return `${FIXTURES.repo} ${FIXTURES.folder}/${dir}/${family}/TOOLCALLING.batch.5.yaml @ ${FIXTURES.commit.slice(0, 12)}`;
+}
+
+/** The verdict of an engine with no parser for the family: the same for every case, and a fact the user needs. */
+export function noParser(why: string): EngineVerdict {
+  return { outcome: 'unsupported', text: `no parser for this family (${why}): no call, the whole output, markup included, is content` };
+}
+
+/** An engine entry for an engine that has no parser for the family; `evidence` is where its absence is recorded. */
+export function noParserInfo(release: string, evidence: string): EngineInfo {
+  return { release, parser: '(none)', code: `none: ${evidence}`, evidence };
 }

@@ -38,6 +38,11 @@ test('status bar: the latest exchange\'s model policy by display name, else a co
   assert.equal(policyStatus({}, K2, DIR), undefined);
   assert.equal(policyText({ only: ['novita'], allow_fallbacks: false }), 'only novita', 'a slug no listing named stays a slug');
   assert.deepEqual(policyLines(policies, DIR), ['moonshotai/kimi-k2-0905: avoid Chutes, Moonshot AI (OpenRouter routes)', 'qwen/*: prefer DeepInfra · no fallbacks (OpenRouter routes)']);
+  // A slug no listing names (a lower-cased display name, say) is flagged once some listing was read.
+  assert.deepEqual(policyLines({ [K2]: { ignore: ['moonshot-ai', 'chutes'] } }, DIR), [
+    "moonshotai/kimi-k2-0905: avoid moonshot-ai, Chutes (OpenRouter routes; not a slug in OpenRouter's listings Tokenscope has read: moonshot-ai)",
+  ]);
+  assert.deepEqual(policyLines({ [K2]: { ignore: ['moonshot-ai'] } }, new ProviderDirectory()), ['moonshotai/kimi-k2-0905: avoid moonshot-ai (OpenRouter routes)'], 'no listing read: nothing to judge by');
   const x = (startedAt: number, model?: string) => ({ startedAt, requestModel: model }) as CapturedExchange;
   assert.equal(latestModel([x(3), x(2, 'b'), x(1, 'a')]), 'b');
   assert.equal(latestModel([]), undefined);

@@ -11,6 +11,8 @@ import { repairStage } from '../../core/repair/stage';
 import { repairSummary } from '../../core/repair/describe';
 import { parseArgs } from '../args';
 import { policyStage, loadPolicyFile } from '../../core/policy/policy';
+import { policyLines } from '../../core/policy/describe';
+import { ProviderDirectory } from '../../core/policy/slugs';
 import { repairFromFlags } from './serve-options';
 import { paletteOf, type Command } from '../io';
 import { findingLine, safeLine } from '../terminal';
@@ -158,7 +160,10 @@ const serve: Command = async (argv, io) => {
   for (const [name, url] of Object.entries(all.custom)) io.out(`  ${proxy.url}${routePrefix(name)}  → ${url}`);
   io.out(`  ${proxy.url}/v1  → ${all.default}/v1`);
   if (otlp) io.out(`  OpenTelemetry spans → ${otlpTarget(otlp)}`);
-  if (policies) io.out(`  provider policy: ${Object.keys(policies).length} model${Object.keys(policies).length === 1 ? '' : 's'} from ${policyFile} (OpenRouter routes)`);
+  if (policies) {
+    io.out(`  provider policy: ${Object.keys(policies).length} model${Object.keys(policies).length === 1 ? '' : 's'} from ${policyFile} (OpenRouter routes)`);
+    for (const line of policyLines(policies, new ProviderDirectory(store.providerSlugs()))) io.out(`    ${safeLine(line)}`);
+  }
   if (repair.enabled) {
     const where = [repair.routes?.length ? `routes ${repair.routes.join(', ')}` : 'every route', repair.models?.length ? `models ${repair.models.join(', ')}` : 'every model'];
     io.out(`  repair: on (${where.join(', ')}; truncated calls: ${repair.truncated})`);

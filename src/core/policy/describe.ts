@@ -74,7 +74,17 @@ export function latestModel(exchanges: readonly CapturedExchange[]): string | un
   return best && (best.summary?.model ?? best.requestModel);
 }
 
-/** The status bar tooltip's policy lines: one per model key. */
+/** A policy's slugs that no listing Tokenscope has read names (judged only once some listing was read). */
+export function unlistedSlugs(p: ProviderPolicy, dir?: ProviderDirectory): string[] {
+  if (!dir || dir.size === 0) return [];
+  return [...new Set([...(p.ignore ?? []), ...(p.order ?? []), ...(p.only ?? [])])].filter((s) => !dir.knows(s));
+}
+
+/** One line per model key (the status bar tooltip, `serve`), flagging slugs OpenRouter's listings do not name. */
 export function policyLines(policies: Policies, dir?: ProviderDirectory): string[] {
-  return Object.entries(policies).map(([model, p]) => `${safe(model)}: ${policyText(p, dir)} (OpenRouter routes)`);
+  return Object.entries(policies).map(([model, p]) => {
+    const unlisted = unlistedSlugs(p, dir);
+    const note = unlisted.length ? `; not a slug in OpenRouter's listings Tokenscope has read: ${unlisted.map(safe).join(', ')}` : '';
+    return `${safe(model)}: ${policyText(p, dir)} (OpenRouter routes${note})`;
+  });
 }

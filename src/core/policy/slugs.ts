@@ -66,6 +66,11 @@ export class ProviderDirectory {
     return this.bySlug.get(providerOfTag(slug))?.name;
   }
 
+  /** True when a listing named this slug (or the provider of this tag). */
+  knows(slug: string): boolean {
+    return this.bySlug.has(providerOfTag(slug.toLowerCase()));
+  }
+
   get size(): number {
     return this.byName.size;
   }

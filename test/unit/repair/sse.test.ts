@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { getFormat } from '../../../src/core/formats/index';
+import { formats, getFormat } from '../../../src/core/formats/index';
 import type { FamilyId } from '../../../src/core/model';
 import { prng, randomSplit } from '../../helpers/prng';
 import { clientView, ctxFor, feed, pieces, stream } from './helpers';
@@ -39,8 +39,16 @@ function leakOf(family: FamilyId, calls = [{ index: 0, name: 'read', arguments: 
   return r.text.slice(0, end);
 }
 
-for (const family of ['qwen3', 'qwen3-coder', 'glm45', 'deepseek-v31', 'deepseek-v3', 'minimax-m2', 'kimi-k2', 'hermes', 'mistral', 'jamba', 'nemotron', 'llama3-json', 'phi4', 'gpt-oss'] as FamilyId[]) {
-  test(`${family}: leaked markup streamed 3 characters at a time is delivered as a structured call`, () => {
+/** Families repair mode cannot lift yet, each with why (reported as skipped, so the gap stays visible). */
+const NOT_YET: Partial<Record<FamilyId, string>> = {
+  'llama4-pythonic': 'repair mode finds leaked markup by an opening marker, and a pythonic call list ([read(path="a.md")]) has none',
+  'kimi-k3': 'repair mode does not strip the <|open|>response<|sep|> channel wrappers around the content yet (vLLM _strip_response_content does)',
+};
+
+// Every family of the registry, so a new family is covered the day it lands.
+for (const family of formats.map((f) => f.id)) {
+  test(`${family}: leaked markup streamed 3 characters at a time is delivered as a structured call`, (t) => {
+    if (NOT_YET[family]) return t.skip(NOT_YET[family]);
     const leak = leakOf(family);
     const first = feed(ctxFor(family), [stream(pieces(leak, 3).map((content) => ({ content })))]);
     const again = feed(ctxFor(family), [stream([{ content: leak }])]);

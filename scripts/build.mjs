@@ -46,6 +46,15 @@ const jobs = [
   },
   {
     ...common,
+    // Analyses large exchanges off the proxy's event loop (src/core/capture/analysis-thread.ts).
+    entryPoints: ['src/core/capture/analysis-worker.ts'],
+    outfile: 'dist/analysis-worker.js',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+  },
+  {
+    ...common,
     entryPoints: ['src/core/tokens/batch/worker.ts'],
     outfile: 'dist/tokens-batch-worker.js',
     platform: 'node',

@@ -6,11 +6,14 @@
  */
 import { analyzeExchange, storedResult, type ExchangeAnalysis } from '../analyze';
 import type { Analysis, CaptureReader, CapturedExchange, ChunkTiming, ExchangeSummary } from '../model';
+import { AnalysisThread } from './analysis-thread';
 import type { CaptureDb } from './database';
 import type { StoreOptions } from './types';
 
 /** Bodies above this are stored but not analysed: parsing them would stall the proxy's event loop. */
 const MAX_ANALYZED_BYTES = 32 * 1024 * 1024;
+/** Body files above this are analysed on a worker thread (./analysis-thread.ts): in-thread they would stall other streams. */
+const OFF_THREAD_BYTES = 1024 * 1024;
 /** Bumped when the stored shape or the analysis changes in a way old results should not be trusted for. */
 export const ANALYSIS_VERSION = 1;
 
@@ -65,11 +68,14 @@ export async function resultWhenAnalysed(
 
 interface Host extends CaptureReader {
   analysed(x: CapturedExchange): void;
+  /** The exchange's body file and its size (undefined when there is none). */
+  bodyFile(id: string): { path: string; size: number } | undefined;
 }
 
 export class AnalysisService {
   private readonly queue: CapturedExchange[] = [];
   private running: Promise<void> | undefined;
+  private readonly thread = new AnalysisThread();
 
   constructor(
     private readonly host: Host,
@@ -89,6 +95,11 @@ export class AnalysisService {
     while (this.running) await this.running;
   }
 
+  async close(): Promise<void> {
+    await this.idle();
+    await this.thread.close();
+  }
+
   /** The stored analysis of an exchange, if it ran (any process's). */
   read(id: string): StoredAnalysis | undefined {
     const v = this.db.analysis(id) as StoredAnalysis | undefined;
@@ -103,10 +114,8 @@ export class AnalysisService {
         let result: ExchangeAnalysis | undefined;
         if ((x.responseBytes ?? 0) <= MAX_ANALYZED_BYTES) {
           try {
-            const full = this.host.get(x.id);
-            const res = full && this.host.readResponse(x.id);
-            if (full && res) {
-              result = analyzeCaptured(full, res.bytes, res.chunks);
+            result = await this.analyze(x);
+            if (result) {
               x.summary = result.summary;
               const stored: StoredAnalysis = { version: ANALYSIS_VERSION, summary: result.summary, analysis: result.analysis };
               this.db.batch(() => {
@@ -124,5 +133,18 @@ export class AnalysisService {
     } finally {
       this.running = undefined;
     }
+  }
+
+  /** A large exchange goes to the worker thread (in-thread when there is none); the others are analysed here. */
+  private async analyze(x: CapturedExchange): Promise<ExchangeAnalysis | undefined> {
+    const file = this.host.bodyFile(x.id);
+    const off = file && file.size > OFF_THREAD_BYTES ? this.thread.analyze(x, file.path) : undefined;
+    if (off) {
+      analysisProbe.onAnalyze?.(x);
+      return off;
+    }
+    const full = this.host.get(x.id);
+    const res = full && this.host.readResponse(x.id);
+    return full && res ? analyzeCaptured(full, res.bytes, res.chunks) : undefined;
   }
 }

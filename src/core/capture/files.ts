@@ -33,16 +33,16 @@ export function processAlive(pid: number | undefined): boolean {
 }
 
 /** A file's bytes if it is a regular file (never a FIFO or device, never through a link); undefined otherwise. */
-export function readRegularFile(path: string, maxBytes = Infinity): Buffer | undefined {
+export function readRegularFile(path: string, maxBytes = Infinity, from = 0): Buffer | undefined {
   let fd = -1;
   try {
     fd = openSync(path, READ_FLAGS);
     const st = fstatSync(fd);
     if (!st.isFile()) return undefined;
-    const buf = Buffer.allocUnsafe(Math.min(st.size, maxBytes));
+    const buf = Buffer.allocUnsafe(Math.max(0, Math.min(st.size - from, maxBytes)));
     let n = 0;
     while (n < buf.length) {
-      const r = readSync(fd, buf, n, buf.length - n, n);
+      const r = readSync(fd, buf, n, buf.length - n, from + n);
       if (r === 0) break;
       n += r;
     }
@@ -149,9 +149,9 @@ export class BodyFiles {
     for (const s of this.spares.splice(0)) this.diskWrite(() => (closeSync(s.fd), rmSync(s.path, { force: true })));
   }
 
-  read(id: string): Uint8Array {
+  read(id: string, from = 0): Uint8Array {
     // Only a regular file: anything else in its place (a device, a pipe) could block forever. None yet: empty.
-    return readRegularFile(this.path(id)) ?? new Uint8Array(0);
+    return readRegularFile(this.path(id), Infinity, from) ?? new Uint8Array(0);
   }
 
   /** The request frame alone (it comes first), without reading the response. */

@@ -9,7 +9,7 @@ import { close, closeSync, writeSync, writevSync } from 'node:fs';
 import type { CapturedExchange } from '../model';
 import { maskSecrets, redactHeaders, type RedactOptions } from '../redact';
 import { FRAME_HEADER, frameHeader } from './log';
-import { MASK_CONTEXT, runStart } from './masking';
+import { MASK_CONTEXT, isKeyByte, MAX_TAIL, runStart } from './masking';
 import { looksLikeSse, maskSplitKeys } from './split-keys';
 import type { ExchangeAnnotations, ExchangeWriter } from './types';
 
@@ -28,8 +28,8 @@ export interface RecorderHost {
   /** Runs one synchronous disk write; a failure becomes a throttled warning, never an exception. */
   diskWrite<T>(op: () => T): T | undefined;
   writeDelivered(id: string, bytes: Uint8Array): void;
-  /** The exchange's body file as it is on disk (empty when there is none). */
-  readBody(id: string): Uint8Array;
+  /** The exchange's body file as it is on disk from byte `from` (empty when there is none). */
+  readBody(id: string, from?: number): Uint8Array;
   /** The exchange ended and its file is closed. */
   finished(x: CapturedExchange): void;
 }
@@ -49,8 +49,12 @@ export class Writer implements ExchangeWriter {
   private fd = -1;
   /** The spare file this exchange writes to, until it is renamed to the exchange's own name. */
   private spare: string | undefined;
-  /** The request frame, until it is on disk (it comes first in the file). */
+  /** The request body as received, until its frame is placed (it comes first in the file). */
   private request: Buffer | undefined;
+  /** Masking and writing the request body, slice by slice (see writeRequest). */
+  private requestWritten: Promise<void> | undefined;
+  /** Where the response frames start in the body file (after the request frame). */
+  private responseStart = 0;
   /** Where the next frame goes in the file (positioned writes: masks are patched in place). */
   private pos = 0;
   private offset = 0;
@@ -78,7 +82,7 @@ export class Writer implements ExchangeWriter {
     spare: { path: string; fd: number } | undefined,
     private readonly maxBytes: number,
   ) {
-    if (request) this.request = Buffer.concat([frameHeader('Q', request.length, 0), request]);
+    this.request = request;
     if (spare) {
       this.fd = spare.fd;
       this.spare = spare.path;
@@ -156,6 +160,7 @@ export class Writer implements ExchangeWriter {
     if (this.request || this.spare) this.ready(true); // no response bytes came: the request body still gets stored
     this.uncork();
     this.done = true;
+    await this.requestWritten;
     const masked = this.maskSplitKeys();
     const fd = this.fd;
     if (fd >= 0) this.store.diskWrite(() => closeSync(fd));
@@ -184,7 +189,9 @@ export class Writer implements ExchangeWriter {
    */
   private maskSplitKeys(): CapturedExchange['masked'] {
     if (this.fd < 0 || this.diskFailed || this.offset === 0) return undefined;
-    const file = this.store.readBody(this.x.id);
+    // The response frames only: a large request before them is not read again.
+    const skip = this.responseStart;
+    const file = this.store.readBody(this.x.id, skip);
     const frames: FrameAt[] = [];
     const parts: Uint8Array[] = [];
     let offset = 0;
@@ -192,7 +199,7 @@ export class Writer implements ExchangeWriter {
       const length = Math.min(file.length - at - FRAME_HEADER, (file[at + 1] | (file[at + 2] << 8) | (file[at + 3] << 16) | (file[at + 4] << 24)) >>> 0);
       if (file[at] !== 0x52 && file[at] !== 0x51) break; // not a frame: the rest is unreadable
       if (file[at] === 0x52) {
-        frames.push({ offset, pos: at + FRAME_HEADER, length });
+        frames.push({ offset, pos: skip + at + FRAME_HEADER, length });
         parts.push(file.subarray(at + FRAME_HEADER, at + FRAME_HEADER + length));
         offset += length;
       }
@@ -231,7 +238,35 @@ export class Writer implements ExchangeWriter {
     }
     const q = this.request;
     this.request = undefined;
-    return q ? this.write([q]) : true;
+    if (!q) return true;
+    // The request frame's place is taken now, at its final length (keys are masked to the same length); its bytes
+    // follow slice by slice, so a large body never holds up the response or other exchanges.
+    if (this.store.diskWrite(() => writeAt(this.fd, [frameHeader('Q', q.length, 0)], this.pos)) === undefined) return !(this.diskFailed = true);
+    const at = this.pos + FRAME_HEADER;
+    this.pos = this.responseStart = at + q.length;
+    this.requestWritten = this.writeRequest(q, at);
+    return !this.diskFailed;
+  }
+
+  /**
+   * Masks the request body to the same length and writes it at `at`, REQUEST_SLICE bytes per turn of the event loop
+   * (the first slice at once). A slice ends where no key can go on into the next one (after a byte no key holds), and
+   * is scanned with the MASK_CONTEXT bytes before it, so a key and what a pattern needs before it are found whole.
+   */
+  private async writeRequest(body: Buffer, at: number): Promise<void> {
+    for (let from = 0; from < body.length; ) {
+      if (from > 0) await new Promise((r) => setImmediate(r));
+      if (this.diskFailed || this.fd < 0) return;
+      let to = Math.min(body.length, from + REQUEST_SLICE);
+      let cut = to;
+      while (to < body.length && cut > from && isKeyByte(body[cut - 1]) && to - cut < MAX_TAIL) cut--;
+      if (cut > from && !isKeyByte(body[cut - 1])) to = cut;
+      const start = Math.max(0, from - MASK_CONTEXT);
+      const masked = maskSecrets(body.subarray(start, to), this.redact);
+      const fd = this.fd;
+      if (this.store.diskWrite(() => writeAt(fd, [masked.subarray(from - start)], at + from)) === undefined) return void (this.diskFailed = true);
+      from = to;
+    }
   }
 
   /** Writes at the end of the file (gathers, while corked); false (and the rest of the body is lost) when the disk refuses. */
@@ -307,6 +342,9 @@ function writeAt(fd: number, parts: Uint8Array[], pos: number): number {
   }
   return total;
 }
+
+/** Request bytes masked and written per turn of the event loop: a few ms of work at most. */
+const REQUEST_SLICE = 128 * 1024;
 
 function round(ms: number): number {
   return Math.round(ms * 1000) / 1000;

@@ -10,12 +10,12 @@
  * with one warning; the proxy keeps forwarding. A read-only open (`readOnly`) never creates, renames, deletes or
  * writes anything. When an exchange ends, the store emits `finished` for the analysis service (./analysis.ts).
  */
-import { chmodSync, existsSync } from 'node:fs';
+import { chmodSync, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError, type CapturedExchange, type ChunkTiming } from '../model';
 import { newId } from './ids';
 import { looksLikeSse, maskSplitKeys } from './split-keys';
-import { maskSecrets, redactHeaders, redactText, redactUrl, type RedactOptions } from '../redact';
+import { maskSecrets, redactHeaders, redactUrl, type RedactOptions } from '../redact';
 import { CaptureDb, DB_FILE, type ExchangeQuery } from './database';
 import { BodyFiles, FILE_MODE, processAlive, readRegularFile } from './files';
 import { LOG_FILE, decodeFrames, frameHeader, isCaptureId, mergeFields, readLegacyLog } from './log';
@@ -186,7 +186,8 @@ class SqliteStore implements CaptureStore, RecorderHost {
     const t0 = performance.now() - (Date.now() - startedAt);
     const id = newId(startedAt);
     const redact: RedactOptions = { patterns: this.opts.redactPatterns };
-    const body = init.requestBody === undefined ? undefined : redactText(typeof init.requestBody === 'string' ? init.requestBody : Buffer.from(init.requestBody).toString('utf8'), redact);
+    // Keys in the request body are masked to the same length by the writer, slice by slice, off the forwarding path.
+    const body = init.requestBody;
     const x: CapturedExchange = {
       id,
       sessionId: init.sessionId ?? this.sessions.assign(init.agent, startedAt, `s${id}`),
@@ -201,7 +202,7 @@ class SqliteStore implements CaptureStore, RecorderHost {
       ...(init.parentId !== undefined && { parentId: init.parentId }),
       ...(init.target !== undefined && { target: init.target }),
     };
-    const request = body === undefined ? undefined : Buffer.from(body);
+    const request = body === undefined ? undefined : typeof body === 'string' ? Buffer.from(body) : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
     const reqBytes = request?.length ?? 0;
     this.own.set(id, { x, reqBytes });
     this.retention.added(reqBytes);
@@ -222,7 +223,7 @@ class SqliteStore implements CaptureStore, RecorderHost {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    await this.idle();
+    await this.analysis.close();
     this.closed = true;
     await this.files.close();
     this.flushLog();
@@ -239,6 +240,15 @@ class SqliteStore implements CaptureStore, RecorderHost {
     this.queue(x.id);
     this.cached(x);
     this.emit('updated', x);
+  }
+
+  bodyFile(id: string): { path: string; size: number } | undefined {
+    const path = this.files.path(id);
+    try {
+      return { path, size: statSync(path).size };
+    } catch {
+      return undefined;
+    }
   }
 
   /** An analysed exchange's new summary, stored with its analysis (by the analysis service). */
@@ -267,8 +277,8 @@ class SqliteStore implements CaptureStore, RecorderHost {
     this.files.writeDelivered(id, looksLikeSse(masked) ? maskSplitKeys(masked, { patterns: this.opts.redactPatterns }).body : masked);
   }
 
-  readBody(id: string): Uint8Array {
-    return this.files.read(id);
+  readBody(id: string, from = 0): Uint8Array {
+    return this.files.read(id, from);
   }
 
   /** Writes the batched rows in one transaction. Runs before an exchange's response bytes are written. */

@@ -4,9 +4,10 @@
  */
 
 /** What the proxy records from a request body: the model asked for and the provider pin (`provider.only`, else `provider.order`). */
-export function requestInfo(body: string | undefined): { model?: string; pin?: string[] } {
-  if (!body || body[0] !== '{') return {};
-  if (body.length > FULL_PARSE_MAX) return largeRequestInfo(body);
+export function requestInfo(raw: string | Buffer | undefined): { model?: string; pin?: string[] } {
+  if (!raw || raw.length === 0 || (typeof raw === 'string' ? raw[0] !== '{' : raw[0] !== 0x7b)) return {};
+  if (raw.length > FULL_PARSE_MAX) return largeRequestInfo(raw);
+  const body = typeof raw === 'string' ? raw : raw.toString('utf8');
   let v: { model?: unknown; provider?: { only?: unknown; order?: unknown } } | null;
   try {
     v = JSON.parse(body);
@@ -24,12 +25,14 @@ export function requestInfo(body: string | undefined): { model?: string; pin?: s
 
 /** Bodies up to this are parsed whole; a larger one (long contexts, images) would stall the event loop for tens of ms. */
 const FULL_PARSE_MAX = 1024 * 1024;
+/** Bytes decoded after a member name in a large body: enough for the members' patterns below. */
+const MEMBER_WINDOW = 8 * 1024;
 
 /**
  * The same for a large body, by a scan instead of a parse: an unescaped `"model":"…"` is a real member (inside a
  * JSON string a quote is escaped), and `"provider":{…}` is parsed alone when it is short.
  */
-function largeRequestInfo(body: string): { model?: string; pin?: string[] } {
+function largeRequestInfo(body: string | Buffer): { model?: string; pin?: string[] } {
   const model = memberValue(body, '"model"', /"model"\s*:\s*"((?:[^"\\]|\\.){1,200})"/y, (raw) => JSON.parse(`"${raw}"`) as string);
   const pin = memberValue(body, '"provider"', /"provider"\s*:\s*(\{[^{}]{0,2000}\})/y, (raw) => {
     const v = JSON.parse(raw) as { only?: unknown; order?: unknown };
@@ -39,11 +42,15 @@ function largeRequestInfo(body: string): { model?: string; pin?: string[] } {
   return { ...(model && { model }), ...(pin && pin.length > 0 && { pin }) };
 }
 
-/** The first `name` member whose value `re` (sticky) reads; found with indexOf, which is native and fast on 16 MB. */
-function memberValue<T>(body: string, name: string, re: RegExp, read: (raw: string) => T | undefined): T | undefined {
+/**
+ * The first `name` member whose value `re` (sticky) reads; found with indexOf, which is native and fast on 16 MB (in
+ * bytes too: only the few KB after a hit are decoded).
+ */
+function memberValue<T>(body: string | Buffer, name: string, re: RegExp, read: (raw: string) => T | undefined): T | undefined {
   for (let at = body.indexOf(name); at >= 0; at = body.indexOf(name, at + name.length)) {
-    re.lastIndex = at;
-    const m = re.exec(body);
+    const text = typeof body === 'string' ? body : body.toString('utf8', at, at + MEMBER_WINDOW);
+    re.lastIndex = typeof body === 'string' ? at : 0;
+    const m = re.exec(text);
     if (!m) continue;
     try {
       return read(m[1]);

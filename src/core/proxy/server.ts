@@ -153,7 +153,8 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
     const recordedBody = await Promise.race([body.done, settled.then(() => body.now())]);
     // undici writes the request on a later tick: recording waits a turn of the loop so it never delays the request.
     await new Promise<void>((resolve) => setImmediate(resolve));
-    const recorded = recordedBody?.toString('utf8');
+    // The body goes to the store as bytes: decoding, masking and writing it happen there, in slices.
+    const recorded = recordedBody;
     const agent = agentFromHeaders(req.headers);
     const writer = store.begin({
       route: route.route,
@@ -199,7 +200,7 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
       gone: () => gone,
       shape: { anthropic, responses: speaksResponses(path) },
       idleTimeoutMs: timeouts.idleMs,
-      stage: opts.responseStage?.({ route: route.route, method: req.method ?? 'GET', path, requestBody: recorded, status: upstream.statusCode, headers: upstream.headers as Record<string, string | string[] | undefined>, writer }),
+      stage: opts.responseStage?.({ route: route.route, method: req.method ?? 'GET', path, requestBody: recorded?.toString('utf8'), status: upstream.statusCode, headers: upstream.headers as Record<string, string | string[] | undefined>, writer }),
     });
     await finish(writer, outcome);
   }

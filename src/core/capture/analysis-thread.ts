@@ -1,0 +1,75 @@
+/**
+ * The worker thread that analyses large exchanges (./analysis-worker.ts), started on first need and let go when
+ * idle (it never keeps the process alive). Built as dist/analysis-worker.js beside the bundles; from the sources
+ * (tests) the TypeScript file is loaded through tsx. Undefined when neither is there: the caller analyses in-thread.
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { ExchangeAnalysis } from '../analyze';
+import type { CapturedExchange } from '../model';
+import type { AnalysisJob } from './analysis-worker';
+
+type Reply = { seq: number; result?: ExchangeAnalysis; error?: string };
+
+export class AnalysisThread {
+  private worker: Worker | undefined;
+  private failed = false;
+  private seq = 0;
+  private readonly waiting = new Map<number, { resolve: (r: ExchangeAnalysis | undefined) => void; reject: (e: Error) => void }>();
+
+  /** The analysis of the exchange whose body file is `path`; undefined when the file is gone. Rejects on failure. */
+  analyze(x: CapturedExchange, path: string): Promise<ExchangeAnalysis | undefined> | undefined {
+    const w = this.start();
+    if (!w) return undefined;
+    const seq = ++this.seq;
+    const { requestBody: _omit, ...meta } = x;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(seq, { resolve, reject });
+      w.ref();
+      w.postMessage({ seq, x: meta, path } satisfies AnalysisJob);
+    });
+  }
+
+  async close(): Promise<void> {
+    const w = this.worker;
+    this.worker = undefined;
+    if (w) await w.terminate();
+  }
+
+  private start(): Worker | undefined {
+    if (this.worker || this.failed) return this.worker;
+    const w = spawnWorker();
+    if (!w) return void (this.failed = true);
+    w.unref();
+    w.on('message', (m: Reply) => {
+      const p = this.waiting.get(m.seq);
+      this.waiting.delete(m.seq);
+      if (this.waiting.size === 0) w.unref();
+      if (m.error !== undefined) p?.reject(new Error(m.error));
+      else p?.resolve(m.result);
+    });
+    const fail = (e: Error) => {
+      this.worker = undefined;
+      for (const p of this.waiting.values()) p.reject(e);
+      this.waiting.clear();
+    };
+    w.on('error', fail);
+    w.on('exit', (code) => fail(new Error(`the analysis worker exited (${code})`)));
+    return (this.worker = w);
+  }
+}
+
+function spawnWorker(): Worker | undefined {
+  const built = join(__dirname, 'analysis-worker.js');
+  if (existsSync(built)) return new Worker(built);
+  const source = join(__dirname, 'analysis-worker.ts');
+  if (!existsSync(source)) return undefined;
+  try {
+    const tsx = createRequire(__filename).resolve('tsx/cjs');
+    return new Worker(`require(${JSON.stringify(tsx)}); require(${JSON.stringify(source)});`, { eval: true });
+  } catch {
+    return undefined;
+  }
+}

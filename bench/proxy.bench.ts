@@ -3,13 +3,14 @@
 // the upstream and the client share this process so their clocks agree.
 //   - wall-time ratio of a 20,000-chunk SSE stream (paced like a fast model: 10 chunks per ms), goal ≤ 1.02;
 //     the same unpaced (upstream writes as fast as it can) is reported beside it
-//   - added time to first byte, goal p50 ≤ 1 ms (sequential requests on keep-alive connections)
+//   - added time to first byte, goal p50 ≤ 1 ms (sequential requests on keep-alive connections); the bare
+//     pass-through's own added time is reported beside it (the floor of any second process on this machine)
 //   - added per-chunk latency, goal p50 ≤ 0.2 ms (each event carries its send time)
 //   - peak RSS of the proxy process with 100 concurrent streams
 //   - burst streams (upstream writes as fast as it can) of 20,000 and 100,000 chunks against a bare Node
 //     pass-through with no capture (its own process, like the proxy): goal ≤ 1.15 × that floor
 //   - time to response headers when the upstream sends them 300 ms before the body: goal direct ± 5 ms
-// Medians of RUNS runs, direct and proxied alternating.
+// Medians of RUNS runs, direct and proxied alternating; `spread` is [min, max] of the per-run figures.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, Agent, request } from 'node:http';
@@ -21,7 +22,8 @@ import { join, resolve } from 'node:path';
 const SCALE = Number(process.env.BENCH_PROXY_SCALE ?? 1);
 const CHUNKS = Math.max(10, Math.round(20_000 * SCALE));
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
-const TTFB_SAMPLES = 60;
+/** Per block; RUNS blocks. */
+const TTFB_SAMPLES = 30;
 const CONCURRENT = 100;
 
 export const median = (xs: number[]) => {
@@ -108,7 +110,7 @@ function fetchHeaders(url: string, agent: Agent): Promise<number> {
 }
 
 /** A bare Node pass-through (node:http in, node:http out, pipe, no capture) in its own process: the floor. */
-async function startBare(upstream: string) {
+export async function startBare(upstream: string) {
   // Hop-by-hop headers are not forwarded (each side keeps its own keep-alive terms), and a failed leg is answered
   // with a 502 and named on stderr instead of taking the process (and every pooled connection) down.
   const code = `const http = require('node:http');
@@ -143,9 +145,11 @@ server.listen(0, '127.0.0.1', () => console.log('bare on http://127.0.0.1:' + se
 export async function startServe(upstream: string, dataDir: string, extraArgs: string[] = []) {
   const root = resolve(__dirname, '..');
   const args = ['serve', '--port', '0', '--data-dir', dataDir, '--upstream', upstream, ...extraArgs];
+  // BENCH_PROXY_PROF=DIR writes a CPU profile of the proxy process there (`--cpu-prof`), for a look at the forwarding path.
+  const prof = process.env.BENCH_PROXY_PROF ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_PROXY_PROF)}`, '--cpu-prof-interval=200'] : [];
   const argv = existsSync(join(root, 'dist', 'cli.js'))
-    ? [join(root, 'bin', 'tokenscope.js'), ...args]
-    : ['--import', 'tsx', '--eval', `require('./src/cli/main').main(${JSON.stringify(args)}).then((c) => process.exit(c))`];
+    ? [...prof, join(root, 'bin', 'tokenscope.js'), ...args]
+    : [...prof, '--import', 'tsx', '--eval', `require('./src/cli/main').main(${JSON.stringify(args)}).then((c) => process.exit(c))`];
   const child = spawn(process.execPath, argv, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
@@ -243,11 +247,25 @@ export default async function bench() {
     }
     await until(() => proxy.finished() >= requests);
 
+    // Time to first byte in RUNS blocks: direct, the bare pass-through (the floor of any proxy on this machine) and
+    // Tokenscope, interleaved; the added time is a median per block, and the figure the median of the blocks.
     const ttfbDirect: number[] = [];
     const ttfbProxy: number[] = [];
-    for (let i = 0; i < TTFB_SAMPLES; i++) {
-      ttfbDirect.push((await direct('/v1/stream?n=1')).ttfbMs);
-      ttfbProxy.push((await through('/v1/stream?n=1')).ttfbMs);
+    const ttfbBare: number[] = [];
+    const ttfbBlocks: { proxy: number; bare: number }[] = [];
+    for (let run = 0; run < RUNS; run++) {
+      const d: number[] = [];
+      const p: number[] = [];
+      const b: number[] = [];
+      for (let i = 0; i < TTFB_SAMPLES; i++) {
+        d.push((await direct('/v1/stream?n=1')).ttfbMs);
+        b.push((await fetchStream(`${bare.url}/v1/stream?n=1`, agent)).ttfbMs);
+        p.push((await through('/v1/stream?n=1')).ttfbMs);
+      }
+      ttfbDirect.push(...d);
+      ttfbProxy.push(...p);
+      ttfbBare.push(...b);
+      ttfbBlocks.push({ proxy: median(p) - median(d), bare: median(b) - median(d) });
     }
 
     const rssIdleMb = proxy.status('VmRSS');
@@ -256,15 +274,26 @@ export default async function bench() {
     const concurrentWallMs = median(streams.map((s) => s.wallMs));
 
     const wallRatio = median(paced.proxy) / median(paced.direct);
-    const addedTtfb = median(ttfbProxy) - median(ttfbDirect);
+    const addedTtfb = median(ttfbBlocks.map((b) => b.proxy));
     const addedChunk = median(paced.latProxy) - median(paced.latDirect);
+    // Run-to-run spread: each run's figure (direct and proxied ran back to back), as [min, max].
+    const spread = (xs: number[]) => [round(Math.min(...xs)), round(Math.max(...xs))];
+    const perRun = <T>(f: (i: number) => T) => Array.from({ length: RUNS }, (_, i) => f(i));
     return {
       chunks: CHUNKS,
       runs: RUNS,
-      pacedStream: { directMs: round(median(paced.direct), 1), proxyMs: round(median(paced.proxy), 1), wallTimeRatio: round(wallRatio), goal: 1.02, met: wallRatio <= 1.02 },
+      pacedStream: { directMs: round(median(paced.direct), 1), proxyMs: round(median(paced.proxy), 1), wallTimeRatio: round(wallRatio), spread: spread(perRun((i) => paced.proxy[i] / paced.direct[i])), goal: 1.02, met: wallRatio <= 1.02 },
       unpacedStream: { directMs: round(median(unpaced.direct), 1), proxyMs: round(median(unpaced.proxy), 1), wallTimeRatio: round(median(unpaced.proxy) / median(unpaced.direct)) },
-      ttfb: { directMsP50: round(median(ttfbDirect)), proxyMsP50: round(median(ttfbProxy)), addedMsP50: round(addedTtfb), goal: 1, met: addedTtfb <= 1 },
-      perChunkLatency: { directMsP50: round(median(paced.latDirect)), proxyMsP50: round(median(paced.latProxy)), addedMsP50: round(addedChunk), goal: 0.2, met: addedChunk <= 0.2 },
+      ttfb: {
+        directMsP50: round(median(ttfbDirect)),
+        proxyMsP50: round(median(ttfbProxy)),
+        addedMsP50: round(addedTtfb),
+        spread: spread(ttfbBlocks.map((b) => b.proxy)),
+        bareAddedMsP50: round(median(ttfbBlocks.map((b) => b.bare))),
+        goal: 1,
+        met: addedTtfb <= 1,
+      },
+      perChunkLatency: { directMsP50: round(median(paced.latDirect)), proxyMsP50: round(median(paced.latProxy)), addedMsP50: round(addedChunk), spread: spread(perRun((i) => paced.latProxy[i] - paced.latDirect[i])), goal: 0.2, met: addedChunk <= 0.2 },
       burst: Object.fromEntries(
         Object.entries(burst).map(([n, b]) => {
           const ratio = median(b.proxy) / median(b.bare);

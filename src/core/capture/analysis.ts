@@ -109,7 +109,9 @@ export class AnalysisService {
   private async drain(): Promise<void> {
     try {
       while (this.queue.length > 0) {
-        await new Promise((r) => setImmediate(r));
+        // A short sleep, not a turn of the loop: the process yields its core, so the client that just got the last
+        // bytes (on a busy machine it may wait for this very core) reads them before the analysis runs.
+        await new Promise((r) => setTimeout(r, 1));
         const x = this.queue.shift()!;
         let result: ExchangeAnalysis | undefined;
         if ((x.responseBytes ?? 0) <= MAX_ANALYZED_BYTES) {

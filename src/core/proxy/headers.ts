@@ -4,15 +4,19 @@ import type { IncomingMessage } from 'node:http';
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authenticate', 'proxy-authorization']);
 
 function hopByHop(connection: string | string[] | undefined): Set<string> {
+  if (connection === undefined || connection === 'keep-alive' || connection === 'close') return HOP_BY_HOP_AND_OWN;
   const extra = (Array.isArray(connection) ? connection.join(',') : (connection ?? '')).split(',').map((s) => s.trim().toLowerCase());
   return new Set([...HOP_BY_HOP, ...extra.filter(Boolean)]);
 }
 
+/** HOP_BY_HOP with the headers the proxy sets itself; also named in `Connection` by most clients (no copy needed then). */
+const HOP_BY_HOP_AND_OWN = new Set([...HOP_BY_HOP, 'keep-alive', 'close']);
+const OWN = new Set(['host', 'expect']);
+
 /** Request headers for the upstream, from the raw list so order and repeated headers survive. */
 export function upstreamRequestHeaders(req: IncomingMessage): string[] {
-  const drop = hopByHop(req.headers.connection);
-  drop.add('host');
-  drop.add('expect');
+  const hop = hopByHop(req.headers.connection);
+  const drop = { has: (name: string) => hop.has(name) || OWN.has(name) };
   const out: string[] = [];
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     if (!drop.has(req.rawHeaders[i].toLowerCase())) out.push(req.rawHeaders[i], req.rawHeaders[i + 1]);

@@ -1,8 +1,8 @@
 /**
- * The forwarding path of one response. Per chunk it does only this: the bytes are appended to the capture (one
- * synchronous write for the chunks of one read, so whatever the client saw survives a crash) and written to the
- * client, in the tick they arrive. Everything else (the served provider, the terminal event, analysis) is looked at
- * once, when the stream ends.
+ * The forwarding path of one response. Per chunk it does only this: the bytes are written to the client, then
+ * appended to the capture (one synchronous write for the chunks of one read) in the same tick, right after the
+ * client's socket write: whatever the client saw survives a crash, and the disk never delays a byte. Everything else
+ * (the served provider, the terminal event, analysis) is looked at once, when the stream ends.
  */
 import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
@@ -71,12 +71,22 @@ export async function relay(o: RelayOptions): Promise<Outcome> {
   // disk write (one key scan, one frame), then written to the client in one write. The bytes are the same; only
   // the hop-by-hop chunk framing is coarser, and nothing waits: they all arrived in this tick.
   let batch: Buffer[] = [];
+  // Pieces the client has, queued for the capture. `res.write` hands its bytes to the socket on the next tick
+  // (node:http corks it until then): the capture's append is queued behind that, so it follows the socket write
+  // at once, before any other I/O is looked at.
+  let unrecorded: Buffer[] = [];
+  const record = () => {
+    const pieces = unrecorded;
+    unrecorded = [];
+    for (const p of pieces) tee.write(p);
+  };
   const forward = () => {
     if (batch.length === 0) return;
     const piece = batch.length === 1 ? batch[0] : Buffer.concat(batch);
     batch = [];
-    tee.write(piece);
-    if (!res.write(stage ? stage.push(piece) : piece)) body.pause();
+    const ok = res.write(stage ? stage.push(piece) : piece);
+    if (unrecorded.push(piece) === 1) process.nextTick(record);
+    if (!ok) body.pause();
   };
   let received = 0;
   const outcome = await new Promise<Outcome>((resolve) => {
@@ -110,6 +120,7 @@ export async function relay(o: RelayOptions): Promise<Outcome> {
       resolve({ incomplete: true, error: `the upstream connection broke after ${received} bytes (${oneLine(e)})` });
     });
   });
+  record();
   const decodeError = await tee.end();
   // A client that closed right after the terminal event (Codex does, on `response.completed`) had the whole answer.
   const complete = outcome.incomplete && o.gone() === 'client' && sawTerminalEvent(tail.text());

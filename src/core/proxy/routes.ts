@@ -42,8 +42,17 @@ export interface ResolvedRoute {
   upstreamUrl: string;
 }
 
+const effective = new WeakMap<Upstreams, Required<Upstreams>>();
+
 /** The upstream base URL of each route, defaults filled in. A custom upstream named like a built-in route replaces it. */
 export function effectiveUpstreams(u: Upstreams = {}): Required<Upstreams> {
+  // Worked out once per configuration (the proxy asks on every request).
+  let all = effective.get(u);
+  if (!all) effective.set(u, (all = computeUpstreams(u)));
+  return all;
+}
+
+function computeUpstreams(u: Upstreams): Required<Upstreams> {
   const custom: Record<string, string> = Object.create(null);
   const overrides: Partial<Record<NamedRoute, string>> = {};
   for (const [name, url] of Object.entries(u.custom ?? {})) {
@@ -115,12 +124,20 @@ function firstSegment(path: string): { name: string; rest: string } | undefined 
 
 /** Base path + the request's rest; a query in the base URL (`?key=…`) is kept, after the request's own. */
 function join(route: string, base: string, rest: string): ResolvedRoute {
-  const u = new URL(base);
-  const basePath = u.pathname.replace(/\/+$/, '');
-  let upstreamPath = basePath + (rest.startsWith('/') ? rest : `/${rest}`);
+  let u = parsedBases.get(base);
+  if (!u) {
+    const url = new URL(base);
+    u = { origin: url.origin, path: url.pathname.replace(/\/+$/, ''), search: url.search };
+    if (parsedBases.size > 256) parsedBases.clear();
+    parsedBases.set(base, u);
+  }
+  let upstreamPath = u.path + (rest.startsWith('/') ? rest : `/${rest}`);
   if (u.search.length > 1) upstreamPath += (upstreamPath.includes('?') ? '&' : '?') + u.search.slice(1);
   return { route, base, origin: u.origin, upstreamPath, upstreamUrl: u.origin + upstreamPath };
 }
+
+/** Base URLs as parsed (a handful per configuration; parsing one on every request costs more than the rest). */
+const parsedBases = new Map<string, { origin: string; path: string; search: string }>();
 
 /** Checks an upstream URL given on the command line or in settings; returns it without a trailing slash. */
 export function checkUpstreamUrl(url: string, what: string): string {

@@ -4,8 +4,8 @@
  * chunks would wait. The worker reads the file itself; only the exchange's metadata and the result cross threads.
  */
 import { parentPort } from 'node:worker_threads';
-import { analyzeExchange } from '../analyze';
 import type { CapturedExchange } from '../model';
+import { analyzeCaptured } from './analysis';
 import { readRegularFile } from './files';
 import { decodeFrames } from './log';
 
@@ -22,7 +22,7 @@ parentPort?.on('message', (job: AnalysisJob) => {
     if (!file) return parentPort!.postMessage({ seq: job.seq });
     const { request, response, chunks } = decodeFrames(file);
     const full = request === undefined ? job.x : { ...job.x, requestBody: Buffer.from(request.buffer, request.byteOffset, request.byteLength).toString('utf8') };
-    parentPort!.postMessage({ seq: job.seq, result: analyzeExchange(full, response, chunks) });
+    parentPort!.postMessage({ seq: job.seq, result: analyzeCaptured(full, response, chunks) });
   } catch (e) {
     parentPort!.postMessage({ seq: job.seq, error: (e as Error).message ?? String(e) });
   }

@@ -6,11 +6,13 @@
 // Rates are measured from a quarter of the lines written to the end, so the workers' tokenizer load and warm-up are
 // not counted (with 2 workers the second may still be loading when the first chunk is written). On a
 // machine others share, wall-clock rates follow the load (reported beside them); CPU time per line does not, so the
-// per-core figure is also given in CPU time, and the CPU per line with 2 workers vs 1 shows what scaling costs.
+// per-core figure is also given in CPU time, and the CPU per line with 2 workers vs 1 shows what scaling costs. The
+// main thread's busy time per line shows how little is left outside the workers (line ends, ordering, writing).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { BatchProcessor } from '../src/core/tokens/batch/process';
 import { runBatch } from '../src/core/tokens/batch/run';
 import { recording } from '../test/helpers/shared';
@@ -41,6 +43,8 @@ interface Rate {
   linesPerSecond: number;
   /** Process CPU (every thread) per line, ms. */
   cpuMsPerLine: number;
+  /** Main thread busy per line, ms (its event loop's active time): reading, ordering, writing. */
+  mainMsPerLine?: number;
 }
 
 const cpuMs = () => {
@@ -49,8 +53,9 @@ const cpuMs = () => {
 };
 
 async function batchRate(input: string, out: string, workers: number, dir: string, cacheDir: string, workerFile: string): Promise<Rate> {
-  let first: { t: number; lines: number; cpu: number } | undefined;
+  let first: { t: number; lines: number; cpu: number; elu: EventLoopUtilization } | undefined;
   let last = { t: 0, lines: 0, cpu: 0 };
+  let busy = 0;
   await runBatch({
     input,
     output: out,
@@ -60,12 +65,13 @@ async function batchRate(input: string, out: string, workers: number, dir: strin
     cacheDir,
     onProgress: (p) => {
       const now = { t: performance.now(), lines: p.lines, cpu: cpuMs() };
-      if (p.lines >= LINES / 4) first ??= now;
+      if (p.lines >= LINES / 4) first ??= { ...now, elu: performance.eventLoopUtilization() };
+      if (first) busy = performance.eventLoopUtilization(first.elu).active;
       last = now;
     },
   });
   const lines = last.lines - first!.lines;
-  return { linesPerSecond: lines / ((last.t - first!.t) / 1000), cpuMsPerLine: (last.cpu - first!.cpu) / lines };
+  return { linesPerSecond: lines / ((last.t - first!.t) / 1000), cpuMsPerLine: (last.cpu - first!.cpu) / lines, mainMsPerLine: busy / lines };
 }
 
 async function singleRate(lines: string[], dir: string, cacheDir: string): Promise<Rate> {
@@ -151,6 +157,7 @@ export default async () => {
       loadAverage1m: load.map((l) => round(l, 1)),
       linesPerSecond: { singleResponsePath: round(single, 0), batch1Worker: round(one, 0), batch2Workers: round(two, 0) },
       cpuMsPerLine: { singleResponsePath: round(cpu('single')), batch1Worker: round(cpu('one')), batch2Workers: round(cpu('two')) },
+      mainThreadMsPerLine: { batch1Worker: round(median(rates.one.map((r) => r.mainMsPerLine!)), 3), batch2Workers: round(median(rates.two.map((r) => r.mainMsPerLine!)), 3) },
       scaling: { ratio2vs1: round(two / one), goalRatio: 1.6, meetsGoal: two / one >= 1.6, cpuPerLine1vs2: round(cpu('one') / cpu('two')) },
       perCore: {
         ratioBatch1WorkerVsSingle: round(one / single),

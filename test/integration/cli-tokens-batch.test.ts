@@ -153,6 +153,29 @@ describe('tokens --batch', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
     assert.equal(outs[1], outs[0]);
   });
 
+  test('line ends and numbers survive raw chunking: CRLF, a line longer than a read, blank lines, no final newline', async (t) => {
+    const mixed = mixedInput();
+    if (!mixed) return t.skip('shared recordings not found (../shared/recordings or TOKENSCOPE_SHARED)');
+    const good = mixed.lines[0];
+    // Line 3 is 300 kB (longer than one 256 kB read, so it spans two); line 5 is only spaces; the last has no newline.
+    const long = `{"x":"${'a'.repeat(300_000)}"`;
+    const input = file('raw.jsonl', [good, good, long, good, '   ', good].join('\r\n') + '\r\n' + good);
+    const outs = [];
+    for (const workers of ['1', '2']) {
+      const out = join(tmp, `raw-${workers}.jsonl`);
+      const r = await run('--batch', input, '--out', out, '--tokenizer-dir', dir, '--data-dir', data, '--workers', workers, '--json');
+      assert.equal(r.code, 0, r.err);
+      const summary = JSON.parse(r.out);
+      assert.deepEqual(summary.lines, { read: 7, processed: 5, bad: 1, blank: 1 });
+      assert.deepEqual(summary.badLines.map((b: { line: number }) => b.line), [3]);
+      assert.deepEqual(readOut(out).map((l) => l.line), [1, 2, 4, 6, 7]);
+      outs.push(readFileSync(out, 'utf8'));
+    }
+    assert.equal(outs[1], outs[0]);
+    const [a, b] = readOut(join(tmp, 'raw-1.jsonl'));
+    assert.deepEqual(b.completion_ids, a.completion_ids, 'a CRLF line reads as the same line');
+  });
+
   test('Ctrl-C stops cleanly: exit 130, the output is complete lines in input order', async (t) => {
     const mixed = mixedInput();
     if (!mixed) return t.skip('shared recordings not found (../shared/recordings or TOKENSCOPE_SHARED)');

@@ -10,8 +10,10 @@ import { createReadStream, createWriteStream, statSync, type WriteStream } from 
 import { Worker } from 'node:worker_threads';
 import { UserError } from '../../model';
 import type { DownloadProgress } from '../hub';
-import type { BatchOptions, LineResult } from './process';
+import type { BatchOptions } from './process';
 import type { BatchChunk, BatchWorkerData, BatchWorkerReply } from './protocol';
+
+type DoneReply = Extract<BatchWorkerReply, { type: 'done' }>;
 import { BatchSummary } from './summary';
 
 export interface BatchRunOptions extends BatchOptions {
@@ -65,21 +67,17 @@ export async function runBatch(o: BatchRunOptions): Promise<BatchResult> {
     wake = undefined;
     w?.();
   };
-  const done = new Map<number, LineResult[]>();
+  const done = new Map<number, DoneReply>();
   let nextToWrite = 0;
   let inFlight = 0;
   let bytesRead = 0;
 
-  const write = (results: LineResult[]) => {
-    let text = '';
-    let sfText = '';
-    for (const r of results) {
-      summary.add(r);
-      if (r.out !== undefined) text += r.out + '\n';
-      if (r.specforge !== undefined) sfText += r.specforge + '\n';
-    }
-    if (text) out.write(text);
-    if (sfText) sf?.write(sfText);
+  /** A chunk's reply, in input order: its outcomes into the summary, its bytes to the files as they came. */
+  const write = (m: DoneReply) => {
+    summary.blank += m.blank;
+    for (const r of m.outcomes) summary.add(r);
+    if (m.out.byteLength) out.write(m.out);
+    if (m.specforge?.byteLength) sf?.write(m.specforge);
   };
 
   for (const w of workers) {
@@ -88,7 +86,7 @@ export async function runBatch(o: BatchRunOptions): Promise<BatchResult> {
       if (m.type === 'warning') return o.onWarning?.(m.message);
       w.inFlight--;
       inFlight--;
-      done.set(m.seq, m.results);
+      done.set(m.seq, m);
       while (done.has(nextToWrite)) {
         write(done.get(nextToWrite)!);
         done.delete(nextToWrite++);
@@ -117,37 +115,44 @@ export async function runBatch(o: BatchRunOptions): Promise<BatchResult> {
   for (const s of [out, sf]) s?.on('drain', signalWake);
 
   let seq = 0;
-  const dispatch = async (lines: BatchChunk['lines']) => {
+  const dispatch = async (firstLine: number, parts: Uint8Array[], size: number) => {
     await until(() => outputReady() && workers.some((w) => w.inFlight < QUEUED_PER_WORKER));
     const w = workers.reduce((a, b) => (b.inFlight < a.inFlight ? b : a));
     w.inFlight++;
     inFlight++;
-    w.worker.postMessage({ seq: seq++, lines } satisfies BatchChunk);
+    // One fresh buffer per chunk (never a pooled one), moved to the worker rather than copied.
+    const bytes = new Uint8Array(size);
+    let at = 0;
+    for (const p of parts) (bytes.set(p, at), (at += p.byteLength));
+    w.worker.postMessage({ seq: seq++, firstLine, bytes } satisfies BatchChunk, [bytes.buffer]);
   };
 
   let interrupted = false;
   try {
-    let chunk: BatchChunk['lines'] = [];
-    let chunkBytes = 0;
+    // Only line ends are looked for here: decoding, parsing and encoding happen in the workers.
     const maxLines = o.chunkLines ?? 32;
-    for await (const text of readLines(o.input, (n) => (bytesRead = n))) {
-      if (o.signal?.aborted) {
-        interrupted = true;
-        break;
+    let parts: Uint8Array[] = [];
+    let size = 0;
+    let lines = 0;
+    let firstLine = 1;
+    for await (const buf of createReadStream(o.input, { highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>) {
+      bytesRead += buf.length;
+      if (o.signal?.aborted) break;
+      let from = 0;
+      for (let nl = buf.indexOf(0x0a); nl !== -1; nl = buf.indexOf(0x0a, nl + 1)) {
+        lines++;
+        if (lines < maxLines && size + nl + 1 - from < CHUNK_BYTES) continue;
+        parts.push(buf.subarray(from, nl + 1));
+        await dispatch(firstLine, parts, size + nl + 1 - from);
+        firstLine += lines;
+        [parts, size, lines, from] = [[], 0, 0, nl + 1];
+        if (o.signal?.aborted) break;
       }
-      if (text.line.trim() === '') {
-        summary.blank++;
-        continue;
-      }
-      chunk.push({ line: text.no, text: text.line });
-      chunkBytes += text.line.length;
-      if (chunk.length >= maxLines || chunkBytes >= CHUNK_BYTES) {
-        await dispatch(chunk);
-        chunk = [];
-        chunkBytes = 0;
-      }
+      if (o.signal?.aborted) break;
+      if (from < buf.length) (parts.push(buf.subarray(from)), (size += buf.length - from));
     }
-    if (chunk.length && !interrupted) await dispatch(chunk);
+    if (o.signal?.aborted) interrupted = true;
+    else if (size > 0) await dispatch(firstLine, parts, size);
     await until(() => inFlight === 0);
   } finally {
     o.signal?.removeEventListener('abort', onAbort);
@@ -184,29 +189,4 @@ async function closeOutput(s: WriteStream): Promise<void> {
   if (s.closed) return;
   s.end();
   await once(s, 'close');
-}
-
-/** The file's lines (without `\n` / `\r\n`), numbered from 1, read with backpressure (nothing is read ahead of use). */
-async function* readLines(file: string, onBytes: (n: number) => void): AsyncGenerator<{ no: number; line: string }> {
-  let carry: Buffer[] = [];
-  let no = 0;
-  let read = 0;
-  const lineOf = (parts: Buffer[]) => {
-    let s = (parts.length === 1 ? parts[0] : Buffer.concat(parts)).toString('utf8');
-    if (s.endsWith('\r')) s = s.slice(0, -1);
-    return s;
-  };
-  for await (const chunk of createReadStream(file, { highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>) {
-    read += chunk.length;
-    onBytes(read);
-    let start = 0;
-    for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, start)) {
-      carry.push(chunk.subarray(start, nl));
-      yield { no: ++no, line: lineOf(carry) };
-      carry = [];
-      start = nl + 1;
-    }
-    if (start < chunk.length) carry.push(chunk.subarray(start));
-  }
-  if (carry.length) yield { no: ++no, line: lineOf(carry) };
 }

@@ -1,25 +1,42 @@
 /**
- * Worker-thread entry of `tokens --batch` (bundled to dist/tokens-batch-worker.js): processes chunks of lines with
- * its own tokenizers (loaded once for the worker's life) and sends the results back per chunk.
+ * Worker-thread entry of `tokens --batch` (bundled to dist/tokens-batch-worker.js): takes chunks of raw input lines,
+ * decodes, parses and encodes them with its own tokenizers (loaded once for the worker's life), and sends back per
+ * chunk the output bytes ready to write (transferred) and a small outcome per line for the summary.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { BatchProcessor } from './process';
-import type { BatchChunk, BatchWorkerData, BatchWorkerReply } from './protocol';
+import { chunkLines, type BatchChunk, type BatchWorkerData, type BatchWorkerReply, type LineOutcome } from './protocol';
 
 const port = parentPort;
 if (!port) throw new Error('the batch worker must run in a worker thread');
-const post = (m: BatchWorkerReply) => port.postMessage(m);
+const post = (m: BatchWorkerReply, transfer: ArrayBuffer[] = []) => port.postMessage(m, transfer);
 const processor = new BatchProcessor((workerData as BatchWorkerData).options, {
   onProgress: (progress) => post({ type: 'progress', progress }),
   onWarning: (message) => post({ type: 'warning', message }),
 });
+const encoder = new TextEncoder();
 
 // Chunks run one after another: the runner keeps two queued per worker so the next one is ready when this ends.
 let queue = Promise.resolve();
 port.on('message', (chunk: BatchChunk) => {
   queue = queue.then(async () => {
-    const results = [];
-    for (const l of chunk.lines) results.push(await processor.process(l.line, l.text));
-    post({ type: 'done', seq: chunk.seq, results });
+    const outcomes: LineOutcome[] = [];
+    let out = '';
+    let sf = '';
+    let blank = 0;
+    const lines = chunkLines(chunk);
+    for (let i = 0; i < lines.length; i++) {
+      if (lines[i].trim() === '') {
+        blank++;
+        continue;
+      }
+      const r = await processor.process(chunk.firstLine + i, lines[i]);
+      outcomes.push({ line: r.line, ...(r.stats && { stats: r.stats }), ...(r.error !== undefined && { error: r.error }) });
+      if (r.out !== undefined) out += r.out + '\n';
+      if (r.specforge !== undefined) sf += r.specforge + '\n';
+    }
+    const outBytes = encoder.encode(out);
+    const sfBytes = sf ? encoder.encode(sf) : undefined;
+    post({ type: 'done', seq: chunk.seq, blank, outcomes, out: outBytes, ...(sfBytes && { specforge: sfBytes }) }, [outBytes.buffer as ArrayBuffer, ...(sfBytes ? [sfBytes.buffer as ArrayBuffer] : [])]);
   });
 });

@@ -5,14 +5,12 @@
  */
 import * as vscode from 'vscode';
 import type { ExchangeAnalysis } from '../core/analyze';
-import { resultWhenAnalysed } from '../core/capture/analysis';
 import { exchangeModel } from '../core/capture/describe';
-import { ruleInfo } from '../core/checks/index';
 import type { CaptureStore } from '../core/capture/store';
-import { ProviderDirectory } from '../core/policy/slugs';
 import type { CapturedExchange, ChunkTiming } from '../core/model';
 import type { ExchangeView } from '../../webview/protocol';
-import { exchangeView, findingRange, positionAt } from './exchangeView';
+import { findingRange, positionAt } from './exchangeView';
+import { openExchange } from './openExchange';
 
 export const RAW_SCHEME = 'tokenscope';
 
@@ -64,29 +62,9 @@ export class Exchanges implements vscode.TextDocumentContentProvider, vscode.Dis
   async open(id: string): Promise<OpenedExchange | undefined> {
     const cached = this.cache.get(id);
     if (cached && cached.exchange.state !== 'streaming') return cached;
-    const store = this.store();
-    const exchange = store?.get(id);
-    const body = exchange && store?.readResponse(id);
-    if (!exchange || !body) return undefined;
-    let result: ExchangeAnalysis | undefined;
-    let unavailable: string | undefined;
-    if (exchange.status === undefined) unavailable = 'No response yet.';
-    else {
-      try {
-        result = await resultWhenAnalysed(store!, exchange, body.bytes, body.chunks);
-      } catch (e) {
-        unavailable = `Analysis failed: ${(e as Error).message.split('\n')[0]}`;
-        this.log.error(`analysis of ${id} failed`, e as Error);
-      }
-    }
-    const opened: OpenedExchange = {
-      exchange,
-      chunks: body.chunks,
-      result,
-      unavailable,
-      view: exchangeView({ exchange, chunks: body.chunks, result, unavailable, ruleInfo, slugs: new ProviderDirectory(store!.providerSlugs()) }),
-      uri: rawUri(id, result?.response.model ?? exchangeModel(exchange)),
-    };
+    const core = await openExchange(this.store(), id, (m, e) => this.log.error(m, e));
+    if (!core) return undefined;
+    const opened: OpenedExchange = { ...core, uri: rawUri(id, core.result?.response.model ?? exchangeModel(core.exchange)) };
     this.cache.set(id, opened);
     if (this.cache.size > 32) this.cache.delete(this.cache.keys().next().value!);
     this.publishDiagnostics(opened);

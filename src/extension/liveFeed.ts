@@ -1,0 +1,215 @@
+/**
+ * The data side of an exchange panel, without `vscode` (the bench and tests drive it as the panel does): what each
+ * panel posts to its webview, and the poller that follows open exchanges while they stream. A streaming exchange is
+ * looked at every LIVE_POLL_MS; new bytes make a live snapshot (the exchange view at once, its tokens as soon as the
+ * tokenizer is free: the newest snapshot, never a queue); the finished exchange replaces it in place.
+ */
+import type { ExchangeAnalysis } from '../core/analyze';
+import type { CapturedExchange } from '../core/model';
+import type { ExchangeView, HostMessage, LiveView, TokenStreamView } from '../../webview/protocol';
+import { liveText, type LiveInfo } from './viewModel';
+
+/**
+ * How often an open streaming exchange is looked at while its tokenizer is idle. While a snapshot is tokenizing the
+ * exchange is not looked at; it is looked at again the moment that snapshot's tokens are posted. So new bytes wait
+ * for one tokenization at most, never for a queue, and a long stream costs one analysis per snapshot shown.
+ */
+export const LIVE_POLL_MS = 25;
+/** Between snapshots, the banner's clock and silence are refreshed this often. */
+const LIVE_CLOCK_MS = 500;
+/**
+ * While streaming, the whole exchange view (native text, every wire event: hundreds of kB on a long stream) is
+ * posted at most this often; the tokens, which carry the findings too, go with every snapshot.
+ */
+const LIVE_VIEW_MS = 250;
+
+/** What a panel shows of an exchange (exchanges.ts adds the raw document's URI). */
+export interface OpenedCore {
+  exchange: CapturedExchange;
+  result?: ExchangeAnalysis;
+  view: ExchangeView;
+}
+
+/** Tokens for an opened exchange, or why there are none. Tokenizing runs off the extension host's thread. */
+export type TokenSource<O> = (o: O) => Promise<{ stream?: TokenStreamView; reason?: string }>;
+
+export function liveView(l: LiveInfo): LiveView {
+  return { ...l, text: liveText(l) };
+}
+
+/** The opened exchange with its live banner. */
+export function withLive<O extends OpenedCore>(o: O, l: LiveInfo): O {
+  return { ...o, view: { ...o.view, live: liveView(l) } };
+}
+
+/** A finding that only the end of a stream can make true: not shown while the stream is still going. */
+const END_ONLY_RULES = new Set(['stream-unterminated']);
+
+function withoutEndOnly<T extends { findings: { rule: string; severity: string }[] }>(v: T): T {
+  return v.findings.some((f) => END_ONLY_RULES.has(f.rule)) ? { ...v, findings: v.findings.filter((f) => !END_ONLY_RULES.has(f.rule)) } : v;
+}
+
+export interface FeedHost {
+  post(m: HostMessage): PromiseLike<boolean>;
+  /** A live snapshot's tokens were posted and the tokenizer is free: look for new bytes now. */
+  free?(): void;
+  title(t: string): void;
+  error(message: string, e: Error): void;
+}
+
+/** What one panel has posted and is posting: full snapshots, live snapshots, the banner's clock. */
+export class PanelFeed<O extends OpenedCore> {
+  private tokens: Promise<{ stream?: TokenStreamView; reason?: string }>;
+  /** Response bytes in the last live snapshot, and when the banner's clock was last sent. */
+  liveBytes = -1;
+  liveClockAt = 0;
+  private viewPostedAt = 0;
+  private tokenizing = false;
+  private pendingLive = false;
+  /** Bumped by a full update: a live tokenization started before it must not post over it. */
+  private generation = 0;
+
+  constructor(
+    public opened: O,
+    private readonly tokenSource: TokenSource<O>,
+    private readonly host: FeedHost,
+  ) {
+    this.tokens = this.tokenize();
+  }
+
+  private tokenize(): Promise<{ stream?: TokenStreamView; reason?: string }> {
+    return this.tokenSource(this.opened).catch((e: Error) => {
+      this.host.error(`tokenizing ${this.opened.exchange.id} failed`, e);
+      return { reason: `Tokenizing failed: ${e.message.split('\n')[0]}` };
+    });
+  }
+
+  get streaming(): boolean {
+    return this.opened.exchange.state === 'streaming';
+  }
+
+  /** A live snapshot is being tokenized. */
+  get busy(): boolean {
+    return this.tokenizing;
+  }
+
+  update(opened: O): void {
+    this.generation++;
+    this.pendingLive = false;
+    this.opened = opened;
+    this.host.title(opened.view.title);
+    this.tokens = this.tokenize();
+    void this.sendSnapshot();
+  }
+
+  /** The stream so far: the exchange view at once, its tokens as soon as the tokenizer is free. */
+  liveUpdate(opened: O): void {
+    this.opened = opened;
+    this.host.title(opened.view.title);
+    this.liveClockAt = Date.now();
+    if (performance.now() - this.viewPostedAt >= LIVE_VIEW_MS) {
+      this.viewPostedAt = performance.now();
+      const view = withoutEndOnly(opened.view);
+      const worst = (['error', 'warning', 'info'] as const).find((sev) => view.findings.some((f) => f.severity === sev));
+      void this.host.post({ type: 'exchange', exchange: { ...view, worst } });
+    }
+    if (this.tokenizing) {
+      this.pendingLive = true;
+      return;
+    }
+    this.tokenizing = true;
+    const generation = this.generation;
+    const run = async (): Promise<void> => {
+      const t = this.tokenize();
+      this.tokens = t;
+      const result = await t;
+      if (generation !== this.generation) return void (this.tokenizing = false);
+      await this.host.post({ type: 'tokens', ...result, ...(result.stream && { stream: withoutEndOnly(result.stream) }) });
+      if (this.pendingLive) {
+        this.pendingLive = false;
+        return run();
+      }
+      this.tokenizing = false;
+      this.host.free?.();
+    };
+    void run();
+  }
+
+  /** The banner's clock and silence, between snapshots. */
+  clock(l: LiveInfo): void {
+    this.liveClockAt = Date.now();
+    void this.host.post({ type: 'live', live: liveView(l) });
+  }
+
+  async sendSnapshot(): Promise<void> {
+    await this.host.post({ type: 'exchange', exchange: this.opened.view });
+    const t = await this.tokens;
+    await this.host.post({ type: 'tokens', ...t });
+  }
+}
+
+export interface LiveSource<O> {
+  /** A streaming exchange's bytes so far, age and silence; undefined once it has finished. */
+  live(id: string): LiveInfo | undefined;
+  /** The exchange as it is now, analysed. */
+  open(id: string): Promise<O | undefined>;
+}
+
+/** Polls the feeds whose exchange is still streaming; stops when none is. */
+export class LivePoller<O extends OpenedCore> {
+  private timer: NodeJS.Timeout | undefined;
+  private polling = false;
+
+  constructor(
+    private readonly feeds: () => Iterable<[string, PanelFeed<O>]>,
+    private readonly source: LiveSource<O>,
+    private readonly intervalMs = LIVE_POLL_MS,
+  ) {}
+
+  watch(): void {
+    this.timer ??= setInterval(() => void this.poll(), this.intervalMs);
+  }
+
+  /** A feed's tokenizer is free again (its FeedHost.free): look at once, not at the next tick. */
+  freed(): void {
+    if (this.timer) void this.poll();
+  }
+
+  async poll(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
+    try {
+      let streaming = false;
+      for (const [id, p] of this.feeds()) {
+        if (!p.streaming) continue;
+        streaming = true;
+        if (p.busy) continue; // looked at again when its tokens are posted (`free`)
+        const l = this.source.live(id);
+        if (!l) continue; // finished: the store's change event brings the final snapshot
+        if (l.bytes !== p.liveBytes) {
+          p.liveBytes = l.bytes;
+          const opened = await this.source.open(id);
+          if (opened) p.liveUpdate(withLive(opened, l));
+        } else if (Date.now() - p.liveClockAt >= LIVE_CLOCK_MS) p.clock(l);
+      }
+      if (!streaming) this.dispose();
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  /** The exchange changed in the store: still streaming (the response head, an annotation), a live snapshot; finished, the finished exchange in place. */
+  async changed(id: string, feed: PanelFeed<O>): Promise<void> {
+    const opened = await this.source.open(id);
+    if (!opened) return;
+    const l = opened.exchange.state === 'streaming' ? this.source.live(id) : undefined;
+    if (l) feed.liveUpdate(withLive(opened, l));
+    else feed.update(opened);
+    if (feed.streaming) this.watch();
+  }
+
+  dispose(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}

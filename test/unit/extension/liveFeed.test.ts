@@ -1,0 +1,69 @@
+// The exchange panel's live feed without VS Code: new bytes become a snapshot whose tokens are posted; while a
+// snapshot is tokenizing the exchange is not re-read, and the moment its tokens are posted it is looked at again (no
+// wait for the next tick, no queue); the full view is posted at most every 250 ms while streaming; the finished
+// exchange replaces the live one in place.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { LivePoller, PanelFeed, type OpenedCore } from '../../../src/extension/liveFeed';
+import type { HostMessage } from '../../../webview/protocol';
+import type { CapturedExchange } from '../../../src/core/model';
+
+function opened(bytes: number, state: CapturedExchange['state'] = 'streaming'): OpenedCore {
+  const exchange = { id: 'x1', state } as CapturedExchange;
+  return { exchange, view: { title: `x1 ${bytes}`, findings: [{ rule: 'stream-unterminated', severity: 'error' }] } as unknown as OpenedCore['view'] };
+}
+
+test('snapshots follow new bytes; a busy tokenizer is not queued behind, and a free one is fed at once', async () => {
+  let bytes = 0;
+  let state: CapturedExchange['state'] = 'streaming';
+  const opens: number[] = [];
+  const posts: HostMessage[] = [];
+  const gates: (() => void)[] = [];
+  // Each tokenization waits until the test lets it go; it reports the byte count it saw as its one token's text.
+  const tokenSource = (o: OpenedCore) =>
+    new Promise<{ stream?: never; reason?: string }>((resolve) => gates.push(() => resolve({ reason: o.view.title })));
+  const feeds = new Map<string, PanelFeed<OpenedCore>>();
+  const poller: LivePoller<OpenedCore> = new LivePoller(() => feeds, {
+    live: () => (state === 'streaming' ? { bytes, ageMs: 1, quietMs: 0, started: true } : undefined),
+    open: async () => (opens.push(bytes), opened(bytes, state)),
+  }, 60_000); // no ticks: the test polls by hand
+  const feed = new PanelFeed(opened(0), tokenSource, { post: async (m) => (posts.push(m), true), title: () => undefined, error: () => undefined, free: () => poller.freed() });
+  feeds.set('x1', feed);
+  gates.shift()!(); // the first (opening) tokenization
+  poller.watch();
+
+  bytes = 10;
+  await poller.poll();
+  assert.deepEqual(opens, [10]);
+  assert.equal(feed.busy, true);
+  const view = posts.find((m) => m.type === 'exchange');
+  assert.ok(view && view.type === 'exchange');
+  assert.deepEqual(view.exchange.findings, [], 'an end-only finding is not shown mid-stream');
+
+  // More bytes while tokenizing: not re-read now.
+  bytes = 20;
+  await poller.poll();
+  assert.deepEqual(opens, [10], 'no analysis while the tokenizer is busy');
+
+  // Tokens of the 10-byte snapshot are posted; the feed is free and looked at at once, with the 20 bytes.
+  gates.shift()!();
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(posts.filter((m) => m.type === 'tokens').map((m) => (m as { reason?: string }).reason), ['x1 10']);
+  assert.deepEqual(opens, [10, 20], 're-read the moment the tokenizer was free');
+  assert.equal(posts.filter((m) => m.type === 'exchange').length, 1, 'the full view is not re-posted within 250 ms');
+
+  // The stream ends: the finished exchange replaces the live one, tokens and all.
+  state = 'complete';
+  bytes = 30;
+  await poller.changed('x1', feed);
+  assert.equal(feed.streaming, false);
+  while (gates.length) gates.shift()!();
+  await new Promise((r) => setTimeout(r, 10));
+  const last = posts.filter((m) => m.type === 'tokens').at(-1) as { reason?: string };
+  assert.equal(last.reason, 'x1 30');
+  const finalView = posts.filter((m) => m.type === 'exchange').at(-1)!;
+  assert.ok(finalView.type === 'exchange' && finalView.exchange.title === 'x1 30' && finalView.exchange.findings.length === 1, 'finished: every finding');
+  await poller.poll();
+  poller.dispose();
+});

@@ -14,7 +14,7 @@
 import { leaks } from './checks/scan';
 import { verdictsFor } from './engines/index';
 import type { CheckContext } from './checks/types';
-import type { Analysis, FamilyId, Finding, ParsedNative, ToolCall, ToolDef } from './model';
+import type { Analysis, FamilyId, Finding, ParsedNative, Segment, ToolCall, ToolDef } from './model';
 import { schemaArguments } from './formats/shared/schema-types';
 import { cutShort } from './wire/index';
 
@@ -93,18 +93,20 @@ function build(ctx: CheckContext): TurnParse {
   // The provider's calls, as far as they arrived (the last call of a turn cut short is incomplete), plus calls whose
   // markup leaked into content and that the provider did not also deliver.
   const cut = ctx.response !== undefined && cutShort(ctx.response);
+  const callSegs = callSegments(ctx.native.segments);
   const delivered: ParsedCall[] = structured.map((c, i) => {
-    const seg = ctx.native.segments.find((s) => s.kind === 'call' && s.callIndex === i);
+    const seg = callSegs.get(i);
     return { ...providerCall(c, i), complete: !(cut && i === structured.length - 1), start: seg?.start ?? null, end: seg?.end ?? null };
   });
   let content = ctx.message.content;
   const leaked: ParsedCall[] = [];
+  const deliveredKeys = new Set(delivered.map(callKey));
   for (const leak of leaks(ctx)) {
     if (leak.region !== 'content') continue;
     const before = ctx.native.text.slice(leak.segment.start, leak.offset);
     content = [before.trim(), leak.parsed.message.content ?? ''].filter(Boolean).join(' ');
     for (const c of fromParse(leak.parsed, leak.offset, ctx.request?.tools)) {
-      if (!delivered.some((d) => sameCall(d, c))) leaked.push(c);
+      if (!deliveredKeys.has(callKey(c)) && !(c.argumentsJson === null && delivered.some((d) => sameCall(d, c)))) leaked.push(c);
     }
   }
   const calls = [...leaked, ...delivered].map((c, index) => ({ ...c, index }));
@@ -117,11 +119,19 @@ function fromParse(parsed: ParsedNative, shift: number | null, tools: readonly T
   for (const p of parsed.problems) {
     if (p.callIndex !== undefined && (p.code === 'call-unclosed' || p.code === 'malformed-call' || p.code === 'marker-truncated')) cut.add(p.callIndex);
   }
+  const callSegs = callSegments(parsed.segments);
   return parsed.message.toolCalls.map((c, i) => {
-    const seg = parsed.segments.find((s) => s.kind === 'call' && s.callIndex === i);
+    const seg = callSegs.get(i);
     const at = (n: number | undefined) => (n === undefined || shift === null ? null : n + shift);
     return { ...providerCall(c, i), argumentsJson: parseJson(schemaArguments(c, tools)), complete: !cut.has(i), start: at(seg?.start), end: at(seg?.end) };
   });
+}
+
+/** The `call` segment of each call index (the first, as a search from the start would find it). */
+function callSegments(segments: readonly Segment[]): Map<number, Segment> {
+  const out = new Map<number, Segment>();
+  for (const s of segments) if (s.kind === 'call' && s.callIndex !== undefined && !out.has(s.callIndex)) out.set(s.callIndex, s);
+  return out;
 }
 
 function providerCall(c: ToolCall, index: number): ProviderCall {
@@ -179,6 +189,25 @@ export function sameJson(a: unknown, b: unknown): boolean {
   return keys.length === Object.keys(bo).length && keys.every((k) => k in bo && sameJson(ao[k], bo[k]));
 }
 
+/**
+ * A key two calls share exactly when `sameCall` holds for them, as long as both arguments parse as JSON (`sameJson`
+ * compares objects without regard to key order and a string with the number or boolean of the same text): lookups by
+ * key keep matching linear in the number of calls. Calls whose arguments are not JSON compare as text (`T…`).
+ */
+export function callKey(c: { name: string; arguments: string; argumentsJson: unknown }): string {
+  return `${c.name}\u0000${c.argumentsJson === null ? `T${c.arguments.trim()}` : canonical(c.argumentsJson)}`;
+}
+
+function canonical(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`).join(',')}}`;
+  }
+  return `s${String(v)}`;
+}
+
 /** Same name and the same arguments: compared as parsed JSON when both parse, else as text. */
 export function sameCall(a: { name: string; arguments: string; argumentsJson: unknown }, b: { name: string; arguments: string; argumentsJson: unknown }): boolean {
   if (a.name !== b.name) return false;
@@ -203,15 +232,30 @@ export function callMismatches(p: TurnParse): CallMismatch[] {
   if (p.source !== 'logprobs') return [];
   const out: CallMismatch[] = [];
   const used = new Set<number>();
+  // The parsed calls by key and by name, each in order (a queue: the first unused one is taken), so matching is
+  // linear in the number of calls however many differ.
+  const byKey = queues(p.calls, callKey);
+  const byName = queues(p.calls, (x) => x.name);
+  // A call whose arguments are not JSON compares as text with any call (`sameCall`).
+  const textKey = (x: ParsedCall | ProviderCall) => `${x.name}\u0000${x.arguments.trim()}`;
+  const byText = queues(p.calls, textKey);
+  const byTextOnly = queues(p.calls.filter((x) => x.argumentsJson === null), textKey);
+  const take = (q: Queue | undefined): ParsedCall | undefined => {
+    if (!q) return undefined;
+    while (q.at < q.items.length && used.has(q.items[q.at].index)) q.at++;
+    return q.items[q.at];
+  };
   const unmatched: number[] = [];
   provider.forEach((c, i) => {
-    const hit = p.calls.find((x) => !used.has(x.index) && sameCall(x, c));
+    const asJson = take(byKey.get(callKey(c)));
+    const asText = take((c.argumentsJson === null ? byText : byTextOnly).get(textKey(c)));
+    const hit = asJson && asText ? (asJson.index < asText.index ? asJson : asText) : (asJson ?? asText);
     if (hit) used.add(hit.index);
     else unmatched.push(i);
   });
   for (const i of unmatched) {
     const c = provider[i];
-    const sameName = p.calls.find((x) => !used.has(x.index) && x.name === c.name);
+    const sameName = take(byName.get(c.name));
     if (sameName) {
       used.add(sameName.index);
       // A cut-off call the provider delivered with what arrived is the truncation's finding, not a changed call.
@@ -219,6 +263,22 @@ export function callMismatches(p: TurnParse): CallMismatch[] {
     } else out.push({ kind: 'not-in-text', providerIndex: i, name: c.name });
   }
   for (const x of p.calls) if (!used.has(x.index) && x.complete) out.push({ kind: 'dropped', parsedIndex: x.index, name: x.name });
+  return out;
+}
+
+interface Queue {
+  items: ParsedCall[];
+  at: number;
+}
+
+function queues(calls: readonly ParsedCall[], key: (c: ParsedCall) => string): Map<string, Queue> {
+  const out = new Map<string, Queue>();
+  for (const c of calls) {
+    const k = key(c);
+    const q = out.get(k);
+    if (q) q.items.push(c);
+    else out.set(k, { items: [c], at: 0 });
+  }
   return out;
 }
 

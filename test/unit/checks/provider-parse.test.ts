@@ -126,3 +126,21 @@ describe('sameJson', () => {
     assert.ok(!sameJson({ a: null }, { a: 'null' }));
   });
 });
+
+test('matching stays linear in the number of calls: 20,000 changed calls are compared in well under a few seconds', () => {
+  // Every call changed: a pairwise search would compare 20,000 × 20,000 call pairs (minutes); by key it is one pass.
+  const n = 20_000;
+  const parsed = Array.from({ length: n }, (_, i) => ({ index: i, id: null, name: 'read', arguments: `{"path":"f${i}"}`, argumentsJson: { path: `f${i}` }, complete: true, start: null, end: null }));
+  const provider = parsed.map((c, i) => ({ index: i, id: null, name: 'read', arguments: `{"path":"g${i}"}`, argumentsJson: { path: `g${i}` } }));
+  const start = performance.now();
+  const out = callMismatches({ source: 'logprobs', content: null, reasoning: null, calls: parsed, providerCalls: provider });
+  const ms = performance.now() - start;
+  assert.equal(out.length, n);
+  assert.ok(out.every((m, i) => m.kind === 'arguments-changed' && m.parsedIndex === i && m.providerIndex === i));
+  assert.ok(ms < 3000, `${ms.toFixed(0)} ms`);
+  // Reordered but equal calls (keys in another order, a number sent as a string) all match: nothing to report.
+  const same = parsed.map((c, i) => ({ index: i, id: null, name: 'read', arguments: `{"path": "f${n - 1 - i}"}`, argumentsJson: { path: `f${n - 1 - i}` } }));
+  assert.deepEqual(callMismatches({ source: 'logprobs', content: null, reasoning: null, calls: parsed, providerCalls: same }), []);
+  const typed = [{ index: 0, id: null, name: 'edit', arguments: '{"line":"7","opts":{"b":1,"a":2}}', argumentsJson: { line: '7', opts: { b: 1, a: 2 } }, complete: true, start: null, end: null }];
+  assert.deepEqual(callMismatches({ source: 'logprobs', content: null, reasoning: null, calls: typed, providerCalls: [{ index: 0, id: null, name: 'edit', arguments: '{"opts":{"a":2,"b":1},"line":7}', argumentsJson: { opts: { a: 2, b: 1 }, line: 7 } }] }), []);
+});

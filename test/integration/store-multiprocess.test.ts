@@ -1,8 +1,9 @@
 /**
- * Two `tokenscope serve` processes on one data dir, streamed exchanges through both, `captures` and `show` running
- * meanwhile, and one proxy killed with SIGKILL mid-run: every exchange a client received in full is stored whole
+ * The multi-process soak: two `tokenscope serve` processes on one data dir, clients streaming through both, a loop of
+ * read-only commands (`captures`, `captures --broken --json`, `show`) meanwhile, and one proxy SIGKILLed at random
+ * moments and restarted on the same data dir: every exchange a client received in full is stored whole
  * (byte-identical) exactly once with no error, and the killed proxy's cut exchanges are marked incomplete with the
- * bytes that arrived. (A small soak: it runs in seconds.)
+ * bytes that arrived. `npm test` runs a small size; TOKENSCOPE_SOAK=full runs the issue's 20 clients × 50 exchanges.
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -11,6 +12,13 @@ import { test } from 'node:test';
 import { main } from '../../src/cli/main';
 import { openStore } from '../../src/core/capture/store';
 import { exited, serveChild as serve, startUpstream, tempDir, waitFor } from '../unit/proxy/local-upstream';
+
+const FULL = process.env.TOKENSCOPE_SOAK === 'full';
+const CLIENTS = FULL ? 20 : 6;
+const EACH = FULL ? 50 : 10;
+/** Random pause between kills of the second proxy (it is restarted at once), ms. */
+const KILL_EVERY: [number, number] = FULL ? [1500, 4000] : [500, 900];
+const MAX_KILLS = FULL ? 12 : 2;
 
 const EVENTS = 12;
 const body = (r: string) => Array.from({ length: EVENTS }, (_, k) => `data: {"choices":[{"index":0,"delta":{"content":"${r}-${k} "}}]}\n\n`).join('') + 'data: [DONE]\n\n';
@@ -30,7 +38,7 @@ function exchange(url: string, r: string): Promise<{ r: string; bytes: Buffer; c
   });
 }
 
-test('two proxies on one data dir, read-only commands alongside, one proxy SIGKILLed: nothing lost, duplicated or falsely failed', async () => {
+test('two proxies on one data dir, read-only commands alongside, one proxy SIGKILLed at random and restarted: nothing lost, duplicated or falsely failed', { timeout: FULL ? 900_000 : 120_000 }, async (t) => {
   const up = await startUpstream((req, res) => {
     let text = '';
     req.on('data', (c) => (text += c));
@@ -49,36 +57,72 @@ test('two proxies on one data dir, read-only commands alongside, one proxy SIGKI
   const data = tempDir();
   const children: ChildProcess[] = [];
   try {
-    const a = await serve(['--port', '0', '--data-dir', data.dir, '--upstream', up.url]);
-    const b = await serve(['--port', '0', '--data-dir', data.dir, '--upstream', up.url]);
+    const t0 = Date.now();
+    const args = ['--port', '0', '--data-dir', data.dir, '--upstream', up.url];
+    const a = await serve(args);
+    let b: Awaited<ReturnType<typeof serve>> | undefined = await serve(args);
     children.push(a.child, b.child);
     let reading = true;
+    let lastId: string | undefined;
     const readers = (async () => {
       let runs = 0;
       while (reading) {
         const io = { out: () => undefined, err: (t: string) => assert.fail(`captures wrote an error: ${t}`) };
         assert.equal(await main(['captures', '--data-dir', data.dir, '--limit', '20'], io), 0);
-        assert.equal(await main(['captures', '--broken', '--json', '--data-dir', data.dir], { out: () => undefined, err: () => undefined }), 0);
+        let json = '';
+        assert.equal(await main(['captures', '--broken', '--json', '--data-dir', data.dir], { out: (t) => (json += t), err: () => undefined }), 0);
+        const listed = JSON.parse(json) as { id: string }[];
+        if (listed[0]) lastId = listed[0].id;
+        if (lastId) assert.equal(await main(['show', lastId, '--data-dir', data.dir], { out: () => undefined, err: (t) => assert.fail(`show wrote an error: ${t}`) }), 0);
         runs++;
         await new Promise((r) => setTimeout(r, 20));
       }
       return runs;
     })();
-    const CLIENTS = 6;
-    const EACH = 8;
-    setTimeout(() => b.child.kill('SIGKILL'), 700);
+    // Random SIGKILLs of the second proxy, each followed by a restart on the same data dir.
+    let clientsDone = false;
+    let kills = 0;
+    const inFlight = new Map<string, number>();
+    const killer = (async () => {
+      while (!clientsDone && kills < MAX_KILLS) {
+        await new Promise((r) => setTimeout(r, KILL_EVERY[0] + Math.random() * (KILL_EVERY[1] - KILL_EVERY[0])));
+        // Killed while it streams (a kill between exchanges would cut nothing).
+        const until = Date.now() + 5000;
+        while (!clientsDone && b && (inFlight.get(b.url) ?? 0) === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 2));
+        if (clientsDone || !b) break;
+        const dying = b;
+        b = undefined; // new requests go to the first proxy until the second is back
+        dying.child.kill('SIGKILL');
+        await exited(dying.child);
+        kills++;
+        if (clientsDone) break;
+        const next = await serve(args);
+        children.push(next.child);
+        b = next;
+      }
+    })();
+    killer.catch(() => undefined); // awaited below, once the clients are done
     const results = (
       await Promise.all(
         Array.from({ length: CLIENTS }, async (_, c) => {
           const out = [];
-          for (let n = 0; n < EACH; n++) out.push(await exchange(n % 2 ? b.url : a.url, `c${c}n${n}`));
+          for (let n = 0; n < EACH; n++) {
+            const url = n % 2 && b ? b.url : a.url;
+            inFlight.set(url, (inFlight.get(url) ?? 0) + 1);
+            out.push(await exchange(url, `c${c}n${n}`));
+            inFlight.set(url, inFlight.get(url)! - 1);
+          }
           return out;
         }),
       )
     ).flat();
+    clientsDone = true;
+    await killer; // a restart that failed fails the test here
     reading = false;
-    assert.ok((await readers) > 0, 'the read-only commands ran');
-    await exited(b.child);
+    const readRuns = await readers;
+    assert.ok(readRuns > 0, 'the read-only commands ran');
+    assert.ok(kills > 0, 'the second proxy was killed');
+    for (const c of children.slice(1)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM'), await exited(c);
     a.child.kill('SIGTERM');
     assert.equal(await exited(a.child), 0, a.output());
 
@@ -92,8 +136,13 @@ test('two proxies on one data dir, read-only commands alongside, one proxy SIGKI
       byMarker.set(r, [...(byMarker.get(r) ?? []), s]);
     }
     const full = results.filter((r) => r.complete);
+    const incomplete = stored.filter((s) => s.x.state === 'incomplete').length;
+    const line = `${results.length} exchanges (${CLIENTS} clients × ${EACH}), ${full.length} received in full, ${stored.length} stored, ${incomplete} marked incomplete, ${kills} SIGKILLs, ${readRuns} read-only loops, ${((Date.now() - t0) / 1000).toFixed(1)} s`;
+    t.diagnostic(line);
+    if (FULL) console.log(`soak: ${line}`);
     assert.ok(full.length >= CLIENTS * EACH * 0.5, `${full.length} of ${results.length} exchanges completed`);
-    assert.ok(results.some((r) => !r.complete), 'the kill cut some exchanges');
+    assert.ok(results.some((r) => !r.complete), 'the kills cut some exchanges');
+    for (const [r, hits] of byMarker) assert.ok(hits.length <= 1, `${r} is stored ${hits.length} times`);
     for (const r of full) {
       const hits = byMarker.get(r.r) ?? [];
       assert.equal(hits.length, 1, `${r.r} is stored exactly once`);
@@ -101,6 +150,12 @@ test('two proxies on one data dir, read-only commands alongside, one proxy SIGKI
       assert.ok(r.bytes.equals(Buffer.from(body(r.r))), `${r.r}: the client got the whole stream`);
       assert.equal(hits[0].x.state, 'complete', `${r.r}: ${hits[0].x.error}`);
       assert.equal(hits[0].x.error, undefined);
+    }
+    // A cut exchange that reached the client at all is stored, with at least what the client got.
+    for (const r of results.filter((x) => !x.complete && x.bytes.length > 0)) {
+      const hits = byMarker.get(r.r) ?? [];
+      assert.equal(hits.length, 1, `${r.r} (cut after ${r.bytes.length} bytes) is stored exactly once`);
+      assert.ok(hits[0].bytes.subarray(0, r.bytes.length).equals(r.bytes), `${r.r}: stored what the client saw`);
     }
     for (const s of stored) {
       assert.notEqual(s.x.state, 'streaming', `${s.x.id} is left streaming`);

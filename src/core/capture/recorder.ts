@@ -32,6 +32,11 @@ export interface RecorderHost {
   readBody(id: string, from?: number): Uint8Array;
   /** The exchange ended and its file is closed. */
   finished(x: CapturedExchange): void;
+  /**
+   * The response ended: the row is written "complete" now, with these fields, while listeners still see the exchange
+   * streaming until `finish` tells them the outcome.
+   */
+  persistEnded(x: CapturedExchange, fields: Pick<CapturedExchange, 'endedAt' | 'responseBytes'>): void;
 }
 
 /** Where a response chunk's bytes sit in the body file. */
@@ -149,6 +154,12 @@ export class Writer implements ExchangeWriter {
 
   annotate(fields: ExchangeAnnotations): void {
     if (!this.done) this.store.patch(this.x, fields);
+  }
+
+  ended(): void {
+    if (this.done || this.diskFailed) return;
+    this.uncork();
+    this.store.persistEnded(this.x, { endedAt: Date.now(), responseBytes: this.offset });
   }
 
   delivered(bytes: Uint8Array): void {

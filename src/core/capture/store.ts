@@ -51,6 +51,8 @@ interface Own {
   reqBytes: number;
   /** Set once `finished` has run: until then the entry stays, whatever its state (see flushLog). */
   finished?: boolean;
+  /** The response ended (`persistEnded`): the row says "complete" while `finish` is on its way. */
+  ended?: Pick<CapturedExchange, 'endedAt' | 'responseBytes'>;
 }
 
 class SqliteStore implements CaptureStore, RecorderHost {
@@ -251,6 +253,14 @@ class SqliteStore implements CaptureStore, RecorderHost {
     }
   }
 
+  persistEnded(x: CapturedExchange, fields: Pick<CapturedExchange, 'endedAt' | 'responseBytes'>): void {
+    const own = this.own.get(x.id);
+    if (!own || x.state !== 'streaming') return;
+    own.ended = fields;
+    this.pending.add(x.id);
+    this.flushLog();
+  }
+
   /** An analysed exchange's new summary, stored with its analysis (by the analysis service). */
   analysed(x: CapturedExchange): void {
     this.cached(x);
@@ -290,7 +300,7 @@ class SqliteStore implements CaptureStore, RecorderHost {
       this.db.batch(() => {
         for (const id of ids) {
           const o = this.own.get(id);
-          if (o) this.db.put(o.x, o.reqBytes, process.pid);
+          if (o) this.db.put(o.ended && o.x.state === 'streaming' ? { ...o.x, ...o.ended, state: 'complete', error: undefined } : o.x, o.reqBytes, process.pid);
         }
       });
       return true; // (not `undefined`, which means the disk refused)

@@ -69,6 +69,12 @@ export interface ExchangeWriter {
   uncork(): void;
   annotate(fields: ExchangeAnnotations): void;
   /**
+   * The upstream's response ended and every decoded byte went through `chunk`: the exchange's row says "complete"
+   * now, synchronously, before the proxy ends the client's response, so a process killed after the client saw the
+   * end never leaves it "interrupted". `finish` still records the outcome and tells listeners.
+   */
+  ended?(): void;
+  /**
    * The bytes delivered to the client when a response stage (repair mode) changed them; the upstream's bytes stay the
    * exchange's body. Written once, before `finish`, masked like the body.
    */

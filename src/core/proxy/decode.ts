@@ -10,6 +10,8 @@ export interface BodyTee {
   write(chunk: Uint8Array): void;
   /** Resolves when every decoded byte has been delivered; with a one-line error when decoding failed. */
   end(): Promise<string | undefined>;
+  /** Whether bytes pass as they are (no decoder): each reached the sink by the time `write` returned. */
+  readonly identity?: boolean;
 }
 
 /** A tee that passes decoded chunks to `sink`; identity (or an encoding it cannot decode) passes bytes as they are. */
@@ -17,7 +19,7 @@ export function decodingTee(contentEncoding: string | undefined, sink: (bytes: U
   const enc = (contentEncoding ?? '').trim().toLowerCase();
   const z = makeDecoder(enc);
   if (!z) {
-    return { write: sink, end: async () => undefined };
+    return { write: sink, end: async () => undefined, identity: true };
   }
   let error: string | undefined;
   z.on('data', (d: Buffer) => sink(d));

@@ -98,6 +98,8 @@ export async function relay(o: RelayOptions): Promise<Outcome> {
     });
     body.once('end', () => {
       forward();
+      // The capture's row says "complete" before the client sees the end (decoded copies finish in `tee.end()`).
+      if (tee.identity) writer.ended?.();
       res.end(stage?.end());
       resolve({});
     });

@@ -111,6 +111,36 @@ test('an exchange the process never finished loads as incomplete with every byte
   }
 });
 
+test('a response that ended is "complete" in the database before the client sees the end: a kill then leaves no false "interrupted"', async () => {
+  const tmp = tempDir();
+  try {
+    const store = await openStore(tmp.dir, { analyze: false });
+    const seen: string[] = [];
+    store.onDidChange((e) => seen.push(e.exchange.state));
+    const w = store.begin(init());
+    w.responseStarted(200, { 'content-type': 'text/event-stream' });
+    w.chunk(Buffer.from('data: {"x":1}\n\ndata: [DONE]\n\n'));
+    w.ended!(); // what the proxy calls right before it ends the client's response
+    assert.ok(!seen.includes('complete'), 'listeners still see it streaming until finish');
+    // The process dies here (SIGKILL): the next writable open finds a finished row, not a streaming one.
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
+    setRecorderPid(tmp.dir, w.id, dead);
+    const after = await openStore(tmp.dir, { analyze: false });
+    const x = after.get(w.id)!;
+    assert.equal(x.state, 'complete');
+    assert.equal(x.error, undefined);
+    assert.equal(x.responseBytes, 29);
+    await after.close();
+    // Had it not died, finish records the outcome and tells listeners.
+    const done = await w.finish({ error: 'the upstream said so' });
+    assert.equal(done.state, 'error');
+    assert.equal(seen.at(-1), 'error');
+    await store.close();
+  } finally {
+    tmp.remove();
+  }
+});
+
 test('a data dir of the NDJSON version: imported on first open (corrupt and torn lines skipped with a warning), then left alone', async () => {
   const tmp = tempDir();
   try {

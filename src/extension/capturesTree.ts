@@ -1,6 +1,11 @@
-/** The Captures tree: sessions → exchanges, refreshed live from the capture store. Wording lives in viewModel.ts. */
+/**
+ * The Captures tree: sessions → exchanges, refreshed live from the capture store, optionally filtered like
+ * `tokenscope captures` (captureFilter.ts). Wording lives in viewModel.ts.
+ */
 import * as vscode from 'vscode';
+import type { ExchangeQuery } from '../core/capture/database';
 import type { CapturedExchange } from '../core/model';
+import { FILTER_HELP, FILTERED_CONTEXT, filterDescription, filterQuery, filterText, parseFilter, type CaptureFilter } from './captureFilter';
 import { exchangeRow, groupSessions, type LiveInfo, type SessionNode } from './viewModel';
 
 type Node = SessionNode | { kind: 'exchange'; exchange: CapturedExchange };
@@ -17,6 +22,7 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
   readonly onDidChangeTreeData = this.changed.event;
   private sessions: SessionNode[] = [];
   private brokenOnly = false;
+  private filter: CaptureFilter | undefined;
   private pending: NodeJS.Timeout | undefined;
   readonly view: vscode.TreeView<Node>;
 
@@ -26,6 +32,8 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
   constructor(
     private readonly list: () => CapturedExchange[],
     private readonly live: (id: string) => LiveInfo | undefined = () => undefined,
+    /** The store's indexed query (what `tokenscope captures` runs), for a filtered tree. */
+    private readonly query: (q: ExchangeQuery) => CapturedExchange[] = () => [],
   ) {
     this.view = vscode.window.createTreeView('tokenscope.captures', { treeDataProvider: this, showCollapseAll: true });
     this.rebuild();
@@ -34,8 +42,25 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
   setBrokenOnly(on: boolean): void {
     this.brokenOnly = on;
     void vscode.commands.executeCommand('setContext', 'tokenscope.brokenOnly', on);
-    this.view.description = on ? 'broken only' : undefined;
+    this.describe();
     this.refresh();
+  }
+
+  /** The active filter (undefined: every exchange), shown in the view's description. */
+  setFilter(filter: CaptureFilter | undefined): void {
+    this.filter = filter;
+    void vscode.commands.executeCommand('setContext', FILTERED_CONTEXT, filter !== undefined);
+    this.describe();
+    this.refresh();
+  }
+
+  get activeFilter(): CaptureFilter | undefined {
+    return this.filter;
+  }
+
+  private describe(): void {
+    const f = filterDescription(this.filter);
+    this.view.description = [this.brokenOnly && 'broken only', f && `filter: ${f}`].filter(Boolean).join(' · ') || undefined;
   }
 
   /** Coalesces bursts of store changes (a streaming exchange updates often) into one redraw per 150 ms. */
@@ -48,8 +73,9 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
   }
 
   private rebuild(): void {
-    const all = this.list();
+    const all = this.filter ? this.query(filterQuery(this.filter)) : this.list();
     this.sessions = groupSessions(all, this.brokenOnly);
+    this.view.message = this.filter && this.sessions.length === 0 ? `No captures match the filter (${filterDescription(this.filter)}).` : undefined;
     const streaming = all.some((x) => x.state === 'streaming');
     if (streaming && !this.ticker) this.ticker = setInterval(() => this.refresh(), 1000);
     else if (!streaming && this.ticker) (clearInterval(this.ticker), (this.ticker = undefined));
@@ -93,6 +119,27 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
     this.changed.dispose();
     this.view.dispose();
   }
+}
+
+/** Asks for a filter (the `captures` flags, the current one to edit) and applies it; an empty one clears it. */
+export async function filterCaptures(tree: CapturesTree): Promise<void> {
+  const text = await vscode.window.showInputBox({
+    title: 'Filter captures',
+    prompt: `The filters of \`tokenscope captures\`: ${FILTER_HELP}. Empty shows every exchange.`,
+    placeHolder: '--broken --model moonshotai/kimi-k2-0905 --since 1h',
+    value: filterText(tree.activeFilter),
+    ignoreFocusOut: true,
+    validateInput: (v) => {
+      try {
+        parseFilter(v);
+        return undefined;
+      } catch (e) {
+        return (e as Error).message;
+      }
+    },
+  });
+  if (text === undefined) return;
+  tree.setFilter(parseFilter(text));
 }
 
 /** The exchange id a tree command was invoked on (context menu passes the node; Open passes the id or, from a click, nothing). */

@@ -15,7 +15,8 @@ import { ProvidersView } from './providersView';
 import { readPolicies, readRepairSettings } from './repairSettings';
 import { OpenRouterClient } from '../core/upstream/openrouter';
 import { copyAgentSnippet, launchAgent } from './agentCommands';
-import { CapturesTree, exchangeIdOf } from './capturesTree';
+import { CapturesTree, exchangeIdOf, filterCaptures } from './capturesTree';
+import { FilterCommands } from './captureFilter';
 import { registerCompare } from './compare/index';
 import { DemoCommands } from './demoCommands';
 import { copyIssue, exportRepro, openRepro, rerunExchange, type ReproDeps } from './reproCommands';
@@ -98,7 +99,7 @@ class App implements vscode.Disposable {
     this.status.name = 'Tokenscope';
     this.status.command = 'workbench.view.extension.tokenscope';
     const live = (id: string) => (this.store ? inFlightOf(this.store, id) : undefined);
-    this.tree = new CapturesTree(() => this.store?.list() ?? [], live);
+    this.tree = new CapturesTree(() => this.store?.list() ?? [], live, (q) => this.store?.query(q) ?? []);
     this.exchanges = new Exchanges(() => this.store, log);
     this.tokenizer = new ExchangeTokenizer(vscode.Uri.joinPath(context.extensionUri, 'dist', 'tokens-worker.js').fsPath, async () => ({
       tokenizerDir: this.settings.tokenizerFolder,
@@ -270,6 +271,8 @@ class App implements vscode.Disposable {
     });
     reg('tokenscope.showBrokenOnly', () => this.tree.setBrokenOnly(true));
     reg('tokenscope.showAll', () => this.tree.setBrokenOnly(false));
+    reg(FilterCommands.filter, () => filterCaptures(this.tree));
+    reg(FilterCommands.clear, () => this.tree.setFilter(undefined));
     reg('tokenscope.startProxy', () => this.startProxy());
     reg('tokenscope.stopProxy', () => this.stopProxy());
     reg('tokenscope.showLog', () => this.log.show());

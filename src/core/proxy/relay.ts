@@ -98,8 +98,12 @@ export async function relay(o: RelayOptions): Promise<Outcome> {
     });
     body.once('end', () => {
       forward();
-      // The capture's row says "complete" before the client sees the end (decoded copies finish in `tee.end()`).
-      if (tee.identity) writer.ended?.();
+      // The capture holds every byte and its row says "complete" before the client sees the end (decoded copies
+      // finish in `tee.end()`): a kill after the client's last byte never leaves the exchange "interrupted".
+      if (tee.identity) {
+        record();
+        writer.ended?.();
+      }
       res.end(stage?.end());
       resolve({});
     });

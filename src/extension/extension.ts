@@ -22,7 +22,7 @@ import { DemoCommands } from './demoCommands';
 import { copyIssue, exportRepro, openRepro, rerunExchange, type ReproDeps } from './reproCommands';
 import { ExchangePanels } from './exchangePanel';
 import { Exchanges } from './exchanges';
-import { readSettings, type Settings } from './settings';
+import { proxySettings, readSettings, type Settings } from './settings';
 import type { DownloadProgress } from '../core/tokens/hub';
 import { ExchangeTokenizer, type DownloadSink } from './tokenize';
 import { OtlpBridge } from './otlpExport';
@@ -179,9 +179,8 @@ class App implements vscode.Disposable {
     this.render();
     try {
       this.proxy = await startProxy({
-        port: this.settings.port,
+        ...proxySettings(this.settings),
         store: this.store,
-        upstreams: this.settings.upstreams,
         log: (line) => this.log.info(line),
         responseStage: repairStage(() => this.repair),
         requestStage: policyStage(() => this.policies),
@@ -228,7 +227,7 @@ class App implements vscode.Disposable {
       return;
     }
     const proxyChanged =
-      e.affectsConfiguration('tokenscope.proxy.port') || e.affectsConfiguration('tokenscope.upstreams') || e.affectsConfiguration('tokenscope.sglang');
+      ['tokenscope.proxy.port', 'tokenscope.proxy.upstreamTimeout', 'tokenscope.proxy.idleTimeout', 'tokenscope.proxy.headerTimeout', 'tokenscope.upstreams', 'tokenscope.sglang'].some((k) => e.affectsConfiguration(k));
     if (proxyChanged && this.proxy) {
       await this.stopProxy();
       await this.startProxy();

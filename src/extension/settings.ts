@@ -4,11 +4,14 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { checkUpstreamUrl, type Upstreams } from '../core/proxy/routes';
+import { DEFAULT_TIMEOUTS, type ProxyOptions, type ProxyTimeouts } from '../core/proxy/server';
 
 export interface Settings {
   port: number;
   autostart: boolean;
   upstreams: Upstreams;
+  /** The proxy's timeouts (tokenscope.proxy.*Timeout, seconds in the settings). */
+  timeouts: Required<ProxyTimeouts>;
   /** Set when a configured upstream URL is unusable: one line per bad entry (the entry is ignored). */
   upstreamProblems: string[];
   tokenizerFolder?: string;
@@ -62,10 +65,20 @@ export function readSettings(get: Get, workspaceFolder?: string): Settings {
     }
   }
   const port = get<number>('proxy.port');
+  /** A timeout setting in seconds, as ms; the default when unset or not a positive number. */
+  const seconds = (key: string, fallbackMs: number) => {
+    const v = get<number>(key);
+    return typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.round(v * 1000) : fallbackMs;
+  };
   return {
     port: Number.isInteger(port) && port! >= 0 && port! <= 65535 ? port! : 8719,
     autostart: get<boolean>('proxy.autostart') ?? true,
     upstreams,
+    timeouts: {
+      upstreamHeadersMs: seconds('proxy.upstreamTimeout', DEFAULT_TIMEOUTS.upstreamHeadersMs),
+      idleMs: seconds('proxy.idleTimeout', DEFAULT_TIMEOUTS.idleMs),
+      clientHeadersMs: seconds('proxy.headerTimeout', DEFAULT_TIMEOUTS.clientHeadersMs),
+    },
     upstreamProblems,
     tokenizerFolder: folder(get<string>('tokenizer.folder'), workspaceFolder),
     captureFolder: folder(get<string>('capture.folder'), workspaceFolder),
@@ -74,4 +87,9 @@ export function readSettings(get: Get, workspaceFolder?: string): Settings {
     redactionPatterns,
     redactionProblems,
   };
+}
+
+/** What the settings decide of the proxy the extension starts (the rest of its options are the extension's own). */
+export function proxySettings(s: Settings): Pick<ProxyOptions, 'port' | 'upstreams' | 'timeouts'> {
+  return { port: s.port, upstreams: s.upstreams, timeouts: s.timeouts };
 }

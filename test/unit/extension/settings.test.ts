@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { readSettings } from '../../../src/extension/settings';
+import { openStore } from '../../../src/core/capture/store';
+import { DEFAULT_TIMEOUTS, startProxy } from '../../../src/core/proxy/server';
+import { proxySettings, readSettings } from '../../../src/extension/settings';
+import { rawRequest, startUpstream, tempDir } from '../proxy/local-upstream';
 
 const from = (o: Record<string, unknown>) => <T>(k: string) => o[k] as T | undefined;
 
@@ -31,5 +34,34 @@ describe('extension settings', () => {
     const s = readSettings(from({ 'tokenizer.folder': '../shared/tokenizers/kimi-k2', 'proxy.port': 70000 }), '/work/main');
     assert.equal(s.tokenizerFolder, '/work/shared/tokenizers/kimi-k2');
     assert.equal(s.port, 8719);
+  });
+});
+
+describe('proxy timeout settings', () => {
+  it('default to the proxy defaults and ignore a value that is not a positive number of seconds', () => {
+    assert.deepEqual(readSettings(from({})).timeouts, DEFAULT_TIMEOUTS);
+    const s = readSettings(from({ 'proxy.upstreamTimeout': 30, 'proxy.idleTimeout': -1, 'proxy.headerTimeout': 'soon' }));
+    assert.deepEqual(s.timeouts, { ...DEFAULT_TIMEOUTS, upstreamHeadersMs: 30_000 });
+  });
+
+  it('reach the proxy the extension starts: an upstream that sends no headers gets a 504 after the configured time', { timeout: 15_000 }, async () => {
+    const up = await startUpstream((req) => req.resume()); // never answers
+    const tmp = tempDir();
+    const store = await openStore(tmp.dir, {});
+    const settings = readSettings(from({ 'proxy.port': 0, upstreams: { default: up.url }, 'proxy.upstreamTimeout': 0.3, 'proxy.headerTimeout': 5 }));
+    const proxy = await startProxy({ ...proxySettings(settings), store });
+    try {
+      const start = performance.now();
+      const res = await rawRequest(`${proxy.url}/v1/chat/completions`, { body: '{"model":"m","messages":[]}', headers: { 'content-type': 'application/json' } });
+      const ms = performance.now() - start;
+      assert.equal(res.status, 504);
+      assert.match(JSON.parse(res.body.toString()).error.message, /no response headers within 300 ms/);
+      assert.ok(ms >= 280 && ms < 5000, `answered after ${ms.toFixed(0)} ms (setting: 0.3 s)`);
+    } finally {
+      await proxy.close();
+      await store.close();
+      await up.close();
+      tmp.remove();
+    }
   });
 });

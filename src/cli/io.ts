@@ -8,6 +8,11 @@ export interface CliIO {
   err(text: string): void;
   /** Colour on stdout (severity, rule ids): true on a terminal unless NO_COLOR or --no-color; default false. */
   colour?: boolean;
+  /**
+   * Draws the one progress line of long work (undefined: erase it), set only when stderr is a terminal; see
+   * ./progress.ts. Unset, a command prints no progress.
+   */
+  progress?: (line: string | undefined) => void;
 }
 
 /** The colours a command may use on `io`'s stdout. */
@@ -21,6 +26,10 @@ export const processIO: CliIO = {
   err: (t) => process.stderr.write(terminalGuard(t.endsWith('\n') ? t : t + '\n')),
   get colour() {
     return colourWanted(process.stdout);
+  },
+  get progress() {
+    if (!process.stderr.isTTY) return undefined;
+    return (line: string | undefined) => process.stderr.write(`\r\x1b[K${line === undefined ? '' : terminalGuard(line).slice(0, Math.max(20, (process.stderr.columns ?? 80) - 1))}`);
   },
 };
 

@@ -9,6 +9,7 @@ import { OpenRouterClient } from '../../core/upstream/openrouter';
 import { capturedChatRequest } from '../../core/upstream/rerun';
 import { parseArgs } from '../args';
 import { interruptSignal, readTextFile, type CliIO, type Command } from '../io';
+import { progressOf } from '../progress';
 import { openStoreForWriting, openStoreWithCaptures } from '../store';
 
 /** Samples per provider at most: each one is a paid request. */
@@ -28,7 +29,8 @@ With a capture ID the samples are recorded as captures linked to it (also with -
 --list prints the providers serving a model now (their slugs are what --providers and rerun --target take).
 With the model's tokenizer at hand (--tokenizer-dir, or one \`tokenscope tokens\` downloaded before), each sample's
 usage.prompt_tokens is checked against the prompt the model's own chat template renders (prompt-token-mismatch).
-The OpenRouter key comes from OPENROUTER_API_KEY. Ctrl-C stops the comparison and aborts requests in flight.`;
+The OpenRouter key comes from OPENROUTER_API_KEY. Ctrl-C stops the comparison and aborts requests in flight.
+On a terminal, stderr shows progress (done, rate, ETA) and each sample as it finishes; piped, nothing.`;
 
 async function listProviders(client: OpenRouterClient, model: string, json: boolean, io: CliIO): Promise<number> {
   const endpoints = await client.endpoints(model);
@@ -84,6 +86,8 @@ const cmd: Command = async (argv, io) => {
   const dataDir = args.str('data-dir') ?? (id ? defaultDataDir() : undefined);
   let store: CaptureStore | undefined;
   const interrupt = interruptSignal();
+  // On a terminal only: a line with the rate and ETA on stderr, each sample's outcome above it (without --json).
+  const progress = progressOf(io, 'compare');
   try {
     if (dataDir) store = id ? await openStoreWithCaptures(dataDir, io, `with id "${id}"`, { analyze: true, readOnly: false }) : await openStoreForWriting(dataDir, io);
     const captured = id ? capturedChatRequest(store!, id) : undefined;
@@ -100,13 +104,14 @@ const cmd: Command = async (argv, io) => {
       store,
       parentId: captured?.id,
       signal: interrupt.signal,
-      onSample: args.bool('json')
-        ? undefined
-        : (s) => io.err(`  ${s.provider} #${s.sample + 1}: ${s.outcome.ok ? (s.outcome.response?.finishReason ?? 'ok') : s.outcome.error}`),
+      onProgress: (p) => progress.update(p.done, p.total, p.failed),
+      onSample: args.bool('json') ? undefined : (s) => progress.note(`  ${s.provider} #${s.sample + 1}: ${s.outcome.ok ? (s.outcome.response?.finishReason ?? 'ok') : s.outcome.error}`),
     });
+    progress.clear();
     io.out(args.bool('json') ? JSON.stringify(compareJson(report), null, 2) : compareText(report));
     return report.cancelled ? 130 : 0;
   } finally {
+    progress.clear();
     interrupt.release();
     await store?.close();
   }

@@ -4,6 +4,7 @@ import { OpenRouterClient } from '../../core/upstream/openrouter';
 import { DEFAULT_VERIFY_CONCURRENCY, readK2vvJsonl, verifyProvider } from '../../core/upstream/verify';
 import { parseArgs } from '../args';
 import { interruptSignal, readTextFile, type Command } from '../io';
+import { progressOf } from '../progress';
 import { safeLine } from '../terminal';
 
 /** Bad lines printed one by one; the rest are counted. */
@@ -17,7 +18,7 @@ const HELP = `usage: tokenscope verify SAMPLES.jsonl --provider SLUG [--referenc
 K2-Vendor-Verifier-style batch: each line of SAMPLES.jsonl is a Chat Completions request, sent to one OpenRouter
 provider (pinned, no fallbacks; --concurrency at once, default ${DEFAULT_VERIFY_CONCURRENCY}). Prints K2VV's summary, schema accuracy,
 trigger similarity against --reference (when given), and Tokenscope's findings per rule.
-The OpenRouter key comes from OPENROUTER_API_KEY.`;
+The OpenRouter key comes from OPENROUTER_API_KEY. On a terminal, stderr shows progress (done, rate, ETA); piped, nothing.`;
 
 const cmd: Command = async (argv, io) => {
   const args = parseArgs(argv, { values: ['provider', 'reference', 'model', 'concurrency', 'openrouter-url'], booleans: ['json'] });
@@ -36,6 +37,8 @@ const cmd: Command = async (argv, io) => {
   if (skipped.length > SHOWN_BAD_LINES) io.err(`tokenscope verify: … and ${skipped.length - SHOWN_BAD_LINES} more lines skipped (${skipped.length} in all)`);
   if (requests.length === 0) throw new UserError(`${file} holds no request${skipped.length ? ` (${skipped.length} unusable lines)` : ''}`);
   const interrupt = interruptSignal();
+  // On a terminal only: a line with the rate and ETA on stderr (a --json report on stdout is not touched).
+  const progress = progressOf(io, 'verify');
   try {
     const report = await verifyProvider({
       requests,
@@ -45,11 +48,13 @@ const cmd: Command = async (argv, io) => {
       model: args.str('model'),
       concurrency,
       signal: interrupt.signal,
-      onProgress: args.bool('json') ? undefined : (p) => p.done > 0 && p.done % 50 === 0 && io.err(`  ${p.done}/${p.total} done, ${p.failed} failed`),
+      onProgress: (p) => progress.update(p.done, p.total, p.failed),
     });
+    progress.clear();
     io.out(args.bool('json') ? JSON.stringify({ ...verifyJson(report), skippedLines: skipped }, null, 2) : verifyText(report));
     return report.cancelled ? 130 : 0;
   } finally {
+    progress.clear();
     interrupt.release();
   }
 };

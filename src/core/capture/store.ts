@@ -3,10 +3,11 @@
  * that opens the same data dir (the extension's proxy, a CLI `serve`, read-only commands).
  *
  * Metadata, sessions, summaries, findings and analyses are rows in SQLite (./database.ts); the raw bytes are frames in
- * one body file per exchange (./recorder.ts, ./files.ts), written synchronously before the proxy forwards them, so a
- * killed process loses nothing the client saw. Nothing else sits on the forwarding path: body files come from a
- * small pool created in advance, and row writes are batched into one transaction on the next turn of the event loop
- * or before the exchange's next response bytes, whichever comes first. A failing disk (ENOSPC…) pauses capturing
+ * one body file per exchange (./recorder.ts, ./files.ts), written synchronously in the tick the proxy forwards them.
+ * Nothing else sits on the forwarding path: body files come from a small pool created in advance, and row writes are
+ * batched into one transaction on the next turn of the event loop or before the exchange's next response bytes,
+ * whichever comes first; the list is cached (./list-cache.ts), and a store of an earlier version is imported once
+ * (./legacy.ts). A failing disk (ENOSPC…) pauses capturing
  * with one warning; the proxy keeps forwarding. A read-only open (`readOnly`) never creates, renames, deletes or
  * writes anything. When an exchange ends, the store emits `finished` for the analysis service (./analysis.ts).
  */
@@ -17,9 +18,11 @@ import { newId } from './ids';
 import { looksLikeSse, maskSplitKeys } from './split-keys';
 import { maskSecrets, redactHeaders, redactUrl, type RedactOptions } from '../redact';
 import { CaptureDb, DB_FILE, type ExchangeQuery } from './database';
-import { BodyFiles, FILE_MODE, processAlive, readRegularFile } from './files';
-import { LOG_FILE, decodeFrames, frameHeader, isCaptureId, mergeFields, readLegacyLog } from './log';
+import { BodyFiles, FILE_MODE, processAlive } from './files';
+import { decodeFrames, frameHeader, isCaptureId, mergeFields } from './log';
 import { Writer, type RecorderHost } from './recorder';
+import { importLegacyLog } from './legacy';
+import { ListCache } from './list-cache';
 import { Sessions } from './sessions';
 import { Retention } from './retention';
 import { AnalysisService, type StoredAnalysis } from './analysis';
@@ -38,7 +41,6 @@ export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 const DEFAULT_SPARE_FILES = 4;
 /** Rough bytes per exchange for frame headers and rows, besides the bodies. */
 export const SIZE_ALLOWANCE = 1024;
-const LEGACY_IMPORTED = 'legacy-ndjson-imported';
 
 export async function openStore(dataDir: string, opts: StoreOptions = {}): Promise<CaptureStore> {
   const store = new SqliteStore(dataDir, opts);
@@ -66,8 +68,8 @@ class SqliteStore implements CaptureStore, RecorderHost {
   /** Ids whose row is not yet written. */
   private readonly pending = new Set<string>();
   private flushScheduled = false;
-  /** The whole list, kept up to date from the database's change numbers (built on the first `list()`). */
-  private cache: { rows: Map<string, CapturedExchange>; sorted?: CapturedExchange[]; seq: number; version: number } | undefined;
+  /** The whole list (./list-cache.ts). */
+  private readonly cache = new ListCache();
   private lastDiskWarning = 0;
   private retention!: Retention;
   private analysis!: AnalysisService;
@@ -88,13 +90,13 @@ class SqliteStore implements CaptureStore, RecorderHost {
       // Reading changes nothing: an exchange still streaming is shown as it is recorded. A data dir an earlier
       // version wrote (no database yet) is read from its log into memory; the first writable open imports it.
       if (existsSync(dbPath)) this.db = CaptureDb.open(dbPath, { readOnly: true });
-      else this.importLegacy((this.db = CaptureDb.open(':memory:')));
+      else importLegacyLog((this.db = CaptureDb.open(':memory:')), this.dataDir, (m) => this.warn(m));
     } else {
       this.files.prepare();
       const fresh = !existsSync(dbPath);
       this.db = CaptureDb.open(dbPath);
       if (fresh) for (const f of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`]) if (existsSync(f)) chmodSync(f, FILE_MODE);
-      this.db.batch(() => this.importLegacy(this.db));
+      this.db.batch(() => importLegacyLog(this.db, this.dataDir, (m) => this.warn(m)));
     }
     for (const s of this.db.latestSessions()) this.sessions.note(s.agent ?? undefined, s.last_at, s.id);
     this.retention = new Retention(this.db, this.opts.retention, (id) => this.removeRow(id), (m) => this.warn(m));
@@ -107,22 +109,12 @@ class SqliteStore implements CaptureStore, RecorderHost {
     await this.files.refill(this.opts.spareFiles ?? DEFAULT_SPARE_FILES, () => newId(Date.now()));
   }
 
-  /** Imports the NDJSON log of an earlier version once (then leaves it alone); its body files stay where they are. */
-  private importLegacy(db: CaptureDb): void {
-    if (db.getMeta(LEGACY_IMPORTED)) return;
-    const text = readRegularFile(join(this.dataDir, LOG_FILE));
-    const entries = text ? readLegacyLog(text.toString('utf8'), (m) => this.warn(`${LOG_FILE}: ${m}`)) : new Map();
-    for (const e of entries.values()) db.put(e.x, e.reqBytes, e.pid);
-    if (!db.readOnly) db.setMeta(LEGACY_IMPORTED, JSON.stringify({ at: Date.now(), exchanges: entries.size }));
-  }
-
   // ── reading ────────────────────────────────────────────────────────────────────────────────────────────────
 
   /** Newest first. Entries carry metadata only; `get(id)` adds the request body. */
   list(): CapturedExchange[] {
-    const c = this.refresh();
-    c.sorted ??= [...c.rows.values()].sort((a, b) => b.startedAt - a.startedAt || (a.id < b.id ? 1 : -1));
-    return c.sorted.slice();
+    this.flushLog();
+    return this.cache.list(this.db, this.own);
   }
 
   query(q: ExchangeQuery): CapturedExchange[] {
@@ -209,7 +201,7 @@ class SqliteStore implements CaptureStore, RecorderHost {
     this.own.set(id, { x, reqBytes });
     this.retention.added(reqBytes);
     this.queue(id);
-    this.cached(x);
+    this.cache.set(x);
     this.emit('added', x);
     return new Writer(this, x, t0, redact, request, this.files.spares.pop(), this.opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
   }
@@ -240,7 +232,7 @@ class SqliteStore implements CaptureStore, RecorderHost {
     const own = this.own.get(x.id);
     if (!own) return; // deleted while streaming: keep nothing
     this.queue(x.id);
-    this.cached(x);
+    this.cache.set(x);
     this.emit('updated', x);
   }
 
@@ -263,7 +255,7 @@ class SqliteStore implements CaptureStore, RecorderHost {
 
   /** An analysed exchange's new summary, stored with its analysis (by the analysis service). */
   analysed(x: CapturedExchange): void {
-    this.cached(x);
+    this.cache.set(x);
     this.emit('updated', x);
   }
 
@@ -392,33 +384,8 @@ class SqliteStore implements CaptureStore, RecorderHost {
     // Written at once (deleting is rare): a query right after must not find it.
     this.diskWrite(() => this.db.remove(id));
     this.files.remove(id);
-    if (this.cache) {
-      this.cache.rows.delete(id);
-      this.cache.sorted = undefined;
-    }
+    this.cache.delete(id);
     if (x) this.emit('deleted', x);
-  }
-
-  private cached(x: CapturedExchange): void {
-    if (!this.cache) return;
-    this.cache.rows.set(x.id, x);
-    this.cache.sorted = undefined;
-  }
-
-  /** The cached list, with what any process changed since it was last read (only the changed rows are read). */
-  private refresh(): NonNullable<SqliteStore['cache']> {
-    this.flushLog();
-    const version = this.db.dataVersion();
-    if (this.cache && this.cache.version === version) return this.cache;
-    const c: NonNullable<SqliteStore['cache']> = (this.cache ??= { rows: new Map<string, CapturedExchange>(), seq: 0, version });
-    const changes = this.db.changesSince(c.seq);
-    for (const id of changes.deleted) c.rows.delete(id);
-    for (const r of changes.rows) if (!this.own.has(r.x.id)) c.rows.set(r.x.id, r.x);
-    for (const o of this.own.values()) c.rows.set(o.x.id, o.x);
-    c.seq = changes.seq;
-    c.version = version;
-    c.sorted = undefined;
-    return c;
   }
 
   private warn(msg: string): void {

@@ -84,6 +84,9 @@ test('avoiding "Moonshot AI", then "DeepInfra", then "AtlasCloud" sends their Op
     const out: string[] = [];
     assert.equal(await main(['show', third.x.id, '--data-dir', tmp.dir], { out: (t) => out.push(t), err: (t) => out.push(t) }), 0);
     assert.match(out.join('\n'), /policy +moonshotai\/kimi-k2-0905: provider \{"ignore":\["moonshotai","deepinfra"\]\} \(the agent sent none\); served by AtlasCloud \(atlas-cloud\), honoured$/m);
+    out.length = 0;
+    assert.equal(await main(['show', second.x.id, '--data-dir', tmp.dir, '--json'], { out: (t) => out.push(t), err: (t) => out.push(t) }), 0);
+    assert.deepEqual(JSON.parse(out.join('\n')).policy, { honoured: true, slug: 'deepinfra', byName: false });
     const reader = await openStore(tmp.dir, { readOnly: true });
     try {
       assert.deepEqual(

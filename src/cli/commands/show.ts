@@ -10,6 +10,7 @@ import { paletteOf, type Command } from '../io';
 import { MAX_FIELD, MAX_TEXT, findingLine, safeLine } from '../terminal';
 import { openStoreWithCaptures } from '../store';
 import { ProviderDirectory } from '../../core/policy/slugs';
+import { policyVerdict } from '../../core/policy/describe';
 
 const HELP = `usage: tokenscope show ID [--data-dir DIR] [--json]
 
@@ -32,8 +33,11 @@ const show: Command = async (argv, io) => {
     const { analysis, summary, ctx } = x.status === undefined ? { analysis: undefined, summary: undefined, ctx: undefined } : resultFor(store, x, res.bytes, res.chunks);
     // The parse of the turn (calls, content, reasoning, the provider's calls), as `lint --json` prints it.
     const report = analysis && ctx ? turnReport(analysis, ctx) : undefined;
+    const slugs = new ProviderDirectory(store.providerSlugs());
+    // Whether the served provider honoured the policy: judged by slug when OpenRouter's listings gave it, else by name.
+    const policy = x.policy && { ...policyVerdict(x.policy, x.servedProvider ?? exchangeProvider(x), slugs) };
     if (args.bool('json')) {
-      io.out(JSON.stringify({ exchange: { ...x, summary: summary ?? x.summary }, ...(report ?? {}), findings: report?.findings ?? analysis?.findings.map((f) => findingJson(f)) ?? [] }, null, 2));
+      io.out(JSON.stringify({ exchange: { ...x, summary: summary ?? x.summary }, ...(policy && { policy }), ...(report ?? {}), findings: report?.findings ?? analysis?.findings.map((f) => findingJson(f)) ?? [] }, null, 2));
       return 0;
     }
     const s = summary ?? x.summary;
@@ -47,7 +51,7 @@ const show: Command = async (argv, io) => {
       ['pin', x.pin && `${x.pin.requested.join(', ')}${x.pin.honoured === undefined ? '' : x.pin.honoured ? ' (honoured)' : ' (NOT honoured)'}`],
       ['response', `${outcomeText(x)}, ${plural(x.responseBytes ?? res.bytes.length, 'byte')} in ${plural(res.chunks.length, 'chunk')}${s?.streamed ? ' (streamed)' : ''}`],
       ['usage', s?.usage && [s.usage.promptTokens !== undefined && `${s.usage.promptTokens} prompt`, s.usage.completionTokens !== undefined && `${s.usage.completionTokens} completion`, s.usage.cost !== undefined && `$${s.usage.cost}`].filter(Boolean).join(', ')],
-      ['policy', x.policy && policySummary(x.policy, x.servedProvider ?? exchangeProvider(x), new ProviderDirectory(store.providerSlugs()))],
+      ['policy', x.policy && policySummary(x.policy, x.servedProvider ?? exchangeProvider(x), slugs)],
       ['repaired', x.repair && `${repairSummary(x.repair)}; the agent got the delivered bytes (${plural(store.readDelivered(x.id)?.length ?? 0, 'byte')}), findings are on the upstream's`],
       ['error', x.error],
       ['findings', findingsText(s)],

@@ -4,16 +4,12 @@
  * (`OTEL_EXPORTER_OTLP_*`) still applies where a setting is empty.
  */
 import * as vscode from 'vscode';
-import { OtlpExporter, type ObservableStore } from '../core/export/otlp';
-import { describeOtlp, parseOtlpHeaders, readOtlpConfig } from '../core/export/otlp-config';
+import type { ObservableStore } from '../core/export/otlp';
 import type { RedactOptions } from '../core/redact';
-
-/** SecretStorage name of the headers, in `OTEL_EXPORTER_OTLP_HEADERS` syntax (`Authorization=Basic …,x-a=b`). */
-const SECRET_HEADERS = 'OTEL_EXPORTER_OTLP_HEADERS';
+import { headersInputError, SECRET_HEADERS, startOtlpExport, type OtlpSettings, type RunningExport } from './otlpSettings';
 
 export class OtlpBridge implements vscode.Disposable {
-  private exporter: OtlpExporter | undefined;
-  private detach: (() => void) | undefined;
+  private running: RunningExport | undefined;
   private store: ObservableStore | undefined;
 
   constructor(
@@ -37,21 +33,19 @@ export class OtlpBridge implements vscode.Disposable {
 
   private async restart(): Promise<void> {
     await this.stop();
+    if (!this.store) return;
     const cfg = vscode.workspace.getConfiguration('tokenscope.otlp');
-    if (!cfg.get<boolean>('enabled') || !this.store) return;
+    const settings: OtlpSettings = {
+      enabled: cfg.get<boolean>('enabled'),
+      endpoint: cfg.get<string>('endpoint'),
+      protocol: cfg.get<string>('protocol'),
+      serviceName: cfg.get<string>('serviceName'),
+      content: cfg.get<boolean>('content'),
+    };
     try {
-      const secret = await this.context.secrets.get(SECRET_HEADERS);
-      const config = readOtlpConfig({
-        endpoint: cfg.get<string>('endpoint') || undefined,
-        protocol: cfg.get<string>('protocol') || undefined,
-        serviceName: cfg.get<string>('serviceName') || undefined,
-        content: cfg.get<boolean>('content') ?? false,
-        headers: secret ? parseOtlpHeaders(secret, 'the stored OpenTelemetry headers') : undefined,
-      });
       const version = String(this.context.extension.packageJSON.version ?? '0.1.0');
-      this.exporter = new OtlpExporter(config, { version, redactPatterns: this.patterns(), onWarning: (m) => this.log.warn(m) });
-      this.detach = this.exporter.attach(this.store);
-      this.log.info(`OpenTelemetry export to ${describeOtlp(config)}`);
+      this.running = await startOtlpExport(settings, this.context.secrets, this.store, { version, redactPatterns: this.patterns(), onWarning: (m) => this.log.warn(m) });
+      if (this.running) this.log.info(`OpenTelemetry export to ${this.running.description}`);
     } catch (e) {
       const msg = (e as Error).message.split('\n')[0];
       this.log.error(`OpenTelemetry export is off: ${msg}`);
@@ -62,13 +56,10 @@ export class OtlpBridge implements vscode.Disposable {
   }
 
   private async stop(): Promise<void> {
-    this.detach?.();
-    this.detach = undefined;
-    const e = this.exporter;
-    this.exporter = undefined;
-    if (!e) return;
-    await e.shutdown();
-    const s = e.stats();
+    const r = this.running;
+    this.running = undefined;
+    if (!r) return;
+    const s = await r.stop();
     this.log.info(`OpenTelemetry export stopped: ${s.exported} spans sent, ${s.dropped} dropped`);
   }
 
@@ -78,14 +69,7 @@ export class OtlpBridge implements vscode.Disposable {
       prompt: 'key=value pairs separated by commas, values URL-encoded (Langfuse: Authorization=Basic%20<base64 of pk:sk>). Kept in secret storage. Empty removes them.',
       password: true,
       ignoreFocusOut: true,
-      validateInput: (v) => {
-        try {
-          parseOtlpHeaders(v);
-          return undefined;
-        } catch (e) {
-          return (e as Error).message;
-        }
-      },
+      validateInput: headersInputError,
     });
     if (value === undefined) return;
     if (value.trim()) await this.context.secrets.store(SECRET_HEADERS, value.trim());

@@ -1,6 +1,13 @@
 // DeepSeek V3.1: recorded behaviour of vLLM 0.23.0, SGLang 0.5.12.post1 and Dynamo 3.0.0 on the same truncated inputs
 // (ai-dynamo/frontend-crates conformance/toolcalling/fixtures-batch-v1/*/deepseek_v3_1/TOOLCALLING.batch.5.yaml @ 8d4b1bff82df).
+import deepseekV3 from './deepseek-v3';
 import { fixture, type FamilyVerdicts } from './types';
+
+/** How the V3.1 inputs differ where V3 writes a fenced body. */
+const WHAT: Record<string, string> = {
+  '5.c': 'output stopped inside the JSON arguments',
+  '5.d': 'the last of several calls lacks only <｜tool▁call▁end｜> (body complete)',
+};
 
 const verdicts: FamilyVerdicts = {
   family: 'deepseek-v31',
@@ -18,38 +25,8 @@ const verdicts: FamilyVerdicts = {
         dynamo: { outcome: 'recovered', text: 'the complete call is delivered' },
       },
     },
-    {
-      id: '5.b', class: 'orphan-close', calls: 'single', what: 'a complete call and <｜tool▁calls▁end｜> without <｜tool▁calls▁begin｜>',
-      verdicts: {
-        vllm: { outcome: 'content', text: 'no call; the <｜tool▁call…｜> envelope stays in content' },
-        sglang: { outcome: 'content', text: 'no call; the <｜tool▁call…｜> envelope stays in content' },
-        dynamo: { outcome: 'recovered', text: 'the call is recovered, the markers stripped' },
-      },
-    },
-    {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside the JSON arguments',
-      verdicts: {
-        vllm: { outcome: 'dropped', text: 'no call, empty content' },
-        sglang: { outcome: 'dropped', text: 'no call, empty content' },
-        dynamo: { outcome: 'dropped', text: 'no call, empty content' },
-      },
-    },
-    {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: 'the last of several calls lacks only <｜tool▁call▁end｜> (body complete)',
-      verdicts: {
-        vllm: { outcome: 'partial', text: 'the first call is delivered, the last one dropped' },
-        sglang: { outcome: 'partial', text: 'the first call is delivered, the last one dropped' },
-        dynamo: { outcome: 'partial', text: 'the first call is delivered, the last one dropped' },
-      },
-    },
-    {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
-      verdicts: {
-        vllm: { outcome: 'partial', text: 'the complete calls are delivered, the cut one dropped' },
-        sglang: { outcome: 'partial', text: 'the complete calls are delivered, the cut one dropped' },
-        dynamo: { outcome: 'partial', text: 'the complete calls are delivered, the cut one dropped' },
-      },
-    },
+    // 5.b–5.e: the fixtures record the same verdicts as for V3 (deepseek-v3.ts); only the inputs' spelling differs.
+    ...deepseekV3.cases.filter((c) => c.id !== '5.a').map((c) => ({ ...c, what: WHAT[c.id] ?? c.what })),
   ],
 };
 

@@ -20,6 +20,7 @@ export * from './shared/text';
 export * from './shared/build';
 export * from './shared/turn';
 export * from './shared/xml-args';
+export * from './shared/invoke-xml';
 export * from './shared/json-calls';
 export * from './shared/placeholders';
 export * from './shared/schema-types';

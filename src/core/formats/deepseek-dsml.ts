@@ -12,25 +12,24 @@
  * markers are not special tokens (vLLM `adjust_request` comment). An `<｜DSML｜invoke>` outside the block is read and
  * flagged (Dynamo recovers it, vLLM and SGLang leave it in content: conformance fixture 5.b/5.f/5.g).
  */
-import type { AssistantMessage, FamilyId, NativeText } from '../model';
+import type { FamilyId } from '../model';
 import {
   THINK_CLOSE,
   THINK_OPEN,
+  invokeStarters,
   modelKey,
-  parseSection,
   parseTurn,
-  renderParams,
-  renderStart,
+  renderInvokes,
   scoreText,
   trimRange,
   xmlCall,
+  type InvokeRender,
   type ParamGrammar,
   type ParseOut,
-  type SectionGrammar,
   type Starter,
   type TurnGrammar,
 } from './base';
-import type { ModelFormat, RenderOptions } from './types';
+import type { ModelFormat } from './types';
 
 const EOS = '<｜end▁of▁sentence｜>';
 
@@ -98,13 +97,7 @@ function grammarOf(sp: Spelling, markers: readonly string[]): { starters: Starte
       markers,
     );
   };
-  const section: SectionGrammar = { ends: [sp.end], callBegin: sp.invokeOpen, breaks: [EOS, sp.begin], markers, call };
-  return {
-    starters: [
-      { marker: sp.begin, parse: (out, start, hit) => parseSection(out, section, start, hit) },
-      { marker: sp.invokeOpen, parse: (out, start) => parseSection(out, section, start) },
-    ],
-  };
+  return { starters: invokeStarters({ sectionBegin: sp.begin, sectionEnd: sp.end, invokeOpen: sp.invokeOpen, invokeClose: sp.invokeClose }, EOS, markers, call) };
 }
 
 /**
@@ -127,29 +120,15 @@ function dsml(id: FamilyId, own: Spelling, displayName: string, matches: (key: s
     starters: [own, ...also].flatMap((sp) => grammarOf(sp, MARKERS).starters),
   };
 
-  const render = (m: AssistantMessage, opts?: RenderOptions): NativeText => {
-    const { out, close, hasContent } = renderStart(m, opts, { newlines: false });
-    if (m.toolCalls.length) {
-      if (hasContent) out.put('\n\n');
-      out.wrap('section', () => {
-        out.put(`${SECTION_BEGIN}\n`);
-        m.toolCalls.forEach((c, i) => {
-          out.wrap(
-            'call',
-            () => {
-              out.put(INVOKE_OPEN).put(c.name, 'call-name', i).put('">\n');
-              renderParams(out, i, c.arguments, (k, v, isString) => `${PARAM_OPEN}${k}" string="${isString}">${v}${PARAM_CLOSE}`);
-              if (close.call(i)) out.put(INVOKE_CLOSE);
-            },
-            i,
-          );
-          if (close.call(i)) out.put('\n');
-        });
-        if (close.turn) out.put(SECTION_END);
-      });
-    }
-    if (close.turn) out.put(EOS, 'end');
-    return out.done();
+  const RENDER: InvokeRender = {
+    sectionBegin: SECTION_BEGIN,
+    sectionEnd: SECTION_END,
+    invokeOpen: INVOKE_OPEN,
+    invokeClose: INVOKE_CLOSE,
+    end: EOS,
+    thinkNewlines: false,
+    beforeSection: '\n\n',
+    param: (k, v, isString) => `${PARAM_OPEN}${k}" string="${isString}">${v}${PARAM_CLOSE}`,
   };
 
   return {
@@ -166,7 +145,7 @@ function dsml(id: FamilyId, own: Spelling, displayName: string, matches: (key: s
         [INVOKE_OPEN, 6],
         [PARAM_OPEN, 2],
       ]),
-    render,
+    render: (m, opts) => renderInvokes(RENDER, m, opts),
     parse: (text) => parseTurn(GRAMMAR, text),
   };
 }

@@ -9,7 +9,6 @@
  * and the number 2 stay apart without the tool schema. Scalars are typed as in the other XML families. The
  * reasoning tags and the `[e~[` end of turn are MiniMax-M2's (the sources do not describe M3's). No call ids.
  */
-import type { AssistantMessage, NativeText } from '../model';
 import {
   THINK_CLOSE,
   THINK_OPEN,
@@ -17,20 +16,18 @@ import {
   endsInMarker,
   expectClosers,
   findTruncated,
+  invokeGrammar,
   modelKey,
   paramsToJson,
-  parseSection,
   parseTurn,
-  renderParams,
-  renderStart,
+  renderInvokes,
   scoreText,
   skipWs,
   trimRange,
+  type InvokeRender,
   type ParseOut,
-  type SectionGrammar,
-  type TurnGrammar,
 } from './base';
-import type { ModelFormat, RenderOptions } from './types';
+import type { ModelFormat } from './types';
 
 export const NS = ']<]minimax[>[';
 export const SECTION_BEGIN = `${NS}<tool_call>`;
@@ -45,19 +42,9 @@ const BODY_STOPS = [INVOKE_CLOSE, INVOKE_OPEN, SECTION_END, SECTION_BEGIN, END];
 const KEY = /^[^\s<>/"]+/;
 const KEY_TAIL = /^[^\s<>/"]*$/;
 
-const SECTION: SectionGrammar = { ends: [SECTION_END], callBegin: INVOKE_OPEN, breaks: [END, SECTION_BEGIN], markers: MARKERS, call };
-
-const GRAMMAR: TurnGrammar = {
-  family: 'minimax-m3',
-  toolMarkers: TOOL_MARKERS,
-  markers: MARKERS,
-  implicitThink: true,
-  ends: [END],
-  starters: [
-    { marker: SECTION_BEGIN, parse: (out, start, hit) => parseSection(out, SECTION, start, hit) },
-    { marker: INVOKE_OPEN, parse: (out, start) => parseSection(out, SECTION, start) },
-  ],
-};
+const DIALECT = { sectionBegin: SECTION_BEGIN, sectionEnd: SECTION_END, invokeOpen: INVOKE_OPEN, invokeClose: INVOKE_CLOSE };
+const GRAMMAR = invokeGrammar('minimax-m3', DIALECT, END, MARKERS, TOOL_MARKERS, call);
+const RENDER: InvokeRender = { ...DIALECT, end: END, thinkNewlines: true, beforeSection: '\n', param: (k, v) => `${NS}<${k}>${v}${NS}</${k}>` };
 
 export const minimaxM3: ModelFormat = {
   id: 'minimax-m3',
@@ -73,34 +60,9 @@ export const minimaxM3: ModelFormat = {
       [INVOKE_OPEN, 8],
       [NS, 4],
     ]),
-  render,
+  render: (m, opts) => renderInvokes(RENDER, m, opts),
   parse: (text) => parseTurn(GRAMMAR, text),
 };
-
-function render(m: AssistantMessage, opts?: RenderOptions): NativeText {
-  const { out, close, hasContent } = renderStart(m, opts, { newlines: true });
-  if (m.toolCalls.length) {
-    if (hasContent) out.put('\n');
-    out.wrap('section', () => {
-      out.put(`${SECTION_BEGIN}\n`);
-      m.toolCalls.forEach((c, i) => {
-        out.wrap(
-          'call',
-          () => {
-            out.put(INVOKE_OPEN).put(c.name, 'call-name', i).put('">\n');
-            renderParams(out, i, c.arguments, (k, v) => `${NS}<${k}>${v}${NS}</${k}>`);
-            if (close.call(i)) out.put(INVOKE_CLOSE);
-          },
-          i,
-        );
-        if (close.call(i)) out.put('\n');
-      });
-      if (close.turn) out.put(SECTION_END);
-    });
-  }
-  if (close.turn) out.put(END, 'end');
-  return out.done();
-}
 
 /** The JSON value of an element's text: nested elements become an object (or a list of `<item>`s), text a scalar. */
 function decode(raw: string): unknown {

@@ -9,24 +9,21 @@
  * back raw (flagged `malformed-call`). `parse` accepts a completion that starts inside `<think>` (the
  * thinking prompt ends with `<think>\n`). No call ids in the format.
  */
-import type { AssistantMessage, NativeText } from '../model';
 import {
   THINK_CLOSE,
   THINK_OPEN,
-  renderStart,
-  renderParams,
+  invokeGrammar,
   modelKey,
-  parseSection,
   parseTurn,
+  renderInvokes,
   scoreText,
   trimRange,
   xmlCall,
+  type InvokeRender,
   type ParamGrammar,
   type ParseOut,
-  type SectionGrammar,
-  type TurnGrammar,
 } from './base';
-import type { ModelFormat, RenderOptions } from './types';
+import type { ModelFormat } from './types';
 
 export const SECTION_BEGIN = '<minimax:tool_call>';
 export const SECTION_END = '</minimax:tool_call>';
@@ -61,25 +58,9 @@ const PARAMS: ParamGrammar = {
   },
 };
 
-const SECTION: SectionGrammar = {
-  ends: [SECTION_END],
-  callBegin: INVOKE_OPEN,
-  breaks: [END, SECTION_BEGIN],
-  markers: MARKERS,
-  call,
-};
-
-const GRAMMAR: TurnGrammar = {
-  family: 'minimax-m2',
-  toolMarkers: TOOL_MARKERS,
-  markers: MARKERS,
-  implicitThink: true,
-  ends: [END],
-  starters: [
-    { marker: SECTION_BEGIN, parse: (out, start, hit) => parseSection(out, SECTION, start, hit) },
-    { marker: INVOKE_OPEN, parse: (out, start) => parseSection(out, SECTION, start) },
-  ],
-};
+const DIALECT = { sectionBegin: SECTION_BEGIN, sectionEnd: SECTION_END, invokeOpen: INVOKE_OPEN, invokeClose: INVOKE_CLOSE };
+const GRAMMAR = invokeGrammar('minimax-m2', DIALECT, END, MARKERS, TOOL_MARKERS, call);
+const RENDER: InvokeRender = { ...DIALECT, end: END, thinkNewlines: true, beforeSection: '\n', param: (k, v) => `${PARAM_OPEN}${k}">${v}${PARAM_CLOSE}` };
 
 export const minimaxM2: ModelFormat = {
   id: 'minimax-m2',
@@ -95,34 +76,9 @@ export const minimaxM2: ModelFormat = {
       [INVOKE_OPEN, 6],
       [END, 2],
     ]),
-  render,
+  render: (m, opts) => renderInvokes(RENDER, m, opts),
   parse: (text) => parseTurn(GRAMMAR, text),
 };
-
-function render(m: AssistantMessage, opts?: RenderOptions): NativeText {
-  const { out, close, hasContent } = renderStart(m, opts, { newlines: true });
-  if (m.toolCalls.length) {
-    if (hasContent) out.put('\n');
-    out.wrap('section', () => {
-      out.put(`${SECTION_BEGIN}\n`);
-      m.toolCalls.forEach((c, i) => {
-        out.wrap(
-          'call',
-          () => {
-            out.put(INVOKE_OPEN).put(c.name, 'call-name', i).put('">\n');
-            renderParams(out, i, c.arguments, (k, v) => `${PARAM_OPEN}${k}">${v}${PARAM_CLOSE}`);
-            if (close.call(i)) out.put(INVOKE_CLOSE);
-          },
-          i,
-        );
-        if (close.call(i)) out.put('\n');
-      });
-      if (close.turn) out.put(SECTION_END);
-    });
-  }
-  if (close.turn) out.put(END, 'end');
-  return out.done();
-}
 
 /** One `<invoke name="…">` from `start`; `sectioned` is false when no `<minimax:tool_call>` opened. */
 function call(out: ParseOut, start: number, _bodyStart: number, sectioned: boolean): number {

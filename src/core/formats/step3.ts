@@ -13,7 +13,7 @@
  * turn is a stop token. Arguments are canonical compact JSON; with the request's tools they are typed by the schema.
  */
 import type { AssistantMessage, NativeText } from '../model';
-import { modelKey, parseSection, parseTurn, renderParams, renderStart, scoreText, trimRange, xmlCall, type ParamGrammar, type ParseOut, type SectionGrammar, type TurnGrammar } from './base';
+import { invokeGrammar, modelKey, parseTurn, renderParams, renderStart, scoreText, trimRange, xmlCall, type ParamGrammar, type ParseOut } from './base';
 import type { ModelFormat, RenderOptions } from './types';
 
 const SECTION_BEGIN = '<｜tool_calls_begin｜>';
@@ -51,19 +51,8 @@ const PARAMS: ParamGrammar = {
   },
 };
 
-const SECTION: SectionGrammar = { ends: [SECTION_END], callBegin: CALL_BEGIN, breaks: [SECTION_BEGIN, EOT], markers: MARKERS, call };
-
-const GRAMMAR: TurnGrammar = {
-  family: 'step3',
-  toolMarkers: TOOL_MARKERS,
-  markers: MARKERS,
-  implicitThink: true,
-  ends: [EOT],
-  starters: [
-    { marker: SECTION_BEGIN, parse: (out, start, hit) => parseSection(out, SECTION, start, hit) },
-    { marker: CALL_BEGIN, parse: (out, start) => parseSection(out, SECTION, start) },
-  ],
-};
+/** A call begins at <｜tool_call_begin｜>: the section grammar of the invoke dialects with that as the call's start. */
+const GRAMMAR = invokeGrammar('step3', { sectionBegin: SECTION_BEGIN, sectionEnd: SECTION_END, invokeOpen: CALL_BEGIN, invokeClose: CALL_END }, EOT, MARKERS, TOOL_MARKERS, call);
 
 export const step3: ModelFormat = {
   id: 'step3',

@@ -9,9 +9,9 @@
  * `]` or closer never came is `section-unclosed`; a list that is not one (`functools{…}`) is `malformed-call`.
  */
 import type { AssistantMessage, FamilyId, NativeText, ParsedNative } from '../../model';
-import type { RenderOptions } from '../types';
+import type { ModelFormat, RenderOptions } from '../types';
 import type { ParseOut } from './build';
-import { endsInMarker, jsonMembers, jsonValueEnd, skipWs, trimRange, truncatedAt, type MarkerHit } from './text';
+import { endsInMarker, jsonMembers, jsonValueEnd, scoreText, skipWs, trimRange, truncatedAt, type MarkerHit } from './text';
 import { callUnclosed, parseTurn, renderStart, type PatternStarter, type ThinkTags, type TurnGrammar } from './turn';
 
 export interface JsonCallsGrammar {
@@ -256,4 +256,35 @@ export function renderJsonCalls(g: JsonCallsGrammar, m: AssistantMessage, opts?:
   }
   if (close.turn && g.ends.length) out.put(g.ends[0], 'end');
   return out.done();
+}
+
+/** A family that writes its calls as one JSON list between a tag pair (Jamba `<tool_calls>[…]</tool_calls>`, Nemotron `<TOOLCALL>[…]</TOOLCALL>`). */
+export interface TaggedListFamily {
+  id: FamilyId;
+  displayName: string;
+  open: string;
+  close: string;
+  /** The end of turn. */
+  end: string;
+  /** The chat format's other markers (flagged when they show up in content). */
+  others: readonly string[];
+  matchesModel: (modelId: string) => boolean;
+}
+
+/** The format of a tagged-list family: the list grammar with `arguments` (or `parameters`) objects, no implicit reasoning. */
+export function taggedListFormat(f: TaggedListFamily): ModelFormat {
+  const toolMarkers = [f.open, f.close];
+  const markers = [f.close, f.end, f.open, ...f.others];
+  const g: JsonCallsGrammar = { family: f.id, markers, toolMarkers, open: f.open, close: f.close, list: 'array', argKeys: ['arguments', 'parameters'], ends: [f.end], implicitThink: false };
+  const opener = new RegExp(`${f.open.replace(/[|<>]/g, (c) => `\\${c}`)}\\s*\\[`);
+  return {
+    id: f.id,
+    displayName: f.displayName,
+    markers,
+    toolMarkers,
+    matchesModel: f.matchesModel,
+    detectText: (text) => scoreText(text, [[opener, 10], [f.close, 7]]),
+    render: (m, opts) => renderJsonCalls(g, m, opts),
+    parse: (text) => parseJsonCalls(g, text),
+  };
 }

@@ -1,32 +1,7 @@
-import Ajv, { type ValidateFunction } from 'ajv';
 import type { Finding, ToolDef } from '../model';
 import type { Check } from './types';
 import { argumentsRange, callLabel, parsedArguments } from './scan';
-
-/**
- * One validator per distinct schema, kept across analyses: the proxy sees the same tool list on every request, so
- * each schema compiles once. `strict: false` because agents send schemas with vendor keywords and unknown formats.
- */
-const ajv = new Ajv({ strict: false, allErrors: false, validateFormats: false, logger: false });
-const compiled = new Map<string, ValidateFunction | Error>();
-const MAX_CACHED = 512;
-
-function validatorFor(schema: object): ValidateFunction | Error {
-  const key = JSON.stringify(schema);
-  const hit = compiled.get(key);
-  if (hit) return hit;
-  let v: ValidateFunction | Error;
-  try {
-    // `$schema` would make Ajv look up a meta-schema by URL (draft 2020-12 is not loaded); validation does not need it.
-    const { $schema: _ignored, ...rest } = schema as Record<string, unknown>;
-    v = ajv.compile(rest);
-  } catch (e) {
-    v = e instanceof Error ? e : new Error(String(e));
-  }
-  if (compiled.size >= MAX_CACHED) compiled.delete(compiled.keys().next().value as string);
-  compiled.set(key, v);
-  return v;
-}
+import { validatorFor } from './schema-validators';
 
 /** K2 Vendor Verifier's schema accuracy: share of tool calls whose arguments pass the tool's JSON schema. */
 const check: Check = {

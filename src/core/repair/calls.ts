@@ -13,7 +13,7 @@
  *   inside a value would still give valid JSON. Such a call counts only when the parser saw it closed.
  */
 import { createHash } from 'node:crypto';
-import Ajv, { type ValidateFunction } from 'ajv';
+import { validatorFor } from '../checks/schema-validators';
 import type { FamilyId, FormatProblem, ToolDef } from '../model';
 import type { ModelFormat } from '../formats/types';
 import { schemaArguments } from '../formats/shared/schema-types';
@@ -95,27 +95,14 @@ function canonicalId(family: FamilyId, name: string, written: string | undefined
   return `call_${digest}`;
 }
 
-const ajv = new Ajv({ strict: false, allErrors: false, validateFormats: false, logger: false });
-const compiled = new Map<string, ValidateFunction | undefined>();
-
 function schemaNote(name: string, args: string, tools: ToolDef[]): string | undefined {
   if (tools.length === 0) return undefined;
   const tool = tools.find((t) => t.name === name);
   if (!tool) return `the request offers no tool named ${name}`;
   const schema = tool.parameters;
   if (!schema || typeof schema !== 'object') return undefined;
-  const key = JSON.stringify(schema);
-  let validate = compiled.get(key);
-  if (!compiled.has(key)) {
-    try {
-      const { $schema: _ignored, ...rest } = schema as Record<string, unknown>;
-      validate = ajv.compile(rest);
-    } catch {
-      validate = undefined;
-    }
-    if (compiled.size > 256) compiled.clear();
-    compiled.set(key, validate);
-  }
+  const compiled = validatorFor(schema);
+  const validate = compiled instanceof Error ? undefined : compiled;
   if (!validate || validate(JSON.parse(args))) return undefined;
   const err = validate.errors?.[0];
   return `its arguments fail the tool's schema (${err ? `${err.instancePath || '/'} ${err.message}` : 'invalid'})`;

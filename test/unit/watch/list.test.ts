@@ -49,7 +49,7 @@ test('schema 2 comes to a schema-1 database: its exchanges stay, the watch table
   seedExchanges(dir, 5);
   // What an earlier version left: the same exchanges, no watch tables, user_version 1.
   const old = raw(dir);
-  old.exec('DROP TABLE watch; DROP TABLE watch_checks; PRAGMA user_version = 1;');
+  old.exec('DROP TABLE watch; DROP TABLE watch_checks; DROP TABLE IF EXISTS comparisons; DROP TABLE IF EXISTS provider_slugs; PRAGMA user_version = 1;');
   old.close();
   assert.equal(SCHEMA_VERSION >= 2, true);
 

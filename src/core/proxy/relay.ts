@@ -1,7 +1,7 @@
 /**
- * The forwarding path of one response. Per chunk it does only this: the bytes are written to the client, then
- * appended to the capture (one synchronous write for the chunks of one read) in the same tick, right after the
- * client's socket write: whatever the client saw survives a crash, and the disk never delays a byte. Everything else
+ * The forwarding path of one response. Per chunk it does only this: the bytes are appended to the capture (one
+ * synchronous write for the chunks of one read), then written to the client, in the same tick: whatever the client
+ * saw survives a crash. Everything else
  * (the served provider, the terminal event, analysis) is looked at once, when the stream ends.
  */
 import type { ServerResponse } from 'node:http';
@@ -71,22 +71,14 @@ export async function relay(o: RelayOptions): Promise<Outcome> {
   // disk write (one key scan, one frame), then written to the client in one write. The bytes are the same; only
   // the hop-by-hop chunk framing is coarser, and nothing waits: they all arrived in this tick.
   let batch: Buffer[] = [];
-  // Pieces the client has, queued for the capture. `res.write` hands its bytes to the socket on the next tick
-  // (node:http corks it until then): the capture's append is queued behind that, so it follows the socket write
-  // at once, before any other I/O is looked at.
-  let unrecorded: Buffer[] = [];
-  const record = () => {
-    const pieces = unrecorded;
-    unrecorded = [];
-    for (const p of pieces) tee.write(p);
-  };
+  // The capture's append comes first, in the same tick as the client write: a SIGKILL can land between any two
+  // system calls, so only "on disk, then to the client" means whatever the client saw survives a crash.
   const forward = () => {
     if (batch.length === 0) return;
     const piece = batch.length === 1 ? batch[0] : Buffer.concat(batch);
     batch = [];
-    const ok = res.write(stage ? stage.push(piece) : piece);
-    if (unrecorded.push(piece) === 1) process.nextTick(record);
-    if (!ok) body.pause();
+    tee.write(piece);
+    if (!res.write(stage ? stage.push(piece) : piece)) body.pause();
   };
   let received = 0;
   const outcome = await new Promise<Outcome>((resolve) => {
@@ -100,10 +92,7 @@ export async function relay(o: RelayOptions): Promise<Outcome> {
       forward();
       // The capture holds every byte and its row says "complete" before the client sees the end (decoded copies
       // finish in `tee.end()`): a kill after the client's last byte never leaves the exchange "interrupted".
-      if (tee.identity) {
-        record();
-        writer.ended?.();
-      }
+      if (tee.identity) writer.ended?.();
       res.end(stage?.end());
       resolve({});
     });
@@ -126,7 +115,6 @@ export async function relay(o: RelayOptions): Promise<Outcome> {
       resolve({ incomplete: true, error: `the upstream connection broke after ${received} bytes (${oneLine(e)})` });
     });
   });
-  record();
   const decodeError = await tee.end();
   // A client that closed right after the terminal event (Codex does, on `response.completed`) had the whole answer.
   const complete = outcome.incomplete && o.gone() === 'client' && sawTerminalEvent(tail.text());

@@ -298,8 +298,11 @@ export interface CapturedExchange {
   repair?: RepairRecord;
   /** A per-model provider policy changed the request's OpenRouter `provider` object. */
   policy?: PolicyRecord;
-  /** Keys the model streamed over several SSE events were masked (same length) in the stored body when it ended. */
-  masked?: { splitKeys: number; labels: string[] };
+  /**
+   * Keys the model streamed over several SSE events were masked (same length) in the stored body when it ended:
+   * how many, their kinds, and where (`response chat:0:content`, `delivered chat:0:content` for repair mode's copy).
+   */
+  masked?: { splitKeys: number; labels: string[]; where?: string[] };
 }
 
 /** One tool call repair mode recovered from markup in content or reasoning. */

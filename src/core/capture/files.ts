@@ -7,7 +7,8 @@
  *   <dataDir>/spare/<pid>/         empty body files one proxy process created ahead of need
  *   <dataDir>/captures.ndjson      the log of earlier versions: imported once, then left alone
  */
-import { chmodSync, closeSync, constants, existsSync, fstatSync, mkdirSync, open, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, constants, existsSync, fstatSync, mkdirSync, open, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeSync, writevSync } from 'node:fs';
+import { open as openAsync } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UserError } from '../model';
 import { BODIES_DIR, FRAME_HEADER, SPARE_DIR, isCaptureId } from './log';
@@ -176,11 +177,53 @@ export class BodyFiles {
     return readRegularFile(this.path(id, 'delivered'));
   }
 
-  writeDelivered(id: string, bytes: Uint8Array): void {
-    this.diskWrite(() => writeFileSync(this.path(id, 'delivered'), bytes, { mode: FILE_MODE }));
+  /** Opens (creates) an exchange's delivered file for writing; -1 when the disk refuses. */
+  openDelivered(id: string): number {
+    return this.diskWrite(() => openSync(this.path(id, 'delivered'), BODY_FLAGS, FILE_MODE)) ?? -1;
+  }
+
+  openDeliveredAsync(id: string): Promise<number> {
+    return new Promise((resolve) => open(this.path(id, 'delivered'), BODY_FLAGS, FILE_MODE, (err, fd) => resolve(err ? -1 : fd)));
+  }
+
+  removeDelivered(id: string): void {
+    this.diskWrite(() => rmSync(this.path(id, 'delivered'), { force: true }));
+  }
+
+  /** A body (`cap`) or delivered file from byte `from`, read off the event loop; regular files only, like `read`. */
+  async readAsync(id: string, ext: 'cap' | 'delivered' = 'cap', from = 0): Promise<Uint8Array | undefined> {
+    let fh: Awaited<ReturnType<typeof openAsync>> | undefined;
+    try {
+      fh = await openAsync(this.path(id, ext), READ_FLAGS);
+      const st = await fh.stat();
+      if (!st.isFile()) return undefined;
+      const buf = Buffer.allocUnsafe(Math.max(0, st.size - from));
+      let n = 0;
+      while (n < buf.length) {
+        const { bytesRead } = await fh.read(buf, n, buf.length - n, from + n);
+        if (bytesRead === 0) break;
+        n += bytesRead;
+      }
+      return buf.subarray(0, n);
+    } catch {
+      return undefined;
+    } finally {
+      await fh?.close();
+    }
   }
 
   remove(id: string): void {
     for (const ext of ['cap', 'delivered']) this.diskWrite(() => rmSync(this.path(id, ext), { force: true }));
   }
+}
+
+/** Writes every byte of `parts` at `pos` (a short write is finished); returns the byte count. */
+export function writeAt(fd: number, parts: Uint8Array[], pos: number): number {
+  const total = parts.reduce((n, p) => n + p.length, 0);
+  let n = writevSync(fd, parts, pos);
+  if (n < total) {
+    const rest = Buffer.concat(parts);
+    while (n < total) n += writeSync(fd, rest, n, total - n, pos + n);
+  }
+  return total;
 }

@@ -5,16 +5,18 @@
  * forwarded to the client are never touched. Metadata goes to the store (./store.ts), which batches it into the
  * database off the forwarding path.
  */
-import { close, closeSync, writeSync, writevSync } from 'node:fs';
+import { close, closeSync } from 'node:fs';
 import type { CapturedExchange } from '../model';
 import { maskSecrets, redactHeaders, type RedactOptions } from '../redact';
 import { FRAME_HEADER, frameHeader } from './log';
 import { MASK_CONTEXT, isKeyByte, MAX_TAIL, runStart } from './masking';
-import { looksLikeSse, maskSplitKeys } from './split-keys';
+import { DeliveredFile, type DeliveredHost } from './delivered';
+import { writeAt } from './files';
+import { looksLikeSse, maskSplitKeysAsync } from './split-keys';
 import type { ExchangeAnnotations, ExchangeWriter } from './types';
 
 /** What a writer needs from its store. */
-export interface RecorderHost {
+export interface RecorderHost extends DeliveredHost {
   /** Merges fields into the exchange, persists them (batched) and tells listeners. */
   patch(x: CapturedExchange, fields: Partial<CapturedExchange>): void;
   /** Opens the exchange's body file for writing; -1 when the disk refuses. */
@@ -27,9 +29,10 @@ export interface RecorderHost {
   flushLog(): void;
   /** Runs one synchronous disk write; a failure becomes a throttled warning, never an exception. */
   diskWrite<T>(op: () => T): T | undefined;
-  writeDelivered(id: string, bytes: Uint8Array): void;
-  /** The exchange's body file as it is on disk from byte `from` (empty when there is none). */
-  readBody(id: string, from?: number): Uint8Array;
+  /** The exchange's body file from byte `from`, read off the event loop (undefined when there is none). */
+  readBodyAsync(id: string, from?: number): Promise<Uint8Array | undefined>;
+  /** The exchange's end-of-stream work (masking split keys), which `idle` waits for. */
+  settling(done: Promise<void>): void;
   /** The exchange ended and its file is closed. */
   finished(x: CapturedExchange): void;
   /**
@@ -75,6 +78,10 @@ export class Writer implements ExchangeWriter {
   /** Set when the disk refused a write: the rest of this body is not kept, and the capture says so. */
   private diskFailed = false;
   private done = false;
+  /** The bytes repair mode delivered instead of the upstream's, once it announced them (./delivered.ts). */
+  private deliveredFile: DeliveredFile | undefined;
+  /** Set when the delivered bytes turned out to be the upstream's: the copy is not kept. */
+  private deliveredSame = false;
   /** Decoded response bytes received, kept or not (past maxBytes they only reach the client). */
   private received = 0;
 
@@ -162,8 +169,18 @@ export class Writer implements ExchangeWriter {
     this.store.persistEnded(this.x, { endedAt: Date.now(), responseBytes: this.offset });
   }
 
-  delivered(bytes: Uint8Array): void {
-    if (!this.done) this.store.writeDelivered(this.x.id, bytes);
+  delivering(): void {
+    if (!this.done) this.deliveredFile ??= new DeliveredFile(this.store, this.x.id, this.redact);
+  }
+
+  deliver(bytes: Uint8Array): void {
+    if (this.done) return;
+    this.delivering();
+    this.deliveredFile!.append(bytes);
+  }
+
+  deliveredUnchanged(): void {
+    this.deliveredSame = true;
   }
 
   async finish(opts: { error?: string; incomplete?: boolean; endedAt?: number } = {}): Promise<CapturedExchange> {
@@ -172,14 +189,11 @@ export class Writer implements ExchangeWriter {
     this.uncork();
     this.done = true;
     await this.requestWritten;
-    const masked = this.maskSplitKeys();
-    const fd = this.fd;
-    if (fd >= 0) this.store.diskWrite(() => closeSync(fd));
-    this.fd = -1;
     this.tail = { start: 0, raw: Buffer.alloc(0), written: Buffer.alloc(0), frames: [] };
     const lost = this.diskFailed ? `the disk refused a write; only the first ${this.offset} bytes were kept` : undefined;
     const error = [opts.error, lost].filter(Boolean).join('; ') || undefined;
     const cut = !this.diskFailed && this.received > this.offset;
+    // How it ended is recorded at once (a process killed from here on still leaves a truthful row).
     this.store.patch(this.x, {
       state: opts.incomplete || this.diskFailed ? 'incomplete' : error ? 'error' : 'complete',
       endedAt: opts.endedAt ?? Date.now(),
@@ -187,48 +201,82 @@ export class Writer implements ExchangeWriter {
       // `null` clears what an earlier state left (a reader's view of it mid-stream must never stick).
       error: (error ?? null) as string | undefined,
       ...(cut && { truncated: { keptBytes: this.offset, receivedBytes: this.received } }),
-      ...(masked && { masked }),
     });
-    this.store.finished(this.x);
+    const settled = this.settle();
+    this.store.settling(settled);
+    await settled;
     return { ...this.x };
   }
 
   /**
-   * The stream ended: keys the model streamed a few characters per SSE event (./split-keys.ts) are masked in place in
-   * the body file, same length, so the chunk timing still tiles the body. Off the forwarding path: the client has
-   * every byte already.
+   * After the end, off the forwarding path (the client has every byte already) and in steps that yield to the event
+   * loop: keys split over SSE events are masked in the body and the delivered copy, then the exchange is handed to
+   * the store's `finished` (analysis reads the masked bytes).
    */
-  private maskSplitKeys(): CapturedExchange['masked'] {
+  private async settle(): Promise<void> {
+    try {
+      const inBody = await this.maskSplitKeys();
+      const inDelivered = await this.deliveredFile?.finish(!this.deliveredSame);
+      const masked = maskedNote(inBody, inDelivered);
+      if (masked) this.store.patch(this.x, { masked });
+    } finally {
+      const fd = this.fd;
+      if (fd >= 0) this.store.diskWrite(() => closeSync(fd));
+      this.fd = -1;
+      this.store.finished(this.x);
+    }
+  }
+
+  /**
+   * The stream ended: keys the model streamed a few characters per SSE event (./split-keys.ts) are masked in place in
+   * the body file, same length, so the chunk timing still tiles the body.
+   */
+  private async maskSplitKeys(): Promise<SplitKeys | undefined> {
     if (this.fd < 0 || this.diskFailed || this.offset === 0) return undefined;
     // The response frames only: a large request before them is not read again.
     const skip = this.responseStart;
-    const file = this.store.readBody(this.x.id, skip);
+    const file = await this.store.readBodyAsync(this.x.id, skip);
+    if (!file) return undefined;
     const frames: FrameAt[] = [];
-    const parts: Uint8Array[] = [];
     let offset = 0;
     for (let at = 0; at + FRAME_HEADER <= file.length; ) {
       const length = Math.min(file.length - at - FRAME_HEADER, (file[at + 1] | (file[at + 2] << 8) | (file[at + 3] << 16) | (file[at + 4] << 24)) >>> 0);
       if (file[at] !== 0x52 && file[at] !== 0x51) break; // not a frame: the rest is unreadable
       if (file[at] === 0x52) {
         frames.push({ offset, pos: skip + at + FRAME_HEADER, length });
-        parts.push(file.subarray(at + FRAME_HEADER, at + FRAME_HEADER + length));
         offset += length;
       }
       at += FRAME_HEADER + length;
     }
-    const response = Buffer.concat(parts);
-    if (!looksLikeSse(response)) return undefined;
-    const { body, ranges, report } = maskSplitKeys(response, this.redact);
-    if (ranges.length === 0) return undefined;
-    for (const r of ranges) {
-      for (const f of frames) {
-        const from = Math.max(r.from, f.offset);
-        const to = Math.min(r.to, f.offset + f.length);
+    if (frames.length === 0 || !looksLikeSse(file.subarray(frames[0].pos - skip, frames[0].pos - skip + frames[0].length))) return undefined;
+    // The response bytes, joined in place in the buffer just read (frame headers squeezed out), a few MB per turn of
+    // the event loop: one 16 MB copy at once holds the loop for tens of milliseconds on a busy machine.
+    let moved = 0;
+    for (const f of frames) {
+      file.copyWithin(f.offset, f.pos - skip, f.pos - skip + f.length);
+      moved += f.length;
+      if (moved >= JOIN_SLICE) (moved = 0), await new Promise<void>((r) => setImmediate(r));
+    }
+    const r = await maskSplitKeysAsync(file.subarray(0, offset), this.redact);
+    if (r.ranges.length === 0 || this.fd < 0) return undefined;
+    for (const m of r.ranges) {
+      // The frames holding [m.from, m.to): found by binary search, the first one whose end is past m.from.
+      let lo = 0;
+      let hi = frames.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (frames[mid].offset + frames[mid].length <= m.from) lo = mid + 1;
+        else hi = mid;
+      }
+      for (let i = lo; i < frames.length && frames[i].offset < m.to; i++) {
+        const f = frames[i];
+        const from = Math.max(m.from, f.offset);
+        const to = Math.min(m.to, f.offset + f.length);
         if (from >= to) continue;
-        if (this.store.diskWrite(() => writeAt(this.fd, [body.subarray(from, to)], f.pos + from - f.offset)) === undefined) return undefined;
+        if (this.store.diskWrite(() => writeAt(this.fd, [m.bytes.subarray(from - m.from, to - m.from)], f.pos + from - f.offset)) === undefined) return undefined;
       }
     }
-    return { splitKeys: report.length, labels: [...new Set(report.map((x) => x.label))] };
+    return { keys: r.keys, labels: r.labels, streams: r.streams };
   }
 
   /**
@@ -343,15 +391,16 @@ export class Writer implements ExchangeWriter {
   }
 }
 
-/** Writes every byte of `parts` at `pos` (a short write is finished); returns the byte count. */
-function writeAt(fd: number, parts: Uint8Array[], pos: number): number {
-  const total = parts.reduce((n, p) => n + p.length, 0);
-  let n = writevSync(fd, parts, pos);
-  if (n < total) {
-    const rest = Buffer.concat(parts);
-    while (n < total) n += writeSync(fd, rest, n, total - n, pos + n);
-  }
-  return total;
+/** Bytes moved per turn of the event loop when the response is joined for the end-of-stream pass. */
+const JOIN_SLICE = 2 * 1024 * 1024;
+
+type SplitKeys = { keys: number; labels: string[]; streams: string[] };
+
+/** The capture's note of what the end-of-stream pass masked, and where (the stored response, the delivered bytes). */
+function maskedNote(body: SplitKeys | undefined, delivered: SplitKeys | undefined): CapturedExchange['masked'] {
+  if (!body && !delivered) return undefined;
+  const where = [...(body?.streams.map((s) => `response ${s}`) ?? []), ...(delivered?.streams.map((s) => `delivered ${s}`) ?? [])];
+  return { splitKeys: Math.max(body?.keys ?? 0, delivered?.keys ?? 0), labels: [...new Set([...(body?.labels ?? []), ...(delivered?.labels ?? [])])], where };
 }
 
 /** Request bytes masked and written per turn of the event loop: a few ms of work at most. */

@@ -8,141 +8,8 @@
  * keeps its length, the chunk timing still tiles it and every event stays valid JSON.
  */
 import { maskSecrets, type Redaction, type RedactOptions } from '../redact';
-
-/** A decoded JSON string value with, per UTF-16 unit, the raw bytes that carry it (absolute offsets). */
-interface Str {
-  s: string;
-  /** from[i], to[i]: the raw byte range of unit i (empty for the second unit of a pair written as one character). */
-  from: number[];
-  to: number[];
-}
-
-type Json = null | boolean | number | Str | Json[] | { [k: string]: Json };
-
-function isStr(v: Json | undefined): v is Str {
-  return v instanceof LocatedStr;
-}
-
-class LocatedStr implements Str {
-  constructor(
-    readonly s: string,
-    readonly from: number[],
-    readonly to: number[],
-  ) {}
-}
-
-/** A small JSON reader over bytes that keeps where every string's characters sit. Throws on invalid JSON. */
-class Reader {
-  i: number;
-  constructor(
-    private readonly b: Uint8Array,
-    from: number,
-    private readonly end: number,
-  ) {
-    this.i = from;
-  }
-
-  private ws(): void {
-    while (this.i < this.end && (this.b[this.i] === 0x20 || this.b[this.i] === 0x09 || this.b[this.i] === 0x0a || this.b[this.i] === 0x0d)) this.i++;
-  }
-
-  value(depth = 0): Json {
-    if (depth > 64) throw new Error('too deep');
-    this.ws();
-    const c = this.b[this.i];
-    if (c === 0x7b) {
-      this.i++;
-      const o: { [k: string]: Json } = {};
-      this.ws();
-      if (this.b[this.i] === 0x7d) return (this.i++, o);
-      for (;;) {
-        this.ws();
-        const k = this.string();
-        this.ws();
-        if (this.b[this.i++] !== 0x3a) throw new Error('colon');
-        o[k.s] = this.value(depth + 1);
-        this.ws();
-        const d = this.b[this.i++];
-        if (d === 0x7d) return o;
-        if (d !== 0x2c) throw new Error('comma');
-      }
-    }
-    if (c === 0x5b) {
-      this.i++;
-      const a: Json[] = [];
-      this.ws();
-      if (this.b[this.i] === 0x5d) return (this.i++, a);
-      for (;;) {
-        a.push(this.value(depth + 1));
-        this.ws();
-        const d = this.b[this.i++];
-        if (d === 0x5d) return a;
-        if (d !== 0x2c) throw new Error('comma');
-      }
-    }
-    if (c === 0x22) return this.string();
-    const start = this.i;
-    while (this.i < this.end && /[-+.0-9a-zA-Z]/.test(String.fromCharCode(this.b[this.i]))) this.i++;
-    const word = Buffer.from(this.b.subarray(start, this.i)).toString('latin1');
-    if (word === 'true') return true;
-    if (word === 'false') return false;
-    if (word === 'null') return null;
-    const n = Number(word);
-    if (word === '' || Number.isNaN(n)) throw new Error('value');
-    return n;
-  }
-
-  private string(): Str {
-    const b = this.b;
-    if (b[this.i] !== 0x22) throw new Error('string');
-    this.i++;
-    const units: number[] = [];
-    const from: number[] = [];
-    const to: number[] = [];
-    for (;;) {
-      if (this.i >= this.end) throw new Error('unterminated');
-      const at = this.i;
-      const c = b[at];
-      if (c === 0x22) {
-        this.i++;
-        break;
-      }
-      if (c === 0x5c) {
-        const e = b[at + 1];
-        let u: number;
-        let len = 2;
-        if (e === 0x75) {
-          u = parseInt(Buffer.from(b.subarray(at + 2, at + 6)).toString('latin1'), 16);
-          if (!/^[0-9a-fA-F]{4}$/.test(Buffer.from(b.subarray(at + 2, at + 6)).toString('latin1'))) throw new Error('escape');
-          len = 6;
-        } else {
-          const simple: Record<number, number> = { 0x22: 0x22, 0x5c: 0x5c, 0x2f: 0x2f, 0x62: 8, 0x66: 12, 0x6e: 10, 0x72: 13, 0x74: 9 };
-          if (!(e in simple)) throw new Error('escape');
-          u = simple[e];
-        }
-        units.push(u), from.push(at), to.push(at + len);
-        this.i = at + len;
-        continue;
-      }
-      // One UTF-8 character: 1 to 4 bytes, one or two UTF-16 units.
-      const len = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
-      const ch = Buffer.from(b.subarray(at, at + len)).toString('utf8');
-      for (let k = 0; k < ch.length; k++) units.push(ch.charCodeAt(k)), from.push(k === 0 ? at : at + len), to.push(at + len);
-      this.i = at + len;
-    }
-    let s = '';
-    for (let k = 0; k < units.length; k += 8192) s += String.fromCharCode(...units.slice(k, k + 8192));
-    return new LocatedStr(s, from, to);
-  }
-}
-
-function field(v: Json | undefined, k: string): Json | undefined {
-  return v && typeof v === 'object' && !Array.isArray(v) && !isStr(v) ? (v as { [k: string]: Json })[k] : undefined;
-}
-
-function num(v: Json | undefined): number {
-  return typeof v === 'number' ? v : 0;
-}
+import { MASK_CONTEXT } from './masking';
+import { field, isStr, num, Reader, type Json, type Str } from './located-json';
 
 /** A delta's text: a plain string (JSON.parse) or a located one (Reader). */
 function textOf(v: unknown): string | undefined {
@@ -186,19 +53,19 @@ function deltasOf(ev: Json): { stream: string; value: Json }[] {
   return out;
 }
 
-/** A byte of a mask that is safe inside a JSON string: ASCII, printable, neither `"` nor `\`. */
+/** A byte of a mask that is safe inside a JSON string: ASCII, printable, neither `"` nor `\\`. */
 function maskByte(ch: string): number {
   const c = ch.charCodeAt(0);
   return c >= 0x20 && c < 0x7f && c !== 0x22 && c !== 0x5c ? c : 0x2a;
 }
 
 export interface SplitMaskResult {
-  /** The masked body (the input itself when nothing was masked). */
-  body: Uint8Array;
-  /** Byte ranges of the body that changed. */
-  ranges: { from: number; to: number }[];
-  /** What was masked. */
-  report: Redaction[];
+  /** Byte ranges of the body that change, with their new bytes (the body itself is never changed). */
+  ranges: { from: number; to: number; bytes: Uint8Array }[];
+  /** How many keys were masked (runs of masked characters), their kinds, and in which streams (`chat:0:content`…). */
+  keys: number;
+  labels: string[];
+  streams: string[];
 }
 
 /** Whether a body looks like an SSE stream (its first non-blank line is an SSE field or comment). */
@@ -207,89 +74,223 @@ export function looksLikeSse(body: Uint8Array): boolean {
   return /^(?:data|event|id|retry)?:/.test(head);
 }
 
+/** The decoded text of one stream (a choice's content, reasoning, a tool call's arguments…) as its deltas carry it. */
+interface Piece {
+  text: string;
+  /** Where the text starts in the stream's joined text (UTF-16 units). */
+  start: number;
+  /** The `data:` line's JSON byte range, and the delta's place among that line's deltas. */
+  from: number;
+  to: number;
+  k: number;
+}
+
+/** The joined text is masked in windows this long (UTF-16 units), each read with context around it. */
+const WINDOW = 64 * 1024;
+/** A key (and what its pattern needs after it) is never longer than this: a window reads this far past its end. */
+const OVERLAP = 4 * 1024;
+/** Lines scanned between two looks at the clock. */
+const LINES_PER_LOOK = 64;
+
 /**
  * Masks, to the same byte length, the keys spread over the text deltas of an SSE body. Only bytes inside JSON string
  * values change, and only to ASCII. A key already masked (it arrived in one chunk) is left as it is.
+ *
+ * The work is cut into steps (`step(budgetMs)`), so a 16 MB body is masked without holding the event loop: the lines
+ * are read in batches (JSON.parse, native), each stream's text is masked window by window, and only an event that
+ * needs a mask is read again by the located Reader.
  */
-export function maskSplitKeys(body: Uint8Array, redact: RedactOptions = {}): SplitMaskResult {
-  /** Each delta: its text, the `data:` line's JSON range and its place among that line's deltas. */
-  const streams = new Map<string, { text: string; from: number; to: number; k: number }[]>();
-  const buf = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  // Each `data:` line holding JSON (events here carry one line of data). JSON.parse (native) reads every line; only a
-  // line that needs a mask is read again by the located Reader.
-  for (let at = 0; at < body.length; ) {
-    let end = body.indexOf(0x0a, at);
-    if (end < 0) end = body.length;
-    let lineEnd = end;
-    if (lineEnd > at && body[lineEnd - 1] === 0x0d) lineEnd--;
-    if (lineEnd - at > 5 && body[at] === 0x64 && body[at + 1] === 0x61 && body[at + 2] === 0x74 && body[at + 3] === 0x61 && body[at + 4] === 0x3a) {
+export class SplitKeyMasker {
+  private readonly buf: Buffer;
+  private readonly streams = new Map<string, { pieces: Piece[]; length: number; changes: Map<number, string> }>();
+  private at = 0;
+  private phase: 'scan' | 'mask' | 'done' = 'scan';
+  private queue: string[] = [];
+  private window = 0;
+  private readonly labels = new Set<string>();
+  private out: SplitMaskResult | undefined;
+  /** The longest synchronous step so far (ms). */
+  longestStepMs = 0;
+
+  constructor(
+    private readonly body: Uint8Array,
+    private readonly redact: RedactOptions = {},
+  ) {
+    this.buf = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  }
+
+  /** Works for about `budgetMs`; true when done (then `result()` holds the masks). */
+  step(budgetMs = Infinity): boolean {
+    const t0 = performance.now();
+    const deadline = t0 + budgetMs;
+    try {
+      while (this.phase !== 'done') {
+        if (this.phase === 'scan') this.scan(deadline);
+        else this.maskWindow();
+        if (performance.now() >= deadline) break;
+      }
+      if (this.phase === 'done') this.out ??= this.locate();
+      return this.phase === 'done';
+    } finally {
+      this.longestStepMs = Math.max(this.longestStepMs, performance.now() - t0);
+    }
+  }
+
+  result(): SplitMaskResult {
+    while (!this.step());
+    return this.out!;
+  }
+
+  /** Each `data:` line holding JSON (events here carry one line of data), until the deadline. */
+  private scan(deadline: number): void {
+    const body = this.body;
+    for (let n = 0; this.at < body.length; n++) {
+      if (n === LINES_PER_LOOK) {
+        if (performance.now() >= deadline) return;
+        n = 0;
+      }
+      const at = this.at;
+      let end = body.indexOf(0x0a, at);
+      if (end < 0) end = body.length;
+      this.at = end + 1;
+      let lineEnd = end;
+      if (lineEnd > at && body[lineEnd - 1] === 0x0d) lineEnd--;
+      if (!(lineEnd - at > 5 && body[at] === 0x64 && body[at + 1] === 0x61 && body[at + 2] === 0x74 && body[at + 3] === 0x61 && body[at + 4] === 0x3a)) continue;
       let v = at + 5;
       if (body[v] === 0x20) v++;
-      if (body[v] === 0x7b) {
-        let ev: Json | undefined;
-        try {
-          ev = JSON.parse(buf.toString('utf8', v, lineEnd)) as Json;
-        } catch {
-          // not JSON: nothing to decode on this line
-        }
-        if (ev !== undefined) {
-          deltasOf(ev).forEach(({ stream, value }, k) => {
-            const piece = { text: textOf(value)!, from: v, to: lineEnd, k };
-            const list = streams.get(stream);
-            if (list) list.push(piece);
-            else streams.set(stream, [piece]);
-          });
-        }
-      }
-    }
-    at = end + 1;
-  }
-  const report: Redaction[] = [];
-  let out: Buffer | undefined;
-  const changed: number[] = [];
-  const located = new Map<number, Str[]>();
-  const locate = (p: { from: number; to: number; k: number }): Str | undefined => {
-    let strs = located.get(p.from);
-    if (!strs) {
+      if (body[v] !== 0x7b) continue;
+      let ev: Json;
       try {
-        strs = deltasOf(new Reader(body, p.from, p.to).value()).map((d) => d.value as Str);
+        ev = JSON.parse(this.buf.toString('utf8', v, lineEnd)) as Json;
       } catch {
-        strs = [];
+        continue; // not JSON: nothing to decode on this line
       }
-      located.set(p.from, strs);
+      deltasOf(ev).forEach(({ stream, value }, k) => {
+        let st = this.streams.get(stream);
+        if (!st) this.streams.set(stream, (st = { pieces: [], length: 0, changes: new Map() }));
+        const text = textOf(value)!;
+        st.pieces.push({ text, start: st.length, from: v, to: lineEnd, k });
+        st.length += text.length;
+      });
     }
-    return strs[p.k];
-  };
-  for (const [stream, parts] of streams) {
     // A key split over events: one piece alone never holds it whole (the per-chunk pass took those).
-    if (parts.length < 2) continue;
-    const text = parts.map((p) => p.text).join('');
-    const masked = maskSecrets(text, { patterns: redact.patterns, report }, `response ${stream}`);
-    if (masked === text) continue;
-    out ??= Buffer.from(body);
-    let unit = 0;
-    for (const p of parts) {
-      const n = p.text.length;
-      let str: Str | undefined;
-      for (let k = 0; k < n; k++, unit++) {
-        if (masked.charCodeAt(unit) === text.charCodeAt(unit)) continue;
-        str ??= locate(p);
+    this.queue = [...this.streams].filter(([, st]) => st.pieces.length >= 2).map(([name]) => name);
+    this.window = 0;
+    this.phase = this.queue.length ? 'mask' : 'done';
+  }
+
+  /** Masks one window of the first queued stream's text, read with the context a pattern needs on either side. */
+  private maskWindow(): void {
+    const name = this.queue[0];
+    const st = this.streams.get(name)!;
+    const from = Math.max(0, this.window - MASK_CONTEXT);
+    const to = Math.min(st.length, this.window + WINDOW + OVERLAP);
+    const text = textBetween(st.pieces, from, to);
+    const report: Redaction[] = [];
+    const masked = maskSecrets(text, { patterns: this.redact.patterns, report }, `response ${name}`);
+    if (masked !== text) {
+      for (let u = 0; u < text.length; u++) if (masked.charCodeAt(u) !== text.charCodeAt(u)) st.changes.set(from + u, masked[u]);
+      for (const r of report) this.labels.add(r.label);
+    }
+    this.window += WINDOW;
+    if (this.window >= st.length) {
+      this.queue.shift();
+      this.window = 0;
+      if (this.queue.length === 0) this.phase = 'done';
+    }
+  }
+
+  /** Maps each masked character back to the bytes that carried it in its event's JSON string. */
+  private locate(): SplitMaskResult {
+    const patches = new Map<number, number>();
+    const located = new Map<number, Str[]>();
+    const strsOf = (p: Piece): Str | undefined => {
+      let strs = located.get(p.from);
+      if (!strs) {
+        try {
+          strs = deltasOf(new Reader(this.body, p.from, p.to).value()).map((d) => d.value as Str);
+        } catch {
+          strs = [];
+        }
+        located.set(p.from, strs);
+      }
+      return strs[p.k];
+    };
+    let keys = 0;
+    const streams: string[] = [];
+    for (const [name, st] of this.streams) {
+      if (st.changes.size === 0) continue;
+      const units = [...st.changes.keys()].sort((a, b) => a - b);
+      let any = false;
+      let last = -2;
+      for (const unit of units) {
+        const p = st.pieces[pieceAt(st.pieces, unit)];
+        const str = strsOf(p);
+        const k = unit - p.start;
         if (!str || str.s !== p.text) continue;
-        const b = maskByte(masked[unit]);
+        const b = maskByte(st.changes.get(unit)!);
+        let hit = false;
         for (let at = str.from[k]; at < str.to[k]; at++) {
           const next = at === str.from[k] ? b : 0x2a;
-          if (out[at] !== next) (out[at] = next), changed.push(at);
+          if (this.body[at] !== next) (patches.set(at, next), (hit = true));
         }
+        if (!hit) continue;
+        if (unit !== last + 1) keys++;
+        last = unit;
+        any = true;
       }
+      if (any) streams.push(name);
     }
+    const ranges: SplitMaskResult['ranges'] = [];
+    const ats = [...patches.keys()].sort((a, b) => a - b);
+    for (let i = 0; i < ats.length; ) {
+      let j = i;
+      while (j + 1 < ats.length && ats[j + 1] === ats[j] + 1) j++;
+      ranges.push({ from: ats[i], to: ats[j] + 1, bytes: Uint8Array.from(ats.slice(i, j + 1), (at) => patches.get(at)!) });
+      i = j + 1;
+    }
+    return { ranges, keys, labels: ranges.length ? [...this.labels] : [], streams };
   }
-  if (!out || changed.length === 0) return { body, ranges: [], report };
-  changed.sort((a, b) => a - b);
-  const ranges: { from: number; to: number }[] = [];
-  for (const at of changed) {
-    const last = ranges[ranges.length - 1];
-    if (last && last.to === at) last.to++;
-    else ranges.push({ from: at, to: at + 1 });
+}
+
+/** The piece holding stream unit `unit` (pieces are in order, none empty). */
+function pieceAt(pieces: Piece[], unit: number): number {
+  let lo = 0;
+  let hi = pieces.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (pieces[mid].start <= unit) lo = mid;
+    else hi = mid - 1;
   }
-  return { body: out, ranges, report };
+  return lo;
+}
+
+/** The joined text of units [from, to). */
+function textBetween(pieces: Piece[], from: number, to: number): string {
+  const parts: string[] = [];
+  for (let i = pieceAt(pieces, from); i < pieces.length && pieces[i].start < to; i++) {
+    const p = pieces[i];
+    parts.push(p.text.slice(Math.max(0, from - p.start), to - p.start));
+  }
+  return parts.join('');
+}
+
+/** Masks a whole body at once (the body itself is left as it is); see SplitKeyMasker. */
+export function maskSplitKeys(body: Uint8Array, redact: RedactOptions = {}): SplitMaskResult {
+  return new SplitKeyMasker(body, redact).result();
+}
+
+/** The same, in steps of at most about `sliceMs`, yielding to the event loop between them. */
+export async function maskSplitKeysAsync(body: Uint8Array, redact: RedactOptions = {}, sliceMs = 2): Promise<SplitMaskResult & { longestStepMs: number }> {
+  const m = new SplitKeyMasker(body, redact);
+  while (!m.step(sliceMs)) await new Promise<void>((r) => setImmediate(r));
+  return { ...m.result(), longestStepMs: m.longestStepMs };
+}
+
+/** Applies masks to a copy of the body (for callers that want the masked bytes). */
+export function applyMasks(body: Uint8Array, ranges: SplitMaskResult['ranges']): Uint8Array {
+  if (ranges.length === 0) return body;
+  const out = Buffer.from(body);
+  for (const r of ranges) out.set(r.bytes, r.from);
+  return out;
 }

@@ -15,7 +15,6 @@ import { chmodSync, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError, type CapturedExchange, type ChunkTiming } from '../model';
 import { newId } from './ids';
-import { looksLikeSse, maskSplitKeys } from './split-keys';
 import { maskSecrets, redactHeaders, redactUrl, type RedactOptions } from '../redact';
 import { CaptureDb, DB_FILE, type ExchangeQuery } from './database';
 import { BodyFiles, FILE_MODE, processAlive } from './files';
@@ -67,6 +66,8 @@ class SqliteStore implements CaptureStore, RecorderHost {
   private readonly own = new Map<string, Own>();
   /** Ids whose row is not yet written. */
   private readonly pending = new Set<string>();
+  /** Writers finishing their end-of-stream work (./recorder.ts settle). */
+  private readonly settlingNow = new Set<Promise<void>>();
   private flushScheduled = false;
   /** The whole list (./list-cache.ts). */
   private readonly cache = new ListCache();
@@ -212,6 +213,7 @@ class SqliteStore implements CaptureStore, RecorderHost {
   }
 
   async idle(): Promise<void> {
+    while (this.settlingNow.size > 0) await Promise.allSettled([...this.settlingNow]);
     await this.analysis.idle();
   }
 
@@ -271,16 +273,34 @@ class SqliteStore implements CaptureStore, RecorderHost {
     return this.files.adopt(spare, this.own.has(id) ? id : undefined);
   }
 
-  writeDelivered(id: string, bytes: Uint8Array): void {
-    // Repair mode hands over the delivered bytes when the response ends, which can be after `finished` let the
-    // exchange go: it only has to be this store's to write and still there (not deleted meanwhile).
-    if (this.readOnly || !isCaptureId(id) || !(this.own.has(id) || this.db.get(id))) return;
-    const masked = maskSecrets(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { patterns: this.opts.redactPatterns });
-    this.files.writeDelivered(id, looksLikeSse(masked) ? maskSplitKeys(masked, { patterns: this.opts.redactPatterns }).body : masked);
+  // Repair mode's delivered bytes (./delivered.ts): a file only for an exchange this store still records.
+  openDelivered(id: string): number {
+    return this.own.has(id) ? this.files.openDelivered(id) : -1;
   }
 
   readBody(id: string, from = 0): Uint8Array {
     return this.files.read(id, from);
+  }
+
+  openDeliveredAsync(id: string): Promise<number> {
+    return this.own.has(id) ? this.files.openDeliveredAsync(id) : Promise.resolve(-1);
+  }
+
+  readDeliveredAsync(id: string): Promise<Uint8Array | undefined> {
+    return this.files.readAsync(id, 'delivered');
+  }
+
+  removeDelivered(id: string): void {
+    if (!this.readOnly) this.files.removeDelivered(id);
+  }
+
+  settling(done: Promise<void>): void {
+    this.settlingNow.add(done);
+    void done.finally(() => this.settlingNow.delete(done)).catch(() => undefined);
+  }
+
+  readBodyAsync(id: string, from = 0): Promise<Uint8Array | undefined> {
+    return this.files.readAsync(id, 'cap', from);
   }
 
   /** Writes the batched rows in one transaction. Runs before an exchange's response bytes are written. */

@@ -75,10 +75,14 @@ export interface ExchangeWriter {
    */
   ended?(): void;
   /**
-   * The bytes delivered to the client when a response stage (repair mode) changed them; the upstream's bytes stay the
-   * exchange's body. Written once, before `finish`, masked like the body.
+   * A response stage (repair mode) may deliver other bytes than the upstream's, which stay the exchange's body.
+   * `delivering` announces them (their file is created off the forwarding path); `deliver` appends what was just
+   * written to the client, masked like the body, in the same tick (a killed process loses nothing the client saw);
+   * `deliveredUnchanged` says they were the upstream's after all, and the copy is not kept.
    */
-  delivered(bytes: Uint8Array): void;
+  delivering(): void;
+  deliver(bytes: Uint8Array): void;
+  deliveredUnchanged(): void;
   /** `endedAt`: the recorded end (epoch ms), for imports; default: now. */
   finish(opts?: { error?: string; incomplete?: boolean; endedAt?: number }): Promise<CapturedExchange>;
 }

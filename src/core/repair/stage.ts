@@ -69,22 +69,21 @@ export function repairStage(settings: () => RepairSettings): ResponseStageFactor
 
 function streamStage(ctx: TurnContext, init: ResponseStageInit): ResponseStage {
   const repair = new SseRepair(ctx);
-  const sent: Buffer[] = [];
+  // What the agent gets is recorded as it goes, in the tick it is written to the client (crash-safe like the body).
+  init.writer.delivering();
   let size = 0;
-  const keep = (b: Buffer) => {
-    if (b.length > 0 && size <= MAX_DELIVERED) (sent.push(b), (size += b.length));
+  const send = (b: Buffer) => {
+    if (b.length > 0 && size <= MAX_DELIVERED) (init.writer.deliver(b), (size += b.length));
     return b;
   };
   return {
     headers: (h) => h,
-    push: (chunk) => keep(repair.push(chunk)),
+    push: (chunk) => send(repair.push(chunk)),
     end: () => {
-      const rest = keep(repair.end());
+      const rest = send(repair.end());
       const record = repair.record();
-      if (record) {
-        init.writer.annotate({ repair: record });
-        init.writer.delivered(Buffer.concat(sent));
-      }
+      if (record) init.writer.annotate({ repair: record });
+      else init.writer.deliveredUnchanged();
       return rest;
     },
   };
@@ -107,7 +106,7 @@ function wholeStage(ctx: TurnContext, init: ResponseStageInit): ResponseStage {
       const { bytes, record } = repairJsonBody(body, ctx);
       if (record) {
         init.writer.annotate({ repair: record });
-        init.writer.delivered(bytes);
+        init.writer.deliver(bytes);
       }
       return bytes;
     },

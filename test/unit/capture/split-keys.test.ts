@@ -64,8 +64,9 @@ async function record(body: string, use?: (dataDir: string, id: string) => Promi
     const w = store.begin({ route: 'openai', upstreamUrl: 'https://api.openai.com/v1/chat/completions', method: 'POST', path: '/v1/chat/completions', requestHeaders: {}, requestBody: '{"model":"m","stream":true}' });
     w.responseStarted(200, { 'content-type': 'text/event-stream' });
     const sent = body.split(/(?<=\n\n)/).map((e) => Buffer.from(e));
-    for (const c of sent) w.chunk(c);
-    w.delivered(Buffer.from(body));
+    // As in repair mode: each piece goes to the client and is appended to the delivered copy in the same tick.
+    w.delivering();
+    for (const c of sent) (w.chunk(c), w.deliver(c));
     const x = await w.finish();
     const res = store.readResponse(w.id)!;
     const delivered = Buffer.from(store.readDelivered(w.id)!);
@@ -106,7 +107,7 @@ for (const size of [2, 5, 1]) {
     assert.ok(!containsSecret(out), out);
     assert.ok(out.startsWith('Your key is [REDACTED:openai-key]'), out);
     assert.ok(out.endsWith(', keep it safe.'), out);
-    assert.deepEqual(x.masked, { splitKeys: 1, labels: ['openai-key'] });
+    assert.deepEqual(x.masked, { splitKeys: 1, labels: ['openai-key'], where: ['response chat:0:content', 'delivered chat:0:content'] });
   });
 }
 

@@ -4,6 +4,7 @@
  */
 import type { ExchangeAnalysis } from '../core/analyze';
 import { exchangeModel, exchangeProvider } from '../core/capture/describe';
+import { maskedSummary } from '../core/capture/masking';
 import type { RuleInfo } from '../core/checks/index';
 import { repairSummary } from '../core/repair/describe';
 import { policySummary, policyWordFor } from '../core/policy/describe';
@@ -105,6 +106,7 @@ export function exchangeView({ exchange: x, chunks, result, unavailable, ruleInf
     { label: 'Pin', value: x.pin ? `${x.pin.requested.join(', ')}${x.pin.honoured === false ? ' (NOT honoured)' : ''}` : undefined },
     { label: 'Re-run of', value: x.parentId ? `${x.parentId}${x.target ? ` on ${x.target}` : ''}` : undefined },
     { label: 'Repaired', value: x.repair && `${repairSummary(x.repair)} (findings are on the upstream's bytes)` },
+    { label: 'Masked', value: x.masked && maskedSummary(x.masked) },
     { label: 'Policy', value: x.policy && policySummary(x.policy, x.servedProvider ?? provider, slugs) },
     { label: 'Error', value: x.error },
   ];

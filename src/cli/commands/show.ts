@@ -3,6 +3,7 @@ import { exchangeProvider, findingsText, localTime, outcomeText } from '../../co
 import { defaultDataDir, findCapture } from '../../core/capture/store';
 import { UserError } from '../../core/model';
 import { plural } from '../../core/tokens/accounting';
+import { maskedSummary } from '../../core/capture/masking';
 import { policySummary, repairCallLines, repairSummary } from '../../core/repair/describe';
 import { callLines, findingJson, turnReport } from '../../core/parsed';
 import { parseArgs } from '../args';
@@ -53,6 +54,7 @@ const show: Command = async (argv, io) => {
       ['usage', s?.usage && [s.usage.promptTokens !== undefined && `${s.usage.promptTokens} prompt`, s.usage.completionTokens !== undefined && `${s.usage.completionTokens} completion`, s.usage.cost !== undefined && `$${s.usage.cost}`].filter(Boolean).join(', ')],
       ['policy', x.policy && policySummary(x.policy, x.servedProvider ?? exchangeProvider(x), slugs)],
       ['repaired', x.repair && `${repairSummary(x.repair)}; the agent got the delivered bytes (${plural(store.readDelivered(x.id)?.length ?? 0, 'byte')}), findings are on the upstream's`],
+      ['masked', x.masked && maskedSummary(x.masked)],
       ['error', x.error],
       ['findings', findingsText(s)],
     ];

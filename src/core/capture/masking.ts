@@ -23,3 +23,28 @@ export function runStart(bytes: Uint8Array, end: number): number {
   while (i > 0 && isKeyByte(bytes[i - 1]) && bytes.length - i < MAX_TAIL) i--;
   return i;
 }
+
+/** A stream id of the split-key pass (./split-keys.ts) in words: `chat:0:content` → `choice 0 content`. */
+function streamWords(stream: string): string {
+  const [api, ...rest] = stream.split(':');
+  if (api === 'chat') return rest[1] === 'tool' ? `choice ${rest[0]} tool call ${rest[2]} arguments` : `choice ${rest[0]} ${rest[1].replace(/_/g, ' ')}`;
+  if (api === 'anthropic') return `content block ${rest[0]} ${rest[1].replace(/_/g, ' ')}`;
+  if (api === 'responses') return `${(rest[0] ?? '').replace(/^response\.|\.delta$/g, '').replace(/[._]/g, ' ')} (output ${rest[1]})`;
+  return stream;
+}
+
+/**
+ * The capture's `masked` note in one line, for `show` and the exchange view: how many keys the model streamed over
+ * several SSE events were masked, of which kinds, and where (the stored response, repair mode's delivered copy).
+ */
+export function maskedSummary(m: { splitKeys: number; labels: string[]; where?: string[] }): string {
+  const places = new Map<string, string[]>();
+  for (const w of m.where ?? []) {
+    const [file, stream] = [w.slice(0, w.indexOf(' ')), w.slice(w.indexOf(' ') + 1)];
+    const name = file === 'delivered' ? 'the delivered copy' : 'the stored response';
+    places.set(name, [...(places.get(name) ?? []), streamWords(stream)]);
+  }
+  const where = [...places].map(([file, streams]) => `${file} (${streams.join(', ')})`).join(' and ');
+  const what = `${m.splitKeys} key${m.splitKeys === 1 ? '' : 's'} streamed over several events${m.labels.length ? ` (${m.labels.join(', ')})` : ''}`;
+  return `${what} masked, same length, in ${where || 'the stored response'}`;
+}

@@ -10,6 +10,8 @@ import { main } from '../../../src/cli/main';
 import { openStore } from '../../../src/core/capture/store';
 import { exportCaptures } from '../../../src/core/export/index';
 import { containsSecret } from '../../../src/core/redact';
+import { ruleInfo } from '../../../src/core/checks/index';
+import { exchangeView } from '../../../src/extension/exchangeView';
 import { tempDir } from '../proxy/local-upstream';
 
 const KEY = 'sk-proj-AbCdEfGhIjKlMnOp0123456789';
@@ -183,4 +185,26 @@ test('`export --format bundle` of such a capture writes a file without the key (
     assert.ok(!containsSecret(text));
     assert.ok(!text.includes(KEY.slice(8)));
   }
+});
+
+test('the masked note says what was masked and where: in `show` (human and --json) and in the exchange view header', async () => {
+  const body = chatSse(pieces(`Your key is ${KEY}, keep it safe.`, 3));
+  await record(body, async (dataDir, id) => {
+    let human = '';
+    assert.equal(await main(['show', id, '--data-dir', dataDir], { out: (t) => (human += t + '\n'), err: () => undefined }), 0);
+    const line = human.split('\n').find((l) => l.startsWith('masked '));
+    assert.equal(line, 'masked    1 key streamed over several events (openai-key) masked, same length, in the stored response (choice 0 content) and the delivered copy (choice 0 content)');
+    let json = '';
+    assert.equal(await main(['show', id, '--json', '--data-dir', dataDir], { out: (t) => (json += t), err: () => undefined }), 0);
+    assert.deepEqual(JSON.parse(json).exchange.masked, { splitKeys: 1, labels: ['openai-key'], where: ['response chat:0:content', 'delivered chat:0:content'] });
+    // The exchange view the panel posts to the webview carries it as a header line.
+    const store = await openStore(dataDir, { readOnly: true });
+    try {
+      const x = store.get(id)!;
+      const view = exchangeView({ exchange: x, chunks: store.readResponse(id)!.chunks, ruleInfo });
+      assert.deepEqual(view.meta.find((m) => m.label === 'Masked'), { label: 'Masked', value: line!.slice('masked    '.length) });
+    } finally {
+      await store.close();
+    }
+  });
 });

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { CaptureDb, DB_FILE } from '../src/core/capture/database';
 import { openStore, type ExchangeQuery } from '../src/core/capture/store';
 import type { CapturedExchange } from '../src/core/model';
+import { filterQuery, parseFilter } from '../src/extension/captureFilter';
 
 const N = 100_000;
 const RUNS = 9;
@@ -61,6 +62,8 @@ export default async function bench() {
       'captures --since 1h --limit 50': { since: Date.now() - 3_600_000, limit: 50 },
       'captures --since 1h (all 3,600)': { since: Date.now() - 3_600_000 },
       'captures --session S': { session: 's800' },
+      // The Captures tree's Filter Captures… runs the same query from the same flags.
+      'tree filter "--broken --agent claude-code --since 1d --limit 200"': filterQuery(parseFilter('--broken --agent claude-code --since 1d --limit 200')!),
     };
     const cli: Record<string, number> = {};
     const open: Record<string, number> = {};

@@ -137,6 +137,20 @@ describe('Tokenscope in VS Code', { skip, timeout: 10 * 60_000 }, () => {
     await screenshot(page, '08-problems');
   });
 
+  it('filters the Captures tree with the flags of `captures`, shows the filter, and clears it', async () => {
+    await runCommand(page, 'Tokenscope: Filter Captures…');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor();
+    await input.fill('--provider fireworks --since 1h');
+    await input.press('Enter');
+    const sidebar = page.locator('.part.sidebar');
+    await sidebar.locator('.pane-header', { hasText: 'filter: provider fireworks · since 1h' }).waitFor({ timeout: 30_000 });
+    await sidebar.getByText('No captures match the filter').waitFor();
+    await screenshot(page, '08b-captures-filtered');
+    await runCommand(page, 'Tokenscope: Clear Capture Filter');
+    await captureRow('Chutes').waitFor({ timeout: 30_000 });
+  });
+
   it('renders HTML in model output as text and runs none of it', async () => {
     const body = await chat({ provider: { only: ['novita'] } });
     assert.match(body, /onerror=alert/);

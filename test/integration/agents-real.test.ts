@@ -137,3 +137,28 @@ test('Qwen Code (qwen -p) through /openrouter: captured as qwen-code, its reques
     home.remove();
   }
 });
+
+test('Continue CLI (cn -p) through /openrouter, launched as the recipe says: captured as continue-cli, one session, flagged', async (t) => {
+  const bin = binary(t, 'cn', '@continuedev/cli');
+  if (!bin) return;
+  const emu = await startOpenRouterEmulator({ providers: [{ slug: 'chutes', name: 'Chutes', personality: 'leak-content' }] });
+  const rig = await startRig({ openrouter: `${emu.url}/api` });
+  const home = tempDir('tokenscope-continue-');
+  try {
+    const launch = terminal('continue-cli', rig, 'openrouter');
+    assert.equal(launch.command, 'sh', 'the launch writes cn its config file, then starts it');
+    assert.ok(!launch.shell.includes(KEY) && !launch.env.TOKENSCOPE_CONTINUE_CONFIG.includes(KEY));
+    // `cn` from node_modules/.bin, as a global install would put it on PATH.
+    const env = { ...launch.env, ...secrets(launch), PATH: `${join(repoRoot, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`, TMPDIR: home.dir };
+    const r = await run(launch.command, [...launch.args, '-p', PROMPT, '--auto'], env, home.dir);
+    assert.equal(r.code, 0, r.out.slice(-2000));
+    assert.match(r.out, /tool_calls_section_begin/, 'Continue CLI printed the leaked markup it was given');
+    await rig.store.idle();
+    assertFlagged(rig, 'continue-cli');
+    assert.equal(new Set(rig.store.list().map((x) => x.sessionId)).size, 1, 'no session header: the idle window keeps one run together');
+  } finally {
+    await rig.close();
+    await emu.close();
+    home.remove();
+  }
+});

@@ -6,7 +6,7 @@
  */
 import { routePrefix } from './routes';
 
-export type AgentId = 'opencode' | 'claude-code' | 'codex' | 'qwen-code' | 'aider' | 'cline' | 'roo-code' | 'kilo-code' | 'continue';
+export type AgentId = 'opencode' | 'claude-code' | 'codex' | 'qwen-code' | 'continue-cli' | 'aider' | 'cline' | 'roo-code' | 'kilo-code' | 'continue';
 export type WireApi = 'chat-completions' | 'responses' | 'anthropic-messages';
 
 export interface RecipeOptions {
@@ -103,7 +103,7 @@ export function agentRecipes(opts: RecipeOptions): AgentRecipe[] {
   return AGENT_IDS.map((id) => agentRecipe(id, opts));
 }
 
-export const AGENT_IDS: AgentId[] = ['opencode', 'claude-code', 'codex', 'qwen-code', 'aider', 'cline', 'roo-code', 'kilo-code', 'continue'];
+export const AGENT_IDS: AgentId[] = ['opencode', 'claude-code', 'codex', 'qwen-code', 'continue-cli', 'aider', 'cline', 'roo-code', 'kilo-code', 'continue'];
 
 export function agentRecipe(id: AgentId, opts: RecipeOptions): AgentRecipe {
   const route = opts.route ?? 'openrouter';
@@ -184,6 +184,36 @@ export function agentRecipe(id: AgentId, opts: RecipeOptions): AgentRecipe {
           'It sends a second "memory extraction" request per turn; both are captured.',
         ],
       };
+    case 'continue-cli': {
+      // `cn` reads its models from a config file: the launch writes one (0600, no key in it: Continue fills
+      // `secrets.<VAR>` from the environment) and starts `cn` on it. X-Title names the CLI in captures (its
+      // User-Agent is a bundled SDK's, `ls/JS`).
+      const yaml = [
+        'name: Tokenscope',
+        'version: 0.0.1',
+        'schema: v1',
+        'models:',
+        `  - name: ${model} via Tokenscope`,
+        '    provider: openai',
+        `    model: ${model}`,
+        `    apiBase: ${v1}`,
+        `    apiKey: \${{ secrets.${key} }}`,
+        '    capabilities: [tool_use]',
+        '    requestOptions:',
+        '      headers:',
+        '        X-Title: Continue CLI',
+        '',
+      ].join('\n');
+      const script = 'f="${TMPDIR:-/tmp}/tokenscope-continue-$$.yaml"; (umask 077; printf %s "$TOKENSCOPE_CONTINUE_CONFIG" > "$f") && exec cn --config "$f" "$@"';
+      return {
+        id,
+        name: 'Continue CLI',
+        wireApi: 'chat-completions',
+        baseUrl: v1,
+        launch: terminal({ TOKENSCOPE_CONTINUE_CONFIG: yaml }, [{ env: key, key }], 'sh', ['-c', script, 'cn']),
+        notes: ['Headless: append `-p "…" --auto` (npm @continuedev/cli).', `Continue reads the key from ${key} (\`secrets.${key}\` in its config).`],
+      };
+    }
     case 'aider':
       return {
         id,

@@ -327,6 +327,7 @@ class App implements vscode.Disposable {
       openExchange: (id) => void this.panels.show(id),
       log: this.log,
       tokens: async (id) => this.tokenizer.tokens((await this.exchanges.open(id))?.result),
+      onCompared: () => this.providers.refresh(0),
     });
   }
 

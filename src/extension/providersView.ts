@@ -89,7 +89,8 @@ export class ProvidersView implements vscode.TreeDataProvider<Node>, vscode.Disp
         word ? `- policy: ${word}` : '',
       ].join('\n'),
     );
-    const share = r.brokenShare;
+    // A provider only compared (no agent turns) is judged by its comparison.
+    const share = r.toolTurns === 0 && r.lastComparison ? (r.lastComparison.verdict === 'clean' ? 0 : 1) : r.brokenShare;
     item.iconPath = new vscode.ThemeIcon(share > 0.2 ? 'error' : share > 0 ? 'warning' : 'pass', share > 0.2 ? ICON_COLOR.bad : share > 0 ? ICON_COLOR.some : ICON_COLOR.ok);
     item.contextValue = 'provider';
     return item;

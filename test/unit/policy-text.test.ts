@@ -99,3 +99,25 @@ test('a comparison verdict per provider: broken with its error rules, clean, or 
   );
   assert.equal(providerVerdict(K2, row([sample(false, [], true)]), 5), undefined, 'nothing judged: nothing stored');
 });
+
+test('scorecard: a stored comparison meets its row by slug or name; a compared provider the agent never met gets its own row', async () => {
+  const { scorecard } = await import('../../src/core/providers/scorecard');
+  const served = (provider: string, startedAt: number) =>
+    ({ id: `x${startedAt}`, sessionId: 's', startedAt, state: 'complete', route: 'openrouter', upstreamUrl: '', method: 'POST', path: '/v1/chat/completions', requestHeaders: {}, status: 200, requestModel: K2, servedProvider: provider }) as CapturedExchange;
+  const reader = { list: () => [served('Moonshot AI', 1)], get: () => undefined, readResponse: () => undefined };
+  const verdict = (provider: string, name: string, at: number, v: 'clean' | 'broken') => ({ model: K2, provider, name, at, verdict: v, rules: v === 'broken' ? ['section-unclosed'] : [], samples: 3, broken: v === 'broken' ? 3 : 0, failed: 0, servedBy: [name] });
+  const rows = scorecard(reader, {
+    slugs: [{ name: 'Moonshot AI', slug: 'moonshotai', source: 'endpoints', at: 0 }],
+    comparisons: [verdict('moonshotai', 'MoonshotAI', 5, 'broken'), verdict('fireworks', 'Fireworks', 6, 'clean'), { ...verdict('x', 'X', 7, 'clean'), model: 'other/model' }],
+  });
+  assert.deepEqual(
+    rows.map((r) => [r.model, r.provider, r.exchanges, r.lastComparison?.verdict, r.lastComparison?.slug]),
+    [
+      [K2, 'Moonshot AI', 1, 'broken', 'moonshotai'],
+      [K2, 'Fireworks', 0, 'clean', 'fireworks'],
+      ['other/model', 'X', 0, 'clean', 'x'],
+    ],
+  );
+  assert.equal(scorecard(reader, { model: K2, comparisons: [{ ...verdict('x', 'X', 7, 'clean'), model: 'other/model' }] }).length, 1, '--model keeps other models out');
+  assert.equal(scorecard(reader, { since: 6, comparisons: [verdict('fireworks', 'Fireworks', 5, 'clean')] }).length, 0, '--since drops older comparisons (and exchanges)');
+});

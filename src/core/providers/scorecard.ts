@@ -6,7 +6,8 @@
  *
  * A tool-call turn is an agent exchange whose request offered tools. Re-runs and comparison samples (exchanges with
  * a `target`) are not agent traffic and are not counted. A comparison meets a row by the provider's display name
- * or by its slug (the served name's slug as OpenRouter's listings give it: ../policy/slugs.ts).
+ * or by its slug (the served name's slug as OpenRouter's listings give it: ../policy/slugs.ts). A compared provider
+ * that never served the agent gets a row of its own (no turns, its verdict), so the comparison is not lost.
  */
 import type { CaptureReader, CapturedExchange } from '../model';
 import { nameKey, ProviderDirectory, type SlugEntry } from '../policy/slugs';
@@ -54,6 +55,10 @@ function modelOf(x: CapturedExchange): string | undefined {
 
 function providerOf(x: CapturedExchange): string {
   return x.servedProvider ?? x.summary?.provider ?? (x.target?.startsWith('openrouter:') ? x.target.slice('openrouter:'.length) : undefined) ?? '(not named)';
+}
+
+function lastOf(c: StoredComparison): NonNullable<ScorecardRow['lastComparison']> {
+  return { at: c.at, verdict: c.verdict, rules: c.rules, slug: c.provider, samples: c.samples, broken: c.broken, failed: c.failed, ...(c.parentId && { parentId: c.parentId }) };
 }
 
 /** ms from the request to the first SSE data event (the first chunk for a whole body). */
@@ -110,14 +115,27 @@ export function scorecard(reader: CaptureReader, opts: ScorecardOptions = {}): S
   }
   const stored = opts.comparisons ?? (reader as Stores).lastComparisons?.(opts.model) ?? [];
   const dir = new ProviderDirectory(opts.slugs ?? (reader as Stores).providerSlugs?.() ?? []);
+  const matched = new Set<StoredComparison>();
   for (const row of rows.values()) {
     const slug = dir.slugOf(row.provider).slug;
     const key = nameKey(row.provider);
     for (const c of stored) {
       if (c.model !== row.model || (opts.since !== undefined && c.at < opts.since) || (c.provider !== slug && nameKey(c.name) !== key)) continue;
+      matched.add(c);
       if (row.lastComparison && row.lastComparison.at >= c.at) continue;
-      row.lastComparison = { at: c.at, verdict: c.verdict, rules: c.rules, slug: c.provider, samples: c.samples, broken: c.broken, failed: c.failed, ...(c.parentId && { parentId: c.parentId }) };
+      row.lastComparison = lastOf(c);
     }
+  }
+  // A compared provider that never served the user's agent still gets its row: its verdict is the only evidence.
+  for (const c of stored) {
+    if (matched.has(c) || (opts.model && c.model !== opts.model) || (opts.since !== undefined && c.at < opts.since)) continue;
+    const key = `${c.model}\0${providerKey(c.name)}`;
+    const row = rows.get(key);
+    if (row) {
+      if (!row.lastComparison || row.lastComparison.at < c.at) row.lastComparison = lastOf(c);
+      continue;
+    }
+    rows.set(key, { model: c.model, provider: c.name, exchanges: 0, toolTurns: 0, brokenTurns: 0, brokenShare: 0, repairedTurns: 0, topRules: [], lastSeen: c.at, ttfts: [], rules: new Map(), lastComparison: lastOf(c) });
   }
   return [...rows.values()]
     .map(({ ttfts, rules, ...row }) => ({

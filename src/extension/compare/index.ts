@@ -36,6 +36,8 @@ export interface CompareDeps {
   log: vscode.LogOutputChannel;
   /** An exchange's token stream, for the token diff. Without it, "Token diff" opens both exchanges instead. */
   tokens?: (exchangeId: string) => Promise<{ stream?: TokenStreamView; reason?: string }>;
+  /** Told when a comparison ended and its verdicts are stored (the Providers view redraws). */
+  onCompared?: () => void;
 }
 
 export interface CompareCommands {
@@ -189,6 +191,7 @@ class CompareFlow {
             onSample: (_sample, row) => panel.sample(row),
           });
           panel.finish(result);
+          this.deps.onCompared?.();
           const failed = result.providers.reduce((n, p) => n + p.failed, 0);
           this.deps.log.info(`comparison of ${model} ${result.cancelled ? 'cancelled' : 'finished'} in ${Math.round(result.wallMs)} ms, ${failed} failed samples`);
         } catch (e) {

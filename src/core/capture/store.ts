@@ -15,13 +15,14 @@ import { chmodSync, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError, type CapturedExchange, type ChunkTiming } from '../model';
 import { newId } from './ids';
-import { maskSecrets, redactHeaders, redactUrl, type RedactOptions } from '../redact';
+import type { RedactOptions } from '../redact';
 import { CaptureDb, DB_FILE, type ExchangeQuery } from './database';
 import { BodyFiles, FILE_MODE, processAlive } from './files';
 import { decodeFrames, frameHeader, isCaptureId, mergeFields } from './log';
 import { Writer, type RecorderHost } from './recorder';
 import { importLegacyLog } from './legacy';
 import { ListCache } from './list-cache';
+import { startExchange } from './start';
 import { Sessions } from './sessions';
 import { Retention } from './retention';
 import { AnalysisService, type StoredAnalysis } from './analysis';
@@ -183,20 +184,7 @@ class SqliteStore implements CaptureStore, RecorderHost {
     const redact: RedactOptions = { patterns: this.opts.redactPatterns };
     // Keys in the request body are masked to the same length by the writer, slice by slice, off the forwarding path.
     const body = init.requestBody;
-    const x: CapturedExchange = {
-      id,
-      sessionId: init.sessionId ?? this.sessions.assign(init.agent, startedAt, `s${id}`),
-      startedAt,
-      state: 'streaming',
-      route: init.route,
-      upstreamUrl: redactUrl(init.upstreamUrl, redact),
-      method: init.method,
-      path: redactUrl(init.path, redact),
-      requestHeaders: redactHeaders(init.requestHeaders, redact),
-      ...(init.agent !== undefined && { agent: init.agent }),
-      ...(init.parentId !== undefined && { parentId: init.parentId }),
-      ...(init.target !== undefined && { target: init.target }),
-    };
+    const x = startExchange(init, id, init.sessionId ?? this.sessions.assign(init.agent, startedAt, `s${id}`), startedAt, redact);
     const request = body === undefined ? undefined : typeof body === 'string' ? Buffer.from(body) : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
     const reqBytes = request?.length ?? 0;
     this.own.set(id, { x, reqBytes });

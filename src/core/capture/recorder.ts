@@ -183,8 +183,15 @@ export class Writer implements ExchangeWriter {
     this.deliveredSame = true;
   }
 
-  async finish(opts: { error?: string; incomplete?: boolean; endedAt?: number } = {}): Promise<CapturedExchange> {
-    if (this.done) return { ...this.x };
+  finish(opts: { error?: string; incomplete?: boolean; endedAt?: number } = {}): Promise<CapturedExchange> {
+    if (this.done) return Promise.resolve({ ...this.x });
+    // The store's close waits for this (a stopping process still masks and records what it has).
+    const run = this.finishNow(opts);
+    this.store.settling(run.then(() => undefined));
+    return run;
+  }
+
+  private async finishNow(opts: { error?: string; incomplete?: boolean; endedAt?: number }): Promise<CapturedExchange> {
     if (this.request || this.spare) this.ready(true); // no response bytes came: the request body still gets stored
     this.uncork();
     this.done = true;

@@ -207,6 +207,8 @@ class SqliteStore implements CaptureStore, RecorderHost {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    // The end-of-stream passes (split-key masking) finish first: closing under one would leave a key unmasked.
+    while (this.settlingNow.size > 0) await Promise.allSettled([...this.settlingNow]);
     await this.analysis.close();
     this.closed = true;
     await this.files.close();

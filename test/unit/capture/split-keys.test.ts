@@ -208,3 +208,28 @@ test('the masked note says what was masked and where: in `show` (human and --jso
     }
   });
 });
+
+test('closing the store while an exchange is finishing waits for its split-key pass: the key is masked on disk', async () => {
+  const tmp = tempDir();
+  try {
+    const store = await openStore(tmp.dir, { analyze: false });
+    const w = store.begin({ route: 'openai', upstreamUrl: 'https://api.openai.com/v1/chat/completions', method: 'POST', path: '/v1/chat/completions', requestHeaders: {}, requestBody: '{"model":"m","stream":true}' });
+    w.responseStarted(200, { 'content-type': 'text/event-stream' });
+    for (const e of chatSse(pieces(`Your key is ${KEY}, keep it safe.`, 2)).split(/(?<=\n\n)/)) w.chunk(Buffer.from(e));
+    const finishing = w.finish(); // not awaited: the process is stopping
+    await store.close();
+    await finishing;
+    const dir = join(tmp.dir, 'bodies');
+    const files = readdirSync(dir).map((f) => readFileSync(join(dir, f), 'utf8'));
+    assert.ok(files.length > 0);
+    for (const f of files) assert.ok(!containsSecret(joined(events(f.replace(/^[\s\S]*?(?=data: )/, '')))), 'no key once the deltas are joined');
+    const again = await openStore(tmp.dir, { readOnly: true, analyze: false });
+    try {
+      assert.equal(again.get(w.id)?.masked?.splitKeys, 1, 'the masked note was stored before the database closed');
+    } finally {
+      await again.close();
+    }
+  } finally {
+    tmp.remove();
+  }
+});

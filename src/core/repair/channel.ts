@@ -28,9 +28,19 @@ const OPENERS: Partial<Record<FamilyId, readonly string[]>> = {
   phi4: ['functools['],
 };
 
+/**
+ * Markers a correct server removes from the channel although they open no call: Kimi K3's response wrappers (vLLM
+ * `kimi_k3_tool_parser.py` `_strip_response_content`, SGLang `kimik3_format.py`).
+ */
+const STRIPPED: Partial<Record<FamilyId, readonly string[]>> = {
+  'kimi-k3': ['<|open|>response<|sep|>', '<|close|>response<|sep|>'],
+};
+
 export interface Opener {
   marker: string;
   format: ModelFormat;
+  /** A marker removed on its own (it opens no markup stretch). */
+  strip?: boolean;
 }
 
 /**
@@ -38,7 +48,10 @@ export interface Opener {
  * start like markup (`<`, `[`) count: a plain word (Phi-4's `functools[`) would hold back ordinary prose.
  */
 export function openersFor(format: ModelFormat | undefined): Opener[] {
-  const of = (f: ModelFormat) => (OPENERS[f.id] ?? f.toolMarkers.filter((m) => !/^(<\/|\[\/)/.test(m) && !/end/i.test(m))).map((marker) => ({ marker, format: f }));
+  const of = (f: ModelFormat): Opener[] => [
+    ...(OPENERS[f.id] ?? f.toolMarkers.filter((m) => !/^(<\/|\[\/)/.test(m) && !/end/i.test(m))).map((marker) => ({ marker, format: f })),
+    ...(STRIPPED[f.id] ?? []).map((marker) => ({ marker, format: f, strip: true })),
+  ];
   return format ? of(format) : formats.flatMap(of).filter((o) => /^[<[]/.test(o.marker));
 }
 
@@ -48,6 +61,8 @@ export interface Region {
   raw: string;
   /** False when the turn ended while it was still open. */
   closed: boolean;
+  /** A lone marker a correct server removes (see STRIPPED). */
+  strip?: boolean;
 }
 
 export type Part = { text: string } | { region: Region };
@@ -97,6 +112,11 @@ export class MarkupChannel {
       const hit = this.firstOpener(s);
       if (hit) {
         if (hit.at > 0) parts.push({ text: s.slice(0, hit.at) });
+        if (hit.strip) {
+          parts.push({ region: { format: hit.format, raw: hit.strip, closed: true, strip: true } });
+          s = s.slice(hit.at + hit.strip.length);
+          continue;
+        }
         this.markup = '';
         this.markupFormat = this.family ?? hit.format;
         s = s.slice(hit.at);
@@ -127,11 +147,11 @@ export class MarkupChannel {
     return this.family ?? detectFamily(undefined, markup)?.format ?? this.markupFormat!;
   }
 
-  private firstOpener(s: string): { at: number; format: ModelFormat } | undefined {
-    let best: { at: number; format: ModelFormat } | undefined;
+  private firstOpener(s: string): { at: number; format: ModelFormat; strip?: string } | undefined {
+    let best: { at: number; format: ModelFormat; strip?: string } | undefined;
     for (const o of this.openers) {
       const at = s.indexOf(o.marker);
-      if (at >= 0 && (!best || at < best.at)) best = { at, format: o.format };
+      if (at >= 0 && (!best || at < best.at)) best = { at, format: o.format, ...(o.strip && { strip: o.marker }) };
     }
     return best;
   }

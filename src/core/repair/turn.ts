@@ -92,6 +92,10 @@ export class ChoiceRepair {
         continue;
       }
       const { region } = part;
+      if (region.strip) {
+        this.removed[channel] += region.raw.length;
+        continue;
+      }
       const { calls, text } = readCalls(region.format, region.raw, channel, this.nextIndex, this.ctx);
       if (calls.length === 0) {
         out += region.raw; // markers, but no call in them: not ours to touch

@@ -42,7 +42,6 @@ function leakOf(family: FamilyId, calls = [{ index: 0, name: 'read', arguments: 
 /** Families repair mode cannot lift yet, each with why (reported as skipped, so the gap stays visible). */
 const NOT_YET: Partial<Record<FamilyId, string>> = {
   'llama4-pythonic': 'repair mode finds leaked markup by an opening marker, and a pythonic call list ([read(path="a.md")]) has none',
-  'kimi-k3': 'repair mode does not strip the <|open|>response<|sep|> channel wrappers around the content yet (vLLM _strip_response_content does)',
 };
 
 // Every family of the registry, so a new family is covered the day it lands.

@@ -8,6 +8,7 @@ import { formats, getFormat } from '../formats/index';
 import { schemaArguments } from '../formats/shared/schema-types';
 import { cutShort } from '../wire/index';
 import type { CheckContext } from './types';
+import { markerlessLeak } from './markerless-leak';
 
 /** Display name of a family, for messages. */
 export function familyName(id: FamilyId): string {
@@ -206,6 +207,8 @@ export function leaks(ctx: CheckContext): Leak[] {
   const text = ctx.native.text;
   for (const { segment, hits: all } of freeTextMarkers(ctx)) {
     let rest = all.filter((h) => h.tool);
+    const plain = rest.length === 0 ? markerlessLeak(ctx, segment) : undefined;
+    if (plain) out.push(plain);
     while (rest.length > 0) {
       const family = ownerOf(rest, ctx.format?.id, () => text.slice(rest[0].start, segment.end));
       const hits = rest.filter((h) => h.families.includes(family));

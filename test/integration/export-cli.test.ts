@@ -54,6 +54,21 @@ async function snapshot(dataDir: string) {
   }
 }
 
+/**
+ * What a failed import must leave as it was: the body files (name, size, time) and every stored row, read through a
+ * read-only connection. The database's own files are compared by content, not by stat: SQLite may checkpoint its
+ * write-ahead log into the main file at any close, which moves bytes between them without changing a row.
+ */
+async function storeState(dir: string): Promise<{ bodies: string[]; rows: unknown[] }> {
+  const store = await openStore(dir, { readOnly: true, analyze: false });
+  try {
+    const rows = store.list().map((x) => ({ x: store.get(x.id), bytes: Buffer.from(store.readResponse(x.id)?.bytes ?? []).toString('base64') }));
+    return { bodies: files(dir).filter((f) => !/captures\.db(-wal|-shm)? /.test(f.slice(dir.length))), rows };
+  } finally {
+    await store.close();
+  }
+}
+
 /** Every file of a folder with its size and modification time. */
 function files(dir: string): string[] {
   if (!existsSync(dir)) return [];
@@ -161,7 +176,7 @@ test('a shared bundle converts to the other formats without a store', async () =
 test('unusable files: one-line error, exit 2, the store unchanged', async () => {
   const dataDir = fresh('store');
   await seed(dataDir);
-  const before = files(dataDir);
+  const before = await storeState(dataDir);
   const good = readFileSync(join(root, 'repro.tokenscope.json'), 'utf8');
   const cases: [string, string, RegExp][] = [
     ['truncated.tokenscope.json', good.slice(0, 700), /cannot import .*truncated\.tokenscope\.json: its JSON is cut short or malformed/],
@@ -179,7 +194,7 @@ test('unusable files: one-line error, exit 2, the store unchanged', async () => 
     assert.equal(r.code, 2, name);
     assert.match(r.err, why, name);
     assert.equal(r.err.split('\n').length, 1, `${name}: one line`);
-    assert.deepEqual(files(dataDir), before, `${name}: the store is unchanged`);
+    assert.deepEqual(await storeState(dataDir), before, `${name}: the store is unchanged`);
   }
   const nowhere = fresh('never-created');
   const r = await cli('import', join(root, 'truncated.tokenscope.json'), '--data-dir', nowhere);

@@ -209,9 +209,7 @@ export class Writer implements ExchangeWriter {
       error: (error ?? null) as string | undefined,
       ...(cut && { truncated: { keptBytes: this.offset, receivedBytes: this.received } }),
     });
-    const settled = this.settle();
-    this.store.settling(settled);
-    await settled;
+    await this.settle(); // `finish` has told the store to wait for this run (see above)
     return { ...this.x };
   }
 

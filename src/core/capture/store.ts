@@ -8,7 +8,7 @@
  * batched into one transaction on the next turn of the event loop or before the exchange's next response bytes,
  * whichever comes first; the list is cached (./list-cache.ts), and a store of an earlier version is imported once
  * (./legacy.ts). A failing disk (ENOSPC…) pauses capturing
- * with one warning; the proxy keeps forwarding. A read-only open (`readOnly`) never creates, renames, deletes or
+ * with one warning (./disk-guard.ts); the proxy keeps forwarding. A read-only open (`readOnly`) never creates, renames, deletes or
  * writes anything. When an exchange ends, the store emits `finished` for the analysis service (./analysis.ts).
  */
 import { chmodSync, existsSync, statSync } from 'node:fs';
@@ -18,6 +18,7 @@ import { newId } from './ids';
 import type { RedactOptions } from '../redact';
 import { CaptureDb, DB_FILE, type ExchangeQuery } from './database';
 import { BodyFiles, FILE_MODE, processAlive } from './files';
+import { diskGuard, type DiskWrite } from './disk-guard';
 import { decodeFrames, frameHeader, isCaptureId, mergeFields } from './log';
 import { Writer, type RecorderHost } from './recorder';
 import { importLegacyLog } from './legacy';
@@ -72,7 +73,8 @@ class SqliteStore implements CaptureStore, RecorderHost {
   private flushScheduled = false;
   /** The whole list (./list-cache.ts). */
   private readonly cache = new ListCache();
-  private lastDiskWarning = 0;
+  /** A failing disk becomes one warning a minute (./disk-guard.ts). */
+  private readonly guard: DiskWrite;
   private retention!: Retention;
   private analysis!: AnalysisService;
   private closed = false;
@@ -83,6 +85,7 @@ class SqliteStore implements CaptureStore, RecorderHost {
   ) {
     this.readOnly = opts.readOnly === true;
     this.sessions = new Sessions(opts.sessionIdleMs);
+    this.guard = diskGuard(dataDir, (m) => this.warn(m));
     this.files = new BodyFiles(dataDir, (op) => this.diskWrite(op));
   }
 
@@ -320,18 +323,7 @@ class SqliteStore implements CaptureStore, RecorderHost {
   }
 
   diskWrite<T>(op: () => T): T | undefined {
-    try {
-      return op();
-    } catch (e) {
-      const err = e as NodeJS.ErrnoException;
-      const now = Date.now();
-      if (now - this.lastDiskWarning > 60_000) {
-        this.lastDiskWarning = now;
-        const why = err.code === 'ENOSPC' ? 'the disk is full' : `${err.code ?? 'error'}: ${String(err.message).split('\n')[0]}`;
-        this.warn(`capture store in ${this.dataDir}: ${why}; captures are incomplete until it recovers (the proxy keeps forwarding)`);
-      }
-      return undefined;
-    }
+    return this.guard(op);
   }
 
   finished(x: CapturedExchange): void {

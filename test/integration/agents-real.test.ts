@@ -2,7 +2,6 @@
 // EMULATED upstreams (test/fixtures), each in a throwaway home and work folder. Recipes: shared reference
 // agents.md §2.10. Each is checked for its capture, agent name, session and findings.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -10,8 +9,9 @@ import { agentRecipe, routeKeyEnv, type AgentId, type TerminalLaunch } from '../
 import { agentSessionId } from '../../src/core/proxy/session';
 import { LEAKED_TEXT, startAgentUpstream } from '../fixtures/agent-upstreams';
 import { startOpenRouterEmulator } from '../fixtures/openrouter-emulator';
+import { runCli } from '../helpers/agent-cli';
 import { repoRoot } from '../helpers/shared';
-import { exited, startRig, tempDir, type Rig } from '../unit/proxy/local-upstream';
+import { startRig, tempDir, type Rig } from '../unit/proxy/local-upstream';
 
 const KEY = 'sk-agenttest0123456789abcdefghij';
 const PROMPT = 'Create a file named hello.py';
@@ -32,14 +32,7 @@ function terminal(id: AgentId, rig: Rig, route: string, model?: string): Termina
 
 /** Runs the CLI with a clean environment (no proxy variables: Qwen Code would route 127.0.0.1 through them). */
 async function run(bin: string, args: string[], env: Record<string, string>, cwd: string): Promise<{ code: number | null; out: string }> {
-  const child = spawn(bin, args, { env: { PATH: process.env.PATH ?? '', HOME: cwd, ...env }, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (out += d));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-  const code = await exited(child);
-  clearTimeout(timer);
-  return { code, out };
+  return runCli(bin, args, { PATH: process.env.PATH ?? '', HOME: cwd, ...env }, cwd);
 }
 
 function secrets(launch: TerminalLaunch): Record<string, string> {

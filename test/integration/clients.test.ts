@@ -4,19 +4,15 @@
  * proxy, and the capture must show what went wrong on the wire.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { streamText } from 'ai';
 import OpenAI from 'openai';
-import { agentRecipe } from '../../src/core/proxy/agents';
 import { startOpenRouterEmulator } from '../fixtures/openrouter-emulator';
 import { startSglangEmulator } from '../fixtures/sglang-emulator';
-import { repoRoot } from '../helpers/shared';
-import { exited, startRig, startUpstream, tempDir } from '../unit/proxy/local-upstream';
+import { openCodeMissing, runOpenCode } from '../helpers/agent-cli';
+import { startRig, startUpstream, tempDir } from '../unit/proxy/local-upstream';
 
 const KEY = 'sk-or-v1-clienttest0123456789abcdef';
 
@@ -171,38 +167,13 @@ test('@anthropic-ai/sdk: streamed tool use and count_tokens pass; anthropic-vers
 });
 
 test('the real OpenCode CLI, launched as agents.ts says, through the proxy: the leaky exchange is captured and flagged', async (t) => {
-  // The OpenCode CLI's own binary package (what `npm i -g opencode-ai` installs for this platform). It is an optional
-  // dependency: on platforms other than linux-x64 it is absent and this test says so.
-  const bin = join(repoRoot, 'node_modules', 'opencode-linux-x64', 'bin', 'opencode');
-  if (!existsSync(bin)) return t.skip(`the OpenCode CLI binary (npm opencode-linux-x64) is not installed on ${process.platform}-${process.arch}`);
+  const missing = openCodeMissing();
+  if (missing) return t.skip(missing);
   const emu = await startOpenRouterEmulator({ providers: [{ slug: 'chutes', name: 'Chutes', personality: 'leak-content' }] });
   const rig = await startRig({ openrouter: `${emu.url}/api` });
   const home = tempDir('tokenscope-opencode-');
   try {
-    const recipe = agentRecipe('opencode', { proxyUrl: rig.proxy.url });
-    assert.equal(recipe.launch.kind, 'terminal');
-    if (recipe.launch.kind !== 'terminal') return;
-    // A throwaway home and working folder: OpenCode must not touch the user's config or this repository.
-    const h = home.dir;
-    const env = {
-      PATH: process.env.PATH ?? '',
-      ...recipe.launch.env,
-      HOME: h,
-      PWD: h,
-      XDG_CONFIG_HOME: join(h, '.config'),
-      XDG_DATA_HOME: join(h, '.local/share'),
-      XDG_CACHE_HOME: join(h, '.cache'),
-      XDG_STATE_HOME: join(h, '.local/state'),
-      OPENROUTER_API_KEY: KEY,
-      OPENCODE_DISABLE_AUTOUPDATE: '1',
-    };
-    const child = spawn(bin, [...recipe.launch.args, 'run', 'List the files here.'], { env, cwd: h, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    const code = await exited(child);
-    clearTimeout(timer);
+    const { code, out } = await runOpenCode({ proxyUrl: rig.proxy.url, home: home.dir, key: KEY, prompt: 'List the files here.' });
     assert.equal(code, 0, out.slice(-2000));
     assert.match(out, /tool_calls_section_begin/, 'OpenCode printed the leaked markup it was given');
 

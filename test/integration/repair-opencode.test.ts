@@ -5,20 +5,17 @@
  * upstream's bytes and the bytes delivered.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { openStore } from '../../src/core/capture/store';
-import { agentRecipe } from '../../src/core/proxy/agents';
 import { startOpenRouterEmulator } from '../fixtures/openrouter-emulator';
-import { repoRoot } from '../helpers/shared';
+import { openCodeMissing, runOpenCode } from '../helpers/agent-cli';
 import { exited, serveChild, tempDir } from '../unit/proxy/local-upstream';
 
 const KEY = 'sk-or-v1-repairtest0123456789abcdef';
-const bin = join(repoRoot, 'node_modules', 'opencode-linux-x64', 'bin', 'opencode');
 
-async function runOpenCode(repair: boolean) {
+async function runThrough(repair: boolean) {
   const home = tempDir('tokenscope-opencode-repair-');
   const data = tempDir('tokenscope-repair-data-');
   const target = join(home.dir, 'hello.txt');
@@ -28,30 +25,14 @@ async function runOpenCode(repair: boolean) {
   });
   const s = await serveChild(['--port', '0', '--data-dir', data.dir, '--openrouter-url', `${emu.url}/api`, ...(repair ? ['--repair'] : [])]);
   try {
-    const recipe = agentRecipe('opencode', { proxyUrl: s.url });
-    if (recipe.launch.kind !== 'terminal') throw new Error('OpenCode launches in a terminal');
-    const h = home.dir;
-    const env = {
-      PATH: process.env.PATH ?? '',
-      ...recipe.launch.env,
-      HOME: h,
-      PWD: h,
-      XDG_CONFIG_HOME: join(h, '.config'),
-      XDG_DATA_HOME: join(h, '.local/share'),
-      XDG_CACHE_HOME: join(h, '.cache'),
-      XDG_STATE_HOME: join(h, '.local/state'),
-      OPENROUTER_API_KEY: KEY,
-      OPENCODE_DISABLE_AUTOUPDATE: '1',
+    const { code, out } = await runOpenCode({
+      proxyUrl: s.url,
+      home: home.dir,
+      key: KEY,
+      prompt: 'Write hello.txt.',
       // The write tool asks for permission by default; a headless run allows it.
-      OPENCODE_PERMISSION: JSON.stringify({ edit: 'allow', bash: 'allow' }),
-    };
-    const child = spawn(bin, [...recipe.launch.args, 'run', 'Write hello.txt.'], { env, cwd: h, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    const code = await exited(child);
-    clearTimeout(timer);
+      extraEnv: { OPENCODE_PERMISSION: JSON.stringify({ edit: 'allow', bash: 'allow' }) },
+    });
     s.child.kill('SIGTERM');
     await exited(s.child);
     const store = await openStore(data.dir, { analyze: false });
@@ -77,11 +58,12 @@ async function runOpenCode(repair: boolean) {
 }
 
 /** Both runs at once: each mostly waits on OpenCode's start-up. */
-let runs: Promise<Awaited<ReturnType<typeof runOpenCode>>[]> | undefined;
-const both = () => (runs ??= Promise.all([runOpenCode(false), runOpenCode(true)]));
+let runs: Promise<Awaited<ReturnType<typeof runThrough>>[]> | undefined;
+const both = () => (runs ??= Promise.all([runThrough(false), runThrough(true)]));
 
 test('OpenCode through serve without --repair: the leaked markup is printed and nothing is written', async (t) => {
-  if (!existsSync(bin)) return t.skip(`the OpenCode CLI binary (npm opencode-linux-x64) is not installed on ${process.platform}-${process.arch}`);
+  const missing = openCodeMissing();
+  if (missing) return t.skip(missing);
   const r = (await both())[0];
   assert.equal(r.code, 0, r.out.slice(-2000));
   assert.match(r.out, /tool_calls_section_begin/, 'OpenCode printed the markup');
@@ -91,7 +73,8 @@ test('OpenCode through serve without --repair: the leaked markup is printed and 
 });
 
 test('OpenCode through serve --repair: the write tool runs, the file exists, the capture holds both byte streams', async (t) => {
-  if (!existsSync(bin)) return t.skip(`the OpenCode CLI binary (npm opencode-linux-x64) is not installed on ${process.platform}-${process.arch}`);
+  const missing = openCodeMissing();
+  if (missing) return t.skip(missing);
   const r = (await both())[1];
   assert.equal(r.code, 0, r.out.slice(-2000));
   assert.equal(r.written, 'written through repair\n', r.out.slice(-2000));

@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import type { ExchangeQuery } from '../core/capture/database';
 import type { CapturedExchange } from '../core/model';
+import type { ProviderDirectory } from '../core/policy/slugs';
 import { FILTER_HELP, FILTERED_CONTEXT, filterDescription, filterQuery, filterText, parseFilter, type CaptureFilter } from './captureFilter';
 import { exchangeRow, groupSessions, type LiveInfo, type SessionNode } from './viewModel';
 
@@ -31,9 +32,14 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
 
   constructor(
     private readonly list: () => CapturedExchange[],
-    private readonly live: (id: string) => LiveInfo | undefined = () => undefined,
+    private readonly live: (id: string) => LiveInfo | undefined,
     /** The store's indexed query (what `tokenscope captures` runs), for a filtered tree. */
-    private readonly query: (q: ExchangeQuery) => CapturedExchange[] = () => [],
+    private readonly query: (q: ExchangeQuery) => CapturedExchange[],
+    /**
+     * OpenRouter's provider slugs the store keeps: whether a row's served provider honoured its policy is judged by
+     * slug, as `show` and the exchange view judge it (core/policy/describe.ts `exchangePolicy`).
+     */
+    private readonly slugs: () => ProviderDirectory | undefined,
   ) {
     this.view = vscode.window.createTreeView('tokenscope.captures', { treeDataProvider: this, showCollapseAll: true });
     this.rebuild();
@@ -99,7 +105,7 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
       item.contextValue = 'session';
       return item;
     }
-    const row = exchangeRow(node.exchange, node.exchange.state === 'streaming' ? this.live(node.exchange.id) : undefined);
+    const row = exchangeRow(node.exchange, node.exchange.state === 'streaming' ? this.live(node.exchange.id) : undefined, this.slugs());
     const item = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.None);
     item.id = `exchange:${node.exchange.id}`;
     item.description = row.description;

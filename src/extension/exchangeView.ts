@@ -7,7 +7,7 @@ import { exchangeModel, exchangeProvider } from '../core/capture/describe';
 import { maskedSummary } from '../core/capture/masking';
 import type { RuleInfo } from '../core/checks/index';
 import { repairSummary } from '../core/repair/describe';
-import { policySummary, policyWordFor } from '../core/policy/describe';
+import { exchangePolicy } from '../core/policy/describe';
 import type { ProviderDirectory } from '../core/policy/slugs';
 import type { CapturedExchange, ChunkTiming, NormalizedRequest, ParsedResponse, Severity } from '../core/model';
 import type { TokenAccounting } from '../core/tokens/accounting';
@@ -92,6 +92,7 @@ export function exchangeView({ exchange: x, chunks, result, unavailable, ruleInf
   const res = result?.response;
   const model = res?.model ?? exchangeModel(x);
   const provider = res?.provider ?? exchangeProvider(x);
+  const policy = exchangePolicy(x, slugs);
   const meta: { label: string; value: string | undefined }[] = [
     { label: 'Model', value: model },
     { label: 'Provider', value: provider },
@@ -107,12 +108,12 @@ export function exchangeView({ exchange: x, chunks, result, unavailable, ruleInf
     { label: 'Re-run of', value: x.parentId ? `${x.parentId}${x.target ? ` on ${x.target}` : ''}` : undefined },
     { label: 'Repaired', value: x.repair && `${repairSummary(x.repair)} (findings are on the upstream's bytes)` },
     { label: 'Masked', value: x.masked && maskedSummary(x.masked) },
-    { label: 'Policy', value: x.policy && policySummary(x.policy, x.servedProvider ?? provider, slugs) },
+    { label: 'Policy', value: policy?.summary },
     { label: 'Error', value: x.error },
   ];
   return {
     id: x.id,
-    title: [model ?? 'exchange', provider, policyWordFor(x, slugs)].filter(Boolean).join(' · '),
+    title: [model ?? 'exchange', provider, policy?.word].filter(Boolean).join(' · '),
     meta: meta.filter((m): m is { label: string; value: string } => m.value !== undefined && m.value !== ''),
     worst: worst(findings),
     findings,

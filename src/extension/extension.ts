@@ -99,7 +99,7 @@ class App implements vscode.Disposable {
     this.status.name = 'Tokenscope';
     this.status.command = 'workbench.view.extension.tokenscope';
     const live = (id: string) => (this.store ? inFlightOf(this.store, id) : undefined);
-    this.tree = new CapturesTree(() => this.store?.list() ?? [], live, (q) => this.store?.query(q) ?? []);
+    this.tree = new CapturesTree(() => this.store?.list() ?? [], live, (q) => this.store?.query(q) ?? [], () => this.slugDirectory());
     this.exchanges = new Exchanges(() => this.store, log);
     this.tokenizer = new ExchangeTokenizer(vscode.Uri.joinPath(context.extensionUri, 'dist', 'tokens-worker.js').fsPath, async () => ({
       tokenizerDir: this.settings.tokenizerFolder,

@@ -4,7 +4,7 @@
  */
 import { exchangeModel, exchangeProvider } from '../core/capture/describe';
 import { isDemoCapture } from '../core/demo/mark';
-import { policySummary, policyWordFor } from '../core/policy/describe';
+import { exchangePolicy } from '../core/policy/describe';
 import type { ProviderDirectory } from '../core/policy/slugs';
 import { sizeText } from '../core/live/inflight';
 import type { CapturedExchange, Severity } from '../core/model';
@@ -91,8 +91,8 @@ export function exchangeRow(x: CapturedExchange, live?: LiveInfo, slugs?: Provid
   if (count) parts.push(`${count} finding${count === 1 ? '' : 's'}`);
   if (provider) parts.push(provider);
   if (x.repair) parts.push('repaired');
-  const policy = policyWordFor(x, slugs);
-  if (policy) parts.push(policy);
+  const policy = exchangePolicy(x, slugs);
+  if (policy) parts.push(policy.word);
   if (finish) parts.push(finish);
   else if (x.state === 'streaming') parts.push(live ? `streaming · ${liveText(live)}` : 'streaming…');
   else if (x.status !== undefined && x.status >= 400) parts.push(`HTTP ${x.status}`);
@@ -107,7 +107,7 @@ export function exchangeRow(x: CapturedExchange, live?: LiveInfo, slugs?: Provid
     x.summary?.rules.length ? `rules: ${[...new Set(x.summary.rules)].join(', ')}` : undefined,
     x.error ? `error: ${x.error}` : undefined,
     x.target ? `re-run on ${x.target}` : undefined,
-    x.policy ? `provider policy: ${policySummary(x.policy, x.servedProvider ?? provider, slugs)}` : undefined,
+    policy ? `provider policy: ${policy.summary}` : undefined,
     demo ? "demo capture from Tokenscope's built-in local upstream (Tokenscope: Clear Demo Captures removes it)" : undefined,
   ];
   return {

@@ -4,14 +4,14 @@ import { defaultDataDir, findCapture } from '../../core/capture/store';
 import { UserError } from '../../core/model';
 import { plural } from '../../core/tokens/accounting';
 import { maskedSummary } from '../../core/capture/masking';
-import { policySummary, repairCallLines, repairSummary } from '../../core/repair/describe';
+import { repairCallLines, repairSummary } from '../../core/repair/describe';
 import { callLines, findingJson, turnReport } from '../../core/parsed';
 import { parseArgs } from '../args';
 import { paletteOf, type Command } from '../io';
 import { MAX_FIELD, MAX_TEXT, findingLine, safeLine } from '../terminal';
 import { openStoreWithCaptures } from '../store';
 import { ProviderDirectory } from '../../core/policy/slugs';
-import { policyVerdict } from '../../core/policy/describe';
+import { exchangePolicy } from '../../core/policy/describe';
 
 const HELP = `usage: tokenscope show ID [--data-dir DIR] [--json]
 
@@ -36,7 +36,8 @@ const show: Command = async (argv, io) => {
     const report = analysis && ctx ? turnReport(analysis, ctx) : undefined;
     const slugs = new ProviderDirectory(store.providerSlugs());
     // Whether the served provider honoured the policy: judged by slug when OpenRouter's listings gave it, else by name.
-    const policy = x.policy && { ...policyVerdict(x.policy, x.servedProvider ?? exchangeProvider(x), slugs) };
+    const verdict = exchangePolicy(x, slugs);
+    const policy = verdict && { honoured: verdict.honoured, slug: verdict.slug, byName: verdict.byName };
     if (args.bool('json')) {
       io.out(JSON.stringify({ exchange: { ...x, summary: summary ?? x.summary }, ...(policy && { policy }), ...(report ?? {}), findings: report?.findings ?? analysis?.findings.map((f) => findingJson(f)) ?? [] }, null, 2));
       return 0;
@@ -52,7 +53,7 @@ const show: Command = async (argv, io) => {
       ['pin', x.pin && `${x.pin.requested.join(', ')}${x.pin.honoured === undefined ? '' : x.pin.honoured ? ' (honoured)' : ' (NOT honoured)'}`],
       ['response', `${outcomeText(x)}, ${plural(x.responseBytes ?? res.bytes.length, 'byte')} in ${plural(res.chunks.length, 'chunk')}${s?.streamed ? ' (streamed)' : ''}`],
       ['usage', s?.usage && [s.usage.promptTokens !== undefined && `${s.usage.promptTokens} prompt`, s.usage.completionTokens !== undefined && `${s.usage.completionTokens} completion`, s.usage.cost !== undefined && `$${s.usage.cost}`].filter(Boolean).join(', ')],
-      ['policy', x.policy && policySummary(x.policy, x.servedProvider ?? exchangeProvider(x), slugs)],
+      ['policy', verdict?.summary],
       ['repaired', x.repair && `${repairSummary(x.repair)}; the agent got the delivered bytes (${plural(store.readDelivered(x.id)?.length ?? 0, 'byte')}), findings are on the upstream's`],
       ['masked', x.masked && maskedSummary(x.masked)],
       ['error', x.error],

@@ -31,11 +31,36 @@ export function policySummary(p: PolicyRecord, served?: string, dir?: ProviderDi
   return `${safe(p.model)}: provider ${safe(JSON.stringify(p.sent))} (${merged})${verdict}`;
 }
 
+/** How an exchange's provider policy fared: the one judgement every surface shows (tree row and tooltip, exchange view, `show`). */
+export interface ExchangePolicy {
+  /** The served provider's display name, when a response named one. */
+  served?: string;
+  honoured?: boolean;
+  /** The served provider's OpenRouter slug, when a listing Tokenscope has read named it (then judged by slug). */
+  slug?: string;
+  /** Judged by loosely matched names: no listing named the served provider's slug. */
+  byName: boolean;
+  /** `policy honoured` / `policy NOT honoured` / `policy applied` (nobody named as served): for a tree row or title. */
+  word: string;
+  /** One line: the policy sent, the merge with the agent's own, and the verdict (./describe.ts `policySummary`). */
+  summary: string;
+}
+
+/**
+ * The exchange's policy verdict, judged by slug with OpenRouter's listings kept in the store (`dir`, a
+ * `ProviderDirectory` of `store.providerSlugs()`), else by name and said so; undefined when no policy applied.
+ */
+export function exchangePolicy(x: CapturedExchange, dir: ProviderDirectory | undefined): ExchangePolicy | undefined {
+  if (!x.policy) return undefined;
+  const served = x.servedProvider ?? x.summary?.provider;
+  const v = policyVerdict(x.policy, served, dir);
+  const word = v.honoured === undefined ? 'policy applied' : v.honoured ? 'policy honoured' : 'policy NOT honoured';
+  return { ...(served !== undefined && { served }), ...v, word, summary: policySummary(x.policy, served, dir) };
+}
+
 /** `policy honoured` / `policy NOT honoured` / `policy applied` (nobody named as served): for a tree row. */
 export function policyWordFor(x: CapturedExchange, dir?: ProviderDirectory): string | undefined {
-  if (!x.policy) return undefined;
-  const v = policyVerdict(x.policy, x.servedProvider ?? x.summary?.provider, dir);
-  return v.honoured === undefined ? 'policy applied' : v.honoured ? 'policy honoured' : 'policy NOT honoured';
+  return exchangePolicy(x, dir)?.word;
 }
 
 /** `kimi-k2-0905` for `moonshotai/kimi-k2-0905`; a `prefix*` key stays as written. */

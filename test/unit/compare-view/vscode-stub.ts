@@ -46,6 +46,18 @@ export class ThemeIcon {
     readonly color?: ThemeColor,
   ) {}
 }
+export class TreeItem {
+  id?: string;
+  description?: string;
+  tooltip?: string;
+  contextValue?: string;
+  iconPath?: unknown;
+  command?: unknown;
+  constructor(
+    readonly label: string,
+    readonly collapsibleState?: number,
+  ) {}
+}
 export class EventEmitter<T> extends Emitter<T> {
   dispose(): void {}
 }
@@ -138,6 +150,7 @@ export const window = {
       clearTimeout(timer);
     }
   },
+  createTreeView: (id: string, opts: { treeDataProvider: unknown }) => ({ id, ...opts, badge: undefined, description: undefined, message: undefined, dispose() {} }),
   createWebviewPanel: (viewType: string, title: string) => {
     const p = new FakePanel(viewType, title);
     ui.panels.push(p);

@@ -7,6 +7,7 @@ import type { ExchangeQuery } from '../core/capture/database';
 import type { CapturedExchange } from '../core/model';
 import type { ProviderDirectory } from '../core/policy/slugs';
 import { FILTER_HELP, FILTERED_CONTEXT, filterDescription, filterQuery, filterText, parseFilter, type CaptureFilter } from './captureFilter';
+import { settledSelection } from './treeSelection';
 import { exchangeRow, groupSessions, type LiveInfo, type SessionNode } from './viewModel';
 
 type Node = SessionNode | { kind: 'exchange'; exchange: CapturedExchange };
@@ -25,6 +26,8 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
   private brokenOnly = false;
   private filter: CaptureFilter | undefined;
   private pending: NodeJS.Timeout | undefined;
+  /** When the tree was last redrawn (see treeSelection.ts). */
+  private redrawnAt = 0;
   readonly view: vscode.TreeView<Node>;
 
   /** Redraws once a second while an exchange streams, so its bytes and seconds so far keep moving. */
@@ -74,8 +77,14 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
     this.pending ??= setTimeout(() => {
       this.pending = undefined;
       this.rebuild();
+      this.redrawnAt = Date.now();
       this.changed.fire(undefined);
     }, 150);
+  }
+
+  /** The exchange of the selected row, waiting out a redraw that has just emptied VS Code's view of it. */
+  selectedExchangeId(): Promise<string | undefined> {
+    return settledSelection(() => exchangeIdOf(this.view.selection[0]), () => this.redrawnAt);
   }
 
   private rebuild(): void {
@@ -114,7 +123,7 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
     item.iconPath = new vscode.ThemeIcon(row.icon.spin ? `${row.icon.id}~spin` : row.icon.id, row.icon.color && COLORS[row.icon.color]);
     // No arguments: VS Code keeps a tree item command's arguments only until the row is redrawn, so a click that
     // lands while the tree refreshes (an exchange streaming or just analysed) would fail with "Actual command not
-    // found". The command reads the clicked row from the selection instead, which survives a redraw.
+    // found". The command reads the clicked row from the selection instead (selectedExchangeId), which survives one.
     item.command = { command: 'tokenscope.open', title: 'Open' };
     return item;
   }

@@ -257,10 +257,11 @@ class App implements vscode.Disposable {
   private registerCommands(): void {
     const reg = (id: string, fn: (...args: unknown[]) => unknown) => this.disposables.push(vscode.commands.registerCommand(id, fn));
 
-    reg('tokenscope.open', (arg) => {
+    reg('tokenscope.open', async (arg) => {
       // A click on a row passes nothing: the row clicked is the Captures tree's selection (see capturesTree.ts).
-      const id = exchangeIdOf(arg ?? this.tree.view.selection[0]);
+      const id = arg === undefined ? await this.tree.selectedExchangeId() : exchangeIdOf(arg);
       if (id) return this.panels.show(id);
+      this.log.warn('open: no capture is selected in the Captures view');
     });
     reg('tokenscope.delete', async (arg) => {
       const id = exchangeIdOf(arg);

@@ -189,7 +189,9 @@ describe('tokens --batch', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
       { cwd: repoRoot, env: { ...process.env, TOKENSCOPE_BATCH_WORKER: workerFile }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stdout = '';
+    let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
     const exited = new Promise<number | null>((ok) => child.on('exit', (code) => ok(code)));
     // Interrupt once output is flowing.
     for (let i = 0; i < 600; i++) {
@@ -207,6 +209,7 @@ describe('tokens --batch', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
     assert.equal(code, 130, stdout);
     const summary = JSON.parse(stdout);
     assert.equal(summary.interrupted, true);
+    assert.match(stderr, /stopping: finishing the lines already being processed/, 'Ctrl-C is acknowledged at once');
     const text = readFileSync(out, 'utf8');
     assert.ok(text.endsWith('\n'), 'the file ends with a complete line');
     const lines = readOut(out);
@@ -221,6 +224,13 @@ describe('tokens --batch', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
     assert.equal(missing.code, 2);
     assert.match(missing.err, /cannot read .*nope\.jsonl: no such file/);
     assert.match((await run('--batch', 'a', '--out', 'b', '--format', 'csv')).err, /--format must be specforge/);
+    // A folder with no tokenizer is said once, before any line is read (not once per line).
+    const noTokenizer = await run('--batch', file('one.jsonl', '{}\n'), '--out', join(tmp, 'o.jsonl'), '--tokenizer-dir', tmp);
+    assert.equal(noTokenizer.code, 2);
+    assert.equal(noTokenizer.err, `tokenscope tokens: ${tmp} holds neither tiktoken.model nor tokenizer.json`);
+    const absent = await run('--batch', file('one.jsonl', '{}\n'), '--out', join(tmp, 'o.jsonl'), '--tokenizer-dir', join(tmp, 'absent'));
+    assert.equal(absent.code, 2);
+    assert.match(absent.err, /^tokenscope tokens: tokenizer folder .*absent does not exist$/);
     assert.match((await run('--out', 'b', 'f.json')).err, /--out goes with --batch/);
   });
 });

@@ -4,8 +4,10 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { defaultDataDir } from '../../core/capture/store';
 import { formats } from '../../core/formats/index';
 import { UserError, type FamilyId } from '../../core/model';
+import { plural } from '../../core/tokens/accounting';
 import { runBatch, type BatchProgress } from '../../core/tokens/batch/run';
 import type { DownloadProgress } from '../../core/tokens/hub';
+import { checkTokenizerDir } from '../../core/tokens/resolve';
 import type { Args } from '../args';
 import { interruptSignal, type CliIO } from '../io';
 import { safeLine, safeText } from '../terminal';
@@ -27,10 +29,18 @@ export async function batch(args: Args, io: CliIO, onDownload: (p: DownloadProgr
   if (family !== undefined && !formats.some((f) => f.id === family)) {
     throw new UserError(`--family must be one of ${formats.map((f) => f.id).join(', ')}; got "${family}"`);
   }
+  // A folder that holds no tokenizer fails every line the same way: said once, before any work.
+  const tokenizerDir = args.str('tokenizer-dir');
+  if (tokenizerDir) checkTokenizerDir(tokenizerDir);
   const workerFile = batchWorkerFile();
   const specforgeOutput = format === 'specforge' ? specforgePath(output) : undefined;
   const progress = terminalProgress();
   const interrupt = interruptSignal();
+  // The lines already handed to the workers are finished and written, so the output stays whole lines: say so.
+  interrupt.signal.addEventListener('abort', () => {
+    progress?.clear();
+    io.err('tokenscope tokens: stopping: finishing the lines already being processed (Ctrl-C again quits at once and may cut the last line)');
+  });
   try {
     const result = await runBatch({
       input,
@@ -41,7 +51,7 @@ export async function batch(args: Args, io: CliIO, onDownload: (p: DownloadProgr
       workerFile,
       model: args.str('model'),
       family: family as FamilyId | undefined,
-      tokenizerDir: args.str('tokenizer-dir'),
+      tokenizerDir,
       cacheDir: args.str('data-dir') ?? defaultDataDir(),
       offline: args.bool('offline'),
       signal: interrupt.signal,
@@ -65,7 +75,7 @@ export async function batch(args: Args, io: CliIO, onDownload: (p: DownloadProgr
     if (args.bool('json')) {
       io.out(JSON.stringify({ ...run, ...s.toJSON() }, null, 2));
     } else {
-      const wrote = `${s.lines - s.bad} lines written to ${output}${specforgeOutput ? ` (and ${specforgeOutput})` : ''}`;
+      const wrote = `${plural(s.lines - s.bad, 'line')} written to ${output}${specforgeOutput ? ` (and ${specforgeOutput})` : ''}`;
       const head = result.interrupted ? `interrupted: ${wrote}, for the first ${s.lines + s.blank} input lines` : wrote;
       // Dataset names and messages come from the input: escaped before they reach the terminal.
       io.out(safeText(`${head} in ${run.seconds} s (${run.linesPerSecond ?? '-'} lines/s)\n\n${s.text()}`, Infinity));

@@ -51,9 +51,9 @@ usage, and findings by rule. Ctrl-C stops cleanly: OUT holds complete lines for 
   --batch IN.jsonl     the input file
   --out OUT.jsonl      the output file (written 0600)
   --workers N          worker threads (default: one per core)
-  --format specforge   also write OUT's name with .specforge.jsonl: {"id","conversations","input_ids","loss_mask"},
-                       the form SpecForge / EAGLE-3 training reads (loss mask 1 over the completion); lines without
-                       prompt ids are left out of it
+  --format specforge   also write OUT's name with .specforge.jsonl: {"id","conversations","tools","input_ids",
+                       "loss_mask"}, the form SpecForge / EAGLE-3 training reads, with the exact ids (prompt, then
+                       completion; loss mask 1 over the completion); lines without prompt ids are left out of it
 
 Tokenizers not found locally are downloaded once from the Hugging Face Hub (HF_ENDPOINT overrides the
 endpoint, HF_TOKEN is sent for gated repos).`;

@@ -175,11 +175,15 @@ export class TokenizerPool {
 
 /** Loads whatever layout the folder holds. */
 export function loadFromDir(dir: string, label: string, cacheDir?: string, onWarning?: (m: string) => void): Tokenizer {
+  if (checkTokenizerDir(dir) === 'tiktoken') return loadKimiTokenizer({ dir, cacheDir, name: `${label} (tiktoken)`, onWarning });
+  return loadHfTokenizer(dir, `${label} (tokenizer.json)`);
+}
+
+/** Which layout a tokenizer folder holds, without loading it; a UserError when it holds none (cheap: for up-front checks). */
+export function checkTokenizerDir(dir: string): 'tiktoken' | 'tokenizer.json' {
   if (!existsSync(dir)) throw new UserError(`tokenizer folder ${dir} does not exist`);
-  if (existsSync(join(dir, 'tiktoken.model'))) {
-    return loadKimiTokenizer({ dir, cacheDir, name: `${label} (tiktoken)`, onWarning });
-  }
-  if (existsSync(join(dir, 'tokenizer.json'))) return loadHfTokenizer(dir, `${label} (tokenizer.json)`);
+  if (existsSync(join(dir, 'tiktoken.model'))) return 'tiktoken';
+  if (existsSync(join(dir, 'tokenizer.json'))) return 'tokenizer.json';
   throw new UserError(`${dir} holds neither tiktoken.model nor tokenizer.json`);
 }
 

@@ -23,7 +23,7 @@ test('batch summary: datasets, tool-call markup, accounting buckets and percent,
   const j = s.toJSON();
   assert.deepEqual(j.lines, { read: 5, processed: 4, bad: 1, blank: 0 });
   assert.deepEqual(j.badLines, [{ line: 4, error: 'not valid JSON' }]);
-  assert.deepEqual(j.samples, { total: 4, byDataset: { a: 2, b: 1 } });
+  assert.deepEqual(j.samples, { total: 4, byDataset: { a: 2, b: 1 }, withoutDataset: 1 });
   assert.deepEqual([j.toolCalls.withTools, j.toolCalls.promptMarkup, j.toolCalls.contentMarkup, j.toolCalls.structuredCalls], [1, 1, 1, 1]);
   const c = j.accounting.completion;
   assert.deepEqual([c.compared, c.exact, c.counted, c.billed, c.percent], [3, 1, 52, 30, 73.333]);
@@ -35,4 +35,6 @@ test('batch summary: datasets, tool-call markup, accounting buckets and percent,
   assert.match(text, /4 samples processed, 1 bad line/);
   assert.match(text, /completion accounting: 1 of 3 exact; 52 counted vs 30 billed \(\+73\.333%\)/);
   assert.match(text, /prompt accounting: 1 of 2 exact; 200 rendered vs 230 billed \(\+15%\)/);
+  // Every sample has a row: the one without a dataset field too, so the rows add up to the samples.
+  assert.match(text, /^  \(no dataset field\) +1 +0 +0 +0 +0$/m);
 });

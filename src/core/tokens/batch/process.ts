@@ -7,7 +7,7 @@ import { formats, getFormat } from '../../formats/index';
 import { UserError, type FamilyId, type Finding } from '../../model';
 import { exchangeTokenStream } from '../exchange';
 import type { DownloadProgress, HubOptions } from '../hub';
-import { ChatTemplatePool, promptFor, type PromptTokens } from '../prompt';
+import { ChatTemplatePool, promptFor } from '../prompt';
 import { TokenizerPool, type TokenizerRequest } from '../resolve';
 import { parseBatchLine, type BatchSample } from './line';
 import { specforgeRecord } from './specforge';
@@ -121,7 +121,7 @@ export class BatchProcessor {
       dataset: sample.dataset,
       family: analysis.family,
       tools: (request?.tools.length ?? 0) > 0,
-      promptMarkup: promptHasMarkup(sample, prompt, analysis.family),
+      promptMarkup: promptHasMarkup(sample, analysis.family),
       contentMarkup: hasMarkup(response.message.content ?? '', analysis.family),
       structuredCalls: response.message.toolCalls.length > 0,
       completion: { counted: a.counted, billed: a.billed },
@@ -131,7 +131,7 @@ export class BatchProcessor {
     };
     const result: LineResult = { line, out: JSON.stringify(record), stats };
     if (o.specforge && prompt) {
-      result.specforge = JSON.stringify(specforgeRecord({ line, sample, promptIds: prompt.ids, completionIds }));
+      result.specforge = JSON.stringify(specforgeRecord({ line, sample, promptIds: prompt.ids, completionIds, tokenizer }));
     }
     return result;
   }
@@ -150,11 +150,12 @@ function hasMarkup(text: string, family: FamilyId | undefined): boolean {
 }
 
 /**
- * Tool-call markup in the prompt: in the rendered prompt (history calls rendered by the template, or markup pasted
- * into a message), else in the request's history (structured calls, or markers in message text).
+ * Tool-call markup in the prompt: calls in the request's history (which the template renders as markup) or markers
+ * in a message's text. Judged on the messages, not on the rendered prompt: some templates spell the markup in their
+ * tool instructions (Qwen3: "within <tool_call></tool_call> XML tags"), which would count every prompt that offers
+ * tools in one family and none in another.
  */
-function promptHasMarkup(sample: BatchSample, prompt: PromptTokens | undefined, family: FamilyId | undefined): boolean {
-  if (prompt) return hasMarkup(prompt.text, family);
+function promptHasMarkup(sample: BatchSample, family: FamilyId | undefined): boolean {
   const history = sample.request?.messages ?? [];
   return history.some((m) => (m.toolCalls?.length ?? 0) > 0 || hasMarkup(m.content ?? '', family));
 }

@@ -1,9 +1,25 @@
 /**
- * The training-data form SpecForge (sgl-project/SpecForge) reads for EAGLE-3 draft models: one JSON line per sample,
- * `{"id", "conversations": [{"role", "content"}…]}`, here with the exact ids beside it: `input_ids` (the prompt as
- * the model's chat template renders it, then the completion as the model emitted it) and `loss_mask` (0 over the
- * prompt, 1 over the completion), so training does not re-tokenize text that no longer spells the model's ids.
+ * The training-data form SpecForge (sgl-project/SpecForge) reads for EAGLE-3 draft models, one JSON line per sample,
+ * with the exact ids beside it.
+ *
+ * What SpecForge reads (sgl-project/SpecForge @ a6b6b0230009d15ec2a97a57384e6f53f0f96946):
+ * - `scripts/prepare_data.py` writes the schema its training takes: `{"id": str, "conversations": [{"role",
+ *   "content"}…]}`;
+ * - `specforge/data/preprocessing.py` `build_eagle3_dataset` reads the `conversations` column, pops `id`, and reads
+ *   an optional `tools` column (a JSON string or a list), passed to the chat template as `tools=`. Every other
+ *   column is handed on to the template as a keyword argument (unused by the templates);
+ * - `specforge/data/parse.py` keeps `role`, `content` and `tool_calls` of each message (`tool_calls[].function.
+ *   arguments` as a string is parsed to an object), takes `tool` messages after an assistant turn, and produces
+ *   `input_ids` with a `loss_mask` of 1 over the assistant's tokens, end-of-turn included.
+ *
+ * So `conversations` and `tools` are the request and the answer in that form, for SpecForge's own pipeline. And
+ * `input_ids` / `loss_mask` are what that pipeline would produce, but exact: the prompt as the model's chat template
+ * renders it, then the completion as the model emitted it, with 1 over the completion. Training can take them as
+ * they are, rather than re-tokenizing text that may no longer spell the model's ids (reasoning encoded apart, the
+ * end-of-turn id, markup returned as text). `reasoning_content` is kept on assistant turns for readers that use it;
+ * SpecForge's parser drops it.
  */
+import type { Tokenizer } from '../types';
 import type { BatchSample } from './line';
 
 interface Turn {
@@ -14,7 +30,15 @@ interface Turn {
   tool_call_id?: string;
 }
 
-export function specforgeRecord(o: { line: number; sample: BatchSample; promptIds: number[]; completionIds: number[] }) {
+export interface SpecforgeInput {
+  line: number;
+  sample: BatchSample;
+  promptIds: number[];
+  completionIds: number[];
+  tokenizer: Pick<Tokenizer, 'specialName'>;
+}
+
+export function specforgeRecord(o: SpecforgeInput) {
   const { sample } = o;
   const m = sample.response.message;
   const answer: Turn = { role: 'assistant', content: m.content ?? '' };
@@ -22,14 +46,34 @@ export function specforgeRecord(o: { line: number; sample: BatchSample; promptId
   if (m.toolCalls.length) {
     answer.tool_calls = m.toolCalls.map((c) => ({ ...(c.id ? { id: c.id } : {}), type: 'function', function: { name: c.name, arguments: c.arguments } }));
   }
-  const loss = new Array<number>(o.promptIds.length + o.completionIds.length);
+  const completion = o.completionIds.slice(generationPromptOverlap(o.promptIds, o.completionIds, o.tokenizer));
+  const loss = new Array<number>(o.promptIds.length + completion.length);
   loss.fill(0, 0, o.promptIds.length).fill(1, o.promptIds.length);
+  const tools = (sample.requestBody as { tools?: unknown } | undefined)?.tools;
   return {
     id: sample.id ?? `line-${o.line}`,
     conversations: [...historyTurns(sample.requestBody), answer],
-    input_ids: [...o.promptIds, ...o.completionIds],
+    // A JSON string, as SpecForge's own generator writes it: one column type whatever each line's tool schemas are.
+    ...(Array.isArray(tools) && tools.length ? { tools: JSON.stringify(tools) } : {}),
+    input_ids: [...o.promptIds, ...completion],
     loss_mask: loss,
   };
+}
+
+/**
+ * How many leading completion ids the prompt already ends with: the generation prompt's part of the turn that the
+ * reconstruction writes out too (gpt-oss: every message header in full, so the prompt's `<|start|>assistant` opens
+ * the completion as well; a template whose generation prompt opens `<think>`). Only a run that starts with a special
+ * token counts, so ordinary text that happens to repeat the prompt's last token is never dropped.
+ */
+export function generationPromptOverlap(prompt: readonly number[], completion: readonly number[], tokenizer: Pick<Tokenizer, 'specialName'>): number {
+  if (!completion.length || tokenizer.specialName(completion[0]) === undefined) return 0;
+  for (let k = Math.min(prompt.length, completion.length, 8); k > 0; k--) {
+    let same = true;
+    for (let i = 0; i < k && same; i++) same = prompt[prompt.length - k + i] === completion[i];
+    if (same) return k;
+  }
+  return 0;
 }
 
 /** The request's messages as conversation turns; content parts are joined into their text. */

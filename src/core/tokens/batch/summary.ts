@@ -61,6 +61,8 @@ export class BatchSummary {
   readonly badLines: { line: number; error: string }[] = [];
   readonly tools = emptyTools();
   readonly byDataset = new Map<string, ToolCounts>();
+  /** Samples without a dataset field (shown as their own row when other samples have one). */
+  readonly noDataset = emptyTools();
   readonly completion = emptyAccounting();
   readonly prompt = emptyAccounting();
   readonly promptSkipped = new Map<string, number>();
@@ -80,7 +82,7 @@ export class BatchSummary {
       let d = this.byDataset.get(s.dataset);
       if (!d) this.byDataset.set(s.dataset, (d = emptyTools()));
       countTools(d, s);
-    }
+    } else countTools(this.noDataset, s);
     inc(this.families, s.family ?? 'unknown');
     account(this.completion, s.completion.counted, s.completion.billed, s.completion.counted - (s.completion.billed ?? 0));
     if (s.prompt) account(this.prompt, s.prompt.counted, s.prompt.billed, (s.prompt.billed ?? 0) - s.prompt.counted);
@@ -92,7 +94,11 @@ export class BatchSummary {
     return {
       lines: { read: this.lines + this.blank, processed: this.lines - this.bad, bad: this.bad, blank: this.blank },
       badLines: this.badLines,
-      samples: { total: this.tools.samples, byDataset: Object.fromEntries([...this.byDataset].map(([k, v]) => [k, v.samples])) },
+      samples: {
+        total: this.tools.samples,
+        byDataset: Object.fromEntries([...this.byDataset].map(([k, v]) => [k, v.samples])),
+        withoutDataset: this.noDataset.samples,
+      },
       families: Object.fromEntries(this.families),
       toolCalls: {
         withTools: this.tools.withTools,
@@ -115,7 +121,8 @@ export class BatchSummary {
     const out = [
       `${plural(j.lines.processed, 'sample')} processed, ${plural(j.lines.bad, 'bad line')}${j.lines.blank ? `, ${j.lines.blank} blank` : ''}`,
     ];
-    const datasets = Object.entries(j.toolCalls.byDataset);
+    const datasets: [string, ToolCounts][] = Object.entries(j.toolCalls.byDataset);
+    if (datasets.length && this.noDataset.samples) datasets.push(['(no dataset field)', this.noDataset]);
     if (datasets.length) {
       out.push('', 'dataset                      samples  tools  prompt markup  content markup  structured calls');
       for (const [name, d] of datasets) {

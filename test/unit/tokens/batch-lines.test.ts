@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { BatchProcessor } from '../../../src/core/tokens/batch/process';
+import { generationPromptOverlap } from '../../../src/core/tokens/batch/specforge';
+import { recording } from '../../helpers/shared';
+import { lenmlDir } from './helpers';
+
+const tmp = mkdtempSync(join(tmpdir(), 'tokenscope-batch-lines-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+/** A tokenizer folder: a package's tokenizer files (linked), plus a chat template when given. */
+function tokenizerDir(name: string, from: string, template?: string): string {
+  const dir = join(tmp, name);
+  mkdirSync(dir, { recursive: true });
+  for (const f of ['tokenizer.json', 'tokenizer_config.json']) symlinkSync(join(from, f), join(dir, f));
+  if (template) writeFileSync(join(dir, 'chat_template.jinja'), template);
+  return dir;
+}
+
+/** gpt-oss's Harmony prompt layout, reduced to what the test needs: the generation prompt is `<|start|>assistant`. */
+const HARMONY_LAYOUT =
+  '{%- for m in messages -%}<|start|>{{ m.role }}<|message|>{{ m.content }}<|end|>{%- endfor -%}{%- if add_generation_prompt -%}<|start|>assistant{%- endif -%}';
+
+interface Out {
+  prompt_ids: number[];
+  completion_ids: number[];
+}
+
+describe('tokens --batch lines: the SpecForge record and the tool-call counts', () => {
+  test('gpt-oss: the prompt’s `<|start|>assistant` is not repeated in input_ids; the loss mask covers what the model emitted; tools ride along', async (t) => {
+    const found = lenmlDir('gptoss');
+    const rec = recording('20-harmony-fantasy-llamacpp-tool-json');
+    if ('skip' in found) return t.skip(found.skip);
+    if (!rec) return t.skip('shared recordings not found (../shared/recordings or TOKENSCOPE_SHARED)');
+    const dir = tokenizerDir('gptoss', found.dir, HARMONY_LAYOUT);
+    const request = JSON.parse(rec.files['request.json']);
+    const line = JSON.stringify({ request, response: JSON.parse(rec.files['response.json']) });
+    const r = await new BatchProcessor({ tokenizerDir: dir, specforge: true }).process(1, line);
+    assert.equal(r.error, undefined);
+    const out = JSON.parse(r.out!) as Out;
+    const sf = JSON.parse(r.specforge!) as { input_ids: number[]; loss_mask: number[]; tools: string; conversations: { role: string }[] };
+    const START = 200006;
+    assert.deepEqual(out.prompt_ids.slice(-2), out.completion_ids.slice(0, 2), 'the reconstruction writes the generation prompt’s header too');
+    assert.equal(out.completion_ids[0], START);
+    assert.deepEqual(sf.input_ids, [...out.prompt_ids, ...out.completion_ids.slice(2)]);
+    assert.equal(sf.loss_mask.length, sf.input_ids.length);
+    assert.equal(sf.loss_mask.indexOf(1), out.prompt_ids.length);
+    assert.equal(sf.loss_mask.filter((x) => x === 1).length, out.completion_ids.length - 2);
+    assert.deepEqual(JSON.parse(sf.tools), request.tools, 'tools as a JSON string, the form SpecForge reads');
+    assert.deepEqual(sf.conversations.map((c) => c.role), ['system', 'user', 'assistant']);
+  });
+
+  test('the overlap is only a run that starts with a special token', () => {
+    const tk = { specialName: (id: number) => (id >= 100 ? `<s${id}>` : undefined) };
+    assert.equal(generationPromptOverlap([1, 2, 100, 7], [100, 7, 9], tk), 2);
+    assert.equal(generationPromptOverlap([1, 2, 5], [5, 6], tk), 0, 'an ordinary token that repeats the prompt’s last is the model’s');
+    assert.equal(generationPromptOverlap([1, 101], [100, 7], tk), 0);
+    assert.equal(generationPromptOverlap([], [100], tk), 0);
+  });
+
+  test('tool-call markup in the prompt means calls or markers in the messages, not a template’s tool instructions', async (t) => {
+    const found = lenmlDir('qwen3');
+    if ('skip' in found) return t.skip(found.skip);
+    const p = new BatchProcessor({ tokenizerDir: found.dir });
+    const tools = [{ type: 'function', function: { name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
+    const response = { id: 'x', object: 'chat.completion', model: 'qwen/qwen3-32b', choices: [{ index: 0, message: { role: 'assistant', content: 'Done.' }, finish_reason: 'stop' }] };
+    const user = { role: 'user', content: 'Read a.ts' };
+    const call = { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{"path":"a.ts"}' } }] };
+    const result = { role: 'tool', tool_call_id: 'c1', content: 'export {}' };
+    const stats = async (messages: unknown[]) => {
+      const r = await p.process(1, JSON.stringify({ request: { model: 'qwen/qwen3-32b', messages, tools }, response }));
+      assert.equal(r.error, undefined);
+      assert.ok(JSON.parse(r.out!).prompt_ids.length > 0);
+      return r.stats!;
+    };
+    const offered = await stats([user]);
+    // Qwen3's template spells `<tool_call>` in the instructions it writes for every request with tools.
+    assert.equal(offered.tools, true);
+    assert.equal(offered.promptMarkup, false);
+    assert.equal((await stats([user, call, result])).promptMarkup, true, 'a call in the history');
+    assert.equal((await stats([{ role: 'user', content: 'Why did you write <tool_call>{"name":"read"}</tool_call>?' }])).promptMarkup, true, 'markup pasted in a message');
+  });
+});

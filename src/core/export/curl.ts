@@ -107,7 +107,7 @@ export function writeCurl(r: Repro): string {
   if (rep.pin) {
     out.push(`# Pinned to provider ${rep.pin.slug} with fallbacks off, so the same provider serves the replay.`);
     if (rep.pin.derivedFrom) {
-      out.push(`# The slug is derived from the served provider's name "${rep.pin.derivedFrom}"; check it on the model's OpenRouter page.`);
+      out.push(`# The slug is derived from the served provider's name "${rep.pin.derivedFrom}" (a guess: no OpenRouter listing Tokenscope has read names its slug); check it on the model's OpenRouter page.`);
     }
   }
   out.push(curlCommand(r));

@@ -9,6 +9,7 @@
  * Formats never see an unredacted capture: they take a `Repro`, which only `prepareRepro` (repro.ts) builds, and
  * every text they produce is sealed by `sealExport` before it is returned.
  */
+import type { SlugEntry } from '../policy/slugs';
 import { homedir } from 'node:os';
 import { containsSecret, placeholder, redactHeaders, redactText, type Redaction, type RedactOptions } from '../redact';
 import { UserError, type Analysis, type CapturedExchange, type ChunkTiming, type ExchangeSummary } from '../model';
@@ -37,6 +38,8 @@ export interface CaptureInput {
   chunks: ChunkTiming[];
   /** The capture store's analysis of the exchange, when it holds one (read instead of analysing again). */
   stored?: { summary: ExchangeSummary; analysis: Analysis };
+  /** OpenRouter's provider slugs the capture store keeps (../policy/slugs.ts), for the replay's provider pin. */
+  providerSlugs?: readonly SlugEntry[];
 }
 
 // ---------------------------------------------------------------------------------------------------------------

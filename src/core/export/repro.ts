@@ -13,6 +13,7 @@ import type { TokenStream } from '../tokens/stream';
 import type { Tokenizer } from '../tokens/types';
 import { containsSecret } from '../redact';
 import type { CaptureReader, ChunkTiming, CapturedExchange, Finding, ToolDef, Usage } from '../model';
+import { nameKey, ProviderDirectory, providerOfTag, type SlugCache, type SlugEntry } from '../policy/slugs';
 import { redactCapture, summarizeRedactions, type CaptureInput, type RedactionItem, type UserPattern } from './redaction';
 
 declare const reproBrand: unique symbol;
@@ -34,6 +35,8 @@ export interface Repro {
   readonly patterns: UserPattern[];
   /** The token stream of the turn in the model's own tokenizer, when one was given. */
   readonly tokens?: TokenStream;
+  /** OpenRouter's provider slugs the capture store keeps: the replay pins the served provider by its real slug. */
+  readonly providerSlugs?: readonly SlugEntry[];
 }
 
 export interface ReproOptions {
@@ -67,6 +70,7 @@ export function prepareRepro(input: CaptureInput, opts: ReproOptions = {}): Repr
     redactions,
     tokenscopeVersion: opts.tokenscopeVersion ?? 'unknown',
     patterns: opts.patterns ?? [],
+    ...(input.providerSlugs && { providerSlugs: input.providerSlugs }),
   } as Repro;
   return opts.tokenizer ? withTokens(r, opts.tokenizer) : r;
 }
@@ -102,7 +106,8 @@ export function readCapture(reader: CaptureReader, id: string): CaptureInput {
   const exchange = findCapture(reader, id);
   const res = reader.readResponse(exchange.id) ?? { bytes: new Uint8Array(0), chunks: [] };
   const stored = reader.readAnalysis?.(exchange.id);
-  return { exchange, responseBody: res.bytes, chunks: res.chunks, ...(stored && { stored }) };
+  const providerSlugs = (reader as Partial<SlugCache>).providerSlugs?.();
+  return { exchange, responseBody: res.bytes, chunks: res.chunks, ...(stored && { stored }), ...(providerSlugs?.length && { providerSlugs }) };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -200,26 +205,21 @@ function callsAttempted(r: Repro): number {
   return Math.max(parsed, response.message.toolCalls.length);
 }
 
-/** Lowercase slug of an OpenRouter provider display name (`Google AI Studio` → `google-ai-studio`). */
-export function providerSlug(name: string): string {
-  return name
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '');
-}
-
 /**
  * The OpenRouter provider a replay pins: the one that served the captured answer (that is the failure to see
- * again). Its slug is the requested pin's when one matches the served name; otherwise it is derived from the
- * display name, and `derivedFrom` says so (outputs tell the user to check it). Without a served provider, the
- * requested pin.
+ * again), by the slug OpenRouter's listings gave for its display name (kept in the capture store; a requested pin of
+ * that provider, `deepinfra/fp4`, is kept as requested). When no listing named it, the requested pin whose name
+ * matches; else a slug derived from the display name, a guess `derivedFrom` says (outputs tell the user to check
+ * it). Without a served provider, the requested pin.
  */
 export function replayPin(r: Repro): { slug: string; derivedFrom?: string } | undefined {
   const requested = r.exchange.pin?.requested ?? [];
   const served = facts(r).provider;
   if (!served) return requested.length > 0 ? { slug: requested[0] } : undefined;
-  const slug = providerSlug(served);
-  const match = requested.find((s) => providerSlug(s) === slug || providerSlug(s).replace(/-/g, '') === slug.replace(/-/g, ''));
+  const { slug, known } = new ProviderDirectory(r.providerSlugs ?? []).slugOf(served);
+  const ofProvider = (s: string) => providerOfTag(s.trim().toLowerCase());
+  if (known) return { slug: requested.find((s) => ofProvider(s) === slug) ?? slug };
+  const match = requested.find((s) => nameKey(ofProvider(s)) === nameKey(served));
   return match ? { slug: match } : { slug, derivedFrom: served };
 }
 

@@ -2,8 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { replayOf, rerunCommand, writeCurl } from '../../../src/core/export/curl';
-import { prepareRepro } from '../../../src/core/export/repro';
+import { openStore } from '../../../src/core/capture/store';
+import { prepareRepro, readCapture, replayPin } from '../../../src/core/export/repro';
+import { entriesFromEndpoints } from '../../../src/core/policy/slugs';
 import { brokenKimiCapture, CANARY } from '../../fixtures/export/captures';
+import { tempDir } from '../proxy/local-upstream';
 
 /** Runs the script with `curl` replaced by a shell function that prints its arguments and its stdin. */
 function runWithFakeCurl(script: string, env: Record<string, string>): string[] {
@@ -68,4 +71,47 @@ test('a local server without auth replays without a key, body untouched; shell m
   assert.ok(lines.includes("ARG http://127.0.0.1:30000/v1/chat/completions?x='$(touch /tmp/pwned)'"));
   assert.ok(lines.includes("ARG content-type: application/json; x='$(id)'"));
   assert.equal(lines.find((l) => l.startsWith('STDIN '))!.slice(6), c.exchange.requestBody);
+});
+
+test('the replay pin is the served provider\'s OpenRouter slug the store keeps; without one it is a guess and says so', () => {
+  const slugs = entriesFromEndpoints([
+    { slug: 'atlas-cloud', name: 'AtlasCloud' },
+    { slug: 'moonshotai', name: 'Moonshot AI' },
+  ]);
+  const atlas = brokenKimiCapture();
+  atlas.exchange.servedProvider = 'AtlasCloud';
+  const known = prepareRepro({ ...atlas, providerSlugs: slugs });
+  assert.deepEqual(replayPin(known), { slug: 'atlas-cloud' }, 'not the lower-cased name "atlascloud"');
+  assert.deepEqual(JSON.parse(replayOf(known).body!).provider.only, ['atlas-cloud']);
+  assert.equal(rerunCommand(known), `tokenscope rerun ${atlas.exchange.id} --target openrouter:atlas-cloud`);
+  assert.doesNotMatch(writeCurl(known), /derived|guess/);
+
+  const guessed = prepareRepro(atlas);
+  assert.deepEqual(replayPin(guessed), { slug: 'atlascloud', derivedFrom: 'AtlasCloud' });
+  assert.match(writeCurl(guessed), /^# The slug is derived from the served provider's name "AtlasCloud" \(a guess: no OpenRouter listing Tokenscope has read names its slug\)/m);
+
+  // A requested pin of the served provider keeps its tag (the quantization) when the slug is known.
+  const moonshot = brokenKimiCapture();
+  moonshot.exchange.servedProvider = 'Moonshot AI';
+  moonshot.exchange.pin = { requested: ['fireworks', 'moonshotai/fp8'], honoured: true };
+  assert.deepEqual(replayPin(prepareRepro({ ...moonshot, providerSlugs: slugs })), { slug: 'moonshotai/fp8' });
+});
+
+test('an export read from the store carries the slugs it learned: the replay pins "AtlasCloud" as atlas-cloud', async () => {
+  const tmp = tempDir();
+  const store = await openStore(tmp.dir);
+  try {
+    const c = brokenKimiCapture();
+    const w = store.begin({ route: 'openrouter', upstreamUrl: c.exchange.upstreamUrl, method: 'POST', path: c.exchange.path, requestHeaders: c.exchange.requestHeaders, requestBody: c.exchange.requestBody });
+    w.annotate({ servedProvider: 'AtlasCloud' });
+    w.responseStarted(200, { 'content-type': 'text/event-stream' });
+    w.chunk(c.responseBody);
+    const { id } = await w.finish();
+    assert.deepEqual(replayPin(prepareRepro(readCapture(store, id))), { slug: 'atlascloud', derivedFrom: 'AtlasCloud' }, 'nothing learned yet: a guess');
+    store.learnProviderSlugs(entriesFromEndpoints([{ slug: 'atlas-cloud', name: 'AtlasCloud' }]));
+    assert.deepEqual(replayPin(prepareRepro(readCapture(store, id))), { slug: 'atlas-cloud' });
+  } finally {
+    await store.close();
+    tmp.remove();
+  }
 });

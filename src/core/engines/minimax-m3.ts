@@ -2,14 +2,21 @@
 // formats-2026.md "MiniMax M3" reads them. SGLang `minimax_m3.py` (`_extract`, `_parse_block`): without the closing
 // `]<]minimax[>[</tool_call>` the rest of the text is normal text and no call is made. vLLM's MinimaxM3ToolParser (over the
 // Rust tool parser): in streaming a committed first call stays a call while an unterminated second invoke comes back as
-// content (test_minimax_m3_tool_parser.py); its non-streaming result on a cut block is not in the sources read. Dynamo
-// has a minimax_m3_parser.rs, but no recorded behaviour on these cases.
+// content (test_minimax_m3_tool_parser.py); its non-streaming result on a cut block is not in the sources read. Dynamo's
+// minimax_m3_parser.rs (`try_tool_call_parse_minimax_m3`, `parse_invokes`) @ 9c7bf0ce: without the closing tag and with
+// `allow_eof_recovery` off (the config's default, and required in streaming jails) it returns no call and only the prose
+// before the block; with recovery on, every closed invoke becomes a call and an invoke without `</invoke>` is dropped.
+// Which of the two a finalised response gets is not in the sources read (the recovery switch-over in parsers.rs read
+// there does not list MiniMax M3), so the verdict stays `unknown` with both outcomes said.
 import type { EngineVerdict, FamilyVerdicts } from './types';
 
 const content: EngineVerdict = { outcome: 'content', text: 'no call; the unterminated block is returned as content' };
 const vllmSingle: EngineVerdict = { outcome: 'unknown', text: 'not established by the sources read (only streaming tests)' };
 const vllmMulti: EngineVerdict = { outcome: 'mixed', text: 'streamed: the committed first call stays a call, the unterminated last invoke comes back as content' };
-const dynamo: EngineVerdict = { outcome: 'unknown', text: 'a parser exists (minimax_m3_parser.rs); its truncation behaviour is not recorded' };
+const dynamo: EngineVerdict = {
+  outcome: 'unknown',
+  text: 'without EOF recovery (the default): no call, only the prose before the block is kept; with it, closed invokes become calls and a cut one is dropped. Which applies is not established',
+};
 
 const verdicts: FamilyVerdicts = {
   family: 'minimax-m3',

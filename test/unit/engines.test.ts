@@ -230,4 +230,14 @@ describe('where the verdicts are shown', () => {
     assert.match(body, /\| vLLM \| 0\.23\.0 \| `kimi_k2` \| recovered \| the complete call is delivered \|/);
     assert.match(body, /Sources: vLLM: ai-dynamo\/frontend-crates .*kimi_k2\/TOOLCALLING\.batch\.5\.yaml @ 8d4b1bff82df/);
   });
+  test('DeepSeek V4.1 on SGLang carries the V3.2 verdicts, said as inferred (its detector is the V3.2 parser, spaced)', () => {
+    const v41 = familyVerdicts('deepseek-v41')!;
+    const v32 = familyVerdicts('deepseek-v32')!;
+    for (const c of v41.cases) {
+      const from = v32.cases.find((x) => x.id === c.id)!;
+      assert.equal(c.verdicts.sglang.outcome, from.verdicts.sglang.outcome, c.id);
+      assert.match(c.verdicts.sglang.text, /inferred from its V3\.2 parser/);
+    }
+    assert.match(v41.engines.sglang.note ?? '', /^inferred/);
+  });
 });

@@ -7,7 +7,7 @@ import type { DownloadProgress } from '../../core/tokens/hub';
 import { ChatTemplatePool, promptFor } from '../../core/tokens/prompt';
 import { loadTokenizer, type TokenizerRequest } from '../../core/tokens/resolve';
 import { batch } from './tokens-batch';
-import type { StreamToken, TokenStream } from '../../core/tokens/stream';
+import { emittedIds, type StreamToken, type TokenStream } from '../../core/tokens/stream';
 import { parseArgs } from '../args';
 import { paletteOf, type CliIO, type Command } from '../io';
 import { palette, safeLine, type Palette } from '../terminal';
@@ -36,7 +36,9 @@ the structured response rendered in the family's format and encoded ("reconstruc
   --request FILE       the request body (for the tool and history checks of the findings)
   --family F           force the family (${formats.map((f) => f.id).join(', ')})
   --offline            never download; use --tokenizer-dir or an already downloaded tokenizer
-  --json               print {"source","tokenizer","family","tokens":[{id,text,kind,segment}],"prompt","accounting","findings"}
+  --json               print {"source","tokenizer","family","tokens":[{id,text,kind,segment}],"ids","prompt","accounting",
+                       "findings"}; "ids" is the completion as the model emitted it (a marker returned as text is
+                       its one special id), the ids --batch writes as completion_ids
 
 With the request (--request, or the one a capture or bundle holds), the prompt is rendered with the model's own chat
 template (chat_template.jinja or tokenizer_config.json beside the tokenizer, downloaded like it) and encoded: the
@@ -91,7 +93,7 @@ const tokens: Command = async (argv, io) => {
   const { stream, analysis } = exchangeTokenStream({ tokenizer, response: input.response, request, model, family, promptTokens: prompt?.ids.length });
   if (args.bool('json')) {
     const p = stream.accounting.prompt;
-    io.out(JSON.stringify({ ...toJson(stream, analysis.family), prompt: p && prompt ? { ids: prompt.ids, counted: p.counted, billed: p.billed ?? null, delta: p.delta ?? null, mismatch: p.mismatch } : null }, null, 2));
+    io.out(JSON.stringify({ ...toJson(stream, analysis.family), ids: emittedIds(tokenizer, stream), prompt: p && prompt ? { ids: prompt.ids, counted: p.counted, billed: p.billed ?? null, delta: p.delta ?? null, mismatch: p.mismatch } : null }, null, 2));
   } else io.out(formatStream(input.label, stream, paletteOf(io)));
   return 0;
 };

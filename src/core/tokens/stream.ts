@@ -110,6 +110,18 @@ export function buildTokenStream(input: TokenStreamInput): TokenStream {
   return { source, tokenizer: tokenizer.name, text: native.text, segments: native.segments, tokens, findings, accounting };
 }
 
+/**
+ * The completion as the model emitted it, as ids: the ids the accounting counts. Server ids are the stream's own. A
+ * re-encoded turn whose provider returned markers as text (tool-call markup in `content`) shows those markers as
+ * ordinary tokens in `tokens`, for the user to see; the model emitted each as its one special id, so here the
+ * whole turn is encoded with every marker string as its id. Reasoning and content stay apart: a special token sits
+ * between them, and encoding never merges across one.
+ */
+export function emittedIds(tokenizer: Tokenizer, stream: Pick<TokenStream, 'source' | 'text' | 'tokens'>): number[] {
+  if (stream.source !== 'server' && stream.tokens.some((t) => t.kind === 'marker-as-text')) return tokenizer.encode(stream.text);
+  return stream.tokens.map((t) => t.id);
+}
+
 /** The text the ids spell (special tokens by name, invalid UTF-8 as U+FFFD), for parsing before `buildTokenStream`. */
 export function decodeIds(tokenizer: Tokenizer, ids: readonly number[]): string {
   const decoder = new TextDecoder();

@@ -6,6 +6,7 @@
 import { formats, getFormat } from '../../formats/index';
 import { UserError, type FamilyId, type Finding } from '../../model';
 import { exchangeTokenStream } from '../exchange';
+import { emittedIds } from '../stream';
 import type { DownloadProgress, HubOptions } from '../hub';
 import { ChatTemplatePool, promptFor } from '../prompt';
 import { TokenizerPool, type TokenizerRequest } from '../resolve';
@@ -98,7 +99,7 @@ export class BatchProcessor {
       promptTokens: prompt?.ids.length,
       promptNote: note,
     });
-    const completionIds = stream.tokens.map((t) => t.id);
+    const completionIds = emittedIds(tokenizer, stream);
     const a = stream.accounting;
     const p = a.prompt;
     const record = {

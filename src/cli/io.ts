@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { UserError } from '../core/model';
 import { colourWanted, palette, terminalGuard, type Palette } from './terminal';
+import { fsWhy } from '../core/fs-errors';
 
 /** Where a command writes. Tests pass their own to capture output. */
 export interface CliIO {
@@ -63,10 +64,6 @@ export function readTextFile(path: string, maxBytes = MAX_INPUT_BYTES): string {
     return readFileSync(path, 'utf8');
   } catch (e) {
     if (e instanceof UserError) throw e;
-    const code = (e as NodeJS.ErrnoException).code;
-    const why: string =
-      { ENOENT: 'no such file', EISDIR: 'it is a directory', ENOTDIR: 'a folder on its path is a file', EACCES: 'permission denied', EPERM: 'permission denied' }[code ?? ''] ??
-      (e as Error).message.split('\n')[0].replace(/^[A-Z]+: /, '');
-    throw new UserError(`cannot read ${path}: ${why}`);
+    throw new UserError(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : fsWhy(e)}`);
   }
 }

@@ -23,7 +23,7 @@ const commands: Record<string, { summary: string; load: () => Promise<{ default:
 
 /** Each command's exit codes, printed under its --help (lint states its own). */
 const COMMAND_EXIT: Record<string, string> = {
-  tokens: '0 shown, 2 bad usage or unusable input.',
+  tokens: '0 shown, 2 bad usage or unusable input; with --batch also 1 every input line was unusable, 130 interrupted with Ctrl+C (OUT holds complete lines).',
   serve: '0 stopped with Ctrl+C or SIGTERM, 2 bad usage, a taken port or an unusable --data-dir.',
   captures: '0 listed (also when there are none), 2 bad usage or an unusable --data-dir.',
   show: '0 shown, 2 bad usage or no such capture.',
@@ -33,14 +33,23 @@ const COMMAND_EXIT: Record<string, string> = {
   verify: '0 verified, 2 bad usage or unusable input, 130 interrupted with Ctrl+C (what finished is reported).',
   export: '0 exported, 2 bad usage or no such capture.',
   import: '0 imported, 2 bad usage or unusable input.',
+  demo: '0 the demo ran (its captures show the broken calls), 2 bad usage, a taken port or an unusable --data-dir.',
+  tail: '0 stopped with Ctrl+C or SIGTERM, 2 bad usage or an unusable --data-dir.',
+  providers: '0 printed (also when nothing is captured yet), 2 bad usage or an unusable --data-dir.',
+  'export-otlp': '0 every span was accepted, 1 the collector refused or dropped some (the counts are printed), 2 bad usage or an unusable --data-dir.',
 };
+
+/** Every command's name, for `tokenscope --help` and the tests. */
+export const COMMAND_NAMES: readonly string[] = Object.keys(commands);
 
 /** Exit codes, the same for every command. */
 export const EXIT_CODES = `Exit status:
-  0    success (lint, tokens: no error-level finding)
-  1    lint or tokens found an error-level finding; rerun got no usable answer
+  0    success (lint: no error-level finding)
+  1    lint found an error-level finding; rerun got no usable answer; watch run: a case is still broken;
+       export-otlp: the collector dropped spans; tokens --batch: every line was unusable
   2    bad usage or unusable input (unknown option, missing file, bad value), with a one-line message
-  130  interrupted (Ctrl+C) during compare or verify: what finished is still reported`;
+  130  interrupted (Ctrl+C) during compare, verify or tokens --batch: what finished is still reported
+Each command's --help lists its own.`;
 
 function usage(): string {
   const width = Math.max(...Object.keys(commands).map((c) => c.length));

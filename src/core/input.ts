@@ -12,6 +12,7 @@ import { BUNDLE_EXTENSION, BUNDLE_FORMAT, readBundle } from './export/bundle';
 import { UserError, type CapturedExchange, type ChunkTiming, type NormalizedRequest, type ParsedResponse } from './model';
 import { recoverTruncatedJson } from './wire/common';
 import { normalizeRequest, parseResponseBody } from './wire/index';
+import { fsWhy } from './fs-errors';
 
 export interface LoadedInput {
   response: ParsedResponse;
@@ -153,7 +154,7 @@ function readBytes(file: string): Uint8Array {
   try {
     return readFileSync(file);
   } catch (e) {
-    throw new UserError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new UserError(`cannot read ${file}: ${fsWhy(e)}`);
   }
 }
 

@@ -4,6 +4,10 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { main } from '../../src/cli/main';
+import { exportToFile } from '../../src/core/export/index';
+import { prepareRepro } from '../../src/core/export/repro';
+import { brokenKimiCapture } from '../fixtures/export/captures';
+import { repoRoot } from '../helpers/shared';
 import { exited, rawRequest, serveChild, startUpstream, tempDir } from '../unit/proxy/local-upstream';
 
 function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -57,6 +61,53 @@ test('a --data-dir that is a file is one plain line, not errno text', async () =
       assert.doesNotMatch(r.err, /ENOTDIR|EISDIR|EEXIST/, argv.join(' '));
       assert.equal(r.err.trim().split('\n').length, 1);
     }
+  } finally {
+    tmp.remove();
+  }
+});
+
+test('a file or folder where an output or input file belongs is a plain line, never ENOTDIR or EISDIR', async (t) => {
+  // tokens --batch opens its output before it starts the workers: the built worker only has to exist.
+  const worker = join(repoRoot, 'dist', 'tokens-batch-worker.js');
+  const batch = existsSync(worker);
+  if (batch) process.env.TOKENSCOPE_BATCH_WORKER = worker;
+  else t.diagnostic('skipped the tokens --batch cases: dist/tokens-batch-worker.js is not built (npm run build)');
+  const tmp = tempDir();
+  const file = join(tmp.dir, 'file');
+  writeFileSync(file, 'x');
+  const input = join(tmp.dir, 'in.jsonl');
+  writeFileSync(input, '{"model":"m","choices":[{"message":{"content":"hi"},"finish_reason":"stop"}]}\n');
+  try {
+    for (const [argv, msg] of [
+      ...((batch ? [
+        [['tokens', '--batch', input, '--out', join(file, 'o.jsonl'), '--offline'], /cannot write .*o\.jsonl: a folder on its path is a file$/],
+        [['tokens', '--batch', input, '--out', tmp.dir, '--offline'], /cannot write .*: it is a directory$/],
+      ] : []) as [string[], RegExp][]),
+      [['serve', '--port', '0', '--data-dir', tmp.dir, '--policy', tmp.dir], /cannot read the policy file .*: it is a directory$/],
+      [['serve', '--port', '0', '--data-dir', tmp.dir, '--policy', join(file, 'p.json')], /cannot read the policy file .*: a folder on its path is a file$/],
+      [['lint', '--request', tmp.dir, input], /is a directory/],
+    ] as [string[], RegExp][]) {
+      const r = await cli(argv);
+      assert.equal(r.code, 2, argv.join(' '));
+      assert.match(r.err.trim(), msg, argv.join(' '));
+      assert.doesNotMatch(r.err, /E[A-Z]{3,}/, argv.join(' '));
+      assert.equal(r.err.trim().split('\n').length, 1, r.err);
+    }
+  } finally {
+    delete process.env.TOKENSCOPE_BATCH_WORKER;
+    tmp.remove();
+  }
+});
+
+test('export -o under a file names the problem, not the temporary file Node failed on', () => {
+  const tmp = tempDir();
+  const file = join(tmp.dir, 'file');
+  writeFileSync(file, 'x');
+  try {
+    assert.throws(() => exportToFile([prepareRepro(brokenKimiCapture(), { tokenscopeVersion: '0.0.0' })], 'markdown', join(file, 'x.md')), (e: Error) => {
+      assert.equal(e.message, `cannot write ${join(file, 'x.md')}: a folder on its path is a file`);
+      return true;
+    });
   } finally {
     tmp.remove();
   }

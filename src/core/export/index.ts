@@ -18,6 +18,7 @@ import { writeHar } from './har';
 import { writeMarkdown } from './markdown';
 import { prepareRepro, readCapture, type Repro, type ReproOptions } from './repro';
 import { writeK2vv, writePromptfoo } from './testcase';
+import { fsWhy } from '../fs-errors';
 
 export { BUNDLE_EXTENSION, BUNDLE_FORMAT, BUNDLE_VERSION, readBundle, writeBundle, type LoadedBundle, type ReproBundleV1 } from './bundle';
 export { curlCommand, replayOf, rerunCommand, writeCurl, type Replay } from './curl';
@@ -131,7 +132,11 @@ export function exportToFile(repros: Repro[], format: ExportFormat, path: string
     writeFileSync(tmp, text, { mode: 0o600 });
     renameSync(tmp, path);
   } catch (e) {
-    rmSync(tmp, { force: true });
+    try {
+      rmSync(tmp, { force: true });
+    } catch {
+      // nothing was written (the folder is missing or a file): nothing to remove
+    }
     throw new UserError(`cannot write ${path}: ${writeError(e as NodeJS.ErrnoException, path)}`);
   }
   return text;
@@ -139,19 +144,7 @@ export function exportToFile(repros: Repro[], format: ExportFormat, path: string
 
 /** Why a write failed, in words about the user's path (Node's message names the temporary file). */
 function writeError(err: NodeJS.ErrnoException, path: string): string {
-  switch (err.code) {
-    case 'ENOSPC':
-      return 'the disk is full';
-    case 'ENOENT':
-      return `the folder ${dirname(resolve(path))} does not exist`;
-    case 'EISDIR':
-      return 'it is a directory; give a file name';
-    case 'EACCES':
-    case 'EPERM':
-      return 'permission denied';
-    case 'EROFS':
-      return 'the file system is read-only';
-    default:
-      return err.code ?? err.message.split('\n')[0];
-  }
+  if (err.code === 'ENOENT') return `the folder ${dirname(resolve(path))} does not exist`;
+  if (err.code === 'EISDIR') return 'it is a directory; give a file name';
+  return fsWhy(err);
 }

@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { UserError, type PolicyRecord } from '../model';
 import type { RequestStage } from '../proxy/stage';
 import { providerOfTag } from './slugs';
+import { fsWhy } from '../fs-errors';
 
 export interface ProviderPolicy {
   ignore?: string[];
@@ -52,7 +53,7 @@ export function loadPolicyFile(path: string): Policies {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new UserError(`cannot read the policy file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new UserError(`cannot read the policy file ${path}: ${fsWhy(e)}`);
   }
   let value: unknown;
   try {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import { UserError } from '../model';
 import type { Tokenizer } from './types';
+import { fsWhy } from '../fs-errors';
 
 /**
  * Families that ship a `tokenizer.json` (DeepSeek V3, Qwen3, GLM, gpt-oss, MiniMax), through @huggingface/tokenizers.
@@ -113,7 +114,7 @@ function readJson(file: string): unknown {
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
-    throw new UserError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new UserError(`cannot read ${file}: ${fsWhy(e)}`);
   }
   try {
     return JSON.parse(text);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { UserError } from '../model';
 import { TiktokenBpe } from './bpe';
 import { loadRanks } from './ranks';
+import { fsWhy } from '../fs-errors';
 
 /**
  * Kimi K2 / K2.5 / K2.6: a tiktoken rank file (`tiktoken.model`), Moonshot's split pattern, and 256 special slots
@@ -92,8 +93,7 @@ export function loadKimiTokenizer(o: KimiLoadOptions): TiktokenBpe {
   try {
     config = JSON.parse(readFileSync(configFile, 'utf8'));
   } catch (e) {
-    const why = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
-    throw new UserError(`cannot read ${configFile}: ${why}`);
+    throw new UserError(`cannot read ${configFile}: ${fsWhy(e)}`);
   }
   return new TiktokenBpe({
     name: o.name ?? 'Kimi K2 (tiktoken)',

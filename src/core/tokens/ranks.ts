@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { UserError } from '../model';
+import { fsWhy } from '../fs-errors';
 
 /**
  * tiktoken rank files (`base64(token bytes) rank` per line), held as flat typed arrays with an open-addressing
@@ -203,14 +204,14 @@ export function loadRanks(rankFile: string, cacheDir?: string, onWarning?: (mess
   try {
     data = readFileSync(rankFile);
   } catch (e) {
-    throw new UserError(`cannot read ${rankFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new UserError(`cannot read ${rankFile}: ${fsWhy(e)}`);
   }
   const table = parseRankFile(data, rankFile);
   if (cacheFile) {
     try {
       writeFileAtomic(cacheFile, encodeRankCache(table));
     } catch (e) {
-      onWarning?.(`could not write the tokenizer cache ${cacheFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      onWarning?.(`could not write the tokenizer cache ${cacheFile}: ${fsWhy(e)}`);
     }
   }
   return table;

@@ -15,6 +15,7 @@ import type { BatchChunk, BatchWorkerData, BatchWorkerReply } from './protocol';
 
 type DoneReply = Extract<BatchWorkerReply, { type: 'done' }>;
 import { BatchSummary } from './summary';
+import { fsWhy } from '../../fs-errors';
 
 export interface BatchRunOptions extends BatchOptions {
   input: string;
@@ -169,8 +170,7 @@ function inputSize(file: string): number {
     return st.size;
   } catch (e) {
     if (e instanceof UserError) throw e;
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new UserError(`cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : (code ?? (e as Error).message)}`);
+    throw new UserError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : fsWhy(e)}`);
   }
 }
 
@@ -179,8 +179,7 @@ async function openOutput(file: string): Promise<WriteStream> {
   try {
     await once(s, 'open');
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new UserError(`cannot write ${file}: ${code === 'ENOENT' ? 'no such folder' : code === 'EACCES' ? 'permission denied' : (code ?? (e as Error).message)}`);
+    throw new UserError(`cannot write ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such folder' : fsWhy(e)}`);
   }
   return s;
 }

@@ -13,6 +13,7 @@ export const MAX_TEXT = 20_000;
 
 // C0 (but \n and \t in multi-line text), DEL, C1, line/paragraph separators, bidi overrides and isolates, BOM.
 const UNSAFE_LINE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g;
+const UNSAFE_CHAR = new RegExp(UNSAFE_LINE.source);
 const UNSAFE_TEXT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g;
 
 function escapeControl(c: string): string {
@@ -27,6 +28,34 @@ function escapeControl(c: string): string {
       return '\\e';
   }
   return `\\u{${c.codePointAt(0)!.toString(16)}}`;
+}
+
+/**
+ * One character as it is shown: itself when it is safe on a terminal, else its escape (`\\e`, `\\r`, `\\u{7}`…),
+ * exactly as `safeLine` shows it. For code that lays text out character by character (lint's excerpt and caret).
+ */
+export function escapeChar(c: string): string {
+  return UNSAFE_CHAR.test(c) ? escapeControl(c) : c;
+}
+
+/** Terminal columns of a short, already escaped string: 2 for East Asian wide and full-width characters, 1 otherwise. */
+export function columns(s: string): number {
+  let w = 0;
+  for (const ch of s) {
+    const cp = ch.codePointAt(0)!;
+    const wide =
+      (cp >= 0x1100 && cp <= 0x115f) ||
+      (cp >= 0x2e80 && cp <= 0xa4cf) ||
+      (cp >= 0xac00 && cp <= 0xd7a3) ||
+      (cp >= 0xf900 && cp <= 0xfaff) ||
+      (cp >= 0xfe30 && cp <= 0xfe4f) ||
+      (cp >= 0xff00 && cp <= 0xff60) ||
+      (cp >= 0xffe0 && cp <= 0xffe6) ||
+      (cp >= 0x1f300 && cp <= 0x1faff) ||
+      (cp >= 0x20000 && cp <= 0x3fffd);
+    w += wide ? 2 : 1;
+  }
+  return w;
 }
 
 /** The first `max` characters (never half a surrogate pair) and how many were left out. */

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../../src/cli/main';
 import { excerpt } from '../../src/cli/commands/lint';
+import { safeLine } from '../../src/cli/terminal';
 import { repoRoot } from '../helpers/shared';
 
 const dir = mkdtempSync(join(tmpdir(), 'tokenscope-lint-'));
@@ -119,6 +120,20 @@ describe('excerpt', () => {
     const [code, caret] = excerpt(text, 2, text.length);
     assert.ok(code.startsWith('好的<｜'));
     assert.equal(caret.indexOf('^'), 4);
+  });
+
+  test('escapes as every other command does (one formatter), and the caret stays under the range past escapes and wide characters', () => {
+    // ESC, BEL, a bidi override, a full-width marker and a tab before the range: each shown as its escape or its glyph.
+    const before = 'a\u001bb\u0007c｜d\u202ee\t';
+    const text = `${before}<TARGET>f`;
+    const [code, caret] = excerpt(text, before.length, before.length + 8);
+    assert.equal(code, 'a\\eb\\u{7}c｜d\\u{202e}e\\t<TARGET>f');
+    assert.equal(code, safeLine(text), 'the excerpt shows the text exactly as safeLine does');
+    assert.doesNotMatch(code, /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+    // Columns: a 1, \e 2, b 1, \u{7} 5, c 1, ｜ 2, d 1, \u{202e} 8, e 1, \t 2 = 24.
+    assert.equal(caret, `${' '.repeat(24)}^^^^^^^^`);
+    const [, point] = excerpt(text, before.length, before.length);
+    assert.equal(point, `${' '.repeat(24)}^`, 'an insertion point lines up the same way');
   });
 
   test('shortens long ranges around an ellipsis, and points at an insertion point', () => {

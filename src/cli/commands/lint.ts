@@ -7,7 +7,7 @@ import type { Analysis, FamilyId, Finding } from '../../core/model';
 import { plural } from '../../core/tokens/accounting';
 import { parseArgs } from '../args';
 import { paletteOf, type Command } from '../io';
-import { palette, safeLine as safeField, type Palette } from '../terminal';
+import { columns as width, escapeChar, MAX_TEXT, palette, safeLine, type Palette } from '../terminal';
 import { loadTurnInput } from '../turn-input';
 
 const USAGE = `usage: tokenscope lint [--model ID] [--request REQUEST.json] [--family F] [--json] [--data-dir DIR] FILE
@@ -58,13 +58,13 @@ export function formatText(label: string, a: Analysis, ctx?: CheckContext, p: Pa
     .map((s) => [s, a.findings.filter((f) => f.severity === s).length] as const)
     .filter(([, n]) => n > 0)
     .map(([s, n]) => plural(n, s));
-  const lines = [`${safeField(label)}: ${family}, ${counts.length ? counts.join(', ') : 'no findings'}`];
-  if (ctx) lines.push(...callLines(turnReport(a, ctx)).map(safeLine));
+  const lines = [`${safeLine(label)}: ${family}, ${counts.length ? counts.join(', ') : 'no findings'}`];
+  if (ctx) lines.push(...callLines(turnReport(a, ctx)).map((l) => safeLine(l, MAX_TEXT)));
   const text = a.native.text;
   const shownCases = new Set<string>();
   const sources = new Set<string>();
   for (const f of a.findings) {
-    lines.push('', `${p.severity(f.severity, f.severity.padEnd(7))} ${p.rule(f.rule)}  ${f.location}${rangeLabel(f)}`, `  ${safeField(f.message)}`);
+    lines.push('', `${p.severity(f.severity, f.severity.padEnd(7))} ${p.rule(f.rule)}  ${safeLine(f.location, 200)}${rangeLabel(f)}`, `  ${safeLine(f.message)}`);
     if (f.start !== undefined && f.end !== undefined && text.length > 0) lines.push(...excerpt(text, f.start, f.end).map((l) => `    ${l}`));
     if (f.expectedAt !== undefined && text.length > 0) {
       const [code, caret] = excerpt(text, f.expectedAt, f.expectedAt);
@@ -91,7 +91,8 @@ function rangeLabel(f: Finding): string {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Excerpts: the offending text on one line, markers visible, control characters escaped, with a caret underline.
+// Excerpts: the offending text on one line, markers visible, every character shown as terminal.ts shows it (the one
+// terminal-safe formatter), with a caret underline whose columns count those escapes.
 
 const BEFORE = 32;
 const AFTER = 24;
@@ -146,49 +147,6 @@ function caretAt(text: string, from: number, at: number): string {
   let col = from > 0 ? 1 : 0;
   for (const ch of iterate(text, from, at)) col += width(escapeChar(ch.c));
   return ' '.repeat(col);
-}
-
-/** A line of model-written text for the terminal: newlines, tabs and control characters escaped. */
-export function safeLine(line: string): string {
-  let out = '';
-  for (const ch of line) out += escapeChar(ch);
-  return out;
-}
-
-function escapeChar(c: string): string {
-  switch (c) {
-    case '\n':
-      return '\\n';
-    case '\r':
-      return '\\r';
-    case '\t':
-      return '\\t';
-  }
-  const cp = c.codePointAt(0)!;
-  if (cp < 0x20 || cp === 0x7f || (cp >= 0x80 && cp < 0xa0) || cp === 0x2028 || cp === 0x2029 || cp === 0xfeff) {
-    return `\\u{${cp.toString(16)}}`;
-  }
-  return c;
-}
-
-/** Terminal columns of a short string: 2 for East Asian wide and full-width characters, 1 otherwise. */
-function width(s: string): number {
-  let w = 0;
-  for (const ch of s) {
-    const cp = ch.codePointAt(0)!;
-    const wide =
-      (cp >= 0x1100 && cp <= 0x115f) ||
-      (cp >= 0x2e80 && cp <= 0xa4cf) ||
-      (cp >= 0xac00 && cp <= 0xd7a3) ||
-      (cp >= 0xf900 && cp <= 0xfaff) ||
-      (cp >= 0xfe30 && cp <= 0xfe4f) ||
-      (cp >= 0xff00 && cp <= 0xff60) ||
-      (cp >= 0xffe0 && cp <= 0xffe6) ||
-      (cp >= 0x1f300 && cp <= 0x1faff) ||
-      (cp >= 0x20000 && cp <= 0x3fffd);
-    w += wide ? 2 : 1;
-  }
-  return w;
 }
 
 function clamp(n: number, lo: number, hi: number): number {

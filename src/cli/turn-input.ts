@@ -11,13 +11,16 @@ export interface TurnInput {
   family?: FamilyId;
 }
 
-/** Reads the turn named by a command's positional FILE and its `--request` / `--family` flags. */
-export async function loadTurnInput(args: Args, dataDir: string | undefined): Promise<TurnInput> {
+/**
+ * Reads the turn named by a command's positional FILE and its `--request` / `--family` flags. `storedResult`: a
+ * capture id comes with the store's analysis of it (`input.stored`).
+ */
+export async function loadTurnInput(args: Args, dataDir: string | undefined, storedResult = false): Promise<TurnInput> {
   if (args.positional.length !== 1) {
     throw new UserError(args.positional.length === 0 ? 'needs a FILE (see --help)' : `takes one FILE, got ${args.positional.length}`);
   }
   const family = familyFlag(args.str('family'));
-  const input = await loadInput(args.positional[0], { dataDir });
+  const input = await loadInput(args.positional[0], { dataDir, storedResult });
   const requestFile = args.str('request');
   return { input, request: requestFile ? loadRequest(requestFile) : input.request, family };
 }

@@ -5,7 +5,8 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { parseExchange } from './analyze';
+import { parseExchange, type ExchangeAnalysis } from './analyze';
+import { resultFor } from './capture/analysis';
 import { DB_FILE, openStore, defaultDataDir } from './capture/store';
 import { LOG_FILE } from './capture/log';
 import { BUNDLE_EXTENSION, BUNDLE_FORMAT, readBundle } from './export/bundle';
@@ -23,11 +24,20 @@ export interface LoadedInput {
   label: string;
   /** The captured exchange, for bundles and capture ids. */
   exchange?: CapturedExchange;
+  /** Set when FILE was the id of an exchange in the capture store. */
+  captureId?: string;
+  /** A capture id's result as `show` and the Problems panel read it (the store's analysis), when asked for. */
+  stored?: ExchangeAnalysis;
 }
 
 export interface LoadInputOptions {
   /** Capture store directory for capture ids (default: TOKENSCOPE_DATA_DIR or ~/.tokenscope). */
   dataDir?: string;
+  /**
+   * For a capture id: its result from the store's one analysis (capture/analysis.ts `resultFor`: the stored analysis,
+   * else analysed by the service's own function), in `stored`.
+   */
+  storedResult?: boolean;
 }
 
 /** Larger inputs are refused rather than exhausting memory: a response this size is not a chat turn. */
@@ -36,7 +46,7 @@ const MAX_BYTES = 256 * 1024 * 1024;
 const BUNDLE_HEAD = new RegExp(`^\\s*\\{\\s*"format"\\s*:\\s*"${BUNDLE_FORMAT.replace(/\./g, '\\.')}"`);
 
 export async function loadInput(file: string, opts: LoadInputOptions = {}): Promise<LoadedInput> {
-  if (!existsSync(file)) return loadCapture(file, opts.dataDir ?? defaultDataDir());
+  if (!existsSync(file)) return loadCapture(file, opts.dataDir ?? defaultDataDir(), opts.storedResult === true);
   const label = basename(file);
   const bytes = readBytes(file);
   if (isBlank(bytes)) throw new UserError(`${label} is empty`);
@@ -208,7 +218,7 @@ function fromExchange(exchange: CapturedExchange, body: Uint8Array, chunks: Chun
 }
 
 /** FILE is not a file: a capture id (or a unique prefix of one) in the capture store. */
-async function loadCapture(id: string, dataDir: string): Promise<LoadedInput> {
+async function loadCapture(id: string, dataDir: string, withResult: boolean): Promise<LoadedInput> {
   if (/[\\/]/.test(id) || /\.\w+$/.test(id) || (!existsSync(join(dataDir, DB_FILE)) && !existsSync(join(dataDir, LOG_FILE)))) {
     throw new UserError(`${id}: no such file${/[\\/.]/.test(id) ? '' : ' or capture id'}`);
   }
@@ -221,7 +231,11 @@ async function loadCapture(id: string, dataDir: string): Promise<LoadedInput> {
     const exchange = store.get(matches[0])!;
     const body = store.readResponse(exchange.id);
     if (!body) throw new UserError(`capture ${exchange.id} has no response body (state: ${exchange.state})`);
-    return fromExchange(exchange, body.bytes, body.chunks, `capture ${exchange.id}`);
+    const label = `capture ${exchange.id}`;
+    if (!withResult) return { ...fromExchange(exchange, body.bytes, body.chunks, label), captureId: exchange.id };
+    const stored = resultFor(store, exchange, body.bytes, body.chunks);
+    const { response, request } = stored;
+    return { response, request, model: response.model ?? exchange.requestModel ?? request?.model, label, exchange, captureId: exchange.id, stored };
   } finally {
     await store.close();
   }

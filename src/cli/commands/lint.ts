@@ -14,6 +14,8 @@ const USAGE = `usage: tokenscope lint [--model ID] [--request REQUEST.json] [--f
 
 Flags broken tool calls in one model response. FILE is raw model text, a JSON response body, an SSE dump
 (OpenAI Chat, Anthropic Messages, OpenAI Responses, SGLang), a repro bundle (*.tokenscope.json), or a capture id.
+A capture id gets the capture store's analysis (what \`show\` and the Problems panel report); --model, --family
+or --request analyse it again with what they change, and say so on stderr.
 
   --model ID        model id to pick the family when FILE names none (e.g. moonshotai/kimi-k2-0905)
   --request FILE    the request body: enables the tool, schema and history checks
@@ -31,8 +33,15 @@ const lint: Command = async (argv, io) => {
     io.out(USAGE);
     return 0;
   }
-  const { input, request, family } = await loadTurnInput(args, args.str('data-dir'));
-  const { analysis, ctx } = analyzeWithContext({ response: input.response, request, model: args.str('model') ?? input.model, family });
+  // A capture id is judged as `show` and the Problems panel judge it: the store's one analysis. Options that change
+  // the result (another model, family or request) analyse it again, and say so.
+  const changed = (['model', 'family', 'request'] as const).filter((k) => args.str(k) !== undefined);
+  const { input, request, family } = await loadTurnInput(args, args.str('data-dir'), changed.length === 0);
+  const { analysis, ctx } = input.stored ?? analyzeWithContext({ response: input.response, request, model: args.str('model') ?? input.model, family });
+  if (input.captureId && changed.length > 0) {
+    const flags = changed.map((k) => `--${k}`).join(', ');
+    io.err(`${input.label}: analysed again for ${flags}; \`tokenscope show ${input.captureId}\` and the Problems panel show the stored analysis`);
+  }
 
   if (args.bool('json')) io.out(JSON.stringify(toJson(analysis, ctx), null, 2));
   else io.out(formatText(input.label, analysis, ctx, paletteOf(io)));

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, test } from 'node:test';
+import { main } from '../../../src/cli/main';
 import { analysisProbe, resultFor, resultWhenAnalysed } from '../../../src/core/capture/analysis';
 import { openStore, type CaptureStore } from '../../../src/core/capture/store';
 import { prepareRepro, readCapture } from '../../../src/core/export/repro';
@@ -51,6 +52,13 @@ const BODY = JSON.stringify({
   ],
   usage: { prompt_tokens: 40, completion_tokens: 30, total_tokens: 70 },
 });
+
+async function cli(...argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, { out: (t) => out.push(t), err: (t) => err.push(t) });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
 
 async function record(store: CaptureStore): Promise<string> {
   const w = store.begin({
@@ -165,6 +173,41 @@ test('a re-run is a stored capture analysed once by the service; its outcome rea
   }
 });
 
+test('lint ID reads the stored analysis, so its findings are show\'s and the Problems panel\'s; --model/--family/--request analyse again and say so', async () => {
+  const tmp = tempDir();
+  // A body cap below the response's size: the service adds `capture-truncated`, which analysing the bytes alone misses.
+  const store = await openStore(tmp.dir, { maxBodyBytes: 300 });
+  try {
+    const id = await record(store);
+    await store.idle();
+    const stored = store.readAnalysis(id)!;
+    assert.ok(stored.summary.rules.includes('capture-truncated'), stored.summary.rules.join(', '));
+    const key = (fs: { rule: string; start?: number; end?: number; message: string }[]) => fs.map((f) => [f.rule, f.start ?? null, f.end ?? null, f.message]);
+
+    const lint = await cli('lint', id, '--json', '--data-dir', tmp.dir);
+    const show = await cli('show', id, '--json', '--data-dir', tmp.dir);
+    assert.equal(lint.err, '', 'nothing said: the stored analysis is what lint reports');
+    const linted = JSON.parse(lint.out);
+    assert.deepEqual(key(linted.findings), key(stored.analysis.findings), 'lint = the stored analysis');
+    assert.deepEqual(key(linted.findings), key(JSON.parse(show.out).findings), 'lint = show');
+    const x = store.get(id)!;
+    const body = store.readResponse(id)!;
+    const panel = exchangeView({ exchange: x, chunks: body.chunks, result: await resultWhenAnalysed(store, x, body.bytes, body.chunks), ruleInfo });
+    assert.deepEqual(linted.findings.map((f: { rule: string }) => f.rule), panel.findings.map((f) => f.rule), 'lint = the Problems panel');
+    assert.equal(lint.code, 1, 'an error finding: exit 1');
+    const text = await cli('lint', id, '--data-dir', tmp.dir);
+    assert.match(text.out, /capture-truncated/);
+    assert.equal(counts.get(id), 1, 'lint, show and the view read the one analysis');
+
+    const forced = await cli('lint', id, '--family', 'kimi-k2', '--model', 'moonshotai/kimi-k2-0905', '--json', '--data-dir', tmp.dir);
+    assert.match(forced.err, new RegExp(`^capture ${id}: analysed again for --model, --family; \`tokenscope show ${id}\` and the Problems panel show the stored analysis$`));
+    assert.ok(!JSON.parse(forced.out).findings.some((f: { rule: string }) => f.rule === 'capture-truncated'), 'analysed again from the bytes alone');
+  } finally {
+    await store.close();
+    tmp.remove();
+  }
+});
+
 test('no reader analyses on its own: analyzeExchange is called only by the analysis service', () => {
   const root = join(__dirname, '..', '..', '..', 'src');
   const allowed = new Set([join('core', 'analyze.ts'), join('core', 'capture', 'analysis.ts')]);
@@ -173,4 +216,16 @@ test('no reader analyses on its own: analyzeExchange is called only by the analy
     .filter((f) => /\.tsx?$/.test(f) && !allowed.has(f))
     .filter((f) => /\banalyzeExchange\s*\(/.test(readFileSync(join(root, f), 'utf8')));
   assert.deepEqual(callers, []);
+});
+
+test('lint analyses on its own only what no store analysed (a file) or what its options change: analyzeWithContext has no other caller', () => {
+  const root = join(__dirname, '..', '..', '..', 'src');
+  const allowed = new Set([join('core', 'analyze.ts'), join('cli', 'commands', 'lint.ts')]);
+  const callers = readdirSync(root, { recursive: true })
+    .map(String)
+    .filter((f) => /\.tsx?$/.test(f) && !allowed.has(f))
+    .filter((f) => /\banalyzeWithContext\s*\(/.test(readFileSync(join(root, f), 'utf8')));
+  assert.deepEqual(callers, []);
+  const lint = readFileSync(join(root, 'cli', 'commands', 'lint.ts'), 'utf8');
+  assert.match(lint, /input\.stored \?\? analyzeWithContext\(/, 'lint takes the stored result first');
 });

@@ -228,6 +228,27 @@ describe('tokens --batch', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
     assert.equal(summary.lines.processed, lines.length);
   });
 
+  test('progress: lines, rate, percent read and ETA on a terminal, erased before the summary; none when stderr is piped', async (t) => {
+    const mixed = mixedInput();
+    if (!mixed) return t.skip('shared recordings not found (../shared/recordings or TOKENSCOPE_SHARED)');
+    const input = file('progress.jsonl', Array.from({ length: 8 }, () => mixed.lines.join('\n')).join('\n') + '\n');
+    for (const tty of [true, false]) {
+      const events: string[] = [];
+      const io = { out: (x: string) => events.push(`O:${x.split('\n')[0]}`), err: (x: string) => events.push(`E:${x}`), ...(tty && { progress: (l: string | undefined) => events.push(l === undefined ? 'P:-' : `P:${l}`) }) };
+      const code = await main(['tokens', '--batch', input, '--out', join(tmp, 'progress.out.jsonl'), '--tokenizer-dir', dir, '--data-dir', data, '--workers', '1'], io);
+      assert.equal(code, 0, events.join('\n'));
+      const drawn = events.filter((e) => e.startsWith('P:'));
+      if (!tty) {
+        assert.deepEqual(drawn, [], 'nothing when piped');
+        continue;
+      }
+      assert.ok(drawn.length >= 2, events.join('\n'));
+      assert.ok(drawn.slice(0, -1).every((e) => /^P:\d+ lines, \d+\/s, \d+% read(, ETA \d+(m\d\d)?s)?$/.test(e)), drawn.join('\n'));
+      assert.equal(drawn.at(-1), 'P:-', 'erased');
+      assert.ok(events.indexOf('P:-') < events.findIndex((e) => e.startsWith('O:')), 'before the summary');
+    }
+  });
+
   test('no --out, a missing input, --format other than specforge: exit 2 with one line', async () => {
     assert.match((await run('--batch', 'x.jsonl')).err, /--batch needs --out/);
     const missing = await run('--batch', join(tmp, 'nope.jsonl'), '--out', join(tmp, 'o.jsonl'), '--tokenizer-dir', dir);

@@ -80,6 +80,12 @@ describe('prompt tokens against the bill', { skip: 'skip' in kimi ? kimi.skip : 
     const rules = (slug: string) => report.providers.find((p) => p.slug === slug)!.findingsByRule;
     assert.equal(rules('novita')['prompt-token-mismatch'], 1);
     assert.equal(rules('fireworks')['prompt-token-mismatch'], undefined, JSON.stringify(rules('fireworks')));
+    // The table a user reads: the rule in the inflating provider's row only.
+    const text = await cli('compare', '--request', req, '--samples', '1', '--openrouter-url', emu.url, '--tokenizer-dir', kdir);
+    assert.equal(text.code, 0, text.err);
+    const row = (slug: string) => text.out.split('\n').find((l) => l.startsWith(slug)) ?? '';
+    assert.match(row('novita'), /prompt-token-mismatch×1/);
+    assert.doesNotMatch(row('fireworks'), /prompt-token-mismatch/);
   });
 
   test('tokens: the prompt ids and the accounting line; MISMATCH only for the inflating provider', async () => {

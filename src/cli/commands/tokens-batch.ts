@@ -10,6 +10,7 @@ import type { DownloadProgress } from '../../core/tokens/hub';
 import { checkTokenizerDir } from '../../core/tokens/resolve';
 import type { Args } from '../args';
 import { interruptSignal, type CliIO } from '../io';
+import { clock } from '../progress';
 import { safeLine, safeText } from '../terminal';
 
 /** Bad lines printed on stderr as they are summarized (all are counted, the first ten are in the JSON summary). */
@@ -34,12 +35,11 @@ export async function batch(args: Args, io: CliIO, onDownload: (p: DownloadProgr
   if (tokenizerDir) checkTokenizerDir(tokenizerDir);
   const workerFile = batchWorkerFile();
   const specforgeOutput = format === 'specforge' ? specforgePath(output) : undefined;
-  const progress = terminalProgress();
+  const progress = batchProgress(io);
   const interrupt = interruptSignal();
   // The lines already handed to the workers are finished and written, so the output stays whole lines: say so.
   interrupt.signal.addEventListener('abort', () => {
-    progress?.clear();
-    io.err('tokenscope tokens: stopping: finishing the lines already being processed (Ctrl-C again quits at once and may cut the last line)');
+    progress.note('tokenscope tokens: stopping: finishing the lines already being processed (Ctrl-C again quits at once and may cut the last line)');
   });
   try {
     const result = await runBatch({
@@ -55,11 +55,11 @@ export async function batch(args: Args, io: CliIO, onDownload: (p: DownloadProgr
       cacheDir: args.str('data-dir') ?? defaultDataDir(),
       offline: args.bool('offline'),
       signal: interrupt.signal,
-      onProgress: progress?.update,
+      onProgress: progress.update,
       onDownload,
-      onWarning: (m) => io.err(`tokenscope tokens: ${safeLine(m)}`),
+      onWarning: (m) => progress.note(`tokenscope tokens: ${safeLine(m)}`),
     });
-    progress?.clear();
+    progress.clear();
     const s = result.summary;
     s.badLines.slice(0, BAD_LINES_PRINTED).forEach((b) => io.err(`tokenscope tokens: line ${b.line}: ${safeLine(b.error)}`));
     if (s.bad > BAD_LINES_PRINTED) io.err(`tokenscope tokens: … and ${s.bad - BAD_LINES_PRINTED} more bad lines`);
@@ -83,7 +83,7 @@ export async function batch(args: Args, io: CliIO, onDownload: (p: DownloadProgr
     if (result.interrupted) return 130;
     return s.lines > 0 && s.bad === s.lines ? 1 : 0;
   } finally {
-    progress?.clear();
+    progress.clear();
     interrupt.release();
   }
 }
@@ -101,33 +101,38 @@ function batchWorkerFile(): string {
   return file;
 }
 
-/** One rewritten stderr line on a terminal: lines done, rate, percent of the input read, ETA. Nothing when piped. */
-function terminalProgress(): { update: (p: BatchProgress) => void; clear: () => void } | undefined {
-  const err = process.stderr;
-  if (!err.isTTY) return undefined;
-  let last = 0;
-  let shown = false;
+/**
+ * The progress line on a terminal (`io.progress`, unset when stderr is piped: then nothing): lines done, rate,
+ * percent of the input read, ETA. Redrawn at most every 250 ms; a note (a warning) goes above it.
+ */
+function batchProgress(io: CliIO): { update: (p: BatchProgress) => void; note: (line: string) => void; clear: () => void } {
+  const show = io.progress;
+  let last = -Infinity;
+  let shown: string | undefined;
+  const draw = (line: string | undefined) => {
+    show?.(line);
+    shown = line;
+  };
   return {
     update: (p) => {
+      if (!show) return;
       const now = performance.now();
       if (now - last < 250) return;
       last = now;
       const s = p.elapsedMs / 1000;
       const rate = s > 0 ? p.lines / s : 0;
       const frac = p.totalBytes ? p.bytesRead / p.totalBytes : 0;
-      const eta = frac > 0.01 ? Math.max(0, s / frac - s) : undefined;
-      err.write(`\r\x1b[K${p.lines} lines, ${Math.round(rate)}/s, ${Math.round(frac * 100)}% read${eta === undefined ? '' : `, ETA ${clock(eta)}`}`);
-      shown = true;
+      const eta = frac > 0.01 && frac < 1 ? Math.max(0, s / frac - s) : undefined;
+      draw(`${p.lines} lines, ${Math.round(rate)}/s, ${Math.round(frac * 100)}% read${eta === undefined ? '' : `, ETA ${clock(eta)}`}`);
+    },
+    note: (line) => {
+      const again = shown;
+      if (again !== undefined) show?.(undefined);
+      io.err(line);
+      if (again !== undefined) show?.(again);
     },
     clear: () => {
-      if (shown) err.write('\r\x1b[K');
-      shown = false;
+      if (shown !== undefined) draw(undefined);
     },
   };
-}
-
-function clock(seconds: number): string {
-  const m = Math.floor(seconds / 60);
-  const s = Math.round(seconds % 60);
-  return m ? `${m}m${String(s).padStart(2, '0')}s` : `${s}s`;
 }

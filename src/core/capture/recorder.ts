@@ -3,7 +3,8 @@
  * per batch of chunks that arrived together), written synchronously before the proxy forwards them, so a killed
  * process loses nothing the client saw. Keys are masked to the same length on the way (./masking.ts); the bytes
  * forwarded to the client are never touched. Metadata goes to the store (./store.ts), which batches it into the
- * database off the forwarding path.
+ * database off the forwarding path. After the end, keys split over SSE events are masked in place
+ * (./split-keys-body.ts).
  */
 import { close, closeSync } from 'node:fs';
 import type { CapturedExchange } from '../model';
@@ -12,11 +13,11 @@ import { FRAME_HEADER, frameHeader } from './log';
 import { MASK_CONTEXT, isKeyByte, MAX_TAIL, runStart } from './masking';
 import { DeliveredFile, type DeliveredHost } from './delivered';
 import { writeAt } from './files';
-import { looksLikeSse, maskSplitKeysAsync } from './split-keys';
+import { maskSplitKeysInBody, maskedNote, type FrameAt, type SplitKeysHost } from './split-keys-body';
 import type { ExchangeAnnotations, ExchangeWriter } from './types';
 
 /** What a writer needs from its store. */
-export interface RecorderHost extends DeliveredHost {
+export interface RecorderHost extends DeliveredHost, SplitKeysHost {
   /** Merges fields into the exchange, persists them (batched) and tells listeners. */
   patch(x: CapturedExchange, fields: Partial<CapturedExchange>): void;
   /** Opens the exchange's body file for writing; -1 when the disk refuses. */
@@ -27,10 +28,6 @@ export interface RecorderHost extends DeliveredHost {
   adoptSpare(spare: string, id: string): boolean;
   /** Writes the batched metadata: runs before an exchange's response bytes are written, so its row precedes them. */
   flushLog(): void;
-  /** Runs one synchronous disk write; a failure becomes a throttled warning, never an exception. */
-  diskWrite<T>(op: () => T): T | undefined;
-  /** The exchange's body file from byte `from`, read off the event loop (undefined when there is none). */
-  readBodyAsync(id: string, from?: number): Promise<Uint8Array | undefined>;
   /** The exchange's end-of-stream work (masking split keys), which `idle` waits for. */
   settling(done: Promise<void>): void;
   /** The exchange ended and its file is closed. */
@@ -40,13 +37,6 @@ export interface RecorderHost extends DeliveredHost {
    * streaming until `finish` tells them the outcome.
    */
   persistEnded(x: CapturedExchange, fields: Pick<CapturedExchange, 'endedAt' | 'responseBytes'>): void;
-}
-
-/** Where a response chunk's bytes sit in the body file. */
-interface FrameAt {
-  offset: number;
-  pos: number;
-  length: number;
 }
 
 /**
@@ -220,7 +210,7 @@ export class Writer implements ExchangeWriter {
    */
   private async settle(): Promise<void> {
     try {
-      const inBody = await this.maskSplitKeys();
+      const inBody = this.fd < 0 || this.diskFailed || this.offset === 0 ? undefined : await maskSplitKeysInBody(this.store, this.x.id, () => this.fd, this.responseStart, this.redact);
       const inDelivered = await this.deliveredFile?.finish(!this.deliveredSame);
       const masked = maskedNote(inBody, inDelivered);
       if (masked) this.store.patch(this.x, { masked });
@@ -230,58 +220,6 @@ export class Writer implements ExchangeWriter {
       this.fd = -1;
       this.store.finished(this.x);
     }
-  }
-
-  /**
-   * The stream ended: keys the model streamed a few characters per SSE event (./split-keys.ts) are masked in place in
-   * the body file, same length, so the chunk timing still tiles the body.
-   */
-  private async maskSplitKeys(): Promise<SplitKeys | undefined> {
-    if (this.fd < 0 || this.diskFailed || this.offset === 0) return undefined;
-    // The response frames only: a large request before them is not read again.
-    const skip = this.responseStart;
-    const file = await this.store.readBodyAsync(this.x.id, skip);
-    if (!file) return undefined;
-    const frames: FrameAt[] = [];
-    let offset = 0;
-    for (let at = 0; at + FRAME_HEADER <= file.length; ) {
-      const length = Math.min(file.length - at - FRAME_HEADER, (file[at + 1] | (file[at + 2] << 8) | (file[at + 3] << 16) | (file[at + 4] << 24)) >>> 0);
-      if (file[at] !== 0x52 && file[at] !== 0x51) break; // not a frame: the rest is unreadable
-      if (file[at] === 0x52) {
-        frames.push({ offset, pos: skip + at + FRAME_HEADER, length });
-        offset += length;
-      }
-      at += FRAME_HEADER + length;
-    }
-    if (frames.length === 0 || !looksLikeSse(file.subarray(frames[0].pos - skip, frames[0].pos - skip + frames[0].length))) return undefined;
-    // The response bytes, joined in place in the buffer just read (frame headers squeezed out), a few MB per turn of
-    // the event loop: one 16 MB copy at once holds the loop for tens of milliseconds on a busy machine.
-    let moved = 0;
-    for (const f of frames) {
-      file.copyWithin(f.offset, f.pos - skip, f.pos - skip + f.length);
-      moved += f.length;
-      if (moved >= JOIN_SLICE) (moved = 0), await new Promise<void>((r) => setImmediate(r));
-    }
-    const r = await maskSplitKeysAsync(file.subarray(0, offset), this.redact);
-    if (r.ranges.length === 0 || this.fd < 0) return undefined;
-    for (const m of r.ranges) {
-      // The frames holding [m.from, m.to): found by binary search, the first one whose end is past m.from.
-      let lo = 0;
-      let hi = frames.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (frames[mid].offset + frames[mid].length <= m.from) lo = mid + 1;
-        else hi = mid;
-      }
-      for (let i = lo; i < frames.length && frames[i].offset < m.to; i++) {
-        const f = frames[i];
-        const from = Math.max(m.from, f.offset);
-        const to = Math.min(m.to, f.offset + f.length);
-        if (from >= to) continue;
-        if (this.store.diskWrite(() => writeAt(this.fd, [m.bytes.subarray(from - m.from, to - m.from)], f.pos + from - f.offset)) === undefined) return undefined;
-      }
-    }
-    return { keys: r.keys, labels: r.labels, streams: r.streams };
   }
 
   /**
@@ -394,18 +332,6 @@ export class Writer implements ExchangeWriter {
     tail.raw = all.subarray(cut);
     tail.written = written;
   }
-}
-
-/** Bytes moved per turn of the event loop when the response is joined for the end-of-stream pass. */
-const JOIN_SLICE = 2 * 1024 * 1024;
-
-type SplitKeys = { keys: number; labels: string[]; streams: string[] };
-
-/** The capture's note of what the end-of-stream pass masked, and where (the stored response, the delivered bytes). */
-function maskedNote(body: SplitKeys | undefined, delivered: SplitKeys | undefined): CapturedExchange['masked'] {
-  if (!body && !delivered) return undefined;
-  const where = [...(body?.streams.map((s) => `response ${s}`) ?? []), ...(delivered?.streams.map((s) => `delivered ${s}`) ?? [])];
-  return { splitKeys: Math.max(body?.keys ?? 0, delivered?.keys ?? 0), labels: [...new Set([...(body?.labels ?? []), ...(delivered?.labels ?? [])])], where };
 }
 
 /** Request bytes masked and written per turn of the event loop: a few ms of work at most. */

@@ -259,6 +259,11 @@ export class CaptureDb {
     this.run('INSERT INTO deleted (id, seq) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET seq = excluded.seq', id, this.nextSeq());
   }
 
+  /** Whether an exchange with this id was deleted (its id is kept in `deleted`). */
+  wasDeleted(id: string): boolean {
+    return this.one<{ n: number }>('SELECT 1 AS n FROM deleted WHERE id = ?', id) !== undefined;
+  }
+
   get(id: string): StoredRow | undefined {
     const r = this.one<RawRow>('SELECT data, req_bytes, pid, seq FROM exchanges WHERE id = ?', id);
     return r ? toRow(r) : undefined;

@@ -26,8 +26,8 @@ export interface RecorderHost extends DeliveredHost, SplitKeysHost {
   openBodyAsync(id: string): Promise<number>;
   /** Gives a spare body file its exchange's name; false when the disk refuses or the exchange was deleted meanwhile. */
   adoptSpare(spare: string, id: string): boolean;
-  /** Writes the batched metadata: runs before an exchange's response bytes are written, so its row precedes them. */
-  flushLog(): void;
+  /** Appends fields of the exchange to the store's journal (./journal.ts): one small synchronous write. */
+  journal(id: string, fields: Partial<CapturedExchange>): void;
   /** The exchange's end-of-stream work (masking split keys), which `idle` waits for. */
   settling(done: Promise<void>): void;
   /** The exchange ended and its file is closed. */
@@ -97,10 +97,9 @@ export class Writer implements ExchangeWriter {
         else this.fd = fd;
       });
     }
-    // Naming the file and writing the request frame wait for the next turn of the loop: the request goes upstream first.
-    setImmediate(() => {
-      if (!this.done) this.ready(false);
-    });
+    // The request went upstream before `begin` (the proxy calls it a turn of the loop later): the file is named and
+    // the request frame placed now, while the upstream thinks, so the first response bytes find them ready.
+    this.ready(false);
   }
 
   get id(): string {
@@ -109,7 +108,10 @@ export class Writer implements ExchangeWriter {
 
   responseStarted(status: number, headers: Record<string, string | string[] | undefined>, ttfbMs?: number): void {
     if (this.done) return;
-    this.store.patch(this.x, { status, responseHeaders: redactHeaders(headers, this.redact), ttfbMs: ttfbMs ?? round(performance.now() - this.t0) });
+    const ttfb = ttfbMs ?? round(performance.now() - this.t0);
+    // The journal has the status before any response byte is on disk; the row follows in the store's next batch.
+    this.store.journal(this.x.id, { status, ttfbMs: ttfb });
+    this.store.patch(this.x, { status, responseHeaders: redactHeaders(headers, this.redact), ttfbMs: ttfb });
   }
 
   /**
@@ -125,8 +127,8 @@ export class Writer implements ExchangeWriter {
     if (room <= 0) return;
     if (bytes.length > room) bytes = bytes.subarray(0, room);
     const t = at ?? performance.now() - this.t0;
+    // The exchange's journal line precedes its body file (begin): a crash before its row is written still lists it.
     if (!this.ready(true)) return;
-    this.store.flushLog(); // the exchange's record reaches the log before its bytes reach the body file
     const { raw } = this.tail;
     const all = Buffer.concat([raw, bytes]);
     const masked = maskSecrets(all, this.redact);

@@ -5,9 +5,9 @@
  * Metadata, sessions, summaries, findings and analyses are rows in SQLite (./database.ts); the raw bytes are frames in
  * one body file per exchange (./recorder.ts, ./files.ts), written synchronously in the tick the proxy forwards them.
  * Nothing else sits on the forwarding path: body files come from a small pool created in advance, and row writes are
- * batched into one transaction on the next turn of the event loop or before the exchange's next response bytes,
- * whichever comes first; the list is cached (./list-cache.ts), and a store of an earlier version is imported once
- * (./legacy.ts). A failing disk (ENOSPC…) pauses capturing
+ * batched into one transaction a turn of the event loop after the bytes went out, while a journal line per exchange
+ * (./journal.ts) lets a restart after a crash list what had no row yet; the list is cached (./list-cache.ts), and a
+ * store of an earlier version is imported once (./legacy.ts). A failing disk (ENOSPC…) pauses capturing
  * with one warning (./disk-guard.ts); the proxy keeps forwarding. A read-only open (`readOnly`) never creates, renames, deletes or
  * writes anything. When an exchange ends, the store emits `finished` for the analysis service (./analysis.ts).
  */
@@ -24,6 +24,7 @@ import { Writer, type RecorderHost } from './recorder';
 import { importLegacyLog } from './legacy';
 import { ListCache } from './list-cache';
 import { startExchange } from './start';
+import { JOURNAL_DIR, Journal, removeJournals, replayJournal } from './journal';
 import { Sessions } from './sessions';
 import { Retention } from './retention';
 import { AnalysisService, type StoredAnalysis } from './analysis';
@@ -40,6 +41,8 @@ export { defaultDataDir, findCapture, newId } from './ids';
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 /** Body files created ahead of need; beyond this many exchanges starting at once, a file is created on demand. */
 const DEFAULT_SPARE_FILES = 4;
+/** How long a new exchange's row may wait for its response to start before it is written anyway. */
+const ROW_DELAY_MS = 10;
 /** Rough bytes per exchange for frame headers and rows, besides the bodies. */
 export const SIZE_ALLOWANCE = 1024;
 
@@ -62,6 +65,8 @@ class SqliteStore implements CaptureStore, RecorderHost {
   readonly readOnly: boolean;
   private db!: CaptureDb;
   private readonly files: BodyFiles;
+  /** Stands in for rows not yet written, should the process die before the batch (./journal.ts). */
+  private readonly journalFile: Journal;
   private readonly sessions: Sessions;
   private readonly listeners = new Set<(e: StoreChange) => void>();
   /** Exchanges this process records, until finished and written: the newest state of each is here, not in the db. */
@@ -87,6 +92,7 @@ class SqliteStore implements CaptureStore, RecorderHost {
     this.sessions = new Sessions(opts.sessionIdleMs);
     this.guard = diskGuard(dataDir, (m) => this.warn(m));
     this.files = new BodyFiles(dataDir, (op) => this.diskWrite(op));
+    this.journalFile = new Journal(join(dataDir, JOURNAL_DIR), (op) => this.diskWrite(op));
   }
 
   async load(): Promise<void> {
@@ -107,6 +113,11 @@ class SqliteStore implements CaptureStore, RecorderHost {
     this.retention = new Retention(this.db, this.opts.retention, (id) => this.removeRow(id), (m) => this.warn(m));
     this.analysis = new AnalysisService(this, this.db, this.opts, (m) => this.warn(m));
     if (this.readOnly) return;
+    // What stopped processes journaled but never wrote as rows is written now; then their exchanges still streaming
+    // are marked interrupted, like any row a stopped process left streaming.
+    const left = this.journalFile.leftovers((m) => this.warn(m));
+    if (left.entries.size === 0 || this.diskWrite(() => (this.db.batch(() => replayJournal(this.db, left.entries)), true)) !== undefined) removeJournals(left.files, (op) => this.diskWrite(op));
+    this.journalFile.open();
     for (const row of this.db.streaming()) if (!processAlive(row.pid)) this.markInterrupted(row.x);
     this.flushLog();
     this.retention.apply();
@@ -192,7 +203,12 @@ class SqliteStore implements CaptureStore, RecorderHost {
     const reqBytes = request?.length ?? 0;
     this.own.set(id, { x, reqBytes });
     this.retention.added(reqBytes);
-    this.queue(id);
+    // The row waits: a batch now would run while the upstream answers, on the way of its first bytes. It is written
+    // when the response starts (`patch`), when the exchange ends, or ROW_DELAY_MS from now, whichever comes first;
+    // until then the journal line stands in for it.
+    this.journalFile.put(x, reqBytes);
+    this.pending.add(id);
+    setTimeout(() => this.pending.has(id) && this.schedule(), ROW_DELAY_MS).unref();
     this.cache.set(x);
     this.emit('added', x);
     return new Writer(this, x, t0, redact, request, this.files.spares.pop(), this.opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
@@ -217,6 +233,7 @@ class SqliteStore implements CaptureStore, RecorderHost {
     await this.files.close();
     this.flushLog();
     this.db.close();
+    this.journalFile.close();
     this.listeners.clear();
   }
 
@@ -244,8 +261,13 @@ class SqliteStore implements CaptureStore, RecorderHost {
     const own = this.own.get(x.id);
     if (!own || x.state !== 'streaming') return;
     own.ended = fields;
-    this.pending.add(x.id);
-    this.flushLog();
+    // The journal says "complete" before the client sees the end; the row follows in the next batch.
+    this.journalFile.patch(x.id, { state: 'complete', ...fields });
+    this.queue(x.id);
+  }
+
+  journal(id: string, fields: Partial<CapturedExchange>): void {
+    if (this.own.has(id)) this.journalFile.patch(id, fields);
   }
 
   /** An analysed exchange's new summary, stored with its analysis (by the analysis service). */
@@ -296,7 +318,7 @@ class SqliteStore implements CaptureStore, RecorderHost {
     return this.files.readAsync(id, 'cap', from);
   }
 
-  /** Writes the batched rows in one transaction. Runs before an exchange's response bytes are written. */
+  /** Writes the batched rows in one transaction, off the forwarding path (a turn of the loop after the bytes went out). */
   flushLog(): void {
     if (this.readOnly || this.pending.size === 0) return;
     const ids = [...this.pending];
@@ -314,6 +336,7 @@ class SqliteStore implements CaptureStore, RecorderHost {
       for (const id of ids) this.pending.add(id); // the disk refused: the rows go with the next batch
       return;
     }
+    this.journalFile.written(ids);
     for (const id of ids) {
       const o = this.own.get(id);
       // A listener of the final change (a view that queries the store) can flush before `finished` runs: the entry
@@ -383,6 +406,7 @@ class SqliteStore implements CaptureStore, RecorderHost {
     const x = this.own.get(id)?.x ?? this.db.get(id)?.x;
     this.own.delete(id);
     this.pending.delete(id);
+    this.journalFile.written([id]); // its journal lines must not bring it back (nor keep the journal from emptying)
     // Written at once (deleting is rare): a query right after must not find it.
     this.diskWrite(() => this.db.remove(id));
     this.files.remove(id);

@@ -1,6 +1,7 @@
 import type { Finding } from '../model';
 import type { Check } from './types';
-import { argumentsRange, callLabel, parsedArguments, unclosedCalls } from './scan';
+import { argumentsRange, parsedArguments, unclosedCalls } from './arguments';
+import { callLabel } from './scan';
 
 /** Markup that marks XML-style arguments (Qwen3-Coder, GLM, MiniMax, Hermes) where JSON was expected. */
 const XML_ARGS = /^\s*<(?:tool_call>|function=|parameter=|arg_key>|invoke\b|minimax:tool_call>)/;

@@ -1,6 +1,7 @@
 import type { Finding, ToolDef } from '../model';
 import type { Check } from './types';
-import { argumentsRange, callLabel, parsedArguments } from './scan';
+import { argumentsRange, parsedArguments } from './arguments';
+import { callLabel } from './scan';
 import { validatorFor } from './schema-validators';
 
 /** K2 Vendor Verifier's schema accuracy: share of tool calls whose arguments pass the tool's JSON schema. */

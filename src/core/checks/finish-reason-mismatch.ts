@@ -1,6 +1,7 @@
 import type { Finding } from '../model';
 import type { Check } from './types';
-import { leaks, parsedArguments, structuralProblems } from './scan';
+import { parsedArguments } from './arguments';
+import { leaks, structuralProblems } from './scan';
 
 /**
  * finish_reason against what the turn holds. Decisions:

@@ -305,9 +305,24 @@ export function parseExchange(
     chunks,
   });
   if (exchange.status !== undefined) response.status = exchange.status;
+  textErrorBody(response);
   const cutBy = cutByOf(exchange);
   if (cutBy) response.cutBy = cutBy;
+  if (cutBy === 'idle') response.idleSeconds = idleSecondsOf(exchange.error!);
   return { response, request: requestOf(exchange) };
+}
+
+/**
+ * An HTTP error answered with a body that is neither JSON nor SSE (a proxy's HTML page, `upstream connect error`,
+ * plain text): that text is the upstream's error message, reported by upstream-error (cut when shown), not a
+ * malformed API body.
+ */
+function textErrorBody(response: ParsedResponse): void {
+  if (response.error || response.streamed || response.status === undefined || response.status < 400 || response.events.length !== 1) return;
+  const i = response.wireIssues.findIndex((w) => w.code === 'invalid-json' && w.eventIndex === 0);
+  if (i < 0) return;
+  response.wireIssues.splice(i, 1);
+  response.error = { code: response.status, message: response.events[0].data.trim() || '(an empty text body)' };
 }
 
 /**
@@ -320,7 +335,14 @@ function cutByOf(exchange: CapturedExchange): ParsedResponse['cutBy'] {
   if (exchange.state !== 'incomplete' || !reason) return undefined;
   if (reason.startsWith('the client closed the connection')) return 'client';
   if (reason.startsWith('interrupted: Tokenscope stopped')) return 'tokenscope';
+  if (reason.includes('Tokenscope ended the response (idle timeout)')) return 'idle';
   return undefined;
+}
+
+/** `the upstream sent nothing for 300 s mid-stream…` (proxy/relay.ts) → 300; `1500 ms` → 1.5. */
+function idleSecondsOf(reason: string): number | undefined {
+  const m = /sent nothing for ([\d.]+) (s|ms)\b/.exec(reason);
+  return m ? Number(m[1]) / (m[2] === 'ms' ? 1000 : 1) : undefined;
 }
 
 /** The request body as the wire layer normalizes it; undefined when absent or not JSON (the response is still analysed). */

@@ -98,8 +98,13 @@ export interface ParsedResponse {
   matchedStop?: number | string | number[];
   /** HTTP status of the response, when the caller knows it (a captured exchange). */
   status?: number;
-  /** Who cut the response short, when the capture knows it was not the upstream: the client, or Tokenscope stopping. */
-  cutBy?: 'client' | 'tokenscope';
+  /**
+   * Who cut the response short, when the capture knows: the client, Tokenscope stopping, or Tokenscope's idle timeout
+   * giving up on an upstream that went silent mid-response (`idleSeconds` long).
+   */
+  cutBy?: 'client' | 'tokenscope' | 'idle';
+  /** With cutBy `idle`: the silence, in seconds, after which Tokenscope ended the response. */
+  idleSeconds?: number;
 }
 
 /** A tool the request offered. */

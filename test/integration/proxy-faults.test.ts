@@ -119,6 +119,7 @@ test('an upstream that goes silent mid-stream: SSE clients get an error event in
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     if (req.url?.includes('messages')) res.write('event: message_start\ndata: {"type":"message_start","message":{"id":"m","model":"claude-x","content":[],"role":"assistant"}}\n\n');
     else if (req.url?.includes('responses')) res.write('event: response.created\ndata: {"type":"response.created","response":{"id":"r","model":"gpt-x"}}\n\n');
+    else if (req.url?.includes('silent')) res.flushHeaders();
     else res.write('data: {"id":"c","model":"kimi","choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n');
     // then silence
   });
@@ -133,13 +134,42 @@ test('an upstream that goes silent mid-stream: SSE clients get an error event in
     const resp = await rawRequest(`${rig.proxy.url}/openai/v1/responses`, { body: '{"model":"gpt-x","stream":true}' });
     assert.match(resp.body.toString(), /event: error\ndata: \{"type":"error","code":"timeout","message":"Tokenscope: the upstream sent nothing/);
 
-    await waitFor(() => rig.store.list().length === 3 && rig.store.list().every((x) => x.summary), 'three analysed captures');
+    const silent = await rawRequest(`${rig.proxy.url}/v1/silent/chat/completions`, { body: '{"model":"kimi","stream":true}' });
+    assert.match(silent.body.toString(), /^data: \{"error":\{"message":"Tokenscope: the upstream sent nothing for 300 ms mid-stream, after 0 bytes/);
+
+    await waitFor(() => rig.store.list().length === 4 && rig.store.list().every((x) => x.summary), 'four analysed captures');
     for (const x of rig.store.list()) {
       assert.equal(x.state, 'incomplete');
       assert.match(x.error ?? '', /idle timeout/);
+      // The finding says what happened: the upstream went silent and Tokenscope's idle timeout ended the response.
+      const f = rig.store.readAnalysis(x.id)!.analysis.findings.find((y) => y.rule === (x.path.includes('silent') ? 'empty-response' : 'stream-unterminated'));
+      assert.ok(f, `${x.path}: ${x.summary!.rules}`);
+      assert.equal(f.severity, 'error');
+      assert.match(f.message, /Tokenscope's idle timeout ended the response after 0\.3 s of silence \(a streaming client got an error event in its API's shape; serve --idle-timeout/);
+      if (x.path.includes('silent')) continue;
+      assert.match(f.message, /^The upstream went silent mid-response after 1 event/);
       assert.ok(x.summary!.rules.includes('stream-unterminated'), `${x.path}: ${x.summary!.rules}`);
       assert.doesNotMatch(Buffer.from(rig.store.readResponse(x.id)!.bytes).toString(), /Tokenscope:/, 'the capture keeps the upstream\'s bytes only');
     }
+  } finally {
+    await rig.close();
+    await up.close();
+  }
+});
+
+test('an HTTP error answered as text or HTML is reported as the upstream error it is, not as a malformed API body', async () => {
+  const page = '<html><head><title>502 Bad Gateway</title></head>\n<body>upstream connect error</body></html>\n';
+  const up = await startUpstream((req, res) => {
+    req.resume();
+    res.writeHead(502, { 'content-type': 'text/html' }).end(page);
+  });
+  const rig = await startRig({ default: up.url });
+  try {
+    assert.equal((await rawRequest(`${rig.proxy.url}/v1/chat/completions`, { body: '{"model":"m"}' })).body.toString(), page, 'the agent gets the bytes as sent');
+    await waitFor(() => rig.store.list()[0]?.summary !== undefined, 'the analysed capture');
+    const { findings } = rig.store.readAnalysis(rig.store.list()[0].id)!.analysis;
+    assert.deepEqual(findings.map((f) => f.rule), ['upstream-error']);
+    assert.equal(findings[0].message, `The upstream answered HTTP 502: ${page.trim()}`);
   } finally {
     await rig.close();
     await up.close();

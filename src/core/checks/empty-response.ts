@@ -1,4 +1,5 @@
 import type { Check } from './types';
+import { idleEnd } from './stream-unterminated';
 import { at } from './wire-findings';
 
 /** MoonshotAI/Kimi-K2#128 (an empty `<|im_end|>` right after `</think>`), sgl-project/sglang#23341 (empty content, stop). */
@@ -11,7 +12,8 @@ const check: Check = {
     const r = ctx.response;
     const empty = r?.wireIssues.filter((w) => w.code === 'empty-body') ?? [];
     if (empty.length > 0) {
-      return empty.map((w) => ({ rule: check.id, severity: check.severity, message: `The response body is empty${at(w)}: ${w.message}`, location: 'wire' }));
+      const why = (w: (typeof empty)[number]) => (r?.cutBy === 'idle' ? `the upstream sent its headers and then nothing: ${idleEnd(r.idleSeconds)}` : w.message);
+      return empty.map((w) => ({ rule: check.id, severity: check.severity, message: `The response body is empty${at(w)}: ${why(w)}`, location: 'wire' }));
     }
     // Errors and cut streams have their own rules; raw text that is empty or blank is no turn to judge (nothing to point at).
     if (r ? r.error || !r.terminated : ctx.native.text.trim() === '') return [];

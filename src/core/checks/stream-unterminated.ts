@@ -22,6 +22,8 @@ const check: Check = {
       switch (r.cutBy) {
         case 'client':
           return `The client closed the connection after ${events}${at(w)}, before the response ended${tail}: the agent cancelled the turn or gave up waiting; the upstream did not cut it.`;
+        case 'idle':
+          return `The upstream went silent mid-response after ${events}${at(w)}: ${idleEnd(r.idleSeconds)}${tail}.`;
         case 'tokenscope':
           return `Tokenscope stopped capturing after ${events}${at(w)}, while the response was streaming${tail}: the rest was not recorded; the upstream did not cut it.`;
         default:
@@ -32,5 +34,11 @@ const check: Check = {
     return findings.map((f) => ({ ...f, severity }));
   },
 };
+
+/** What Tokenscope's idle timeout did, for stream-unterminated and empty-response. */
+export function idleEnd(seconds: number | undefined): string {
+  const gap = seconds === undefined ? '' : ` after ${seconds} s of silence`;
+  return `Tokenscope's idle timeout ended the response${gap} (a streaming client got an error event in its API's shape; serve --idle-timeout, setting tokenscope.proxy.idleTimeout)`;
+}
 
 export default check;

@@ -6,6 +6,10 @@ import { after, before, describe, test } from 'node:test';
 import { UserError } from '../../../src/core/model';
 import { TokenWorker } from '../../../src/core/tokens/client';
 import { buildWorkerBundle, helloKimiResponse, kimiTokenizerDir } from './helpers';
+import { loadKimiTokenizer } from '../../../src/core/tokens/kimi';
+import { normalizeRequest } from '../../../src/core/wire/index';
+import { tokenStreamView } from '../../../src/extension/exchangeView';
+import { kimiDirWithTemplate, kimiLayoutPrompt } from '../../fixtures/kimi-template';
 
 const found = kimiTokenizerDir();
 
@@ -32,6 +36,21 @@ describe('token worker thread', { skip: 'skip' in found ? found.skip : false }, 
     const again = await worker.tokenStream({ tokenizerDir: dir }, { nativeText: 'Hello' });
     assert.deepEqual(again.stream.tokens.map((t) => t.id), [19180]);
     assert.ok(performance.now() - t0 < 150, 'second job reuses the tokenizer');
+  });
+
+  test('the token view’s prompt line: a request is rendered with the model’s template in the worker and counted against the bill', async () => {
+    const withTemplate = kimiDirWithTemplate(dir, join(out, 'kimi-template'));
+    const request = normalizeRequest({ model: 'moonshotai/kimi-k2-0905', messages: [{ role: 'user', content: 'Hello' }] });
+    const expected = loadKimiTokenizer({ dir: withTemplate }).encode(kimiLayoutPrompt('Hello')).length;
+    const row = async (tokenizerDir: string, promptTokens: number) => {
+      const response = helloKimiResponse({ usage: { promptTokens, completionTokens: 4 } });
+      const { stream } = await worker.tokenStream({ tokenizerDir }, { response, request });
+      return tokenStreamView(stream).accounting.find((a) => a.label === 'Prompt')?.value;
+    };
+    assert.equal(await row(withTemplate, expected), `${expected} tokens in the model's chat template, ${expected} billed (0)`);
+    // A provider that added a system line of its own: billed 20 more than the model's template renders.
+    assert.equal(await row(withTemplate, expected + 20), `${expected} tokens in the model's chat template, ${expected + 20} billed (+20). MISMATCH: see the prompt-token-mismatch finding`);
+    assert.match((await row(dir, expected))!, /^not rendered: no chat template in /);
   });
 
   test('a failing job rejects with a UserError and the worker keeps serving', async () => {

@@ -6,7 +6,9 @@
 //   - added time to first byte, goal p50 ≤ 1 ms (sequential requests on keep-alive connections); the bare
 //     pass-through's own added time is reported beside it (the floor of any second process on this machine)
 //   - added per-chunk latency, goal p50 ≤ 0.2 ms (each event carries its send time)
-//   - peak RSS of the proxy process with 100 concurrent streams
+//   - 100 concurrent paced streams direct, through the bare pass-through and through the proxy: median wall time and
+//     latency of each, and peak RSS (sampled) of the two proxies
+//   - serve's peak RSS while a 500 MB request body passes (goal ≤ 200 MB), the bare pass-through's beside it
 //   - burst streams (upstream writes as fast as it can) of 20,000 and 100,000 chunks against a bare Node
 //     pass-through with no capture (its own process, like the proxy): goal ≤ 1.15 × that floor
 //   - time to response headers when the upstream sends them 300 ms before the body: goal direct ± 5 ms
@@ -25,6 +27,8 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 /** Per block; RUNS blocks. */
 const TTFB_SAMPLES = 30;
 const CONCURRENT = 100;
+/** The large request body, MB (BENCH_PROXY_LARGE_MB; the goal is stated for 500). */
+const LARGE_MB = Number(process.env.BENCH_PROXY_LARGE_MB ?? 500);
 
 export const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -36,8 +40,14 @@ export const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
 export async function startUpstream() {
   // Keep-alive connections outlive the gaps between runs (the client reuses them).
   const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
-    req.resume();
     const u = new URL(req.url!, 'http://x');
+    if (u.pathname.endsWith('/sink')) {
+      // A large request body: read (and dropped) to its end, then a small answer.
+      req.resume();
+      req.once('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+      return;
+    }
+    req.resume();
     const n = Number(u.searchParams.get('n') ?? 1);
     const paced = u.searchParams.get('paced') === '1';
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
@@ -66,6 +76,23 @@ export async function startUpstream() {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))) };
 }
 
+/**
+ * A failed request says which connection it used: new, or kept alive and idle for how long. A kept-alive connection
+ * the server closed just as it was reused fails with "socket hang up"; the bench's agent drops idle connections after
+ * CLIENT_IDLE_MS, well before any server here closes them (65 s), so that race cannot happen.
+ */
+function explained(req: ReturnType<typeof request>, reject: (e: Error) => void): void {
+  let how = 'no connection yet';
+  req.once('socket', (s: import('node:net').Socket & { freedAt?: number }) => {
+    how = s.freedAt === undefined ? 'a new connection' : `a kept-alive connection idle for ${Math.round(performance.now() - s.freedAt)} ms`;
+    if (s.listenerCount('free') < 2) s.on('free', () => (s.freedAt = performance.now()));
+  });
+  req.once('error', (e) => reject(new Error(`${e.message} (${req.method} ${req.host}:${(req as unknown as { socket?: { remotePort?: number } }).socket?.remotePort ?? ''}${req.path}, on ${how})`)));
+}
+
+/** Idle kept-alive connections are closed by the client after this long (the servers here keep them 65 s). */
+export const CLIENT_IDLE_MS = 20_000;
+
 /** One streamed GET; returns total time, TTFB and every event's latency (arrival − send). */
 export function fetchStream(url: string, agent: Agent, body?: string): Promise<{ wallMs: number; ttfbMs: number; latencies: number[] }> {
   return new Promise((resolve, reject) => {
@@ -90,9 +117,55 @@ export function fetchStream(url: string, agent: Agent, body?: string): Promise<{
       res.once('end', () => resolve({ wallMs: performance.now() - start, ttfbMs: ttfb, latencies }));
       res.once('error', reject);
     });
-    req.once('error', reject);
+    explained(req, reject);
     req.end(body);
   });
+}
+
+/** POSTs `mb` MB of JSON-ish bytes (1 MB writes, honouring back-pressure) and waits for the answer; resolves with ms. */
+export function postLarge(url: string, mb: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const req = request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': String(mb * 1024 * 1024) } }, (res) => {
+      res.resume();
+      res.once('end', () => resolve(performance.now() - start));
+      res.once('error', reject);
+    });
+    req.once('error', reject);
+    const chunk = Buffer.alloc(1024 * 1024, 'a');
+    let sent = 0;
+    const pump = () => {
+      while (sent < mb) {
+        sent++;
+        if (!req.write(chunk)) return void req.once('drain', pump);
+      }
+      req.end();
+    };
+    pump();
+  });
+}
+
+/** Samples a process's resident set (VmRSS, MB) every 20 ms while `work` runs; resolves with the peak and the work's result. */
+async function peakRss<T>(pid: number, work: Promise<T>): Promise<{ peakMb: number; result: T }> {
+  let peak = 0;
+  const sample = () => (peak = Math.max(peak, rssMb(pid)));
+  sample();
+  const timer = setInterval(sample, 20);
+  try {
+    const result = await work;
+    sample();
+    return { peakMb: peak, result };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+function rssMb(pid: number): number {
+  try {
+    return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
+  } catch {
+    return NaN;
+  }
 }
 
 /** Time until the response headers arrive (the body is not waited for). */
@@ -104,7 +177,7 @@ function fetchHeaders(url: string, agent: Agent): Promise<number> {
       res.resume();
       res.once('end', () => resolve(ms));
     });
-    req.once('error', reject);
+    explained(req, reject);
     req.end();
   });
 }
@@ -138,7 +211,7 @@ server.listen(0, '127.0.0.1', () => console.log('bare on http://127.0.0.1:' + se
   const url = await new Promise<string>((resolve) => child.stdout!.on('data', (d) => resolve(/http:\/\/\S+/.exec(String(d))![0])));
   let exited: string | undefined;
   child.once('exit', (code, signal) => (exited = `bare pass-through exited (${signal ?? code})`));
-  return { url, exited: () => exited, stop: () => new Promise((r) => (exited ? r(undefined) : (child.once('exit', r), child.kill('SIGTERM')))) };
+  return { url, pid: child.pid!, exited: () => exited, stop: () => new Promise((r) => (exited ? r(undefined) : (child.once('exit', r), child.kill('SIGTERM')))) };
 }
 
 /** `tokenscope serve` in a child process: the built binary (`npm run bench` builds first), else the sources through tsx. */
@@ -174,7 +247,7 @@ export async function startServe(upstream: string, dataDir: string, extraArgs: s
     child.kill('SIGTERM');
     if (child.exitCode === null) await new Promise((r) => child.once('exit', r));
   };
-  return { url, finished, status, stop };
+  return { url, pid: child.pid!, finished, status, stop };
 }
 
 export async function until(cond: () => boolean, ms = 60_000): Promise<void> {
@@ -187,7 +260,13 @@ export default async function bench() {
   const dataDir = mkdtempSync(join(tmpdir(), 'tokenscope-bench-'));
   const proxy = await startServe(up.url, dataDir);
   const bare = await startBare(up.url);
-  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENT });
+  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENT, timeout: CLIENT_IDLE_MS });
+  // A failure names the phase it happened in.
+  let phase = 'warm-up';
+  const say = (p: string) => {
+    phase = p;
+    process.stderr.write(`  ${p}…\n`);
+  };
   try {
     let requests = 0;
     const BURST_CHUNKS = [20_000, 100_000].map((n) => Math.max(10, Math.round(n * SCALE)));
@@ -203,7 +282,7 @@ export default async function bench() {
     await direct('/v1/stream?n=2000');
     await through('/v1/stream?n=2000');
 
-    process.stderr.write('  paced and unpaced streams…\n');
+    say('paced and unpaced streams');
     const paced = { direct: [] as number[], proxy: [] as number[], latDirect: [] as number[], latProxy: [] as number[] };
     const unpaced = { direct: [] as number[], proxy: [] as number[] };
     for (let run = 0; run < RUNS; run++) {
@@ -219,7 +298,7 @@ export default async function bench() {
       }
     }
 
-    process.stderr.write('  burst streams…\n');
+    say('burst streams');
     // Burst streams against the bare pass-through floor, at two sizes.
     const burst: Record<string, { direct: number[]; bare: number[]; proxy: number[] }> = {};
     for (const n of BURST_CHUNKS) {
@@ -237,7 +316,7 @@ export default async function bench() {
         b.proxy.push((await leg('proxy', through(q))).wallMs);
       }
     }
-    process.stderr.write('  headers first…\n');
+    say('headers first');
     const headersDirect: number[] = [];
     const headersProxy: number[] = [];
     for (let i = 0; i < 10; i++) {
@@ -253,6 +332,7 @@ export default async function bench() {
     const ttfbProxy: number[] = [];
     const ttfbBare: number[] = [];
     const ttfbBlocks: { proxy: number; bare: number }[] = [];
+    say('time to first byte');
     for (let run = 0; run < RUNS; run++) {
       const d: number[] = [];
       const p: number[] = [];
@@ -268,10 +348,29 @@ export default async function bench() {
       ttfbBlocks.push({ proxy: median(p) - median(d), bare: median(b) - median(d) });
     }
 
+    // A 500 MB request body through serve (streamed to the upstream, not recorded): serve's resident set while it
+    // passes, sampled every 20 ms, with the bare pass-through's beside it.
+    say(`${LARGE_MB} MB request body`);
+    const largeRssBeforeMb = proxy.status('VmRSS');
+    const large = await peakRss(proxy.pid, postLarge(`${proxy.url}/v1/sink`, LARGE_MB));
+    requests++;
+    await until(() => proxy.finished() >= requests);
+    const largeBare = await peakRss(bare.pid, postLarge(`${bare.url}/v1/sink`, LARGE_MB));
+
+    // 100 concurrent paced streams: direct, through the bare pass-through and through Tokenscope, one after another.
+    say(`${CONCURRENT} concurrent streams`);
+    const concurrently = async (base: string, pid?: number) => {
+      const all = Promise.all(Array.from({ length: CONCURRENT }, () => fetchStream(`${base}/v1/stream?n=2000&paced=1`, agent)));
+      const { peakMb, result } = pid === undefined ? { peakMb: NaN, result: await all } : await peakRss(pid, all);
+      return { wallMs: median(result.map((s) => s.wallMs)), latencyMs: median(result.flatMap((s) => s.latencies)), events: result.every((s) => s.latencies.length === 2000), peakMb };
+    };
+    const concDirect = await concurrently(up.url);
+    const concBare = await concurrently(bare.url, bare.pid);
     const rssIdleMb = proxy.status('VmRSS');
-    const streams = await Promise.all(Array.from({ length: CONCURRENT }, () => fetchStream(`${proxy.url}/v1/stream?n=2000&paced=1`, agent)));
-    const peakRssMb = proxy.status('VmHWM');
-    const concurrentWallMs = median(streams.map((s) => s.wallMs));
+    const concProxy = await concurrently(proxy.url, proxy.pid);
+    requests += CONCURRENT;
+    const peakRssMb = concProxy.peakMb;
+    const concurrentWallMs = concProxy.wallMs;
 
     const wallRatio = median(paced.proxy) / median(paced.direct);
     const addedTtfb = median(ttfbBlocks.map((b) => b.proxy));
@@ -301,8 +400,33 @@ export default async function bench() {
         }),
       ),
       headersFirst: { directMsP50: round(median(headersDirect)), proxyMsP50: round(median(headersProxy)), addedMsP50: round(median(headersProxy) - median(headersDirect)), goal: 5, met: Math.abs(median(headersProxy) - median(headersDirect)) <= 5 },
-      concurrent: { streams: CONCURRENT, chunksEach: 2000, medianWallMs: round(concurrentWallMs, 1), proxyRssIdleMb: round(rssIdleMb, 1), proxyPeakRssMb: round(peakRssMb, 1) },
+      largeRequest: {
+        mb: LARGE_MB,
+        proxyMs: round(large.result, 1),
+        proxyRssBeforeMb: round(largeRssBeforeMb, 1),
+        proxyPeakRssMb: round(large.peakMb, 1),
+        bareMs: round(largeBare.result, 1),
+        barePeakRssMb: round(largeBare.peakMb, 1),
+        goalMb: 200,
+        met: large.peakMb <= 200,
+      },
+      concurrent: {
+        streams: CONCURRENT,
+        chunksEach: 2000,
+        everyEventArrived: concDirect.events && concBare.events && concProxy.events,
+        directMedianWallMs: round(concDirect.wallMs, 1),
+        bareMedianWallMs: round(concBare.wallMs, 1),
+        medianWallMs: round(concurrentWallMs, 1),
+        proxyVsDirect: round(concurrentWallMs / concDirect.wallMs),
+        proxyVsBare: round(concurrentWallMs / concBare.wallMs),
+        latencyMsP50: { direct: round(concDirect.latencyMs), bare: round(concBare.latencyMs), proxy: round(concProxy.latencyMs) },
+        proxyRssIdleMb: round(rssIdleMb, 1),
+        proxyPeakRssMb: round(peakRssMb, 1),
+        barePeakRssMb: round(concBare.peakMb, 1),
+      },
     };
+  } catch (e) {
+    throw new Error(`${phase}: ${(e as Error).message}`);
   } finally {
     agent.destroy();
     await bare.stop();

@@ -133,7 +133,8 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
       abort.abort(new Error(gone === 'stopping' ? 'Tokenscope stopped' : 'client closed the connection'));
     });
     const body = requestBody(req, MAX_RECORDED_REQUEST);
-    const staged = await stagedBody(opts.requestStage, { route: route.route, upstreamUrl: route.upstreamUrl, method: req.method ?? 'GET', path }, body.stream as AsyncIterable<Buffer> | Buffer | undefined);
+    // Without a request stage nothing waits here (not even a turn of the microtask queue).
+    const staged = opts.requestStage ? await stagedBody(opts.requestStage, { route: route.route, upstreamUrl: route.upstreamUrl, method: req.method ?? 'GET', path }, body.stream as AsyncIterable<Buffer> | Buffer | undefined) : undefined;
     // The upstream call starts first; recording (redaction, parsing) overlaps with its round trip.
     const pending = dispatcher.request({
       origin: route.origin,

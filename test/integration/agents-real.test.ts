@@ -17,10 +17,10 @@ const KEY = 'sk-agenttest0123456789abcdefghij';
 const PROMPT = 'Create a file named hello.py';
 
 /** The CLI's launcher in node_modules/.bin, or a skip saying why it is not there. */
-function binary(t: TestContext, name: string, pkg: string): string | undefined {
+function binary(t: TestContext, name: string, pkg: string, why = `npm devDependency; its native binary exists for ${process.platform}-${process.arch}?`): string | undefined {
   const bin = join(repoRoot, 'node_modules', '.bin', name);
   if (existsSync(bin)) return bin;
-  t.skip(`${pkg} is not installed (npm devDependency; its native binary exists for ${process.platform}-${process.arch}?)`);
+  t.skip(`${pkg} is not installed (${why})`);
   return undefined;
 }
 
@@ -149,6 +149,47 @@ test('Continue CLI (cn -p) through /openrouter, launched as the recipe says: cap
     await rig.store.idle();
     assertFlagged(rig, 'continue-cli');
     assert.equal(new Set(rig.store.list().map((x) => x.sessionId)).size, 1, 'no session header: the idle window keeps one run together');
+  } finally {
+    await rig.close();
+    await emu.close();
+    home.remove();
+  }
+});
+
+test('Kilo CLI (kilo run) through /openrouter, launched as the recipe says: captured as kilo-cli, one session per its session header, flagged', async (t) => {
+  // Not a devDependency: @kilocode/cli is 290 MB and takes 15 s of CPU per run here (35-55 s on this shared machine).
+  // `npm i --no-save @kilocode/cli@7.7.7` (the newest whose linux-x64 binary is on the registry) runs this test.
+  const bin = binary(t, 'kilo', '@kilocode/cli', 'not a devDependency: 290 MB and 15 s of CPU a run; `npm i --no-save @kilocode/cli@7.7.7` includes this test');
+  if (!bin) return;
+  const emu = await startOpenRouterEmulator({ providers: [{ slug: 'chutes', name: 'Chutes', personality: 'leak-content' }] });
+  const rig = await startRig({ openrouter: `${emu.url}/api` });
+  const home = tempDir('tokenscope-kilo-');
+  try {
+    const launch = terminal('kilo-cli', rig, 'openrouter');
+    assert.ok(!launch.shell.includes(KEY));
+    const h = home.dir;
+    const env = {
+      ...launch.env,
+      OPENROUTER_API_KEY: KEY,
+      XDG_CONFIG_HOME: join(h, '.config'),
+      XDG_DATA_HOME: join(h, '.local/share'),
+      XDG_CACHE_HOME: join(h, '.cache'),
+      XDG_STATE_HOME: join(h, '.local/state'),
+      KILO_DISABLE_AUTOUPDATE: '1',
+      // Its telemetry and model-list fetches fail at once instead of waiting on a network this machine lacks.
+      HTTPS_PROXY: 'http://127.0.0.1:9',
+      HTTP_PROXY: 'http://127.0.0.1:9',
+      NO_PROXY: '127.0.0.1,localhost',
+    };
+    const r = await run(bin, [...launch.args, 'run', PROMPT], env, h);
+    assert.equal(r.code, 0, r.out.slice(-2000));
+    assert.match(r.out, /tool_calls_section_begin/, 'Kilo CLI printed the leaked markup it was given');
+    for (const q of emu.requests) assert.equal(q.headers.authorization, `Bearer ${KEY}`);
+    await rig.store.idle();
+    assertFlagged(rig, 'kilo-cli');
+    const expected = agentSessionId(emu.requests[0].headers, 'kilo-cli');
+    assert.ok(expected, `Kilo CLI sends a session header: ${Object.keys(emu.requests[0].headers).join(', ')}`);
+    for (const x of rig.store.list()) assert.equal(x.sessionId, expected);
   } finally {
     await rig.close();
     await emu.close();

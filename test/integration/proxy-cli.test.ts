@@ -71,7 +71,8 @@ test('agents prints a launch line per agent for the given port', async () => {
   assert.match(r.out, /codex -c 'model_provider="tokenscope"'/);
   assert.match(r.out, /Base URL: http:\/\/127\.0\.0\.1:9000\/openrouter\/v1/);
   const json = JSON.parse((await cli(['agents', '--json', '--route', 'sglang'])).out);
-  assert.equal(json.length, 10);
+  assert.equal(json.length, 11);
+  assert.match(r.out, /^Kilo CLI {2}\(chat-completions, base URL http:\/\/127\.0\.0\.1:9000\/openrouter\/v1\)\n {2}KILO_CONFIG_CONTENT='\{.*\}' kilo$/m);
   assert.equal(json[0].baseUrl, 'http://127.0.0.1:8719/sglang/v1');
   assert.match((await cli(['agents', '--port', 'x'])).err, /--port must be a number/);
 });

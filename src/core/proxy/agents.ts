@@ -6,7 +6,7 @@
  */
 import { routePrefix } from './routes';
 
-export type AgentId = 'opencode' | 'claude-code' | 'codex' | 'qwen-code' | 'continue-cli' | 'aider' | 'cline' | 'roo-code' | 'kilo-code' | 'continue';
+export type AgentId = 'opencode' | 'claude-code' | 'codex' | 'qwen-code' | 'continue-cli' | 'kilo-cli' | 'aider' | 'cline' | 'roo-code' | 'kilo-code' | 'continue';
 export type WireApi = 'chat-completions' | 'responses' | 'anthropic-messages';
 
 export interface RecipeOptions {
@@ -103,7 +103,7 @@ export function agentRecipes(opts: RecipeOptions): AgentRecipe[] {
   return AGENT_IDS.map((id) => agentRecipe(id, opts));
 }
 
-export const AGENT_IDS: AgentId[] = ['opencode', 'claude-code', 'codex', 'qwen-code', 'continue-cli', 'aider', 'cline', 'roo-code', 'kilo-code', 'continue'];
+export const AGENT_IDS: AgentId[] = ['opencode', 'claude-code', 'codex', 'qwen-code', 'continue-cli', 'kilo-cli', 'aider', 'cline', 'roo-code', 'kilo-code', 'continue'];
 
 export function agentRecipe(id: AgentId, opts: RecipeOptions): AgentRecipe {
   const route = opts.route ?? 'openrouter';
@@ -214,6 +214,20 @@ export function agentRecipe(id: AgentId, opts: RecipeOptions): AgentRecipe {
         notes: ['Headless: append `-p "…" --auto` (npm @continuedev/cli).', `Continue reads the key from ${key} (\`secrets.${key}\` in its config).`],
       };
     }
+    case 'kilo-cli':
+      // The Kilo CLI is built on OpenCode and reads the same inline config from its own variable (verified headless
+      // with @kilocode/cli 7.7.7: `kilo run "…"`).
+      return {
+        id,
+        name: 'Kilo CLI',
+        wireApi: 'chat-completions',
+        baseUrl: v1,
+        launch: terminal({ KILO_CONFIG_CONTENT: JSON.stringify(opencodeConfig(v1, model, key)) }, [], 'kilo', []),
+        notes: [
+          'KILO_CONFIG_CONTENT adds the Tokenscope provider for this terminal only; your kilo.json is not edited.',
+          `The key is read by Kilo from ${key} ({env:…} in the inline config). Headless: \`kilo run "…"\` (npm @kilocode/cli).`,
+        ],
+      };
     case 'aider':
       return {
         id,

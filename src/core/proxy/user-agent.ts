@@ -29,11 +29,18 @@ function first(v: string | string[] | undefined): string {
   return (Array.isArray(v) ? v[0] : v) ?? '';
 }
 
+/**
+ * The Kilo CLI (npm @kilocode/cli, a Bun binary) sends the same attribution headers as the Kilo Code extension
+ * (`X-Title: Kilo Code`); its User-Agent tells it apart: `Kilo-Code/7.7.7 ai-sdk/provider-utils/4.0.27 runtime/bun/1.3.14`.
+ */
+const KILO_CLI_UA = /^Kilo-?Code\/\S+ .*\bruntime\/bun\//i;
+
 export function agentFromHeaders(headers: Headers): string | undefined {
   // Attribution headers name the app more reliably than a User-Agent shared with an SDK.
   const title = first(headers['x-title']) || first(headers['x-openrouter-title']);
   const referer = first(headers['http-referer']);
   const ua = first(headers['user-agent']);
+  if (KILO_CLI_UA.test(ua)) return 'kilo-cli';
   for (const text of [title, referer, ua]) {
     if (!text) continue;
     for (const [re, name] of UA_PATTERNS) if (re.test(text)) return name;

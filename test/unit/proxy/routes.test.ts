@@ -96,6 +96,10 @@ test('more agents by name; an agent session header becomes a stable session id, 
   assert.equal(ua('qwencode/0.24.4'), 'qwen-code');
   assert.equal(ua('GeminiCLI/0.9.0 (linux; x64)'), 'gemini-cli');
   assert.equal(ua('kilo-cli/1.0 opencode/1.0'), 'kilo-cli');
+  // The headers the Kilo CLI 7.7.7 sends (recorded through the proxy); the extension's X-Title alone stays kilo-code.
+  const kilo = { 'user-agent': 'Kilo-Code/7.7.7 ai-sdk/provider-utils/4.0.27 runtime/bun/1.3.14', 'http-referer': 'https://kilocode.ai', 'x-title': 'Kilo Code' };
+  assert.equal(agentFromHeaders(kilo), 'kilo-cli');
+  assert.equal(agentFromHeaders({ ...kilo, 'user-agent': 'Kilo-Code/4.90.0' }), 'kilo-code');
   assert.equal(ua('cline-cli/1.0'), 'cline-cli');
   assert.equal(ua('continue-cli/1.2'), 'continue-cli');
   const a = agentSessionId({ 'x-claude-code-session-id': 'c0ffee' }, 'claude-code');

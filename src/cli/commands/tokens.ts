@@ -191,6 +191,7 @@ export function formatStream(label: string, s: TokenStream, p: Palette = palette
 
   const a = s.accounting;
   lines.push('', `accounting: ${plural(a.counted, 'completion token')} counted${a.countedReasoning ? ` (${a.countedReasoning} reasoning)` : ''}`);
+  if (s.notEmitted) lines.push(`            the first ${plural(s.notEmitted, 'token')} are the prompt's generation prompt, not the model's: not counted`);
   if (a.billed !== undefined) {
     const reasoning = a.billedReasoning !== undefined ? ` (${a.billedReasoning} reasoning)` : '';
     lines.push(`            ${a.billed} billed${reasoning}, difference ${a.delta! > 0 ? '+' : ''}${a.delta}${a.mismatch ? '  MISMATCH' : ''}`);

@@ -63,6 +63,7 @@ export const harmony: ModelFormat = {
       [CALL, 3],
       [RETURN, 3],
     ]),
+  generationPrompt: `${START}assistant`,
   render,
   parse,
 };

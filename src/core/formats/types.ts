@@ -32,6 +32,12 @@ export interface ModelFormat {
   matchesModel(modelId: string): boolean;
   /** Score ≥ 0 for how strongly raw text carries this family's markers (0 = none). */
   detectText(text: string): number;
+  /**
+   * The text `render` opens with that the chat template's generation prompt already holds, so the model never emits
+   * it (gpt-oss: `render` writes the first `<|start|>assistant` header in full, and the prompt ends with it). Token
+   * ids of the turn as emitted leave it out (tokens/stream.ts `emittedIds`, the accounting).
+   */
+  generationPrompt?: string;
   /** Structured assistant message → the native text the model emitted, with segments. */
   render(message: AssistantMessage, opts?: RenderOptions): NativeText;
   /** Native text → segments and a structured message. Never throws; truncation is reported in `problems`. */

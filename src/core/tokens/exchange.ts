@@ -1,4 +1,5 @@
 import { analyze, type AnalyzeInput } from '../analyze';
+import { getFormat } from '../formats/index';
 import { promptTokenFinding } from '../checks/prompt-token-mismatch';
 import type { Analysis, Usage } from '../model';
 import type { PromptAccounting } from './accounting';
@@ -71,12 +72,15 @@ function completionStream(input: ExchangeTokensInput): { stream: TokenStream; an
   }
   const analysis = input.analysis ?? analyze(input);
   // A turn cut short is already rendered only as far as the model got (analyze() renders with `complete: endedTurn`).
+  const rendered = analysis.native.source === 'rendered';
   const stream = buildTokenStream({
     tokenizer,
     native: analysis.native,
-    source: analysis.native.source === 'rendered' ? 'reconstructed' : 'text',
+    source: rendered ? 'reconstructed' : 'text',
     findings: analysis.findings,
     usage: response?.usage,
+    // The family's rendering may open with its generation prompt's text (gpt-oss): shown, not counted.
+    generationPrompt: rendered && analysis.family ? getFormat(analysis.family).generationPrompt : undefined,
   });
   return { stream, analysis };
 }

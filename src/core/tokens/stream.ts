@@ -54,6 +54,8 @@ export interface TokenStream {
   tokens: StreamToken[];
   findings: TokenFinding[];
   accounting: TokenAccounting;
+  /** Leading tokens that are the generation prompt's, not the model's (see TokenStreamInput `generationPrompt`). */
+  notEmitted?: number;
 }
 
 export interface TokenStreamInput {
@@ -74,6 +76,11 @@ export interface TokenStreamInput {
   findings?: readonly Finding[];
   /** What the provider billed. */
   usage?: Usage;
+  /**
+   * Without `ids`: the text the family's rendering opens with that the prompt's generation prompt already holds
+   * (Format `generationPrompt`); its tokens are shown but not counted, and left out of `emittedIds`.
+   */
+  generationPrompt?: string;
 }
 
 /** Segment kinds that hold free text written by the model: a special-token string there was written as text. */
@@ -98,28 +105,40 @@ export function buildTokenStream(input: TokenStreamInput): TokenStream {
   // every family, reasoning is delimited by special tokens, so a reasoning segment encodes on its own exactly
   // as it does within the whole turn: total and reasoning come from the same encoding.
   const asEmitted = source !== 'server' && spelled;
+  const prompt = input.generationPrompt;
+  // The generation prompt ends at a special token (the turn's own header follows), so it encodes apart.
+  const notEmitted = source !== 'server' && prompt && native.text.startsWith(prompt) ? leadingTokens(tokens, prompt.length) : 0;
   const accounting = accountTokens({
     source,
-    counted: asEmitted ? tokenizer.encode(native.text).length : tokens.length,
+    counted: (asEmitted ? tokenizer.encode(native.text).length : tokens.length) - notEmitted,
     countedReasoning: asEmitted ? encodedLength(tokenizer, native, 'reasoning') : countIn(tokens, 'reasoning'),
     hasReasoningText: native.segments.some((s) => s.kind === 'reasoning'),
     usage: input.usage,
   });
   const findings = mapFindings(input.findings ?? [], tokens);
   if (accounting.finding) findings.push({ finding: accounting.finding });
-  return { source, tokenizer: tokenizer.name, text: native.text, segments: native.segments, tokens, findings, accounting };
+  return { source, tokenizer: tokenizer.name, text: native.text, segments: native.segments, tokens, findings, accounting, ...(notEmitted ? { notEmitted } : {}) };
+}
+
+/** How many leading tokens lie wholly within the first `chars` characters. */
+function leadingTokens(tokens: readonly StreamToken[], chars: number): number {
+  let n = 0;
+  while (n < tokens.length && tokens[n].start < chars && tokens[n].end <= chars) n++;
+  return n;
 }
 
 /**
- * The completion as the model emitted it, as ids: the ids the accounting counts. Server ids are the stream's own. A
+ * The completion as the model emitted it, as ids: the ids the accounting counts (without the generation prompt's
+ * leading tokens, `notEmitted`). Server ids are the stream's own. A
  * re-encoded turn whose provider returned markers as text (tool-call markup in `content`) shows those markers as
  * ordinary tokens in `tokens`, for the user to see; the model emitted each as its one special id, so here the
  * whole turn is encoded with every marker string as its id. Reasoning and content stay apart: a special token sits
  * between them, and encoding never merges across one.
  */
-export function emittedIds(tokenizer: Tokenizer, stream: Pick<TokenStream, 'source' | 'text' | 'tokens'>): number[] {
-  if (stream.source !== 'server' && stream.tokens.some((t) => t.kind === 'marker-as-text')) return tokenizer.encode(stream.text);
-  return stream.tokens.map((t) => t.id);
+export function emittedIds(tokenizer: Tokenizer, stream: Pick<TokenStream, 'source' | 'text' | 'tokens' | 'notEmitted'>): number[] {
+  const skip = stream.notEmitted ?? 0;
+  if (stream.source !== 'server' && stream.tokens.some((t) => t.kind === 'marker-as-text')) return tokenizer.encode(stream.text).slice(skip);
+  return stream.tokens.slice(skip).map((t) => t.id);
 }
 
 /** The text the ids spell (special tokens by name, invalid UTF-8 as U+FFFD), for parsing before `buildTokenStream`. */

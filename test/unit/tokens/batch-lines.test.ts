@@ -30,7 +30,7 @@ interface Out {
 }
 
 describe('tokens --batch lines: the SpecForge record and the tool-call counts', () => {
-  test('gpt-oss: the prompt’s `<|start|>assistant` is not repeated in input_ids; the loss mask covers what the model emitted; tools ride along', async (t) => {
+  test('gpt-oss: the prompt’s `<|start|>assistant` is not the model’s: left out of the completion ids, the count and input_ids; tools ride along', async (t) => {
     const found = lenmlDir('gptoss');
     const rec = recording('20-harmony-fantasy-llamacpp-tool-json');
     if ('skip' in found) return t.skip(found.skip);
@@ -40,17 +40,37 @@ describe('tokens --batch lines: the SpecForge record and the tool-call counts', 
     const line = JSON.stringify({ request, response: JSON.parse(rec.files['response.json']) });
     const r = await new BatchProcessor({ tokenizerDir: dir, specforge: true }).process(1, line);
     assert.equal(r.error, undefined);
-    const out = JSON.parse(r.out!) as Out;
+    const out = JSON.parse(r.out!) as Out & { accounting: { completion: { counted: number; billed: number } } };
     const sf = JSON.parse(r.specforge!) as { input_ids: number[]; loss_mask: number[]; tools: string; conversations: { role: string }[] };
-    const START = 200006;
-    assert.deepEqual(out.prompt_ids.slice(-2), out.completion_ids.slice(0, 2), 'the reconstruction writes the generation prompt’s header too');
-    assert.equal(out.completion_ids[0], START);
-    assert.deepEqual(sf.input_ids, [...out.prompt_ids, ...out.completion_ids.slice(2)]);
+    const [START, ASSISTANT, CHANNEL] = [200006, 173781, 200005];
+    assert.deepEqual(out.prompt_ids.slice(-2), [START, ASSISTANT], 'the generation prompt');
+    assert.equal(out.completion_ids[0], CHANNEL, 'the model’s turn starts at <|channel|>');
+    // The recorded provider billed 58: the turn without the header the prompt already holds.
+    assert.deepEqual([out.completion_ids.length, out.accounting.completion.counted, out.accounting.completion.billed], [58, 58, 58]);
+    assert.deepEqual(sf.input_ids, [...out.prompt_ids, ...out.completion_ids]);
     assert.equal(sf.loss_mask.length, sf.input_ids.length);
     assert.equal(sf.loss_mask.indexOf(1), out.prompt_ids.length);
-    assert.equal(sf.loss_mask.filter((x) => x === 1).length, out.completion_ids.length - 2);
+    assert.equal(sf.loss_mask.filter((x) => x === 1).length, out.completion_ids.length);
     assert.deepEqual(JSON.parse(sf.tools), request.tools, 'tools as a JSON string, the form SpecForge reads');
     assert.deepEqual(sf.conversations.map((c) => c.role), ['system', 'user', 'assistant']);
+  });
+
+  test('a generation prompt the reconstruction repeats appears once in input_ids (a template that opens the turn with a special token)', async (t) => {
+    const found = lenmlDir('qwen3');
+    if ('skip' in found) return t.skip(found.skip);
+    // A thinking-only Qwen3 template opens the answer with `<think>\n` in the prompt; the reconstruction writes it too.
+    const dir = tokenizerDir('qwen3-think', found.dir, "{%- for m in messages -%}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{%- endfor -%}{{- '<|im_start|>assistant\\n<think>\\n' }}");
+    const response = { id: 'x', object: 'chat.completion', model: 'qwen/qwen3-32b', choices: [{ index: 0, message: { role: 'assistant', reasoning_content: 'Say hi.', content: 'Hi!' }, finish_reason: 'stop' }] };
+    const r = await new BatchProcessor({ tokenizerDir: dir, specforge: true }).process(1, JSON.stringify({ request: { messages: [{ role: 'user', content: 'Hello' }] }, response }));
+    assert.equal(r.error, undefined);
+    const out = JSON.parse(r.out!) as Out;
+    const sf = JSON.parse(r.specforge!) as { input_ids: number[]; loss_mask: number[] };
+    const THINK = 151667;
+    assert.equal(out.completion_ids[0], THINK);
+    assert.deepEqual(out.prompt_ids.slice(-2), out.completion_ids.slice(0, 2), '<think> and the newline after it');
+    assert.deepEqual(sf.input_ids, [...out.prompt_ids, ...out.completion_ids.slice(2)]);
+    assert.equal(sf.input_ids.filter((id) => id === THINK).length, 1);
+    assert.equal(sf.loss_mask.filter((x) => x === 1).length, out.completion_ids.length - 2);
   });
 
   test('the overlap is only a run that starts with a special token', () => {

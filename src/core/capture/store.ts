@@ -3,20 +3,21 @@
  * that opens the same data dir (the extension's proxy, a CLI `serve`, read-only commands).
  *
  * Metadata, sessions, summaries, findings and analyses are rows in SQLite (./database.ts); the raw bytes are frames in
- * one body file per exchange (./recorder.ts, ./files.ts), written synchronously in the tick the proxy forwards them.
- * Nothing else sits on the forwarding path: body files come from a small pool created in advance, and row writes are
+ * one body file per exchange (./recorder.ts, ./files.ts; the recorder opens them through ./body-host.ts), written
+ * synchronously in the tick the proxy forwards them. Nothing else sits on the forwarding path: body files come from a small pool created in advance, and row writes are
  * batched into one transaction a turn of the event loop after the bytes went out, while a journal line per exchange
  * (./journal.ts) lets a restart after a crash list what had no row yet; the list is cached (./list-cache.ts), and a
  * store of an earlier version is imported once (./legacy.ts). A failing disk (ENOSPC…) pauses capturing
  * with one warning (./disk-guard.ts); the proxy keeps forwarding. A read-only open (`readOnly`) never creates, renames, deletes or
  * writes anything. When an exchange ends, the store emits `finished` for the analysis service (./analysis.ts).
  */
-import { chmodSync, existsSync, statSync } from 'node:fs';
+import { chmodSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError, type CapturedExchange, type ChunkTiming } from '../model';
 import { newId } from './ids';
 import type { RedactOptions } from '../redact';
 import { CaptureDb, DB_FILE, type ExchangeQuery } from './database';
+import { BodyFileHost } from './body-host';
 import { BodyFiles, FILE_MODE, processAlive } from './files';
 import { diskGuard, type DiskWrite } from './disk-guard';
 import { decodeFrames, frameHeader, isCaptureId, mergeFields } from './log';
@@ -61,10 +62,10 @@ interface Own {
   ended?: Pick<CapturedExchange, 'endedAt' | 'responseBytes'>;
 }
 
-class SqliteStore implements CaptureStore, RecorderHost {
+class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
   readonly readOnly: boolean;
   private db!: CaptureDb;
-  private readonly files: BodyFiles;
+  protected readonly files: BodyFiles;
   /** Stands in for rows not yet written, should the process die before the batch (./journal.ts). */
   private readonly journalFile: Journal;
   private readonly sessions: Sessions;
@@ -88,6 +89,7 @@ class SqliteStore implements CaptureStore, RecorderHost {
     readonly dataDir: string,
     private readonly opts: StoreOptions,
   ) {
+    super();
     this.readOnly = opts.readOnly === true;
     this.sessions = new Sessions(opts.sessionIdleMs);
     this.guard = diskGuard(dataDir, (m) => this.warn(m));
@@ -248,15 +250,6 @@ class SqliteStore implements CaptureStore, RecorderHost {
     this.emit('updated', x);
   }
 
-  bodyFile(id: string): { path: string; size: number } | undefined {
-    const path = this.files.path(id);
-    try {
-      return { path, size: statSync(path).size };
-    } catch {
-      return undefined;
-    }
-  }
-
   persistEnded(x: CapturedExchange, fields: Pick<CapturedExchange, 'endedAt' | 'responseBytes'>): void {
     const own = this.own.get(x.id);
     if (!own || x.state !== 'streaming') return;
@@ -276,46 +269,9 @@ class SqliteStore implements CaptureStore, RecorderHost {
     this.emit('updated', x);
   }
 
-  openBody(id: string): number {
-    return this.files.open(id);
-  }
-
-  openBodyAsync(id: string): Promise<number> {
-    return this.files.openAsync(id);
-  }
-
-  adoptSpare(spare: string, id: string): boolean {
-    return this.files.adopt(spare, this.own.has(id) ? id : undefined);
-  }
-
-  // Repair mode's delivered bytes (./delivered.ts): a file only for an exchange this store still records.
-  openDelivered(id: string): number {
-    return this.own.has(id) ? this.files.openDelivered(id) : -1;
-  }
-
-  readBody(id: string, from = 0): Uint8Array {
-    return this.files.read(id, from);
-  }
-
-  openDeliveredAsync(id: string): Promise<number> {
-    return this.own.has(id) ? this.files.openDeliveredAsync(id) : Promise.resolve(-1);
-  }
-
-  readDeliveredAsync(id: string): Promise<Uint8Array | undefined> {
-    return this.files.readAsync(id, 'delivered');
-  }
-
-  removeDelivered(id: string): void {
-    if (!this.readOnly) this.files.removeDelivered(id);
-  }
-
   settling(done: Promise<void>): void {
     this.settlingNow.add(done);
     void done.finally(() => this.settlingNow.delete(done)).catch(() => undefined);
-  }
-
-  readBodyAsync(id: string, from = 0): Promise<Uint8Array | undefined> {
-    return this.files.readAsync(id, 'cap', from);
   }
 
   /** Writes the batched rows in one transaction, off the forwarding path (a turn of the loop after the bytes went out). */
@@ -370,6 +326,10 @@ class SqliteStore implements CaptureStore, RecorderHost {
         this.warn(`capture listener failed: ${(e as Error).message}`);
       }
     }
+  }
+
+  protected records(id: string): boolean {
+    return this.own.has(id);
   }
 
   // ── private ────────────────────────────────────────────────────────────────────────────────────────────────

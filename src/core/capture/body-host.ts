@@ -1,0 +1,60 @@
+/**
+ * The recorder's access to the capture store's body files (./files.ts): an exchange's capture file and repair mode's
+ * delivered file (./delivered.ts), each opened only for an exchange the store still records. The store (./store.ts)
+ * is one.
+ */
+import { statSync } from 'node:fs';
+import type { BodyFiles } from './files';
+
+export abstract class BodyFileHost {
+  abstract readonly readOnly: boolean;
+  protected abstract readonly files: BodyFiles;
+  /** Whether the store still records the exchange (begun here, not yet finished and written, not deleted). */
+  protected abstract records(id: string): boolean;
+
+  bodyFile(id: string): { path: string; size: number } | undefined {
+    const path = this.files.path(id);
+    try {
+      return { path, size: statSync(path).size };
+    } catch {
+      return undefined;
+    }
+  }
+
+  openBody(id: string): number {
+    return this.files.open(id);
+  }
+
+  openBodyAsync(id: string): Promise<number> {
+    return this.files.openAsync(id);
+  }
+
+  adoptSpare(spare: string, id: string): boolean {
+    return this.files.adopt(spare, this.records(id) ? id : undefined);
+  }
+
+  // Repair mode's delivered bytes (./delivered.ts): a file only for an exchange this store still records.
+  openDelivered(id: string): number {
+    return this.records(id) ? this.files.openDelivered(id) : -1;
+  }
+
+  readBody(id: string, from = 0): Uint8Array {
+    return this.files.read(id, from);
+  }
+
+  openDeliveredAsync(id: string): Promise<number> {
+    return this.records(id) ? this.files.openDeliveredAsync(id) : Promise.resolve(-1);
+  }
+
+  readDeliveredAsync(id: string): Promise<Uint8Array | undefined> {
+    return this.files.readAsync(id, 'delivered');
+  }
+
+  removeDelivered(id: string): void {
+    if (!this.readOnly) this.files.removeDelivered(id);
+  }
+
+  readBodyAsync(id: string, from = 0): Promise<Uint8Array | undefined> {
+    return this.files.readAsync(id, 'cap', from);
+  }
+}

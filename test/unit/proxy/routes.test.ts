@@ -100,6 +100,10 @@ test('more agents by name; an agent session header becomes a stable session id, 
   const kilo = { 'user-agent': 'Kilo-Code/7.7.7 ai-sdk/provider-utils/4.0.27 runtime/bun/1.3.14', 'http-referer': 'https://kilocode.ai', 'x-title': 'Kilo Code' };
   assert.equal(agentFromHeaders(kilo), 'kilo-cli');
   assert.equal(agentFromHeaders({ ...kilo, 'user-agent': 'Kilo-Code/4.90.0' }), 'kilo-code');
+  // Cline CLI 3.0.65 names itself only through a header its providers.json settings add (README); bare, it is its SDK.
+  const cline = { 'user-agent': 'ai-sdk/openai-compatible/3.0.37 ai-sdk/provider-utils/5.0.30 runtime/bun/1.3.13' };
+  assert.equal(agentFromHeaders(cline), 'ai-sdk');
+  assert.equal(agentFromHeaders({ ...cline, 'x-title': 'Cline CLI' }), 'cline-cli');
   assert.equal(ua('cline-cli/1.0'), 'cline-cli');
   assert.equal(ua('continue-cli/1.2'), 'continue-cli');
   const a = agentSessionId({ 'x-claude-code-session-id': 'c0ffee' }, 'claude-code');

@@ -16,9 +16,12 @@ function cli(argv: string[]): Promise<{ code: number; out: string; err: string }
   return main(argv, { out: (t) => (out += t.endsWith('\n') ? t : t + '\n'), err: (t) => (err += t.endsWith('\n') ? t : t + '\n') }).then((code) => ({ code, out, err }));
 }
 
-test('captures --limit must be a positive whole number', async () => {
+test('captures --limit must be a positive whole number; tail -n is bounded too', async () => {
   const tmp = tempDir();
   try {
+    const tail = await cli(['tail', '-n', '1000000000', '--data-dir', tmp.dir]);
+    assert.equal(tail.code, 2);
+    assert.match(tail.err, /-n must be a whole number of exchanges from 0 to 1,000,000/);
     for (const bad of ['-5', '0', '1.5', 'x']) {
       const r = await cli(['captures', '--data-dir', tmp.dir, '--limit', bad]);
       assert.equal(r.code, 2, bad);
@@ -119,6 +122,7 @@ test('serve refuses an unusable --custom name or timeout before it starts', asyn
     [['--custom', 'a/b=http://127.0.0.1:1'], /not a usable upstream name/],
     [['--custom', 'lab'], /--custom expects NAME=URL/],
     [['--idle-timeout', '0'], /--idle-timeout must be a number of seconds above 0/],
+    [['--max-body-mb', '100000'], /--max-body-mb must be a number above 0 and at most 1024, got 100000/],
   ] as [string[], RegExp][]) {
     const r = await cli(['serve', '--port', '0', ...argv]);
     assert.equal(r.code, 2, argv.join(' '));

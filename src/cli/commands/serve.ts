@@ -120,7 +120,8 @@ const serve: Command = async (argv, io) => {
   const wantOtlp = !args.bool('no-otlp') && (args.bool('otlp') || args.str('otlp-endpoint') !== undefined || otlpRequestedByEnv());
   const otlp = wantOtlp ? otlpFromArgs(args, io) : undefined;
   const maxBodyMb = args.num('max-body-mb', 64);
-  if (!(maxBodyMb > 0)) throw new UserError(`--max-body-mb must be a positive number, got ${args.str('max-body-mb')}`);
+  // Each kept body is read whole when it is analysed: past a gigabyte that is an out-of-memory crash, not a capture.
+  if (!(maxBodyMb > 0 && maxBodyMb <= 1024)) throw new UserError(`--max-body-mb must be a number above 0 and at most 1024, got ${args.str('max-body-mb')}`);
 
   // Listen for Ctrl+C / SIGTERM before anything starts, so a stop request is never the default (abrupt) exit.
   const stopped = new Promise<void>((resolve) => {

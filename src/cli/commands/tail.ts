@@ -3,7 +3,7 @@ import { exchangeLine, findingLine, localTime } from '../../core/capture/describ
 import { defaultDataDir, openStore, type CaptureStore } from '../../core/capture/store';
 import { inFlight, inFlightLine, QuietStreams } from '../../core/live/inflight';
 import { UserError, type CapturedExchange, type Finding } from '../../core/model';
-import { parseArgs } from '../args';
+import { MAX_COUNT, parseArgs } from '../args';
 import type { CliIO, Command } from '../io';
 
 const HELP = `usage: tokenscope tail [--broken] [-n N] [--interval S] [--quiet-after S] [--data-dir DIR]
@@ -94,7 +94,7 @@ const tail: Command = async (argv, io) => {
   }
   if (args.positional.length) throw new UserError(`unexpected argument ${JSON.stringify(args.positional[0])}; see --help`);
   const last = args.num('n', 10);
-  if (!Number.isInteger(last) || last < 0) throw new UserError('-n must be a whole number of exchanges (0 or more)');
+  if (!Number.isInteger(last) || last < 0 || last > MAX_COUNT) throw new UserError(`-n must be a whole number of exchanges from 0 to ${MAX_COUNT.toLocaleString('en-US')}`);
   const interval = args.num('interval', 1);
   if (!(interval >= 0.05 && interval <= 3600)) throw new UserError('--interval must be between 0.05 and 3600 seconds');
   const quiet = args.num('quiet-after', 10);

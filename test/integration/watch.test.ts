@@ -14,7 +14,7 @@ import { OpenRouterClient } from '../../src/core/upstream/openrouter';
 import { parseTarget, runRequest } from '../../src/core/upstream/run';
 import { verdictOf } from '../../src/core/watch/check';
 import { openWatchList } from '../../src/core/watch/list';
-import { READ_TOOL, startOpenRouterEmulator, type Personality } from '../fixtures/openrouter-emulator';
+import { READ_TOOL, twoProviderEmulator } from '../fixtures/openrouter-emulator';
 
 const root = mkdtempSync(join(tmpdir(), 'tokenscope-watch-'));
 const KEY = 'sk-or-v1-watchtest0000000000000000000000000000000000000000000000000';
@@ -35,17 +35,7 @@ async function cli(...argv: string[]) {
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
-/** The emulator with the two watched providers behaving as given. */
-function emulator(chutes: Personality, novita: Personality) {
-  return startOpenRouterEmulator({
-    latencyMs: 0,
-    chunkDelayMs: 0,
-    providers: [
-      { slug: 'chutes', name: 'Chutes', personality: chutes },
-      { slug: 'novita', name: 'Novita', personality: novita },
-    ],
-  });
-}
+const emulator = twoProviderEmulator;
 
 /** Captures of the request on each provider while both are broken, as a re-run records them. */
 async function brokenCaptures(dataDir: string): Promise<{ chutes: string; novita: string }> {

@@ -8,6 +8,7 @@ import { providerVerdict } from '../../src/core/providers/verdicts';
 import type { ProviderResult, SampleResult } from '../../src/core/upstream/compare';
 import { exchangeView } from '../../src/extension/exchangeView';
 import { exchangeRow } from '../../src/extension/viewModel';
+import { openRouterExchange } from '../helpers/exchanges';
 
 const K2 = 'moonshotai/kimi-k2-0905';
 const DIR = new ProviderDirectory(
@@ -49,20 +50,7 @@ test('status bar: the latest exchange\'s model policy by display name, else a co
 });
 
 function exchange(served: string | undefined, sent: Record<string, unknown>): CapturedExchange {
-  return {
-    id: 'x1',
-    sessionId: 's',
-    startedAt: 0,
-    state: 'complete',
-    route: 'openrouter',
-    upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions',
-    method: 'POST',
-    path: '/openrouter/v1/chat/completions',
-    requestHeaders: {},
-    status: 200,
-    ...(served && { servedProvider: served }),
-    policy: { model: K2, policy: { ignore: ['moonshotai'] }, agent: { sort: 'price' }, sent },
-  };
+  return openRouterExchange({ ...(served && { servedProvider: served }), policy: { model: K2, policy: { ignore: ['moonshotai'] }, agent: { sort: 'price' }, sent } });
 }
 
 test('each exchange: which policy applied and whether the served provider honoured it (tree row, tooltip, view header, show)', () => {

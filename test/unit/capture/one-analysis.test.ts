@@ -19,6 +19,7 @@ import { caseFromCapture } from '../../../src/core/watch/check';
 import { exchangeView } from '../../../src/extension/exchangeView';
 import { ruleInfo } from '../../../src/core/checks/index';
 import { startOpenRouterEmulator } from '../../fixtures/openrouter-emulator';
+import { recordExchange } from '../../helpers/exchanges';
 import { sharedDir } from '../../helpers/shared';
 import { tempDir } from '../proxy/local-upstream';
 
@@ -60,19 +61,8 @@ async function cli(...argv: string[]) {
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
-async function record(store: CaptureStore): Promise<string> {
-  const w = store.begin({
-    route: 'openrouter',
-    upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions',
-    method: 'POST',
-    path: '/openrouter/v1/chat/completions',
-    requestHeaders: { 'content-type': 'application/json' },
-    requestBody: JSON.stringify(REQUEST),
-    agent: 'opencode',
-  });
-  w.responseStarted(200, { 'content-type': 'application/json' });
-  w.chunk(Buffer.from(BODY));
-  return (await w.finish()).id;
+function record(store: CaptureStore): Promise<string> {
+  return recordExchange(store, { request: REQUEST, response: BODY, agent: 'opencode' });
 }
 
 test('one analysis per exchange: store → tree → Problems panel → token view → export → watch, all the same findings', async (t) => {

@@ -6,6 +6,7 @@ import { openStore } from '../../../src/core/capture/store';
 import { prepareRepro, readCapture, replayPin } from '../../../src/core/export/repro';
 import { entriesFromEndpoints } from '../../../src/core/policy/slugs';
 import { brokenKimiCapture, CANARY } from '../../fixtures/export/captures';
+import { recordExchange } from '../../helpers/exchanges';
 import { tempDir } from '../proxy/local-upstream';
 
 /** Runs the script with `curl` replaced by a shell function that prints its arguments and its stdin. */
@@ -102,11 +103,8 @@ test('an export read from the store carries the slugs it learned: the replay pin
   const store = await openStore(tmp.dir);
   try {
     const c = brokenKimiCapture();
-    const w = store.begin({ route: 'openrouter', upstreamUrl: c.exchange.upstreamUrl, method: 'POST', path: c.exchange.path, requestHeaders: c.exchange.requestHeaders, requestBody: c.exchange.requestBody });
-    w.annotate({ servedProvider: 'AtlasCloud' });
-    w.responseStarted(200, { 'content-type': 'text/event-stream' });
-    w.chunk(c.responseBody);
-    const { id } = await w.finish();
+    const request = JSON.parse(c.exchange.requestBody!);
+    const id = await recordExchange(store, { request, response: c.responseBody, contentType: 'text/event-stream', annotate: { servedProvider: 'AtlasCloud' } });
     assert.deepEqual(replayPin(prepareRepro(readCapture(store, id))), { slug: 'atlascloud', derivedFrom: 'AtlasCloud' }, 'nothing learned yet: a guess');
     store.learnProviderSlugs(entriesFromEndpoints([{ slug: 'atlas-cloud', name: 'AtlasCloud' }]));
     assert.deepEqual(replayPin(prepareRepro(readCapture(store, id))), { slug: 'atlas-cloud' });

@@ -15,6 +15,7 @@ import type { PolicyRecord } from '../../../src/core/model';
 import { policyVerdict } from '../../../src/core/policy/describe';
 import { entriesFromEndpoints, ProviderDirectory } from '../../../src/core/policy/slugs';
 import { openExchange } from '../../../src/extension/openExchange';
+import { recordExchange } from '../../helpers/exchanges';
 import * as stub from '../compare-view/vscode-stub';
 import { tempDir } from '../proxy/local-upstream';
 
@@ -39,20 +40,10 @@ const CASES: [string, Record<string, unknown>, boolean][] = [
   ['Moonshot AI', { ignore: ['moonshot'] }, true],
 ];
 
-async function record(store: CaptureStore, served: string, sent: Record<string, unknown>): Promise<string> {
-  const w = store.begin({
-    route: 'openrouter',
-    upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions',
-    method: 'POST',
-    path: '/openrouter/v1/chat/completions',
-    requestHeaders: { 'content-type': 'application/json' },
-    requestBody: JSON.stringify({ model: K2, messages: [{ role: 'user', content: 'hi' }], provider: sent }),
-  });
+function record(store: CaptureStore, served: string, sent: Record<string, unknown>): Promise<string> {
   const policy: PolicyRecord = { model: K2, policy: sent, sent };
-  w.annotate({ servedProvider: served, policy });
-  w.responseStarted(200, { 'content-type': 'application/json' });
-  w.chunk(Buffer.from(JSON.stringify({ id: 'gen-1', object: 'chat.completion', model: K2, provider: served, choices: [{ index: 0, message: { role: 'assistant', content: 'Hello.' }, finish_reason: 'stop' }] })));
-  return (await w.finish()).id;
+  const response = JSON.stringify({ id: 'gen-1', object: 'chat.completion', model: K2, provider: served, choices: [{ index: 0, message: { role: 'assistant', content: 'Hello.' }, finish_reason: 'stop' }] });
+  return recordExchange(store, { request: { model: K2, messages: [{ role: 'user', content: 'hi' }], provider: sent }, response, annotate: { servedProvider: served, policy } });
 }
 
 async function show(...argv: string[]) {

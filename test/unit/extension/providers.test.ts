@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { CapturedExchange, RepairRecord } from '../../../src/core/model';
+import type { RepairRecord } from '../../../src/core/model';
 import type { ScorecardRow } from '../../../src/core/providers/scorecard';
 import { exchangeView } from '../../../src/extension/exchangeView';
 import { policyWord, providerDescription } from '../../../src/extension/providersText';
 import { readPolicies, readRepairSettings } from '../../../src/extension/repairSettings';
 import { exchangeRow } from '../../../src/extension/viewModel';
+import { openRouterExchange } from '../../helpers/exchanges';
 
 const get = (o: Record<string, unknown>) => <T>(k: string) => o[k] as T | undefined;
 
@@ -59,21 +60,11 @@ test('a repaired exchange: "repaired" in its tree row, the badge text and meta r
     removedChars: { content: 124, reasoning: 0 },
     finishReason: { upstream: 'stop', delivered: 'tool_calls' },
   };
-  const x: CapturedExchange = {
-    id: 'x1',
-    sessionId: 's',
-    startedAt: 0,
-    state: 'complete',
-    route: 'openrouter',
-    upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions',
-    method: 'POST',
-    path: '/openrouter/v1/chat/completions',
-    requestHeaders: {},
-    status: 200,
+  const x = openRouterExchange({
     servedProvider: 'Fireworks',
     repair,
     policy: { model: 'moonshotai/kimi-k2-0905', policy: { ignore: ['chutes'] }, sent: { ignore: ['chutes'] } },
-  };
+  });
   assert.match(exchangeRow(x).description, /Fireworks · repaired · policy honoured/);
   const v = exchangeView({ exchange: x, chunks: [] });
   assert.equal(v.repaired, '1 call delivered as tool_calls, 124 chars of markup removed from content, finish_reason stop → tool_calls');

@@ -12,23 +12,14 @@ import { parseTarget, runRequest } from '../../../src/core/upstream/run';
 import { caseFromCapture } from '../../../src/core/watch/check';
 import { openWatchList } from '../../../src/core/watch/list';
 import { WatchRechecker, type RecheckUi } from '../../../src/extension/watchRecheck';
-import { READ_TOOL, startOpenRouterEmulator, type Personality } from '../../fixtures/openrouter-emulator';
+import { READ_TOOL, twoProviderEmulator } from '../../fixtures/openrouter-emulator';
 
 const KEY = 'sk-or-v1-recheck000000000000000000000000000000000000000000000000000';
 const REQUEST = { model: 'moonshotai/kimi-k2-0905', stream: true, messages: [{ role: 'user', content: 'Read the README' }], tools: [READ_TOOL] };
 const root = mkdtempSync(join(tmpdir(), 'tokenscope-recheck-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 
-function emulator(chutes: Personality, novita: Personality) {
-  return startOpenRouterEmulator({
-    latencyMs: 0,
-    chunkDelayMs: 0,
-    providers: [
-      { slug: 'chutes', name: 'Chutes', personality: chutes },
-      { slug: 'novita', name: 'Novita', personality: novita },
-    ],
-  });
-}
+const emulator = twoProviderEmulator;
 
 /** What the notifications and the log got. */
 function ui() {

@@ -1,6 +1,6 @@
 /**
- * The worker thread that analyses large exchanges (./analysis-worker.ts), started on first need and let go when
- * idle (it never keeps the process alive). Built as dist/analysis-worker.js beside the bundles; from the sources
+ * The worker thread that analyses large exchanges (./analysis-worker.ts), started on first need, never keeping the
+ * process alive, and ended after IDLE_MS without work, so the heap a large analysis grew does not stay with `serve`. Built as dist/analysis-worker.js beside the bundles; from the sources
  * (tests) the TypeScript file is loaded through tsx. Undefined when neither is there: the caller analyses in-thread.
  */
 import { existsSync } from 'node:fs';
@@ -18,12 +18,22 @@ export class AnalysisThread {
   private failed = false;
   private seq = 0;
   private readonly waiting = new Map<number, { resolve: (r: ExchangeAnalysis | undefined) => void; reject: (e: Error) => void }>();
+  /** Ends the worker once it has been idle for IDLE_MS: the heap a large analysis grew goes back to the system. */
+  private idleTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly idleMs = IDLE_MS) {}
+
+  /** Whether a worker is running now. */
+  get running(): boolean {
+    return this.worker !== undefined;
+  }
 
   /** The analysis of the exchange whose body file is `path`; undefined when the file is gone. Rejects on failure. */
   analyze(x: CapturedExchange, path: string): Promise<ExchangeAnalysis | undefined> | undefined {
     const w = this.start();
     if (!w) return undefined;
     const seq = ++this.seq;
+    clearTimeout(this.idleTimer);
     const { requestBody: _omit, ...meta } = x;
     return new Promise((resolve, reject) => {
       this.waiting.set(seq, { resolve, reject });
@@ -33,6 +43,7 @@ export class AnalysisThread {
   }
 
   async close(): Promise<void> {
+    clearTimeout(this.idleTimer);
     const w = this.worker;
     this.worker = undefined;
     if (w) await w.terminate();
@@ -46,12 +57,22 @@ export class AnalysisThread {
     w.on('message', (m: Reply) => {
       const p = this.waiting.get(m.seq);
       this.waiting.delete(m.seq);
-      if (this.waiting.size === 0) w.unref();
+      if (this.waiting.size === 0) {
+        w.unref();
+        clearTimeout(this.idleTimer);
+        this.idleTimer = setTimeout(() => {
+          if (this.worker === w && this.waiting.size === 0) {
+            this.worker = undefined;
+            void w.terminate();
+          }
+        }, this.idleMs).unref();
+      }
       if (m.error !== undefined) p?.reject(new Error(m.error));
       else p?.resolve(m.result);
     });
     const fail = (e: Error) => {
-      this.worker = undefined;
+      if (this.worker === w) this.worker = undefined;
+      else if (this.worker) return; // ended when idle, and a newer worker has the jobs since
       for (const p of this.waiting.values()) p.reject(e);
       this.waiting.clear();
     };
@@ -60,6 +81,9 @@ export class AnalysisThread {
     return (this.worker = w);
   }
 }
+
+/** How long an idle worker is kept for the next large exchange (starting one takes tens of milliseconds). */
+const IDLE_MS = 5_000;
 
 function spawnWorker(): Worker | undefined {
   const built = join(__dirname, 'analysis-worker.js');

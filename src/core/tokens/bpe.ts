@@ -1,3 +1,4 @@
+import { PieceCache } from './piece-cache';
 import { rankOf, type RankTable } from './ranks';
 import { literalAlternation } from './specials';
 import type { Tokenizer } from './types';
@@ -5,9 +6,10 @@ import type { Tokenizer } from './types';
 /**
  * tiktoken's byte-pair encoding over a rank table, in plain JS, with ids identical to tiktoken's.
  *
- * Each piece the split pattern yields is looked up in a piece → ids cache first (text repeats the same few
- * thousand pieces, so this skips nearly all work); a miss is UTF-8 encoded once into a scratch buffer, and the
- * rank lookups of BPE hash byte ranges of that buffer in place, without building substrings.
+ * The split pattern runs sticky with `test`, which only moves `lastIndex`: the pieces are ranges of the text, with
+ * no match array or substring each. Each piece is looked up by its range in a piece → ids cache first (text
+ * repeats the same few thousand pieces, so this skips nearly all work); a miss is UTF-8 encoded once into a
+ * scratch buffer, and the rank lookups of BPE hash byte ranges of that buffer in place, without building substrings.
  */
 
 const NONE = -1;
@@ -22,6 +24,8 @@ export interface BpeOptions {
   pattern: RegExp;
   /** Special token names → ids. */
   specials: ReadonlyMap<string, number>;
+  /** Pieces kept in the cache before it is emptied (default 200,000). */
+  cacheEntries?: number;
 }
 
 export class TiktokenBpe implements Tokenizer {
@@ -29,17 +33,24 @@ export class TiktokenBpe implements Tokenizer {
   readonly specials: ReadonlyMap<string, number>;
   private readonly table: RankTable;
   private readonly pattern: RegExp;
+  /** The split pattern, sticky: a piece must start where the previous one ended. */
+  private readonly sticky: RegExp;
+  private readonly unicode: boolean;
   private readonly specialPattern: RegExp | undefined;
   private readonly specialById = new Map<number, string>();
-  private readonly cache = new Map<string, number | number[]>();
+  private readonly cache: PieceCache;
   private readonly utf8 = new TextEncoder();
   private scratch = new Uint8Array(1024);
 
   constructor(o: BpeOptions) {
     this.name = o.name;
     this.table = o.ranks;
-    this.pattern = new RegExp(o.pattern.source, o.pattern.flags.includes('g') ? o.pattern.flags : o.pattern.flags + 'g');
+    const flags = o.pattern.flags.replace(/[gy]/g, '');
+    this.pattern = new RegExp(o.pattern.source, flags + 'g');
+    this.sticky = new RegExp(o.pattern.source, flags + 'y');
+    this.unicode = /[uv]/.test(flags);
     this.specials = o.specials;
+    this.cache = new PieceCache(CACHE_MAX_PIECE, o.cacheEntries ?? CACHE_MAX_ENTRIES);
     for (const [name, id] of o.specials) this.specialById.set(id, name);
     this.specialPattern = literalAlternation(o.specials.keys());
   }
@@ -85,25 +96,38 @@ export class TiktokenBpe implements Tokenizer {
     return r === NONE ? undefined : r;
   }
 
-  /** Splits with the pattern and encodes every piece (no special-token handling). */
+  /**
+   * Splits with the pattern and encodes every piece (no special-token handling). The pieces are those of a global
+   * `exec` loop: where nothing matches at the position reached (text the pattern does not cover), the next match
+   * is searched for; an empty match skips one character.
+   */
   private encodeInto(text: string, out: number[]): void {
-    const re = this.pattern;
+    const sticky = this.sticky;
     const cache = this.cache;
-    re.lastIndex = 0;
-    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-      const piece = m[0];
-      if (piece.length === 0) {
-        re.lastIndex++; // a pattern that can match empty must not loop forever
+    const len = text.length;
+    for (let pos = 0; pos < len; ) {
+      let start = pos;
+      sticky.lastIndex = pos;
+      let end: number;
+      if (sticky.test(text)) {
+        end = sticky.lastIndex;
+      } else {
+        const re = this.pattern;
+        re.lastIndex = pos;
+        const m = re.exec(text);
+        if (m === null) return;
+        start = m.index;
+        end = start + m[0].length;
+      }
+      if (end === start) {
+        // A pattern that can match empty must not loop forever: step over one character, as matchAll does.
+        pos = end + (this.unicode && isSurrogatePair(text, end) ? 2 : 1);
         continue;
       }
-      let ids = cache.get(piece);
-      if (ids === undefined) {
-        ids = this.encodePiece(piece);
-        if (piece.length <= CACHE_MAX_PIECE) {
-          if (cache.size >= CACHE_MAX_ENTRIES) cache.clear();
-          cache.set(piece, ids);
-        }
-      }
+      pos = end;
+      if (end - start <= CACHE_MAX_PIECE && cache.pushIds(text, start, end, out)) continue;
+      const ids = this.encodePiece(text.slice(start, end));
+      cache.set(text, start, end, ids);
       if (typeof ids === 'number') out.push(ids);
       else for (let i = 0; i < ids.length; i++) out.push(ids[i]);
     }
@@ -156,4 +180,11 @@ export class TiktokenBpe implements Tokenizer {
 }
 
 const MAX = 0x7fffffff;
+
+function isSurrogatePair(text: string, i: number): boolean {
+  const c = text.charCodeAt(i);
+  if (c < 0xd800 || c > 0xdbff) return false;
+  const d = text.charCodeAt(i + 1);
+  return d >= 0xdc00 && d <= 0xdfff;
+}
 const rankOrMax = (r: number) => (r === NONE ? MAX : r);

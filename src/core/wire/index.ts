@@ -67,6 +67,31 @@ export function parseResponseBody(body: Uint8Array | string, hint: BodyHint = {}
   return res;
 }
 
+/**
+ * A JSON body already decoded and parsed (`value` is `JSON.parse(text)`, `text` has no NUL): the same result as
+ * `parseResponseBody` on its UTF-8 bytes, without encoding, decoding and parsing it again. Never throws.
+ */
+export function parseResponseJson(text: string, value: unknown, hint: BodyHint = {}): ParsedResponse {
+  const framing: Framing = { kind: 'json', text, value, truncated: false };
+  const protocol = chooseProtocol(framing, hint);
+  const res = protocol === 'native-text' ? nativeText(text) : parseFramed(framing, protocol, utf8Length(text));
+  if (hint.chunks && hint.chunks.length > 0) stampTimes(res.events, hint.chunks);
+  return res;
+}
+
+/** UTF-8 byte length of a string (lone surrogates count as U+FFFD, as `TextEncoder` writes them). */
+function utf8Length(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) (n += 4), i++;
+    else n += 3;
+  }
+  return n;
+}
+
 /** The protocol a body speaks, from the hint (protocol, then path) or else from the content. */
 export function detectProtocol(body: Uint8Array | string, hint: BodyHint = {}): Protocol {
   const bytes = typeof body === 'string' ? encoder.encode(body) : body;

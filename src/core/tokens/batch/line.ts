@@ -6,7 +6,7 @@
 import { parseExchange } from '../../analyze';
 import { BUNDLE_FORMAT, readBundle } from '../../export/bundle';
 import { UserError, type NormalizedRequest, type ParsedResponse } from '../../model';
-import { normalizeRequest, parseResponseBody } from '../../wire/index';
+import { normalizeRequest, parseResponseBody, parseResponseJson } from '../../wire/index';
 
 export interface BatchSample {
   response: ParsedResponse;
@@ -39,13 +39,19 @@ export function parseBatchLine(text: string): BatchSample {
   if ('response' in o) {
     const body = o.response;
     if (typeof body !== 'object' && typeof body !== 'string') throw new UserError('"response" is neither a JSON object nor a body text');
-    const bytes = utf8.encode(typeof body === 'string' ? body : JSON.stringify(body));
-    const response = turnOf(parseResponseBody(bytes));
+    // A body text may be anything (SSE, say); a body object is read as its JSON text, parsed as that text parses.
+    let response: ParsedResponse;
+    if (typeof body === 'string') response = turnOf(parseResponseBody(utf8.encode(body)));
+    else {
+      const json = JSON.stringify(body);
+      response = turnOf(parseResponseJson(json, JSON.parse(json)));
+    }
     const requestBody = typeof o.request === 'string' ? jsonOrUndefined(o.request) : o.request;
     const request = requestBody === undefined || requestBody === null ? undefined : normalizeRequest(requestBody);
     return { response, request, requestBody: request ? requestBody : undefined, id: response.id, dataset };
   }
-  const response = turnOf(parseResponseBody(utf8.encode(text)));
+  // The line parsed as a JSON object: the body is read from that text and value, not decoded and parsed again.
+  const response = turnOf(parseResponseJson(text, v));
   return { response, id: response.id, dataset };
 }
 

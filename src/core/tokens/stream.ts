@@ -196,18 +196,31 @@ function encodeReconstruction(tokenizer: Tokenizer, native: NativeText, out: Str
  * a streaming UTF-8 decode, so a token holding half a character gets an empty range and the token that
  * completes it gets the character. Offsets are clamped to `limit` (a normalizing tokenizer may spell a
  * slightly different text than it was given).
+ *
+ * While every token so far is whole UTF-8 and the decoder has written something (so a leading BOM has been
+ * dealt with), the decoder holds no pending bytes and each token decodes to its own label's length: the decoder
+ * is only called again once a token is not whole UTF-8 (then for the rest of the ids), which saves a string per token.
  */
 function placeTokens(tokenizer: Tokenizer, ids: readonly number[], base: number, limit: number, out: StreamToken[]): void {
   const decoder = new TextDecoder();
   const labels = labelsOf(tokenizer);
   let at = base;
+  let whole = true;
+  let wrote = false;
   for (const id of ids) {
     let label = labels.get(id);
     if (!label) {
       label = labelFor(tokenizer, id);
       labels.set(id, label);
     }
-    const end = Math.min(limit, at + decoder.decode(label.raw, { stream: true }).length);
+    if (label.units < 0) whole = false;
+    let units: number;
+    if (whole && wrote) units = label.units;
+    else {
+      units = decoder.decode(label.raw, { stream: true }).length;
+      if (units > 0) wrote = true;
+    }
+    const end = Math.min(limit, at + units);
     const token: StreamToken = { id, text: label.text, kind: label.special ? 'special' : 'ordinary', start: at, end };
     if (label.partial) token.bytes = Array.from(label.raw);
     out.push(token);
@@ -221,16 +234,22 @@ interface Label {
   special: boolean;
   /** Not complete UTF-8 on its own. */
   partial: boolean;
+  /** UTF-16 length of the raw bytes decoded on their own, a BOM kept; -1 when they are not whole UTF-8. */
+  units: number;
 }
+
+const keepBom = new TextDecoder('utf-8', { ignoreBOM: true });
 
 function labelFor(tokenizer: Tokenizer, id: number): Label {
   const special = tokenizer.specialName(id);
   const raw = tokenizer.tokenBytes(id) ?? new Uint8Array(0);
+  const whole = isCompleteUtf8(raw);
   return {
     text: special ?? (raw.length ? visibleBytes(raw) : `<unknown id ${id}>`),
     raw,
     special: special !== undefined,
-    partial: special === undefined && !isCompleteUtf8(raw),
+    partial: special === undefined && !whole,
+    units: whole ? keepBom.decode(raw).length : -1,
   };
 }
 

@@ -105,7 +105,7 @@ describe('tokens --batch', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
     const r = await run('--batch', input, '--out', out, '--tokenizer-dir', dir, '--data-dir', data, '--workers', '2', '--json');
     assert.equal(r.code, 0, r.err);
     const summary = JSON.parse(r.out);
-    assert.deepEqual(summary.lines, { read: 8, processed: 5, bad: 2, blank: 1 });
+    assert.deepEqual(summary.lines, { read: 8, processed: 5, bad: 2, blank: 1, withPromptIds: 0 });
     assert.deepEqual(summary.badLines.map((b: { line: number }) => b.line), [2, 7]);
     assert.match(r.err, /line 2: not valid JSON/);
     assert.match(r.err, /line 7: not a chat completion/);
@@ -176,7 +176,7 @@ describe('tokens --batch', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
       const r = await run('--batch', input, '--out', out, '--tokenizer-dir', dir, '--data-dir', data, '--workers', workers, '--json');
       assert.equal(r.code, 0, r.err);
       const summary = JSON.parse(r.out);
-      assert.deepEqual(summary.lines, { read: 7, processed: 5, bad: 1, blank: 1 });
+      assert.deepEqual(summary.lines, { read: 7, processed: 5, bad: 1, blank: 1, withPromptIds: 0 });
       assert.deepEqual(summary.badLines.map((b: { line: number }) => b.line), [3]);
       assert.deepEqual(readOut(out).map((l) => l.line), [1, 2, 4, 6, 7]);
       outs.push(readFileSync(out, 'utf8'));

@@ -128,6 +128,7 @@ describe('prompt tokens against the bill', { skip: 'skip' in kimi ? kimi.skip : 
       assert.ok(nv.accounting.prompt.delta > 10 && nv.accounting.prompt.mismatch);
       const sf = readFileSync(join(tmp, 'out.specforge.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
       assert.equal(sf.length, 2);
+      assert.equal(s.lines.withPromptIds, sf.length, 'the summary counts the SpecForge lines');
       assert.deepEqual(sf[0].input_ids, [...fw.prompt_ids, ...fw.completion_ids]);
       assert.equal(sf[0].loss_mask.indexOf(1), fw.prompt_ids.length, 'the loss mask starts at the completion');
       assert.equal(sf[0].loss_mask.length, sf[0].input_ids.length);

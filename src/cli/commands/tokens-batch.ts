@@ -75,7 +75,7 @@ export async function batch(args: Args, io: CliIO, onDownload: (p: DownloadProgr
     if (args.bool('json')) {
       io.out(JSON.stringify({ ...run, ...s.toJSON() }, null, 2));
     } else {
-      const wrote = `${plural(s.lines - s.bad, 'line')} written to ${output}${specforgeOutput ? ` (and ${specforgeOutput})` : ''}`;
+      const wrote = `${plural(s.lines - s.bad, 'line')} written to ${output}${specforgeOutput ? ` (${s.withPromptIds} with prompt ids to ${specforgeOutput})` : ''}`;
       const head = result.interrupted ? `interrupted: ${wrote}, for the first ${s.lines + s.blank} input lines` : wrote;
       // Dataset names and messages come from the input: escaped before they reach the terminal.
       io.out(safeText(`${head} in ${run.seconds} s (${run.linesPerSecond ?? '-'} lines/s)\n\n${s.text()}`, Infinity));

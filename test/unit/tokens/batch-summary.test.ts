@@ -21,7 +21,7 @@ test('batch summary: datasets, tool-call markup, accounting buckets and percent,
   s.add({ line: 4, error: 'not valid JSON' });
   s.add({ line: 5, stats: stats({ completion: { counted: 7 } }) });
   const j = s.toJSON();
-  assert.deepEqual(j.lines, { read: 5, processed: 4, bad: 1, blank: 0 });
+  assert.deepEqual(j.lines, { read: 5, processed: 4, bad: 1, blank: 0, withPromptIds: 2 });
   assert.deepEqual(j.badLines, [{ line: 4, error: 'not valid JSON' }]);
   assert.deepEqual(j.samples, { total: 4, byDataset: { a: 2, b: 1 }, withoutDataset: 1 });
   assert.deepEqual([j.toolCalls.withTools, j.toolCalls.promptMarkup, j.toolCalls.contentMarkup, j.toolCalls.structuredCalls], [1, 1, 1, 1]);

@@ -63,6 +63,8 @@ export class BatchSummary {
   readonly byDataset = new Map<string, ToolCounts>();
   /** Samples without a dataset field (shown as their own row when other samples have one). */
   readonly noDataset = emptyTools();
+  /** Samples with prompt ids (the ones the SpecForge file holds). */
+  withPromptIds = 0;
   readonly completion = emptyAccounting();
   readonly prompt = emptyAccounting();
   readonly promptSkipped = new Map<string, number>();
@@ -85,6 +87,7 @@ export class BatchSummary {
     } else countTools(this.noDataset, s);
     inc(this.families, s.family ?? 'unknown');
     account(this.completion, s.completion.counted, s.completion.billed, s.completion.counted - (s.completion.billed ?? 0));
+    if (s.prompt) this.withPromptIds++;
     if (s.prompt) account(this.prompt, s.prompt.counted, s.prompt.billed, (s.prompt.billed ?? 0) - s.prompt.counted);
     if (s.promptSkipped) inc(this.promptSkipped, s.promptSkipped);
     for (const rule of s.rules) inc(this.findingsByRule, rule);
@@ -92,7 +95,7 @@ export class BatchSummary {
 
   toJSON() {
     return {
-      lines: { read: this.lines + this.blank, processed: this.lines - this.bad, bad: this.bad, blank: this.blank },
+      lines: { read: this.lines + this.blank, processed: this.lines - this.bad, bad: this.bad, blank: this.blank, withPromptIds: this.withPromptIds },
       badLines: this.badLines,
       samples: {
         total: this.tools.samples,

@@ -61,8 +61,9 @@ export async function batch(args: Args, io: CliIO, onDownload: (p: DownloadProgr
     });
     progress.clear();
     const s = result.summary;
-    s.badLines.slice(0, BAD_LINES_PRINTED).forEach((b) => io.err(`tokenscope tokens: line ${b.line}: ${safeLine(b.error)}`));
-    if (s.bad > BAD_LINES_PRINTED) io.err(`tokenscope tokens: … and ${s.bad - BAD_LINES_PRINTED} more bad lines`);
+    const shown = badLineReport(s.badLines);
+    for (const l of shown.lines) io.err(`tokenscope tokens: ${l}`);
+    if (s.bad > shown.count) io.err(`tokenscope tokens: … and ${plural(s.bad - shown.count, 'more bad line')}`);
     const seconds = result.elapsedMs / 1000;
     const run = {
       input,
@@ -86,6 +87,23 @@ export async function batch(args: Args, io: CliIO, onDownload: (p: DownloadProgr
     progress.clear();
     interrupt.release();
   }
+}
+
+/**
+ * The first bad lines, by line number, at most BAD_LINES_PRINTED reasons: lines that fail for the same reason (a
+ * tokenizer that is not there fails them all) share one line, `lines 3, 5, 9: reason`.
+ */
+export function badLineReport(bad: readonly { line: number; error: string }[]): { lines: string[]; count: number } {
+  const byReason = new Map<string, number[]>();
+  let count = 0;
+  for (const b of bad) {
+    const lines = byReason.get(b.error);
+    if (lines) lines.push(b.line);
+    else if (byReason.size < BAD_LINES_PRINTED) byReason.set(b.error, [b.line]);
+    else break;
+    count++;
+  }
+  return { lines: [...byReason].map(([why, n]) => `${n.length > 1 ? 'lines' : 'line'} ${n.join(', ')}: ${safeLine(why)}`), count };
 }
 
 /** `out.jsonl` → `out.specforge.jsonl`. */

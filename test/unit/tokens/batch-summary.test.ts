@@ -38,3 +38,18 @@ test('batch summary: datasets, tool-call markup, accounting buckets and percent,
   // Every sample has a row: the one without a dataset field too, so the rows add up to the samples.
   assert.match(text, /^  \(no dataset field\) +1 +0 +0 +0 +0$/m);
 });
+
+test('bad lines on the terminal: by line number, lines that fail for one reason share a line, at most five reasons', async () => {
+  const { badLineReport } = await import('../../../src/cli/commands/tokens-batch');
+  const missing = 'no tokenizer for acme/x in /d';
+  const r = badLineReport([
+    { line: 1, error: missing },
+    { line: 2, error: 'not valid JSON' },
+    { line: 3, error: missing },
+    { line: 4, error: 'bad \u001b[2J escape' },
+  ]);
+  assert.deepEqual(r, { lines: [`lines 1, 3: ${missing}`, 'line 2: not valid JSON', 'line 4: bad \\e[2J escape'], count: 4 });
+  const many = badLineReport(Array.from({ length: 8 }, (_, i) => ({ line: i + 1, error: `reason ${i}` })));
+  assert.equal(many.lines.length, 5);
+  assert.equal(many.count, 5, 'the rest are counted by the caller as "… and 3 more bad lines"');
+});

@@ -11,6 +11,7 @@ import { streamText } from 'ai';
 import OpenAI from 'openai';
 import { startOpenRouterEmulator } from '../fixtures/openrouter-emulator';
 import { startSglangEmulator } from '../fixtures/sglang-emulator';
+import { agentSessionId } from '../../src/core/proxy/session';
 import { openCodeMissing, runOpenCode } from '../helpers/agent-cli';
 import { startRig, startUpstream, tempDir } from '../unit/proxy/local-upstream';
 
@@ -188,6 +189,11 @@ test('the real OpenCode CLI, launched as agents.ts says, through the proxy: the 
     assert.ok(x.summary && x.summary.counts.error >= 1, JSON.stringify(x.summary));
     assert.ok(x.summary!.rules.includes('section-unclosed'), x.summary!.rules.join(', '));
     assert.ok(!JSON.stringify(rig.store.get(x.id)).includes(KEY), 'the key is not in the capture');
+    // The session is OpenCode's own (its session header), not the idle window's.
+    const sent = emu.requests.find((r) => /"tools"/.test(r.raw.toString()))!;
+    const session = agentSessionId(sent.headers, 'opencode');
+    assert.ok(session, `OpenCode sends a session header: ${Object.keys(sent.headers).join(', ')}`);
+    assert.equal(x.sessionId, session);
   } finally {
     await rig.close();
     await emu.close();

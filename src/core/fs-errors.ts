@@ -2,14 +2,12 @@
  * A file-system failure in a few plain words about the user's path, never errno text (`ENOTDIR`, `EISDIR`): every
  * "cannot read X: …" and "cannot write X: …" that Tokenscope prints ends with one of these.
  */
-import { dirname, resolve } from 'node:path';
-
-/** Why reading or writing `path` failed: "no such file", "it is a directory", "a folder on its path is a file"… */
-export function fsWhy(e: unknown, path?: string): string {
+/** Why reading or writing a file failed: "no such file", "it is a directory", "a folder on its path is a file"… */
+export function fsWhy(e: unknown): string {
   const err = e as NodeJS.ErrnoException;
   switch (err?.code) {
     case 'ENOENT':
-      return path ? `no such file or folder (is ${dirname(resolve(path))} there?)` : 'no such file or folder';
+      return 'no such file';
     case 'EISDIR':
       return 'it is a directory';
     case 'ENOTDIR':

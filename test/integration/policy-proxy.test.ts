@@ -93,7 +93,7 @@ test('serve --policy with a bad file stops with one line and starts nothing', as
   const err: string[] = [];
   const code = await main(['serve', '--port', '0', '--policy', '/nonexistent/policy.json'], { out: () => undefined, err: (t) => err.push(t) });
   assert.equal(code, 2);
-  assert.deepEqual(err, ['tokenscope serve: cannot read the policy file /nonexistent/policy.json: no such file or folder']);
+  assert.deepEqual(err, ['tokenscope serve: cannot read the policy file /nonexistent/policy.json: no such file']);
 });
 
 test('as a user runs it: serve --policy FILE, the openai SDK for the model gets the merged provider upstream, another model is byte-identical, show and captures say so', async () => {

@@ -37,7 +37,7 @@ test('bad policies are one clear line naming the file and the field', () => {
     assert.throws(() => loadPolicyFile(file), /m\.avoid is not a policy field/);
     writeFileSync(file, '{nope');
     assert.throws(() => loadPolicyFile(file), /is not JSON/);
-    assert.throws(() => loadPolicyFile(join(dir, 'missing.json')), /cannot read the policy file .*: no such file or folder$/);
+    assert.throws(() => loadPolicyFile(join(dir, 'missing.json')), /cannot read the policy file .*: no such file$/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -60,21 +60,26 @@ describe('virtualization', () => {
 
   it('lays out 200,000 tokens and picks the first screen well inside the 300 ms budget', () => {
     const texts = Array.from({ length: 200_000 }, (_, i) => (i % 17 === 16 ? '\n' : ` tok${i % 1000}`));
-    const t0 = performance.now();
+    // CPU time of this process, not wall time: on a shared machine the wall clock also counts other processes' turns.
+    const cpuMs = () => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1000;
+    };
+    const t0 = cpuMs();
     const l = layoutRows({ texts, cols: 120, showWhitespace: false });
     const { first, last } = visibleRows(0, 900, 22, l.rowCount);
-    const ms = performance.now() - t0;
+    const ms = cpuMs() - t0;
     assert.ok(l.rowCount > 10_000);
     assert.ok(last - first < 60, 'only a screenful of rows is drawn');
     // The view lays out only the first screen before painting (maxRows) and the rest after; even the full
     // layout fits the 300 ms budget on its own. The paint itself is measured in Chromium (test/e2e/webview-perf).
-    assert.ok(ms < 300, `full layout took ${ms.toFixed(1)} ms`);
-    const t1 = performance.now();
+    assert.ok(ms < 300, `full layout took ${ms.toFixed(1)} ms of CPU`);
+    const t1 = cpuMs();
     const screen = layoutRows({ texts, cols: 120, showWhitespace: false, maxRows: 200 });
-    const firstMs = performance.now() - t1;
+    const firstMs = cpuMs() - t1;
     assert.equal(screen.complete, false);
     assert.equal(screen.rowCount, 200);
-    assert.ok(firstMs < 20, `first-screen layout took ${firstMs.toFixed(1)} ms`);
+    assert.ok(firstMs < 20, `first-screen layout took ${firstMs.toFixed(1)} ms of CPU`);
   });
 });
 

@@ -2,7 +2,7 @@
 // Problems panel (its diagnostics come from the view's findings), the token view, the exports, watch and re-run read
 // that stored result. Every analysis of a captured exchange goes through `analyzeCaptured`, so the probe counts them.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, test } from 'node:test';
 import { main } from '../../../src/cli/main';
@@ -21,6 +21,7 @@ import { ruleInfo } from '../../../src/core/checks/index';
 import { startOpenRouterEmulator } from '../../fixtures/openrouter-emulator';
 import { recordExchange } from '../../helpers/exchanges';
 import { sharedDir } from '../../helpers/shared';
+import { sourceMatches, SRC } from '../../helpers/source';
 import { tempDir } from '../proxy/local-upstream';
 
 const counts = new Map<string, number>();
@@ -199,23 +200,13 @@ test('lint ID reads the stored analysis, so its findings are show\'s and the Pro
 });
 
 test('no reader analyses on its own: analyzeExchange is called only by the analysis service', () => {
-  const root = join(__dirname, '..', '..', '..', 'src');
   const allowed = new Set([join('core', 'analyze.ts'), join('core', 'capture', 'analysis.ts')]);
-  const callers = readdirSync(root, { recursive: true })
-    .map(String)
-    .filter((f) => /\.tsx?$/.test(f) && !allowed.has(f))
-    .filter((f) => /\banalyzeExchange\s*\(/.test(readFileSync(join(root, f), 'utf8')));
-  assert.deepEqual(callers, []);
+  assert.deepEqual(sourceMatches(/\banalyzeExchange\s*\(/, (f) => allowed.has(f)), []);
 });
 
 test('lint analyses on its own only what no store analysed (a file) or what its options change: analyzeWithContext has no other caller', () => {
-  const root = join(__dirname, '..', '..', '..', 'src');
   const allowed = new Set([join('core', 'analyze.ts'), join('cli', 'commands', 'lint.ts')]);
-  const callers = readdirSync(root, { recursive: true })
-    .map(String)
-    .filter((f) => /\.tsx?$/.test(f) && !allowed.has(f))
-    .filter((f) => /\banalyzeWithContext\s*\(/.test(readFileSync(join(root, f), 'utf8')));
-  assert.deepEqual(callers, []);
-  const lint = readFileSync(join(root, 'cli', 'commands', 'lint.ts'), 'utf8');
+  assert.deepEqual(sourceMatches(/\banalyzeWithContext\s*\(/, (f) => allowed.has(f)), []);
+  const lint = readFileSync(join(SRC, 'cli', 'commands', 'lint.ts'), 'utf8');
   assert.match(lint, /input\.stored \?\? analyzeWithContext\(/, 'lint takes the stored result first');
 });

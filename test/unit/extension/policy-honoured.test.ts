@@ -6,7 +6,6 @@
  * `atlas-cloud`), including policies where matching names loosely would have said the opposite.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { main } from '../../../src/cli/main';
@@ -16,6 +15,7 @@ import { policyVerdict } from '../../../src/core/policy/describe';
 import { entriesFromEndpoints, ProviderDirectory } from '../../../src/core/policy/slugs';
 import { openExchange } from '../../../src/extension/openExchange';
 import { recordExchange } from '../../helpers/exchanges';
+import { sourceMatches } from '../../helpers/source';
 import * as stub from '../compare-view/vscode-stub';
 import { tempDir } from '../proxy/local-upstream';
 
@@ -96,10 +96,6 @@ test('policy honoured: the Captures tree, show and the exchange view judge a pro
 });
 
 test('one judgement: outside core/policy nothing calls policyHonoured, policyVerdict or policySummary on its own', () => {
-  const root = join(__dirname, '..', '..', '..', 'src');
-  const callers = readdirSync(root, { recursive: true })
-    .map(String)
-    .filter((f) => /\.tsx?$/.test(f) && !f.startsWith(join('core', 'policy')))
-    .filter((f) => /\b(policyHonoured|policyVerdict|policySummary|policyWordFor)\s*\(/.test(readFileSync(join(root, f), 'utf8')));
+  const callers = sourceMatches(/\b(policyHonoured|policyVerdict|policySummary|policyWordFor)\s*\(/, (f) => f.startsWith(join('core', 'policy')));
   assert.deepEqual(callers, [], 'they call exchangePolicy');
 });

@@ -90,7 +90,7 @@ const tokens: Command = async (argv, io) => {
   // The prompt side, when the request is there: a missing chat template is a note on stderr, not a failure.
   const { prompt, note } = request ? await promptFor(tokenizer, new ChatTemplatePool(), req, request.raw) : {};
   if (note) io.err(`tokenscope tokens: no prompt ids: ${note}`);
-  const { stream, analysis } = exchangeTokenStream({ tokenizer, response: input.response, request, model, family, promptTokens: prompt?.ids.length });
+  const { stream, analysis } = exchangeTokenStream({ tokenizer, response: input.response, request, model, family, promptTokens: prompt?.ids.length, promptIds: prompt?.ids });
   if (args.bool('json')) {
     const p = stream.accounting.prompt;
     io.out(JSON.stringify({ ...toJson(stream, analysis.family), ids: emittedIds(tokenizer, stream), prompt: p && prompt ? { ids: prompt.ids, counted: p.counted, billed: p.billed ?? null, delta: p.delta ?? null, mismatch: p.mismatch } : null }, null, 2));

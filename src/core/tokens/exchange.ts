@@ -16,6 +16,8 @@ export interface ExchangeTokensInput extends AnalyzeInput {
   analysis?: Analysis;
   /** Why the request has no prompt count (`promptTokens` absent), shown beside the accounting. */
   promptNote?: string;
+  /** The prompt's ids (rendered with the model's template): a generation prompt the turn opens with is not counted. */
+  promptIds?: readonly number[];
 }
 
 /**
@@ -81,6 +83,7 @@ function completionStream(input: ExchangeTokensInput): { stream: TokenStream; an
     usage: response?.usage,
     // The family's rendering may open with its generation prompt's text (gpt-oss): shown, not counted.
     generationPrompt: rendered && analysis.family ? getFormat(analysis.family).generationPrompt : undefined,
+    promptIds: rendered ? input.promptIds : undefined,
   });
   return { stream, analysis };
 }

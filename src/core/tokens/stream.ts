@@ -81,6 +81,12 @@ export interface TokenStreamInput {
    * (Format `generationPrompt`); its tokens are shown but not counted, and left out of `emittedIds`.
    */
   generationPrompt?: string;
+  /**
+   * Without `ids`: the request's prompt ids as the model's chat template renders them. When the rendered turn opens
+   * with ids the prompt already ends with (a generation prompt that opens `<think>`, as thinking-mode templates
+   * write it), those are the prompt's, not the model's: shown, not counted, left out of `emittedIds`.
+   */
+  promptIds?: readonly number[];
 }
 
 /** Segment kinds that hold free text written by the model: a special-token string there was written as text. */
@@ -107,7 +113,14 @@ export function buildTokenStream(input: TokenStreamInput): TokenStream {
   const asEmitted = source !== 'server' && spelled;
   const prompt = input.generationPrompt;
   // The generation prompt ends at a special token (the turn's own header follows), so it encodes apart.
-  const notEmitted = source !== 'server' && prompt && native.text.startsWith(prompt) ? leadingTokens(tokens, prompt.length) : 0;
+  const notEmitted =
+    source === 'server'
+      ? 0
+      : prompt && native.text.startsWith(prompt)
+        ? leadingTokens(tokens, prompt.length)
+        : input.promptIds
+          ? generationPromptOverlap(input.promptIds, tokens.map((t) => t.id), tokenizer)
+          : 0;
   const accounting = accountTokens({
     source,
     counted: (asEmitted ? tokenizer.encode(native.text).length : tokens.length) - notEmitted,
@@ -118,6 +131,22 @@ export function buildTokenStream(input: TokenStreamInput): TokenStream {
   const findings = mapFindings(input.findings ?? [], tokens);
   if (accounting.finding) findings.push({ finding: accounting.finding });
   return { source, tokenizer: tokenizer.name, text: native.text, segments: native.segments, tokens, findings, accounting, ...(notEmitted ? { notEmitted } : {}) };
+}
+
+/**
+ * How many leading completion ids the prompt already ends with: the generation prompt's part of the turn that the
+ * reconstruction writes out too (gpt-oss: every message header in full, so the prompt's `<|start|>assistant` opens
+ * the completion as well; a template whose generation prompt opens `<think>`). Only a run that starts with a special
+ * token counts, so ordinary text that happens to repeat the prompt's last token is never dropped.
+ */
+export function generationPromptOverlap(prompt: readonly number[], completion: readonly number[], tokenizer: Pick<Tokenizer, 'specialName'>): number {
+  if (!completion.length || tokenizer.specialName(completion[0]) === undefined) return 0;
+  for (let k = Math.min(prompt.length, completion.length, 8); k > 0; k--) {
+    let same = true;
+    for (let i = 0; i < k && same; i++) same = prompt[prompt.length - k + i] === completion[i];
+    if (same) return k;
+  }
+  return 0;
 }
 
 /** How many leading tokens lie wholly within the first `chars` characters. */

@@ -28,7 +28,7 @@ async function run(job: StreamJob): Promise<WorkerReply> {
     });
     // The prompt side when the request is there; a missing template becomes a note beside the accounting.
     const { prompt, note } = job.input.request ? await promptFor(tokenizer, templates, { ...job.tokenizer }, job.input.request.raw) : {};
-    const { stream, analysis } = exchangeTokenStream({ ...job.input, tokenizer, promptTokens: prompt?.ids.length, promptNote: note });
+    const { stream, analysis } = exchangeTokenStream({ ...job.input, tokenizer, promptTokens: prompt?.ids.length, promptIds: prompt?.ids, promptNote: note });
     return { id: job.id, type: 'done', stream, analysis };
   } catch (e) {
     return { id: job.id, type: 'failed', message: e instanceof Error ? e.message : String(e), userError: e instanceof UserError };

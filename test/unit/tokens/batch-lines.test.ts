@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { BatchProcessor } from '../../../src/core/tokens/batch/process';
-import { generationPromptOverlap } from '../../../src/core/tokens/batch/specforge';
+import { generationPromptOverlap } from '../../../src/core/tokens/stream';
 import { recording } from '../../helpers/shared';
 import { lenmlDir } from './helpers';
 
@@ -55,22 +55,30 @@ describe('tokens --batch lines: the SpecForge record and the tool-call counts', 
     assert.deepEqual(sf.conversations.map((c) => c.role), ['system', 'user', 'assistant']);
   });
 
-  test('a generation prompt the reconstruction repeats appears once in input_ids (a template that opens the turn with a special token)', async (t) => {
+  test('a generation prompt that opens `<think>` is the prompt’s, not the model’s: left out of the completion ids and the count, once in input_ids', async (t) => {
     const found = lenmlDir('qwen3');
     if ('skip' in found) return t.skip(found.skip);
     // A thinking-only Qwen3 template opens the answer with `<think>\n` in the prompt; the reconstruction writes it too.
     const dir = tokenizerDir('qwen3-think', found.dir, "{%- for m in messages -%}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{%- endfor -%}{{- '<|im_start|>assistant\\n<think>\\n' }}");
+    const plain = tokenizerDir('qwen3-plain', found.dir, "{%- for m in messages -%}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{%- endfor -%}{{- '<|im_start|>assistant\\n' }}");
     const response = { id: 'x', object: 'chat.completion', model: 'qwen/qwen3-32b', choices: [{ index: 0, message: { role: 'assistant', reasoning_content: 'Say hi.', content: 'Hi!' }, finish_reason: 'stop' }] };
-    const r = await new BatchProcessor({ tokenizerDir: dir, specforge: true }).process(1, JSON.stringify({ request: { messages: [{ role: 'user', content: 'Hello' }] }, response }));
+    const line = JSON.stringify({ request: { messages: [{ role: 'user', content: 'Hello' }] }, response });
+    const r = await new BatchProcessor({ tokenizerDir: dir, specforge: true }).process(1, line);
+    const q = await new BatchProcessor({ tokenizerDir: plain, specforge: true }).process(1, line);
     assert.equal(r.error, undefined);
-    const out = JSON.parse(r.out!) as Out;
+    assert.equal(q.error, undefined);
+    const out = JSON.parse(r.out!) as Out & { accounting: { completion: { counted: number } } };
+    const whole = JSON.parse(q.out!) as Out & { accounting: { completion: { counted: number } } };
     const sf = JSON.parse(r.specforge!) as { input_ids: number[]; loss_mask: number[] };
     const THINK = 151667;
-    assert.equal(out.completion_ids[0], THINK);
-    assert.deepEqual(out.prompt_ids.slice(-2), out.completion_ids.slice(0, 2), '<think> and the newline after it');
-    assert.deepEqual(sf.input_ids, [...out.prompt_ids, ...out.completion_ids.slice(2)]);
+    // Where the prompt does not hold it, `<think>` and its newline are the model's first two ids.
+    assert.equal(whole.completion_ids[0], THINK);
+    assert.deepEqual(out.prompt_ids.slice(-2), whole.completion_ids.slice(0, 2), 'the prompt ends with <think> and its newline');
+    assert.deepEqual(out.completion_ids, whole.completion_ids.slice(2));
+    assert.equal(out.accounting.completion.counted, whole.accounting.completion.counted - 2);
+    assert.deepEqual(sf.input_ids, [...out.prompt_ids, ...out.completion_ids]);
     assert.equal(sf.input_ids.filter((id) => id === THINK).length, 1);
-    assert.equal(sf.loss_mask.filter((x) => x === 1).length, out.completion_ids.length - 2);
+    assert.equal(sf.loss_mask.filter((x) => x === 1).length, out.completion_ids.length);
   });
 
   test('the overlap is only a run that starts with a special token', () => {

@@ -97,6 +97,7 @@ export class BatchProcessor {
       model,
       family: o.family,
       promptTokens: prompt?.ids.length,
+      promptIds: prompt?.ids,
       promptNote: note,
     });
     const completionIds = emittedIds(tokenizer, stream);

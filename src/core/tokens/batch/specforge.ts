@@ -21,6 +21,7 @@
  */
 import type { Tokenizer } from '../types';
 import type { BatchSample } from './line';
+import { generationPromptOverlap } from '../stream';
 
 interface Turn {
   role: string;
@@ -58,22 +59,6 @@ export function specforgeRecord(o: SpecforgeInput) {
     input_ids: [...o.promptIds, ...completion],
     loss_mask: loss,
   };
-}
-
-/**
- * How many leading completion ids the prompt already ends with: the generation prompt's part of the turn that the
- * reconstruction writes out too (gpt-oss: every message header in full, so the prompt's `<|start|>assistant` opens
- * the completion as well; a template whose generation prompt opens `<think>`). Only a run that starts with a special
- * token counts, so ordinary text that happens to repeat the prompt's last token is never dropped.
- */
-export function generationPromptOverlap(prompt: readonly number[], completion: readonly number[], tokenizer: Pick<Tokenizer, 'specialName'>): number {
-  if (!completion.length || tokenizer.specialName(completion[0]) === undefined) return 0;
-  for (let k = Math.min(prompt.length, completion.length, 8); k > 0; k--) {
-    let same = true;
-    for (let i = 0; i < k && same; i++) same = prompt[prompt.length - k + i] === completion[i];
-    if (same) return k;
-  }
-  return 0;
 }
 
 /** The request's messages as conversation turns; content parts are joined into their text. */

@@ -123,7 +123,7 @@ function batchWorkerFile(): string {
  * The progress line on a terminal (`io.progress`, unset when stderr is piped: then nothing): lines done, rate,
  * percent of the input read, ETA. Redrawn at most every 250 ms; a note (a warning) goes above it.
  */
-function batchProgress(io: CliIO): { update: (p: BatchProgress) => void; note: (line: string) => void; clear: () => void } {
+export function batchProgress(io: CliIO): { update: (p: BatchProgress) => void; note: (line: string) => void; clear: () => void } {
   const show = io.progress;
   let last = -Infinity;
   let shown: string | undefined;
@@ -141,7 +141,9 @@ function batchProgress(io: CliIO): { update: (p: BatchProgress) => void; note: (
       const rate = s > 0 ? p.lines / s : 0;
       const frac = p.totalBytes ? p.bytesRead / p.totalBytes : 0;
       const eta = frac > 0.01 && frac < 1 ? Math.max(0, s / frac - s) : undefined;
-      draw(`${p.lines} lines, ${Math.round(rate)}/s, ${Math.round(frac * 100)}% read${eta === undefined ? '' : `, ETA ${clock(eta)}`}`);
+      // Until the first line is done the workers are still loading the tokenizer (seconds for a large vocabulary).
+      if (p.lines === 0) draw(`starting: the workers are loading the tokenizer…`);
+      else draw(`${p.lines} lines, ${Math.round(rate)}/s, ${Math.round(frac * 100)}% read${eta === undefined ? '' : `, ETA ${clock(eta)}`}`);
     },
     note: (line) => {
       const again = shown;

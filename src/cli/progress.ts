@@ -16,16 +16,37 @@ export interface Progress {
 
 const NONE: Progress = { update: () => undefined, note: () => undefined, clear: () => undefined };
 
-export function progressOf(io: CliIO, what: string, now: () => number = () => performance.now()): Progress {
+/**
+ * One line rewritten in place on stderr, only on a terminal (nothing when piped): `draw` replaces it, `note` prints a
+ * line that stays above it, `clear` removes it. `on` says whether anything is shown at all.
+ */
+export function statusLine(io: CliIO): { on: boolean; draw(line: string | undefined): void; note(line: string): void; clear(): void } {
   const show = io.progress;
-  if (!show) return NONE;
-  const start = now();
-  let last = -Infinity;
   let shown: string | undefined;
   const draw = (line: string | undefined) => {
-    show(line);
+    show?.(line);
     shown = line;
   };
+  return {
+    on: show !== undefined,
+    draw,
+    note(line) {
+      const again = shown;
+      if (again !== undefined) show?.(undefined);
+      io.err(line);
+      if (again !== undefined) show?.(again);
+    },
+    clear() {
+      if (shown !== undefined) draw(undefined);
+    },
+  };
+}
+
+export function progressOf(io: CliIO, what: string, now: () => number = () => performance.now()): Progress {
+  const line = statusLine(io);
+  if (!line.on) return NONE;
+  const start = now();
+  let last = -Infinity;
   return {
     update(done, total, failed) {
       const t = now();
@@ -34,17 +55,10 @@ export function progressOf(io: CliIO, what: string, now: () => number = () => pe
       const s = (t - start) / 1000;
       const rate = s > 0 ? done / s : 0;
       const eta = done > 0 && done < total ? ((total - done) / done) * s : undefined;
-      draw(`${what}: ${done}/${total} done${failed ? `, ${failed} failed` : ''}, ${rate < 10 ? rate.toFixed(1) : Math.round(rate)}/s${eta === undefined ? '' : `, ETA ${clock(eta)}`}`);
+      line.draw(`${what}: ${done}/${total} done${failed ? `, ${failed} failed` : ''}, ${rate < 10 ? rate.toFixed(1) : Math.round(rate)}/s${eta === undefined ? '' : `, ETA ${clock(eta)}`}`);
     },
-    note(line) {
-      const again = shown;
-      if (again !== undefined) show(undefined);
-      io.err(line);
-      if (again !== undefined) show(again);
-    },
-    clear() {
-      if (shown !== undefined) draw(undefined);
-    },
+    note: line.note,
+    clear: line.clear,
   };
 }
 

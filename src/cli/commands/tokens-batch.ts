@@ -10,7 +10,7 @@ import type { DownloadProgress } from '../../core/tokens/hub';
 import { checkTokenizerDir } from '../../core/tokens/resolve';
 import type { Args } from '../args';
 import { interruptSignal, type CliIO } from '../io';
-import { clock } from '../progress';
+import { clock, statusLine } from '../progress';
 import { safeLine, safeText } from '../terminal';
 
 /** Bad lines printed on stderr as they are summarized (all are counted, the first ten are in the JSON summary). */
@@ -124,16 +124,11 @@ function batchWorkerFile(): string {
  * percent of the input read, ETA. Redrawn at most every 250 ms; a note (a warning) goes above it.
  */
 export function batchProgress(io: CliIO): { update: (p: BatchProgress) => void; note: (line: string) => void; clear: () => void } {
-  const show = io.progress;
+  const line = statusLine(io);
   let last = -Infinity;
-  let shown: string | undefined;
-  const draw = (line: string | undefined) => {
-    show?.(line);
-    shown = line;
-  };
   return {
     update: (p) => {
-      if (!show) return;
+      if (!line.on) return;
       const now = performance.now();
       if (now - last < 250) return;
       last = now;
@@ -142,17 +137,10 @@ export function batchProgress(io: CliIO): { update: (p: BatchProgress) => void; 
       const frac = p.totalBytes ? p.bytesRead / p.totalBytes : 0;
       const eta = frac > 0.01 && frac < 1 ? Math.max(0, s / frac - s) : undefined;
       // Until the first line is done the workers are still loading the tokenizer (seconds for a large vocabulary).
-      if (p.lines === 0) draw(`starting: the workers are loading the tokenizer…`);
-      else draw(`${p.lines} lines, ${Math.round(rate)}/s, ${Math.round(frac * 100)}% read${eta === undefined ? '' : `, ETA ${clock(eta)}`}`);
+      if (p.lines === 0) line.draw(`starting: the workers are loading the tokenizer…`);
+      else line.draw(`${p.lines} lines, ${Math.round(rate)}/s, ${Math.round(frac * 100)}% read${eta === undefined ? '' : `, ETA ${clock(eta)}`}`);
     },
-    note: (line) => {
-      const again = shown;
-      if (again !== undefined) show?.(undefined);
-      io.err(line);
-      if (again !== undefined) show?.(again);
-    },
-    clear: () => {
-      if (shown !== undefined) draw(undefined);
-    },
+    note: line.note,
+    clear: line.clear,
   };
 }

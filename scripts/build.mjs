@@ -46,9 +46,10 @@ const jobs = [
   },
   {
     ...common,
-    // Analyses large exchanges off the proxy's event loop (src/core/capture/analysis-thread.ts).
-    entryPoints: ['src/core/capture/analysis-worker.ts'],
-    outfile: 'dist/analysis-worker.js',
+    // Analyses large exchanges and searches large files for split keys off the proxy's event loop
+    // (src/core/capture/capture-thread.ts).
+    entryPoints: ['src/core/capture/capture-worker.ts'],
+    outfile: 'dist/capture-worker.js',
     platform: 'node',
     format: 'cjs',
     target: 'node20',

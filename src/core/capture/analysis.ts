@@ -6,13 +6,13 @@
  */
 import { analyzeExchange, storedResult, type ExchangeAnalysis } from '../analyze';
 import type { Analysis, CaptureReader, CapturedExchange, ChunkTiming, ExchangeSummary } from '../model';
-import { AnalysisThread } from './analysis-thread';
+import type { CaptureThread } from './capture-thread';
 import type { CaptureDb } from './database';
 import type { StoreOptions } from './types';
 
 /** Bodies above this are stored but not analysed: parsing them would stall the proxy's event loop. */
 const MAX_ANALYZED_BYTES = 32 * 1024 * 1024;
-/** Body files above this are analysed on a worker thread (./analysis-thread.ts): in-thread they would stall other streams. */
+/** Body files above this are analysed on a worker thread (./capture-thread.ts): in-thread they would stall other streams. */
 const OFF_THREAD_BYTES = 1024 * 1024;
 /** Bumped when the stored shape or the analysis changes in a way old results should not be trusted for. */
 export const ANALYSIS_VERSION = 1;
@@ -75,13 +75,12 @@ interface Host extends CaptureReader {
 export class AnalysisService {
   private readonly queue: CapturedExchange[] = [];
   private running: Promise<void> | undefined;
-  private readonly thread = new AnalysisThread();
-
   constructor(
     private readonly host: Host,
     private readonly db: CaptureDb,
     private readonly opts: StoreOptions,
     private readonly warn: (msg: string) => void,
+    private readonly thread: CaptureThread,
   ) {}
 
   /** A finished exchange of this process: analysed once, soon, never inside the forwarding call stack. */
@@ -93,11 +92,6 @@ export class AnalysisService {
 
   async idle(): Promise<void> {
     while (this.running) await this.running;
-  }
-
-  async close(): Promise<void> {
-    await this.idle();
-    await this.thread.close();
   }
 
   /** The stored analysis of an exchange, if it ran (any process's). */

@@ -1,14 +1,19 @@
 /**
  * The recorder's access to the capture store's body files (./files.ts): an exchange's capture file and repair mode's
- * delivered file (./delivered.ts), each opened only for an exchange the store still records. The store (./store.ts)
- * is one.
+ * delivered file (./delivered.ts), each opened only for an exchange the store still records, and the end-of-stream
+ * search of either for keys split over SSE events. The store (./store.ts) is one.
  */
 import { statSync } from 'node:fs';
+import type { RedactOptions } from '../redact';
+import type { CaptureThread } from './capture-thread';
 import type { BodyFiles } from './files';
+import { findSplitKeys, type SplitKeysFound } from './split-keys-body';
 
 export abstract class BodyFileHost {
   abstract readonly readOnly: boolean;
   protected abstract readonly files: BodyFiles;
+  /** The capture worker thread large files are searched on (./capture-thread.ts). */
+  protected abstract readonly thread: CaptureThread;
   /** Whether the store still records the exchange (begun here, not yet finished and written, not deleted). */
   protected abstract records(id: string): boolean;
 
@@ -46,15 +51,12 @@ export abstract class BodyFileHost {
     return this.records(id) ? this.files.openDeliveredAsync(id) : Promise.resolve(-1);
   }
 
-  readDeliveredAsync(id: string): Promise<Uint8Array | undefined> {
-    return this.files.readAsync(id, 'delivered');
-  }
-
   removeDelivered(id: string): void {
     if (!this.readOnly) this.files.removeDelivered(id);
   }
 
-  readBodyAsync(id: string, from = 0): Promise<Uint8Array | undefined> {
-    return this.files.readAsync(id, 'cap', from);
+  /** Keys split over SSE events in the exchange's body (`cap`, from byte `from`) or delivered file (./split-keys-body.ts). */
+  findSplitKeys(id: string, ext: 'cap' | 'delivered', from: number, size: number, redact: RedactOptions): Promise<SplitKeysFound | undefined> {
+    return findSplitKeys({ path: this.files.path(id, ext), framed: ext === 'cap', from, size, patterns: redact.patterns }, this.thread);
   }
 }

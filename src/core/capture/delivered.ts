@@ -8,18 +8,15 @@
 import { close, closeSync } from 'node:fs';
 import { maskSecrets, type RedactOptions } from '../redact';
 import { MASK_CONTEXT, runStart } from './masking';
-import { looksLikeSse, maskSplitKeysAsync } from './split-keys';
+import { writeMasks, type SplitKeysFound, type SplitKeysHost } from './split-keys-body';
 import { writeAt } from './files';
 
 /** What a delivered file needs from its store. */
-export interface DeliveredHost {
+export interface DeliveredHost extends SplitKeysHost {
   /** Opens (creates) the exchange's delivered file for writing; -1 when the disk refuses or the exchange is gone. */
   openDelivered(id: string): number;
   openDeliveredAsync(id: string): Promise<number>;
-  /** The file as it is on disk, read off the event loop (undefined when there is none). */
-  readDeliveredAsync(id: string): Promise<Uint8Array | undefined>;
   removeDelivered(id: string): void;
-  diskWrite<T>(op: () => T): T | undefined;
 }
 
 export class DeliveredFile {
@@ -72,18 +69,14 @@ export class DeliveredFile {
    * The response ended: keys split over SSE events are masked in place, then the file is closed. `keep: false`: the
    * delivered bytes are the upstream's (nothing was rewritten) and the copy is removed. Returns the streams masked.
    */
-  async finish(keep: boolean): Promise<{ keys: number; labels: string[]; streams: string[] } | undefined> {
+  async finish(keep: boolean): Promise<SplitKeysFound | undefined> {
     if (this.done) return undefined;
     this.done = true;
     this.dropped = !keep;
-    let masked: { keys: number; labels: string[]; streams: string[] } | undefined;
+    let masked: SplitKeysFound | undefined;
     if (keep && !this.failed && this.fd >= 0 && this.pos > 0) {
-      const bytes = await this.host.readDeliveredAsync(this.id);
-      if (bytes && looksLikeSse(bytes)) {
-        const r = await maskSplitKeysAsync(bytes, this.redact);
-        for (const m of r.ranges) if (this.write(m.bytes, m.from) === false) break;
-        if (r.ranges.length > 0) masked = { keys: r.keys, labels: r.labels, streams: r.streams };
-      }
+      masked = await this.host.findSplitKeys(this.id, 'delivered', 0, this.pos, this.redact);
+      if (masked && !writeMasks(this.host, this.fd, masked)) this.failed = true;
     }
     const fd = this.fd;
     this.fd = -1;

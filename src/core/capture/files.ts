@@ -55,6 +55,28 @@ export function readRegularFile(path: string, maxBytes = Infinity, from = 0): Bu
   }
 }
 
+/** The same, off the event loop: a regular file's bytes from `from`, undefined when it cannot be read. */
+export async function readRegularFileAsync(path: string, from = 0): Promise<Buffer | undefined> {
+  let fh: Awaited<ReturnType<typeof openAsync>> | undefined;
+  try {
+    fh = await openAsync(path, READ_FLAGS);
+    const st = await fh.stat();
+    if (!st.isFile()) return undefined;
+    const buf = Buffer.allocUnsafe(Math.max(0, st.size - from));
+    let n = 0;
+    while (n < buf.length) {
+      const { bytesRead } = await fh.read(buf, n, buf.length - n, from + n);
+      if (bytesRead === 0) break;
+      n += bytesRead;
+    }
+    return buf.subarray(0, n);
+  } catch {
+    return undefined;
+  } finally {
+    await fh?.close();
+  }
+}
+
 /**
  * Creates the folders (0700), makes a data dir of an earlier version private, and drops the spare files of processes
  * that are gone. Only for a store opened for writing.
@@ -188,28 +210,6 @@ export class BodyFiles {
 
   removeDelivered(id: string): void {
     this.diskWrite(() => rmSync(this.path(id, 'delivered'), { force: true }));
-  }
-
-  /** A body (`cap`) or delivered file from byte `from`, read off the event loop; regular files only, like `read`. */
-  async readAsync(id: string, ext: 'cap' | 'delivered' = 'cap', from = 0): Promise<Uint8Array | undefined> {
-    let fh: Awaited<ReturnType<typeof openAsync>> | undefined;
-    try {
-      fh = await openAsync(this.path(id, ext), READ_FLAGS);
-      const st = await fh.stat();
-      if (!st.isFile()) return undefined;
-      const buf = Buffer.allocUnsafe(Math.max(0, st.size - from));
-      let n = 0;
-      while (n < buf.length) {
-        const { bytesRead } = await fh.read(buf, n, buf.length - n, from + n);
-        if (bytesRead === 0) break;
-        n += bytesRead;
-      }
-      return buf.subarray(0, n);
-    } catch {
-      return undefined;
-    } finally {
-      await fh?.close();
-    }
   }
 
   remove(id: string): void {

@@ -13,7 +13,7 @@ import { FRAME_HEADER, frameHeader } from './log';
 import { MASK_CONTEXT, isKeyByte, MAX_TAIL, runStart } from './masking';
 import { DeliveredFile, type DeliveredHost } from './delivered';
 import { writeAt } from './files';
-import { maskSplitKeysInBody, maskedNote, type FrameAt, type SplitKeysHost } from './split-keys-body';
+import { maskedNote, writeMasks, type FrameAt, type SplitKeysHost } from './split-keys-body';
 import type { ExchangeAnnotations, ExchangeWriter } from './types';
 
 /** What a writer needs from its store. */
@@ -212,7 +212,8 @@ export class Writer implements ExchangeWriter {
    */
   private async settle(): Promise<void> {
     try {
-      const inBody = this.fd < 0 || this.diskFailed || this.offset === 0 ? undefined : await maskSplitKeysInBody(this.store, this.x.id, () => this.fd, this.responseStart, this.redact);
+      const inBody = this.fd < 0 || this.diskFailed || this.offset === 0 ? undefined : await this.store.findSplitKeys(this.x.id, 'cap', this.responseStart, this.pos, this.redact);
+      if (inBody && this.fd >= 0) writeMasks(this.store, this.fd, inBody);
       const inDelivered = await this.deliveredFile?.finish(!this.deliveredSame);
       const masked = maskedNote(inBody, inDelivered);
       if (masked) this.store.patch(this.x, { masked });

@@ -109,8 +109,6 @@ export class SplitKeyMasker {
   private window = 0;
   private readonly labels = new Set<string>();
   private out: SplitMaskResult | undefined;
-  /** The longest synchronous step so far (ms). */
-  longestStepMs = 0;
 
   constructor(
     private readonly body: Uint8Array,
@@ -121,19 +119,14 @@ export class SplitKeyMasker {
 
   /** Works for about `budgetMs`; true when done (then `result()` holds the masks). */
   step(budgetMs = Infinity): boolean {
-    const t0 = performance.now();
-    const deadline = t0 + budgetMs;
-    try {
-      while (this.phase !== 'done') {
-        if (this.phase === 'scan') this.scan(deadline);
-        else this.maskWindow();
-        if (performance.now() >= deadline) break;
-      }
-      if (this.phase === 'done') this.out ??= this.locate();
-      return this.phase === 'done';
-    } finally {
-      this.longestStepMs = Math.max(this.longestStepMs, performance.now() - t0);
+    const deadline = performance.now() + budgetMs;
+    while (this.phase !== 'done') {
+      if (this.phase === 'scan') this.scan(deadline);
+      else this.maskWindow();
+      if (performance.now() >= deadline) break;
     }
+    if (this.phase === 'done') this.out ??= this.locate();
+    return this.phase === 'done';
   }
 
   result(): SplitMaskResult {
@@ -278,13 +271,6 @@ function textBetween(pieces: Piece[], from: number, to: number): string {
 /** Masks a whole body at once (the body itself is left as it is); see SplitKeyMasker. */
 export function maskSplitKeys(body: Uint8Array, redact: RedactOptions = {}): SplitMaskResult {
   return new SplitKeyMasker(body, redact).result();
-}
-
-/** The same, in steps of at most about `sliceMs`, yielding to the event loop between them. */
-export async function maskSplitKeysAsync(body: Uint8Array, redact: RedactOptions = {}, sliceMs = 2): Promise<SplitMaskResult & { longestStepMs: number }> {
-  const m = new SplitKeyMasker(body, redact);
-  while (!m.step(sliceMs)) await new Promise<void>((r) => setImmediate(r));
-  return { ...m.result(), longestStepMs: m.longestStepMs };
 }
 
 /** Applies masks to a copy of the body (for callers that want the masked bytes). */

@@ -29,6 +29,7 @@ import { JOURNAL_DIR, Journal, removeJournals, replayJournal } from './journal';
 import { Sessions } from './sessions';
 import { Retention } from './retention';
 import { AnalysisService, type StoredAnalysis } from './analysis';
+import { CaptureThread } from './capture-thread';
 import type { BeginInit, CaptureStore, ExchangeWriter, StoreChange, StoreOptions } from './types';
 import { nameKey, type SlugEntry } from '../policy/slugs';
 import type { StoredComparison } from '../providers/verdicts';
@@ -83,6 +84,8 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
   private readonly guard: DiskWrite;
   private retention!: Retention;
   private analysis!: AnalysisService;
+  /** Large analyses and split-key searches run there (./capture-thread.ts). */
+  protected readonly thread = new CaptureThread();
   private closed = false;
 
   constructor(
@@ -113,7 +116,7 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
     }
     for (const s of this.db.latestSessions()) this.sessions.note(s.agent ?? undefined, s.last_at, s.id);
     this.retention = new Retention(this.db, this.opts.retention, (id) => this.removeRow(id), (m) => this.warn(m));
-    this.analysis = new AnalysisService(this, this.db, this.opts, (m) => this.warn(m));
+    this.analysis = new AnalysisService(this, this.db, this.opts, (m) => this.warn(m), this.thread);
     if (this.readOnly) return;
     // What stopped processes journaled but never wrote as rows is written now; then their exchanges still streaming
     // are marked interrupted, like any row a stopped process left streaming.
@@ -230,7 +233,8 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
     if (this.closed) return;
     // The end-of-stream passes (split-key masking) finish first: closing under one would leave a key unmasked.
     while (this.settlingNow.size > 0) await Promise.allSettled([...this.settlingNow]);
-    await this.analysis.close();
+    await this.analysis.idle();
+    await this.thread.close();
     this.closed = true;
     await this.files.close();
     this.flushLog();

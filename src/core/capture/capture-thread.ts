@@ -1,7 +1,9 @@
 /**
- * The worker thread that analyses large exchanges (./analysis-worker.ts), started on first need, never keeping the
- * process alive, and ended after IDLE_MS without work, so the heap a large analysis grew does not stay with `serve`. Built as dist/analysis-worker.js beside the bundles; from the sources
- * (tests) the TypeScript file is loaded through tsx. Undefined when neither is there: the caller analyses in-thread.
+ * The capture worker thread (./capture-worker.ts): the analysis of large exchanges and the end-of-stream search of
+ * large files for keys split over SSE events run there, off the proxy's event loop. Started on first need, never
+ * keeping the process alive, and ended after IDLE_MS without work, so the heap a large job grew does not stay with
+ * `serve`. Built as dist/capture-worker.js beside the bundles; from the sources (tests) the TypeScript file is loaded
+ * through tsx. Without either, each method returns undefined and the caller does the work in-thread.
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -9,16 +11,19 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ExchangeAnalysis } from '../analyze';
 import type { CapturedExchange } from '../model';
-import type { AnalysisJob } from './analysis-worker';
+import type { CaptureJob } from './capture-worker';
+import type { SplitKeysFound, SplitKeysJob } from './split-keys-body';
 
-type Reply = { seq: number; result?: ExchangeAnalysis; error?: string };
+type Reply = { seq: number; result?: unknown; error?: string };
+/** A job as the caller gives it (the thread numbers it). */
+type Job = CaptureJob extends infer J ? (J extends unknown ? Omit<J, 'seq'> : never) : never;
 
-export class AnalysisThread {
+export class CaptureThread {
   private worker: Worker | undefined;
   private failed = false;
   private seq = 0;
-  private readonly waiting = new Map<number, { resolve: (r: ExchangeAnalysis | undefined) => void; reject: (e: Error) => void }>();
-  /** Ends the worker once it has been idle for IDLE_MS: the heap a large analysis grew goes back to the system. */
+  private readonly waiting = new Map<number, { resolve: (r: unknown) => void; reject: (e: Error) => void }>();
+  /** Ends the worker once it has been idle for IDLE_MS: the heap a large job grew goes back to the system. */
   private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly idleMs = IDLE_MS) {}
@@ -30,16 +35,13 @@ export class AnalysisThread {
 
   /** The analysis of the exchange whose body file is `path`; undefined when the file is gone. Rejects on failure. */
   analyze(x: CapturedExchange, path: string): Promise<ExchangeAnalysis | undefined> | undefined {
-    const w = this.start();
-    if (!w) return undefined;
-    const seq = ++this.seq;
-    clearTimeout(this.idleTimer);
     const { requestBody: _omit, ...meta } = x;
-    return new Promise((resolve, reject) => {
-      this.waiting.set(seq, { resolve, reject });
-      w.ref();
-      w.postMessage({ seq, x: meta, path } satisfies AnalysisJob);
-    });
+    return this.run({ kind: 'analyze', x: meta, path }) as Promise<ExchangeAnalysis | undefined> | undefined;
+  }
+
+  /** The masks for keys split over SSE events in a file (./split-keys-body.ts). Rejects on failure. */
+  splitKeys(job: SplitKeysJob): Promise<SplitKeysFound | undefined> | undefined {
+    return this.run({ kind: 'split-keys', job }) as Promise<SplitKeysFound | undefined> | undefined;
   }
 
   async close(): Promise<void> {
@@ -47,6 +49,18 @@ export class AnalysisThread {
     const w = this.worker;
     this.worker = undefined;
     if (w) await w.terminate();
+  }
+
+  private run(job: Job): Promise<unknown> | undefined {
+    const w = this.start();
+    if (!w) return undefined;
+    const seq = ++this.seq;
+    clearTimeout(this.idleTimer);
+    return new Promise((resolve, reject) => {
+      this.waiting.set(seq, { resolve, reject });
+      w.ref();
+      w.postMessage({ ...job, seq } as CaptureJob);
+    });
   }
 
   private start(): Worker | undefined {
@@ -77,7 +91,7 @@ export class AnalysisThread {
       this.waiting.clear();
     };
     w.on('error', fail);
-    w.on('exit', (code) => fail(new Error(`the analysis worker exited (${code})`)));
+    w.on('exit', (code) => fail(new Error(`the capture worker exited (${code})`)));
     return (this.worker = w);
   }
 }
@@ -86,9 +100,9 @@ export class AnalysisThread {
 const IDLE_MS = 5_000;
 
 function spawnWorker(): Worker | undefined {
-  const built = join(__dirname, 'analysis-worker.js');
+  const built = join(__dirname, 'capture-worker.js');
   if (existsSync(built)) return new Worker(built);
-  const source = join(__dirname, 'analysis-worker.ts');
+  const source = join(__dirname, 'capture-worker.ts');
   if (!existsSync(source)) return undefined;
   try {
     const tsx = createRequire(__filename).resolve('tsx/cjs');

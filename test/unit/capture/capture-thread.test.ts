@@ -1,0 +1,82 @@
+// The capture worker is ended once idle, so the heap a large analysis grew does not stay with `serve`; the next
+// large exchange starts a new one.
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { CaptureThread } from '../../../src/core/capture/capture-thread';
+import { FRAME_HEADER } from '../../../src/core/capture/log';
+import { searchSplitKeys } from '../../../src/core/capture/split-keys-body';
+import { openStore } from '../../../src/core/capture/store';
+import { tempDir } from '../proxy/local-upstream';
+
+const SSE = 'data: {"id":"a","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"hello"}}]}\n\ndata: {"id":"a","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n';
+
+test('the capture worker ends after its idle time and a new one answers the next job', async () => {
+  const tmp = tempDir();
+  const store = await openStore(tmp.dir, { analyze: false });
+  const thread = new CaptureThread(100);
+  try {
+    const w = store.begin({ route: 'default', upstreamUrl: 'http://127.0.0.1:9/v1', method: 'POST', path: '/v1/chat/completions', requestHeaders: {}, requestBody: '{"model":"m","stream":true}' });
+    w.responseStarted(200, { 'content-type': 'text/event-stream' });
+    w.chunk(Buffer.from(SSE));
+    const x = await w.finish();
+    const path = join(tmp.dir, 'bodies', `${x.id}.cap`);
+
+    const first = await thread.analyze(x, path);
+    assert.equal(first?.response.message.content, 'hello');
+    assert.equal(thread.running, true, 'kept for the next job meanwhile');
+    const ended = Date.now() + 5000;
+    while (thread.running && Date.now() < ended) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(thread.running, false, 'ended once idle');
+
+    const second = await thread.analyze(x, path);
+    assert.equal(second?.response.message.content, 'hello', 'a new worker answers');
+    assert.equal(thread.running, true);
+  } finally {
+    await thread.close();
+    await store.close();
+    tmp.remove();
+  }
+});
+
+test('the worker finds the same split-key masks as the in-thread search, for body frames and plain bytes', async () => {
+  const KEY = 'sk-proj-AbCdEfGhIjKlMnOp0123456789';
+  const ev = (d: string) => `data: ${JSON.stringify({ id: 'a', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: d } }] })}\n\n`;
+  const text = `filler ${'lorem ipsum '.repeat(50)} then ${KEY} and the end`;
+  const sse = [...Array(Math.ceil(text.length / 3)).keys()].map((i) => ev(text.slice(i * 3, i * 3 + 3))).join('') + 'data: [DONE]\n\n';
+  const tmp = tempDir();
+  const store = await openStore(tmp.dir, { analyze: false });
+  const thread = new CaptureThread(100);
+  try {
+    const w = store.begin({ route: 'default', upstreamUrl: 'http://127.0.0.1:9/v1', method: 'POST', path: '/v1/chat/completions', requestHeaders: {}, requestBody: '{"model":"m","stream":true}' });
+    w.responseStarted(200, { 'content-type': 'text/event-stream' });
+    // Frames are written after the request frame: the search starts where the response starts.
+    const half = Math.floor(sse.length / 2);
+    w.chunk(Buffer.from(sse.slice(0, half)));
+    w.chunk(Buffer.from(sse.slice(half)));
+    const path = join(tmp.dir, 'bodies', `${w.id}.cap`);
+    const raw = readFileSync(path);
+    const responseFrom = raw.indexOf(Buffer.from('data: ')) - FRAME_HEADER; // the first response frame's header
+    const plain = join(tmp.dir, 'plain.sse');
+    writeFileSync(plain, sse);
+    for (const job of [
+      { path, framed: true, from: responseFrom, size: raw.length },
+      { path: plain, framed: false, from: 0, size: sse.length },
+    ]) {
+      const here = searchSplitKeys(readFileSync(job.path).subarray(job.from), job);
+      assert.ok(here && here.keys === 1 && here.writes.length > 0, `the in-thread search finds the key (${job.framed ? 'frames' : 'plain'})`);
+      const off = await thread.splitKeys(job);
+      assert.deepEqual(off, { ...here, writes: here.writes.map((x) => ({ pos: x.pos, bytes: new Uint8Array(x.bytes) })) }, 'the worker finds the same masks');
+      // Written back, no run of the key is left in the file.
+      const file = Buffer.from(readFileSync(job.path));
+      for (const x of off!.writes) file.set(x.bytes, x.pos);
+      assert.ok(!file.includes(KEY.slice(8, 12)) && file.length === readFileSync(job.path).length);
+    }
+    await w.finish();
+  } finally {
+    await thread.close();
+    await store.close();
+    tmp.remove();
+  }
+});

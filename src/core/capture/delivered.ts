@@ -2,8 +2,8 @@
  * The bytes repair mode delivered to the agent (`<id>.delivered`), written as they go: each piece is appended in the
  * tick the proxy writes it to the client, masked to the same length like the body (a key cut by a piece boundary
  * is found with the tail of what came before and patched in place), so a killed process loses nothing the agent
- * saw. When the response ends, keys streamed over several SSE events are masked in place (./split-keys.ts), in
- * steps that yield to the event loop. Plain bytes, no frames: the file is exactly what the agent received.
+ * saw. When the response ends, keys streamed over several SSE events are masked in place (./split-keys-body.ts),
+ * off the event loop. Plain bytes, no frames: the file is exactly what the agent received.
  */
 import { close, closeSync } from 'node:fs';
 import { maskSecrets, type RedactOptions } from '../redact';

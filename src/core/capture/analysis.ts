@@ -6,14 +6,12 @@
  */
 import { analyzeExchange, storedResult, type ExchangeAnalysis } from '../analyze';
 import type { Analysis, CaptureReader, CapturedExchange, ChunkTiming, ExchangeSummary } from '../model';
-import type { CaptureThread } from './capture-thread';
+import { OFF_THREAD_BYTES, type CaptureThread } from './capture-thread';
 import type { CaptureDb } from './database';
 import type { StoreOptions } from './types';
 
 /** Bodies above this are stored but not analysed: parsing them would stall the proxy's event loop. */
 const MAX_ANALYZED_BYTES = 32 * 1024 * 1024;
-/** Body files above this are analysed on a worker thread (./capture-thread.ts): in-thread they would stall other streams. */
-const OFF_THREAD_BYTES = 1024 * 1024;
 /** Bumped when the stored shape or the analysis changes in a way old results should not be trusted for. */
 export const ANALYSIS_VERSION = 1;
 

@@ -96,6 +96,9 @@ export class CaptureThread {
   }
 }
 
+/** Files larger than this are analysed or searched on the worker thread: in-thread they would stall other streams. */
+export const OFF_THREAD_BYTES = 1024 * 1024;
+
 /** How long an idle worker is kept for the next large exchange (starting one takes tens of milliseconds). */
 const IDLE_MS = 5_000;
 

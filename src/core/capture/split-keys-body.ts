@@ -7,7 +7,7 @@
  */
 import type { CapturedExchange } from '../model';
 import type { RedactOptions } from '../redact';
-import type { CaptureThread } from './capture-thread';
+import { OFF_THREAD_BYTES, type CaptureThread } from './capture-thread';
 import { readRegularFileAsync, writeAt } from './files';
 import { FRAME_HEADER } from './log';
 import { looksLikeSse, SplitKeyMasker, type SplitMaskResult } from './split-keys';
@@ -44,9 +44,6 @@ export interface SplitKeysHost {
   /** Runs one synchronous disk write; a failure becomes a throttled warning, never an exception. */
   diskWrite<T>(op: () => T): T | undefined;
 }
-
-/** Files larger than this are searched on the worker thread: here, reading and joining them would stall other streams. */
-const OFF_THREAD_BYTES = 1024 * 1024;
 
 /** Bytes moved per step when the response frames are joined (one 16 MB copy at once holds the loop for tens of ms). */
 const JOIN_SLICE = 2 * 1024 * 1024;

@@ -10,15 +10,21 @@ import { searchSplitKeys } from '../../../src/core/capture/split-keys-body';
 import { openStore } from '../../../src/core/capture/store';
 import { tempDir } from '../proxy/local-upstream';
 
-const SSE = 'data: {"id":"a","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"hello"}}]}\n\ndata: {"id":"a","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n';
-
-test('the capture worker ends after its idle time and a new one answers the next job', async () => {
+/** A store, a worker thread with a short idle time, and one exchange whose streamed response is starting. */
+async function rig() {
   const tmp = tempDir();
   const store = await openStore(tmp.dir, { analyze: false });
   const thread = new CaptureThread(100);
+  const w = store.begin({ route: 'default', upstreamUrl: 'http://127.0.0.1:9/v1', method: 'POST', path: '/v1/chat/completions', requestHeaders: {}, requestBody: '{"model":"m","stream":true}' });
+  w.responseStarted(200, { 'content-type': 'text/event-stream' });
+  return { tmp, store, thread, w };
+}
+
+const SSE = 'data: {"id":"a","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"hello"}}]}\n\ndata: {"id":"a","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n';
+
+test('the capture worker ends after its idle time and a new one answers the next job', async () => {
+  const { tmp, store, thread, w } = await rig();
   try {
-    const w = store.begin({ route: 'default', upstreamUrl: 'http://127.0.0.1:9/v1', method: 'POST', path: '/v1/chat/completions', requestHeaders: {}, requestBody: '{"model":"m","stream":true}' });
-    w.responseStarted(200, { 'content-type': 'text/event-stream' });
     w.chunk(Buffer.from(SSE));
     const x = await w.finish();
     const path = join(tmp.dir, 'bodies', `${x.id}.cap`);
@@ -45,12 +51,8 @@ test('the worker finds the same split-key masks as the in-thread search, for bod
   const ev = (d: string) => `data: ${JSON.stringify({ id: 'a', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: d } }] })}\n\n`;
   const text = `filler ${'lorem ipsum '.repeat(50)} then ${KEY} and the end`;
   const sse = [...Array(Math.ceil(text.length / 3)).keys()].map((i) => ev(text.slice(i * 3, i * 3 + 3))).join('') + 'data: [DONE]\n\n';
-  const tmp = tempDir();
-  const store = await openStore(tmp.dir, { analyze: false });
-  const thread = new CaptureThread(100);
+  const { tmp, store, thread, w } = await rig();
   try {
-    const w = store.begin({ route: 'default', upstreamUrl: 'http://127.0.0.1:9/v1', method: 'POST', path: '/v1/chat/completions', requestHeaders: {}, requestBody: '{"model":"m","stream":true}' });
-    w.responseStarted(200, { 'content-type': 'text/event-stream' });
     // Frames are written after the request frame: the search starts where the response starts.
     const half = Math.floor(sse.length / 2);
     w.chunk(Buffer.from(sse.slice(0, half)));

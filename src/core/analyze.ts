@@ -20,7 +20,8 @@ import type {
   ParsedNative,
   ParsedResponse,
 } from './model';
-import { endedTurn, normalizeRequest, parseResponseBody, protocolFromPath } from './wire/index';
+import { endedTurn, normalizeRequest, parseResponseBody, protocolFromPath, type BodyHint } from './wire/index';
+import { parseResponseChunks } from './wire/chunked';
 
 export interface AnalyzeInput {
   /** The response as the wire layer parsed it. `native-text` and SGLang `/generate` responses are raw text. */
@@ -299,11 +300,25 @@ export function parseExchange(
   responseBody: Uint8Array,
   chunks?: ChunkTiming[],
 ): { response: ParsedResponse; request?: NormalizedRequest } {
-  const response = parseResponseBody(responseBody, {
-    path: turnEndpoint(exchange) ? exchange.path : undefined,
-    contentType: headerValue(exchange.responseHeaders, 'content-type'),
-    chunks,
-  });
+  return exchangeParsed(exchange, parseResponseBody(responseBody, { ...bodyHint(exchange), chunks }));
+}
+
+/**
+ * `parseExchange` on the response read chunk by chunk (the store's `readResponseFrames`): a stream's events are
+ * folded as they come and not kept (wire/chunked.ts), so a 200 MB stream costs memory for what it says, not its size.
+ */
+export function parseExchangeChunks(
+  exchange: CapturedExchange,
+  frames: Iterable<{ bytes: Uint8Array; t?: number }>,
+): { response: ParsedResponse; request?: NormalizedRequest } {
+  return exchangeParsed(exchange, parseResponseChunks(frames, bodyHint(exchange)));
+}
+
+function bodyHint(exchange: CapturedExchange): BodyHint {
+  return { path: turnEndpoint(exchange) ? exchange.path : undefined, contentType: headerValue(exchange.responseHeaders, 'content-type') };
+}
+
+function exchangeParsed(exchange: CapturedExchange, response: ParsedResponse): { response: ParsedResponse; request?: NormalizedRequest } {
   if (exchange.status !== undefined) response.status = exchange.status;
   textErrorBody(response);
   const cutBy = cutByOf(exchange);

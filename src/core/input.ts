@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { parseExchange, type ExchangeAnalysis } from './analyze';
+import { parseExchange, parseExchangeChunks, type ExchangeAnalysis } from './analyze';
 import { resultFor } from './capture/analysis';
 import { DB_FILE, openStore, defaultDataDir } from './capture/store';
 import { LOG_FILE } from './capture/log';
@@ -229,10 +229,17 @@ async function loadCapture(id: string, dataDir: string, withResult: boolean): Pr
     if (matches.length > 1) throw new UserError(`${id}: ${matches.length} captures start with this id; give more characters`);
     // `get` (not the list entry) also reads the request body.
     const exchange = store.get(matches[0])!;
-    const body = store.readResponse(exchange.id);
-    if (!body) throw new UserError(`capture ${exchange.id} has no response body (state: ${exchange.state})`);
     const label = `capture ${exchange.id}`;
-    if (!withResult) return { ...fromExchange(exchange, body.bytes, body.chunks, label), captureId: exchange.id };
+    const noBody = () => new UserError(`capture ${exchange.id} has no response body (state: ${exchange.state})`);
+    if (!withResult) {
+      // Parsed as read from disk, a block at a time: a large stream is never held whole, nor its events.
+      const frames = store.readResponseFrames(exchange.id);
+      if (!frames) throw noBody();
+      const { response, request } = parseExchangeChunks(exchange, frames);
+      return { response, request, model: response.model ?? exchange.requestModel ?? request?.model, label, exchange, captureId: exchange.id };
+    }
+    const body = store.readResponse(exchange.id);
+    if (!body) throw noBody();
     const stored = resultFor(store, exchange, body.bytes, body.chunks);
     const { response, request } = stored;
     return { response, request, model: response.model ?? exchange.requestModel ?? request?.model, label, exchange, captureId: exchange.id, stored };

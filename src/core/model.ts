@@ -89,6 +89,11 @@ export interface ParsedResponse {
   /** True when the stream ended with its protocol's terminal event (`[DONE]`, `message_stop`, `response.completed`…) or the body was a complete JSON document. */
   terminated: boolean;
   events: RawEvent[];
+  /**
+   * Set when `events` holds none of the stream's events (a body parsed as it was read, wire/chunked.ts): how many
+   * there were. Read the count through wire `eventCount`.
+   */
+  eventCount?: number;
   wireIssues: WireIssue[];
   /** Exact generated token ids when the server returned them (SGLang `/generate` `output_ids`). */
   outputIds?: number[];

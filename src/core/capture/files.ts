@@ -11,7 +11,7 @@ import { chmodSync, closeSync, constants, existsSync, fstatSync, mkdirSync, open
 import { open as openAsync } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UserError } from '../model';
-import { BODIES_DIR, FRAME_HEADER, SPARE_DIR, isCaptureId } from './log';
+import { BODIES_DIR, FRAME_HEADER, SPARE_DIR, isCaptureId, responseFrames, type ResponseFrame } from './log';
 
 /** Captures hold prompts and code: only the user reads them. */
 export const FILE_MODE = 0o600;
@@ -175,6 +175,29 @@ export class BodyFiles {
   read(id: string, from = 0): Uint8Array {
     // Only a regular file: anything else in its place (a device, a pipe) could block forever. None yet: empty.
     return readRegularFile(this.path(id), Infinity, from) ?? new Uint8Array(0);
+  }
+
+  /** The response chunks of a body file, read a block at a time (log.ts `responseFrames`); regular files only, like `read`. */
+  *readFrames(id: string): Generator<ResponseFrame> {
+    let fd = -1;
+    try {
+      fd = openSync(this.path(id), READ_FLAGS);
+    } catch {
+      return;
+    }
+    try {
+      const st = fstatSync(fd);
+      if (!st.isFile()) return;
+      yield* responseFrames(fd, st.size, (f, buf, at) => {
+        try {
+          return readSync(f, buf, 0, buf.length, at);
+        } catch {
+          return 0; // a read error ends the body where it stopped, as `read` keeps what it got
+        }
+      });
+    } finally {
+      closeSync(fd);
+    }
   }
 
   /** The request frame alone (it comes first), without reading the response. */

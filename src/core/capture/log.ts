@@ -83,6 +83,52 @@ export function decodeFrames(file: Uint8Array): { request?: Uint8Array; response
   return { request, response: parts.length === 1 ? parts[0] : Buffer.concat(parts), chunks };
 }
 
+/** One response chunk of a body file, with its arrival time (ms since the request started). */
+export interface ResponseFrame {
+  bytes: Uint8Array;
+  t: number;
+}
+
+/** Bytes read from a body file at a time by `responseFrames`. */
+const READ_BLOCK = 1 << 20;
+
+/**
+ * The response chunks of a body file, read from `fd` a block at a time (memory: one block, whatever the file's size),
+ * as `decodeFrames` reads them: the request frame skipped, empty chunks left out, a torn last frame keeping what it
+ * holds, and an unreadable frame type ending the body. A chunk's bytes are the caller's to keep.
+ */
+export function* responseFrames(fd: number, size: number, read: (fd: number, buf: Buffer, at: number) => number): Generator<ResponseFrame> {
+  let pos = 0;
+  let buf = Buffer.alloc(0);
+  /** Reads on until `buf` holds `need` bytes (or the file ends); false when it ended first. */
+  const fill = (need: number): boolean => {
+    if (buf.length >= need) return true;
+    // A torn or corrupt length never asks for more than the file holds.
+    const next = Buffer.allocUnsafe(Math.max(Math.min(need, buf.length + size - pos), READ_BLOCK));
+    buf.copy(next);
+    let n = buf.length;
+    while (n < need) {
+      const r = read(fd, next.subarray(n), pos);
+      if (r === 0) break;
+      n += r;
+      pos += r;
+    }
+    buf = next.subarray(0, n);
+    return n >= need;
+  };
+  while (fill(FRAME_HEADER)) {
+    const type = String.fromCharCode(buf[0]);
+    const length = buf.readUInt32LE(1);
+    const t = buf.readDoubleLE(5);
+    if (type !== 'Q' && type !== 'R') return;
+    const whole = fill(FRAME_HEADER + length);
+    const bytes = buf.subarray(FRAME_HEADER, Math.min(buf.length, FRAME_HEADER + length));
+    buf = buf.subarray(FRAME_HEADER + bytes.length);
+    if (type === 'R' && bytes.length > 0) yield { bytes, t };
+    if (!whole) return;
+  }
+}
+
 /** An exchange as the legacy log holds it after replaying its records. */
 export interface LegacyEntry {
   x: CapturedExchange;

@@ -20,7 +20,7 @@ import { CaptureDb, DB_FILE, type ExchangeQuery } from './database';
 import { BodyFileHost } from './body-host';
 import { BodyFiles, FILE_MODE, processAlive } from './files';
 import { diskGuard, type DiskWrite } from './disk-guard';
-import { decodeFrames, frameHeader, isCaptureId, mergeFields } from './log';
+import { decodeFrames, frameHeader, isCaptureId, mergeFields, type ResponseFrame } from './log';
 import { Writer, type RecorderHost } from './recorder';
 import { importLegacyLog } from './legacy';
 import { ListCache } from './list-cache';
@@ -160,6 +160,10 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
     if (!this.get(id)) return undefined;
     const { response, chunks } = decodeFrames(this.files.read(id));
     return { bytes: response, chunks };
+  }
+
+  readResponseFrames(id: string): Iterable<ResponseFrame> | undefined {
+    return this.get(id) ? this.files.readFrames(id) : undefined;
   }
 
   readDelivered(id: string): Uint8Array | undefined {

@@ -4,6 +4,7 @@ import type { StoredAnalysis } from './analysis';
 import type { CaptureReader, CapturedExchange } from '../model';
 import type { RedactOptions } from '../redact';
 import type { ExchangeQuery } from './database';
+import type { ResponseFrame } from './log';
 import type { SlugEntry, SlugCache } from '../policy/slugs';
 import type { StoredComparison } from '../providers/verdicts';
 
@@ -96,6 +97,11 @@ export interface CaptureStore extends CaptureReader, SlugCache {
   readAnalysis(id: string): StoredAnalysis | undefined;
   /** Ids starting with `prefix`, at most `limit` (what `findCapture` resolves a typed prefix with). */
   idsWithPrefix(prefix: string, limit: number): string[];
+  /**
+   * The response as `readResponse` has it, chunk by chunk with each chunk's arrival time, read from disk a block at a
+   * time: a large body is parsed without being held whole (wire/chunked.ts). Undefined for an unknown id.
+   */
+  readResponseFrames(id: string): Iterable<ResponseFrame> | undefined;
   /** The bytes delivered to the client, when they differ from the upstream's (repair mode); undefined otherwise. */
   readDelivered(id: string): Uint8Array | undefined;
   begin(init: BeginInit): ExchangeWriter;

@@ -1,4 +1,5 @@
 import type { Check } from './types';
+import { eventCount } from '../wire/common';
 import { at, cutLastEvent, wireFindings } from './wire-findings';
 
 /**
@@ -15,7 +16,8 @@ const check: Check = {
   run: (ctx) => {
     const r = ctx.response;
     if (!r || r.error) return [];
-    const events = `${r.events.length} event${r.events.length === 1 ? '' : 's'}`;
+    const n = eventCount(r);
+    const events = `${n} event${n === 1 ? '' : 's'}`;
     const cut = cutLastEvent(r);
     const tail = cut ? `; the last event${at(cut)} is cut off mid-JSON` : '';
     const findings = wireFindings(ctx, check, ['no-terminal-event', 'truncated-body'], (w) => {

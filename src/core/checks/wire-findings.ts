@@ -1,4 +1,5 @@
 import type { Finding, ParsedResponse, WireIssue } from '../model';
+import { eventCount } from '../wire/common';
 import type { CheckContext } from './types';
 
 /** One finding per wire issue of the given codes (the wire parser already wrote a precise message). */
@@ -25,5 +26,5 @@ export function at(issue: WireIssue): string {
  */
 export function cutLastEvent(r: ParsedResponse): WireIssue | undefined {
   if (!r.wireIssues.some((w) => w.code === 'no-terminal-event')) return undefined;
-  return r.wireIssues.find((w) => w.code === 'invalid-json' && w.eventIndex === r.events.length - 1);
+  return r.wireIssues.find((w) => w.code === 'invalid-json' && w.eventIndex === eventCount(r) - 1);
 }

@@ -9,7 +9,9 @@ import {
   argumentsText,
   arr,
   checkTerminated,
-  eachJsonEvent,
+  foldAll,
+  streamFold,
+  type StreamFold,
   mergeUsage,
   newResponse,
   num,
@@ -42,15 +44,20 @@ interface Block {
 }
 
 export function parseAnthropicStream(events: RawEvent[]): ParsedResponse {
+  return foldAll(anthropicStreamFold(events), events);
+}
+
+/** The Anthropic Messages stream parser, one event at a time (`events`: the list the response keeps, if any). */
+export function anthropicStreamFold(events: RawEvent[] = []): StreamFold {
   const res = newResponse('anthropic-messages', true, events);
   const msg = res.message;
   const blocks = new Map<number, Block>();
-  const unexpected = (i: number, why: string) =>
-    res.wireIssues.push({ code: 'unexpected-event', message: why, eventIndex: i, offset: events[i].offset });
+  const unexpected = (i: number, ev: RawEvent, why: string) =>
+    res.wireIssues.push({ code: 'unexpected-event', message: why, eventIndex: i, offset: ev.offset });
 
-  eachJsonEvent(res, (value, i, ev) => {
+  return streamFold(res, (value, i, ev) => {
     if (value === DONE) {
-      unexpected(i, '`[DONE]` is not part of the Anthropic protocol');
+      unexpected(i, ev, '`[DONE]` is not part of the Anthropic protocol');
       return;
     }
     const e = obj(value);
@@ -85,7 +92,7 @@ export function parseAnthropicStream(events: RawEvent[]): ParsedResponse {
         const index = num(e.index);
         let block = index === undefined ? undefined : blocks.get(index);
         if (!block) {
-          unexpected(i, `content_block_delta for block ${index ?? '?'} that was never started`);
+          unexpected(i, ev, `content_block_delta for block ${index ?? '?'} that was never started`);
           block = { type: '' };
           if (index !== undefined) blocks.set(index, block);
         }
@@ -123,14 +130,12 @@ export function parseAnthropicStream(events: RawEvent[]): ParsedResponse {
         res.terminated = true;
         break;
       case 'error':
-        setError(res, readError(e) ?? { message: 'error event without details' }, i);
+        setError(res, readError(e) ?? { message: 'error event without details' }, i, ev.offset);
         res.finishReason = 'error';
         break;
       // ping: keep-alive. Unknown types: Anthropic may add event types; clients must ignore them.
     }
-  });
-  checkTerminated(res, 'message_stop');
-  return res;
+  }, () => checkTerminated(res, 'message_stop'));
 }
 
 export function parseAnthropicJson(value: unknown, events: RawEvent[]): ParsedResponse {

@@ -132,14 +132,22 @@ export function errorProvider(v: unknown): string | undefined {
   return text(obj(obj(obj(v)?.error)?.metadata)?.provider_name);
 }
 
-/** Records an upstream error on the response. */
-export function setError(res: ParsedResponse, error: { code?: string | number; message: string }, ev?: number): void {
+/**
+ * Records an upstream error on the response. `offset`: the event's byte offset (a stream parsed as it is read keeps
+ * no events to look it up in); default: that of `res.events[ev]`.
+ */
+export function setError(
+  res: ParsedResponse,
+  error: { code?: string | number; message: string },
+  ev?: number,
+  offset = ev !== undefined ? res.events[ev]?.offset : undefined,
+): void {
   res.error = error;
   res.wireIssues.push({
     code: 'error-event',
     message: `upstream error${error.code !== undefined ? ` ${error.code}` : ''}: ${error.message}`,
     eventIndex: ev,
-    offset: ev !== undefined ? res.events[ev]?.offset : undefined,
+    offset,
   });
 }
 
@@ -150,35 +158,68 @@ export const DONE = Symbol('[DONE]');
  * Visits the JSON payload of each data event in order. Comments and blank payloads are skipped; a payload that is
  * not JSON is reported as `invalid-json` and parsing goes on.
  */
-export function eachJsonEvent(
-  res: ParsedResponse,
-  visit: (value: unknown, index: number, ev: RawEvent) => void,
-): void {
+export function eachJsonEvent(res: ParsedResponse, visit: JsonVisitor): void {
   const events = res.events;
-  for (let i = 0; i < events.length; i++) {
-    const ev = events[i];
-    if (ev.comment) continue;
-    const data = ev.data.trim();
-    if (data === '') continue;
-    if (data === '[DONE]') {
-      visit(DONE, i, ev);
-      continue;
-    }
-    let value: unknown;
-    try {
-      value = JSON.parse(data);
-    } catch (e) {
-      res.wireIssues.push({
-        code: 'invalid-json',
-        // The event is named by `eventIndex`; the message is the parser's reason only.
-        message: e instanceof Error ? e.message : String(e),
-        eventIndex: i,
-        offset: ev.offset,
-      });
-      continue;
-    }
-    visit(value, i, ev);
+  for (let i = 0; i < events.length; i++) visitJsonEvent(res, events[i], i, visit);
+}
+
+export type JsonVisitor = (value: unknown, index: number, ev: RawEvent) => void;
+
+/** One event of `eachJsonEvent`: event `i` of the stream, whether or not `res.events` holds it. */
+export function visitJsonEvent(res: ParsedResponse, ev: RawEvent, i: number, visit: JsonVisitor): void {
+  if (ev.comment) return;
+  const data = ev.data.trim();
+  if (data === '') return;
+  if (data === '[DONE]') {
+    visit(DONE, i, ev);
+    return;
   }
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch (e) {
+    res.wireIssues.push({
+      code: 'invalid-json',
+      // The event is named by `eventIndex`; the message is the parser's reason only.
+      message: e instanceof Error ? e.message : String(e),
+      eventIndex: i,
+      offset: ev.offset,
+    });
+    return;
+  }
+  visit(value, i, ev);
+}
+
+/**
+ * A protocol's stream parser, fed one event at a time: `event(ev, i)` for event `i` of the stream, `end()` once after
+ * the last. The same fold parses a whole event list (`foldAll`) and a body read in chunks (./chunked.ts), which keeps
+ * no events: what the events say is folded into the response as they come.
+ */
+export interface StreamFold {
+  event(ev: RawEvent, index: number): void;
+  end(): ParsedResponse;
+}
+
+/** A fold over `res`: each event's JSON payload goes to `visit` (see `eachJsonEvent`); `finish` runs at the end. */
+export function streamFold(res: ParsedResponse, visit: JsonVisitor, finish: () => void): StreamFold {
+  return {
+    event: (ev, i) => visitJsonEvent(res, ev, i, visit),
+    end: () => {
+      finish();
+      return res;
+    },
+  };
+}
+
+/** Parses a whole event list with a fold. */
+export function foldAll(fold: StreamFold, events: readonly RawEvent[]): ParsedResponse {
+  for (let i = 0; i < events.length; i++) fold.event(events[i], i);
+  return fold.end();
+}
+
+/** How many events the stream had: `events`, or the count kept when they were not (a body read in chunks). */
+export function eventCount(r: Pick<ParsedResponse, 'events' | 'eventCount'>): number {
+  return r.eventCount ?? r.events.length;
 }
 
 /** Finish reasons after which the model did not reach its end of turn: the token limit, an error, an abort. */

@@ -160,7 +160,7 @@ function notWireFormat(protocol: Protocol, text: string): ParsedResponse {
   return res;
 }
 
-const SSE_FIELDS = ['data:', 'event:', 'id:', 'retry:', ':'].map((f) => encoder.encode(f));
+export const SSE_FIELDS = ['data:', 'event:', 'id:', 'retry:', ':'].map((f) => encoder.encode(f));
 
 function frame(bytes: Uint8Array, contentType?: string): Framing {
   let i = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
@@ -247,20 +247,25 @@ function protocolOfValue(value: unknown): Protocol | undefined {
 /** The first event whose JSON says which protocol it is. */
 function protocolOfEvents(events: RawEvent[]): Protocol {
   for (const ev of events) {
-    if (ev.comment) continue;
-    if (ev.event?.startsWith('response.')) return 'openai-responses';
-    if (ev.event && ANTHROPIC_TYPES.has(ev.event)) return 'anthropic-messages';
-    let value: unknown;
-    try {
-      value = JSON.parse(ev.data);
-    } catch {
-      // A stream cut inside its first event still says what it is.
-      value = recoverTruncatedJson(ev.data.trim());
-    }
-    const protocol = protocolOfValue(value);
+    const protocol = protocolOfEvent(ev);
     if (protocol) return protocol;
   }
   return 'unknown';
+}
+
+/** The protocol one event's name or JSON says it is; undefined when it does not say. */
+export function protocolOfEvent(ev: RawEvent): Protocol | undefined {
+  if (ev.comment) return undefined;
+  if (ev.event?.startsWith('response.')) return 'openai-responses';
+  if (ev.event && ANTHROPIC_TYPES.has(ev.event)) return 'anthropic-messages';
+  let value: unknown;
+  try {
+    value = JSON.parse(ev.data);
+  } catch {
+    // A stream cut inside its first event still says what it is.
+    value = recoverTruncatedJson(ev.data.trim());
+  }
+  return protocolOfValue(value);
 }
 
 /** Each event gets the arrival time of the chunk holding its first byte. */

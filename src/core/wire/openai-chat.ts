@@ -15,7 +15,9 @@ import {
   callAt,
   checkTerminated,
   contentText,
-  eachJsonEvent,
+  foldAll,
+  streamFold,
+  type StreamFold,
   errorProvider,
   newResponse,
   num,
@@ -29,8 +31,13 @@ import {
 } from './common';
 
 export function parseChatStream(events: RawEvent[]): ParsedResponse {
+  return foldAll(chatStreamFold(events), events);
+}
+
+/** The Chat Completions stream parser, one event at a time (`events`: the list the response keeps, if any). */
+export function chatStreamFold(events: RawEvent[] = []): StreamFold {
   const res = newResponse('openai-chat', true, events);
-  eachJsonEvent(res, (value, i) => {
+  return streamFold(res, (value, i, ev) => {
     if (value === DONE) {
       res.terminated = true;
       return;
@@ -40,7 +47,7 @@ export function parseChatStream(events: RawEvent[]): ParsedResponse {
     readEnvelope(res, chunk);
     // OpenRouter's mid-stream error: a top-level `error` next to a choice with finish_reason "error".
     const error = readError(chunk);
-    if (error) setError(res, error, i);
+    if (error) setError(res, error, i, ev.offset);
     const choice = firstChoice(chunk);
     if (choice) {
       const delta = obj(choice.delta);
@@ -50,9 +57,7 @@ export function parseChatStream(events: RawEvent[]): ParsedResponse {
     }
     const usage = readUsage(chunk.usage);
     if (usage) res.usage = usage;
-  });
-  checkTerminated(res, 'data: [DONE]');
-  return res;
+  }, () => checkTerminated(res, 'data: [DONE]'));
 }
 
 export function parseChatJson(value: unknown, events: RawEvent[]): ParsedResponse {

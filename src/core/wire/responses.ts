@@ -9,7 +9,9 @@ import {
   argumentsText,
   arr,
   checkTerminated,
-  eachJsonEvent,
+  foldAll,
+  streamFold,
+  type StreamFold,
   newResponse,
   num,
   obj,
@@ -30,6 +32,11 @@ interface Item {
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 
 export function parseResponsesStream(events: RawEvent[]): ParsedResponse {
+  return foldAll(responsesStreamFold(events), events);
+}
+
+/** The Responses stream parser, one event at a time (`events`: the list the response keeps, if any). */
+export function responsesStreamFold(events: RawEvent[] = []): StreamFold {
   const res = newResponse('openai-responses', true, events);
   const msg = res.message;
   /** Keyed by item id and by `#output_index` (delta events carry both; some servers only one). */
@@ -55,7 +62,7 @@ export function parseResponsesStream(events: RawEvent[]): ParsedResponse {
     return item.call;
   };
 
-  eachJsonEvent(res, (value, i, ev) => {
+  return streamFold(res, (value, i, ev) => {
     if (value === DONE) return; // not part of this protocol; some gateways append it anyway
     const e = obj(value);
     if (!e) return;
@@ -103,7 +110,7 @@ export function parseResponsesStream(events: RawEvent[]): ParsedResponse {
         break;
       }
       case 'error':
-        setError(res, readError({ error: e }) ?? { message: 'error event without details' }, i);
+        setError(res, readError({ error: e }) ?? { message: 'error event without details' }, i, ev.offset);
         res.finishReason = 'error';
         break;
       default:
@@ -112,13 +119,11 @@ export function parseResponsesStream(events: RawEvent[]): ParsedResponse {
           if (response) readEnvelope(res, response);
           if (TERMINAL.has(type)) {
             res.terminated = true;
-            if (response) readEnd(res, response, i);
+            if (response) readEnd(res, response, i, ev.offset);
           }
         }
     }
-  });
-  checkTerminated(res, 'response.completed / response.incomplete / response.failed');
-  return res;
+  }, () => checkTerminated(res, 'response.completed / response.incomplete / response.failed'));
 }
 
 export function parseResponsesJson(value: unknown, events: RawEvent[]): ParsedResponse {
@@ -169,7 +174,7 @@ function readEnvelope(res: ParsedResponse, response: Json): void {
 }
 
 /** Status, usage and error of a finished response object. */
-function readEnd(res: ParsedResponse, response: Json, eventIndex: number): void {
+function readEnd(res: ParsedResponse, response: Json, eventIndex: number, offset?: number): void {
   const usage = readUsage(response.usage);
   if (usage) res.usage = usage;
   const status = text(response.status);
@@ -185,7 +190,7 @@ function readEnd(res: ParsedResponse, response: Json, eventIndex: number): void 
       break;
     case 'failed': {
       res.finishReason = 'error';
-      setError(res, readError({ error: response.error }) ?? { message: 'response failed without details' }, eventIndex);
+      setError(res, readError({ error: response.error }) ?? { message: 'response failed without details' }, eventIndex, offset);
       break;
     }
     case 'cancelled':

@@ -8,7 +8,7 @@
  * from the chunks themselves.
  */
 import type { ParsedResponse, RawEvent } from '../model';
-import { DONE, arr, checkTerminated, eachJsonEvent, newResponse, num, obj, readError, readUsage, setError, str, text, type Json } from './common';
+import { DONE, arr, checkTerminated, foldAll, newResponse, streamFold, type StreamFold, num, obj, readError, readUsage, setError, str, text, type Json } from './common';
 
 export function parseSglangJson(value: unknown, events: RawEvent[]): ParsedResponse {
   const res = newResponse('sglang-generate', false, events);
@@ -31,6 +31,11 @@ export function parseSglangJson(value: unknown, events: RawEvent[]): ParsedRespo
 }
 
 export function parseSglangStream(events: RawEvent[]): ParsedResponse {
+  return foldAll(sglangStreamFold(events), events);
+}
+
+/** The SGLang /generate stream parser, one event at a time (`events`: the list the response keeps, if any). */
+export function sglangStreamFold(events: RawEvent[] = []): StreamFold {
   const res = newResponse('sglang-generate', true, events);
   const text = new Accumulator<string>(
     (soFar, next) => (!next.startsWith(soFar) ? false : next.length > soFar.length ? true : undefined),
@@ -46,7 +51,7 @@ export function parseSglangStream(events: RawEvent[]): ParsedResponse {
     [],
   );
   let sawIds = false;
-  eachJsonEvent(res, (value, i) => {
+  return streamFold(res, (value, i, ev) => {
     if (value === DONE) {
       res.terminated = true;
       return;
@@ -54,7 +59,7 @@ export function parseSglangStream(events: RawEvent[]): ParsedResponse {
     const chunk = obj(Array.isArray(value) ? value[0] : value);
     if (!chunk) return;
     const error = readError(chunk);
-    if (error) setError(res, error, i);
+    if (error) setError(res, error, i, ev.offset);
     const meta = obj(chunk.meta_info);
     const piece = str(chunk.text);
     if (piece !== undefined) text.add(piece);
@@ -65,12 +70,12 @@ export function parseSglangStream(events: RawEvent[]): ParsedResponse {
       const completion = num(meta?.completion_tokens);
       ids.add(chunkIds, completion === undefined ? undefined : chunkIds.length === completion);
     }
-    if (meta) readMeta(res, meta, i);
+    if (meta) readMeta(res, meta, i, ev.offset);
+  }, () => {
+    res.message.content = text.value === '' ? undefined : text.value;
+    if (sawIds) res.outputIds = ids.value;
+    checkTerminated(res, 'a chunk with a finish_reason (or data: [DONE])');
   });
-  res.message.content = text.value === '' ? undefined : text.value;
-  if (sawIds) res.outputIds = ids.value;
-  checkTerminated(res, 'a chunk with a finish_reason (or data: [DONE])');
-  return res;
 }
 
 /**
@@ -105,7 +110,7 @@ function tokenIds(v: unknown): number[] | undefined {
 }
 
 /** `meta_info`: id, token counts, and the finish reason object. A non-null finish reason ends a stream. */
-function readMeta(res: ParsedResponse, meta: Json, eventIndex: number): void {
+function readMeta(res: ParsedResponse, meta: Json, eventIndex: number, offset?: number): void {
   res.id ??= text(meta.id);
   const usage = readUsage(meta);
   if (usage) res.usage = usage;
@@ -122,5 +127,5 @@ function readMeta(res: ParsedResponse, meta: Json, eventIndex: number): void {
   else if (Array.isArray(matched)) res.matchedStop = tokenIds(matched);
   // An abort with a message is a server-side refusal (prompt too long, bad input…), not a client cancel.
   const abortMessage = type === 'abort' ? text(f?.message) : undefined;
-  if (abortMessage) setError(res, { code: num(f?.status_code) ?? 'abort', message: abortMessage }, eventIndex);
+  if (abortMessage) setError(res, { code: num(f?.status_code) ?? 'abort', message: abortMessage }, eventIndex, offset);
 }

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { openStore } from '../../src/core/capture/store';
@@ -99,6 +99,52 @@ test('an exchange deleted before the kill is not brought back by the journal', a
         ['/v1/kept'],
       );
       assert.ok(existsSync(join(tmp.dir, 'bodies', `${store.list()[0].id}.cap`)), 'the kept body file is there');
+    } finally {
+      await store.close();
+    }
+  } finally {
+    tmp.remove();
+  }
+});
+
+test('a held response start shares the end\'s journal write, and is on disk before the client could see a byte', async () => {
+  const tmp = tempDir();
+  try {
+    // `whole`: the response's start, bytes and end in one read (as the relay records them): one journal write for the
+    // start and the end. `cut`: the start held, bytes written, then released (the relay does so before the socket
+    // write), then the kill.
+    const signal = await childThatDies(
+      tmp.dir,
+      `const whole = begin('/v1/whole');
+  whole.responseStarted(200, { 'content-type': 'text/event-stream' }, undefined, true);
+  whole.chunk(Buffer.from(${JSON.stringify(SSE.toString())}));
+  whole.ended();
+  const cut = begin('/v1/cut');
+  cut.responseStarted(201, { 'content-type': 'text/event-stream' }, undefined, true);
+  cut.chunk(Buffer.from(${JSON.stringify(SSE.toString())}));
+  cut.uncork();`,
+    );
+    assert.equal(signal, 'SIGKILL');
+    const [journal] = readdirSync(join(tmp.dir, 'journal'));
+    const lines = readFileSync(join(tmp.dir, 'journal', journal), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(
+      lines.map((l) => `${l.op} ${l.x.path ?? ''}${Object.keys(l.op === 'patch' ? l.x : {}).sort().join(',')}`),
+      ['put /v1/whole', 'patch endedAt,responseBytes,state,status,ttfbMs', 'put /v1/cut', 'patch status,ttfbMs'],
+      'one line (one write) holds the start and the end of the whole response',
+    );
+
+    const store = await openStore(tmp.dir, { analyze: false });
+    try {
+      const byPath = new Map(store.list().map((x) => [x.path, x]));
+      const whole = byPath.get('/v1/whole')!;
+      assert.equal(whole.state, 'complete');
+      assert.equal(whole.status, 200);
+      assert.ok(Buffer.from(store.readResponse(whole.id)!.bytes).equals(SSE));
+      const cut = byPath.get('/v1/cut')!;
+      assert.equal(cut.state, 'incomplete');
+      assert.equal(cut.status, 201, 'the released status was on disk');
+      assert.match(cut.error!, /while the response was streaming/);
+      assert.ok(Buffer.from(store.readResponse(cut.id)!.bytes).equals(SSE), 'the bytes the client could see are stored');
     } finally {
       await store.close();
     }

@@ -1,6 +1,7 @@
 /**
  * A writing store's journal: one NDJSON line (./log.ts records) per exchange begun, per response started and per
- * response ended, appended synchronously in the tick it happens. The database row of an exchange is written in a batch
+ * response ended, appended synchronously in the tick it happens (a response's start may wait for its end or first
+ * bytes, to share their write: see `patch`). The database row of an exchange is written in a batch
  * after the forwarding path has moved on (./store.ts flushLog); the journal is what a crash before that batch leaves
  * behind, so a restart still lists the exchange and reads its body file. One small write to an open file costs a few
  * microseconds; the SQLite commit it stands in for costs a few hundred and sometimes a checkpoint.
@@ -26,6 +27,8 @@ export class Journal {
   private size = 0;
   /** Exchanges with a journal line newer than their last written row. */
   private readonly ahead = new Set<string>();
+  /** Fields held for the next write (`patch` with `hold`): they go in the same write as the next line, or `flush`. */
+  private readonly held = new Map<string, Partial<CapturedExchange>>();
   readonly path: string;
 
   constructor(
@@ -70,14 +73,28 @@ export class Journal {
     this.append(x.id, { op: 'put', x, reqBytes, pid: process.pid });
   }
 
-  /** Fields of an exchange the row does not hold yet. */
-  patch(id: string, fields: Partial<CapturedExchange>): void {
-    this.append(id, { op: 'patch', id, x: fields });
+  /**
+   * Fields of an exchange the row does not hold yet. With `hold` they wait, to share the next line's write (an
+   * exchange's response start and end, when both come in one read, cost one write) or `flush`.
+   */
+  patch(id: string, fields: Partial<CapturedExchange>, hold = false): void {
+    if (!hold) return this.append(id, { op: 'patch', id, x: fields });
+    if (this.fd < 0) return;
+    const h = this.held.get(id);
+    this.held.set(id, h ? { ...h, ...fields } : { ...fields });
   }
 
-  /** These exchanges' rows are written: their lines are no longer needed, and once none is, the journal is emptied. */
+  /** Writes the held fields, if any (one write). */
+  flush(): void {
+    if (this.held.size > 0) this.append(undefined, undefined);
+  }
+
+  /**
+   * These exchanges' rows are written: their lines are no longer needed (nor their held fields, which the rows hold),
+   * and once none is, the journal is emptied.
+   */
   written(ids: Iterable<string>): void {
-    for (const id of ids) this.ahead.delete(id);
+    for (const id of ids) this.ahead.delete(id), this.held.delete(id);
     if (this.ahead.size === 0 && this.size >= TRUNCATE_AT && this.fd >= 0) {
       if (this.diskWrite(() => (ftruncateSync(this.fd, 0), true))) this.size = 0;
     }
@@ -85,6 +102,7 @@ export class Journal {
 
   /** Every row is written (the store is closing): the journal goes. */
   close(): void {
+    this.flush();
     const fd = this.fd;
     this.fd = -1;
     if (fd < 0) return;
@@ -92,13 +110,23 @@ export class Journal {
     if (this.ahead.size === 0) this.diskWrite(() => rmSync(this.path, { force: true }));
   }
 
-  private append(id: string, r: LogRecord): void {
+  /** Writes `r` (if any) and every held line, in one write. */
+  private append(id: string | undefined, r: LogRecord | undefined): void {
     if (this.fd < 0) return;
-    const line = Buffer.from(encodeRecord(r));
+    let text = '';
+    const ids = [...this.held.keys()];
+    for (const [hid, x] of this.held) {
+      if (hid === id && r?.op === 'patch') r = { ...r, x: { ...x, ...r.x } };
+      else text += encodeRecord({ op: 'patch', id: hid, x });
+    }
+    this.held.clear();
+    if (r) text += encodeRecord(r);
+    const line = Buffer.from(text);
     const fd = this.fd;
     if (this.diskWrite(() => writeSync(fd, line)) === undefined) return;
     this.size += line.length;
-    this.ahead.add(id);
+    for (const i of ids) this.ahead.add(i);
+    if (id !== undefined) this.ahead.add(id);
   }
 }
 

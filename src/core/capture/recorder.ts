@@ -26,8 +26,13 @@ export interface RecorderHost extends DeliveredHost, SplitKeysHost {
   openBodyAsync(id: string): Promise<number>;
   /** Gives a spare body file its exchange's name; false when the disk refuses or the exchange was deleted meanwhile. */
   adoptSpare(spare: string, id: string): boolean;
-  /** Appends fields of the exchange to the store's journal (./journal.ts): one small synchronous write. */
-  journal(id: string, fields: Partial<CapturedExchange>): void;
+  /**
+   * Appends fields of the exchange to the store's journal (./journal.ts): one small synchronous write, or with `hold`
+   * none yet (they go with the journal's next write, or `journalFlush`).
+   */
+  journal(id: string, fields: Partial<CapturedExchange>, hold?: boolean): void;
+  /** Writes the journal's held fields. */
+  journalFlush(): void;
   /** The exchange's end-of-stream work (masking split keys), which `idle` waits for. */
   settling(done: Promise<void>): void;
   /** The exchange ended and its file is closed. */
@@ -74,6 +79,8 @@ export class Writer implements ExchangeWriter {
   private deliveredSame = false;
   /** Decoded response bytes received, kept or not (past maxBytes they only reach the client). */
   private received = 0;
+  /** The response start's journal line waits (`responseStarted` with `hold`) until `uncork` or the end's line. */
+  private held = false;
 
   constructor(
     private readonly store: RecorderHost,
@@ -106,11 +113,13 @@ export class Writer implements ExchangeWriter {
     return this.x.id;
   }
 
-  responseStarted(status: number, headers: Record<string, string | string[] | undefined>, ttfbMs?: number): void {
+  responseStarted(status: number, headers: Record<string, string | string[] | undefined>, ttfbMs?: number, hold = false): void {
     if (this.done) return;
     const ttfb = ttfbMs ?? round(performance.now() - this.t0);
-    // The journal has the status before any response byte is on disk; the row follows in the store's next batch.
-    this.store.journal(this.x.id, { status, ttfbMs: ttfb });
+    // The journal has the status before any response byte is on disk (with `hold`: before the client sees one, in the
+    // write of the end's line when the whole response came in one read); the row follows in the store's next batch.
+    this.store.journal(this.x.id, { status, ttfbMs: ttfb }, hold);
+    this.held = hold;
     this.store.patch(this.x, { status, responseHeaders: redactHeaders(headers, this.redact), ttfbMs: ttfb });
   }
 
@@ -149,6 +158,8 @@ export class Writer implements ExchangeWriter {
   uncork(): void {
     this.writeGathered();
     this.gathered = undefined;
+    this.held = false;
+    this.store.journalFlush();
   }
 
   annotate(fields: ExchangeAnnotations): void {
@@ -156,8 +167,11 @@ export class Writer implements ExchangeWriter {
   }
 
   ended(): void {
-    if (this.done || this.diskFailed) return;
-    this.uncork();
+    if (this.done || this.diskFailed) return this.uncork();
+    // The frames first, then one journal write: the end's line, with the start's if it was held.
+    this.writeGathered();
+    this.gathered = undefined;
+    this.held = false;
     this.store.persistEnded(this.x, { endedAt: Date.now(), responseBytes: this.offset });
   }
 

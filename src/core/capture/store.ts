@@ -260,15 +260,19 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
 
   persistEnded(x: CapturedExchange, fields: Pick<CapturedExchange, 'endedAt' | 'responseBytes'>): void {
     const own = this.own.get(x.id);
-    if (!own || x.state !== 'streaming') return;
+    if (!own || x.state !== 'streaming') return this.journalFile.flush();
     own.ended = fields;
     // The journal says "complete" before the client sees the end; the row follows in the next batch.
     this.journalFile.patch(x.id, { state: 'complete', ...fields });
     this.queue(x.id);
   }
 
-  journal(id: string, fields: Partial<CapturedExchange>): void {
-    if (this.own.has(id)) this.journalFile.patch(id, fields);
+  journal(id: string, fields: Partial<CapturedExchange>, hold = false): void {
+    if (this.own.has(id)) this.journalFile.patch(id, fields, hold);
+  }
+
+  journalFlush(): void {
+    this.journalFile.flush();
   }
 
   /** An analysed exchange's new summary, stored with its analysis (by the analysis service). */

@@ -58,13 +58,18 @@ export type ExchangeAnnotations = Partial<Pick<CapturedExchange, 'requestModel' 
 
 export interface ExchangeWriter {
   readonly id: string;
-  /** `ttfbMs`: the recorded time to first byte, when replaying a recorded exchange (import); default: now. */
-  responseStarted(status: number, headers: Record<string, string | string[] | undefined>, ttfbMs?: number): void;
+  /**
+   * `ttfbMs`: the recorded time to first byte, when replaying a recorded exchange (import); default: now. With `hold`,
+   * the status waits to share the journal write of the response's end (./journal.ts) until `uncork` or `ended`: the
+   * caller calls one of them before the client can see any byte of the response (the proxy's relay does).
+   */
+  responseStarted(status: number, headers: Record<string, string | string[] | undefined>, ttfbMs?: number, hold?: boolean): void;
   /** Decoded response bytes, in arrival order. `t`: recorded arrival time (ms since start), for imports; default: now. */
   chunk(bytes: Uint8Array, t?: number): void;
   /**
    * Chunks that arrive together (one read from the upstream): from `cork` to `uncork` their frames are gathered and
-   * reach the kernel in one syscall at `uncork`, still synchronously, before the caller forwards them.
+   * reach the kernel in one syscall at `uncork`, still synchronously, before the caller forwards them. `uncork` also
+   * writes a status `responseStarted` held.
    */
   cork(): void;
   uncork(): void;

@@ -43,18 +43,24 @@ export async function relay(o: RelayOptions): Promise<Outcome> {
   const { up, res, writer, stage } = o;
   const headers = up.headers as Record<string, string | string[] | undefined>;
   let bodyStarted = false;
+  // The status's journal line waits to share a write with the end's (a whole response in one read costs one journal
+  // write) but never past the moment the client could see a byte: `release` runs first.
+  let held = true;
+  const release = () => {
+    if (held) (held = false), writer.uncork();
+  };
   try {
     res.writeHead(up.statusCode, stage ? stage.headers(clientResponseHeaders(headers)) : clientResponseHeaders(headers));
     // The head goes out with the first chunk when that is already here (one write, one wake-up for the client),
     // else on the next turn of the loop: a slow first token never holds the status back.
     setImmediate(() => {
-      if (!bodyStarted && !res.destroyed && !res.writableEnded) res.flushHeaders();
+      if (!bodyStarted && !res.destroyed && !res.writableEnded) release(), res.flushHeaders();
     });
   } catch {
     up.body.destroy();
     return { incomplete: true, error: 'the client closed the connection before the response started' };
   }
-  writer.responseStarted(up.statusCode, headers);
+  writer.responseStarted(up.statusCode, headers, undefined, true);
   const genId = headerText(headers['x-generation-id']);
   if (genId) writer.annotate({ generationId: genId });
 
@@ -78,6 +84,10 @@ export async function relay(o: RelayOptions): Promise<Outcome> {
     const piece = batch.length === 1 ? batch[0] : Buffer.concat(batch);
     batch = [];
     tee.write(piece);
+    // `res.write` hands the bytes to the socket on a later turn of the tick queue (it corks the socket until then), and
+    // the `end` event, when the body ended in this read, comes before that turn: `ended` then writes the status with
+    // the end in one journal write; else `release` does, queued here so it runs before the socket write.
+    if (held) process.nextTick(release);
     if (!res.write(stage ? stage.push(piece) : piece)) body.pause();
   };
   let received = 0;
@@ -92,12 +102,14 @@ export async function relay(o: RelayOptions): Promise<Outcome> {
       forward();
       // The capture holds every byte and its row says "complete" before the client sees the end (decoded copies
       // finish in `tee.end()`): a kill after the client's last byte never leaves the exchange "interrupted".
-      if (tee.identity) writer.ended?.();
+      if (tee.identity && writer.ended) (held = false), writer.ended();
+      else release();
       res.end(stage?.end());
       resolve({});
     });
     body.once('error', (e: Error & { code?: string }) => {
       forward();
+      release();
       const gone = o.gone();
       if (gone) {
         res.destroy();

@@ -1,17 +1,18 @@
 import { defaultDataDir } from '../../core/capture/store';
 import { formats } from '../../core/formats/index';
-import { UserError, type FamilyId, type SegmentKind } from '../../core/model';
-import { plural } from '../../core/tokens/accounting';
-import { exchangeTokenStream } from '../../core/tokens/exchange';
+import { UserError } from '../../core/model';
+import { exchangeTokenTable } from '../../core/tokens/exchange';
 import type { DownloadProgress } from '../../core/tokens/hub';
 import { ChatTemplatePool, promptFor } from '../../core/tokens/prompt';
 import { loadTokenizer, type TokenizerRequest } from '../../core/tokens/resolve';
 import { batch } from './tokens-batch';
-import { emittedIds, type StreamToken, type TokenStream } from '../../core/tokens/stream';
+import { emittedTableIds } from '../../core/tokens/stream';
 import { parseArgs } from '../args';
 import { paletteOf, type CliIO, type Command } from '../io';
-import { palette, safeLine, type Palette } from '../terminal';
+import { writeJson, writeText } from '../tokens-output';
 import { loadTurnInput } from '../turn-input';
+
+export { formatStream } from '../tokens-output';
 
 const USAGE = `usage: tokenscope tokens [--model ID] [--tokenizer-dir DIR] [--data-dir DIR] [--request FILE] [--family F] [--offline] [--json] FILE
        tokenscope tokens --batch IN.jsonl --out OUT.jsonl [--workers N] [--format specforge] [--model ID] [--tokenizer-dir DIR] [--json]
@@ -90,11 +91,14 @@ const tokens: Command = async (argv, io) => {
   // The prompt side, when the request is there: a missing chat template is a note on stderr, not a failure.
   const { prompt, note } = request ? await promptFor(tokenizer, new ChatTemplatePool(), req, request.raw) : {};
   if (note) io.err(`tokenscope tokens: no prompt ids: ${note}`);
-  const { stream, analysis } = exchangeTokenStream({ tokenizer, response: input.response, request, model, family, promptTokens: prompt?.ids.length, promptIds: prompt?.ids });
+  const { table, analysis } = exchangeTokenTable({ tokenizer, response: input.response, request, model, family, promptTokens: prompt?.ids.length, promptIds: prompt?.ids });
+  // Written a piece at a time as it is made: the output of a large stream is never one string.
+  const emit = (lines: string) => io.out(lines);
   if (args.bool('json')) {
-    const p = stream.accounting.prompt;
-    io.out(JSON.stringify({ ...toJson(stream, analysis.family), ids: emittedIds(tokenizer, stream), prompt: p && prompt ? { ids: prompt.ids, counted: p.counted, billed: p.billed ?? null, delta: p.delta ?? null, mismatch: p.mismatch } : null }, null, 2));
-  } else io.out(formatStream(input.label, stream, paletteOf(io)));
+    const p = table.accounting.prompt;
+    const promptJson = p && prompt ? { ids: prompt.ids, counted: p.counted, billed: p.billed ?? null, delta: p.delta ?? null, mismatch: p.mismatch } : null;
+    writeJson(table, analysis.family, emittedTableIds(tokenizer, table), promptJson, emit);
+  } else writeText(input.label, table, paletteOf(io), emit);
   return 0;
 };
 export default tokens;
@@ -110,129 +114,4 @@ function progressReporter(io: CliIO): (p: DownloadProgress) => void {
     const mb = (n: number) => (n / 1024 ** 2).toFixed(1);
     io.err(`downloading ${key}: ${mb(p.received)}${p.total ? ` of ${mb(p.total)}` : ''} MB`);
   };
-}
-
-/** The machine-readable shape (stable: scripts consume it). */
-export function toJson(s: TokenStream, family?: FamilyId) {
-  return {
-    source: s.source,
-    tokenizer: s.tokenizer,
-    family: family ?? null,
-    tokens: s.tokens.map((t) => ({
-      id: t.id,
-      text: t.text,
-      kind: t.kind,
-      segment: t.segment ?? null,
-      ...(t.callIndex === undefined ? {} : { callIndex: t.callIndex }),
-      start: t.start,
-      end: t.end,
-      ...(t.bytes ? { bytes: t.bytes } : {}),
-    })),
-    accounting: {
-      counted: s.accounting.counted,
-      countedReasoning: s.accounting.countedReasoning,
-      billed: s.accounting.billed ?? null,
-      billedReasoning: s.accounting.billedReasoning ?? null,
-      delta: s.accounting.delta ?? null,
-      mismatch: s.accounting.mismatch,
-    },
-    findings: s.findings.map((f) => ({
-      rule: f.finding.rule,
-      severity: f.finding.severity,
-      message: f.finding.message,
-      tokens: f.tokens ?? null,
-      ...(f.expectedBefore === undefined ? {} : { expectedBefore: f.expectedBefore, expectedMarker: f.finding.expectedMarker ?? null }),
-    })),
-  };
-}
-
-const SOURCE_LABEL: Record<TokenStream['source'], string> = {
-  server: "the server's own token ids",
-  reconstructed: 'reconstructed: the structured response rendered in the native format and encoded',
-  text: 'encoded from the raw text',
-};
-
-const WIDTH = 100;
-
-/**
- * The readable view: one block per run of tokens in the same segment, tokens separated by spaces (a space
- * inside a token shows as `·`), special tokens as `[name]`, markers spelled as text as `«piece»`.
- */
-export function formatStream(label: string, s: TokenStream, p: Palette = palette(false)): string {
-  const lines = [`${safeLine(label)}: ${plural(s.tokens.length, 'token')}, ${s.tokenizer}`, `source: ${SOURCE_LABEL[s.source]}`];
-  const starts = new Map<number, string[]>();
-  const ghosts = new Map<number, string[]>();
-  s.findings.forEach((f, i) => {
-    if (f.tokens && f.tokens[1] > f.tokens[0]) (starts.get(f.tokens[0]) ?? starts.set(f.tokens[0], []).get(f.tokens[0])!).push(`#${i + 1}`);
-    if (f.expectedBefore !== undefined) {
-      (ghosts.get(f.expectedBefore) ?? ghosts.set(f.expectedBefore, []).get(f.expectedBefore)!).push(f.finding.expectedMarker ?? `#${i + 1}`);
-    }
-  });
-  lines.push('');
-  let run: { segment: string; words: string[] } | undefined;
-  const flush = () => {
-    // One line at a time: a 200 MB stream wraps into millions of lines, too many to spread into one push call.
-    if (run) for (const line of wrap(run.segment.padEnd(13), run.words)) lines.push(line);
-    run = undefined;
-  };
-  s.tokens.forEach((t, i) => {
-    const segment = segmentLabel(t.segment, t.callIndex);
-    if (run?.segment !== segment) {
-      flush();
-      run = { segment, words: [] };
-    }
-    for (const g of ghosts.get(i) ?? []) run.words.push(`⟨missing ${g}⟩`);
-    for (const m of starts.get(i) ?? []) run.words.push(`⟦${m}⟧`);
-    run.words.push(tokenLabel(t));
-  });
-  flush();
-  for (const g of ghosts.get(s.tokens.length) ?? []) lines.push(`${''.padEnd(13)} ⟨missing ${g}⟩`);
-  lines.push('', '[x] special token   «x» marker spelled as ordinary text   ⟦#n⟧ finding n starts   · space   ↵ newline');
-
-  const a = s.accounting;
-  lines.push('', `accounting: ${plural(a.counted, 'completion token')} counted${a.countedReasoning ? ` (${a.countedReasoning} reasoning)` : ''}`);
-  if (s.notEmitted) lines.push(`            the first ${plural(s.notEmitted, 'token')} are the prompt's generation prompt, not the model's: not counted`);
-  if (a.billed !== undefined) {
-    const reasoning = a.billedReasoning !== undefined ? ` (${a.billedReasoning} reasoning)` : '';
-    lines.push(`            ${a.billed} billed${reasoning}, difference ${a.delta! > 0 ? '+' : ''}${a.delta}${a.mismatch ? '  MISMATCH' : ''}`);
-  } else {
-    lines.push('            the response reports no completion token usage');
-  }
-  const pa = a.prompt;
-  if (pa) {
-    const billed = pa.billed === undefined ? 'the response reports no prompt token usage' : `${pa.billed} billed, difference ${pa.delta! > 0 ? '+' : ''}${pa.delta}${pa.mismatch ? '  MISMATCH' : ''}`;
-    lines.push(`prompt:     ${plural(pa.counted, 'token')} rendered with the model's chat template; ${billed}`);
-  }
-  if (s.findings.length) lines.push('');
-  s.findings.forEach((f, i) => {
-    const where = f.tokens && f.tokens[1] > f.tokens[0] ? ` tokens ${f.tokens[0]}–${f.tokens[1] - 1}` : '';
-    lines.push(`#${i + 1} ${p.severity(f.finding.severity, f.finding.severity.padEnd(7))} ${p.rule(f.finding.rule)}${where}`, `   ${safeLine(f.finding.message)}`);
-  });
-  return lines.join('\n');
-}
-
-function segmentLabel(segment: SegmentKind | undefined, callIndex: number | undefined): string {
-  if (!segment) return '';
-  return callIndex === undefined || segment === 'section' ? segment : `${segment}[${callIndex}]`;
-}
-
-function tokenLabel(t: StreamToken): string {
-  const text = safeLine(t.text, 200);
-  if (t.kind === 'special') return `[${text}]`;
-  if (t.kind === 'marker-as-text') return `«${text}»`;
-  return text;
-}
-
-function wrap(prefix: string, words: string[]): string[] {
-  const out: string[] = [];
-  let line = prefix;
-  for (const w of words) {
-    if (line.length > prefix.length && line.length + 1 + w.length > WIDTH) {
-      out.push(line);
-      line = ' '.repeat(prefix.length);
-    }
-    line += ` ${w}`;
-  }
-  out.push(line);
-  return out;
 }

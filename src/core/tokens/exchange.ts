@@ -3,7 +3,8 @@ import { getFormat } from '../formats/index';
 import { promptTokenFinding } from '../checks/prompt-token-mismatch';
 import type { Analysis, Usage } from '../model';
 import type { PromptAccounting } from './accounting';
-import { buildTokenStream, decodeIds, idsFromLogprobs, type TokenStream } from './stream';
+import { buildTokenTable, decodeIds, idsFromLogprobs, type TokenStream } from './stream';
+import { streamOf, type TokenTable } from './table';
 import type { Tokenizer } from './types';
 
 export interface ExchangeTokensInput extends AnalyzeInput {
@@ -29,8 +30,14 @@ export interface ExchangeTokensInput extends AnalyzeInput {
  * Returns the analysis the stream's findings and segments come from.
  */
 export function exchangeTokenStream(input: ExchangeTokensInput): { stream: TokenStream; analysis: Analysis } {
+  const { table, analysis } = exchangeTokenTable(input);
+  return { stream: streamOf(table), analysis };
+}
+
+/** `exchangeTokenStream` with the tokens in columns (./table.ts): what `tokens` and the token view build. */
+export function exchangeTokenTable(input: ExchangeTokensInput): { table: TokenTable; analysis: Analysis } {
   const out = completionStream(withPromptFinding(input));
-  const a = out.stream.accounting;
+  const a = out.table.accounting;
   if (input.promptTokens !== undefined) a.prompt = promptAccounting(input.promptTokens, input.response?.usage);
   else if (input.promptNote) a.promptNote = input.promptNote;
   return out;
@@ -57,7 +64,7 @@ function withPromptFinding(input: ExchangeTokensInput): ExchangeTokensInput {
   return f ? { ...input, analysis: { ...given, findings: [...given.findings, f] } } : input;
 }
 
-function completionStream(input: ExchangeTokensInput): { stream: TokenStream; analysis: Analysis } {
+function completionStream(input: ExchangeTokensInput): { table: TokenTable; analysis: Analysis } {
   const { tokenizer, response } = input;
   const ids =
     response?.outputIds && response.outputIds.length
@@ -69,13 +76,13 @@ function completionStream(input: ExchangeTokensInput): { stream: TokenStream; an
     // The given analysis when the ids spell its text; else the text they spell is analysed, so ranges index into it.
     const text = decodeIds(tokenizer, ids);
     const analysis = input.analysis && input.analysis.native.text === text ? input.analysis : analyze({ ...input, nativeText: text });
-    const stream = buildTokenStream({ tokenizer, native: analysis.native, ids, findings: analysis.findings, usage: response?.usage });
-    return { stream, analysis };
+    const table = buildTokenTable({ tokenizer, native: analysis.native, ids, findings: analysis.findings, usage: response?.usage });
+    return { table, analysis };
   }
   const analysis = input.analysis ?? analyze(input);
   // A turn cut short is already rendered only as far as the model got (analyze() renders with `complete: endedTurn`).
   const rendered = analysis.native.source === 'rendered';
-  const stream = buildTokenStream({
+  const table = buildTokenTable({
     tokenizer,
     native: analysis.native,
     source: rendered ? 'reconstructed' : 'text',
@@ -85,6 +92,6 @@ function completionStream(input: ExchangeTokensInput): { stream: TokenStream; an
     generationPrompt: rendered && analysis.family ? getFormat(analysis.family).generationPrompt : undefined,
     promptIds: rendered ? input.promptIds : undefined,
   });
-  return { stream, analysis };
+  return { table, analysis };
 }
 

@@ -1,6 +1,7 @@
 import type { Finding, NativeText, Segment, SegmentKind, Usage } from '../model';
 import { accountTokens, type TokenAccounting } from './accounting';
 import { literalAlternation } from './specials';
+import { ColumnsBuilder, MARKER_AS_TEXT, ORDINARY, SPECIAL, segmentIndex, streamOf, type TokenColumns, type TokenTable } from './table';
 import type { Tokenizer } from './types';
 import { isCompleteUtf8, visibleBytes } from './visible';
 
@@ -93,19 +94,25 @@ export interface TokenStreamInput {
 const FREE_TEXT: ReadonlySet<SegmentKind> = new Set(['content', 'reasoning', 'arguments']);
 
 export function buildTokenStream(input: TokenStreamInput): TokenStream {
+  return streamOf(buildTokenTable(input));
+}
+
+/** `buildTokenStream` with the tokens in columns (./table.ts): what a large response is built as. */
+export function buildTokenTable(input: TokenStreamInput): TokenTable {
   const { tokenizer, native } = input;
   const source: TokenSource = input.ids ? 'server' : (input.source ?? 'text');
-  const tokens: StreamToken[] = [];
+  const builder = new ColumnsBuilder();
   if (input.ids) {
-    placeTokens(tokenizer, input.ids, 0, native.text.length, tokens);
+    placeTokens(tokenizer, input.ids, 0, native.text.length, builder);
   } else if (source === 'reconstructed') {
-    encodeReconstruction(tokenizer, native, tokens);
+    encodeReconstruction(tokenizer, native, builder);
   } else {
     // Raw native text was decoded with its special tokens: every marker string in it stands for its id.
-    placeTokens(tokenizer, tokenizer.encode(native.text), 0, native.text.length, tokens);
+    placeTokens(tokenizer, tokenizer.encode(native.text), 0, native.text.length, builder);
   }
-  const spelled = markMarkersAsText(tokenizer, native.text, tokens);
-  assignSegments(tokens, native.segments);
+  const columns = builder.columns;
+  const spelled = markMarkersAsText(tokenizer, native.text, columns);
+  assignSegments(columns, native.segments);
   // Server ids are counted as they are (a marker the model spelled out really cost its tokens). A text source
   // counts the turn as the model emitted it: a marker the provider returned as text was one special token. In
   // every family, reasoning is delimited by special tokens, so a reasoning segment encodes on its own exactly
@@ -117,20 +124,20 @@ export function buildTokenStream(input: TokenStreamInput): TokenStream {
     source === 'server'
       ? 0
       : prompt && native.text.startsWith(prompt)
-        ? leadingTokens(tokens, prompt.length)
+        ? leadingTokens(columns, prompt.length)
         : input.promptIds
-          ? generationPromptOverlap(input.promptIds, tokens.map((t) => t.id), tokenizer)
+          ? generationPromptOverlap(input.promptIds, columns.ids.subarray(0, columns.length), tokenizer)
           : 0;
   const accounting = accountTokens({
     source,
-    counted: (asEmitted ? tokenizer.encode(native.text).length : tokens.length) - notEmitted,
-    countedReasoning: asEmitted ? encodedLength(tokenizer, native, 'reasoning') : countIn(tokens, 'reasoning'),
+    counted: (asEmitted ? tokenizer.encode(native.text).length : columns.length) - notEmitted,
+    countedReasoning: asEmitted ? encodedLength(tokenizer, native, 'reasoning') : countIn(columns, 'reasoning'),
     hasReasoningText: native.segments.some((s) => s.kind === 'reasoning'),
     usage: input.usage,
   });
-  const findings = mapFindings(input.findings ?? [], tokens);
+  const findings = placeFindings(input.findings ?? [], columns.length, columns.starts, columns.ends);
   if (accounting.finding) findings.push({ finding: accounting.finding });
-  return { source, tokenizer: tokenizer.name, text: native.text, segments: native.segments, tokens, findings, accounting, ...(notEmitted ? { notEmitted } : {}) };
+  return { source, tokenizer: tokenizer.name, text: native.text, segments: native.segments, columns, findings, accounting, ...(notEmitted ? { notEmitted } : {}) };
 }
 
 /**
@@ -139,7 +146,7 @@ export function buildTokenStream(input: TokenStreamInput): TokenStream {
  * the completion as well; a template whose generation prompt opens `<think>`). Only a run that starts with a special
  * token counts, so ordinary text that happens to repeat the prompt's last token is never dropped.
  */
-export function generationPromptOverlap(prompt: readonly number[], completion: readonly number[], tokenizer: Pick<Tokenizer, 'specialName'>): number {
+export function generationPromptOverlap(prompt: ArrayLike<number>, completion: ArrayLike<number>, tokenizer: Pick<Tokenizer, 'specialName'>): number {
   if (!completion.length || tokenizer.specialName(completion[0]) === undefined) return 0;
   for (let k = Math.min(prompt.length, completion.length, 8); k > 0; k--) {
     let same = true;
@@ -150,9 +157,9 @@ export function generationPromptOverlap(prompt: readonly number[], completion: r
 }
 
 /** How many leading tokens lie wholly within the first `chars` characters. */
-function leadingTokens(tokens: readonly StreamToken[], chars: number): number {
+function leadingTokens(c: TokenColumns, chars: number): number {
   let n = 0;
-  while (n < tokens.length && tokens[n].start < chars && tokens[n].end <= chars) n++;
+  while (n < c.length && c.starts[n] < chars && c.ends[n] <= chars) n++;
   return n;
 }
 
@@ -168,6 +175,14 @@ export function emittedIds(tokenizer: Tokenizer, stream: Pick<TokenStream, 'sour
   const skip = stream.notEmitted ?? 0;
   if (stream.source !== 'server' && stream.tokens.some((t) => t.kind === 'marker-as-text')) return tokenizer.encode(stream.text).slice(skip);
   return stream.tokens.slice(skip).map((t) => t.id);
+}
+
+/** `emittedIds` of a table. */
+export function emittedTableIds(tokenizer: Tokenizer, table: Pick<TokenTable, 'source' | 'text' | 'columns' | 'notEmitted'>): ArrayLike<number> {
+  const skip = table.notEmitted ?? 0;
+  const c = table.columns;
+  if (table.source !== 'server' && c.kinds.subarray(0, c.length).includes(MARKER_AS_TEXT)) return tokenizer.encode(table.text).slice(skip);
+  return c.ids.subarray(Math.min(skip, c.length), c.length);
 }
 
 /** The text the ids spell (special tokens by name, invalid UTF-8 as U+FFFD), for parsing before `buildTokenStream`. */
@@ -203,7 +218,7 @@ export function idsFromLogprobs(tokenizer: Tokenizer, tokens: readonly { token: 
  * provider as text, so those fields are encoded ordinarily. Only the fields that hold such a string are encoded
  * apart, so everywhere else the ids are those of one encode of the whole text.
  */
-function encodeReconstruction(tokenizer: Tokenizer, native: NativeText, out: StreamToken[]): void {
+function encodeReconstruction(tokenizer: Tokenizer, native: NativeText, out: ColumnsBuilder): void {
   const specials = specialPattern(tokenizer);
   const spelled = specials
     ? native.segments.filter((s) => FREE_TEXT.has(s.kind) && testAt(specials, native.text.slice(s.start, s.end)))
@@ -230,12 +245,13 @@ function encodeReconstruction(tokenizer: Tokenizer, native: NativeText, out: Str
  * dealt with), the decoder holds no pending bytes and each token decodes to its own label's length: the decoder
  * is only called again once a token is not whole UTF-8 (then for the rest of the ids), which saves a string per token.
  */
-function placeTokens(tokenizer: Tokenizer, ids: readonly number[], base: number, limit: number, out: StreamToken[]): void {
+function placeTokens(tokenizer: Tokenizer, ids: readonly number[], base: number, limit: number, out: ColumnsBuilder): void {
   const decoder = new TextDecoder();
   const labels = labelsOf(tokenizer);
   let at = base;
   let whole = true;
   let wrote = false;
+  out.reserve(ids.length);
   for (const id of ids) {
     let label = labels.get(id);
     if (!label) {
@@ -250,9 +266,8 @@ function placeTokens(tokenizer: Tokenizer, ids: readonly number[], base: number,
       if (units > 0) wrote = true;
     }
     const end = Math.min(limit, at + units);
-    const token: StreamToken = { id, text: label.text, kind: label.special ? 'special' : 'ordinary', start: at, end };
-    if (label.partial) token.bytes = Array.from(label.raw);
-    out.push(token);
+    const l = label;
+    out.push(id, l.special ? SPECIAL : ORDINARY, at, end, () => (l.partial ? { text: l.text, bytes: Array.from(l.raw) } : { text: l.text }));
     at = end;
   }
 }
@@ -292,7 +307,7 @@ function labelsOf(tokenizer: Tokenizer): Map<number, Label> {
 }
 
 /** Marks ordinary tokens that overlap a special-token string in the text; true when there was any. */
-function markMarkersAsText(tokenizer: Tokenizer, text: string, tokens: StreamToken[]): boolean {
+function markMarkersAsText(tokenizer: Tokenizer, text: string, c: TokenColumns): boolean {
   const re = specialPattern(tokenizer);
   if (!re) return false;
   re.lastIndex = 0;
@@ -301,10 +316,10 @@ function markMarkersAsText(tokenizer: Tokenizer, text: string, tokens: StreamTok
   for (let m = re.exec(text); m !== null; m = re.exec(text)) {
     const start = m.index;
     const end = start + m[0].length;
-    while (t < tokens.length && tokens[t].end <= start && tokens[t].end > tokens[t].start) t++;
-    for (let i = t; i < tokens.length && tokens[i].start < end; i++) {
-      if (tokens[i].kind === 'ordinary' && tokens[i].end > start) {
-        tokens[i].kind = 'marker-as-text';
+    while (t < c.length && c.ends[t] <= start && c.ends[t] > c.starts[t]) t++;
+    for (let i = t; i < c.length && c.starts[i] < end; i++) {
+      if (c.kinds[i] === ORDINARY && c.ends[i] > start) {
+        c.kinds[i] = MARKER_AS_TEXT;
         marked = true;
       }
     }
@@ -317,25 +332,27 @@ function markMarkersAsText(tokenizer: Tokenizer, text: string, tokens: StreamTok
  * call name, though its dot belongs to the id), or, failing that, the innermost one holding its first character.
  * One sweep: segments (sorted by start) join the open set as tokens reach them and leave it once passed.
  */
-function assignSegments(tokens: StreamToken[], segments: readonly Segment[]): void {
+function assignSegments(c: TokenColumns, segments: readonly Segment[]): void {
   const open: Segment[] = [];
   let next = 0;
-  for (const token of tokens) {
-    while (next < segments.length && (segments[next].start < token.end || segments[next].start <= token.start)) open.push(segments[next++]);
-    for (let i = open.length - 1; i >= 0; i--) if (open[i].end <= token.start && open[i].end < token.end) open.splice(i, 1);
-    const len = token.end - token.start;
+  for (let k = 0; k < c.length; k++) {
+    const tokenStart = c.starts[k];
+    const tokenEnd = c.ends[k];
+    while (next < segments.length && (segments[next].start < tokenEnd || segments[next].start <= tokenStart)) open.push(segments[next++]);
+    for (let i = open.length - 1; i >= 0; i--) if (open[i].end <= tokenStart && open[i].end < tokenEnd) open.splice(i, 1);
+    const len = tokenEnd - tokenStart;
     let best: Segment | undefined;
     let fallback: Segment | undefined;
     for (const s of open) {
       const size = s.end - s.start;
-      const overlap = Math.min(s.end, token.end) - Math.max(s.start, token.start);
+      const overlap = Math.min(s.end, tokenEnd) - Math.max(s.start, tokenStart);
       if (len > 0 && overlap * 2 > len && (!best || size <= best.end - best.start)) best = s;
-      if (s.start <= token.start && token.start < s.end && (!fallback || size <= fallback.end - fallback.start)) fallback = s;
+      if (s.start <= tokenStart && tokenStart < s.end && (!fallback || size <= fallback.end - fallback.start)) fallback = s;
     }
     const seg = best ?? fallback;
     if (seg) {
-      token.segment = seg.kind;
-      if (seg.callIndex !== undefined) token.callIndex = seg.callIndex;
+      c.segments[k] = segmentIndex(seg.kind);
+      if (seg.callIndex !== undefined) c.calls[k] = seg.callIndex;
     }
   }
 }
@@ -347,27 +364,39 @@ function encodedLength(tokenizer: Tokenizer, native: NativeText, kind: SegmentKi
   return n;
 }
 
-function countIn(tokens: readonly StreamToken[], kind: SegmentKind): number {
+function countIn(c: TokenColumns, kind: SegmentKind): number {
+  const want = segmentIndex(kind);
   let n = 0;
-  for (const t of tokens) if (t.segment === kind) n++;
+  for (let i = 0; i < c.length; i++) if (c.segments[i] === want) n++;
   return n;
 }
 
 /** Places finding ranges (native-text offsets) on token indexes. */
 export function mapFindings(findings: readonly Finding[], tokens: readonly StreamToken[]): TokenFinding[] {
+  return placeFindings(findings, tokens.length, tokens.map((t) => t.start), tokens.map((t) => t.end));
+}
+
+/** `mapFindings` over `n` tokens' ranges [starts[i], ends[i]). */
+function placeFindings(findings: readonly Finding[], n: number, starts: ArrayLike<number>, ends: ArrayLike<number>): TokenFinding[] {
+  const find = (from: number, pred: (i: number) => boolean) => {
+    for (let i = from; i < n; i++) if (pred(i)) return i;
+    return -1;
+  };
   return findings.map((f) => {
     const out: TokenFinding = { finding: f };
     if (f.start !== undefined) {
-      const end = f.end ?? f.start;
-      let first = tokens.findIndex((t) => t.end > f.start! || (t.end === t.start && t.start >= f.start!));
-      if (first < 0) first = tokens.length;
+      const start = f.start;
+      const end = f.end ?? start;
+      let first = find(0, (i) => ends[i] > start || (ends[i] === starts[i] && starts[i] >= start));
+      if (first < 0) first = n;
       let last = first;
-      while (last < tokens.length && (tokens[last].start < end || last === first)) last++;
-      out.tokens = [Math.min(first, tokens.length), Math.min(last, tokens.length)];
+      while (last < n && (starts[last] < end || last === first)) last++;
+      out.tokens = [Math.min(first, n), Math.min(last, n)];
     }
     if (f.expectedAt !== undefined) {
-      const i = tokens.findIndex((t) => t.start >= f.expectedAt! && t.end > t.start);
-      out.expectedBefore = i < 0 ? tokens.length : i;
+      const at = f.expectedAt;
+      const i = find(0, (k) => starts[k] >= at && ends[k] > starts[k]);
+      out.expectedBefore = i < 0 ? n : i;
     }
     return out;
   });

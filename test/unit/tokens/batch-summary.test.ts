@@ -53,3 +53,40 @@ test('bad lines on the terminal: by line number, lines that fail for one reason 
   assert.equal(many.lines.length, 5);
   assert.equal(many.count, 5, 'the rest are counted by the caller as "… and 3 more bad lines"');
 });
+
+test('batch summary: chunk counts merged in input order give the summary of one pass over the lines, in the same order', () => {
+  // 30 lines: datasets, families, rules and skip reasons first seen in different chunks, 11 bad lines (10 are kept).
+  const results = Array.from({ length: 30 }, (_, i) => {
+    const line = i + 1;
+    if (i % 4 === 3 || i >= 25) return { line, error: `reason ${i % 3}` };
+    return {
+      line,
+      stats: stats({
+        dataset: i % 4 === 0 ? undefined : `set-${(i * 7) % 5}`,
+        family: i % 3 ? 'kimi-k2' : 'qwen3',
+        tools: i % 2 === 0,
+        contentMarkup: i % 6 === 1,
+        completion: { counted: 10 + (i % 7) - 3, billed: i % 9 ? 10 : undefined },
+        prompt: i % 2 ? { counted: 100, billed: 100 + (i % 4) } : undefined,
+        promptSkipped: i % 2 ? undefined : `no request ${i % 3}`,
+        rules: i % 3 === 2 ? ['rule-b', `rule-${i % 4}`] : [],
+      }),
+    };
+  });
+  const whole = new BatchSummary();
+  results.forEach((r) => whole.add(r));
+  whole.blank = 2;
+  const merged = new BatchSummary();
+  for (const [from, to] of [[0, 1], [1, 4], [4, 11], [11, 11], [11, 30]]) {
+    const chunk = new BatchSummary();
+    results.slice(from, to).forEach((r) => chunk.add(r));
+    if (from === 4) chunk.blank = 2;
+    // What a worker posts is structured-cloned on the way.
+    merged.merge(structuredClone(chunk.counts()));
+  }
+  assert.equal(JSON.stringify(merged.toJSON()), JSON.stringify(whole.toJSON()), 'the same figures, keys in the same order');
+  assert.equal(merged.text(), whole.text());
+  assert.deepEqual(merged.badLines.map((b) => b.line), [4, 8, 12, 16, 20, 24, 26, 27, 28, 29], 'the first ten, by line');
+  assert.equal(merged.bad, 11);
+  assert.deepEqual([...merged.byDataset.keys()], ['set-2', 'set-4', 'set-0', 'set-3', 'set-1'], 'datasets in first-seen order');
+});

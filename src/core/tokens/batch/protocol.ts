@@ -1,5 +1,6 @@
 import type { DownloadProgress } from '../hub';
-import type { BatchOptions, LineResult } from './process';
+import type { BatchOptions } from './process';
+import type { SummaryCounts } from './summary';
 
 /**
  * Messages between the batch runner (run.ts) and its worker threads (worker.ts). The input and output bytes travel
@@ -18,16 +19,12 @@ export interface BatchChunk {
   bytes: Uint8Array;
 }
 
-/** What the summary needs of a line (its output is in the reply's bytes). */
-export type LineOutcome = Pick<LineResult, 'line' | 'stats' | 'error'>;
-
 export type BatchWorkerReply =
   | {
       type: 'done';
       seq: number;
-      /** Blank lines in the chunk (no output, no outcome). */
-      blank: number;
-      outcomes: LineOutcome[];
+      /** The chunk's lines counted for the summary (blank ones too), merged by the runner in input order. */
+      summary: SummaryCounts;
       /** The output lines of the chunk, UTF-8, each ending in `\n`. */
       out: Uint8Array;
       specforge?: Uint8Array;

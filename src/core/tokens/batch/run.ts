@@ -2,8 +2,9 @@
  * `tokens --batch`: streams a JSONL file through worker threads and writes one output line per input line, in
  * input order. Memory stays bounded whatever the file's length: the reader pauses while every worker has
  * `QUEUED_PER_WORKER` chunks in flight or the output is not draining, and results are written as soon as the chunks
- * before them are. Aborting (Ctrl-C) stops reading, lets the chunks in flight finish and be written, and closes the
- * files, so what is written is complete lines, a prefix of the full output.
+ * before them are. The workers also count the summary (per chunk, merged here in input order), so the main thread
+ * only finds line ends, orders and writes. Aborting (Ctrl-C) stops reading, lets the chunks in flight finish and be
+ * written, and closes the files, so what is written is complete lines, a prefix of the full output.
  */
 import { once } from 'node:events';
 import { createReadStream, createWriteStream, statSync, type WriteStream } from 'node:fs';
@@ -73,10 +74,9 @@ export async function runBatch(o: BatchRunOptions): Promise<BatchResult> {
   let inFlight = 0;
   let bytesRead = 0;
 
-  /** A chunk's reply, in input order: its outcomes into the summary, its bytes to the files as they came. */
+  /** A chunk's reply, in input order: its counts into the summary, its bytes to the files as they came. */
   const write = (m: DoneReply) => {
-    summary.blank += m.blank;
-    for (const r of m.outcomes) summary.add(r);
+    summary.merge(m.summary);
     if (m.out.byteLength) out.write(m.out);
     if (m.specforge?.byteLength) sf?.write(m.specforge);
   };

@@ -1,7 +1,10 @@
 /**
- * The summary of a `tokens --batch` run, built line by line in input order (constant memory: counters only, and the
- * first few bad lines): samples per dataset, tool-call markup in prompts, in completion content and as structured
- * calls, completion and prompt accounting against billed usage, findings by rule.
+ * The summary of a `tokens --batch` run (constant memory: counters only, and the first few bad lines): samples per
+ * dataset, tool-call markup in prompts, in completion content and as structured calls, completion and prompt
+ * accounting against billed usage, findings by rule. Each worker counts the lines of a chunk into a summary of its
+ * own and sends its `counts()` with the chunk's output; the runner merges them in input order, so the whole run's
+ * summary (the order of its datasets and rules too) is the one a single pass over the lines in order would build,
+ * whatever the number of workers, and it covers exactly the lines written.
  */
 import { plural } from '../accounting';
 import type { LineResult, LineStats } from './process';
@@ -93,6 +96,37 @@ export class BatchSummary {
     for (const rule of s.rules) inc(this.findingsByRule, rule);
   }
 
+  /** The counts as plain data (structured-cloneable: a worker posts them). */
+  counts(): SummaryCounts {
+    const { lines, blank, bad, badLines, tools, byDataset, noDataset, withPromptIds, completion, prompt, promptSkipped, findingsByRule, families } = this;
+    return { lines, blank, bad, badLines, tools, byDataset, noDataset, withPromptIds, completion, prompt, promptSkipped, findingsByRule, families };
+  }
+
+  /** Adds the counts of the lines that follow the ones counted so far (a chunk's, merged in input order). */
+  merge(c: SummaryCounts): void {
+    this.lines += c.lines;
+    this.blank += c.blank;
+    this.bad += c.bad;
+    for (const b of c.badLines) if (this.badLines.length < BAD_LINES_KEPT) this.badLines.push(b);
+    addTools(this.tools, c.tools);
+    for (const [k, v] of c.byDataset) {
+      let d = this.byDataset.get(k);
+      if (!d) this.byDataset.set(k, (d = emptyTools()));
+      addTools(d, v);
+    }
+    addTools(this.noDataset, c.noDataset);
+    this.withPromptIds += c.withPromptIds;
+    addAccounting(this.completion, c.completion);
+    addAccounting(this.prompt, c.prompt);
+    for (const [m, from] of [
+      [this.promptSkipped, c.promptSkipped],
+      [this.findingsByRule, c.findingsByRule],
+      [this.families, c.families],
+    ] as const) {
+      for (const [k, n] of from) m.set(k, (m.get(k) ?? 0) + n);
+    }
+  }
+
   toJSON() {
     return {
       lines: { read: this.lines + this.blank, processed: this.lines - this.bad, bad: this.bad, blank: this.blank, withPromptIds: this.withPromptIds },
@@ -140,6 +174,39 @@ export class BatchSummary {
     if (rules.length) out.push('', 'findings (samples per rule):', ...rules.map(([rule, n]) => `  ${pad(n, 7)}  ${rule}`));
     return out.join('\n');
   }
+}
+
+/** What `BatchSummary.counts()` gives and `merge` takes. */
+export interface SummaryCounts {
+  lines: number;
+  blank: number;
+  bad: number;
+  badLines: readonly { line: number; error: string }[];
+  tools: ToolCounts;
+  byDataset: ReadonlyMap<string, ToolCounts>;
+  noDataset: ToolCounts;
+  withPromptIds: number;
+  completion: Accounting;
+  prompt: Accounting;
+  promptSkipped: ReadonlyMap<string, number>;
+  findingsByRule: ReadonlyMap<string, number>;
+  families: ReadonlyMap<string, number>;
+}
+
+function addTools(t: ToolCounts, from: ToolCounts): void {
+  t.samples += from.samples;
+  t.withTools += from.withTools;
+  t.promptMarkup += from.promptMarkup;
+  t.contentMarkup += from.contentMarkup;
+  t.structuredCalls += from.structuredCalls;
+}
+
+function addAccounting(a: Accounting, from: Accounting): void {
+  a.compared += from.compared;
+  a.exact += from.exact;
+  for (const b of BUCKETS) a.differences[b] += from.differences[b];
+  a.counted += from.counted;
+  a.billed += from.billed;
 }
 
 function countTools(t: ToolCounts, s: LineStats): void {

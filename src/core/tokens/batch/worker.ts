@@ -1,11 +1,13 @@
 /**
  * Worker-thread entry of `tokens --batch` (bundled to dist/tokens-batch-worker.js): takes chunks of raw input lines,
  * decodes, parses and encodes them with its own tokenizers (loaded once for the worker's life), and sends back per
- * chunk the output bytes ready to write (transferred) and a small outcome per line for the summary.
+ * chunk the output bytes ready to write (transferred) and the chunk's summary counts (one small object, not one per
+ * line), so the main thread only orders and writes.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { BatchProcessor } from './process';
-import { chunkLines, type BatchChunk, type BatchWorkerData, type BatchWorkerReply, type LineOutcome } from './protocol';
+import { chunkLines, type BatchChunk, type BatchWorkerData, type BatchWorkerReply } from './protocol';
+import { BatchSummary } from './summary';
 
 const port = parentPort;
 if (!port) throw new Error('the batch worker must run in a worker thread');
@@ -20,23 +22,22 @@ const encoder = new TextEncoder();
 let queue = Promise.resolve();
 port.on('message', (chunk: BatchChunk) => {
   queue = queue.then(async () => {
-    const outcomes: LineOutcome[] = [];
+    const summary = new BatchSummary();
     let out = '';
     let sf = '';
-    let blank = 0;
     const lines = chunkLines(chunk);
     for (let i = 0; i < lines.length; i++) {
       if (lines[i].trim() === '') {
-        blank++;
+        summary.blank++;
         continue;
       }
       const r = await processor.process(chunk.firstLine + i, lines[i]);
-      outcomes.push({ line: r.line, ...(r.stats && { stats: r.stats }), ...(r.error !== undefined && { error: r.error }) });
+      summary.add(r);
       if (r.out !== undefined) out += r.out + '\n';
       if (r.specforge !== undefined) sf += r.specforge + '\n';
     }
     const outBytes = encoder.encode(out);
     const sfBytes = sf ? encoder.encode(sf) : undefined;
-    post({ type: 'done', seq: chunk.seq, blank, outcomes, out: outBytes, ...(sfBytes && { specforge: sfBytes }) }, [outBytes.buffer as ArrayBuffer, ...(sfBytes ? [sfBytes.buffer as ArrayBuffer] : [])]);
+    post({ type: 'done', seq: chunk.seq, summary: summary.counts(), out: outBytes, ...(sfBytes && { specforge: sfBytes }) }, [outBytes.buffer as ArrayBuffer, ...(sfBytes ? [sfBytes.buffer as ArrayBuffer] : [])]);
   });
 });

@@ -167,8 +167,9 @@ describe('tokens --batch', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
     const mixed = mixedInput();
     if (!mixed) return t.skip('shared recordings not found (../shared/recordings or TOKENSCOPE_SHARED)');
     const good = mixed.lines[0];
-    // Line 3 is 300 kB (longer than one 256 kB read, so it spans two); line 5 is only spaces; the last has no newline.
-    const long = `{"x":"${'a'.repeat(300_000)}"`;
+    // Line 3 is 1.2 MB (longer than one 1 MB read, so it spans two, and than a chunk's byte cap); line 5 is only
+    // spaces; the last has no newline.
+    const long = `{"x":"${'a'.repeat(1_200_000)}"`;
     const input = file('raw.jsonl', [good, good, long, good, '   ', good].join('\r\n') + '\r\n' + good);
     const outs = [];
     for (const workers of ['1', '2']) {

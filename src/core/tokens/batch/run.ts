@@ -27,7 +27,7 @@ export interface BatchRunOptions extends BatchOptions {
   /** The bundled worker.ts (dist/tokens-batch-worker.js). */
   workerFile: string;
   signal?: AbortSignal;
-  /** Lines per chunk sent to a worker (default 32). */
+  /** The most lines per chunk sent to a worker (default CHUNK_LINES). */
   chunkLines?: number;
   onProgress?: (p: BatchProgress) => void;
   onDownload?: (p: DownloadProgress) => void;
@@ -48,8 +48,22 @@ export interface BatchResult {
 }
 
 const QUEUED_PER_WORKER = 2;
+/**
+ * Chunk sizes. Each chunk costs the main thread and a worker the same (two messages, two wake-ups, a write) whatever
+ * its size, so large chunks leave less of that per line. The first chunks are small, so that every worker has work
+ * at once and a short file is still shared; each next one doubles, up to CHUNK_LINES.
+ */
+const FIRST_CHUNK_LINES = 8;
+const CHUNK_LINES = 256;
 /** A chunk is also cut at this many bytes, so one chunk of long lines does not pin one worker for long. */
-const CHUNK_BYTES = 256 * 1024;
+const CHUNK_BYTES = 1024 * 1024;
+/**
+ * Near the end of the file a chunk holds at most this share of the bytes left (but at least TAIL_CHUNK_BYTES), so the
+ * workers run out of work together instead of one finishing its last large chunks while the others wait.
+ */
+const TAIL_SHARE = 1 / (2 * QUEUED_PER_WORKER);
+const TAIL_CHUNK_BYTES = 16 * 1024;
+const READ_BYTES = 1024 * 1024;
 
 export async function runBatch(o: BatchRunOptions): Promise<BatchResult> {
   const totalBytes = inputSize(o.input);
@@ -131,20 +145,27 @@ export async function runBatch(o: BatchRunOptions): Promise<BatchResult> {
   let interrupted = false;
   try {
     // Only line ends are looked for here: decoding, parsing and encoding happen in the workers.
-    const maxLines = o.chunkLines ?? 32;
+    const maxLines = o.chunkLines ?? CHUNK_LINES;
+    let chunkLines = Math.min(FIRST_CHUNK_LINES, maxLines);
+    let chunkBytes = CHUNK_BYTES;
+    let sent = 0;
     let parts: Uint8Array[] = [];
     let size = 0;
     let lines = 0;
     let firstLine = 1;
-    for await (const buf of createReadStream(o.input, { highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>) {
+    for await (const buf of createReadStream(o.input, { highWaterMark: READ_BYTES }) as AsyncIterable<Buffer>) {
       bytesRead += buf.length;
       if (o.signal?.aborted) break;
       let from = 0;
       for (let nl = buf.indexOf(0x0a); nl !== -1; nl = buf.indexOf(0x0a, nl + 1)) {
         lines++;
-        if (lines < maxLines && size + nl + 1 - from < CHUNK_BYTES) continue;
+        if (lines < chunkLines && size + nl + 1 - from < chunkBytes) continue;
         parts.push(buf.subarray(from, nl + 1));
         await dispatch(firstLine, parts, size + nl + 1 - from);
+        sent += size + nl + 1 - from;
+        chunkLines = Math.min(chunkLines * 2, maxLines);
+        const left = totalBytes - sent; // 0 or less for a file that grew, or a pipe (no size)
+        chunkBytes = left > 0 ? Math.min(CHUNK_BYTES, Math.max(TAIL_CHUNK_BYTES, (left * TAIL_SHARE) / workers.length)) : CHUNK_BYTES;
         firstLine += lines;
         [parts, size, lines, from] = [[], 0, 0, nl + 1];
         if (o.signal?.aborted) break;

@@ -32,10 +32,52 @@ export type BatchWorkerReply =
   | { type: 'progress'; progress: DownloadProgress }
   | { type: 'warning'; message: string };
 
-/** The chunk's lines (without `\n` / `\r\n`), decoded as the single-line reader did. */
-export function chunkLines(chunk: BatchChunk): string[] {
-  const text = Buffer.from(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.byteLength).toString('utf8');
-  const lines = text.split('\n');
-  if (lines.at(-1) === '') lines.pop();
-  return lines.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
+/**
+ * The chunk's lines (without `\n` / `\r\n`), decoded one at a time. Each line is a small string of its own: decoding
+ * the whole chunk at once would make one large string that every line slices into, which outlives a young-generation
+ * collection while the chunk is processed and is left to the slower old-generation collector (`\n` is never part of
+ * a multi-byte UTF-8 sequence, so the text is the same).
+ */
+export function* chunkLines(chunk: BatchChunk): Generator<string> {
+  const bytes = Buffer.from(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.byteLength);
+  for (let start = 0; start < bytes.length; ) {
+    const nl = bytes.indexOf(0x0a, start);
+    const next = nl === -1 ? bytes.length : nl + 1;
+    let end = nl === -1 ? bytes.length : nl;
+    if (end > start && bytes[end - 1] === 0x0d) end--;
+    yield bytes.toString('utf8', start, end);
+    start = next;
+  }
+}
+
+/**
+ * Output lines written straight into bytes (each line `\n`-terminated), ready to transfer: no chunk-long string is
+ * built, then encoded.
+ */
+export class LineBytes {
+  // Never from Buffer's shared pool (its ArrayBuffer is transferred); allocated on the first line.
+  private buf = Buffer.allocUnsafeSlow(0);
+  private at = 0;
+
+  add(line: string): void {
+    if (this.at + line.length * 3 + 1 > this.buf.length) this.reserve(Buffer.byteLength(line) + 1);
+    this.at += this.buf.write(line, this.at);
+    this.buf[this.at++] = 0x0a;
+  }
+
+  get byteLength(): number {
+    return this.at;
+  }
+
+  /** The bytes so far, on a buffer of their own (transferable). */
+  bytes(): Uint8Array {
+    return new Uint8Array(this.buf.buffer, 0, this.at);
+  }
+
+  private reserve(n: number): void {
+    if (this.at + n <= this.buf.length) return;
+    const bigger = Buffer.allocUnsafeSlow(Math.max(64 * 1024, this.buf.length * 2, this.at + n));
+    this.buf.copy(bigger, 0, 0, this.at);
+    this.buf = bigger;
+  }
 }

@@ -6,7 +6,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { BatchProcessor } from './process';
-import { chunkLines, type BatchChunk, type BatchWorkerData, type BatchWorkerReply } from './protocol';
+import { chunkLines, LineBytes, type BatchChunk, type BatchWorkerData, type BatchWorkerReply } from './protocol';
 import { BatchSummary } from './summary';
 
 const port = parentPort;
@@ -16,28 +16,26 @@ const processor = new BatchProcessor((workerData as BatchWorkerData).options, {
   onProgress: (progress) => post({ type: 'progress', progress }),
   onWarning: (message) => post({ type: 'warning', message }),
 });
-const encoder = new TextEncoder();
 
 // Chunks run one after another: the runner keeps two queued per worker so the next one is ready when this ends.
 let queue = Promise.resolve();
 port.on('message', (chunk: BatchChunk) => {
   queue = queue.then(async () => {
     const summary = new BatchSummary();
-    let out = '';
-    let sf = '';
-    const lines = chunkLines(chunk);
-    for (let i = 0; i < lines.length; i++) {
-      if (lines[i].trim() === '') {
-        summary.blank++;
-        continue;
+    const out = new LineBytes();
+    const sf = new LineBytes();
+    let line = chunk.firstLine;
+    for (const text of chunkLines(chunk)) {
+      if (text.trim() === '') summary.blank++;
+      else {
+        const r = await processor.process(line, text);
+        summary.add(r);
+        if (r.out !== undefined) out.add(r.out);
+        if (r.specforge !== undefined) sf.add(r.specforge);
       }
-      const r = await processor.process(chunk.firstLine + i, lines[i]);
-      summary.add(r);
-      if (r.out !== undefined) out += r.out + '\n';
-      if (r.specforge !== undefined) sf += r.specforge + '\n';
+      line++;
     }
-    const outBytes = encoder.encode(out);
-    const sfBytes = sf ? encoder.encode(sf) : undefined;
+    const [outBytes, sfBytes] = [out.bytes(), sf.byteLength ? sf.bytes() : undefined];
     post({ type: 'done', seq: chunk.seq, summary: summary.counts(), out: outBytes, ...(sfBytes && { specforge: sfBytes }) }, [outBytes.buffer as ArrayBuffer, ...(sfBytes ? [sfBytes.buffer as ArrayBuffer] : [])]);
   });
 });

@@ -5,7 +5,6 @@
  * (the served provider, the terminal event, analysis) is looked at once, when the stream ends.
  */
 import type { ServerResponse } from 'node:http';
-import type { Dispatcher } from 'undici';
 import type { ExchangeWriter } from '../capture/store';
 import { decodingTee } from './decode';
 import { sseErrorEvent } from './errors';
@@ -13,6 +12,7 @@ import { clientResponseHeaders, headerText } from './headers';
 import { pinHonoured, servedProvider } from './openrouter';
 import type { ResponseStage } from './stage';
 import { ChunkTail, sawTerminalEvent } from './terminal';
+import type { UpstreamResponse } from './upstream';
 
 /** How much of the decoded response head is searched for the served provider. */
 const HEAD_BYTES = 64 * 1024;
@@ -23,7 +23,7 @@ export interface Outcome {
 }
 
 export interface RelayOptions {
-  up: Dispatcher.ResponseData;
+  up: UpstreamResponse;
   res: ServerResponse;
   writer: ExchangeWriter;
   /** The provider pin the request asked for, to check against the served provider. */
@@ -41,7 +41,7 @@ export interface RelayOptions {
 /** Streams the upstream response to the client, teeing a decoded copy into the capture; resolves with how it ended. */
 export async function relay(o: RelayOptions): Promise<Outcome> {
   const { up, res, writer, stage } = o;
-  const headers = up.headers as Record<string, string | string[] | undefined>;
+  const headers = up.headers;
   let bodyStarted = false;
   // The status's journal line waits to share a write with the end's (a whole response in one read costs one journal
   // write) but never past the moment the client could see a byte: `release` runs first.

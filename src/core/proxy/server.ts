@@ -20,6 +20,7 @@ import { requestBody } from './request-body';
 import { stagedBody, withLength, type RequestStage, type ResponseStageFactory } from './stage';
 import { BadPathError, resolveRoute, type ResolvedRoute, type Upstreams } from './routes';
 import { agentSessionId } from './session';
+import { callUpstream, type UpstreamResponse } from './upstream';
 import { agentFromHeaders } from './user-agent';
 
 export const DEFAULT_PORT = 8719;
@@ -136,7 +137,7 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
     // Without a request stage nothing waits here (not even a turn of the microtask queue).
     const staged = opts.requestStage ? await stagedBody(opts.requestStage, { route: route.route, upstreamUrl: route.upstreamUrl, method: req.method ?? 'GET', path }, body.stream as AsyncIterable<Buffer> | Buffer | undefined) : undefined;
     // The upstream call starts first; recording (redaction, parsing) overlaps with its round trip.
-    const pending = dispatcher.request({
+    const pending = callUpstream(dispatcher, {
       origin: route.origin,
       path: route.upstreamPath,
       method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
@@ -172,7 +173,7 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
     const info = requestInfo(recorded);
     if (info.model || info.pin) writer.annotate({ requestModel: info.model, ...(info.pin && { pin: { requested: info.pin } }) });
 
-    let upstream: Dispatcher.ResponseData;
+    let upstream: UpstreamResponse;
     try {
       upstream = await pending;
     } catch (e) {
@@ -201,7 +202,7 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
       gone: () => gone,
       shape: { anthropic, responses: speaksResponses(path) },
       idleTimeoutMs: timeouts.idleMs,
-      stage: opts.responseStage?.({ route: route.route, method: req.method ?? 'GET', path, requestBody: recorded?.toString('utf8'), status: upstream.statusCode, headers: upstream.headers as Record<string, string | string[] | undefined>, writer }),
+      stage: opts.responseStage?.({ route: route.route, method: req.method ?? 'GET', path, requestBody: recorded?.toString('utf8'), status: upstream.statusCode, headers: upstream.headers, writer }),
     });
     await finish(writer, outcome);
   }

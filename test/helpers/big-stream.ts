@@ -1,24 +1,33 @@
 /**
  * A large OpenRouter-style Kimi K2 chat stream, recorded through the real capture store as the proxy records one
- * (64 KB chunks): keep-alive comments, reasoning deltas, content deltas with leaked tool-call markup now and then,
+ * (1 MB chunks): keep-alive comments, reasoning deltas, content deltas with leaked tool-call markup now and then,
  * a streamed tool call, the usage chunk and `[DONE]`. Deterministic for a given size, so two runs compare.
  *
- * Run as a script to record one by hand: `node --import tsx test/helpers/big-stream.ts DATA_DIR MB` prints the id.
+ * Run as a script to record one by hand: `node --import tsx test/helpers/big-stream.ts DATA_DIR MB [PAD]` prints the id.
  */
 import { openStore } from '../../src/core/capture/store';
 
+/** Bytes per recorded chunk (a read from the upstream). */
+const CHUNK = 1 << 20;
 const HEAD = '{"id":"gen-1777319903-e8Q7Du7mmUgiYBDzoHE6","provider":"Chutes","model":"moonshotai/kimi-k2-0905","object":"chat.completion.chunk","created":1777319903,"choices":[{"index":0,"delta":';
 const TAIL = ',"finish_reason":null,"native_finish_reason":null,"logprobs":null}]}';
 const WORDS = [' The', ' user', ' wants', ' the', ' weather', ' in', ' Florence', ',', ' Italy', '.', ' Olá', ' café', ' 😀', ' — ', '\n', ' read', ' src/a.ts', ' {"path":'];
 const LEAK = '<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"path": "a"}<|tool_call_end|><|tool_calls_section_end|>';
 
-function delta(d: object): string {
-  return `data: ${HEAD}${JSON.stringify(d)}${TAIL}\n\n`;
-}
-
-/** The stream's SSE events, about `bytes` in all: 40% reasoning, then content, then one tool call. */
-export function* bigStreamEvents(bytes: number): Generator<string> {
+/**
+ * The stream's SSE events, about `bytes` in all: 40% reasoning, then content, then one tool call. `pad`: bytes of
+ * `system_fingerprint` added to every chunk beyond `bytes`, so a padded stream says exactly what the unpadded one
+ * says in a larger body.
+ */
+export function* bigStreamEvents(bytes: number, pad = 0): Generator<string> {
   let size = 0;
+  const fingerprint = pad ? `"system_fingerprint":"fp_${'0'.repeat(Math.max(0, pad - 26))}",` : '';
+  const head = HEAD.replace('"choices"', `${fingerprint}"choices"`);
+  const delta = (d: object) => {
+    const s = `data: ${head}${JSON.stringify(d)}${TAIL}\n\n`;
+    size -= fingerprint.length;
+    return s;
+  };
   const emit = (s: string) => {
     size += s.length;
     return s;
@@ -31,7 +40,7 @@ export function* bigStreamEvents(bytes: number): Generator<string> {
     if (i % 5000 === 4999) yield emit(': OPENROUTER PROCESSING\n\n');
   }
   for (let i = 0; size < bytes * 0.98; i++) {
-    const w = i % 20000 === 19999 ? LEAK : WORDS[i % WORDS.length] + WORDS[(i * 5) % WORDS.length] + WORDS[(i * 13) % WORDS.length] + WORDS[(i * 3) % WORDS.length];
+    const w = i % 5000 === 4999 ? LEAK : WORDS[i % WORDS.length] + WORDS[(i * 5) % WORDS.length] + WORDS[(i * 13) % WORDS.length] + WORDS[(i * 3) % WORDS.length];
     yield emit(delta({ role: 'assistant', content: w }));
   }
   yield emit(delta({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'read', arguments: '' } }] }));
@@ -39,16 +48,16 @@ export function* bigStreamEvents(bytes: number): Generator<string> {
   for (let i = 0; i < args.length; i += 7) {
     yield emit(delta({ tool_calls: [{ index: 0, function: { arguments: args.slice(i, i + 7) } }] }));
   }
-  yield emit(`data: ${HEAD}{},"finish_reason":"tool_calls","native_finish_reason":"tool_calls","logprobs":null}]}\n\n`);
+  yield emit(`data: ${head}{},"finish_reason":"tool_calls","native_finish_reason":"tool_calls","logprobs":null}]}\n\n`);
   yield emit(
     `data: ${JSON.stringify({ id: 'gen-1777319903-e8Q7Du7mmUgiYBDzoHE6', provider: 'Chutes', model: 'moonshotai/kimi-k2-0905', object: 'chat.completion.chunk', created: 1777319903, choices: [{ index: 0, delta: { content: '' }, finish_reason: null }], usage: { prompt_tokens: 120, completion_tokens: 1000, total_tokens: 1120 } })}\n\n`,
   );
   yield emit('data: [DONE]\n\n');
 }
 
-/** Records the stream in the store at `dataDir` in 64 KB chunks; resolves to the exchange id. */
-export async function recordBigStream(dataDir: string, bytes: number): Promise<string> {
-  const store = await openStore(dataDir, { analyze: false, maxBodyBytes: bytes * 2 + (1 << 20) });
+/** Records the stream in the store at `dataDir` in 1 MB chunks; resolves to the exchange id. */
+export async function recordBigStream(dataDir: string, bytes: number, pad = 0): Promise<string> {
+  const store = await openStore(dataDir, { analyze: false, maxBodyBytes: 1 << 30 });
   try {
     const w = store.begin({
       route: 'openrouter',
@@ -62,10 +71,10 @@ export async function recordBigStream(dataDir: string, bytes: number): Promise<s
     let pending: string[] = [];
     let length = 0;
     let t = 0;
-    for (const ev of bigStreamEvents(bytes)) {
+    for (const ev of bigStreamEvents(bytes, pad)) {
       pending.push(ev);
       length += ev.length;
-      if (length >= 64 * 1024) {
+      if (length >= CHUNK) {
         w.chunk(Buffer.from(pending.join('')), (t += 1));
         pending = [];
         length = 0;
@@ -79,6 +88,6 @@ export async function recordBigStream(dataDir: string, bytes: number): Promise<s
 }
 
 if (require.main === module) {
-  const [dir, mb] = process.argv.slice(2);
-  recordBigStream(dir, Number(mb) * 1e6).then((id) => process.stdout.write(`${id}\n`));
+  const [dir, mb, pad] = process.argv.slice(2);
+  recordBigStream(dir, Number(mb) * 1e6, Number(pad ?? 0)).then((id) => process.stdout.write(`${id}\n`));
 }

@@ -41,7 +41,7 @@ function seed(dir: string): void {
         summary: { counts: { error: broken ? 1 : 0, warning: 0, info: 0 }, rules: broken ? ['section-unclosed'] : [] },
       };
       db.put(x, 2000, undefined);
-      if (broken) db.putAnalysis(x, [{ rule: 'section-unclosed', severity: 'error', message: '', location: 'content' }], { version: 0 });
+      if (broken) db.putAnalysis(x, [{ rule: 'section-unclosed', severity: 'error', message: '', location: 'content' }], JSON.stringify({ version: 0 }));
     }
   });
   db.close();

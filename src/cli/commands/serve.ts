@@ -139,7 +139,7 @@ const serve: Command = async (argv, io) => {
     maxBodyBytes: Math.round(maxBodyMb * 1024 * 1024),
     onAnalyzed: (x, result) => {
       io.out(`${time(x.startedAt)}  ${safeLine(exchangeLine(x))}`);
-      for (const f of result?.analysis.findings ?? []) if (f.severity === 'error') io.out(`    ${findingLine(f, pal)}`);
+      for (const f of result?.findings ?? []) if (f.severity === 'error') io.out(`    ${findingLine(f, pal)}`);
       if (x.repair) io.out(`    repaired: ${safeLine(repairSummary(x.repair))}`);
     },
   });

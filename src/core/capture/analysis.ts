@@ -5,7 +5,7 @@
  * which readers get from `CaptureStore.readAnalysis` instead of analysing again.
  */
 import { analyzeExchange, storedResult, type ExchangeAnalysis } from '../analyze';
-import type { Analysis, CaptureReader, CapturedExchange, ChunkTiming, ExchangeSummary } from '../model';
+import type { Analysis, CaptureReader, CapturedExchange, ChunkTiming, ExchangeSummary, Finding } from '../model';
 import { OFF_THREAD_BYTES, type CaptureThread } from './capture-thread';
 import type { CaptureDb } from './database';
 import type { StoreOptions } from './types';
@@ -20,6 +20,23 @@ export interface StoredAnalysis {
   version: number;
   summary: ExchangeSummary;
   analysis: Analysis;
+}
+
+/**
+ * What the service keeps of an analysis: the summary, the findings and the stored result as JSON text. A large
+ * exchange's analysis runs on the worker thread, and only this crosses back: its parsed response, and the text the
+ * result holds, never become objects on the proxy's thread.
+ */
+export interface AnalysisOutcome {
+  summary: ExchangeSummary;
+  findings: Finding[];
+  /** The StoredAnalysis, serialised. */
+  stored: string;
+}
+
+export function outcomeOf(result: ExchangeAnalysis): AnalysisOutcome {
+  const stored: StoredAnalysis = { version: ANALYSIS_VERSION, summary: result.summary, analysis: result.analysis };
+  return { summary: result.summary, findings: result.analysis.findings, stored: JSON.stringify(stored) };
 }
 
 /**
@@ -105,16 +122,16 @@ export class AnalysisService {
         // bytes (on a busy machine it may wait for this very core) reads them before the analysis runs.
         await new Promise((r) => setTimeout(r, 1));
         const x = this.queue.shift()!;
-        let result: ExchangeAnalysis | undefined;
+        let result: AnalysisOutcome | undefined;
         if ((x.responseBytes ?? 0) <= MAX_ANALYZED_BYTES) {
           try {
             result = await this.analyze(x);
             if (result) {
               x.summary = result.summary;
-              const stored: StoredAnalysis = { version: ANALYSIS_VERSION, summary: result.summary, analysis: result.analysis };
+              const { findings, stored } = result;
               this.db.batch(() => {
                 this.db.update(x);
-                this.db.putAnalysis(x, result!.analysis.findings, stored);
+                this.db.putAnalysis(x, findings, stored);
               });
               this.host.analysed(x);
             }
@@ -130,7 +147,7 @@ export class AnalysisService {
   }
 
   /** A large exchange goes to the worker thread (in-thread when there is none); the others are analysed here. */
-  private async analyze(x: CapturedExchange): Promise<ExchangeAnalysis | undefined> {
+  private async analyze(x: CapturedExchange): Promise<AnalysisOutcome | undefined> {
     const file = this.host.bodyFile(x.id);
     const off = file && file.size > OFF_THREAD_BYTES ? this.thread.analyze(x, file.path) : undefined;
     if (off) {
@@ -139,6 +156,6 @@ export class AnalysisService {
     }
     const full = this.host.get(x.id);
     const res = full && this.host.readResponse(x.id);
-    return full && res ? analyzeCaptured(full, res.bytes, res.chunks) : undefined;
+    return full && res ? outcomeOf(analyzeCaptured(full, res.bytes, res.chunks)) : undefined;
   }
 }

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { ExchangeAnalysis } from '../analyze';
+import type { AnalysisOutcome } from './analysis';
 import type { CapturedExchange } from '../model';
 import type { CaptureJob } from './capture-worker';
 import type { SplitKeysFound, SplitKeysJob } from './split-keys-body';
@@ -34,9 +34,9 @@ export class CaptureThread {
   }
 
   /** The analysis of the exchange whose body file is `path`; undefined when the file is gone. Rejects on failure. */
-  analyze(x: CapturedExchange, path: string): Promise<ExchangeAnalysis | undefined> | undefined {
+  analyze(x: CapturedExchange, path: string): Promise<AnalysisOutcome | undefined> | undefined {
     const { requestBody: _omit, ...meta } = x;
-    return this.run({ kind: 'analyze', x: meta, path }) as Promise<ExchangeAnalysis | undefined> | undefined;
+    return this.run({ kind: 'analyze', x: meta, path }) as Promise<AnalysisOutcome | undefined> | undefined;
   }
 
   /** The masks for keys split over SSE events in a file (./split-keys-body.ts). Rejects on failure. */

@@ -5,7 +5,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import type { CapturedExchange } from '../model';
-import { analyzeCaptured } from './analysis';
+import { analyzeCaptured, outcomeOf } from './analysis';
 import { readRegularFile } from './files';
 import { decodeFrames } from './log';
 import { searchSplitKeys, type SplitKeysJob } from './split-keys-body';
@@ -25,7 +25,7 @@ function run(job: CaptureJob): unknown {
   if (!file) return undefined;
   const { request, response, chunks } = decodeFrames(file);
   const full = request === undefined ? job.x : { ...job.x, requestBody: Buffer.from(request.buffer, request.byteOffset, request.byteLength).toString('utf8') };
-  return analyzeCaptured(full, response, chunks);
+  return outcomeOf(analyzeCaptured(full, response, chunks));
 }
 
 parentPort?.on('message', (job: CaptureJob) => {

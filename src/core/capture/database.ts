@@ -235,7 +235,8 @@ export class CaptureDb {
   }
 
   /** Stores an exchange's analysis: its summary (in the row), findings by rule, and the full result. */
-  putAnalysis(x: CapturedExchange, findings: Finding[], result: unknown): void {
+  /** Stores an exchange's findings by rule and its analysis (`result`, as JSON text). */
+  putAnalysis(x: CapturedExchange, findings: Finding[], result: string): void {
     this.run('DELETE FROM findings WHERE exchange_id = ?', x.id);
     const counts = new Map<string, number>();
     for (const f of findings) counts.set(`${f.rule}\u0000${f.severity}`, (counts.get(`${f.rule}\u0000${f.severity}`) ?? 0) + 1);
@@ -243,7 +244,7 @@ export class CaptureDb {
       const [rule, severity] = k.split('\u0000');
       this.run('INSERT INTO findings (exchange_id, rule, severity, count) VALUES (?, ?, ?, ?)', x.id, rule, severity, n);
     }
-    this.run('INSERT INTO analyses (exchange_id, result) VALUES (?, ?) ON CONFLICT (exchange_id) DO UPDATE SET result = excluded.result', x.id, JSON.stringify(result));
+    this.run('INSERT INTO analyses (exchange_id, result) VALUES (?, ?) ON CONFLICT (exchange_id) DO UPDATE SET result = excluded.result', x.id, result);
   }
 
   /** The stored analysis of an exchange, as `putAnalysis` got it. */

@@ -1,6 +1,5 @@
 /** The capture store's public shapes: what the proxy records through, and what readers (CLI, extension) read. */
-import type { ExchangeAnalysis } from '../analyze';
-import type { StoredAnalysis } from './analysis';
+import type { AnalysisOutcome, StoredAnalysis } from './analysis';
 import type { CaptureReader, CapturedExchange } from '../model';
 import type { RedactOptions } from '../redact';
 import type { ExchangeQuery } from './database';
@@ -20,7 +19,7 @@ export interface StoreOptions {
    * `undefined` when it was not analysed (body over 32 MiB, or the analysis failed: a warning says why).
    * Only exchanges this process recorded are analysed here; each is analysed once and its result stored.
    */
-  onAnalyzed?: (exchange: CapturedExchange, result: ExchangeAnalysis | undefined) => void;
+  onAnalyzed?: (exchange: CapturedExchange, result: AnalysisOutcome | undefined) => void;
   /** Extra user patterns for the redaction step. */
   redactPatterns?: RedactOptions['patterns'];
   /** Idle gap that starts a new session, ms (default 30 min). */

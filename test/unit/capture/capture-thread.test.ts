@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import type { StoredAnalysis } from '../../../src/core/capture/analysis';
 import { CaptureThread } from '../../../src/core/capture/capture-thread';
 import { FRAME_HEADER } from '../../../src/core/capture/log';
 import { searchSplitKeys } from '../../../src/core/capture/split-keys-body';
@@ -30,14 +31,15 @@ test('the capture worker ends after its idle time and a new one answers the next
     const path = join(tmp.dir, 'bodies', `${x.id}.cap`);
 
     const first = await thread.analyze(x, path);
-    assert.equal(first?.response.message.content, 'hello');
+    assert.equal((JSON.parse(first!.stored) as StoredAnalysis).analysis.message.content, 'hello');
+    assert.deepEqual(first?.findings, [], 'a healthy turn');
     assert.equal(thread.running, true, 'kept for the next job meanwhile');
     const ended = Date.now() + 5000;
     while (thread.running && Date.now() < ended) await new Promise((r) => setTimeout(r, 20));
     assert.equal(thread.running, false, 'ended once idle');
 
     const second = await thread.analyze(x, path);
-    assert.equal(second?.response.message.content, 'hello', 'a new worker answers');
+    assert.equal((JSON.parse(second!.stored) as StoredAnalysis).analysis.message.content, 'hello', 'a new worker answers');
     assert.equal(thread.running, true);
   } finally {
     await thread.close();

@@ -14,10 +14,10 @@ import { tempDir } from '../unit/proxy/local-upstream';
 const repoRoot = resolve(__dirname, '..', '..');
 
 /** Runs `body` (TypeScript, with `store` open on `dir`) in a child that ends by SIGKILLing itself. */
-function childThatDies(dir: string, body: string): Promise<NodeJS.Signals | null> {
+function childThatDies(dir: string, body: string, storeOptions: Record<string, unknown> = {}): Promise<NodeJS.Signals | null> {
   const code = `const { openStore } = require('./src/core/capture/store');
 (async () => {
-  const store = await openStore(${JSON.stringify(dir)}, { analyze: false });
+  const store = await openStore(${JSON.stringify(dir)}, ${JSON.stringify({ analyze: false, ...storeOptions })});
   const begin = (path) => store.begin({ route: 'default', upstreamUrl: 'http://127.0.0.1:9/v1', method: 'POST', path, requestHeaders: { 'content-type': 'application/json' }, requestBody: '{"model":"m/one","stream":true}', agent: 'curl' });
   ${body}
   process.kill(process.pid, 'SIGKILL');
@@ -145,6 +145,27 @@ test('a held response start shares the end\'s journal write, and is on disk befo
       assert.equal(cut.status, 201, 'the released status was on disk');
       assert.match(cut.error!, /while the response was streaming/);
       assert.ok(Buffer.from(store.readResponse(cut.id)!.bytes).equals(SSE), 'the bytes the client could see are stored');
+    } finally {
+      await store.close();
+    }
+  } finally {
+    tmp.remove();
+  }
+});
+
+test('beyond the spare body files (the file is created on demand), the request body is on disk before the response starts', async () => {
+  const tmp = tempDir();
+  try {
+    // No spares at all: every exchange's file is created off the loop; the kill comes while the upstream "thinks".
+    const signal = await childThatDies(tmp.dir, `const a = begin('/v1/on-demand');\n  await new Promise((r) => setTimeout(r, 100));`, { spareFiles: 0 });
+    assert.equal(signal, 'SIGKILL');
+    const store = await openStore(tmp.dir, { analyze: false });
+    try {
+      const [x] = store.list();
+      assert.equal(x.path, '/v1/on-demand');
+      assert.equal(x.state, 'incomplete');
+      assert.match(x.error!, /while the request was pending/);
+      assert.equal(store.get(x.id)!.requestBody, '{"model":"m/one","stream":true}', 'the request body survived');
     } finally {
       await store.close();
     }

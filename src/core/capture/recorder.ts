@@ -96,12 +96,14 @@ export class Writer implements ExchangeWriter {
       this.fd = spare.fd;
       this.spare = spare.path;
     } else {
-      // No spare left (many exchanges at once): create the file while the upstream thinks. Should the first chunk
-      // come sooner, chunk() opens it itself and the late descriptor is closed unused.
+      // No spare left (many exchanges at once): create the file while the upstream thinks, and place the request
+      // frame as soon as it exists (a process killed before the response still leaves the request body). Should the
+      // first chunk come sooner, chunk() opens it itself and the late descriptor is closed unused.
       void store.openBodyAsync(x.id).then((fd) => {
         if (fd < 0) return;
-        if (this.fd >= 0 || this.done) close(fd, () => undefined);
-        else this.fd = fd;
+        if (this.fd >= 0 || this.done) return close(fd, () => undefined);
+        this.fd = fd;
+        this.ready(false);
       });
     }
     // The request went upstream before `begin` (the proxy calls it a turn of the loop later): the file is named and

@@ -9,6 +9,7 @@ import { startProxy } from '../../src/core/proxy/server';
 import { containsSecret } from '../../src/core/redact';
 import { startOpenRouterEmulator } from '../fixtures/openrouter-emulator';
 import { rawRequest, startRig, startUpstream, waitFor } from '../unit/proxy/local-upstream';
+import { scheduledNow } from '../helpers/timing';
 
 const sse = (n: number) => Array.from({ length: n }, (_, i) => `data: {"i":${i}}\n\n`);
 
@@ -148,13 +149,15 @@ test('an upstream reset mid-stream reaches the client as the same cut; the captu
 });
 
 test('a client abort closes the upstream connection within 100 ms and records what arrived', async () => {
+  // Times are taken on a clock that stands still while this thread (client, proxy and upstream alike) waits for a
+  // core: on a loaded machine other processes' turns are not the proxy's delay.
   let upstreamClosedAt = 0;
   const up = await startUpstream((req, res) => {
     req.resume();
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     const timer = setInterval(() => res.write('data: {"tick":1}\n\n'), 10);
     res.socket!.once('close', () => {
-      upstreamClosedAt = performance.now();
+      upstreamClosedAt = scheduledNow();
       clearInterval(timer);
     });
   });
@@ -166,7 +169,7 @@ test('a client abort closes the upstream connection within 100 ms and records wh
         let n = 0;
         res.on('data', () => {
           if (++n === 3) {
-            abortedAt = performance.now();
+            abortedAt = scheduledNow();
             req.destroy();
             resolve();
           }
@@ -189,13 +192,15 @@ test('a client abort closes the upstream connection within 100 ms and records wh
 });
 
 test('a slow upstream is not buffered: each chunk reaches the client when it is sent', async () => {
+  // Lags are timed on a clock that stands still while this thread waits for a core (see the abort test above);
+  // a chunk held back by the proxy still shows its 200 ms or more.
   const sentAt: number[] = [];
   const up = await startUpstream((req, res) => {
     req.resume();
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     let i = 0;
     const next = () => {
-      sentAt.push(performance.now());
+      sentAt.push(scheduledNow());
       res.write(`data: {"i":${i}}\n\n`);
       if (++i < 5) setTimeout(next, 200);
       else res.end();
@@ -207,7 +212,7 @@ test('a slow upstream is not buffered: each chunk reaches the client when it is 
     const gotAt: number[] = [];
     await new Promise<void>((resolve, reject) => {
       const req = request(`${rig.proxy.url}/v1/chat/completions`, { method: 'POST', agent: false }, (res) => {
-        res.on('data', () => gotAt.push(performance.now()));
+        res.on('data', () => gotAt.push(scheduledNow()));
         res.once('end', resolve);
       });
       req.once('error', reject);

@@ -85,7 +85,7 @@ describe('Compare Providers… (host side)', () => {
   });
 
   beforeEach(() => {
-    Object.assign(stub.ui, { quickPicks: [], inputBoxes: [], errors: [], progress: [], panels: [], executed: [], cancelProgressAfterMs: undefined });
+    Object.assign(stub.ui, { quickPicks: [], inputBoxes: [], errors: [], progress: [], panels: [], executed: [], cancelProgressAfterMs: undefined, cancelProgressWhen: undefined });
     stub.ui.quickPick = (items) => items.filter((i: { endpoint: { slug: string } }) => COMPARE_PROVIDERS.includes(i.endpoint.slug));
     stub.ui.inputBox = () => '2';
   });
@@ -176,7 +176,10 @@ describe('Compare Providers… (host side)', () => {
   it('stops on Cancel: in-flight samples come back cancelled, nothing is reported as an error', async () => {
     const { slow, cmds } = await slowCompare();
     try {
-      stub.ui.cancelProgressAfterMs = 300;
+      // Cancel once the down provider's two samples have failed and the other six are in flight at the emulator (a
+      // fixed delay raced the down provider's answers on a loaded machine).
+      const chats = () => slow.requests.filter((r) => r.path.endsWith('/chat/completions')).length;
+      stub.ui.cancelProgressWhen = (reports) => chats() === 8 && reports.some((r) => /· 2 failed/.test(r.message ?? ''));
       const t0 = Date.now();
       await cmds.runCompare(sourceId);
       assert.ok(Date.now() - t0 < 4000, `stopped well before the 5 s answers (${Date.now() - t0} ms)`);
@@ -198,7 +201,9 @@ describe('Compare Providers… (host side)', () => {
       const t0 = Date.now();
       const running = cmds.runCompare(sourceId);
       while (!stub.ui.panels.length) await new Promise((r) => setTimeout(r, 20));
-      await new Promise((r) => setTimeout(r, 200));
+      // Closed once every sample's request has reached the emulator (a fixed 200 ms was too short on a loaded machine).
+      const sent = () => slow.requests.filter((r) => r.path.endsWith('/chat/completions')).length;
+      for (let i = 0; i < 150 && sent() < 8; i++) await new Promise((r) => setTimeout(r, 20));
       stub.ui.panels[0].dispose();
       await running;
       assert.ok(Date.now() - t0 < 4000, `stopped when the panel closed (${Date.now() - t0} ms)`);

@@ -107,6 +107,8 @@ export const ui = {
   inputBox: (_opts: any): string | undefined => '2',
   /** Cancel the progress notification this many ms after it opens (undefined: never). */
   cancelProgressAfterMs: undefined as number | undefined,
+  /** Cancel the progress notification once this holds, checked every 5 ms (undefined: never). */
+  cancelProgressWhen: undefined as ((reports: { increment?: number; message?: string }[]) => boolean) | undefined,
   quickPicks: [] as { items: any[]; opts: any }[],
   inputBoxes: [] as any[],
   errors: [] as string[],
@@ -144,10 +146,19 @@ export const window = {
             cancel.fire();
           }, ui.cancelProgressAfterMs)
         : undefined;
+    const when = ui.cancelProgressWhen;
+    const poll = when
+      ? setInterval(() => {
+          if (token.isCancellationRequested || !when(entry.reports)) return;
+          token.isCancellationRequested = true;
+          cancel.fire();
+        }, 5)
+      : undefined;
     try {
       return await task({ report: (r: { increment?: number; message?: string }) => entry.reports.push(r) }, token);
     } finally {
       clearTimeout(timer);
+      clearInterval(poll);
     }
   },
   createTreeView: (id: string, opts: { treeDataProvider: unknown }) => ({ id, ...opts, badge: undefined, description: undefined, message: undefined, dispose() {} }),

@@ -33,6 +33,7 @@ test('snapshots follow new bytes; a busy tokenizer is not queued behind, and a f
   poller.watch();
 
   bytes = 10;
+  const firstPollAt = performance.now();
   await poller.poll();
   assert.deepEqual(opens, [10]);
   assert.equal(feed.busy, true);
@@ -51,7 +52,12 @@ test('snapshots follow new bytes; a busy tokenizer is not queued behind, and a f
   await new Promise((r) => setImmediate(r));
   assert.deepEqual(posts.filter((m) => m.type === 'tokens').map((m) => (m as { reason?: string }).reason), ['x1 10']);
   assert.deepEqual(opens, [10, 20], 're-read the moment the tokenizer was free');
-  assert.equal(posts.filter((m) => m.type === 'exchange').length, 1, 'the full view is not re-posted within 250 ms');
+  // The 250 ms are the feed's own clock: only if this thread was held off a core that long since the first post
+  // (a loaded machine) may the view have been posted again.
+  const sinceFirst = performance.now() - firstPollAt;
+  const viewPosts = posts.filter((m) => m.type === 'exchange').length;
+  if (sinceFirst < 250) assert.equal(viewPosts, 1, 'the full view is not re-posted within 250 ms');
+  else assert.ok(viewPosts <= 2, `the full view is posted at most once more after ${sinceFirst.toFixed(0)} ms`);
 
   // The stream ends: the finished exchange replaces the live one, tokens and all.
   state = 'complete';

@@ -12,6 +12,7 @@ import type { ProviderDirectory } from '../core/policy/slugs';
 import type { CapturedExchange, ChunkTiming, NormalizedRequest, ParsedResponse, Severity } from '../core/model';
 import type { TokenAccounting } from '../core/tokens/accounting';
 import type { TokenStream } from '../core/tokens/stream';
+import { SEGMENT_KINDS as CORE_SEGMENT_KINDS, TOKEN_KINDS as CORE_TOKEN_KINDS, tableOf, type TokenTable } from '../core/tokens/table';
 import { familyName } from '../core/checks/scan';
 import { turnReport, type ParsedCall, type ProviderCall, type TurnReport } from '../core/parsed';
 import {
@@ -184,18 +185,23 @@ export function findingRange(f: FindingView, textLength: number): { start: numbe
 const SEGMENT_INDEX = new Map(SEGMENT_KINDS.map((k, i) => [k, i]));
 const KIND_INDEX = new Map<string, number>(TOKEN_KINDS.map((k, i) => [k, i]));
 
-/** A core token stream → the webview's columns. Findings carry their token placement and rule help. */
-export function tokenStreamView(stream: TokenStream, ruleInfo?: (id: string) => RuleInfo | undefined): TokenStreamView {
-  const n = stream.tokens.length;
+/**
+ * A core token stream → the webview's columns. Findings carry their token placement and rule help. A table (the
+ * worker's columns) is read as it is; a stream of token objects is put in columns first.
+ */
+export function tokenStreamView(s: TokenStream | TokenTable, ruleInfo?: (id: string) => RuleInfo | undefined): TokenStreamView {
+  const stream = 'columns' in s ? s : tableOf(s);
+  const c = stream.columns;
+  const n = c.length;
   const view: TokenStreamView = {
     tokenizer: stream.tokenizer,
     source: stream.source,
-    ids: new Array(n),
+    ids: Array.from(c.ids.subarray(0, n)),
     texts: new Array(n),
-    starts: new Array(n),
-    ends: new Array(n),
-    kinds: new Array(n),
-    segments: new Array(n),
+    starts: Array.from(c.starts.subarray(0, n)),
+    ends: Array.from(c.ends.subarray(0, n)),
+    kinds: Array.from(c.kinds.subarray(0, n), (k) => KIND_INDEX.get(CORE_TOKEN_KINDS[k]) ?? 0),
+    segments: Array.from(c.segments.subarray(0, n), (k) => SEGMENT_INDEX.get(CORE_SEGMENT_KINDS[k] ?? 'none') ?? 0),
     accounting: accountingRows(stream.accounting),
     findings: stream.findings.map((tf) => {
       const info = ruleInfo?.(tf.finding.rule);
@@ -203,14 +209,9 @@ export function tokenStreamView(stream: TokenStream, ruleInfo?: (id: string) => 
     }),
   };
   for (let i = 0; i < n; i++) {
-    const t = stream.tokens[i];
-    view.ids[i] = t.id;
+    const label = c.labels[c.label[i]];
     // Whole characters go raw (the view shows whitespace on demand); partial bytes keep the core's `\xNN` label.
-    view.texts[i] = t.bytes || t.kind === 'special' ? t.text : stream.text.slice(t.start, t.end);
-    view.starts[i] = t.start;
-    view.ends[i] = t.end;
-    view.kinds[i] = KIND_INDEX.get(t.kind) ?? 0;
-    view.segments[i] = SEGMENT_INDEX.get(t.segment ?? 'none') ?? 0;
+    view.texts[i] = label.bytes || CORE_TOKEN_KINDS[c.kinds[i]] === 'special' ? label.text : stream.text.slice(c.starts[i], c.ends[i]);
   }
   return view;
 }

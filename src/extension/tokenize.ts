@@ -49,13 +49,14 @@ export class ExchangeTokenizer {
       sink?.report(p);
     };
     try {
-      const { stream } = await this.worker.tokenStream(
+      // The tokens come back in columns (transferred, not copied) and go into the view's columns as they are.
+      const { table } = await this.worker.tokenTable(
         { model, family: result.analysis.family, tokenizerDir, cacheDir, hub: hfToken ? { token: hfToken } : undefined },
         // The stored analysis goes along: the token view shows the findings the Problems panel shows.
         { response: result.response, request: result.request, model, analysis: result.analysis },
         { onWarning, onProgress },
       );
-      return { stream: tokenStreamView(stream, ruleInfo) };
+      return { stream: tokenStreamView(table, ruleInfo) };
     } catch (e) {
       if (e instanceof UserError) return { reason: `No tokenizer: ${e.message}. Set tokenscope.tokenizer.folder to a folder holding the model's tokenizer files.` };
       throw e;

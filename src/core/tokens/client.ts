@@ -2,6 +2,8 @@ import { Worker } from 'node:worker_threads';
 import { UserError, type Analysis } from '../model';
 import type { DownloadProgress } from './hub';
 import type { TokenStream } from './stream';
+import { streamOf, type TokenTable } from './table';
+import { eventCount } from '../wire/common';
 import type { StreamJob, WorkerReply, WorkerTokenizerRequest } from './worker-protocol';
 
 export interface TokenJobOptions {
@@ -16,18 +18,30 @@ export interface TokenJobOptions {
 export class TokenWorker {
   private worker: Worker | undefined;
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (r: { stream: TokenStream; analysis: Analysis }) => void; reject: (e: Error) => void; opts: TokenJobOptions }>();
+  private readonly pending = new Map<number, { resolve: (r: { table: TokenTable; analysis: Analysis }) => void; reject: (e: Error) => void; opts: TokenJobOptions }>();
 
   /** `workerFile`: the bundled worker.ts (dist/tokens-worker.js). */
   constructor(private readonly workerFile: string) {}
 
-  tokenStream(tokenizer: WorkerTokenizerRequest, input: StreamJob['input'], opts: TokenJobOptions = {}): Promise<{ stream: TokenStream; analysis: Analysis }> {
+  /** The token stream as one object per token (`tokenTable`, materialized). */
+  async tokenStream(tokenizer: WorkerTokenizerRequest, input: StreamJob['input'], opts: TokenJobOptions = {}): Promise<{ stream: TokenStream; analysis: Analysis }> {
+    const { table, analysis } = await this.tokenTable(tokenizer, input, opts);
+    return { stream: streamOf(table), analysis };
+  }
+
+  /**
+   * The token stream with its tokens in columns (./table.ts), transferred from the worker without a copy. A streamed
+   * response goes without its wire events (only their count is read there): a large stream's events are not copied.
+   */
+  tokenTable(tokenizer: WorkerTokenizerRequest, input: StreamJob['input'], opts: TokenJobOptions = {}): Promise<{ table: TokenTable; analysis: Analysis }> {
     const worker = this.ensure();
     const id = this.nextId++;
+    const r = input.response;
+    const job: StreamJob = { id, tokenizer, input: r?.streamed && r.events.length ? { ...input, response: { ...r, events: [], eventCount: eventCount(r) } } : input };
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, opts });
       worker.ref();
-      worker.postMessage({ id, tokenizer, input } satisfies StreamJob);
+      worker.postMessage(job);
     });
   }
 
@@ -66,7 +80,7 @@ export class TokenWorker {
         return;
       case 'done':
         this.settled(m.id);
-        job.resolve({ stream: m.stream, analysis: m.analysis });
+        job.resolve({ table: m.table, analysis: m.analysis });
         return;
       case 'failed':
         this.settled(m.id);

@@ -2,7 +2,7 @@ import type { AnalyzeInput } from '../analyze';
 import type { Analysis } from '../model';
 import type { DownloadProgress, HubOptions } from './hub';
 import type { TokenizerRequest } from './resolve';
-import type { TokenStream } from './stream';
+import type { TokenTable } from './table';
 
 /** Messages between the token worker (worker.ts) and its client (client.ts). Everything is structured-cloneable. */
 
@@ -19,5 +19,6 @@ export interface StreamJob {
 export type WorkerReply =
   | { id: number; type: 'progress'; progress: DownloadProgress }
   | { id: number; type: 'warning'; message: string }
-  | { id: number; type: 'done'; stream: TokenStream; analysis: Analysis }
+  /** The table's columns come transferred, not copied. */
+  | { id: number; type: 'done'; table: TokenTable; analysis: Analysis }
   | { id: number; type: 'failed'; message: string; userError: boolean };

@@ -5,9 +5,10 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { UserError } from '../model';
-import { exchangeTokenStream } from './exchange';
+import { exchangeTokenTable } from './exchange';
 import { ChatTemplatePool, promptFor } from './prompt';
 import { TokenizerPool } from './resolve';
+import type { TokenTable } from './table';
 import type { StreamJob, WorkerReply } from './worker-protocol';
 
 const pool = new TokenizerPool();
@@ -16,8 +17,14 @@ const port = parentPort;
 if (!port) throw new Error('tokens worker must run in a worker thread');
 
 port.on('message', (job: StreamJob) => {
-  void run(job).then((reply) => port.postMessage(reply));
+  // The token columns go to the host without a copy: a 200 MB stream's millions of tokens are a few typed arrays.
+  void run(job).then((reply) => port.postMessage(reply, reply.type === 'done' ? columnBuffers(reply.table) : []));
 });
+
+function columnBuffers(table: TokenTable): ArrayBuffer[] {
+  const c = table.columns;
+  return [c.ids, c.starts, c.ends, c.label, c.kinds, c.segments, c.calls].map((a) => a.buffer as ArrayBuffer);
+}
 
 async function run(job: StreamJob): Promise<WorkerReply> {
   try {
@@ -28,8 +35,8 @@ async function run(job: StreamJob): Promise<WorkerReply> {
     });
     // The prompt side when the request is there; a missing template becomes a note beside the accounting.
     const { prompt, note } = job.input.request ? await promptFor(tokenizer, templates, { ...job.tokenizer }, job.input.request.raw) : {};
-    const { stream, analysis } = exchangeTokenStream({ ...job.input, tokenizer, promptTokens: prompt?.ids.length, promptIds: prompt?.ids, promptNote: note });
-    return { id: job.id, type: 'done', stream, analysis };
+    const { table, analysis } = exchangeTokenTable({ ...job.input, tokenizer, promptTokens: prompt?.ids.length, promptIds: prompt?.ids, promptNote: note });
+    return { id: job.id, type: 'done', table, analysis };
   } catch (e) {
     return { id: job.id, type: 'failed', message: e instanceof Error ? e.message : String(e), userError: e instanceof UserError };
   }

@@ -187,46 +187,72 @@ describe('tokens --batch', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
     assert.deepEqual(b.completion_ids, a.completion_ids, 'a CRLF line reads as the same line');
   });
 
-  test('Ctrl-C stops cleanly: exit 130, the output is complete lines in input order', async (t) => {
-    const mixed = mixedInput();
-    if (!mixed) return t.skip('shared recordings not found (../shared/recordings or TOKENSCOPE_SHARED)');
+  /** `tokens --batch` over `lines` good lines in a process of its own, as a user runs it (SIGINT goes to it alone). */
+  function spawnBatch(name: string, lines: number, workers: string) {
+    const mixed = mixedInput()!;
     const good = mixed.lines.filter((l, i) => i === 0 || i === 2 || i === 7);
-    const input = file('long.jsonl', Array.from({ length: 6000 }, (_, i) => good[i % good.length]).join('\n') + '\n');
-    const out = join(tmp, 'long.out.jsonl');
+    const input = file(`${name}.jsonl`, Array.from({ length: lines }, (_, i) => good[i % good.length]).join('\n') + '\n');
+    const out = join(tmp, `${name}.out.jsonl`);
     const script = "require('./src/cli/main').main(process.argv.slice(1)).then((c) => { process.exitCode = c; })";
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', '-e', script, 'tokens', '--batch', input, '--out', out, '--tokenizer-dir', dir, '--data-dir', data, '--workers', '2', '--json'],
+      ['--import', 'tsx', '-e', script, 'tokens', '--batch', input, '--out', out, '--tokenizer-dir', dir, '--data-dir', data, '--workers', workers, '--json'],
       { cwd: repoRoot, env: { ...process.env, TOKENSCOPE_BATCH_WORKER: workerFile }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const exited = new Promise<number | null>((ok) => child.on('exit', (code) => ok(code)));
-    // Interrupt once output is flowing.
-    for (let i = 0; i < 600; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      let size = 0;
+    const run = { out, stdout: '', stderr: '', exited: new Promise<number | null>((ok) => child.on('exit', (code) => ok(code))) };
+    child.stdout.on('data', (d) => (run.stdout += d));
+    child.stderr.on('data', (d) => (run.stderr += d));
+    /** Resolves once `ready` holds (checked every 50 ms, for at most 30 s). */
+    const until = async (ready: () => boolean) => {
+      for (let i = 0; i < 600 && !ready(); i++) await new Promise((r) => setTimeout(r, 50));
+    };
+    const outSize = () => {
       try {
-        size = statSync(out).size;
+        return statSync(out).size;
       } catch {
-        // not created yet
+        return 0; // not created yet
       }
-      if (size > 0) break;
-    }
-    child.kill('SIGINT');
-    const code = await exited;
-    assert.equal(code, 130, stdout);
-    const summary = JSON.parse(stdout);
-    assert.equal(summary.interrupted, true);
-    assert.match(stderr, /stopping: finishing the lines already being processed/, 'Ctrl-C is acknowledged at once');
+    };
+    return { ...run, child, until, outSize, get stdout() { return run.stdout; }, get stderr() { return run.stderr; } };
+  }
+
+  /** The output is whole lines, the input's first lines in order, as many as the summary says were processed. */
+  function assertWholePrefix(out: string, summary: { lines: { processed: number } }, total: number) {
     const text = readFileSync(out, 'utf8');
     assert.ok(text.endsWith('\n'), 'the file ends with a complete line');
     const lines = readOut(out);
-    assert.ok(lines.length > 0 && lines.length < 6000, `${lines.length} lines written`);
+    assert.ok(lines.length > 0 && lines.length < total, `${lines.length} lines written`);
     assert.deepEqual(lines.map((l) => l.line), Array.from({ length: lines.length }, (_, i) => i + 1), 'a prefix of the input, in order');
     assert.equal(summary.lines.processed, lines.length);
+  }
+
+  test('Ctrl-C stops cleanly: exit 130, the output is complete lines in input order', async (t) => {
+    if (!mixedInput()) return t.skip('shared recordings not found (../shared/recordings or TOKENSCOPE_SHARED)');
+    const run = spawnBatch('long', 6000, '2');
+    await run.until(() => run.outSize() > 0); // interrupt once output is flowing
+    run.child.kill('SIGINT');
+    const code = await run.exited;
+    assert.equal(code, 130, run.stdout);
+    const summary = JSON.parse(run.stdout);
+    assert.equal(summary.interrupted, true);
+    assert.match(run.stderr, /stopping: finishing the lines already being processed/, 'Ctrl-C is acknowledged at once');
+    assertWholePrefix(run.out, summary, 6000);
+  });
+
+  test('Ctrl-C twice stops at once, dropping the lines in flight: exit 130, the output still ends on a whole line', async (t) => {
+    if (!mixedInput()) return t.skip('shared recordings not found (../shared/recordings or TOKENSCOPE_SHARED)');
+    const run = spawnBatch('twice', 6000, '1');
+    // Past the first small chunks, so that a few hundred lines are in flight when the second Ctrl-C comes.
+    await run.until(() => run.outSize() > 400_000);
+    run.child.kill('SIGINT');
+    await run.until(() => /stopping:/.test(run.stderr)); // the first is handled: a second is not merged into it
+    run.child.kill('SIGINT');
+    const code = await run.exited;
+    assert.equal(code, 130, run.stderr);
+    assert.match(run.stderr, /stopping now: the lines being processed are dropped/);
+    const summary = JSON.parse(run.stdout);
+    assert.equal(summary.interrupted, true);
+    assertWholePrefix(run.out, summary, 6000);
   });
 
   test('progress: lines, rate, percent read and ETA on a terminal, erased before the summary; none when stderr is piped', async (t) => {

@@ -9,7 +9,7 @@ import { runBatch, type BatchProgress } from '../../core/tokens/batch/run';
 import type { DownloadProgress } from '../../core/tokens/hub';
 import { checkTokenizerDir } from '../../core/tokens/resolve';
 import type { Args } from '../args';
-import { interruptSignal, type CliIO } from '../io';
+import type { CliIO } from '../io';
 import { clock, statusLine } from '../progress';
 import { safeLine, safeText } from '../terminal';
 
@@ -36,10 +36,13 @@ export async function batch(args: Args, io: CliIO, onDownload: (p: DownloadProgr
   const workerFile = batchWorkerFile();
   const specforgeOutput = format === 'specforge' ? specforgePath(output) : undefined;
   const progress = batchProgress(io);
-  const interrupt = interruptSignal();
+  const interrupt = batchInterrupt();
   // The lines already handed to the workers are finished and written, so the output stays whole lines: say so.
   interrupt.signal.addEventListener('abort', () => {
-    progress.note('tokenscope tokens: stopping: finishing the lines already being processed (Ctrl-C again quits at once and may cut the last line)');
+    progress.note('tokenscope tokens: stopping: finishing the lines already being processed (Ctrl-C again stops at once, without them)');
+  });
+  interrupt.quit.addEventListener('abort', () => {
+    progress.note('tokenscope tokens: stopping now: the lines being processed are dropped; the output ends on a whole line');
   });
   try {
     const result = await runBatch({
@@ -55,6 +58,7 @@ export async function batch(args: Args, io: CliIO, onDownload: (p: DownloadProgr
       cacheDir: args.str('data-dir') ?? defaultDataDir(),
       offline: args.bool('offline'),
       signal: interrupt.signal,
+      quit: interrupt.quit,
       onProgress: progress.update,
       onDownload,
       onWarning: (m) => progress.note(`tokenscope tokens: ${safeLine(m)}`),
@@ -87,6 +91,22 @@ export async function batch(args: Args, io: CliIO, onDownload: (p: DownloadProgr
     progress.clear();
     interrupt.release();
   }
+}
+
+/**
+ * Ctrl-C once aborts `signal` (stop reading, finish the lines in flight), twice `quit` (drop them, close the files on
+ * the last whole chunk written). After that SIGINT is Node's default again, so a third quits the process outright.
+ */
+function batchInterrupt(): { signal: AbortSignal; quit: AbortSignal; release(): void } {
+  const stop = new AbortController();
+  const quit = new AbortController();
+  const onSigint = () => {
+    if (!stop.signal.aborted) return stop.abort();
+    process.removeListener('SIGINT', onSigint);
+    quit.abort();
+  };
+  process.on('SIGINT', onSigint);
+  return { signal: stop.signal, quit: quit.signal, release: () => process.removeListener('SIGINT', onSigint) };
 }
 
 /**

@@ -50,7 +50,7 @@ Batch (a whole dataset): each line of IN.jsonl is a chat.completion (as OpenRout
 order: {"line","id","model","family","source","completion_ids","prompt_ids","accounting","findings"}. Bad lines are
 counted and reported by line number, never fatal. The summary (--json: as JSON) counts samples per "dataset"
 field, tool-call markup in prompts, in completion content and as structured calls, the accounting against billed
-usage, and findings by rule. Ctrl-C stops cleanly: OUT holds complete lines for the input read so far.
+usage, and findings by rule. Ctrl-C stops cleanly, and Ctrl-C again at once: OUT holds complete lines, a prefix.
   --batch IN.jsonl     the input file
   --out OUT.jsonl      the output file (written 0600)
   --workers N          worker threads (default: one per core)

@@ -3,8 +3,9 @@
  * input order. Memory stays bounded whatever the file's length: the reader pauses while every worker has
  * `QUEUED_PER_WORKER` chunks in flight or the output is not draining, and results are written as soon as the chunks
  * before them are. The workers also count the summary (per chunk, merged here in input order), so the main thread
- * only finds line ends, orders and writes. Aborting (Ctrl-C) stops reading, lets the chunks in flight finish and be
- * written, and closes the files, so what is written is complete lines, a prefix of the full output.
+ * only finds line ends, orders and writes. Aborting `signal` (Ctrl-C) stops reading, lets the chunks in flight finish
+ * and be written, and closes the files; aborting `quit` (Ctrl-C again) drops the chunks in flight instead. Either way
+ * what is written is complete lines, a prefix of the full output, and the summary counts exactly those lines.
  */
 import { once } from 'node:events';
 import { createReadStream, createWriteStream, statSync, type WriteStream } from 'node:fs';
@@ -26,7 +27,10 @@ export interface BatchRunOptions extends BatchOptions {
   workers: number;
   /** The bundled worker.ts (dist/tokens-batch-worker.js). */
   workerFile: string;
+  /** Stop reading; the lines in flight are finished and written. */
   signal?: AbortSignal;
+  /** Stop at once: only the lines already done are written (whole chunks, so the files still end on a whole line). */
+  quit?: AbortSignal;
   /** The most lines per chunk sent to a worker (default CHUNK_LINES). */
   chunkLines?: number;
   onProgress?: (p: BatchProgress) => void;
@@ -48,6 +52,8 @@ export interface BatchResult {
 }
 
 const QUEUED_PER_WORKER = 2;
+/** Thrown by the waits once `quit` is aborted. */
+const QUIT = Symbol('quit');
 /**
  * Chunk sizes. Each chunk costs the main thread and a worker the same (two messages, two wake-ups, a write) whatever
  * its size, so large chunks leave less of that per line. The first chunks are small, so that every worker has work
@@ -99,6 +105,7 @@ export async function runBatch(o: BatchRunOptions): Promise<BatchResult> {
     w.worker.on('message', (m: BatchWorkerReply) => {
       if (m.type === 'progress') return o.onDownload?.(m.progress);
       if (m.type === 'warning') return o.onWarning?.(m.message);
+      if (o.quit?.aborted) return; // dropped: nothing more is written
       w.inFlight--;
       inFlight--;
       done.set(m.seq, m);
@@ -120,11 +127,14 @@ export async function runBatch(o: BatchRunOptions): Promise<BatchResult> {
   }
   const onAbort = () => signalWake();
   o.signal?.addEventListener('abort', onAbort);
+  o.quit?.addEventListener('abort', onAbort);
+  const stopped = () => !!o.signal?.aborted || !!o.quit?.aborted;
 
   /** Resolves when the predicate holds, re-checked after every reply (and on abort or failure). */
   const until = async (ready: () => boolean) => {
-    while (!ready() && !failure) await new Promise<void>((r) => (wake = r));
+    while (!ready() && !failure && !o.quit?.aborted) await new Promise<void>((r) => (wake = r));
     if (failure) throw failure;
+    if (o.quit?.aborted) throw QUIT;
   };
   const outputReady = () => !out.writableNeedDrain && !sf?.writableNeedDrain;
   for (const s of [out, sf]) s?.on('drain', signalWake);
@@ -155,7 +165,7 @@ export async function runBatch(o: BatchRunOptions): Promise<BatchResult> {
     let firstLine = 1;
     for await (const buf of createReadStream(o.input, { highWaterMark: READ_BYTES }) as AsyncIterable<Buffer>) {
       bytesRead += buf.length;
-      if (o.signal?.aborted) break;
+      if (stopped()) break;
       let from = 0;
       for (let nl = buf.indexOf(0x0a); nl !== -1; nl = buf.indexOf(0x0a, nl + 1)) {
         lines++;
@@ -168,20 +178,23 @@ export async function runBatch(o: BatchRunOptions): Promise<BatchResult> {
         chunkBytes = left > 0 ? Math.min(CHUNK_BYTES, Math.max(TAIL_CHUNK_BYTES, (left * TAIL_SHARE) / workers.length)) : CHUNK_BYTES;
         firstLine += lines;
         [parts, size, lines, from] = [[], 0, 0, nl + 1];
-        if (o.signal?.aborted) break;
+        if (stopped()) break;
       }
-      if (o.signal?.aborted) break;
+      if (stopped()) break;
       if (from < buf.length) (parts.push(buf.subarray(from)), (size += buf.length - from));
     }
-    if (o.signal?.aborted) interrupted = true;
+    if (stopped()) interrupted = true;
     else if (size > 0) await dispatch(firstLine, parts, size);
     await until(() => inFlight === 0);
+  } catch (e) {
+    if (e !== QUIT) throw e;
   } finally {
     o.signal?.removeEventListener('abort', onAbort);
+    o.quit?.removeEventListener('abort', onAbort);
     await Promise.all(workers.map((w) => w.worker.terminate()));
     await Promise.all([closeOutput(out), sf && closeOutput(sf)]);
   }
-  return { summary, interrupted: interrupted || !!o.signal?.aborted, elapsedMs: performance.now() - t0 };
+  return { summary, interrupted: interrupted || stopped(), elapsedMs: performance.now() - t0 };
 }
 
 function inputSize(file: string): number {

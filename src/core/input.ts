@@ -3,7 +3,7 @@
  * response body (OpenAI Chat, Anthropic Messages, Responses, SGLang), an SSE dump of any of them, a Tokenscope repro
  * bundle (`*.tokenscope.json`), or the id of an exchange in the capture store. Unusable input is a one-line UserError.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseExchange, parseExchangeChunks, type ExchangeAnalysis } from './analyze';
 import { resultFor } from './capture/analysis';
@@ -13,6 +13,7 @@ import { BUNDLE_EXTENSION, BUNDLE_FORMAT, readBundle } from './export/bundle';
 import { UserError, type CapturedExchange, type ChunkTiming, type NormalizedRequest, type ParsedResponse } from './model';
 import { recoverTruncatedJson } from './wire/common';
 import { normalizeRequest, parseResponseBody } from './wire/index';
+import { parseResponseChunks, sseHead } from './wire/chunked';
 import { fsWhy } from './fs-errors';
 
 export interface LoadedInput {
@@ -48,6 +49,11 @@ const BUNDLE_HEAD = new RegExp(`^\\s*\\{\\s*"format"\\s*:\\s*"${BUNDLE_FORMAT.re
 export async function loadInput(file: string, opts: LoadInputOptions = {}): Promise<LoadedInput> {
   if (!existsSync(file)) return loadCapture(file, opts.dataDir ?? defaultDataDir(), opts.storedResult === true);
   const label = basename(file);
+  const head = readHead(file);
+  if (head && !isBlank(head.bytes) && !looksBinary(head.bytes) && !BUNDLE_HEAD.test(new TextDecoder().decode(head.bytes.subarray(0, 512))) && !file.endsWith(BUNDLE_EXTENSION)) {
+    // An SSE dump is parsed as it is read, a block at a time, keeping none of its events.
+    if (sseHead(head.bytes, undefined, head.size <= head.bytes.length)) return { ...streamedResponse(parseResponseChunks(fileBlocks(file, head.size)), label), label };
+  }
   const bytes = readBytes(file);
   if (isBlank(bytes)) throw new UserError(`${label} is empty`);
   if (bytes[0] === 0x1f && bytes[1] === 0x8b) throw new UserError(`${label} is gzip-compressed; decompress it first`);
@@ -76,12 +82,7 @@ function readResponse(bytes: Uint8Array, label: string, jsonFile: boolean): { re
     if (value !== undefined && typeof value !== 'object') throw new UserError(`${label} is ${jsonKind(value)}, not a response`);
     if (value === null) throw new UserError(`${label} is JSON null, not a response`);
   }
-  if (response.protocol !== 'unknown' || response.error) return { response, model: response.model };
-  if (response.streamed) {
-    // An SSE stream whose events name no known API, and nothing wrong with it: not a turn of any protocol Tokenscope reads.
-    if (response.wireIssues.length === 0) throw new UserError(`${label} is a stream of an unknown API, not OpenAI Chat, Anthropic Messages, OpenAI Responses or SGLang`);
-    return { response };
-  }
+  if (response.streamed || response.error || response.protocol !== 'unknown') return streamedResponse(response, label);
   if (response.events.length === 0) return { response };
   const body = response.events[0]?.data ?? '';
   const cut = response.wireIssues.some((w) => w.code === 'truncated-body');
@@ -101,6 +102,14 @@ function readResponse(bytes: Uint8Array, label: string, jsonFile: boolean): { re
     }
   }
   return { response: parseResponseBody(bytes, { protocol: 'native-text' }) };
+}
+
+/** A response of a known API, an error, or a stream (one of an unknown API is refused unless something is wrong with it). */
+function streamedResponse(response: ParsedResponse, label: string): { response: ParsedResponse; model?: string } {
+  if (response.protocol !== 'unknown' || response.error) return { response, model: response.model };
+  // An SSE stream whose events name no known API, and nothing wrong with it: not a turn of any protocol Tokenscope reads.
+  if (response.wireIssues.length === 0) throw new UserError(`${label} is a stream of an unknown API, not OpenAI Chat, Anthropic Messages, OpenAI Responses or SGLang`);
+  return { response };
 }
 
 function isObj(v: unknown): v is Record<string, unknown> {
@@ -155,6 +164,46 @@ export function loadRequest(file: string): NormalizedRequest {
     throw new UserError(`${label} is a response body (${response.protocol}), not a request: give the response as FILE and the request body the agent sent to --request`);
   }
   return normalizeRequest(body);
+}
+
+/** The first 4 KB of a regular file within the size limit, and its size; undefined when `readBytes` would refuse it. */
+function readHead(file: string): { bytes: Uint8Array; size: number } | undefined {
+  try {
+    const st = statSync(file);
+    if (!st.isFile() || st.size > MAX_BYTES) return undefined;
+    const fd = openSync(file, 'r');
+    try {
+      const buf = Buffer.alloc(Math.min(4096, st.size));
+      return { bytes: buf.subarray(0, readSync(fd, buf, 0, buf.length, 0)), size: st.size };
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined; // readBytes says why
+  }
+}
+
+/** A file's bytes a block at a time (at most `size`: the file as it was when its head was read). */
+function* fileBlocks(file: string, size: number): Generator<{ bytes: Uint8Array }> {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (e) {
+    throw new UserError(`cannot read ${file}: ${fsWhy(e)}`);
+  }
+  try {
+    for (let at = 0; at < size; ) {
+      const buf = Buffer.allocUnsafe(Math.min(1 << 20, size - at));
+      const n = readSync(fd, buf, 0, buf.length, at);
+      if (n === 0) break;
+      yield { bytes: buf.subarray(0, n) };
+      at += n;
+    }
+  } catch (e) {
+    throw new UserError(`cannot read ${file}: ${fsWhy(e)}`);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function readBytes(file: string): Uint8Array {

@@ -31,6 +31,24 @@ export function parseResponseChunks(chunks: Iterable<{ bytes: Uint8Array; t?: nu
   return parser.end();
 }
 
+/**
+ * Whether a body opening with `head` is framed as SSE, as `parseResponseBody` frames it (an SSE field after a BOM
+ * and whitespace, or an event-stream content type, and not JSON); undefined when `head` is too short to tell and
+ * more may follow (`whole`: it is all there is, or all that decides).
+ */
+export function sseHead(head: Uint8Array, contentType: string | undefined, whole: boolean): boolean | undefined {
+  let i = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
+  while (i < head.length && (head[i] === 0x20 || head[i] === 0x09 || head[i] === 0x0a || head[i] === 0x0d)) i++;
+  if (i + FIELD_BYTES > head.length && !whole) return undefined;
+  const first = head[i];
+  return (
+    i < head.length &&
+    first !== 0x7b /* { */ &&
+    first !== 0x5b /* [ */ &&
+    (SSE_FIELDS.some((f) => f.every((b, k) => head[i + k] === b)) || /text\/event-stream/i.test(contentType ?? ''))
+  );
+}
+
 class ChunkedParser {
   /** `undecided` until the first bytes that are not whitespace say how the body is framed. */
   private mode: 'undecided' | 'whole' | 'sse' = 'undecided';
@@ -75,15 +93,8 @@ class ChunkedParser {
   /** The framing, from the first bytes that are not a BOM or whitespace (as `parseResponseBody` frames a body). */
   private decide(atEnd: boolean): void {
     const head = this.head(FIELD_BYTES + 64);
-    let i = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
-    while (i < head.length && (head[i] === 0x20 || head[i] === 0x09 || head[i] === 0x0a || head[i] === 0x0d)) i++;
-    if (i + FIELD_BYTES > head.length && !atEnd && this.size === head.length) return; // too few bytes to tell yet
-    const first = head[i];
-    const sse =
-      i < head.length &&
-      first !== 0x7b /* { */ &&
-      first !== 0x5b /* [ */ &&
-      (SSE_FIELDS.some((f) => f.every((b, k) => head[i + k] === b)) || /text\/event-stream/i.test(this.hint.contentType ?? ''));
+    const sse = sseHead(head, this.hint.contentType, atEnd || this.size > head.length);
+    if (sse === undefined) return; // too few bytes to tell yet
     if (!sse) {
       this.mode = 'whole';
       return;

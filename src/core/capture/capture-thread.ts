@@ -18,6 +18,9 @@ type Reply = { seq: number; result?: unknown; error?: string };
 /** A job as the caller gives it (the thread numbers it). */
 type Job = CaptureJob extends infer J ? (J extends unknown ? Omit<J, 'seq'> : never) : never;
 
+/** Watches the jobs a worker answers (tests check that large work ran there). Production code never sets it. */
+export const captureThreadProbe: { onJob?: (kind: CaptureJob['kind'], bytes: number) => void } = {};
+
 export class CaptureThread {
   private worker: Worker | undefined;
   private failed = false;
@@ -41,7 +44,8 @@ export class CaptureThread {
 
   /** The masks for keys split over SSE events in a file (./split-keys-body.ts). Rejects on failure. */
   splitKeys(job: SplitKeysJob): Promise<SplitKeysFound | undefined> | undefined {
-    return this.run({ kind: 'split-keys', job }) as Promise<SplitKeysFound | undefined> | undefined;
+    const done = this.run({ kind: 'split-keys', job }) as Promise<SplitKeysFound | undefined> | undefined;
+    return done?.then((r) => (captureThreadProbe.onJob?.('split-keys', job.size - job.from), r));
   }
 
   async close(): Promise<void> {

@@ -3,6 +3,8 @@
  * running the checks, or searching it for keys split over SSE events, would stall the proxy's event loop, so other
  * streams' chunks would wait. The worker reads the file itself; only metadata and results cross threads.
  */
+import { readlinkSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import type { CapturedExchange } from '../model';
 import { analyzeCaptured, outcomeOf } from './analysis';
@@ -27,6 +29,30 @@ function run(job: CaptureJob): unknown {
   const full = request === undefined ? job.x : { ...job.x, requestBody: Buffer.from(request.buffer, request.byteOffset, request.byteLength).toString('utf8') };
   return outcomeOf(analyzeCaptured(full, response, chunks));
 }
+
+/**
+ * This thread runs at a lower priority than the proxy's (Linux gives each thread its own nice value: /proc/thread-self
+ * names this one's id), so on a busy machine a long job here yields the core to the forwarding path and its garbage
+ * collector instead of competing with them. Elsewhere the job runs at the process's priority.
+ */
+function yieldToTheProxy(): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (tid > 0 && tid !== process.pid) setPriority(tid, Math.min(19, 10 + getOwnPriority()));
+  } catch {
+    // not Linux, or not allowed: the process's priority
+  }
+}
+
+function getOwnPriority(): number {
+  try {
+    return getPriority();
+  } catch {
+    return 0;
+  }
+}
+
+yieldToTheProxy();
 
 parentPort?.on('message', (job: CaptureJob) => {
   try {

@@ -1,7 +1,8 @@
 // The capture worker is ended once idle, so the heap a large analysis grew does not stay with `serve`; the next
 // large exchange starts a new one.
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { StoredAnalysis } from '../../../src/core/capture/analysis';
@@ -78,6 +79,32 @@ test('the worker finds the same split-key masks as the in-thread search, for bod
       assert.ok(!file.includes(KEY.slice(8, 12)) && file.length === readFileSync(job.path).length);
     }
     await w.finish();
+  } finally {
+    await thread.close();
+    await store.close();
+    tmp.remove();
+  }
+});
+
+test('the capture worker runs below the proxy thread priority, so a long job yields the core to forwarding', async (t) => {
+  if (!existsSync('/proc/thread-self')) return t.skip('needs Linux per-thread scheduling (/proc/thread-self)');
+  if (getPriority() >= 19) return t.skip('this process already runs at the lowest priority');
+  const niceOf = () =>
+    readdirSync(`/proc/${process.pid}/task`).map((tid) => {
+      const stat = readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]); // field 19: nice
+    });
+  const before = niceOf();
+  const { tmp, store, thread, w } = await rig();
+  try {
+    w.chunk(Buffer.from(SSE));
+    const x = await w.finish();
+    await thread.analyze(x, join(tmp.dir, 'bodies', `${x.id}.cap`));
+    const own = getPriority();
+    const want = Math.min(19, own + 10);
+    assert.ok(!before.includes(want), `no thread ran at nice ${want} before: ${before.join(' ')}`);
+    assert.ok(niceOf().includes(want), `the worker thread runs at nice ${want}: ${niceOf().join(' ')}`);
+    assert.equal(getPriority(), own, 'the process (and its main thread) keep their priority');
   } finally {
     await thread.close();
     await store.close();

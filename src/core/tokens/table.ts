@@ -53,7 +53,7 @@ export class ColumnsBuilder {
   readonly columns: TokenColumns;
   private readonly slots = new Map<number, number>();
 
-  constructor(capacity = 1024) {
+  constructor(capacity = 16) {
     this.columns = { length: 0, ...arrays(capacity), labels: [] };
   }
 

@@ -91,7 +91,10 @@ describe('tokens on a large stream: memory follows the output, not the stream', 
     const mb = (b: number) => `${(b / 2 ** 20).toFixed(0)} MB`;
     const report = `peaks: tiny ${mb(base.peak)}, plain ${mb(plain.peak)}, padded ${mb(padded.peak)}, padded --json ${mb(json.peak)}; ${n} tokens`;
     t.diagnostic(report);
-    assert.ok(padded.peak <= plain.peak + 0.1 * (plain.peak - base.peak) + 8 * 2 ** 20, `the larger stream costs more memory: ${report}`);
+    // Memory that followed the stream would grow 3.7× with it. When the collector runs is not ours to set: on a loaded
+    // machine a peak moves by ten-odd MB from run to run, so the check allows half as much again plus 8 MB, and a
+    // stream-sized cost still fails it (the earlier parse grew 2.2× here).
+    assert.ok(padded.peak - base.peak <= 1.5 * (plain.peak - base.peak) + 8 * 2 ** 20, `the larger stream costs more memory: ${report}`);
     const bound = 32 * 2 ** 20 + 320 * n;
     for (const [what, run] of [['text', padded], ['--json', json]] as const) {
       assert.ok(run.peak - base.peak <= bound, `${what}: ${mb(run.peak - base.peak)} above the tiny capture, bound ${mb(bound)}: ${report}`);

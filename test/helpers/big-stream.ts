@@ -6,6 +6,7 @@
  * Run as a script to record one by hand: `node --import tsx test/helpers/big-stream.ts DATA_DIR MB [PAD]` prints the id.
  */
 import { openStore } from '../../src/core/capture/store';
+import { OPENROUTER_CHAT } from './exchanges';
 
 /** Bytes per recorded chunk (a read from the upstream). */
 const CHUNK = 1 << 20;
@@ -60,11 +61,7 @@ export async function recordBigStream(dataDir: string, bytes: number, pad = 0): 
   const store = await openStore(dataDir, { analyze: false, maxBodyBytes: 1 << 30 });
   try {
     const w = store.begin({
-      route: 'openrouter',
-      upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions',
-      method: 'POST',
-      path: '/openrouter/v1/chat/completions',
-      requestHeaders: { 'content-type': 'application/json' },
+      ...OPENROUTER_CHAT,
       requestBody: JSON.stringify({ model: 'moonshotai/kimi-k2-0905', stream: true, messages: [{ role: 'user', content: 'Read src/a.ts' }], tools: [{ type: 'function', function: { name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }] }),
     });
     w.responseStarted(200, { 'content-type': 'text/event-stream' });

@@ -19,6 +19,15 @@ export function openRouterExchange(fields: Partial<CapturedExchange> = {}): Capt
   };
 }
 
+/** An OpenRouter Chat Completions call as the proxy begins its capture (the request body is the caller's). */
+export const OPENROUTER_CHAT = {
+  route: 'openrouter',
+  upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions',
+  method: 'POST',
+  path: '/openrouter/v1/chat/completions',
+  requestHeaders: { 'content-type': 'application/json' },
+} as const;
+
 /**
  * Records one OpenRouter chat exchange in `store` as the proxy would: the request, the annotations (served provider,
  * policy…), then the response bytes in one chunk. Resolves to its id once finished (its analysis may still be queued).
@@ -28,11 +37,7 @@ export async function recordExchange(
   opts: { request: unknown; response: string | Uint8Array; contentType?: string; agent?: string; annotate?: ExchangeAnnotations },
 ): Promise<string> {
   const w = store.begin({
-    route: 'openrouter',
-    upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions',
-    method: 'POST',
-    path: '/openrouter/v1/chat/completions',
-    requestHeaders: { 'content-type': 'application/json' },
+    ...OPENROUTER_CHAT,
     requestBody: JSON.stringify(opts.request),
     ...(opts.agent && { agent: opts.agent }),
   });

@@ -1,7 +1,10 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { build } from 'esbuild';
 import type { ParsedResponse } from '../../../src/core/model';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
+import { TokenWorker } from '../../../src/core/tokens/client';
 import { sharedDir } from '../../helpers/shared';
 
 /**
@@ -29,6 +32,23 @@ export function lenmlDir(name: 'qwen3' | 'deepseek_v3' | 'gptoss'): { dir: strin
 export async function buildWorkerBundle(outfile: string): Promise<void> {
   const entry = join(__dirname, '..', '..', '..', 'src', 'core', 'tokens', 'worker.ts');
   await build({ entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
+}
+
+/**
+ * A token worker running as shipped (bundled by esbuild the way scripts/build.mjs bundles dist/tokens-worker.js)
+ * for the tests of one `describe`: built before them, disposed and removed after, with the folder it is built in
+ * (`tmp`, for the tests' own files).
+ */
+export function shippedTokenWorker(prefix: string): { worker: TokenWorker; tmp: string } {
+  const out = mkdtempSync(join(tmpdir(), prefix));
+  const bundle = join(out, 'tokens-worker.js');
+  const worker = new TokenWorker(bundle);
+  before(() => buildWorkerBundle(bundle));
+  after(async () => {
+    await worker.dispose();
+    rmSync(out, { recursive: true, force: true });
+  });
+  return { worker, tmp: out };
 }
 
 /** A finished one-line Kimi K2 answer, "Hello 世界", as a non-streamed Chat Completions response. */

@@ -2,31 +2,21 @@
 // count), the worker sends the tokens back as typed-array columns, and the view built from them is the one built
 // from token objects.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { analyze } from '../../../src/core/analyze';
 import type { RawEvent } from '../../../src/core/model';
-import { TokenWorker } from '../../../src/core/tokens/client';
 import { streamOf } from '../../../src/core/tokens/table';
 import { parseResponseBody } from '../../../src/core/wire/index';
 import { tokenStreamView } from '../../../src/extension/exchangeView';
 import { bigStreamEvents } from '../../helpers/big-stream';
-import { buildWorkerBundle, kimiTokenizerDir } from './helpers';
+import { shippedTokenWorker, kimiTokenizerDir } from './helpers';
 
 const found = kimiTokenizerDir();
 
 describe('token worker: columns on a large stream', { skip: 'skip' in found ? found.skip : false }, () => {
   const dir = 'dir' in found ? found.dir : '';
-  const out = mkdtempSync(join(tmpdir(), 'tokenscope-worker-table-'));
-  const bundle = join(out, 'tokens-worker.js');
-  const worker = new TokenWorker(bundle);
-  before(() => buildWorkerBundle(bundle));
-  after(async () => {
-    await worker.dispose();
-    rmSync(out, { recursive: true, force: true });
-  });
+  const { worker } = shippedTokenWorker('tokenscope-worker-table-');
 
   test('a 4 MB stream: no events posted, typed columns back, the same view as from token objects', async () => {
     const response = parseResponseBody([...bigStreamEvents(4e6)].join(''));

@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { UserError } from '../../../src/core/model';
-import { TokenWorker } from '../../../src/core/tokens/client';
-import { buildWorkerBundle, helloKimiResponse, kimiTokenizerDir } from './helpers';
+import { shippedTokenWorker, helloKimiResponse, kimiTokenizerDir } from './helpers';
 import { loadKimiTokenizer } from '../../../src/core/tokens/kimi';
 import { normalizeRequest } from '../../../src/core/wire/index';
 import { tokenStreamView } from '../../../src/extension/exchangeView';
@@ -16,15 +13,7 @@ const found = kimiTokenizerDir();
 
 describe('token worker thread', { skip: 'skip' in found ? found.skip : false }, () => {
   const dir = 'dir' in found ? found.dir : '';
-  // The worker runs as shipped: bundled by esbuild the way scripts/build.mjs bundles dist/tokens-worker.js.
-  const out = mkdtempSync(join(tmpdir(), 'tokenscope-worker-'));
-  const bundle = join(out, 'tokens-worker.js');
-  const worker = new TokenWorker(bundle);
-  before(() => buildWorkerBundle(bundle));
-  after(async () => {
-    await worker.dispose();
-    rmSync(out, { recursive: true, force: true });
-  });
+  const { worker, tmp: out } = shippedTokenWorker('tokenscope-worker-');
 
   test('builds the token stream off the main thread, reusing the loaded tokenizer', async (t) => {
     const response = helloKimiResponse({ usage: { completionTokens: 4 } });

@@ -56,7 +56,7 @@ function* searchSteps(file: Uint8Array, job: Pick<SplitKeysJob, 'framed' | 'from
   let frames: FrameAt[] | undefined;
   let body = file;
   if (job.framed) {
-    frames = responseFrames(file, job.from);
+    frames = framesInBuffer(file, job.from);
     if (frames.length === 0 || !looksLikeSse(file.subarray(frames[0].pos - job.from, frames[0].pos - job.from + frames[0].length))) return undefined;
     let moved = 0;
     for (const f of frames) {
@@ -112,8 +112,11 @@ export function writeMasks(host: SplitKeysHost, fd: number, found: SplitKeysFoun
 /** The longest the in-thread search works before yielding to the event loop (ms). */
 const STEP_MS = 2;
 
-/** The response frames of a body file read from byte `skip`, each with its place in the joined response. */
-function responseFrames(file: Uint8Array, skip: number): FrameAt[] {
+/**
+ * The response frames of a body file read into memory from byte `skip`, each with its place in the file and in the
+ * joined response (log.ts `responseFrames` streams them from a file, without places).
+ */
+function framesInBuffer(file: Uint8Array, skip: number): FrameAt[] {
   const frames: FrameAt[] = [];
   let offset = 0;
   for (let at = 0; at + FRAME_HEADER <= file.length; ) {

@@ -27,8 +27,11 @@ const log = { info() {}, warn() {}, error() {}, debug() {}, trace() {} };
 const snapshots = (p: stub.FakePanel): CompareView[] => p.posted.filter((m: CompareHostMessage) => m.type === 'snapshot').map((m) => m.view);
 const lastSnapshot = (p: stub.FakePanel) => snapshots(p).at(-1)!;
 
+/** Two tokens every capture shares, then one of its own (the same id for the same capture, never for another). */
+const ownToken = new Map<string, number>();
 function tokens(id: string): Promise<{ stream?: TokenStreamView; reason?: string }> {
-  const ids = [1, 2, id.charCodeAt(id.length - 1)];
+  if (!ownToken.has(id)) ownToken.set(id, 1000 + ownToken.size);
+  const ids = [1, 2, ownToken.get(id)!];
   return Promise.resolve({
     stream: { tokenizer: 't', source: 'text', ids, texts: ids.map(String), starts: [0, 1, 2], ends: [1, 2, 3], kinds: [0, 0, 0], segments: [0, 0, 0], accounting: [], findings: [] },
   });

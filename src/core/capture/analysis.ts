@@ -8,11 +8,15 @@ import { analyzeExchange, storedResult, type ExchangeAnalysis } from '../analyze
 import type { Analysis, CaptureReader, CapturedExchange, ChunkTiming, ExchangeSummary, Finding } from '../model';
 import { OFF_THREAD_BYTES, type CaptureThread } from './capture-thread';
 import type { CaptureDb } from './database';
+import { packAnalysis, unpackAnalysis } from './stored-form';
 import type { StoreOptions } from './types';
 
 /** Bodies above this are stored but not analysed: parsing them would stall the proxy's event loop. */
 const MAX_ANALYZED_BYTES = 32 * 1024 * 1024;
-/** Bumped when the stored shape or the analysis changes in a way old results should not be trusted for. */
+/**
+ * Bumped when the stored shape or the analysis changes in a way old results should not be trusted for. (How a row
+ * keeps it, each text once, is ./stored-form.ts: that needs no bump.)
+ */
 export const ANALYSIS_VERSION = 1;
 
 /** What the service stores per exchange. */
@@ -30,13 +34,13 @@ export interface StoredAnalysis {
 export interface AnalysisOutcome {
   summary: ExchangeSummary;
   findings: Finding[];
-  /** The StoredAnalysis, serialised. */
+  /** The StoredAnalysis as the database keeps it: serialised, each text once (./stored-form.ts). */
   stored: string;
 }
 
 export function outcomeOf(result: ExchangeAnalysis): AnalysisOutcome {
   const stored: StoredAnalysis = { version: ANALYSIS_VERSION, summary: result.summary, analysis: result.analysis };
-  return { summary: result.summary, findings: result.analysis.findings, stored: JSON.stringify(stored) };
+  return { summary: result.summary, findings: result.analysis.findings, stored: packAnalysis(stored) };
 }
 
 /**
@@ -111,7 +115,7 @@ export class AnalysisService {
 
   /** The stored analysis of an exchange, if it ran (any process's). */
   read(id: string): StoredAnalysis | undefined {
-    const v = this.db.analysis(id) as StoredAnalysis | undefined;
+    const v = unpackAnalysis(this.db.analysis(id));
     return v && v.version === ANALYSIS_VERSION ? v : undefined;
   }
 

@@ -189,8 +189,7 @@ export class CaptureDb {
     );
   }
 
-  /** Stores an exchange's analysis: its summary (in the row), findings by rule, and the full result. */
-  /** Stores an exchange's findings by rule and its analysis (`result`, as JSON text). */
+  /** Stores an exchange's findings by rule and its analysis (`result`: JSON text in its stored form, ./stored-form.ts). */
   putAnalysis(x: CapturedExchange, findings: Finding[], result: string): void {
     this.run('DELETE FROM findings WHERE exchange_id = ?', x.id);
     const counts = new Map<string, number>();
@@ -202,7 +201,7 @@ export class CaptureDb {
     this.run('INSERT INTO analyses (exchange_id, result) VALUES (?, ?) ON CONFLICT (exchange_id) DO UPDATE SET result = excluded.result', x.id, result);
   }
 
-  /** The stored analysis of an exchange, as `putAnalysis` got it. */
+  /** The stored analysis of an exchange, parsed, as `putAnalysis` got it (./stored-form.ts reads it back). */
   analysis(id: string): unknown {
     const row = this.one<{ result: string }>('SELECT result FROM analyses WHERE exchange_id = ?', id);
     return row ? JSON.parse(row.result) : undefined;

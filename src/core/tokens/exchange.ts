@@ -4,7 +4,7 @@ import { promptTokenFinding } from '../checks/prompt-token-mismatch';
 import type { Analysis, Usage } from '../model';
 import type { PromptAccounting } from './accounting';
 import { buildTokenTable, decodeIds, idsFromLogprobs, type TokenStream } from './stream';
-import { streamOf, type TokenTable } from './table';
+import { streamOf, type ColumnsBuilder, type TokenTable } from './table';
 import type { Tokenizer } from './types';
 
 export interface ExchangeTokensInput extends AnalyzeInput {
@@ -19,6 +19,8 @@ export interface ExchangeTokensInput extends AnalyzeInput {
   promptNote?: string;
   /** The prompt's ids (rendered with the model's template): a generation prompt the turn opens with is not counted. */
   promptIds?: readonly number[];
+  /** Columns to build the table into (emptied first; see TokenStreamInput `columns`). */
+  columns?: ColumnsBuilder;
 }
 
 /**
@@ -76,7 +78,7 @@ function completionStream(input: ExchangeTokensInput): { table: TokenTable; anal
     // The given analysis when the ids spell its text; else the text they spell is analysed, so ranges index into it.
     const text = decodeIds(tokenizer, ids);
     const analysis = input.analysis && input.analysis.native.text === text ? input.analysis : analyze({ ...input, nativeText: text });
-    const table = buildTokenTable({ tokenizer, native: analysis.native, ids, findings: analysis.findings, usage: response?.usage });
+    const table = buildTokenTable({ tokenizer, native: analysis.native, ids, findings: analysis.findings, usage: response?.usage, columns: input.columns });
     return { table, analysis };
   }
   const analysis = input.analysis ?? analyze(input);
@@ -91,6 +93,7 @@ function completionStream(input: ExchangeTokensInput): { table: TokenTable; anal
     // The family's rendering may open with its generation prompt's text (gpt-oss): shown, not counted.
     generationPrompt: rendered && analysis.family ? getFormat(analysis.family).generationPrompt : undefined,
     promptIds: rendered ? input.promptIds : undefined,
+    columns: input.columns,
   });
   return { table, analysis };
 }

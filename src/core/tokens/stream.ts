@@ -5,6 +5,8 @@ import { ColumnsBuilder, MARKER_AS_TEXT, ORDINARY, SPECIAL, segmentIndex, stream
 import type { Tokenizer } from './types';
 import { isCompleteUtf8, visibleBytes } from './visible';
 
+export { decodeIds, idsFromLogprobs } from './server-ids';
+
 /**
  * The token stream of one assistant turn: every token with its id, a visible label, what kind it is, which
  * segment of the native text it belongs to, and its character range in that text; findings mapped onto
@@ -88,6 +90,8 @@ export interface TokenStreamInput {
    * write it), those are the prompt's, not the model's: shown, not counted, left out of `emittedIds`.
    */
   promptIds?: readonly number[];
+  /** Columns to build into (emptied first) instead of new ones, for a caller that reads each table before the next. */
+  columns?: ColumnsBuilder;
 }
 
 /** Segment kinds that hold free text written by the model: a special-token string there was written as text. */
@@ -101,7 +105,8 @@ export function buildTokenStream(input: TokenStreamInput): TokenStream {
 export function buildTokenTable(input: TokenStreamInput): TokenTable {
   const { tokenizer, native } = input;
   const source: TokenSource = input.ids ? 'server' : (input.source ?? 'text');
-  const builder = new ColumnsBuilder();
+  const builder = input.columns ?? new ColumnsBuilder();
+  if (input.columns) builder.reset();
   if (input.ids) {
     placeTokens(tokenizer, input.ids, 0, native.text.length, builder);
   } else if (source === 'reconstructed') {
@@ -183,33 +188,6 @@ export function emittedTableIds(tokenizer: Tokenizer, table: Pick<TokenTable, 's
   const c = table.columns;
   if (table.source !== 'server' && c.kinds.subarray(0, c.length).includes(MARKER_AS_TEXT)) return tokenizer.encode(table.text).slice(skip);
   return c.ids.subarray(Math.min(skip, c.length), c.length);
-}
-
-/** The text the ids spell (special tokens by name, invalid UTF-8 as U+FFFD), for parsing before `buildTokenStream`. */
-export function decodeIds(tokenizer: Tokenizer, ids: readonly number[]): string {
-  const decoder = new TextDecoder();
-  let text = '';
-  for (const id of ids) {
-    const b = tokenizer.tokenBytes(id);
-    if (b) text += decoder.decode(b, { stream: true });
-  }
-  return text + decoder.decode();
-}
-
-/**
- * Maps logprob tokens (`{token, bytes?}`) to ids. Undefined unless every token maps to exactly one id: a partial
- * mapping would not be the server's stream.
- */
-export function idsFromLogprobs(tokenizer: Tokenizer, tokens: readonly { token: string; bytes?: number[] }[]): number[] | undefined {
-  const encoder = new TextEncoder();
-  const ids: number[] = [];
-  for (const t of tokens) {
-    const special = tokenizer.specials.get(t.token);
-    const id = special ?? tokenizer.idOfBytes(t.bytes ? Uint8Array.from(t.bytes) : encoder.encode(t.token));
-    if (id === undefined) return undefined;
-    ids.push(id);
-  }
-  return ids;
 }
 
 /**

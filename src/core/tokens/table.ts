@@ -48,6 +48,9 @@ export function segmentIndex(kind: SegmentKind | undefined): number {
   return SEGMENT_INDEX.get(kind) ?? 0;
 }
 
+/** The most tokens `ColumnsBuilder.reset` keeps room for (about 22 bytes each). */
+const RESET_KEEP = 1 << 16;
+
 /** Appends tokens to columns that grow as needed. */
 export class ColumnsBuilder {
   readonly columns: TokenColumns;
@@ -55,6 +58,19 @@ export class ColumnsBuilder {
 
   constructor(capacity = 16) {
     this.columns = { length: 0, ...arrays(capacity), labels: [] };
+  }
+
+  /**
+   * Empties the columns for the next stream, keeping their arrays (for a caller that reads each table before it
+   * builds the next: `tokens --batch`). Arrays grown past RESET_KEEP tokens are let go, so one long line does not
+   * pin its memory for the rest of the run.
+   */
+  reset(): void {
+    const c = this.columns;
+    if (c.ids.length > RESET_KEEP) Object.assign(c, arrays(16));
+    c.length = 0;
+    c.labels.length = 0;
+    this.slots.clear();
   }
 
   /** Room for `n` more tokens. */
@@ -80,6 +96,7 @@ export class ColumnsBuilder {
     c.starts[i] = start;
     c.ends[i] = end;
     c.label[i] = slot;
+    c.segments[i] = 0;
     c.calls[i] = -1;
   }
 }

@@ -39,13 +39,9 @@ export function parseBatchLine(text: string): BatchSample {
   if ('response' in o) {
     const body = o.response;
     if (typeof body !== 'object' && typeof body !== 'string') throw new UserError('"response" is neither a JSON object nor a body text');
-    // A body text may be anything (SSE, say); a body object is read as its JSON text, parsed as that text parses.
-    let response: ParsedResponse;
-    if (typeof body === 'string') response = turnOf(parseResponseBody(utf8.encode(body)));
-    else {
-      const json = JSON.stringify(body);
-      response = turnOf(parseResponseJson(json, JSON.parse(json)));
-    }
+    // A body text may be anything (SSE, say); a body object is read with its JSON text beside it. The value is the
+    // one the line's parse gave: parsing that text again gives the same value, so it is not parsed twice.
+    const response = turnOf(typeof body === 'string' ? parseResponseBody(utf8.encode(body)) : parseResponseJson(JSON.stringify(body), body));
     const requestBody = typeof o.request === 'string' ? jsonOrUndefined(o.request) : o.request;
     const request = requestBody === undefined || requestBody === null ? undefined : normalizeRequest(requestBody);
     return { response, request, requestBody: request ? requestBody : undefined, id: response.id, dataset };

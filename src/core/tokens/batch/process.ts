@@ -1,12 +1,14 @@
 /**
  * The work on one `tokens --batch` line, in a worker thread: the same path as the single-response `tokens`
- * command (tokenizer from the pool, `exchangeTokenStream`), plus the prompt ids when the request is there, and the
- * output record(s) as JSON lines. Everything returned is structured-cloneable.
+ * command (tokenizer from the pool, `exchangeTokenTable`: the tokens in columns, never one object per token), plus
+ * the prompt ids when the request is there, and the output record(s) as JSON lines. Everything returned is
+ * structured-cloneable.
  */
 import { formats, getFormat } from '../../formats/index';
 import { UserError, type FamilyId, type Finding } from '../../model';
-import { exchangeTokenStream } from '../exchange';
-import { emittedIds } from '../stream';
+import { exchangeTokenTable } from '../exchange';
+import { emittedTableIds } from '../stream';
+import { ColumnsBuilder } from '../table';
 import type { DownloadProgress, HubOptions } from '../hub';
 import { ChatTemplatePool, promptFor } from '../prompt';
 import { TokenizerPool, type TokenizerRequest } from '../resolve';
@@ -58,6 +60,8 @@ export interface ProcessorCallbacks {
 export class BatchProcessor {
   private readonly tokenizers = new TokenizerPool();
   private readonly templates = new ChatTemplatePool();
+  /** One set of columns for every line: a line's table is read before the next line is built, then dropped. */
+  private readonly columns = new ColumnsBuilder(4096);
 
   constructor(
     private readonly opts: BatchOptions,
@@ -90,8 +94,9 @@ export class BatchProcessor {
     };
     const tokenizer = await this.tokenizers.get(req);
     const { prompt, note } = await promptFor(tokenizer, this.templates, req, sample.requestBody);
-    const { stream, analysis } = exchangeTokenStream({
+    const { table, analysis } = exchangeTokenTable({
       tokenizer,
+      columns: this.columns,
       response,
       request,
       model,
@@ -100,8 +105,8 @@ export class BatchProcessor {
       promptIds: prompt?.ids,
       promptNote: note,
     });
-    const completionIds = emittedIds(tokenizer, stream);
-    const a = stream.accounting;
+    const completionIds = Array.from(emittedTableIds(tokenizer, table));
+    const a = table.accounting;
     const p = a.prompt;
     const record = {
       line,
@@ -109,7 +114,7 @@ export class BatchProcessor {
       model: model ?? null,
       family: analysis.family ?? null,
       ...(sample.dataset === undefined ? {} : { dataset: sample.dataset }),
-      source: stream.source,
+      source: table.source,
       completion_ids: completionIds,
       prompt_ids: prompt?.ids ?? null,
       ...(note ? { prompt_skipped: note } : {}),
@@ -117,7 +122,7 @@ export class BatchProcessor {
         completion: { counted: a.counted, reasoning: a.countedReasoning, billed: a.billed ?? null, delta: a.delta ?? null, mismatch: a.mismatch },
         prompt: p ? { counted: p.counted, billed: p.billed ?? null, delta: p.delta ?? null, mismatch: p.mismatch } : null,
       },
-      findings: stream.findings.map((f) => findingJson(f.finding)),
+      findings: table.findings.map((f) => findingJson(f.finding)),
     };
     const stats: LineStats = {
       dataset: sample.dataset,
@@ -129,7 +134,7 @@ export class BatchProcessor {
       completion: { counted: a.counted, billed: a.billed },
       prompt: p ? { counted: p.counted, billed: p.billed } : undefined,
       promptSkipped: note,
-      rules: [...new Set(stream.findings.map((f) => f.finding.rule))],
+      rules: [...new Set(table.findings.map((f) => f.finding.rule))],
     };
     const result: LineResult = { line, out: JSON.stringify(record), stats };
     if (o.specforge && prompt) {

@@ -139,17 +139,23 @@ export function layoutRows({ texts, cols, showWhitespace, ghosts = [], maxRows =
   return { items, rowStart: rowStart.subarray(0, rows + 1), rowCount: rows, tokenRow, complete };
 }
 
-/** Rows [first, last) to render for a scroll position, with `overscan` rows either side. */
-export function visibleRows(
-  scrollTop: number,
-  viewportHeight: number,
-  rowHeight: number,
-  rowCount: number,
-  overscan = 10,
-): { first: number; last: number } {
-  const first = Math.max(0, Math.floor(scrollTop / rowHeight) - overscan);
-  const last = Math.min(rowCount, Math.ceil((scrollTop + viewportHeight) / rowHeight) + overscan);
-  return { first, last: Math.max(first, last) };
+/**
+ * Rows [first, last) the view shows for a scroll position: whole rows only. The rows are drawn from the top edge of
+ * the viewport (they stay there while the view scrolls, and move a row at a time), so no row is ever cut by the
+ * edge, nor half under what sits above the view: the finding chips, the toolbar. The first row shown is the first
+ * one that lies whole below the top edge (a scroll height of `rowCount * rowHeight` then ends on the last row).
+ */
+export function visibleRows(scrollTop: number, viewportHeight: number, rowHeight: number, rowCount: number): { first: number; last: number } {
+  const fit = rowsThatFit(viewportHeight, rowHeight);
+  // A hair under a row boundary (fractional scroll offsets on zoomed screens) is that boundary.
+  const top = Math.ceil(scrollTop / rowHeight - 0.01);
+  const first = Math.max(0, Math.min(rowCount - fit, top));
+  return { first, last: Math.min(rowCount, first + fit) };
+}
+
+/** Whole rows in a viewport (at least one). */
+export function rowsThatFit(viewportHeight: number, rowHeight: number): number {
+  return Math.max(1, Math.floor(viewportHeight / rowHeight));
 }
 
 export interface TokenMarks {

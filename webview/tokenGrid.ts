@@ -1,9 +1,12 @@
 /**
  * The virtualized token view: chips in fixed-height rows, only the rows in the viewport exist in the DOM, so a
  * 200,000-token response costs the same to draw as a 200-token one. Layout math lives in layout.ts.
+ *
+ * The rows sit in a sticky layer at the top of the scroller and show whole rows only: scrolling moves them a row at
+ * a time, so a row is never cut by the top edge (half under the finding chips above the view) or the bottom one.
  */
 import { h, icon } from './dom';
-import { displayText, ghostText, layoutRows, markFindings, utf8Hex, visibleRows, type Layout, type TokenMarks } from './layout';
+import { displayText, ghostText, layoutRows, markFindings, rowsThatFit, utf8Hex, visibleRows, type Layout, type TokenMarks } from './layout';
 import { SEGMENT_KINDS, TOKEN_KINDS, type FindingView, type TokenStreamView } from './protocol';
 
 export const ROW_HEIGHT = 22;
@@ -35,9 +38,12 @@ export class TokenGrid {
   ) {
     this.spacer = h('div', { class: 'spacer' });
     this.rowsEl = h('div', { class: 'rows', role: 'presentation' });
-    this.scroller = h('div', { class: 'scroller', tabindex: 0, role: 'region', 'aria-label': 'Token stream' }, this.spacer, this.rowsEl);
+    // The rows first: a sticky layer of no height at the top of the scroller; the spacer after it gives the height.
+    this.scroller = h('div', { class: 'scroller', tabindex: 0, role: 'region', 'aria-label': 'Token stream' }, this.rowsEl, this.spacer);
     this.element = this.scroller;
     this.scroller.addEventListener('scroll', () => this.schedule());
+    // The user scrolling wins over a saved position still waiting to be applied.
+    for (const e of ['wheel', 'keydown', 'pointerdown', 'touchstart']) this.scroller.addEventListener(e, () => (this.pendingScroll = undefined), { passive: true });
     this.rowsEl.addEventListener('click', (e) => {
       const target = (e.target as HTMLElement).closest<HTMLElement>('[data-finding]');
       if (target) this.onFinding(Number(target.dataset.finding));
@@ -46,7 +52,9 @@ export class TokenGrid {
       if (!this.layout) return;
       if (this.measure()) this.relayout();
       else {
+        // A new height changes how many rows fit.
         this.restoreScroll();
+        this.drawn = { first: -1, last: -1 };
         this.schedule();
       }
     }).observe(this.scroller);
@@ -76,7 +84,7 @@ export class TokenGrid {
     const ghost = this.marks!.ghosts.findIndex((g) => g.finding === index);
     const row = anchor.token < layout.tokenRow.length ? layout.tokenRow[anchor.token] : layout.rowCount - 1;
     this.flash = { token: anchor.token, ghost: ghost >= 0 ? ghost : undefined };
-    this.scroller.scrollTop = Math.max(0, row * ROW_HEIGHT - this.scroller.clientHeight / 2);
+    this.scroller.scrollTop = Math.max(0, row - Math.floor(rowsThatFit(this.viewportHeight(), ROW_HEIGHT) / 2)) * ROW_HEIGHT;
     this.drawn = { first: -1, last: -1 };
     this.draw();
     return true;
@@ -122,16 +130,23 @@ export class TokenGrid {
     this.spacer.style.height = `${rows * ROW_HEIGHT}px`;
   }
 
+  /** The scroller's inner height (600 while it has none: a hidden tab). */
+  private viewportHeight(): number {
+    return this.scroller.clientHeight || 600;
+  }
+
   /** Applies a saved scroll position once the view has a size (a hidden tab has none). */
   private restoreScroll(): void {
     if (this.pendingScroll === undefined || !this.scroller.clientHeight) return;
     this.scroller.scrollTop = this.pendingScroll;
-    this.pendingScroll = undefined;
+    // While the panel still settles its size the view may be taller than it will be, and the browser stops short of
+    // a position near the end: try again on the next resize, unless the user scrolled in between.
+    if (this.scroller.scrollTop >= this.pendingScroll - 1) this.pendingScroll = undefined;
   }
 
   private firstVisibleToken(): number {
     const l = this.layout!;
-    const row = Math.min(l.rowCount - 1, Math.floor(this.scroller.scrollTop / ROW_HEIGHT));
+    const row = Math.min(l.rowCount - 1, visibleRows(this.scroller.scrollTop, this.viewportHeight(), ROW_HEIGHT, l.rowCount).first);
     for (let i = l.rowStart[row]; i < l.rowStart[row + 1]; i++) if (l.items[i] >= 0) return l.items[i];
     return 0;
   }
@@ -162,14 +177,12 @@ export class TokenGrid {
   private draw(): void {
     const layout = this.layout;
     if (!layout) return;
-    const { first, last } = visibleRows(this.scroller.scrollTop, this.scroller.clientHeight || 600, ROW_HEIGHT, layout.rowCount);
+    const { first, last } = visibleRows(this.scroller.scrollTop, this.viewportHeight(), ROW_HEIGHT, layout.rowCount);
     if (first === this.drawn.first && last === this.drawn.last) return;
     this.drawn = { first, last };
     const frag = document.createDocumentFragment();
     for (let r = first; r < last; r++) frag.appendChild(this.row(r));
     this.rowsEl.replaceChildren(frag);
-    this.rowsEl.style.transform = `translateY(${first * ROW_HEIGHT}px)`;
-
   }
 
   private row(r: number): HTMLElement {

@@ -62,6 +62,32 @@ const exchange: ExchangeView = {
   wire: { events: [], chunks: [] },
 };
 
+/**
+ * Once the view has drawn for its scroll position: every token row lies whole inside the scroller's inner box, and
+ * none of them overlaps the finding chips above it.
+ */
+async function assertRowsWhole(page: Page, where: string): Promise<void> {
+  // Two frames: the scroll event's frame draws the rows, the next one has them laid out.
+  const g = await page.evaluate<{ view: { top: number; bottom: number }; chip: { top: number; bottom: number } | null; rows: { top: number; bottom: number }[] }>(`new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => {
+    const box = (el) => { const r = el.getBoundingClientRect(); return { top: r.top, bottom: r.bottom }; };
+    const sc = document.querySelector('.scroller');
+    const outer = sc.getBoundingClientRect();
+    const chip = document.querySelector('.finding-chip');
+    resolve({
+      view: { top: outer.top + sc.clientTop, bottom: outer.top + sc.clientTop + sc.clientHeight },
+      chip: chip && box(chip),
+      rows: [...sc.querySelectorAll('.row')].map(box),
+    });
+  })))`);
+  assert.ok(g.rows.length > 10, `${where}: rows are drawn (${g.rows.length})`);
+  const eps = 0.5;
+  for (const [i, r] of g.rows.entries()) {
+    assert.ok(r.top >= g.view.top - eps && r.bottom <= g.view.bottom + eps, `${where}: row ${i} [${r.top}, ${r.bottom}] lies whole inside the view [${g.view.top}, ${g.view.bottom}]`);
+    if (g.chip) assert.ok(r.top >= g.chip.bottom - eps || r.bottom <= g.chip.top + eps, `${where}: row ${i} [${r.top}, ${r.bottom}] is clear of the finding chip [${g.chip.top}, ${g.chip.bottom}]`);
+  }
+  assert.ok(Math.abs(g.rows[0].top - g.view.top) <= eps, `${where}: the first row starts at the view's top edge (${g.rows[0].top} vs ${g.view.top})`);
+}
+
 describe('exchange webview in Chromium', { skip }, () => {
   let browser: Browser;
   let web: WebviewPage<HostMessage>;
@@ -109,6 +135,17 @@ describe('exchange webview in Chromium', { skip }, () => {
     assert.ok((await page.locator('.row').count()) < 120);
     assert.ok((await page.locator('.tok.k-special.f-error').count()) === 1, 'the section begin is a special chip with a squiggle');
     await screenshot(page, '11-webview-200k-end');
+    await assertRowsWhole(page, 'at the finding near the end');
+  });
+
+  it('never shows a token row cut, or under the finding chip, at any scroll position', async () => {
+    const max = await page.locator('.scroller').evaluate((el) => el.scrollHeight - el.clientHeight);
+    // Row boundaries, between them, a wheel notch, the very end: every position a user can land on.
+    for (const top of [0, 11, 100, 1_234.5, 22 * 4_321 + 21, max / 2, max - 13, max]) {
+      await page.locator('.scroller').evaluate((el, t) => (el.scrollTop = t), top);
+      await assertRowsWhole(page, `scrolled to ${top}`);
+    }
+    await screenshot(page, '12-webview-200k-scrolled');
   });
 
   it('comes back after a reload (hidden and shown again) at the same place, from a fresh host snapshot', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { displayText, layoutRows, markFindings, utf8Hex, visibleRows } from '../../../webview/layout';
+import { displayText, layoutRows, markFindings, rowsThatFit, utf8Hex, visibleRows } from '../../../webview/layout';
 import type { FindingView } from '../../../webview/protocol';
 
 /** The items of each row, tokens as their index and ghosts as `g<index>`. */
@@ -52,10 +52,31 @@ describe('token row layout', () => {
 });
 
 describe('virtualization', () => {
-  it('renders only the rows in the viewport plus overscan', () => {
-    assert.deepEqual(visibleRows(0, 220, 22, 10_000, 5), { first: 0, last: 15 });
-    assert.deepEqual(visibleRows(22_000, 220, 22, 10_000, 5), { first: 995, last: 1015 });
-    assert.deepEqual(visibleRows(219_000, 440, 22, 10_000, 5), { first: 9949, last: 9980 });
+  it('renders only the whole rows that fit the viewport', () => {
+    assert.deepEqual(visibleRows(0, 220, 22, 10_000), { first: 0, last: 10 });
+    assert.deepEqual(visibleRows(22_000, 230, 22, 10_000), { first: 1000, last: 1010 });
+    // Between two rows: the row the top edge crosses is not drawn cut; the first whole row below it leads.
+    assert.deepEqual(visibleRows(22_011, 230, 22, 10_000), { first: 1001, last: 1011 });
+    assert.deepEqual(visibleRows(21_999.996, 230, 22, 10_000), { first: 1000, last: 1010 });
+    assert.deepEqual(visibleRows(0, 900, 22, 3), { first: 0, last: 3 });
+  });
+
+  it('never draws a row cut by either edge, at any scroll position, and reaches the last row', () => {
+    for (const viewport of [120, 230, 566, 567, 800]) {
+      for (const rowCount of [1, 5, 26, 27, 8_693]) {
+        // The scroller's content is every row; the browser stops at content minus viewport.
+        const maxScroll = Math.max(0, rowCount * 22 - viewport);
+        const fit = rowsThatFit(viewport, 22);
+        for (let top = 0; top <= maxScroll; top += maxScroll > 20_000 ? 97.5 : 1) {
+          const { first, last } = visibleRows(top, viewport, 22, rowCount);
+          // Rows are drawn from the viewport's top edge: row r at (r - first) * 22. All of them end inside it.
+          assert.ok((last - first) * 22 <= viewport, `${viewport}px, ${rowCount} rows, scrolled ${top}: ${last - first} rows overflow`);
+          assert.ok(last - first === Math.min(fit, rowCount), `${viewport}px, ${rowCount} rows, scrolled ${top}: the viewport is filled`);
+        }
+        const end = visibleRows(maxScroll, viewport, 22, rowCount);
+        assert.equal(end.last, rowCount, `${viewport}px, ${rowCount} rows: scrolled to the end shows the last row`);
+      }
+    }
   });
 
   it('lays out 200,000 tokens and picks the first screen well inside the 300 ms budget', () => {

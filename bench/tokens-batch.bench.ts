@@ -1,15 +1,17 @@
-// `tokens --batch` benchmark (figures are medians of alternated runs):
-// - scaling: lines/s with 2 worker threads vs 1 (goal ≥ 1.6× on a 2-core machine);
-// - per core: the batch with 1 worker vs the single-response path (parse + exchangeTokenStream + the JSON record, one
-//   thread, no batch machinery, the same esbuild-bundled code in a process of its own) on the same lines (goal ≥ 0.9×);
-// - memory: RSS of a `tokenscope tokens --batch` process at several points while 100,000 lines stream through (flat).
-// Rates are those of a long run's last 40%: each worker (an isolate of its own) spends its first few thousand
-// lines with TurboFan compiling its hot code on V8's helper threads, which is a one-time cost per worker, not the
-// throughput a dataset sees; the first half's rate is printed beside it (`warmingUp`). CPU time is split per thread:
-// the workers' JavaScript threads, V8's helper threads (concurrent compiler, parallel and concurrent GC) and the main
-// thread (line ends, ordering, writing). `coresPerWorker` is all of that over the workers' JavaScript time: how many
-// cores one worker keeps busy, which caps what a second worker can add on two cores (2 / coresPerWorker). On a machine
-// others share, wall-clock rates follow the load (reported beside them); CPU time per line does not.
+// `tokens --batch` benchmark. Two parts:
+// - paired (the goals' figures): one process of its own (bench/tokens-paired.ts) holds the single-response path on
+//   its main thread and two warm batch workers (dist/tokens-batch-worker.js, as shipped), and runs them by turns on
+//   the same lines in short blocks (the order changes every round), so the machine's other load hits every side
+//   alike. Per round: per core, the CPU time per line of the single path's thread over that of one batch worker's
+//   thread (goal ≥ 0.9×), beside the wall-time and whole-process ratios of the same blocks (the thread figure must
+//   not hide a worse wall time); scaling, the wall time of a block on one worker over that on two (goal ≥ 1.6× on a
+//   2-core machine). Figures are medians over the rounds, with the spread (quartiles) beside them.
+// - end to end: `runBatch` itself (reading, ordering, writing) with 1 and 2 workers, alternated run by run, rates over
+//   a long run's last 40% (each new worker spends its first few thousand lines with TurboFan compiling its hot code,
+//   a one-time cost per worker; the first half's rate is printed beside it as `warmingUp`), CPU time split per thread
+//   (the workers' JavaScript, V8's helper threads, the batch main thread), and RSS while 100,000 lines stream through
+//   a `tokenscope tokens --batch` process (flat).
+// The load average is printed beside each part: on a machine others share, wall-clock figures follow the load.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -21,15 +23,25 @@ import { runBatch } from '../src/core/tokens/batch/run';
 import { recording } from '../test/helpers/shared';
 import { kimiTokenizerDir } from '../test/unit/tokens/helpers';
 import { splitTimes, threadTimes } from './threads';
+import type { Block, Side } from './tokens-paired';
 
 const root = join(__dirname, '..');
 const RUNS = Number(process.env.BENCH_BATCH_RUNS ?? 3);
+/** Paired part: rounds, lines per block, warm-up lines per side. */
+const ROUNDS = Number(process.env.BENCH_BATCH_ROUNDS ?? 24);
+const BLOCK = Number(process.env.BENCH_BATCH_BLOCK ?? 512);
+const WARM = Number(process.env.BENCH_BATCH_WARM ?? 6000);
 const LINES = Number(process.env.BENCH_BATCH_LINES ?? 40_000);
 /** Rates are measured from this fraction of the lines on. */
 const FROM = 0.6; // with 2 workers, each has done 12,000 lines by then
 const STREAM_LINES = 100_000;
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (s.length - 1) * q;
+  return s[Math.floor(at)] + (s[Math.ceil(at)] - s[Math.floor(at)]) * (at - Math.floor(at));
+};
+const median = (xs: number[]) => quantile(xs, 0.5);
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 
 /** Kimi answers as a dataset holds them: tool calls, prose with reasoning, a request/response pair. */
@@ -49,7 +61,7 @@ interface Rate {
   linesPerSecond: number;
   /** Process CPU (every thread) per line, ms. */
   cpuMsPerLine: number;
-  /** The JavaScript thread(s) doing the line work (the workers', or the single path's main thread), per line, ms. */
+  /** The workers' JavaScript threads, per line, ms. */
   jsMsPerLine: number;
   /** V8's helper threads, per line, ms. */
   helpersMsPerLine: number;
@@ -100,16 +112,59 @@ async function batchRate(input: string, out: string, workers: number, dir: strin
   };
 }
 
-async function singleRate(driver: string, input: string, dir: string, cacheDir: string): Promise<Rate> {
-  const child = spawn(process.execPath, [driver, input, dir, cacheDir, String(FROM)], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** The paired part: bench/tokens-paired.ts bundled and run as a process of its own. */
+async function pairedBlocks(driver: string, input: string, dir: string, cacheDir: string, workerFile: string): Promise<Block[]> {
+  const config = JSON.stringify({ block: BLOCK, rounds: ROUNDS, warm: WARM });
+  const child = spawn(process.execPath, [driver, input, dir, cacheDir, workerFile, config], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
   child.stderr.on('data', (d) => (stderr += d));
   const code = await new Promise((ok) => child.on('exit', ok));
-  if (code !== 0) throw new Error(`single-response path failed: ${stderr.split('\n')[0]}`);
-  const r = JSON.parse(stdout) as { lines: number; wallMs: number; cpuMs: number; jsMs: number; helpersMs: number };
-  return { linesPerSecond: r.lines / (r.wallMs / 1000), cpuMsPerLine: r.cpuMs / r.lines, jsMsPerLine: r.jsMs / r.lines, helpersMsPerLine: r.helpersMs / r.lines };
+  if (code !== 0) throw new Error(`paired run failed: ${stderr.split('\n')[0]}`);
+  return (JSON.parse(stdout) as { blocks: Block[] }).blocks;
+}
+
+/** Per round, `f` of the round's blocks; the median and quartiles over the rounds. */
+function overRounds(blocks: Block[], f: (b: Record<Side, Block>) => number) {
+  const rounds = new Map<number, Record<Side, Block>>();
+  for (const b of blocks) rounds.set(b.round, { ...rounds.get(b.round), [b.side]: b } as Record<Side, Block>);
+  const xs = [...rounds.values()].map(f);
+  return { median: round(median(xs)), quartiles: [round(quantile(xs, 0.25)), round(quantile(xs, 0.75))] };
+}
+
+function pairedFigures(blocks: Block[]) {
+  const perLine = (side: Side, f: (b: Block) => number) => round(median(blocks.filter((b) => b.side === side).map((b) => f(b) / b.lines)), 4);
+  const threadCpu = overRounds(blocks, (r) => r.single.workMs / r.single.lines / (r.one.workMs / r.one.lines));
+  const wall = overRounds(blocks, (r) => r.single.wallMs / r.one.wallMs);
+  const processCpu = overRounds(blocks, (r) => r.single.processMs / r.one.processMs);
+  const scaling = overRounds(blocks, (r) => r.one.wallMs / r.two.wallMs);
+  const side = (s: Side) => ({
+    threadCpuMsPerLine: perLine(s, (b) => b.workMs),
+    wallMsPerLine: perLine(s, (b) => b.wallMs),
+    processCpuMsPerLine: perLine(s, (b) => b.processMs),
+    v8HelpersMsPerLine: perLine(s, (b) => b.helpersMs),
+    ...(s === 'single' ? {} : { batchMainThreadMsPerLine: perLine(s, (b) => b.mainMs) }),
+  });
+  return {
+    rounds: ROUNDS,
+    linesPerBlock: BLOCK,
+    warmUpLinesPerSide: WARM,
+    medianPerBlock: { singleResponsePath: side('single'), batch1Worker: side('one'), batch2Workers: side('two') },
+    perCore: {
+      ratioInThreadCpu: threadCpu,
+      ratioInWallTime: wall,
+      ratioInProcessCpu: processCpu,
+      goalRatio: 0.9,
+      meetsGoal: threadCpu.median >= 0.9 && wall.median >= 0.9,
+    },
+    scaling: {
+      ratio2vs1: scaling,
+      goalRatio: 1.6,
+      meetsGoal: scaling.median >= 1.6,
+      threadCpuPerLine1vs2: overRounds(blocks, (r) => r.one.workMs / r.one.lines / (r.two.workMs / r.two.lines)),
+    },
+  };
 }
 
 /** A `tokenscope tokens --batch` process over STREAM_LINES short answers; VmRSS sampled as its output grows. */
@@ -158,51 +213,67 @@ export default async () => {
   const tmp = mkdtempSync(join(tmpdir(), 'tokenscope-bench-batch-'));
   try {
     const cacheDir = join(tmp, 'data');
-    const driver = join(tmp, 'tokens-single.js');
-    await build({ entryPoints: [join(__dirname, 'tokens-single.ts')], outfile: driver, bundle: true, platform: 'node', format: 'cjs', target: 'node20', external: ['libsql'], logLevel: 'warning' });
+    const load = () => round(loadavg()[0], 1);
+
+    // Paired: the single path and the batch workers by turns, in one process.
+    const driver = join(tmp, 'tokens-paired.js');
+    await build({ entryPoints: [join(__dirname, 'tokens-paired.ts')], outfile: driver, bundle: true, platform: 'node', format: 'cjs', target: 'node20', external: ['libsql'], logLevel: 'warning' });
+    const few = join(tmp, 'few.jsonl');
+    writeFileSync(few, Array.from({ length: 300 }, (_, i) => samples[i % samples.length]).join('\n') + '\n');
+    const pairedLoad = [load()];
+    const blocks = await pairedBlocks(driver, few, found.dir, cacheDir, workerFile);
+    pairedLoad.push(load());
+    const paired = { loadAverage1m: pairedLoad, ...pairedFigures(blocks) };
+
+    // End to end: runBatch with 1 and 2 workers, alternated (1, 2, then 2, 1, …).
     const lines = Array.from({ length: LINES }, (_, i) => samples[i % samples.length]);
     const input = join(tmp, 'in.jsonl');
     writeFileSync(input, lines.join('\n') + '\n');
-    const rates: Record<'one' | 'two' | 'single', Rate[]> = { one: [], two: [], single: [] };
-    const load = [loadavg()[0]];
-    // Alternated run by run, so machine noise (other processes) hits them alike.
+    const rates: Record<'one' | 'two', Rate[]> = { one: [], two: [] };
+    const e2eLoad = [load()];
     for (let i = 0; i < RUNS; i++) {
-      rates.single.push(await singleRate(driver, input, found.dir, cacheDir));
-      rates.one.push(await batchRate(input, join(tmp, 'o1.jsonl'), 1, found.dir, cacheDir, workerFile));
-      rates.two.push(await batchRate(input, join(tmp, 'o2.jsonl'), 2, found.dir, cacheDir, workerFile));
+      for (const k of i % 2 ? (['two', 'one'] as const) : (['one', 'two'] as const)) {
+        rates[k].push(await batchRate(input, join(tmp, `o-${k}.jsonl`), k === 'one' ? 1 : 2, found.dir, cacheDir, workerFile));
+      }
     }
-    if (readFileSync(join(tmp, 'o1.jsonl'), 'utf8') !== readFileSync(join(tmp, 'o2.jsonl'), 'utf8')) throw new Error('1 and 2 workers wrote different output');
-    load.push(loadavg()[0]);
+    if (readFileSync(join(tmp, 'o-one.jsonl'), 'utf8') !== readFileSync(join(tmp, 'o-two.jsonl'), 'utf8')) throw new Error('1 and 2 workers wrote different output');
+    e2eLoad.push(load());
     const med = (k: keyof typeof rates, f: keyof Rate, d = 3) => round(median(rates[k].map((r) => r[f] as number)), d);
-    const [one, two, single] = [med('one', 'linesPerSecond', 0), med('two', 'linesPerSecond', 0), med('single', 'linesPerSecond', 0)];
     const cores = (k: keyof typeof rates) => round(median(rates[k].map((r) => r.cpuMsPerLine / r.jsMsPerLine)), 2);
-    const stream = await streamRss(found.dir, tmp);
-    const rss = stream.rssMB.map((s) => s.MB);
-    return {
+    const pairRatios = rates.one.map((r, i) => rates.two[i].linesPerSecond / r.linesPerSecond);
+    const endToEnd = {
       lines: LINES,
       measuredFromLine: LINES * FROM,
       runs: RUNS,
-      loadAverage1m: load.map((l) => round(l, 1)),
-      linesPerSecond: { singleResponsePath: single, batch1Worker: one, batch2Workers: two },
+      loadAverage1m: e2eLoad,
+      linesPerSecond: { batch1Worker: med('one', 'linesPerSecond', 0), batch2Workers: med('two', 'linesPerSecond', 0) },
       warmingUpLinesPerSecond: { batch1Worker: med('one', 'warmingUpLinesPerSecond', 0), batch2Workers: med('two', 'warmingUpLinesPerSecond', 0) },
-      cpuMsPerLine: { singleResponsePath: med('single', 'cpuMsPerLine'), batch1Worker: med('one', 'cpuMsPerLine'), batch2Workers: med('two', 'cpuMsPerLine') },
+      cpuMsPerLine: { batch1Worker: med('one', 'cpuMsPerLine'), batch2Workers: med('two', 'cpuMsPerLine') },
       cpuMsPerLineByThread: Object.fromEntries(
-        (['single', 'one', 'two'] as const).map((k) => [
-          { single: 'singleResponsePath', one: 'batch1Worker', two: 'batch2Workers' }[k],
-          { javascript: med(k, 'jsMsPerLine'), v8Helpers: med(k, 'helpersMsPerLine'), ...(k === 'single' ? {} : { batchMainThread: med(k, 'mainMsPerLine') }) },
+        (['one', 'two'] as const).map((k) => [
+          { one: 'batch1Worker', two: 'batch2Workers' }[k],
+          { javascript: med(k, 'jsMsPerLine'), v8Helpers: med(k, 'helpersMsPerLine'), batchMainThread: med(k, 'mainMsPerLine', 4) },
         ]),
       ),
-      coresPerWorker: { singleResponsePath: cores('single'), batch1Worker: cores('one'), batch2Workers: cores('two') },
-      scaling: { ratio2vs1: round(two / one), goalRatio: 1.6, meetsGoal: two / one >= 1.6, warmingUpRatio2vs1: round(med('two', 'warmingUpLinesPerSecond') / med('one', 'warmingUpLinesPerSecond')), cpuPerLine1vs2: round(med('one', 'cpuMsPerLine') / med('two', 'cpuMsPerLine')), ceiling2vs1: round(2 / cores('one')) },
-      perCore: {
-        ratioBatch1WorkerVsSingle: round(one / single),
-        ratioInCpuTime: round(med('single', 'cpuMsPerLine') / med('one', 'cpuMsPerLine')),
-        goalRatio: 0.9,
-        meetsGoal: one / single >= 0.9 && med('single', 'cpuMsPerLine') / med('one', 'cpuMsPerLine') >= 0.9,
+      coresPerWorker: { batch1Worker: cores('one'), batch2Workers: cores('two') },
+      // Each 2-worker run over the 1-worker run beside it: the median, and every pair.
+      scaling: { ratio2vs1: round(median(pairRatios)), everyPair: pairRatios.map((x) => round(x)), warmingUpRatio2vs1: round(med('two', 'warmingUpLinesPerSecond') / med('one', 'warmingUpLinesPerSecond')), ceiling2vs1: round(2 / cores('one')) },
+    };
+
+    const stream = await streamRss(found.dir, tmp);
+    const rss = stream.rssMB.map((s) => s.MB);
+    // Growth from a quarter in (the workers' heaps and compiled code still reaching their working size), and over the
+    // second half (what a longer file would add: bounded memory means none).
+    const streamFigures = { loadAverage1m: load(), ...stream, rssGrowthMB: round(Math.max(...rss.slice(1)) - rss[1], 0), rssGrowthSecondHalfMB: round(Math.max(...rss.slice(2)) - rss[2], 0) };
+    return {
+      goals: {
+        perCore: { ratioInThreadCpu: paired.perCore.ratioInThreadCpu.median, ratioInWallTime: paired.perCore.ratioInWallTime.median, goalRatio: 0.9, meetsGoal: paired.perCore.meetsGoal, loadAverage1m: pairedLoad },
+        scaling: { ratio2vs1Paired: paired.scaling.ratio2vs1.median, ratio2vs1EndToEnd: endToEnd.scaling.ratio2vs1, goalRatio: 1.6, meetsGoal: paired.scaling.meetsGoal && endToEnd.scaling.ratio2vs1 >= 1.6, loadAverage1m: [...pairedLoad, ...e2eLoad] },
+        rssGrowthSecondHalfMB: streamFigures.rssGrowthSecondHalfMB,
       },
-      // Growth from a quarter in (the workers' heaps and compiled code still reaching their working size), and over the
-      // second half (what a longer file would add: bounded memory means none).
-      stream: { ...stream, rssGrowthMB: round(Math.max(...rss.slice(1)) - rss[1], 0), rssGrowthSecondHalfMB: round(Math.max(...rss.slice(2)) - rss[2], 0) },
+      paired,
+      endToEnd,
+      stream: streamFigures,
     };
   } finally {
     rmSync(tmp, { recursive: true, force: true });

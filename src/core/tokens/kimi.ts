@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../model';
 import { TiktokenBpe } from './bpe';
-import { loadRanks } from './ranks';
+import { loadRanks } from './rank-cache';
 import { fsWhy } from '../fs-errors';
 
 /**

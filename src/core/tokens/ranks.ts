@@ -1,8 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
 import { UserError } from '../model';
-import { fsWhy } from '../fs-errors';
 
 /**
  * tiktoken rank files (`base64(token bytes) rank` per line), held as flat typed arrays with an open-addressing
@@ -22,8 +19,10 @@ export interface RankTable {
   slots: Int32Array;
 }
 
-const MAGIC = 'TSRANKS2';
-const HEADER = 48; // magic (8) + count (4) + slot count (4) + sha256 of everything after the header (32)
+const MAGIC = 'TSRANKS3';
+/** magic (8) + count (4) + slot count (4) + sha256 of everything after it (32), then the source's length (4). */
+const SUMMED = 48;
+const HEADER = SUMMED + 4;
 
 /** FNV-1a over `key[start..end)`. */
 function hashRange(key: Uint8Array, start: number, end: number): number {
@@ -140,19 +139,26 @@ export function parseRankFile(data: Uint8Array, source = 'tiktoken.model'): Rank
   return { bytes, offsets, slots: buildSlots(bytes, offsets) };
 }
 
-/** Serializes a rank table into the cache format: header, offsets, slots, bytes (little-endian). */
-export function encodeRankCache(t: RankTable): Uint8Array {
-  const out = new Uint8Array(HEADER + t.offsets.byteLength + t.slots.byteLength + t.bytes.byteLength);
+/**
+ * Serializes a rank table into the cache format: header, `source` (what the table was built from, as the cache names
+ * it: ./rank-cache.ts), offsets, slots, bytes (little-endian, 4-byte aligned).
+ */
+export function encodeRankCache(t: RankTable, source = ''): Uint8Array {
+  const src = Buffer.from(source, 'utf8');
+  const tableAt = HEADER + align4(src.length);
+  const out = new Uint8Array(tableAt + t.offsets.byteLength + t.slots.byteLength + t.bytes.byteLength);
   out.set(Buffer.from(MAGIC, 'latin1'), 0);
   const view = new DataView(out.buffer);
   view.setUint32(8, t.offsets.length - 1, true);
   view.setUint32(12, t.slots.length, true);
-  let at = HEADER;
+  view.setUint32(SUMMED, src.length, true);
+  out.set(src, HEADER);
+  let at = tableAt;
   for (const part of [t.offsets, t.slots, t.bytes]) {
     out.set(new Uint8Array(part.buffer, part.byteOffset, part.byteLength), at);
     at += part.byteLength;
   }
-  out.set(createHash('sha256').update(out.subarray(HEADER)).digest(), 16);
+  out.set(createHash('sha256').update(out.subarray(SUMMED)).digest(), 16);
   return out;
 }
 
@@ -167,14 +173,15 @@ export function decodeRankCache(data: Uint8Array): RankTable | undefined {
   const count = view.getUint32(8, true);
   const slotCount = view.getUint32(12, true);
   if (slotCount === 0 || (slotCount & (slotCount - 1)) !== 0 || slotCount <= count) return undefined;
-  const slotsAt = HEADER + (count + 1) * 4;
+  const tableAt = HEADER + align4(view.getUint32(SUMMED, true));
+  const slotsAt = tableAt + (count + 1) * 4;
   const bytesAt = slotsAt + slotCount * 4;
   if (bytesAt > data.byteLength) return undefined;
-  const sum = createHash('sha256').update(data.subarray(HEADER)).digest();
-  if (!sum.equals(data.subarray(16, HEADER))) return undefined;
+  const sum = createHash('sha256').update(data.subarray(SUMMED)).digest();
+  if (!sum.equals(data.subarray(16, SUMMED))) return undefined;
   // Typed-array views need 4-byte alignment; a file buffer usually has it, otherwise copy.
   const aligned = data.byteOffset % 4 === 0 ? data : new Uint8Array(data);
-  const offsets = new Uint32Array(aligned.buffer, aligned.byteOffset + HEADER, count + 1);
+  const offsets = new Uint32Array(aligned.buffer, aligned.byteOffset + tableAt, count + 1);
   const slots = new Int32Array(aligned.buffer, aligned.byteOffset + slotsAt, slotCount);
   const bytes = aligned.subarray(bytesAt);
   if (offsets[count] !== bytes.byteLength) return undefined;
@@ -182,54 +189,20 @@ export function decodeRankCache(data: Uint8Array): RankTable | undefined {
 }
 
 /**
- * Loads a rank file through the binary cache in `cacheDir` (when given). The cache entry is keyed by the rank
- * file's absolute path, size and modification time, so a cold load never reads or hashes the 2.8 MB rank file;
- * a re-downloaded or edited rank file gets a new entry. A cache that cannot be written (read-only folder, full
- * disk) only costs speed: that failure goes to `onWarning`.
+ * The source a cache file names, from its first bytes (`head`: at least RANK_CACHE_HEAD of them, or the whole file);
+ * `needed` when the source goes on past `head`, undefined when it is no cache of this format. Not checked against
+ * the checksum: that needs the whole file.
  */
-export function loadRanks(rankFile: string, cacheDir?: string, onWarning?: (message: string) => void): RankTable {
-  let cacheFile: string | undefined;
-  if (cacheDir) {
-    try {
-      const st = statSync(rankFile);
-      const key = createHash('sha256').update(`${resolve(rankFile)}\0${st.size}\0${st.mtimeMs}`).digest('hex').slice(0, 32);
-      cacheFile = join(cacheDir, `ranks-${key}.bin`);
-      const cached = decodeRankCache(readFileSync(cacheFile));
-      if (cached) return cached;
-    } catch {
-      // no cache entry yet (or no rank file: reported below)
-    }
-  }
-  let data: Buffer;
-  try {
-    data = readFileSync(rankFile);
-  } catch (e) {
-    throw new UserError(`cannot read ${rankFile}: ${fsWhy(e)}`);
-  }
-  const table = parseRankFile(data, rankFile);
-  if (cacheFile) {
-    try {
-      writeFileAtomic(cacheFile, encodeRankCache(table));
-    } catch (e) {
-      onWarning?.(`could not write the tokenizer cache ${cacheFile}: ${fsWhy(e)}`);
-    }
-  }
-  return table;
+export function rankCacheSource(head: Uint8Array): { source: string } | { needed: number } | undefined {
+  if (head.byteLength < HEADER || Buffer.from(head.subarray(0, 8)).toString('latin1') !== MAGIC) return undefined;
+  const length = new DataView(head.buffer, head.byteOffset, head.byteLength).getUint32(SUMMED, true);
+  if (HEADER + length > head.byteLength) return { needed: HEADER + length };
+  return { source: Buffer.from(head.subarray(HEADER, HEADER + length)).toString('utf8') };
 }
 
-/** Writes through a temporary file and a rename, so readers never see half a file. */
-export function writeFileAtomic(file: string, data: Uint8Array | string): void {
-  mkdirSync(dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.${Date.now().toString(36)}.tmp`;
-  try {
-    writeFileSync(tmp, data);
-    renameSync(tmp, file);
-  } catch (e) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // nothing was written
-    }
-    throw e;
-  }
+/** Bytes of a cache file that hold its source, unless the source is unusually long. */
+export const RANK_CACHE_HEAD = 4096;
+
+function align4(n: number): number {
+  return (n + 3) & ~3;
 }

@@ -7,7 +7,7 @@ import { Tiktoken } from 'tiktoken';
 import { TiktokenBpe } from '../../../src/core/tokens/bpe';
 import { KIMI_PAT_STR, KIMI_PATTERN, loadKimiTokenizer } from '../../../src/core/tokens/kimi';
 import { PieceCache } from '../../../src/core/tokens/piece-cache';
-import { loadRanks } from '../../../src/core/tokens/ranks';
+import { loadRanks } from '../../../src/core/tokens/rank-cache';
 import { MULTILINGUAL_SAMPLES, mixedCorpus } from './corpus';
 import { kimiTokenizerDir } from './helpers';
 

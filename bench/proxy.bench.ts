@@ -5,7 +5,9 @@
 //     the same unpaced (upstream writes as fast as it can) is reported beside it
 //   - added time to first byte, goal p50 ≤ 1 ms (sequential requests on keep-alive connections); the bare
 //     pass-through's own added time is reported beside it (the floor of any second process on this machine)
-//   - added per-chunk latency, goal p50 ≤ 0.2 ms (each event carries its send time)
+//   - added per-chunk latency, goal p50 ≤ 0.2 ms (each event carries its send time); the paced stream also goes through
+//     the bare pass-through, whose own added latency is reported beside it, and Tokenscope's cost above it
+//     (`overBareMsP50`, for time to first byte too)
 //   - 100 concurrent paced streams direct, through the bare pass-through and through the proxy: median wall time and
 //     latency of each, and peak RSS (sampled) of the two proxies
 //   - serve's peak RSS while a 500 MB request body passes (goal ≤ 200 MB), the bare pass-through's beside it
@@ -219,7 +221,7 @@ export async function startServe(upstream: string, dataDir: string, extraArgs: s
   const root = resolve(__dirname, '..');
   const args = ['serve', '--port', '0', '--data-dir', dataDir, '--upstream', upstream, ...extraArgs];
   // BENCH_PROXY_PROF=DIR writes a CPU profile of the proxy process there (`--cpu-prof`), for a look at the forwarding path.
-  const prof = process.env.BENCH_PROXY_PROF ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_PROXY_PROF)}`, '--cpu-prof-interval=200'] : [];
+  const prof = process.env.BENCH_PROXY_PROF ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_PROXY_PROF)}`, `--cpu-prof-interval=${process.env.BENCH_PROXY_PROF_US ?? 200}`] : [];
   const argv = existsSync(join(root, 'dist', 'cli.js'))
     ? [...prof, join(root, 'bin', 'tokenscope.js'), ...args]
     : [...prof, '--import', 'tsx', '--eval', `require('./src/cli/main').main(${JSON.stringify(args)}).then((c) => process.exit(c))`];
@@ -283,18 +285,22 @@ export default async function bench() {
     await through('/v1/stream?n=2000');
 
     say('paced and unpaced streams');
-    const paced = { direct: [] as number[], proxy: [] as number[], latDirect: [] as number[], latProxy: [] as number[] };
+    // Paced: direct, the bare pass-through and Tokenscope, in an order that rotates per run (each event's latency is
+    // taken against its send time, so the bare figure is the floor any second process adds on this machine).
+    const paced = { direct: [] as number[], bare: [] as number[], proxy: [] as number[], latDirect: [] as number[], latBare: [] as number[], latProxy: [] as number[] };
     const unpaced = { direct: [] as number[], proxy: [] as number[] };
+    const targets = ['direct', 'bare', 'proxy'] as const;
     for (let run = 0; run < RUNS; run++) {
-      const order = run % 2 ? ['proxy', 'direct'] : ['direct', 'proxy'];
+      const order = [...targets.slice(run % 3), ...targets.slice(0, run % 3)];
       for (const which of order) {
         const p = `/v1/stream?n=${CHUNKS}&paced=1`;
-        const r = which === 'direct' ? await direct(p) : await through(p);
-        (which === 'direct' ? paced.direct : paced.proxy).push(r.wallMs);
-        (which === 'direct' ? paced.latDirect : paced.latProxy).push(median(r.latencies));
+        const r = which === 'direct' ? await direct(p) : which === 'bare' ? await fetchStream(`${bare.url}${p}`, agent) : await through(p);
+        paced[which].push(r.wallMs);
+        paced[which === 'direct' ? 'latDirect' : which === 'bare' ? 'latBare' : 'latProxy'].push(median(r.latencies));
+        if (which === 'bare') continue;
         const q = `/v1/stream?n=${CHUNKS}`;
         const u = which === 'direct' ? await direct(q) : await through(q);
-        (which === 'direct' ? unpaced.direct : unpaced.proxy).push(u.wallMs);
+        unpaced[which].push(u.wallMs);
       }
     }
 
@@ -331,7 +337,7 @@ export default async function bench() {
     const ttfbDirect: number[] = [];
     const ttfbProxy: number[] = [];
     const ttfbBare: number[] = [];
-    const ttfbBlocks: { proxy: number; bare: number }[] = [];
+    const ttfbBlocks: { proxy: number; bare: number; overBare: number }[] = [];
     say('time to first byte');
     for (let run = 0; run < RUNS; run++) {
       const d: number[] = [];
@@ -345,7 +351,7 @@ export default async function bench() {
       ttfbDirect.push(...d);
       ttfbProxy.push(...p);
       ttfbBare.push(...b);
-      ttfbBlocks.push({ proxy: median(p) - median(d), bare: median(b) - median(d) });
+      ttfbBlocks.push({ proxy: median(p) - median(d), bare: median(b) - median(d), overBare: median(p) - median(b) });
     }
 
     // A 500 MB request body through serve (streamed to the upstream, not recorded): serve's resident set while it
@@ -381,7 +387,7 @@ export default async function bench() {
     return {
       chunks: CHUNKS,
       runs: RUNS,
-      pacedStream: { directMs: round(median(paced.direct), 1), proxyMs: round(median(paced.proxy), 1), wallTimeRatio: round(wallRatio), spread: spread(perRun((i) => paced.proxy[i] / paced.direct[i])), goal: 1.02, met: wallRatio <= 1.02 },
+      pacedStream: { directMs: round(median(paced.direct), 1), bareMs: round(median(paced.bare), 1), proxyMs: round(median(paced.proxy), 1), wallTimeRatio: round(wallRatio), spread: spread(perRun((i) => paced.proxy[i] / paced.direct[i])), goal: 1.02, met: wallRatio <= 1.02 },
       unpacedStream: { directMs: round(median(unpaced.direct), 1), proxyMs: round(median(unpaced.proxy), 1), wallTimeRatio: round(median(unpaced.proxy) / median(unpaced.direct)) },
       ttfb: {
         directMsP50: round(median(ttfbDirect)),
@@ -389,10 +395,25 @@ export default async function bench() {
         addedMsP50: round(addedTtfb),
         spread: spread(ttfbBlocks.map((b) => b.proxy)),
         bareAddedMsP50: round(median(ttfbBlocks.map((b) => b.bare))),
+        // Tokenscope's own cost: above the bare pass-through, block by block.
+        overBareMsP50: round(median(ttfbBlocks.map((b) => b.overBare))),
+        overBareSpread: spread(ttfbBlocks.map((b) => b.overBare)),
         goal: 1,
         met: addedTtfb <= 1,
       },
-      perChunkLatency: { directMsP50: round(median(paced.latDirect)), proxyMsP50: round(median(paced.latProxy)), addedMsP50: round(addedChunk), spread: spread(perRun((i) => paced.latProxy[i] - paced.latDirect[i])), goal: 0.2, met: addedChunk <= 0.2 },
+      perChunkLatency: {
+        directMsP50: round(median(paced.latDirect)),
+        proxyMsP50: round(median(paced.latProxy)),
+        addedMsP50: round(addedChunk),
+        spread: spread(perRun((i) => paced.latProxy[i] - paced.latDirect[i])),
+        bareMsP50: round(median(paced.latBare)),
+        bareAddedMsP50: round(median(paced.latBare) - median(paced.latDirect)),
+        // Tokenscope's own cost: above the bare pass-through, run by run.
+        overBareMsP50: round(median(perRun((i) => paced.latProxy[i] - paced.latBare[i]))),
+        overBareSpread: spread(perRun((i) => paced.latProxy[i] - paced.latBare[i])),
+        goal: 0.2,
+        met: addedChunk <= 0.2,
+      },
       burst: Object.fromEntries(
         Object.entries(burst).map(([n, b]) => {
           const ratio = median(b.proxy) / median(b.bare);

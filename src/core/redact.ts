@@ -188,6 +188,28 @@ const ANY_KEY = new RegExp(KEY_PATTERNS.map(({ re }) => `(?:${re.source})`).join
  * This is the per-chunk scan on the proxy's forwarding path. Keep it in step with KEY_PATTERNS.
  */
 const KEY_HINT = /sk-|hf_|aiza|gh[opsu]_|github_pat_|a[ks]ia|gsk_|fw_|xai-|tgp_v1_|xox[abprs]-|bearer|api[_-]?key/i;
+/** The longest text KEY_HINT matches (`github_pat_`). */
+const KEY_HINT_MAX = 11;
+
+/**
+ * False when `maskSecrets` (without user patterns) cannot change `before` followed by `bytes`, given whether `before`
+ * alone holds a key hint: no hint in `bytes`, none across the seam. Looks at `bytes` and a few bytes of `before` only.
+ */
+export function mayMaskAcross(before: Uint8Array, beforeHinted: boolean, bytes: Uint8Array): boolean {
+  if (beforeHinted || KEY_HINT.test(latin1(bytes))) return true;
+  if (before.length === 0) return false;
+  const edge = KEY_HINT_MAX - 1;
+  return KEY_HINT.test(latin1(before.subarray(Math.max(0, before.length - edge))) + latin1(bytes.subarray(0, edge)));
+}
+
+/** Whether `bytes` hold a key hint (a key pattern can only match where one does). */
+export function hasKeyHint(bytes: Uint8Array): boolean {
+  return KEY_HINT.test(latin1(bytes));
+}
+
+function latin1(b: Uint8Array): string {
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
+}
 
 /**
  * Same-length redaction, for stored response bodies whose byte offsets and chunk timing must stay exact: every match

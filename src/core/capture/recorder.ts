@@ -8,7 +8,7 @@
  */
 import { close, closeSync } from 'node:fs';
 import type { CapturedExchange } from '../model';
-import { maskSecrets, redactHeaders, type RedactOptions } from '../redact';
+import { hasKeyHint, mayMaskAcross, maskSecrets, redactHeaders, type RedactOptions } from '../redact';
 import { FRAME_HEADER, frameHeader } from './log';
 import { MASK_CONTEXT, isKeyByte, MAX_TAIL, runStart } from './masking';
 import { DeliveredFile, type DeliveredHost } from './delivered';
@@ -65,7 +65,7 @@ export class Writer implements ExchangeWriter {
    * The end of the response from response offset `start`: as received (`raw`) and as written (`written`, masked), with
    * the frames that hold it. The next chunk is scanned together with it, so a key cut by a chunk boundary is found whole.
    */
-  private tail: { start: number; raw: Buffer; written: Buffer; frames: FrameAt[] } = { start: 0, raw: Buffer.alloc(0), written: Buffer.alloc(0), frames: [] };
+  private tail: Tail = emptyTail();
   /** While corked: the parts gathered for one write at `gatheredPos`, and the response offset before them. */
   private gathered: Uint8Array[] | undefined;
   private gatheredPos = 0;
@@ -141,6 +141,15 @@ export class Writer implements ExchangeWriter {
     // The exchange's journal line precedes its body file (begin): a crash before its row is written still lists it.
     if (!this.ready(true)) return;
     const { raw } = this.tail;
+    // The usual case: nothing in the tail and this chunk can be masked (no key hint in them, none across the seam), so
+    // the bytes are written as they came, with no copy and no scan of the whole tail.
+    if (!this.redact.patterns?.length && !mayMaskAcross(raw, this.tail.hinted, bytes)) {
+      const out = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      const frame = { offset: this.offset, pos: this.pos + FRAME_HEADER, length: out.length };
+      if (!this.write([frameHeader('R', out.length, t), out])) return;
+      this.offset += out.length;
+      return this.keepTail(undefined, out, frame);
+    }
     const all = Buffer.concat([raw, bytes]);
     const masked = maskSecrets(all, this.redact);
     // A patch lands in frames already on disk: gathered ones go first.
@@ -204,7 +213,7 @@ export class Writer implements ExchangeWriter {
     this.uncork();
     this.done = true;
     await this.requestWritten;
-    this.tail = { start: 0, raw: Buffer.alloc(0), written: Buffer.alloc(0), frames: [] };
+    this.tail = emptyTail();
     const lost = this.diskFailed ? `the disk refused a write; only the first ${this.offset} bytes were kept` : undefined;
     const error = [opts.error, lost].filter(Boolean).join('; ') || undefined;
     const cut = !this.diskFailed && this.received > this.offset;
@@ -331,26 +340,56 @@ export class Writer implements ExchangeWriter {
     return true;
   }
 
-  /** Keeps what the next chunk must be scanned with: the run of key bytes at the end, and context before it. */
-  private keepTail(all: Buffer, out: Uint8Array, frame: FrameAt): void {
-    const cut = runStart(all, Math.max(0, runStart(all, all.length) - MASK_CONTEXT));
+  /**
+   * Keeps what the next chunk must be scanned with: the run of key bytes at the end, and context before it. `all` is
+   * the tail's bytes followed by this chunk's (undefined: `out`, the chunk as received, unmasked; it is joined to the
+   * tail only when the kept part reaches back into it).
+   */
+  private keepTail(all: Buffer | undefined, out: Buffer, frame: FrameAt): void {
     const tail = this.tail;
+    const quick = all === undefined;
+    let cut: number;
+    if (all === undefined) {
+      // Within the chunk alone when the kept part starts inside it (a run that reaches its first byte may go on before).
+      const run = runStart(out, out.length);
+      const from = run > 0 ? run - MASK_CONTEXT : -1;
+      const inChunk = from > 0 ? runStart(out, from) : 0;
+      if (inChunk > 0) cut = tail.raw.length + inChunk;
+      else (all = Buffer.concat([tail.raw, out])), (cut = runStart(all, Math.max(0, runStart(all, all.length) - MASK_CONTEXT)));
+    } else cut = runStart(all, Math.max(0, runStart(all, all.length) - MASK_CONTEXT));
     const start = tail.start + cut;
     // `written` is a copy: it is patched in place and must never alias the bytes forwarded to the client or queued
-    // for the disk. `raw` is only read, and `all` is this writer's own copy: a view of it is enough.
+    // for the disk. `raw` is only read: a view of `all` (this writer's own copy) or of the chunk is enough.
     const old = tail.written;
-    const written = Buffer.allocUnsafe(all.length - cut);
-    const kept = old.copy(written, 0, Math.min(cut, old.length));
-    Buffer.from(out.buffer, out.byteOffset, out.byteLength).copy(written, kept, Math.max(0, cut - old.length));
+    const kept = all ? all.length - cut : out.length - (cut - tail.raw.length);
+    const written = Buffer.allocUnsafe(kept);
+    const fromOld = old.copy(written, 0, Math.min(cut, old.length));
+    out.copy(written, fromOld, Math.max(0, cut - old.length));
     const { frames } = tail;
     frames.push(frame);
     let stale = 0;
     while (stale < frames.length && frames[stale].offset + frames[stale].length <= start) stale++;
     if (stale > 0) frames.splice(0, stale);
+    tail.raw = all ? all.subarray(cut) : out.subarray(cut - tail.raw.length);
     tail.start = start;
-    tail.raw = all.subarray(cut);
     tail.written = written;
+    // Whether the kept bytes hold a key hint: none can when this chunk went the quick way (neither it nor the tail did).
+    tail.hinted = !quick && hasKeyHint(tail.raw);
   }
+}
+
+interface Tail {
+  /** Response offset of `raw`'s first byte. */
+  start: number;
+  raw: Buffer;
+  written: Buffer;
+  frames: FrameAt[];
+  /** `raw` holds a key hint (./redact.ts): the next chunk is scanned with it in full. */
+  hinted: boolean;
+}
+
+function emptyTail(): Tail {
+  return { start: 0, raw: Buffer.alloc(0), written: Buffer.alloc(0), frames: [], hinted: false };
 }
 
 /** Request bytes masked and written per turn of the event loop: a few ms of work at most. */

@@ -141,3 +141,62 @@ test('the bytes handed to the capture are never modified (they are the bytes the
   assert.ok(body.equals(copy), 'the forwarded buffers were written to');
   assert.ok(!bytes.equals(body));
 });
+
+/** Stores each chunking as its own response in one store; each one's stored bytes and body file. */
+async function storeMany(chunkings: Uint8Array[][]): Promise<{ bytes: Buffer; file: string }[]> {
+  const tmp = tempDir();
+  try {
+    const store = await openStore(tmp.dir, { analyze: false });
+    const ids: string[] = [];
+    for (const chunks of chunkings) {
+      const w = store.begin({ route: 'openrouter', upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions', method: 'POST', path: '/v1/chat/completions', requestHeaders: {} });
+      w.responseStarted(200, { 'content-type': 'text/event-stream' });
+      for (const c of chunks) w.chunk(c);
+      await w.finish();
+      ids.push(w.id);
+    }
+    const out = ids.map((id) => ({ bytes: Buffer.from(store.readResponse(id)!.bytes), file: readFileSync(join(tmp.dir, 'bodies', `${id}.cap`), 'latin1') }));
+    await store.close();
+    return out;
+  } finally {
+    tmp.remove();
+  }
+}
+
+test('long chunks around a key: a hint or a key cut at any byte, with plain text on both sides, is masked whole', async () => {
+  // Plain text longer than the kept tail on each side: the chunks before and after the key go the quick way (no hint
+  // in them), and the seam, the hint (`Bearer `, `"api_key": "`) or the key may fall anywhere.
+  const prose = (n: number) => 'plain words, no key here. '.repeat(n);
+  for (const [what, key] of [
+    ['a bearer token', `Authorization: Bearer ${KEYS.openai}`],
+    ['an api_key field', `{"api_key": "abcd1234efgh5678ijkl"}`],
+    ['a GitHub token', 'token github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUV'],
+  ] as const) {
+    const body = Buffer.from(`data: {"choices":[{"delta":{"content":${JSON.stringify(`${prose(12)}${key}${prose(12)}`)}}}]}\n\n`);
+    const whole = Buffer.from(maskSecrets(body));
+    assert.ok(!whole.equals(body), `${what}: the reference masks something`);
+    // The key as it stands in the body (JSON-escaped).
+    const inBody = JSON.stringify(key).slice(1, -1);
+    const at = body.indexOf(inBody);
+    assert.ok(at > 300, what);
+    // Where the whole body's mask ends (a mask may run past the key's last byte).
+    let end = body.length;
+    while (end > 0 && whole[end - 1] === body[end - 1]) end--;
+    const cuts = Array.from({ length: inBody.length + 36 }, (_, i) => at - 12 + i);
+    // Two chunks, and a few bytes alone at the seam. A part of a key can be masked under another label before the rest
+    // comes (a cut `Bearer sk-proj-Ab` reads as a bearer token), but nothing key-shaped reaches the disk, the length
+    // stays, and nothing outside the key changes.
+    const chunkings = cuts.flatMap((cut) => [
+      [body.subarray(0, cut), body.subarray(cut)],
+      [body.subarray(0, 40), body.subarray(40, cut), body.subarray(cut, cut + 3), body.subarray(cut + 3)],
+    ]);
+    const stored = await storeMany(chunkings);
+    stored.forEach(({ bytes, file }, i) => {
+      const where = `${what}, cut at ${cuts[i >> 1]} (${chunkings[i].length} chunks)`;
+      assert.equal(bytes.length, body.length, where);
+      assert.ok(bytes.subarray(0, at).equals(whole.subarray(0, at)) && bytes.subarray(end).equals(whole.subarray(end)), `${where}: only the key's bytes change`);
+      assert.ok(!bytes.subarray(at, end).equals(body.subarray(at, end)), `${where}: the key is masked`);
+      assert.ok(!containsSecret(file) && !file.includes(key.slice(-12)), `${where}: the body file holds the key`);
+    });
+  }
+});

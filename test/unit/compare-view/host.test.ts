@@ -166,7 +166,7 @@ describe('Compare Providers… (host side)', () => {
     panel.send({ type: 'diff', kind: 'tokens', left: fw[0], right: fw[1] });
     type TokenDiffMessage = Extract<CompareHostMessage, { type: 'tokenDiff' }>;
     const diffs = () => panel.posted.filter((m: CompareHostMessage): m is TokenDiffMessage => m.type === 'tokenDiff');
-    for (let i = 0; i < 100 && diffs().length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    for (const end = Date.now() + 20_000; diffs().length < 2 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 10));
     const [pending, done] = diffs();
     assert.equal(pending.pending, true, 'the view shows that tokenizing is under way');
     assert.deepEqual([done.diff?.left.label, done.diff?.right.label, done.diff?.same], ['fireworks #1', 'fireworks #2', 2]);
@@ -182,9 +182,15 @@ describe('Compare Providers… (host side)', () => {
       // Cancel once the down provider's two samples have failed and the other six are in flight at the emulator (a
       // fixed delay raced the down provider's answers on a loaded machine).
       const chats = () => slow.requests.filter((r) => r.path.endsWith('/chat/completions')).length;
-      stub.ui.cancelProgressWhen = (reports) => chats() === 8 && reports.some((r) => /· 2 failed/.test(r.message ?? ''));
-      const t0 = Date.now();
+      // Timed from the Cancel: reaching the emulator can take seconds on a loaded machine, the answers take 5 s from there.
+      let t0 = 0;
+      stub.ui.cancelProgressWhen = (reports) => {
+        const now = chats() === 8 && reports.some((r) => /· 2 failed/.test(r.message ?? ''));
+        if (now) t0 = Date.now();
+        return now;
+      };
       await cmds.runCompare(sourceId);
+      assert.ok(t0 > 0, 'cancelled once the samples were in flight');
       assert.ok(Date.now() - t0 < 4000, `stopped well before the 5 s answers (${Date.now() - t0} ms)`);
       const panel = stub.ui.panels[0];
       panel.send({ type: 'ready' });
@@ -201,19 +207,20 @@ describe('Compare Providers… (host side)', () => {
   it('closing the panel stops a running comparison', async () => {
     const { slow, cmds } = await slowCompare();
     try {
-      const t0 = Date.now();
       const running = cmds.runCompare(sourceId);
       while (!stub.ui.panels.length) await new Promise((r) => setTimeout(r, 20));
-      // Closed once every sample's request has reached the emulator (a fixed 200 ms was too short on a loaded machine).
+      // Closed once every sample's request has reached the emulator (a fixed 200 ms, later a 3 s cap, was too short on
+      // a loaded machine); timed from the close, as the answers take 5 s from each request's arrival.
       const sent = () => slow.requests.filter((r) => r.path.endsWith('/chat/completions')).length;
-      for (let i = 0; i < 150 && sent() < 8; i++) await new Promise((r) => setTimeout(r, 20));
+      for (const end = Date.now() + 20_000; sent() < 8 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+      const t0 = Date.now();
       stub.ui.panels[0].dispose();
       await running;
       assert.ok(Date.now() - t0 < 4000, `stopped when the panel closed (${Date.now() - t0} ms)`);
       const chats = slow.requests.filter((r) => r.path.endsWith('/chat/completions') && r.body.provider.only[0] !== 'atlas-cloud');
       assert.equal(chats.length, 6);
       // The emulator learns of a dropped connection on its own schedule: give it a moment.
-      for (let i = 0; i < 100 && !chats.every((r) => r.aborted); i++) await new Promise((r) => setTimeout(r, 20));
+      for (const end = Date.now() + 20_000; !chats.every((r) => r.aborted) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
       assert.ok(chats.every((r) => r.aborted), 'requests in flight were aborted');
     } finally {
       await slow.close();

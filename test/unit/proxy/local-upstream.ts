@@ -95,8 +95,11 @@ export function rawRequest(url: string, opts: { method?: string; headers?: Recor
   });
 }
 
-/** Waits until `cond` holds, polling; fails with `what` after `ms`. */
-export async function waitFor(cond: () => boolean, what: string, ms = 5000): Promise<void> {
+/**
+ * Waits until `cond` holds, polling; fails with `what` after `ms`. The default is generous: on a loaded machine a poll
+ * can wait seconds for a core, and a condition that holds returns at once. Tests that bound a time measure it.
+ */
+export async function waitFor(cond: () => boolean, what: string, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;
   while (!cond()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);

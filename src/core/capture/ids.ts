@@ -19,12 +19,19 @@ export function findCapture(reader: PrefixReader, idOrPrefix: string): CapturedE
   throw new UserError(`"${idOrPrefix}" matches ${hits.length} captures; give more of the id`);
 }
 
-let lastIdTime = 0;
-let idSeq = 0;
+/**
+ * The last sequence number given out for each of the most recent milliseconds ids were made for. Kept per millisecond,
+ * not only for the last one: exchanges begun with the same given start time (an import, a re-run) are interleaved
+ * with ids for now (spare body files), and must still sort in the order they were made and never collide.
+ */
+const idSeqs = new Map<number, number>();
+const ID_SEQ_MS_KEPT = 256;
 /** Sortable, time-based, short: 9 base-36 digits of ms, a per-ms sequence, and randomness against other processes. */
 export function newId(now: number): string {
-  if (now === lastIdTime) idSeq++;
-  else (lastIdTime = now), (idSeq = 0);
+  const seq = (idSeqs.get(now) ?? -1) + 1;
+  idSeqs.delete(now);
+  idSeqs.set(now, seq);
+  if (idSeqs.size > ID_SEQ_MS_KEPT) idSeqs.delete(idSeqs.keys().next().value!);
   const rand = Math.floor(Math.random() * 36 ** 3).toString(36).padStart(3, '0');
-  return now.toString(36).padStart(9, '0') + idSeq.toString(36).padStart(2, '0') + rand;
+  return now.toString(36).padStart(9, '0') + seq.toString(36).padStart(2, '0') + rand;
 }

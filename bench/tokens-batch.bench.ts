@@ -28,8 +28,8 @@ import type { Block, Side } from './tokens-paired';
 const root = join(__dirname, '..');
 const RUNS = Number(process.env.BENCH_BATCH_RUNS ?? 3);
 /** Paired part: rounds, lines per block, warm-up lines per side. */
-const ROUNDS = Number(process.env.BENCH_BATCH_ROUNDS ?? 24);
-const BLOCK = Number(process.env.BENCH_BATCH_BLOCK ?? 512);
+const ROUNDS = Number(process.env.BENCH_BATCH_ROUNDS ?? 16);
+const BLOCK = Number(process.env.BENCH_BATCH_BLOCK ?? 1024); // 4 chunks: two for each of 2 workers
 const WARM = Number(process.env.BENCH_BATCH_WARM ?? 6000);
 const LINES = Number(process.env.BENCH_BATCH_LINES ?? 40_000);
 /** Rates are measured from this fraction of the lines on. */
@@ -134,6 +134,7 @@ function overRounds(blocks: Block[], f: (b: Record<Side, Block>) => number) {
 }
 
 function pairedFigures(blocks: Block[]) {
+  if (blocks.some((b) => b.side === 'two' && b.perWorkerLines!.some((n) => n < b.lines / 4))) throw new Error('a 2-worker block was not shared by both workers');
   const perLine = (side: Side, f: (b: Block) => number) => round(median(blocks.filter((b) => b.side === side).map((b) => f(b) / b.lines)), 4);
   const threadCpu = overRounds(blocks, (r) => r.single.workMs / r.single.lines / (r.one.workMs / r.one.lines));
   const wall = overRounds(blocks, (r) => r.single.wallMs / r.one.wallMs);

@@ -122,13 +122,16 @@ async function main() {
       w.lines += lines.length;
       w.worker.postMessage({ seq: s, firstLine: lines[0] + 1, bytes: chunk } satisfies BatchChunk, [chunk.buffer]);
     });
-  /** The lines in chunks over `ws`, each worker with at most IN_FLIGHT chunks queued, as the batch runner sends them. */
+  /**
+   * The lines in chunks over `ws`, each worker with at most IN_FLIGHT chunks queued, handed out by turns as the batch
+   * runner does (the next chunk to the worker with the fewest queued).
+   */
   const runBatch = async (ws: BatchWorker[], lines: number[]) => {
     let at = 0;
     const lane = async (w: BatchWorker) => {
       while (at < lines.length) await send(w, lines.slice(at, (at += CHUNK)));
     };
-    await Promise.all(ws.flatMap((w) => Array.from({ length: IN_FLIGHT }, () => lane(w))));
+    await Promise.all(Array.from({ length: IN_FLIGHT }, () => ws.map(lane)).flat());
   };
 
   const run = async (side: Side, lines: number[]) => {

@@ -218,7 +218,8 @@ server.listen(0, '127.0.0.1', () => console.log('bare on http://127.0.0.1:' + se
 
 /** `tokenscope serve` in a child process: the built binary (`npm run bench` builds first), else the sources through tsx. */
 export async function startServe(upstream: string, dataDir: string, extraArgs: string[] = []) {
-  const root = resolve(__dirname, '..');
+  // BENCH_PROXY_SERVE=DIR runs the serve built in another tree (an earlier release), for A/B runs with the same bench.
+  const root = resolve(process.env.BENCH_PROXY_SERVE ?? resolve(__dirname, '..'));
   const args = ['serve', '--port', '0', '--data-dir', dataDir, '--upstream', upstream, ...extraArgs];
   // BENCH_PROXY_PROF=DIR writes a CPU profile of the proxy process there (`--cpu-prof`), for a look at the forwarding path.
   const prof = process.env.BENCH_PROXY_PROF ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_PROXY_PROF)}`, `--cpu-prof-interval=${process.env.BENCH_PROXY_PROF_US ?? 200}`] : [];

@@ -109,7 +109,7 @@ function updateBadges(x: ExchangeView): void {
 
 function countBadge(tab: string, x: ExchangeView): HTMLElement | null {
   const n =
-    tab === 'Findings' ? x.findings.length : tab === 'Wire' ? x.wire.events.length : tab === 'Tokens' ? tokens?.stream?.ids.length : tab === 'Parsed' ? x.parsed?.calls.length : undefined;
+    tab === 'Findings' ? x.findings.length : tab === 'Wire' ? x.wire.eventCount : tab === 'Tokens' ? tokens?.stream?.ids.length : tab === 'Parsed' ? x.parsed?.calls.length : undefined;
   if (!n) return null;
   const alarm = (tab === 'Findings' && x.worst === 'error') || (tab === 'Parsed' && (x.parsed?.mismatches.length ?? 0) > 0);
   return h('vscode-badge', { variant: 'counter', class: alarm ? 'badge-error' : undefined }, n);
@@ -320,17 +320,15 @@ function responsePanel(x: ExchangeView): HTMLElement {
   );
 }
 
-const WIRE_LIMIT = 5000;
-
 function wirePanel(x: ExchangeView): HTMLElement {
-  const ev = x.wire.events;
-  if (ev.length === 0) return h('p', { class: 'notice' }, x.unavailable ?? 'No events.');
+  // The host sends the first events only (WIRE_SHOWN), with the count and the longest gap over all of them.
+  const { events: ev, eventCount, longestGapMs, chunkCount } = x.wire;
+  if (eventCount === 0) return h('p', { class: 'notice' }, x.unavailable ?? 'No events.');
   const fmt = (n: number | undefined) => (n === undefined ? '' : `${n.toFixed(1)}`);
-  const slowest = Math.max(0, ...ev.map((e) => e.gap ?? 0));
   return h(
     'div',
     { class: 'doc' },
-    h('p', { class: 'muted' }, `${ev.length} events in ${x.wire.chunks.length} network chunks; the longest gap between events was ${fmt(slowest)} ms.`),
+    h('p', { class: 'muted' }, `${eventCount} events in ${chunkCount} network chunks; the longest gap between events was ${fmt(longestGapMs)} ms.`),
     h(
       'table',
       { class: 'wire' },
@@ -338,7 +336,7 @@ function wirePanel(x: ExchangeView): HTMLElement {
       h(
         'tbody',
         null,
-        ev.slice(0, WIRE_LIMIT).map((e, i) =>
+        ev.map((e, i) =>
           h(
             'tr',
             { class: e.comment ? 'comment' : undefined },
@@ -351,7 +349,7 @@ function wirePanel(x: ExchangeView): HTMLElement {
         ),
       ),
     ),
-    ev.length > WIRE_LIMIT ? h('p', { class: 'muted' }, `… ${ev.length - WIRE_LIMIT} more events (open the raw stream for all of them).`) : null,
+    eventCount > ev.length ? h('p', { class: 'muted' }, `… ${eventCount - ev.length} more events (open the raw stream for all of them).`) : null,
   );
 }
 

@@ -9,7 +9,7 @@
  * host answers with `exchange` and, once tokenizing is done, `tokens`. Nothing the webview needs lives only in the
  * webview, so a restart loses nothing but scroll position and tab, which it keeps itself with setState.
  */
-import type { AssistantMessage, ChunkTiming, HistoryMessage, Severity, SegmentKind, ToolDef, Usage } from '../src/core/model';
+import type { AssistantMessage, HistoryMessage, Severity, SegmentKind, ToolDef, Usage } from '../src/core/model';
 
 /** Segment kinds in a fixed order: token streams carry an index into this list per token. */
 export const SEGMENT_KINDS: readonly (SegmentKind | 'none')[] = [
@@ -56,6 +56,21 @@ export interface WireEventView {
   event?: string;
   data: string;
   comment?: boolean;
+}
+
+/** The Wire tab shows this many events; the rest are in the raw stream. */
+export const WIRE_SHOWN = 5000;
+
+/** The Wire tab: the first WIRE_SHOWN events, and what is known of all of them. */
+export interface WireView {
+  /** The first events (at most WIRE_SHOWN), in order. */
+  events: WireEventView[];
+  /** How many events the response had. */
+  eventCount: number;
+  /** The longest gap between two events, in ms (over all of them). */
+  longestGapMs: number;
+  /** Network chunks the response came in. */
+  chunkCount: number;
 }
 
 export interface RequestView {
@@ -126,7 +141,7 @@ export interface ExchangeView {
   native?: { text: string; source: 'raw' | 'rendered' };
   request?: RequestView;
   response?: ResponseView;
-  wire: { events: WireEventView[]; chunks: ChunkTiming[] };
+  wire: WireView;
   /** The parse of the turn (the Parsed tab); absent when the exchange is no model turn. */
   parsed?: ParsedView;
   /** Why analysis is missing, in one line (set instead of findings/response when it could not run). */

@@ -26,7 +26,10 @@ import {
   type ResponseView,
   type TokenStreamView,
   type WireEventView,
+  type WireView,
+  WIRE_SHOWN,
 } from '../../webview/protocol';
+import { eventCount } from '../core/wire/common';
 
 const BODY_KEYS_SHOWN_ELSEWHERE = new Set(['messages', 'tools', 'input', 'system', 'model', 'stream', 'provider', 'functions']);
 
@@ -52,12 +55,49 @@ export function responseView(res: ParsedResponse): ResponseView {
 
 /** Wire events with inter-event gaps (timestamps are ms since the first response byte). */
 export function wireEvents(res: ParsedResponse): WireEventView[] {
+  return wireView(res, 0, Infinity).events;
+}
+
+/**
+ * The Wire tab's data: the first `shown` events with their gaps, the count and the longest gap over all of them.
+ * Only the events shown become view objects: a 200,000-event stream costs WIRE_SHOWN of them, not one per event.
+ */
+export function wireView(res: ParsedResponse | undefined, chunkCount: number, shown = WIRE_SHOWN): WireView {
+  const events: WireEventView[] = [];
+  let longestGapMs = 0;
   let prev: number | undefined;
-  return res.events.map((e) => {
+  for (const e of res?.events ?? []) {
     const gap = e.t !== undefined && prev !== undefined ? e.t - prev : undefined;
     if (e.t !== undefined) prev = e.t;
-    return { t: e.t, gap, event: e.event, data: e.data, comment: e.comment };
-  });
+    if (gap !== undefined && gap > longestGapMs) longestGapMs = gap;
+    if (events.length < shown) events.push({ t: e.t, gap, event: e.event, data: e.data, comment: e.comment });
+  }
+  return { events, eventCount: res ? eventCount(res) : 0, longestGapMs, chunkCount };
+}
+
+/** The same text as one flat string (a copy: a string joined from pieces costs a node per piece until then). */
+function flatText(s: string | undefined): string | undefined {
+  return s === undefined || s.length < 1024 ? s : (JSON.parse(JSON.stringify(s)) as string);
+}
+
+/**
+ * The result a panel keeps once its view is built: a streamed response without its wire events (the view holds the
+ * ones the Wire tab shows; the tokenizer reads the response without them). On a 200,000-event stream the events are
+ * most of what an open exchange costs the extension host. The result is the caller's own (parsed for this view).
+ */
+export function withoutWireEvents(result: ExchangeAnalysis): ExchangeAnalysis {
+  const r = result.response;
+  if (!r.streamed || r.events.length === 0) return result;
+  // A text appended delta by delta is, until something reads it whole, a tree of one node per delta (32 bytes
+  // each): as much again as the events. Flattened in place, so the view, which shows the same message, shares it.
+  const m = r.message;
+  m.content = flatText(m.content);
+  m.reasoning = flatText(m.reasoning);
+  for (const c of m.toolCalls) c.arguments = flatText(c.arguments)!;
+  const lean: ParsedResponse = { ...r, events: [], eventCount: eventCount(r) };
+  // The checks' context refers to the same response (its parse stays lazy: the context object is kept, not copied).
+  if (result.ctx?.response === r) result.ctx.response = lean;
+  return { ...result, response: lean };
 }
 
 export function findingViews(result: ExchangeAnalysis | undefined, ruleInfo?: (id: string) => RuleInfo | undefined): FindingView[] {
@@ -121,7 +161,7 @@ export function exchangeView({ exchange: x, chunks, result, unavailable, ruleInf
     native: result ? { text: result.analysis.native.text, source: result.analysis.native.source } : undefined,
     request: result?.request ? requestView(result.request) : undefined,
     response: res ? responseView(res) : undefined,
-    wire: { events: res ? wireEvents(res) : [], chunks },
+    wire: wireView(res, chunks.length),
     parsed: result?.ctx ? parsedView(turnReport(result.analysis, result.ctx), res?.message) : undefined,
     unavailable,
     ...(x.repair && { repaired: repairSummary(x.repair) }),

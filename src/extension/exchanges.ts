@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import type { ExchangeAnalysis } from '../core/analyze';
 import { exchangeModel } from '../core/capture/describe';
 import type { CaptureStore } from '../core/capture/store';
-import type { CapturedExchange, ChunkTiming } from '../core/model';
+import type { CapturedExchange } from '../core/model';
 import type { ExchangeView } from '../../webview/protocol';
 import { findingRange, positionAt } from './exchangeView';
 import { openExchange } from './openExchange';
@@ -16,7 +16,7 @@ export const RAW_SCHEME = 'tokenscope';
 
 export interface OpenedExchange {
   exchange: CapturedExchange;
-  chunks: ChunkTiming[];
+  /** The analysis, its streamed response without wire events (the view holds the ones it shows). */
   result?: ExchangeAnalysis;
   /** Why `result` is missing. */
   unavailable?: string;

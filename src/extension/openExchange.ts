@@ -7,13 +7,11 @@ import type { ExchangeAnalysis } from '../core/analyze';
 import { resultWhenAnalysed } from '../core/capture/analysis';
 import type { CaptureStore } from '../core/capture/store';
 import { ruleInfo } from '../core/checks/index';
-import type { ChunkTiming } from '../core/model';
 import { ProviderDirectory } from '../core/policy/slugs';
-import { exchangeView } from './exchangeView';
+import { exchangeView, withoutWireEvents } from './exchangeView';
 import type { OpenedCore } from './liveFeed';
 
 export interface OpenedView extends OpenedCore {
-  chunks: ChunkTiming[];
   /** Why `result` is missing. */
   unavailable?: string;
 }
@@ -34,5 +32,6 @@ export async function openExchange(store: CaptureStore | undefined, id: string, 
     }
   }
   const view = exchangeView({ exchange, chunks: body.chunks, result, unavailable, ruleInfo, slugs: new ProviderDirectory(store.providerSlugs()) });
-  return { exchange, chunks: body.chunks, result, unavailable, view };
+  // Kept for as long as the panel is open (and in the exchanges cache): only what the view and the tokenizer need.
+  return { exchange, result: result && withoutWireEvents(result), unavailable, view };
 }

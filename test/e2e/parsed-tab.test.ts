@@ -34,7 +34,7 @@ function exchange(): ExchangeView {
   const { ctx, familySource, message } = prepare({ response });
   const findings = runChecks(ctx);
   const parsed = parsedView(turnReport({ family: ctx.format?.id, familySource, native: ctx.native, message, findings }, ctx), response.message);
-  return { id: 'parsed', title: 'moonshotai/kimi-k2-0905 · Example', meta: [], worst: 'error', findings: [], wire: { events: [], chunks: [] }, parsed };
+  return { id: 'parsed', title: 'moonshotai/kimi-k2-0905 · Example', meta: [], worst: 'error', findings: [], wire: { events: [], eventCount: 0, longestGapMs: 0, chunkCount: 0 }, parsed };
 }
 
 describe('Parsed tab in Chromium', { skip }, () => {

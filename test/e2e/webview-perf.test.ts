@@ -59,7 +59,7 @@ const exchange: ExchangeView = {
   meta: [{ label: 'Model', value: 'synthetic' }],
   worst: 'error',
   findings: [],
-  wire: { events: [], chunks: [] },
+  wire: { events: [], eventCount: 0, longestGapMs: 0, chunkCount: 0 },
 };
 
 /**

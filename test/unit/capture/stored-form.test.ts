@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { deflateRawSync } from 'node:zlib';
 import { analyze } from '../../../src/core/analyze';
 import { analyzeCaptured, ANALYSIS_VERSION, resultFor, type StoredAnalysis } from '../../../src/core/capture/analysis';
 import { CaptureDb, DB_FILE } from '../../../src/core/capture/database';
@@ -13,6 +14,7 @@ import { packAnalysis, unpackAnalysis } from '../../../src/core/capture/stored-f
 import type { Analysis } from '../../../src/core/model';
 import { bigStreamEvents } from '../../helpers/big-stream';
 import { recordExchange } from '../../helpers/exchanges';
+import { prng } from '../../helpers/prng';
 import { response } from '../checks/helpers';
 import { tempDir } from '../proxy/local-upstream';
 
@@ -27,6 +29,18 @@ const LONG = 'The user wants the weather in Florence, Italy. I will read src/a.t
 const THINK = `Thinking: ${LONG}`;
 const BEFORE = `Before: ${LONG}`;
 const AFTER = `After: ${LONG}`;
+/** `chars` of words in a seeded order: prose that compresses about as model output does, not as a repeated line. */
+function prose(chars: number, seed: number): string {
+  const words = LONG.split(' ').concat(['const', 'return', '{', '}', 'src/a.ts', 'Olá', 'café', '—', '\n', 'weather(', ');']);
+  const rand = prng(seed);
+  const out: string[] = [];
+  for (let n = 0; n < chars; ) {
+    const w = words[Math.floor(rand() * words.length)] + (rand() < 0.3 ? String(Math.floor(rand() * 1000)) : '');
+    out.push(w);
+    n += w.length + 1;
+  }
+  return out.join(' ');
+}
 const CALL = `<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>${JSON.stringify({ path: 'src/a.ts', note: 'x'.repeat(120) })}<|tool_call_end|><|tool_calls_section_end|>`;
 
 test('every conformance case, raw and rendered, reads back as the same analysis, each long text stored once', () => {
@@ -64,6 +78,11 @@ test('the stored row of a large streamed exchange holds its text once, and reade
   try {
     const store = await openStore(tmp.dir, { maxBodyBytes: 1 << 30 });
     // 2 MB: analysed on the capture worker thread, which writes the row's text.
+    const dense = await recordExchange(store, {
+      request: { model: 'moonshotai/kimi-k2-0905', stream: true, messages: [{ role: 'user', content: 'hi' }] },
+      response: [...Array(40).keys()].map((i) => `data: ${JSON.stringify({ id: 'g', object: 'chat.completion.chunk', model: 'moonshotai/kimi-k2-0905', choices: [{ index: 0, delta: { content: prose(50_000, i) } }] })}\n\n`).join('') + 'data: [DONE]\n\n',
+      contentType: 'text/event-stream',
+    });
     const id = await recordExchange(store, { request: { model: 'moonshotai/kimi-k2-0905', stream: true, messages: [{ role: 'user', content: 'hi' }] }, response: [...bigStreamEvents(2e6)].join(''), contentType: 'text/event-stream' });
     await store.idle();
     const x = store.get(id)!;
@@ -71,11 +90,20 @@ test('the stored row of a large streamed exchange holds its text once, and reade
     const fresh = analyzeCaptured({ ...x, requestBody: '{"model":"moonshotai/kimi-k2-0905","stream":true,"messages":[{"role":"user","content":"hi"}]}' }, res.bytes, res.chunks);
     const read = store.readAnalysis(id)!;
     assert.deepEqual(read, { version: ANALYSIS_VERSION, summary: fresh.summary, analysis: fresh.analysis }, 'the same object as analysed');
+
+    const denseRead = store.readAnalysis(dense)!;
+    const denseBody = store.readResponse(dense)!;
+    const denseFresh = analyzeCaptured({ ...store.get(dense)!, requestBody: '{"model":"moonshotai/kimi-k2-0905","stream":true,"messages":[{"role":"user","content":"hi"}]}' }, denseBody.bytes, denseBody.chunks);
+    assert.deepEqual(denseRead, JSON.parse(JSON.stringify({ version: ANALYSIS_VERSION, summary: denseFresh.summary, analysis: denseFresh.analysis })));
     await store.close();
 
     const db = CaptureDb.open(join(tmp.dir, DB_FILE), { readOnly: true });
-    const row = db.rows<{ n: number }>('SELECT length(result) AS n FROM analyses WHERE exchange_id = ?', id)[0].n;
+    const length = (of: string) => db.rows<{ n: number }>('SELECT length(result) AS n FROM analyses WHERE exchange_id = ?', of)[0].n;
+    const row = length(id);
+    const denseRow = length(dense);
     db.close();
+    // 2 MB of content, stored once and deflated: well under half its size.
+    assert.ok(denseRow < denseFresh.analysis.native.text.length / 2, `dense row ${denseRow} chars for ${denseFresh.analysis.native.text.length} of native text`);
     const native = fresh.analysis.native.text.length;
     const texts = (fresh.analysis.message.content?.length ?? 0) + (fresh.analysis.message.reasoning?.length ?? 0);
     assert.ok(texts > native * 0.9, 'the content and reasoning are most of the native text');
@@ -83,6 +111,23 @@ test('the stored row of a large streamed exchange holds its text once, and reade
     assert.ok(row < native + 16_384, `row ${row} chars for ${native} chars of native text (${texts} more if stored twice)`);
   } finally {
     tmp.remove();
+  }
+});
+
+test('a row of a megabyte or more is deflated and reads back the same; the previous release reads none of it', () => {
+  const content = prose(1_500_000, 7);
+  const s = stored(analyze({ response: response({ model: 'moonshotai/kimi-k2-0905', message: { reasoning: prose(300_000, 8), content: `${content}${CALL}` } }) }));
+  const row = packAnalysis(s);
+  const parsed = JSON.parse(row) as { version: number; deflated?: string };
+  assert.equal(typeof parsed.deflated, 'string');
+  assert.equal(parsed.version, 2000 + ANALYSIS_VERSION);
+  assert.ok(row.length < content.length / 2, `${row.length} chars for ${content.length} of content`);
+  assert.deepEqual(unpackAnalysis(parsed), JSON.parse(JSON.stringify(s)));
+  assert.equal(previousRelease(parsed), undefined);
+  // Damaged: not base64 of a deflated row, an inner row of another analysis version, no text at all.
+  const wrongInner = (inner: object) => deflateRawSync(JSON.stringify(inner)).toString('base64');
+  for (const deflated of ['not deflated', wrongInner({ ...s, version: ANALYSIS_VERSION + 1 }), wrongInner({ version: 2000 + ANALYSIS_VERSION, deflated: '' }), undefined]) {
+    assert.equal(unpackAnalysis({ version: 2000 + ANALYSIS_VERSION, deflated }), undefined);
   }
 });
 

@@ -121,8 +121,10 @@ function rangesOf(text: string, segments: { kind: SegmentKind; start: number; en
     let end = 0; // in text: where the last piece ends
     for (const s of own) {
       if (s.start < end) continue; // within the last piece
-      const found = value.indexOf(text.slice(s.start, s.end), at);
-      if (found < 0 || found - at > MAX_GAP_CHARS) break;
+      const piece = text.slice(s.start, s.end);
+      let found = -1;
+      for (let k = at; k <= at + MAX_GAP_CHARS && found < 0; k++) if (value.startsWith(piece, k)) found = k;
+      if (found < 0) break;
       if (found > at) pieces.push(value.slice(at, found));
       // The piece goes on as long as both go on alike (markers the parser left in content).
       let e = s.end;

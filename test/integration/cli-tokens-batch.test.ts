@@ -11,6 +11,7 @@ import { prepareRepro } from '../../src/core/export/repro';
 import { brokenKimiCapture } from '../fixtures/export/captures';
 import { recording, repoRoot } from '../helpers/shared';
 import { kimiTokenizerDir } from '../unit/tokens/helpers';
+import { TS_LOADER } from '../helpers/ts-loader';
 
 const tmp = mkdtempSync(join(tmpdir(), 'tokenscope-batch-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -196,7 +197,7 @@ describe('tokens --batch', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
     const script = "require('./src/cli/main').main(process.argv.slice(1)).then((c) => { process.exitCode = c; })";
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', '-e', script, 'tokens', '--batch', input, '--out', out, '--tokenizer-dir', dir, '--data-dir', data, '--workers', workers, '--json'],
+      [...TS_LOADER, '-e', script, 'tokens', '--batch', input, '--out', out, '--tokenizer-dir', dir, '--data-dir', data, '--workers', workers, '--json'],
       { cwd: repoRoot, env: { ...process.env, TOKENSCOPE_BATCH_WORKER: workerFile }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const run = { out, stdout: '', stderr: '', exited: new Promise<number | null>((ok) => child.on('exit', (code) => ok(code))) };

@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { openStore } from '../../src/core/capture/store';
 import { tempDir } from '../unit/proxy/local-upstream';
+import { TS_LOADER } from '../helpers/ts-loader';
 
 const repoRoot = resolve(__dirname, '..', '..');
 
@@ -22,7 +23,7 @@ function childThatDies(dir: string, body: string, storeOptions: Record<string, u
   ${body}
   process.kill(process.pid, 'SIGKILL');
 })();`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--eval', code], { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] });
+  const child = spawn(process.execPath, [...TS_LOADER, '--eval', code], { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] });
   return new Promise((r) => child.once('exit', (_code, signal) => r(signal)));
 }
 
@@ -156,8 +157,15 @@ test('a held response start shares the end\'s journal write, and is on disk befo
 test('beyond the spare body files (the file is created on demand), the request body is on disk before the response starts', async () => {
   const tmp = tempDir();
   try {
-    // No spares at all: every exchange's file is created off the loop; the kill comes while the upstream "thinks".
-    const signal = await childThatDies(tmp.dir, `const a = begin('/v1/on-demand');\n  await new Promise((r) => setTimeout(r, 100));`, { spareFiles: 0 });
+    // No spares at all: every exchange's file is created off the loop; the kill comes while the upstream "thinks",
+    // once the body file holds the request (a fixed 100 ms raced the file's creation on a loaded machine). Written
+    // only with the first response byte, as before, it never would: the kill then comes after 10 s and the test fails.
+    const wait = `const a = begin('/v1/on-demand');
+  const file = require('node:path').join(${JSON.stringify(tmp.dir)}, 'bodies', a.id + '.cap');
+  const size = () => { try { return require('node:fs').statSync(file).size; } catch { return 0; } };
+  const { FRAME_HEADER } = require('./src/core/capture/log');
+  for (const end = Date.now() + 10_000; size() < FRAME_HEADER + 31 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));`;
+    const signal = await childThatDies(tmp.dir, wait, { spareFiles: 0 });
     assert.equal(signal, 'SIGKILL');
     const store = await openStore(tmp.dir, { analyze: false });
     try {

@@ -14,6 +14,7 @@ import { LOG_FILE } from '../../../src/core/capture/log';
 import { DB_FILE, openStore } from '../../../src/core/capture/store';
 import { repoRoot } from '../../helpers/shared';
 import { tempDir } from '../proxy/local-upstream';
+import { TS_LOADER } from '../../helpers/ts-loader';
 
 const init = (over: Record<string, unknown> = {}) => ({
   route: 'openrouter',
@@ -256,10 +257,11 @@ test('a body file replaced by a FIFO does not hang show', async (t) => {
     } catch {
       return t.skip('mkfifo is not available');
     }
-    // In a child: a blocking open would stall this process's event loop, and a timer here could not fire.
-    const child = spawnSync(process.execPath, ['--import', 'tsx', '--eval', `require('./src/cli/main').main(${JSON.stringify(['show', id, '--data-dir', tmp.dir])}).then((c) => process.exit(c))`], {
+    // In a child: a blocking open would stall this process's event loop, and a timer here could not fire. A hang
+    // never ends; the limit is generous because starting the child alone can take many seconds on a loaded machine.
+    const child = spawnSync(process.execPath, [...TS_LOADER, '--eval', `require('./src/cli/main').main(${JSON.stringify(['show', id, '--data-dir', tmp.dir])}).then((c) => process.exit(c))`], {
       cwd: repoRoot,
-      timeout: 15_000,
+      timeout: 120_000,
       encoding: 'utf8',
     });
     assert.equal(child.signal, null, 'show returned instead of hanging');

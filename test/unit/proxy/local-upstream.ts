@@ -12,6 +12,7 @@ import { openStore, type CaptureStore, type StoreOptions } from '../../../src/co
 import { startProxy, type ProxyHandle, type ProxyOptions } from '../../../src/core/proxy/server';
 import { repoRoot } from '../../helpers/shared';
 import type { Upstreams } from '../../../src/core/proxy/routes';
+import { TS_LOADER } from '../../helpers/ts-loader';
 
 export interface LocalUpstream {
   url: string;
@@ -109,7 +110,7 @@ export async function waitFor(cond: () => boolean, what: string, ms = 30_000): P
 
 /** Starts `tokenscope serve` in a child process; resolves with its URL once it listens. */
 export function serveChild(args: string[]): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--eval', `require('./src/cli/main').main(${JSON.stringify(['serve', ...args])}).then((c) => process.exit(c))`], {
+  const child = spawn(process.execPath, [...TS_LOADER, '--eval', `require('./src/cli/main').main(${JSON.stringify(['serve', ...args])}).then((c) => process.exit(c))`], {
     cwd: repoRoot,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -117,7 +118,8 @@ export function serveChild(args: string[]): Promise<{ child: ChildProcess; url: 
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out}`)), 30_000);
+    // Generous: starting the child takes seconds, and on a loaded machine it took 26-29 s of a 30 s limit.
+    const timer = setTimeout(() => reject(new Error(`serve did not start in 120 s:\n${out}`)), 120_000);
     const check = () => {
       const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
       if (m && out.includes('Press Ctrl+C')) {

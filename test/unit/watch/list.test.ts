@@ -12,6 +12,7 @@ import { CaptureDb, DB_FILE, SCHEMA_VERSION } from '../../../src/core/capture/da
 import { openStore } from '../../../src/core/capture/store';
 import { openWatchList, WATCH_FILE, type CheckResult, type WatchCase } from '../../../src/core/watch/list';
 import { seedExchanges } from '../capture/db-helpers';
+import { TS_LOADER } from '../../helpers/ts-loader';
 
 const LIST_TS = join(__dirname, '../../../src/core/watch/list.ts');
 
@@ -142,7 +143,7 @@ function adder(dir: string, tag: string, n: number): Promise<{ code: number | nu
       list.record('w1', { at: Date.now(), verdict: 'still-broken', samples: [], reason: '${tag}' + i });
     }`;
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', '-e', script], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const p = spawn(process.execPath, [...TS_LOADER, '-e', script], { stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     p.stderr.on('data', (d) => (err += d));
     p.on('close', (code) => resolve({ code, err }));

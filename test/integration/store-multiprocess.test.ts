@@ -17,9 +17,13 @@ import { exited, serveChild as serve, startUpstream, tempDir, waitFor } from '..
 const FULL = process.env.TOKENSCOPE_SOAK === 'full';
 const CLIENTS = FULL ? 20 : 6;
 const EACH = FULL ? 50 : 10;
-/** Random pause between kills of the second proxy (it is restarted at once), ms. */
-const KILL_EVERY: [number, number] = FULL ? [1500, 4000] : [500, 900];
 const MAX_KILLS = FULL ? 12 : 2;
+/**
+ * When the second proxy is killed (it is restarted at once): once a random share of all exchanges is done, a share in
+ * each of MAX_KILLS + 1 equal parts of the run but the last. Tied to the clients' progress, not to a pause: a pause
+ * could outlast the whole run on a fast machine, and then nothing was ever killed.
+ */
+const KILL_AT = Array.from({ length: MAX_KILLS }, (_, k) => (k + 0.1 + 0.8 * Math.random()) / (MAX_KILLS + 1));
 
 const EVENTS = 12;
 const body = (r: string) => Array.from({ length: EVENTS }, (_, k) => `data: {"choices":[{"index":0,"delta":{"content":"${r}-${k} "}}]}\n\n`).join('') + 'data: [DONE]\n\n';
@@ -90,10 +94,11 @@ test('two proxies on one data dir, read-only commands alongside, one proxy SIGKI
     // Random SIGKILLs of the second proxy, each followed by a restart on the same data dir.
     let clientsDone = false;
     let kills = 0;
+    let exchangesDone = 0;
     const inFlight = new Map<string, number>();
     const killer = (async () => {
-      while (!clientsDone && kills < MAX_KILLS) {
-        await new Promise((r) => setTimeout(r, KILL_EVERY[0] + Math.random() * (KILL_EVERY[1] - KILL_EVERY[0])));
+      for (const share of KILL_AT) {
+        while (!clientsDone && exchangesDone < share * CLIENTS * EACH) await new Promise((r) => setTimeout(r, 2));
         // Killed while it streams (a kill between exchanges would cut nothing).
         const until = Date.now() + 5000;
         while (!clientsDone && b && (inFlight.get(b.url) ?? 0) === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 2));
@@ -119,6 +124,7 @@ test('two proxies on one data dir, read-only commands alongside, one proxy SIGKI
             inFlight.set(url, (inFlight.get(url) ?? 0) + 1);
             out.push(await exchange(url, `c${c}n${n}`));
             inFlight.set(url, inFlight.get(url)! - 1);
+            exchangesDone++;
           }
           return out;
         }),

@@ -203,9 +203,12 @@ describe('tokens --batch', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
     const run = { out, stdout: '', stderr: '', exited: new Promise<number | null>((ok) => child.on('exit', (code) => ok(code))) };
     child.stdout.on('data', (d) => (run.stdout += d));
     child.stderr.on('data', (d) => (run.stderr += d));
-    /** Resolves once `ready` holds (checked every 50 ms, for at most 30 s). */
+    /**
+     * Resolves once `ready` holds, checked every 50 ms. The limit is generous: on a loaded machine the child's start and
+     * tokenizer load take many seconds, and a Ctrl-C sent before the CLI set up its handler would end it by the signal.
+     */
     const until = async (ready: () => boolean) => {
-      for (let i = 0; i < 600 && !ready(); i++) await new Promise((r) => setTimeout(r, 50));
+      for (const end = Date.now() + 120_000; !ready() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 50));
     };
     const outSize = () => {
       try {

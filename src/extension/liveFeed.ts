@@ -49,6 +49,13 @@ function withoutEndOnly<T extends { findings: { rule: string; severity: string }
   return v.findings.some((f) => END_ONLY_RULES.has(f.rule)) ? { ...v, findings: v.findings.filter((f) => !END_ONLY_RULES.has(f.rule)) } : v;
 }
 
+/** The exchange view of a stream in flight: without end-only findings, and its worst severity from those left. */
+function liveExchange(v: ExchangeView): ExchangeView {
+  const view = withoutEndOnly(v);
+  const worst = (['error', 'warning', 'info'] as const).find((sev) => view.findings.some((f) => f.severity === sev));
+  return { ...view, worst };
+}
+
 export interface FeedHost {
   post(m: HostMessage): PromiseLike<boolean>;
   /** A live snapshot's tokens were posted and the tokenizer is free: look for new bytes now. */
@@ -109,9 +116,7 @@ export class PanelFeed<O extends OpenedCore> {
     this.liveClockAt = Date.now();
     if (performance.now() - this.viewPostedAt >= LIVE_VIEW_MS) {
       this.viewPostedAt = performance.now();
-      const view = withoutEndOnly(opened.view);
-      const worst = (['error', 'warning', 'info'] as const).find((sev) => view.findings.some((f) => f.severity === sev));
-      void this.host.post({ type: 'exchange', exchange: { ...view, worst } });
+      void this.host.post({ type: 'exchange', exchange: liveExchange(opened.view) });
     }
     if (this.tokenizing) {
       this.pendingLive = true;
@@ -142,9 +147,12 @@ export class PanelFeed<O extends OpenedCore> {
   }
 
   async sendSnapshot(): Promise<void> {
-    await this.host.post({ type: 'exchange', exchange: this.opened.view });
+    // A panel opened (or shown again) mid-stream gets the stream so far as live snapshots show it: no end-only finding.
+    const live = this.streaming;
+    const view = live ? liveExchange(this.opened.view) : this.opened.view;
+    await this.host.post({ type: 'exchange', exchange: view });
     const t = await this.tokens;
-    await this.host.post({ type: 'tokens', ...t });
+    await this.host.post({ type: 'tokens', ...t, ...(live && t.stream && { stream: withoutEndOnly(t.stream) }) });
   }
 }
 

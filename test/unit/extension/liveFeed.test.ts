@@ -73,3 +73,22 @@ test('snapshots follow new bytes; a busy tokenizer is not queued behind, and a f
   await poller.poll();
   poller.dispose();
 });
+
+test('a panel opened (or shown again) mid-stream gets no end-only finding, in the view or on the tokens', async () => {
+  const unterminated = { rule: 'stream-unterminated', severity: 'error' as const, message: 'no terminal event', location: 'wire' };
+  const stream = { tokenizer: 't', source: 'text' as const, ids: [], texts: [], starts: [], ends: [], kinds: [], segments: [], accounting: [], findings: [unterminated] };
+  for (const state of ['streaming', 'complete'] as const) {
+    const posts: HostMessage[] = [];
+    const o = opened(10, state);
+    o.view.worst = 'error';
+    const feed = new PanelFeed(o, async () => ({ stream }), { post: async (m) => (posts.push(m), true), title: () => undefined, error: () => undefined });
+    await feed.sendSnapshot();
+    const view = posts.find((m) => m.type === 'exchange');
+    const tokens = posts.find((m) => m.type === 'tokens');
+    assert.ok(view?.type === 'exchange' && tokens?.type === 'tokens' && tokens.stream);
+    const expected = state === 'streaming' ? [] : ['stream-unterminated'];
+    assert.deepEqual(view.exchange.findings.map((f) => f.rule), expected, `${state}: the view's findings`);
+    assert.equal(view.exchange.worst, state === 'streaming' ? undefined : 'error', `${state}: the header's severity`);
+    assert.deepEqual(tokens.stream.findings.map((f) => f.rule), expected, `${state}: the token view's findings`);
+  }
+});

@@ -128,7 +128,7 @@ function header(x: ExchangeView): HTMLElement {
       'div',
       { class: 'title-row' },
       icon(x.worst ? SEVERITY_ICON[x.worst] : 'pass', `sev-${x.worst ?? 'ok'} title-icon`),
-      h('h1', null, x.title),
+      h('h1', { title: x.title }, x.title),
       x.repaired ? h('vscode-badge', { class: 'badge-repaired', title: x.repaired }, 'repaired') : null,
       h(
         'div',
@@ -191,10 +191,17 @@ function renderTokens(): void {
       ws,
     ),
     findings.length ? h('div', { class: 'finding-strip' }, findings.map((f, i) => findingChip(f, i))) : null,
-    grid.element,
+    s.ids.length
+      ? grid.element
+      : h(
+          'p',
+          { class: 'notice empty-tokens' },
+          exchange.live ? h('vscode-progress-ring') : icon('info'),
+          exchange.live ? 'No tokens yet: the model has sent no output text so far.' : 'No tokens: the response has no output text.',
+        ),
     s.accounting.length ? h('dl', { class: 'accounting' }, s.accounting.map((a) => h('div', null, h('dt', null, a.label), h('dd', null, a.value)))) : null,
   ]);
-  grid.start(state.scrollTop);
+  if (s.ids.length) grid.start(state.scrollTop);
 }
 
 function legend(): HTMLElement {

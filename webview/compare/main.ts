@@ -286,16 +286,21 @@ function chip(t: DiffToken): HTMLElement {
   return h('span', { class: `tok k-${kind} s-${segment}`, title: `id ${t.id} · ${kind} · ${segment}` }, displayText(t.text, true) || '∅');
 }
 
+/** `1 token`, `2 tokens`. */
+function tokensText(n: number): string {
+  return `${n.toLocaleString()} token${n === 1 ? '' : 's'}`;
+}
+
 function diffView(d: TokenDiffView): HTMLElement {
   const side = (s: TokenDiffView['left']) => {
     const b = h('button', { class: 'link', title: 'Open this exchange' }, s.label);
     b.addEventListener('click', () => vscode.postMessage({ type: 'openExchange', id: s.exchangeId }));
-    return h('th', { scope: 'col' }, b, h('span', { class: 'muted' }, ` · ${s.tokens.toLocaleString()} tokens${s.tokenizer ? ` · ${s.tokenizer}` : ''}`), s.reason ? h('div', { class: 'sev-warning' }, s.reason) : null);
+    return h('th', { scope: 'col' }, b, h('span', { class: 'muted' }, ` · ${tokensText(s.tokens)}${s.tokenizer ? ` · ${s.tokenizer}` : ''}`), s.reason ? h('div', { class: 'sev-warning' }, s.reason) : null);
   };
   const stats =
     d.firstDifference === undefined
       ? 'The two token streams are identical.'
-      : `${d.same.toLocaleString()} tokens in common · ${d.onlyLeft.toLocaleString()} only left · ${d.onlyRight.toLocaleString()} only right · first difference at token ${d.firstDifference.toLocaleString()}`;
+      : `${tokensText(d.same)} in common · ${d.onlyLeft.toLocaleString()} only left · ${d.onlyRight.toLocaleString()} only right · first difference at token ${d.firstDifference.toLocaleString()}`;
   const close = h('button', { class: 'link' }, 'close');
   close.addEventListener('click', () => {
     tokenDiff = undefined;
@@ -312,7 +317,7 @@ function diffView(d: TokenDiffView): HTMLElement {
 }
 
 function hunkRow(x: DiffHunk): HTMLElement {
-  if (x.kind === 'skip') return h('tr', { class: 'skip' }, h('td', { colspan: 2 }, `⋯ ${x.count.toLocaleString()} identical tokens ⋯`));
+  if (x.kind === 'skip') return h('tr', { class: 'skip' }, h('td', { colspan: 2 }, `⋯ ${x.count.toLocaleString()} identical token${x.count === 1 ? '' : 's'} ⋯`));
   if (x.kind === 'equal') return h('tr', { class: 'eq' }, h('td', null, x.tokens.map(chip)), h('td', null, x.tokens.map(chip)));
   const more = (n: number | undefined) => (n ? h('span', { class: 'muted' }, ` … ${n.toLocaleString()} more`) : null);
   return h('tr', { class: 'change' }, h('td', { class: 'del' }, x.left.map(chip), more(x.omitted?.[0])), h('td', { class: 'ins' }, x.right.map(chip), more(x.omitted?.[1])));

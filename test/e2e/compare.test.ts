@@ -113,6 +113,8 @@ describe('comparison webview in Chromium', { skip }, () => {
     await page.locator('table.diff').waitFor();
     // Token chips show whitespace visibly (a space as ·).
     assert.ok((await page.locator('table.diff td.del').innerText()).includes(INJECTION.replaceAll(' ', '·')));
+    // The diff opens below the matrix: the screenshot is of the diff.
+    await page.locator('table.diff').scrollIntoViewIfNeeded();
     await screenshot(page, '21-compare-token-diff');
     assert.equal(await page.locator('#app img, #app script').count(), 0, 'no element was created from model text');
     assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);

@@ -18,6 +18,7 @@ import {
   type Page,
   type WorkbenchRig,
 } from './harness';
+import { assertRowsWhole, rowGeometry } from './webview-rig';
 
 const skip = missingPrerequisite();
 
@@ -110,6 +111,8 @@ describe('Tokenscope in VS Code', { skip, timeout: 10 * 60_000 }, () => {
     assert.ok((await view.locator('.tok.f-error').count()) > 0, 'offending tokens carry an error squiggle');
     assert.ok((await view.locator('.gutter .codicon-error').count()) > 0, 'the row has a gutter mark');
     await screenshot(page, '03-token-view');
+    // The rows of a normal-size view: whole, and none under the finding chips above them.
+    assertRowsWhole(await rowGeometry(view.locator('.scroller')), 'the token view', 2);
     await view.locator('.scroller').screenshot({ path: join(screenshotsDir, '03b-token-rows.png') });
 
     await view.locator('vscode-tab-header', { hasText: 'Findings' }).click();
@@ -176,5 +179,25 @@ describe('Tokenscope in VS Code', { skip, timeout: 10 * 60_000 }, () => {
     await screenshot(page, '09-html-as-text');
     await page.waitForTimeout(500);
     assert.deepEqual(dialogs, [], 'no dialog was opened by model output');
+  });
+
+  it('draws the token view and the findings in a dark theme too', async () => {
+    await runCommand(page, 'Preferences: Color Theme');
+    const input = page.locator('.quick-input-widget input');
+    await input.fill('Dark Modern');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Dark Modern' }).first().waitFor();
+    await input.press('Enter');
+    await page.locator('.monaco-workbench.vs-dark').waitFor({ timeout: 20_000 });
+    await captureRow('Chutes').click();
+    const view = webviewFrame(page);
+    await view.locator('h1', { hasText: 'Chutes' }).waitFor({ timeout: 30_000 });
+    await view.locator('body.vscode-dark').waitFor({ timeout: 20_000 });
+    await view.locator('vscode-tab-header', { hasText: 'Tokens' }).click();
+    await view.locator('.row .tok').first().waitFor({ timeout: 20_000 });
+    assertRowsWhole(await rowGeometry(view.locator('.scroller')), 'the token view, dark', 2);
+    await screenshot(page, '03d-token-view-dark');
+    await view.locator('vscode-tab-header', { hasText: 'Findings' }).click();
+    await view.locator('.finding.sev-error').first().waitFor();
+    await screenshot(page, '04d-findings-dark');
   });
 });

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { sharedDir } from '../helpers/shared';
 import { READ_TOOL } from '../fixtures/openrouter-emulator';
 import { missingPrerequisite, screenshot, startWorkbenchRig, webviewFrame, type Page, type WorkbenchRig } from './harness';
+import { assertRowsWhole, rowGeometry } from './webview-rig';
 
 const skip = missingPrerequisite() ?? (sharedDir() ? undefined : 'needs ../shared/tokenizers/kimi-k2 for the token view');
 
@@ -76,6 +77,8 @@ describe('Tokenscope live view in VS Code', { skip, timeout: 10 * 60_000 }, () =
       if (later) assert.ok(Number(later[1]) > first, `the gap grows: ${first} s, then ${later[1]} s`);
     }
     await screenshot(page, '41-live-gap');
+    // Mid-stream, a finding only the end of the stream can make true is not shown (the panel opened while streaming).
+    assert.equal(await view.locator('.finding-chip', { hasText: /terminal event/ }).count(), 0, 'no "ended without its terminal event" while streaming');
 
     // Tokens appear before the stream has ended.
     await view.locator('.row .tok').first().waitFor({ timeout: 20_000 });
@@ -89,6 +92,7 @@ describe('Tokenscope live view in VS Code', { skip, timeout: 10 * 60_000 }, () =
     const n = (s: string) => Number(/^([\d,]+) tokens/.exec(s.trim())?.[1].replace(/,/g, '') ?? NaN);
     if (ended === undefined) assert.ok(n(countLater) > n(countEarly), `tokens keep arriving: ${countEarly} → ${countLater}`);
     await screenshot(page, '42-live-tokens');
+    assertRowsWhole(await rowGeometry(view.locator('.scroller')), 'the live token view');
 
     // The stream ends: same panel, no live banner, the finished exchange with its findings.
     await reading;

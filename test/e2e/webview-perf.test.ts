@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { ExchangeView, HostMessage, TokenStreamView } from '../../webview/protocol';
 import { launchBrowser, screenshot, type Browser, type Page } from './harness';
-import { openWebviewPage, webviewSkip, type WebviewPage } from './webview-rig';
+import { assertRowsWhole as rowsWhole, openWebviewPage, rowGeometry, webviewSkip, type WebviewPage } from './webview-rig';
 
 const skip = webviewSkip('webview');
 
@@ -62,30 +62,11 @@ const exchange: ExchangeView = {
   wire: { events: [], eventCount: 0, longestGapMs: 0, chunkCount: 0 },
 };
 
-/**
- * Once the view has drawn for its scroll position: every token row lies whole inside the scroller's inner box, and
- * none of them overlaps the finding chips above it.
- */
+/** Once the view has drawn for its scroll position: whole rows inside the scroller, none under the finding chip. */
 async function assertRowsWhole(page: Page, where: string): Promise<void> {
-  // Two frames: the scroll event's frame draws the rows, the next one has them laid out.
-  const g = await page.evaluate<{ view: { top: number; bottom: number }; chip: { top: number; bottom: number } | null; rows: { top: number; bottom: number }[] }>(`new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => {
-    const box = (el) => { const r = el.getBoundingClientRect(); return { top: r.top, bottom: r.bottom }; };
-    const sc = document.querySelector('.scroller');
-    const outer = sc.getBoundingClientRect();
-    const chip = document.querySelector('.finding-chip');
-    resolve({
-      view: { top: outer.top + sc.clientTop, bottom: outer.top + sc.clientTop + sc.clientHeight },
-      chip: chip && box(chip),
-      rows: [...sc.querySelectorAll('.row')].map(box),
-    });
-  })))`);
-  assert.ok(g.rows.length > 10, `${where}: rows are drawn (${g.rows.length})`);
-  const eps = 0.5;
-  for (const [i, r] of g.rows.entries()) {
-    assert.ok(r.top >= g.view.top - eps && r.bottom <= g.view.bottom + eps, `${where}: row ${i} [${r.top}, ${r.bottom}] lies whole inside the view [${g.view.top}, ${g.view.bottom}]`);
-    if (g.chip) assert.ok(r.top >= g.chip.bottom - eps || r.bottom <= g.chip.top + eps, `${where}: row ${i} [${r.top}, ${r.bottom}] is clear of the finding chip [${g.chip.top}, ${g.chip.bottom}]`);
-  }
-  assert.ok(Math.abs(g.rows[0].top - g.view.top) <= eps, `${where}: the first row starts at the view's top edge (${g.rows[0].top} vs ${g.view.top})`);
+  const g = await rowGeometry(page.locator('.scroller'));
+  assert.equal(g.chips.length, 1, `${where}: the finding chip is shown`);
+  rowsWhole(g, where, 10);
 }
 
 describe('exchange webview in Chromium', { skip }, () => {

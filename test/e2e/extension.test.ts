@@ -180,24 +180,4 @@ describe('Tokenscope in VS Code', { skip, timeout: 10 * 60_000 }, () => {
     await page.waitForTimeout(500);
     assert.deepEqual(dialogs, [], 'no dialog was opened by model output');
   });
-
-  it('draws the token view and the findings in a dark theme too', async () => {
-    await runCommand(page, 'Preferences: Color Theme');
-    const input = page.locator('.quick-input-widget input');
-    await input.fill('Dark Modern');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Dark Modern' }).first().waitFor();
-    await input.press('Enter');
-    await page.locator('.monaco-workbench.vs-dark').waitFor({ timeout: 20_000 });
-    await captureRow('Chutes').click();
-    const view = webviewFrame(page);
-    await view.locator('h1', { hasText: 'Chutes' }).waitFor({ timeout: 30_000 });
-    await view.locator('body.vscode-dark').waitFor({ timeout: 20_000 });
-    await view.locator('vscode-tab-header', { hasText: 'Tokens' }).click();
-    await view.locator('.row .tok').first().waitFor({ timeout: 20_000 });
-    assertRowsWhole(await rowGeometry(view.locator('.scroller')), 'the token view, dark', 2);
-    await screenshot(page, '03d-token-view-dark');
-    await view.locator('vscode-tab-header', { hasText: 'Findings' }).click();
-    await view.locator('.finding.sev-error').first().waitFor();
-    await screenshot(page, '04d-findings-dark');
-  });
 });

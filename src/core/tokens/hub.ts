@@ -78,11 +78,12 @@ export async function downloadHubFile(repo: string, file: string, dest: string, 
     received += chunk.length;
     o.onProgress?.({ repo, file, received, total });
   });
-  mkdirSync(dirname(dest), { recursive: true });
+  // Private like the rest of the data dir (folders 0700, files 0600).
+  mkdirSync(dirname(dest), { recursive: true, mode: 0o700 });
   // Worker threads of one process may fetch the same file at once (tokens --batch): the thread id keeps their parts apart.
   const tmp = `${dest}.${process.pid}.${threadId}.${Date.now().toString(36)}.part`;
   try {
-    await pipeline(counted, createWriteStream(tmp));
+    await pipeline(counted, createWriteStream(tmp, { mode: 0o600 }));
     if (total !== undefined && received !== total) {
       throw new Error(`got ${received} of ${total} bytes`);
     }

@@ -166,12 +166,12 @@ function ageMs(file: string): number {
   }
 }
 
-/** Writes through a temporary file and a rename, so readers never see half a file. */
+/** Writes through a temporary file and a rename, so readers never see half a file; private like the rest of the data dir. */
 export function writeFileAtomic(file: string, data: Uint8Array | string): void {
-  mkdirSync(dirname(file), { recursive: true });
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const tmp = `${file}.${process.pid}.${Date.now().toString(36)}.tmp`;
   try {
-    writeFileSync(tmp, data);
+    writeFileSync(tmp, data, { mode: 0o600 });
     renameSync(tmp, file);
   } catch (e) {
     try {

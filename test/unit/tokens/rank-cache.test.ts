@@ -34,6 +34,9 @@ test('a changed or removed rank file loses its cache entry at the next rebuild; 
   const first = entries(cache);
   assert.equal(first.length, 2, 'one entry per rank file');
   assert.ok(first.every((f) => /^ranks-v3-[0-9a-f]{32}\.bin$/.test(f)));
+  // Private like the captures beside it.
+  assert.equal(statSync(cache).mode & 0o777, 0o700, 'the cache folder is 0700');
+  for (const f of first) assert.equal(statSync(join(cache, f)).mode & 0o777, 0o600, `${f} is 0600`);
 
   // What else lives there: the previous release's entry, a writer's fresh temporary file, an old one, other files.
   const old = 'ranks-0123456789abcdef0123456789abcdef.bin';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -134,6 +134,9 @@ describe('Hugging Face Hub downloads (local emulator)', () => {
     assert.equal(last.total, 2_795_286);
     const files = readdirSync(join(cacheDir, 'tokenizers', 'moonshotai', 'Kimi-K2-Instruct-0905')).sort();
     assert.deepEqual(files, ['tiktoken.model', 'tokenizer_config.json'], 'no partial files left');
+    const repoDir = join(cacheDir, 'tokenizers', 'moonshotai', 'Kimi-K2-Instruct-0905');
+    assert.equal(statSync(repoDir).mode & 0o777, 0o700, 'downloaded tokenizers are private like the data dir');
+    for (const f of files) assert.equal(statSync(join(repoDir, f)).mode & 0o777, 0o600, f);
     assert.ok(readdirSync(join(cacheDir, 'tokenizers')).some((f) => f.startsWith('ranks-')), 'rank cache written');
 
     const again = hub.requests.length;

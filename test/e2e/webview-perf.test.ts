@@ -129,6 +129,31 @@ describe('exchange webview in Chromium', { skip }, () => {
     await screenshot(page, '12-webview-200k-scrolled');
   });
 
+  it('while streaming: says there are no tokens yet, then draws the first ones whole under the live banner', async () => {
+    const live = { bytes: 25, ageMs: 4000, quietMs: 4000, started: true, text: '25 B · 4 s · no bytes for 4 s' };
+    const streaming: ExchangeView = { ...exchange, id: 'live', title: 'synthetic · streaming', worst: undefined, live };
+    const none: TokenStreamView = { ...syntheticStream(), ids: [], texts: [], starts: [], ends: [], kinds: [], segments: [], findings: [] };
+    await web.post({ type: 'exchange', exchange: streaming });
+    await web.post({ type: 'tokens', stream: none });
+    await page.locator('.empty-tokens', { hasText: 'No tokens yet' }).waitFor();
+    assert.equal(await page.locator('.scroller').count(), 0, 'no empty token box');
+    const first = syntheticStream();
+    const n = 500;
+    const some: TokenStreamView = { ...first, ids: first.ids.slice(0, n), texts: first.texts.slice(0, n), starts: first.starts.slice(0, n), ends: first.ends.slice(0, n), kinds: first.kinds.slice(0, n), segments: first.segments.slice(0, n), findings: [{ ...first.findings[0], tokens: [3, 4], expectedBefore: undefined }] };
+    await web.post({ type: 'tokens', stream: some });
+    await page.locator('.row .tok').first().waitFor();
+    await page.locator('.live-banner').waitFor();
+    await page.locator('.scroller').evaluate((el) => (el.scrollTop = 77));
+    rowsWhole(await rowGeometry(page.locator('.scroller')), 'the live view, scrolled', 5);
+    await screenshot(page, '13-webview-live-tokens');
+    // Back to the 200,000 tokens at their end, for the next test.
+    await web.post({ type: 'exchange', exchange });
+    await web.post({ type: 'tokens', stream: syntheticStream() });
+    await page.locator('.row .tok').first().waitFor();
+    await page.locator('.finding-chip').first().click();
+    await page.locator('.ghost').waitFor();
+  });
+
   it('comes back after a reload (hidden and shown again) at the same place, from a fresh host snapshot', async () => {
     const before = await page.locator('.scroller').evaluate((el) => el.scrollTop);
     assert.ok(before > 0);

@@ -242,7 +242,7 @@ export function tokenStreamView(s: TokenStream | TokenTable, ruleInfo?: (id: str
     ends: Array.from(c.ends.subarray(0, n)),
     kinds: Array.from(c.kinds.subarray(0, n), (k) => KIND_INDEX.get(CORE_TOKEN_KINDS[k]) ?? 0),
     segments: Array.from(c.segments.subarray(0, n), (k) => SEGMENT_INDEX.get(CORE_SEGMENT_KINDS[k] ?? 'none') ?? 0),
-    accounting: accountingRows(stream.accounting),
+    accounting: accountingRows(stream.accounting, n),
     findings: stream.findings.map((tf) => {
       const info = ruleInfo?.(tf.finding.rule);
       return { ...tf.finding, title: info?.title, why: info?.why, tokens: tf.tokens, expectedBefore: tf.expectedBefore };
@@ -256,8 +256,10 @@ export function tokenStreamView(s: TokenStream | TokenTable, ruleInfo?: (id: str
   return view;
 }
 
-function accountingRows(a: TokenAccounting): { label: string; value: string }[] {
-  const rows = [{ label: 'Counted', value: `${a.counted} tokens (${a.countedReasoning} in reasoning)` }];
+/** `shown`: the tokens the view draws, which differ from `counted` where the provider spelled markers out as text. */
+function accountingRows(a: TokenAccounting, shown: number): { label: string; value: string }[] {
+  const spelled = a.counted !== shown ? `; the ${shown} shown spell out as text the markers the model emitted as one special token each` : '';
+  const rows = [{ label: 'Counted', value: `${a.counted} tokens (${a.countedReasoning} in reasoning)${spelled}` }];
   if (a.billed !== undefined) {
     const delta = a.delta !== undefined ? ` (${a.delta > 0 ? '+' : ''}${a.delta} counted vs billed)` : '';
     rows.push({ label: 'Billed', value: `${a.billed} completion tokens${a.billedReasoning !== undefined ? `, ${a.billedReasoning} reasoning` : ''}${delta}` });

@@ -52,6 +52,17 @@ describe('exchange view for the webview', () => {
     assert.equal(TOKEN_KINDS[view.kinds[begin]], 'special');
     assert.equal(view.texts.slice(0, 3).join(''), nativeText.slice(0, view.ends[2]));
     assert.ok(view.segments.every((s) => s >= 0 && s < SEGMENT_KINDS.length));
+    // Raw output: what is shown is what is counted.
+    assert.equal(view.accounting.find((a) => a.label === 'Counted')!.value, `${view.ids.length} tokens (0 in reasoning)`);
+
+    // The same markup leaked into a structured response's content: the view draws the markers as the text the provider
+    // returned, and the count (of the tokens the model emitted) says why it is smaller.
+    const response = { protocol: 'openai-chat', streamed: false, model: 'moonshotai/kimi-k2-0905', message: { content: nativeText, toolCalls: [] }, finishReason: 'stop', terminated: true, events: [], wireIssues: [] } as ParsedResponse;
+    const leaked = tokenStreamView(exchangeTokenStream({ tokenizer, response }).stream, ruleInfo);
+    const counted = leaked.accounting.find((a) => a.label === 'Counted')!.value;
+    // Counted: the raw output's tokens and the end-of-turn token a structured response implies.
+    assert.equal(counted, `${view.ids.length + 1} tokens (0 in reasoning); the ${leaked.ids.length} shown spell out as text the markers the model emitted as one special token each`);
+    assert.ok(leaked.ids.length > view.ids.length + 1);
     const unclosed = view.findings.find((f) => f.rule === 'section-unclosed');
     assert.ok(unclosed, `findings: ${view.findings.map((f) => f.rule).join(', ')}`);
     assert.equal(unclosed.expectedMarker, '<|tool_calls_section_end|>');

@@ -119,7 +119,8 @@ export function serveChild(args: string[]): Promise<{ child: ChildProcess; url: 
   child.stderr!.on('data', (d) => (out += d));
   return new Promise((resolve, reject) => {
     // Generous: starting the child takes seconds, and on a loaded machine it took 26-29 s of a 30 s limit.
-    const timer = setTimeout(() => reject(new Error(`serve did not start in 120 s:\n${out}`)), 120_000);
+    // A child that did not start is ended: left running, it would keep the test process (and the test run) alive.
+    const timer = setTimeout(() => (child.kill('SIGKILL'), reject(new Error(`serve did not start in 120 s:\n${out}`))), 120_000);
     const check = () => {
       const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
       if (m && out.includes('Press Ctrl+C')) {

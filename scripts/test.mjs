@@ -47,7 +47,10 @@ const loader = join(import.meta.dirname, '..', 'test', 'helpers', 'ts-register.m
 function pass(list, n, what) {
   if (list.length === 0) return 0;
   console.log(`\n# ${what}: ${list.length} file${list.length === 1 ? '' : 's'}\n`);
-  const r = spawnSync(process.execPath, ['--import', loader, '--test', `--test-concurrency=${n}`, '--test-reporter=spec', ...passthrough, ...list], { stdio: 'inherit', env });
+  // A test stuck for 10 minutes fails (tests may set their own limit), and a file's process ends once its tests are
+  // done even if something it started is still open: a hang fails the run instead of stopping it for good.
+  const limits = ['--test-timeout=600000', '--test-force-exit'];
+  const r = spawnSync(process.execPath, ['--import', loader, '--test', `--test-concurrency=${n}`, '--test-reporter=spec', ...limits, ...passthrough, ...list], { stdio: 'inherit', env });
   return r.status ?? 1;
 }
 

@@ -161,7 +161,6 @@ class App implements vscode.Disposable {
       this.log.info(`capture store: ${dir} (${this.store.list().length} exchanges)`);
       this.unsubscribeStore = this.store.onDidChange((e) => {
         this.tree.refresh();
-        this.providers.refresh();
         this.render();
         if (e.kind !== 'added') void this.panels.changed(e.exchange.id, e.kind === 'deleted');
       });
@@ -170,6 +169,7 @@ class App implements vscode.Disposable {
       void vscode.window.showErrorMessage(`Tokenscope cannot open its capture store in ${dir}: ${(e as Error).message.split('\n')[0]}`);
     }
     this.tree.refresh();
+    this.providers.watch(this.store);
     await this.otlp.attach(this.store);
   }
 

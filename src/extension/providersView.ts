@@ -23,6 +23,7 @@ export class ProvidersView implements vscode.TreeDataProvider<Node>, vscode.Disp
   private readonly disposables: vscode.Disposable[] = [];
   private pending: NodeJS.Timeout | undefined;
   private slugs = new ProviderDirectory();
+  private unwatch: (() => void) | undefined;
 
   constructor(
     private readonly store: () => CaptureReader | undefined,
@@ -40,6 +41,17 @@ export class ProvidersView implements vscode.TreeDataProvider<Node>, vscode.Disp
       vscode.commands.registerCommand('tokenscope.refreshProviders', () => this.refresh(0)),
       this.view.onDidChangeVisibility((e) => e.visible && this.refresh(0)),
     );
+  }
+
+  /**
+   * Follows a store that was just opened (undefined: none): redraws now, since the view may have been drawn while no
+   * store was open yet (VS Code restoring the sidebar at startup, a capture folder being reopened), then after each of
+   * its changes.
+   */
+  watch(store: Pick<CaptureStore, 'onDidChange'> | undefined): void {
+    this.unwatch?.();
+    this.unwatch = store?.onDidChange(() => this.refresh());
+    this.refresh(0);
   }
 
   /** Redraws at most every 2 s (the scorecard reads request bodies), and only while the view is visible. */
@@ -116,6 +128,7 @@ export class ProvidersView implements vscode.TreeDataProvider<Node>, vscode.Disp
   }
 
   dispose(): void {
+    this.unwatch?.();
     clearTimeout(this.pending);
     this.changed.dispose();
     for (const d of this.disposables) d.dispose();

@@ -161,7 +161,17 @@ export const window = {
       clearInterval(poll);
     }
   },
-  createTreeView: (id: string, opts: { treeDataProvider: unknown }) => ({ id, ...opts, badge: undefined, description: undefined, message: undefined, dispose() {} }),
+  createTreeView: (id: string, opts: { treeDataProvider: unknown }) => ({
+    id,
+    ...opts,
+    badge: undefined,
+    description: undefined,
+    message: undefined,
+    /** Shown, as a view in the open sidebar is. */
+    visible: true,
+    onDidChangeVisibility: new Emitter<{ visible: boolean }>().event,
+    dispose() {},
+  }),
   createWebviewPanel: (viewType: string, title: string) => {
     const p = new FakePanel(viewType, title);
     ui.panels.push(p);

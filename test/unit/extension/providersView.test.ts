@@ -1,0 +1,73 @@
+/**
+ * The Providers view (the real ProvidersView, with a recorded stand-in for `vscode`) follows the capture store: drawn
+ * before the store was open (VS Code restoring the sidebar at startup), it redraws once the store opens with the
+ * user's earlier captures, and again when a new exchange is recorded, as the Captures view does.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { openStore, type CaptureStore } from '../../../src/core/capture/store';
+import { READ_TOOL } from '../../fixtures/openrouter-emulator';
+import { recordExchange } from '../../helpers/exchanges';
+import * as stub from '../compare-view/vscode-stub';
+import { tempDir } from '../proxy/local-upstream';
+
+stub.install();
+// Loaded after the stub is installed: it `require`s vscode.
+type ViewModule = typeof import('../../../src/extension/providersView');
+
+const K2 = 'moonshotai/kimi-k2-0905';
+
+function record(store: CaptureStore, served: string): Promise<string> {
+  const response = JSON.stringify({ id: 'gen-1', object: 'chat.completion', model: K2, provider: served, choices: [{ index: 0, message: { role: 'assistant', content: 'Done.' }, finish_reason: 'stop' }] });
+  return recordExchange(store, { request: { model: K2, messages: [{ role: 'user', content: 'Read README.md.' }], tools: [READ_TOOL] }, response, annotate: { servedProvider: served } });
+}
+
+/** The view's next redraw (VS Code then asks for its rows again); rejects after `ms` without one. */
+function redraw(view: { onDidChangeTreeData: (l: () => void) => { dispose(): void } }, ms: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      sub.dispose();
+      reject(new Error(`the Providers view did not redraw within ${ms} ms`));
+    }, ms);
+    const sub = view.onDidChangeTreeData(() => {
+      clearTimeout(timer);
+      sub.dispose();
+      resolve();
+    });
+  });
+}
+
+test('the Providers view redraws when the store opens with earlier captures and when an exchange is recorded', async () => {
+  const { ProvidersView } = (await import('../../../src/extension/providersView')) as ViewModule;
+  const tmp = tempDir();
+  // Yesterday's capture: recorded, then the store closed with the editor.
+  const earlier = await openStore(tmp.dir);
+  await record(earlier, 'Chutes');
+  await earlier.close();
+
+  let store: CaptureStore | undefined;
+  const view = new ProvidersView(() => store, () => ({}));
+  try {
+    const providers = () => view.getChildren().flatMap((m) => view.getChildren(m)).map((n) => (n.kind === 'provider' ? n.row.provider : ''));
+    // VS Code draws the restored view before the extension has opened its store: no rows, the welcome text shows.
+    assert.deepEqual(providers(), []);
+
+    const opened = redraw(view, 5000);
+    store = await openStore(tmp.dir);
+    assert.equal(store.list().length, 1, 'the store holds the earlier capture');
+    view.watch(store);
+    await opened;
+    assert.deepEqual(providers(), ['Chutes']);
+
+    // The agent's next exchange, served by another provider: the view redraws from the store's change events.
+    const changed = redraw(view, 15_000);
+    await record(store, 'Fireworks');
+    await changed;
+    await store.idle();
+    assert.deepEqual(providers().sort(), ['Chutes', 'Fireworks']);
+  } finally {
+    view.dispose();
+    await store?.close();
+    tmp.remove();
+  }
+});

@@ -40,6 +40,14 @@ describe('Tokenscope repair mode and provider policy in VS Code', { skip, timeou
 
   after(() => rig?.close('4x-last'));
 
+  /** The Providers view's pane, expanded. */
+  async function providersPane() {
+    const header = page.locator('.part.sidebar .pane-header', { hasText: 'Providers' });
+    await header.waitFor({ timeout: 30_000 });
+    if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click();
+    return page.locator('.part.sidebar .pane', { has: page.locator('.pane-header', { hasText: 'Providers' }) });
+  }
+
   it('delivers the leaked call structured and shows the repaired badge and Raw ⇄ Delivered diff', async () => {
     const res = await send({ only: ['chutes'] });
     assert.equal(res.status, 200);
@@ -54,6 +62,8 @@ describe('Tokenscope repair mode and provider policy in VS Code', { skip, timeou
     const view = webviewFrame(page);
     await view.locator('vscode-badge', { hasText: 'repaired' }).waitFor({ timeout: 60_000 });
     await view.locator('.meta div', { hasText: /Repaired\s*1 call delivered as tool_calls/ }).waitFor();
+    // The Providers view redraws at most every 2 s after a change: the screenshot waits for its row, not only the tree's.
+    await (await providersPane()).locator('.monaco-list-row', { hasText: 'Chutes' }).first().waitFor({ timeout: 30_000 });
     await screenshot(page, '40-repaired-badge');
     await view.locator('vscode-button', { hasText: 'Raw ⇄ Delivered' }).click();
     await page.locator('.tab', { hasText: 'Raw ⇄ Delivered' }).waitFor({ timeout: 30_000 });
@@ -64,10 +74,7 @@ describe('Tokenscope repair mode and provider policy in VS Code', { skip, timeou
   });
 
   it('lists the provider in the Providers view; Avoid… writes the policy and the next request carries it', async () => {
-    const header = page.locator('.part.sidebar .pane-header', { hasText: 'Providers' });
-    await header.waitFor({ timeout: 30_000 });
-    if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click();
-    const pane = page.locator('.part.sidebar .pane', { has: page.locator('.pane-header', { hasText: 'Providers' }) });
+    const pane = await providersPane();
     const chutes = pane.locator('.monaco-list-row', { hasText: 'Chutes' }).first();
     await chutes.waitFor({ timeout: 30_000 });
     await pane.locator('.monaco-list-row', { hasText: /1 tool turn · 100% broken/ }).waitFor({ timeout: 30_000 });

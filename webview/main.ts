@@ -15,11 +15,14 @@ import { append, h, icon, json, type Child } from './dom';
 import type { ExchangeView, FindingView, HostMessage, TokenStreamView, WebviewMessage } from './protocol';
 import { parsedPanel } from './parsed';
 import { TokenGrid } from './tokenGrid';
+import { WireTab } from './wire';
 
 interface UiState {
   tab: number;
   scrollTop: number;
   showWhitespace: boolean;
+  /** The Wire tab's page: the index of its first event. */
+  wireFrom?: number;
 }
 
 interface VsCodeApi {
@@ -44,6 +47,13 @@ let tokens: { stream?: TokenStreamView; reason?: string } | undefined;
 let grid: TokenGrid | undefined;
 let tabs: HTMLElement | undefined;
 const app = document.getElementById('app')!;
+const wire = new WireTab(
+  (m) => vscode.postMessage(m),
+  (from) => {
+    state.wireFrom = from;
+    saveState();
+  },
+);
 
 function saveState(): void {
   if (grid) state.scrollTop = grid.scrollTop;
@@ -69,6 +79,8 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
       panel('findings')?.replaceChildren(findingsList(exchange));
     }
     renderTokens();
+  } else if (m.type === 'wirePage') {
+    wire.page(m.seq, m.page);
   }
 });
 
@@ -91,7 +103,7 @@ function render(): void {
   panel('parsed')!.append(parsedPanel(x));
   panel('request')!.append(requestPanel(x));
   panel('response')!.append(responsePanel(x));
-  panel('wire')!.append(wirePanel(x));
+  panel('wire')!.append(wire.show(x, state.wireFrom));
   renderTokens();
 }
 
@@ -324,39 +336,6 @@ function responsePanel(x: ExchangeView): HTMLElement {
       `Tool calls (${m.toolCalls.length})`,
       m.toolCalls.map((c) => h('div', { class: 'message' }, h('div', { class: 'role' }, `#${c.index} ${c.name || '(no name)'}`, c.id ? ` · ${c.id}` : ''), h('pre', null, json(c.arguments)))),
     ),
-  );
-}
-
-function wirePanel(x: ExchangeView): HTMLElement {
-  // The host sends the first events only (WIRE_SHOWN), with the count and the longest gap over all of them.
-  const { events: ev, eventCount, longestGapMs, chunkCount } = x.wire;
-  if (eventCount === 0) return h('p', { class: 'notice' }, x.unavailable ?? 'No events.');
-  const fmt = (n: number | undefined) => (n === undefined ? '' : `${n.toFixed(1)}`);
-  return h(
-    'div',
-    { class: 'doc' },
-    h('p', { class: 'muted' }, `${eventCount} events in ${chunkCount} network chunks; the longest gap between events was ${fmt(longestGapMs)} ms.`),
-    h(
-      'table',
-      { class: 'wire' },
-      h('thead', null, h('tr', null, h('th', null, '#'), h('th', null, 't (ms)'), h('th', null, 'gap (ms)'), h('th', null, 'event'), h('th', null, 'data'))),
-      h(
-        'tbody',
-        null,
-        ev.map((e, i) =>
-          h(
-            'tr',
-            { class: e.comment ? 'comment' : undefined },
-            h('td', null, i),
-            h('td', null, fmt(e.t)),
-            h('td', { class: e.gap !== undefined && e.gap > 1000 ? 'slow' : undefined }, fmt(e.gap)),
-            h('td', null, e.comment ? ':' : (e.event ?? '')),
-            h('td', null, h('code', null, e.data)),
-          ),
-        ),
-      ),
-    ),
-    eventCount > ev.length ? h('p', { class: 'muted' }, `… ${eventCount - ev.length} more events (open the raw stream for all of them).`) : null,
   );
 }
 

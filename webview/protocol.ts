@@ -58,7 +58,7 @@ export interface WireEventView {
   comment?: boolean;
 }
 
-/** The Wire tab shows this many events; the rest are in the raw stream. */
+/** The Wire tab shows this many events at a time (a page); the webview asks for other pages with `wirePage`. */
 export const WIRE_SHOWN = 5000;
 
 /** The Wire tab: the first WIRE_SHOWN events, and what is known of all of them. */
@@ -69,8 +69,28 @@ export interface WireView {
   eventCount: number;
   /** The longest gap between two events, in ms (over all of them). */
   longestGapMs: number;
+  /** The index of the event that came after the longest gap (absent when no two events have times). */
+  longestGapAt?: number;
   /** Network chunks the response came in. */
   chunkCount: number;
+}
+
+/**
+ * What a `wirePage` request found. `ok`: `events` are the events from `from` on (at most WIRE_SHOWN). Otherwise
+ * `events` is empty and `message` says why in one line: `out-of-range` (no event `from`), `streaming` (pages open
+ * once the stream has finished), `gone` (the exchange is no longer in the capture store), `unreadable` (its body
+ * could not be read).
+ */
+export type WirePageState = 'ok' | 'out-of-range' | 'streaming' | 'gone' | 'unreadable';
+
+export interface WirePageView {
+  state: WirePageState;
+  /** The index of the first event asked for (and, when `ok`, of `events[0]`). */
+  from: number;
+  events: WireEventView[];
+  /** How many events the response has: set when the host read its body to the end (the last page, out of range). */
+  eventCount?: number;
+  message?: string;
 }
 
 export interface RequestView {
@@ -189,16 +209,23 @@ export type HostMessage =
   /** While streaming, between snapshots: the clock and the silence moved, nothing else did. */
   | { type: 'live'; live: LiveView }
   /** `stream` is absent when tokens cannot be shown; `reason` says why in one line. */
-  | { type: 'tokens'; stream?: TokenStreamView; reason?: string };
+  | { type: 'tokens'; stream?: TokenStreamView; reason?: string }
+  /** The answer to the webview's `wirePage` request with the same `seq`. */
+  | { type: 'wirePage'; seq: number; page: WirePageView };
 
 export type WebviewMessage =
   | { type: 'ready' }
   /** Open the raw stream document at a character offset of the native text. */
   | { type: 'openRaw'; offset?: number }
-  | { type: 'command'; command: 'rerun' | 'compare' | 'export' | 'diffDelivered' };
+  | { type: 'command'; command: 'rerun' | 'compare' | 'export' | 'diffDelivered' }
+  /** The Wire tab's events from `from` on (a page of WIRE_SHOWN); answered by a `wirePage` with the same `seq`. */
+  | { type: 'wirePage'; seq: number; from: number };
+
+const isIndex = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 
 export function isWebviewMessage(m: unknown): m is WebviewMessage {
   if (typeof m !== 'object' || m === null) return false;
   const t = (m as { type?: unknown }).type;
+  if (t === 'wirePage') return isIndex((m as { seq?: unknown }).seq) && isIndex((m as { from?: unknown }).from);
   return t === 'ready' || t === 'openRaw' || t === 'command';
 }

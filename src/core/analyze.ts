@@ -314,7 +314,7 @@ export function parseExchangeChunks(
   return exchangeParsed(exchange, parseResponseChunks(frames, bodyHint(exchange)));
 }
 
-function bodyHint(exchange: CapturedExchange): BodyHint {
+export function bodyHint(exchange: CapturedExchange): BodyHint {
   return { path: turnEndpoint(exchange) ? exchange.path : undefined, contentType: headerValue(exchange.responseHeaders, 'content-type') };
 }
 

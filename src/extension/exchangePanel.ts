@@ -4,7 +4,7 @@
  * What a panel posts, live and finished, is ./liveFeed.ts; this file is the VS Code side of it.
  */
 import * as vscode from 'vscode';
-import { isWebviewMessage, type WebviewMessage } from '../../webview/protocol';
+import { isWebviewMessage, type HostMessage, type WebviewMessage, type WirePageView } from '../../webview/protocol';
 import type { Exchanges, OpenedExchange } from './exchanges';
 import { LivePoller, PanelFeed, withLive, type TokenSource as FeedTokenSource } from './liveFeed';
 import type { LiveInfo } from './viewModel';
@@ -54,7 +54,7 @@ export class ExchangePanels implements vscode.Disposable {
     });
     panel.iconPath = vscode.Uri.joinPath(media, 'tokenscope.svg');
     const live = opened.exchange.state === 'streaming' ? this.live(id) : undefined;
-    const p = new Panel(panel, live ? withLive(opened, live) : opened, this.tokens, this.log, () => this.poller.freed());
+    const p = new Panel(panel, live ? withLive(opened, live) : opened, this.tokens, this.log, () => this.poller.freed(), (from) => this.exchanges.wirePage(id, from));
     this.panels.set(id, p);
     if (p.feed.streaming) this.poller.watch();
     panel.onDidDispose(() => {
@@ -97,6 +97,8 @@ class Panel {
     tokenSource: TokenSource,
     log: vscode.LogOutputChannel,
     free: () => void,
+    /** The Wire tab's events from `from` on (./wirePage.ts): never throws. */
+    private readonly wirePage: (from: number) => Promise<WirePageView>,
   ) {
     this.feed = new PanelFeed(opened, tokenSource, {
       post: (m) => panel.webview.postMessage(m),
@@ -118,6 +120,13 @@ class Panel {
         const doc = await vscode.workspace.openTextDocument(opened.uri);
         const pos = doc.positionAt(m.offset ?? 0);
         await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, selection: new vscode.Range(pos, pos) });
+        return;
+      }
+      case 'wirePage': {
+        const page = await this.wirePage(m.from);
+        const answer: HostMessage = { type: 'wirePage', seq: m.seq, page };
+        // A panel closed while the page was read drops the answer.
+        await Promise.resolve(this.panel.webview.postMessage(answer)).catch(() => false);
         return;
       }
       case 'command': {

@@ -65,14 +65,17 @@ export function wireEvents(res: ParsedResponse): WireEventView[] {
 export function wireView(res: ParsedResponse | undefined, chunkCount: number, shown = WIRE_SHOWN): WireView {
   const events: WireEventView[] = [];
   let longestGapMs = 0;
+  let longestGapAt: number | undefined;
   let prev: number | undefined;
-  for (const e of res?.events ?? []) {
+  const all = res?.events ?? [];
+  for (let i = 0; i < all.length; i++) {
+    const e = all[i];
     const gap = e.t !== undefined && prev !== undefined ? e.t - prev : undefined;
     if (e.t !== undefined) prev = e.t;
-    if (gap !== undefined && gap > longestGapMs) longestGapMs = gap;
+    if (gap !== undefined && gap > longestGapMs) (longestGapMs = gap), (longestGapAt = i);
     if (events.length < shown) events.push({ t: e.t, gap, event: e.event, data: e.data, comment: e.comment });
   }
-  return { events, eventCount: res ? eventCount(res) : 0, longestGapMs, chunkCount };
+  return { events, eventCount: res ? eventCount(res) : 0, longestGapMs, chunkCount, ...(longestGapAt !== undefined && { longestGapAt }) };
 }
 
 /** The same text as one flat string (a copy: a string joined from pieces costs a node per piece until then). */

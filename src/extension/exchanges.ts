@@ -8,9 +8,10 @@ import type { ExchangeAnalysis } from '../core/analyze';
 import { exchangeModel } from '../core/capture/describe';
 import type { CaptureStore } from '../core/capture/store';
 import type { CapturedExchange } from '../core/model';
-import type { ExchangeView } from '../../webview/protocol';
+import type { ExchangeView, WirePageView } from '../../webview/protocol';
 import { findingRange, positionAt } from './exchangeView';
 import { openExchange } from './openExchange';
+import { readWirePage } from './wirePage';
 
 export const RAW_SCHEME = 'tokenscope';
 
@@ -69,6 +70,11 @@ export class Exchanges implements vscode.TextDocumentContentProvider, vscode.Dis
     if (this.cache.size > 32) this.cache.delete(this.cache.keys().next().value!);
     this.publishDiagnostics(opened);
     return opened;
+  }
+
+  /** The Wire tab's events from `from` on, read from the stored body (never kept here). */
+  wirePage(id: string, from: number): Promise<WirePageView> {
+    return readWirePage(this.store(), id, from);
   }
 
   /** Findings as diagnostics on the raw-stream document, so the Problems panel lists them and F8 walks them. */

@@ -12,6 +12,7 @@ import { openStore, type CaptureStore } from '../../../src/core/capture/store';
 import type { ParsedResponse } from '../../../src/core/model';
 import { wireView } from '../../../src/extension/exchangeView';
 import { openExchange, type OpenedView } from '../../../src/extension/openExchange';
+import { readWirePage } from '../../../src/extension/wirePage';
 import { WIRE_SHOWN } from '../../../webview/protocol';
 import { OPENROUTER_CHAT } from '../../helpers/exchanges';
 
@@ -89,6 +90,36 @@ describe('an open exchange in the extension host', () => {
     assert.ok(held < BUDGET_MB, `an open exchange holds ${held.toFixed(1)} MB (budget ${BUDGET_MB} MB)`);
     // Held to here: the measurement above is of a live object.
     assert.equal(opened.exchange.id, id);
+  });
+
+  it('pages to the end of the stream reading one page of events at a time, and keeps none of them', async () => {
+    const opened = await openExchange(store, id, (m, e) => assert.fail(`${m}: ${e.message}`));
+    assert.ok(opened);
+    const last = EVENTS + 1 - WIRE_SHOWN;
+    await readWirePage(store, id, last); // warm: the page read's code compiled
+    const base = await heapMB();
+    // The heap's high mark while the page is read: sampled between the turns the read yields to the event loop.
+    let peak = 0;
+    let turns = 0;
+    const sampler = setInterval(() => (turns++, (peak = Math.max(peak, process.memoryUsage().heapUsed / 1e6))), 1);
+    const t0 = performance.now();
+    const page = await readWirePage(store, id, last);
+    const ms = performance.now() - t0;
+    clearInterval(sampler);
+    const withPage = (await heapMB()) - base;
+    assert.equal(page.state, 'ok', page.message);
+    assert.equal(page.events.length, WIRE_SHOWN);
+    assert.equal(page.events.at(-1)?.data, '[DONE]');
+    assert.equal(page.events.at(-2)?.data, `{"model":"kimi-k2","choices":[{"index":0,"delta":{"content":" w${(EVENTS - 1) % 997}"}}]}`);
+    assert.equal(page.eventCount, EVENTS + 1);
+    console.log(`the last page of ${EVENTS} events: read in ${ms.toFixed(0)} ms over ${turns}+ turns of the event loop, ${withPage.toFixed(1)} MB held with the page, heap peak ${(peak - base).toFixed(1)} MB above the base while reading (garbage included)`);
+    assert.ok(turns >= 3, `the read gave the event loop ${turns} turns: it must not hold the extension host for the whole body`);
+    // All 200,001 events as objects would be 30+ MB (the view rows alone were 30 MB before the first page was cut).
+    assert.ok(withPage < 4, `the last page holds ${withPage.toFixed(1)} MB`);
+    assert.equal(opened.result?.response.events.length, 0, 'the open exchange still keeps no events');
+    const after = await heapMB();
+    assert.ok(after - base < 4, `after the page is let go the heap is ${(after - base).toFixed(1)} MB above the base`);
+    assert.equal(page.from, last);
   });
 
   it('shows every event of a short stream, with the same gaps', () => {

@@ -34,11 +34,16 @@ export interface StoredAnalysis {
 export interface AnalysisOutcome {
   summary: ExchangeSummary;
   findings: Finding[];
-  /** The StoredAnalysis as the database keeps it: serialised, each text once (./stored-form.ts). */
-  stored: string;
+  /**
+   * The StoredAnalysis as the database keeps it: serialised, each text once (./stored-form.ts). Absent when the
+   * capture worker wrote the row itself (`written`): megabytes of text never cross to the proxy's thread.
+   */
+  stored?: string;
+  /** The row (summary, findings, stored analysis) is already in the database. */
+  written?: boolean;
 }
 
-export function outcomeOf(result: ExchangeAnalysis): AnalysisOutcome {
+export function outcomeOf(result: ExchangeAnalysis): AnalysisOutcome & { stored: string } {
   const stored: StoredAnalysis = { version: ANALYSIS_VERSION, summary: result.summary, analysis: result.analysis };
   return { summary: result.summary, findings: result.analysis.findings, stored: packAnalysis(stored) };
 }
@@ -87,6 +92,8 @@ export async function resultWhenAnalysed(
 
 interface Host extends CaptureReader {
   analysed(x: CapturedExchange): void;
+  /** Holds the host's batched row writes until the returned function is called (another connection is writing). */
+  holdWrites(): () => void;
   /** The exchange's body file and its size (undefined when there is none). */
   bodyFile(id: string): { path: string; size: number } | undefined;
 }
@@ -133,11 +140,13 @@ export class AnalysisService {
             if (result) {
               x.summary = result.summary;
               const { findings, stored } = result;
-              this.db.batch(() => {
-                this.db.update(x);
-                this.db.putAnalysis(x, findings, stored);
-              });
-              this.host.analysed(x);
+              if (!result.written && stored !== undefined) {
+                this.db.batch(() => {
+                  this.db.update(x);
+                  this.db.putAnalysis(x, findings, stored);
+                });
+              }
+              if (result.written || stored !== undefined) this.host.analysed(x);
             }
           } catch (err) {
             this.warn(`analysis of ${x.id} failed: ${(err as Error).message?.split('\n')[0]}`);
@@ -150,13 +159,28 @@ export class AnalysisService {
     }
   }
 
-  /** A large exchange goes to the worker thread (in-thread when there is none); the others are analysed here. */
+  /**
+   * A large exchange goes to the worker thread (in-thread when there is none); the others are analysed here. The
+   * worker writes a large exchange's row on its own connection (a statement of megabytes would hold this thread for
+   * 50-150 ms); meanwhile this process's batched row writes wait (the journal stands in for them), so this thread
+   * never waits on the write lock the worker holds.
+   */
   private async analyze(x: CapturedExchange): Promise<AnalysisOutcome | undefined> {
     const file = this.host.bodyFile(x.id);
-    const off = file && file.size > OFF_THREAD_BYTES ? this.thread.analyze(x, file.path) : undefined;
+    let release: (() => void) | undefined;
+    const ready = (): CapturedExchange => {
+      release ??= this.host.holdWrites();
+      return x;
+    };
+    const db = this.db.path;
+    const off = file && file.size > OFF_THREAD_BYTES ? this.thread.analyze(x, file.path, db === undefined ? undefined : { db, ready }) : undefined;
     if (off) {
       analysisProbe.onAnalyze?.(x);
-      return off;
+      try {
+        return await off;
+      } finally {
+        release?.();
+      }
     }
     const full = this.host.get(x.id);
     const res = full && this.host.readResponse(x.id);

@@ -11,12 +11,27 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { AnalysisOutcome } from './analysis';
 import type { CapturedExchange } from '../model';
-import type { CaptureJob } from './capture-worker';
+import type { CaptureJob, CaptureReply } from './capture-worker';
 import type { SplitKeysFound, SplitKeysJob } from './split-keys-body';
 
-type Reply = { seq: number; result?: unknown; error?: string };
 /** A job as the caller gives it (the thread numbers it). */
 type Job = CaptureJob extends infer J ? (J extends unknown ? Omit<J, 'seq'> : never) : never;
+
+/**
+ * An analysis whose row the worker writes itself (./capture-worker.ts): `db` is the capture database's path, and
+ * `ready` is called on this thread when the row is ready to be written; it returns the exchange's metadata as it is
+ * now (undefined: the row is not written). The caller holds its own writes from then until the job settles.
+ */
+export interface WriteHere {
+  db: string;
+  ready(): CapturedExchange | undefined;
+}
+
+interface Waiting {
+  resolve: (r: unknown) => void;
+  reject: (e: Error) => void;
+  ready?: () => CapturedExchange | undefined;
+}
 
 /** Watches the jobs a worker answers (tests check that large work ran there). Production code never sets it. */
 export const captureThreadProbe: { onJob?: (kind: CaptureJob['kind'], bytes: number) => void } = {};
@@ -25,7 +40,7 @@ export class CaptureThread {
   private worker: Worker | undefined;
   private failed = false;
   private seq = 0;
-  private readonly waiting = new Map<number, { resolve: (r: unknown) => void; reject: (e: Error) => void }>();
+  private readonly waiting = new Map<number, Waiting>();
   /** Ends the worker once it has been idle for IDLE_MS: the heap a large job grew goes back to the system. */
   private idleTimer: NodeJS.Timeout | undefined;
 
@@ -36,10 +51,13 @@ export class CaptureThread {
     return this.worker !== undefined;
   }
 
-  /** The analysis of the exchange whose body file is `path`; undefined when the file is gone. Rejects on failure. */
-  analyze(x: CapturedExchange, path: string): Promise<AnalysisOutcome | undefined> | undefined {
+  /**
+   * The analysis of the exchange whose body file is `path`; undefined when the file is gone. Rejects on failure. With
+   * `write`, the worker writes the row itself and the outcome holds no `stored` text (`written` says it was written).
+   */
+  analyze(x: CapturedExchange, path: string, write?: WriteHere): Promise<AnalysisOutcome | undefined> | undefined {
     const { requestBody: _omit, ...meta } = x;
-    return this.run({ kind: 'analyze', x: meta, path }) as Promise<AnalysisOutcome | undefined> | undefined;
+    return this.run({ kind: 'analyze', x: meta, path, ...(write && { db: write.db }) }, write?.ready) as Promise<AnalysisOutcome | undefined> | undefined;
   }
 
   /** The masks for keys split over SSE events in a file (./split-keys-body.ts). Rejects on failure. */
@@ -52,19 +70,44 @@ export class CaptureThread {
     clearTimeout(this.idleTimer);
     const w = this.worker;
     this.worker = undefined;
-    if (w) await w.terminate();
+    if (w) await this.end(w);
   }
 
-  private run(job: Job): Promise<unknown> | undefined {
+  /** Ends a worker with no job left: it closes its database connections first (never a connection left open). */
+  private async end(w: Worker): Promise<void> {
+    const seq = ++this.seq;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, END_WAIT_MS);
+      this.waiting.set(seq, { resolve: () => (clearTimeout(timer), resolve()), reject: () => (clearTimeout(timer), resolve()) });
+      w.ref();
+      w.postMessage({ kind: 'end', seq } satisfies CaptureJob);
+    });
+    this.waiting.delete(seq);
+    await w.terminate();
+  }
+
+  private run(job: Job, ready?: () => CapturedExchange | undefined): Promise<unknown> | undefined {
     const w = this.start();
     if (!w) return undefined;
     const seq = ++this.seq;
     clearTimeout(this.idleTimer);
     return new Promise((resolve, reject) => {
-      this.waiting.set(seq, { resolve, reject });
+      this.waiting.set(seq, { resolve, reject, ready });
       w.ref();
       w.postMessage({ ...job, seq } as CaptureJob);
     });
+  }
+
+  /** The worker's row is ready: the caller says with what metadata it is written, or that it is not. */
+  private answerReady(w: Worker, m: CaptureReply): void {
+    let x: CapturedExchange | undefined;
+    try {
+      x = this.waiting.get(m.seq)?.ready?.();
+    } catch {
+      x = undefined;
+    }
+    const { requestBody: _omit, ...meta } = x ?? ({} as CapturedExchange);
+    w.postMessage({ kind: 'write', seq: m.seq, ...(x && { x: meta }) } satisfies CaptureJob);
   }
 
   private start(): Worker | undefined {
@@ -72,7 +115,8 @@ export class CaptureThread {
     const w = spawnWorker();
     if (!w) return void (this.failed = true);
     w.unref();
-    w.on('message', (m: Reply) => {
+    w.on('message', (m: CaptureReply) => {
+      if (m.ready) return this.answerReady(w, m);
       const p = this.waiting.get(m.seq);
       this.waiting.delete(m.seq);
       if (this.waiting.size === 0) {
@@ -81,7 +125,7 @@ export class CaptureThread {
         this.idleTimer = setTimeout(() => {
           if (this.worker === w && this.waiting.size === 0) {
             this.worker = undefined;
-            void w.terminate();
+            void this.end(w);
           }
         }, this.idleMs).unref();
       }
@@ -105,6 +149,8 @@ export const OFF_THREAD_BYTES = 1024 * 1024;
 
 /** How long an idle worker is kept for the next large exchange (starting one takes tens of milliseconds). */
 const IDLE_MS = 5_000;
+/** How long an ending worker is given to close its database connections. */
+const END_WAIT_MS = 2_000;
 
 function spawnWorker(): Worker | undefined {
   const built = join(__dirname, 'capture-worker.js');

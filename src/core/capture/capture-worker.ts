@@ -2,32 +2,78 @@
  * The capture worker thread (./capture-thread.ts starts it): reading a body file of megabytes, parsing it and
  * running the checks, or searching it for keys split over SSE events, would stall the proxy's event loop, so other
  * streams' chunks would wait. The worker reads the file itself; only metadata and results cross threads.
+ *
+ * A large exchange's analysis row (megabytes even in its stored form) is written here too, on this thread's own
+ * connection to the capture database: one SQLite statement of megabytes holds whichever thread runs it for 50-150 ms.
+ * The proxy's thread hears "ready to write", holds its own batched writes (so it never waits on SQLite's write lock
+ * meanwhile) and answers with the exchange's metadata as it is then; only the summary and the findings come back.
  */
 import { readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import type { CapturedExchange } from '../model';
-import { analyzeCaptured, outcomeOf } from './analysis';
+import { analyzeCaptured, outcomeOf, type AnalysisOutcome } from './analysis';
+import { CaptureDb } from './database';
 import { readRegularFile } from './files';
 import { decodeFrames } from './log';
 import { searchSplitKeys, type SplitKeysJob } from './split-keys-body';
 
 export type CaptureJob =
-  /** The analysis of the exchange whose body file is `path`. */
-  | { seq: number; kind: 'analyze'; x: CapturedExchange; path: string }
+  /** The analysis of the exchange whose body file is `path`; with `db`, its row is written here (see above). */
+  | { seq: number; kind: 'analyze'; x: CapturedExchange; path: string; db?: string }
   /** The masks for keys split over SSE events in `job.path`. */
-  | { seq: number; kind: 'split-keys'; job: SplitKeysJob };
+  | { seq: number; kind: 'split-keys'; job: SplitKeysJob }
+  /** The answer to "ready to write" for job `seq`: the exchange's metadata now (undefined: do not write). */
+  | { seq: number; kind: 'write'; x?: CapturedExchange }
+  /** The thread is about to end: its database connections are closed first. */
+  | { seq: number; kind: 'end' };
 
-function run(job: CaptureJob): unknown {
+/** What this thread posts: a job's result or error, or (`ready`) that an analysis row is ready to be written. */
+export type CaptureReply = { seq: number; result?: unknown; error?: string; ready?: true };
+
+/** Analyses waiting for the proxy's thread to say "write", by job. */
+const toWrite = new Map<number, { db: string; outcome: ReturnType<typeof outcomeOf> }>();
+/** This thread's connections, by database path, until the thread ends. */
+const connections = new Map<string, CaptureDb>();
+
+function run(job: CaptureJob): CaptureReply {
   if (job.kind === 'split-keys') {
     const file = readRegularFile(job.job.path, Infinity, job.job.from);
-    return file && searchSplitKeys(file, job.job);
+    return { seq: job.seq, result: file && searchSplitKeys(file, job.job) };
+  }
+  if (job.kind === 'write') return { seq: job.seq, result: write(job) };
+  if (job.kind === 'end') {
+    for (const db of connections.values()) db.close();
+    connections.clear();
+    return { seq: job.seq, result: true };
   }
   const file = readRegularFile(job.path);
-  if (!file) return undefined;
+  if (!file) return { seq: job.seq, result: undefined };
   const { request, response, chunks } = decodeFrames(file);
   const full = request === undefined ? job.x : { ...job.x, requestBody: Buffer.from(request.buffer, request.byteOffset, request.byteLength).toString('utf8') };
-  return outcomeOf(analyzeCaptured(full, response, chunks));
+  const outcome = outcomeOf(analyzeCaptured(full, response, chunks));
+  if (job.db === undefined) return { seq: job.seq, result: outcome };
+  toWrite.set(job.seq, { db: job.db, outcome });
+  return { seq: job.seq, ready: true };
+}
+
+/** Writes a ready analysis (the exchange's new summary, its findings, its stored row) in one transaction. */
+function write(job: Extract<CaptureJob, { kind: 'write' }>): AnalysisOutcome | undefined {
+  const ready = toWrite.get(job.seq);
+  toWrite.delete(job.seq);
+  if (!ready) throw new Error('no analysis is waiting to be written');
+  const { summary, findings, stored } = ready.outcome;
+  if (job.x) {
+    let db = connections.get(ready.db);
+    if (!db) connections.set(ready.db, (db = CaptureDb.open(ready.db)));
+    const x = { ...job.x, summary };
+    db.batch(() => {
+      db.update(x);
+      db.putAnalysis(x, findings, stored);
+    });
+  }
+  // The row is written: only the summary and the findings cross back.
+  return { summary, findings, written: job.x !== undefined };
 }
 
 /**
@@ -56,7 +102,7 @@ yieldToTheProxy();
 
 parentPort?.on('message', (job: CaptureJob) => {
   try {
-    parentPort!.postMessage({ seq: job.seq, result: run(job) });
+    parentPort!.postMessage(run(job));
   } catch (e) {
     parentPort!.postMessage({ seq: job.seq, error: (e as Error).message ?? String(e) });
   }

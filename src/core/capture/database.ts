@@ -75,6 +75,8 @@ export class CaptureDb {
   private constructor(
     db: Connection,
     readonly readOnly: boolean,
+    /** The file's path (undefined for a database in memory, which no other connection can share). */
+    readonly path: string | undefined,
   ) {
     this.db = db;
   }
@@ -84,7 +86,7 @@ export class CaptureDb {
     const Sqlite = sqlite();
     const readOnly = opts.readOnly === true;
     const conn = new Sqlite(path, readOnly ? { readonly: true, fileMustExist: true } : {});
-    const db = new CaptureDb(conn, readOnly);
+    const db = new CaptureDb(conn, readOnly, path === ':memory:' ? undefined : path);
     // Several processes share the file: wait for another's write instead of failing at once.
     conn.pragma('busy_timeout = 5000');
     if (!readOnly) {

@@ -78,6 +78,7 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
   /** Writers finishing their end-of-stream work (./recorder.ts settle). */
   private readonly settlingNow = new Set<Promise<void>>();
   private flushScheduled = false;
+  private writesHeld = 0; // while above 0, `flushLog` leaves the rows pending (`holdWrites`)
   /** The whole list (./list-cache.ts). */
   private readonly cache = new ListCache();
   /** A failing disk becomes one warning a minute (./disk-guard.ts). */
@@ -286,9 +287,16 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
     void done.finally(() => this.settlingNow.delete(done)).catch(() => undefined);
   }
 
+  /** Batched row writes wait while another connection of this process writes a large row (./analysis.ts). */
+  holdWrites(): () => void {
+    this.writesHeld++;
+    let held = true;
+    return () => void (held && ((held = false), --this.writesHeld === 0 && this.pending.size > 0 && this.schedule()));
+  }
+
   /** Writes the batched rows in one transaction, off the forwarding path (a turn of the loop after the bytes went out). */
   flushLog(): void {
-    if (this.readOnly || this.pending.size === 0) return;
+    if (this.readOnly || this.pending.size === 0 || this.writesHeld > 0) return;
     const ids = [...this.pending];
     this.pending.clear();
     const done = this.diskWrite(() => {

@@ -32,7 +32,7 @@ test('the capture worker ends after its idle time and a new one answers the next
     const path = join(tmp.dir, 'bodies', `${x.id}.cap`);
 
     const first = await thread.analyze(x, path);
-    assert.equal((JSON.parse(first!.stored) as StoredAnalysis).analysis.message.content, 'hello');
+    assert.equal((JSON.parse(first!.stored!) as StoredAnalysis).analysis.message.content, 'hello');
     assert.deepEqual(first?.findings, [], 'a healthy turn');
     assert.equal(thread.running, true, 'kept for the next job meanwhile');
     const ended = Date.now() + 5000;
@@ -40,7 +40,7 @@ test('the capture worker ends after its idle time and a new one answers the next
     assert.equal(thread.running, false, 'ended once idle');
 
     const second = await thread.analyze(x, path);
-    assert.equal((JSON.parse(second!.stored) as StoredAnalysis).analysis.message.content, 'hello', 'a new worker answers');
+    assert.equal((JSON.parse(second!.stored!) as StoredAnalysis).analysis.message.content, 'hello', 'a new worker answers');
     assert.equal(thread.running, true);
   } finally {
     await thread.close();

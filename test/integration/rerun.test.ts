@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -44,13 +44,25 @@ async function storeWithCapture(dir: string): Promise<{ store: CaptureStore; id:
   return { store, id: (await w.finish()).id };
 }
 
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const srv = createServer();
+/**
+ * A loopback port that refuses connections until `release`: the local end of a connection this test holds open.
+ * Nothing listens on it, and while the connection lasts no other process can bind it (its socket does not allow
+ * address reuse), so a connection to it is refused; a closed server's port could meanwhile be taken by another one.
+ */
+async function refusedPort(): Promise<{ port: number; release(): Promise<void> }> {
+  const accepted: Socket[] = [];
+  const srv = createServer((s) => void accepted.push(s));
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address() as { port: number };
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
+  const client = connect((srv.address() as { port: number }).port, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => client.once('connect', resolve).once('error', reject));
+  return {
+    port: client.localPort!,
+    release: async () => {
+      client.destroy();
+      for (const s of accepted) s.destroy();
+      await new Promise<void>((r) => srv.close(() => r()));
+    },
+  };
 }
 
 test('re-run on a pinned OpenRouter provider: a new capture linked to the original, flagged like any other', async () => {
@@ -139,9 +151,11 @@ test('re-run on SGLang that is down or not ready: one clear line', async (t) => 
   const { store, id } = await storeWithCapture(dir);
   await store.close();
   try {
-    const port = await closedPort();
+    const refused = await refusedPort();
+    const { port } = refused;
     const out: string[] = [];
-    const code = await main(['rerun', id, '--target', `sglang:http://127.0.0.1:${port}`, '--data-dir', dir], { out: (s) => out.push(s), err: (s) => out.push(s) });
+    const argv = ['rerun', id, '--target', `sglang:http://127.0.0.1:${port}`, '--data-dir', dir];
+    const code = await main(argv, { out: (s) => out.push(s), err: (s) => out.push(s) }).finally(() => refused.release());
     assert.equal(code, 2);
     assert.equal(out.length, 1);
     assert.match(out[0], new RegExp(`the SGLang server at http://127.0.0.1:${port} is not reachable \\(connection refused`));

@@ -108,20 +108,22 @@ test('an exchange deleted before the kill is not brought back by the journal', a
   }
 });
 
-test('a held response start shares the end\'s journal write, and is on disk before the client could see a byte', async () => {
+test('the status and the end go in the body file\'s write of the bytes: killed with neither in the journal, a restart has both', async () => {
   const tmp = tempDir();
   try {
-    // `whole`: the response's start, bytes and end in one read (as the relay records them): one journal write for the
-    // start and the end. `cut`: the start held, bytes written, then released (the relay does so before the socket
-    // write), then the kill.
+    // As the relay records them: the status held (the journal's line of it waits for its next write), then `whole`'s
+    // start, bytes and end in one read, and `cut`'s start and bytes released (the relay does so before the socket
+    // write). Nothing else writes to the journal before the kill, and the spares have not got their names yet.
     const signal = await childThatDies(
       tmp.dir,
       `const whole = begin('/v1/whole');
+  const cut = begin('/v1/cut');
   whole.responseStarted(200, { 'content-type': 'text/event-stream' }, undefined, true);
+  whole.cork();
   whole.chunk(Buffer.from(${JSON.stringify(SSE.toString())}));
   whole.ended();
-  const cut = begin('/v1/cut');
   cut.responseStarted(201, { 'content-type': 'text/event-stream' }, undefined, true);
+  cut.cork();
   cut.chunk(Buffer.from(${JSON.stringify(SSE.toString())}));
   cut.uncork();`,
     );
@@ -129,23 +131,25 @@ test('a held response start shares the end\'s journal write, and is on disk befo
     const [journal] = readdirSync(join(tmp.dir, 'journal'));
     const lines = readFileSync(join(tmp.dir, 'journal', journal), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     assert.deepEqual(
-      lines.map((l) => `${l.op} ${l.x.path ?? ''}${Object.keys(l.op === 'patch' ? l.x : {}).sort().join(',')}`),
-      ['put /v1/whole', 'patch endedAt,responseBytes,state,status,ttfbMs', 'put /v1/cut', 'patch status,ttfbMs'],
-      'one line (one write) holds the start and the end of the whole response',
+      lines.map((l) => `${l.op} ${l.x.path} ${typeof l.spare}`),
+      ['put /v1/whole string', 'put /v1/cut string'],
+      'the journal holds the two exchanges and their spare files, and neither status nor end',
     );
 
     const store = await openStore(tmp.dir, { analyze: false });
     try {
       const byPath = new Map(store.list().map((x) => [x.path, x]));
       const whole = byPath.get('/v1/whole')!;
-      assert.equal(whole.state, 'complete');
+      assert.equal(whole.state, 'complete', "the file's end mark: the client had the whole response");
       assert.equal(whole.status, 200);
+      assert.equal(whole.responseBytes, SSE.length);
       assert.ok(Buffer.from(store.readResponse(whole.id)!.bytes).equals(SSE));
       const cut = byPath.get('/v1/cut')!;
       assert.equal(cut.state, 'incomplete');
-      assert.equal(cut.status, 201, 'the released status was on disk');
+      assert.equal(cut.status, 201, "the status from the file's mark");
       assert.match(cut.error!, /while the response was streaming/);
       assert.ok(Buffer.from(store.readResponse(cut.id)!.bytes).equals(SSE), 'the bytes the client could see are stored');
+      assert.deepEqual(readdirSync(join(tmp.dir, 'spare')).filter((d) => d !== String(process.pid)), [], "the dead process's spare folder is gone");
     } finally {
       await store.close();
     }

@@ -3,7 +3,6 @@
  * delivered file (./delivered.ts), each opened only for an exchange the store still records, and the end-of-stream
  * search of either for keys split over SSE events. The store (./store.ts) is one.
  */
-import { statSync } from 'node:fs';
 import type { RedactOptions } from '../redact';
 import type { CaptureThread } from './capture-thread';
 import type { BodyFiles } from './files';
@@ -18,12 +17,7 @@ export abstract class BodyFileHost {
   protected abstract records(id: string): boolean;
 
   bodyFile(id: string): { path: string; size: number } | undefined {
-    const path = this.files.path(id);
-    try {
-      return { path, size: statSync(path).size };
-    } catch {
-      return undefined;
-    }
+    return this.files.stat(id);
   }
 
   openBody(id: string): number {
@@ -35,7 +29,7 @@ export abstract class BodyFileHost {
   }
 
   adoptSpare(spare: string, id: string): boolean {
-    return this.files.adopt(spare, this.records(id) ? id : undefined);
+    return this.files.adopt(spare, id, this.records(id));
   }
 
   // Repair mode's delivered bytes (./delivered.ts): a file only for an exchange this store still records.

@@ -9,7 +9,7 @@
  */
 import { chmodSync, closeSync, constants, existsSync, fstatSync, mkdirSync, open, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeSync, writevSync } from 'node:fs';
 import { open as openAsync } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { UserError } from '../model';
 import { BODIES_DIR, FRAME_HEADER, SPARE_DIR, isCaptureId, responseFrames, type ResponseFrame } from './log';
 
@@ -81,7 +81,7 @@ export async function readRegularFileAsync(path: string, from = 0): Promise<Buff
  * Creates the folders (0700), makes a data dir of an earlier version private, and drops the spare files of processes
  * that are gone. Only for a store opened for writing.
  */
-export function prepareDataDir(dataDir: string, bodies: string, spareDir: string, ownSpares: string): void {
+export function prepareDataDir(dataDir: string, bodies: string, spareDir: string, ownSpares: string, adopt: { spare: string; id: string }[] = []): void {
   const fresh = !existsSync(dataDir);
   mkdirSync(bodies, { recursive: true, mode: DIR_MODE });
   if (!fresh && (statSync(dataDir).mode & 0o077) !== 0) {
@@ -95,6 +95,15 @@ export function prepareDataDir(dataDir: string, bodies: string, spareDir: string
   for (const dir of [dataDir, bodies]) chmodSync(dir, DIR_MODE);
   mkdirSync(spareDir, { recursive: true, mode: DIR_MODE });
   chmodSync(spareDir, DIR_MODE);
+  // Spares a stopped process was still writing exchanges to become their body files (unless one is there already).
+  for (const { spare, id } of adopt) {
+    const target = join(bodies, `${id}.cap`);
+    try {
+      if (!existsSync(target)) renameSync(join(spareDir, spare), target);
+    } catch {
+      // gone already (adopted, or never written to)
+    }
+  }
   // Each process has its own spare folder: another live proxy's spares are open files it is about to use.
   for (const d of readdirSync(spareDir, { withFileTypes: true })) {
     const pid = /^\d+$/.test(d.name) ? Number(d.name) : undefined;
@@ -112,6 +121,8 @@ export class BodyFiles {
   readonly ownSpares: string;
   /** Open, empty body files waiting for an exchange. */
   readonly spares: { path: string; fd: number }[] = [];
+  /** This process's exchanges whose body is still in the spare file they took (see `take`): reads find it there. */
+  private readonly lent = new Map<string, string>();
   private refilling: Promise<void> | undefined;
   closed = false;
 
@@ -124,8 +135,14 @@ export class BodyFiles {
     this.ownSpares = join(this.spareDir, String(process.pid));
   }
 
-  prepare(): void {
-    prepareDataDir(this.dataDir, this.bodies, this.spareDir, this.ownSpares);
+  /** Makes the data dir ready for writing; `adopt`: spares (named as `spareName` gives) that become body files first. */
+  prepare(adopt: { spare: string; id: string }[] = []): void {
+    prepareDataDir(this.dataDir, this.bodies, this.spareDir, this.ownSpares, adopt);
+  }
+
+  /** A spare file's name as a journal records it: `<pid>/<file>` under spare/. */
+  spareName(path: string): string {
+    return `${process.pid}/${basename(path)}`;
   }
 
   path(id: string, ext = 'cap'): string {
@@ -142,10 +159,33 @@ export class BodyFiles {
     return new Promise((resolve) => open(this.path(id), BODY_FLAGS, FILE_MODE, (err, fd) => resolve(err ? -1 : fd)));
   }
 
-  adopt(spare: string, id: string | undefined): boolean {
-    const target = id === undefined ? undefined : this.path(id);
-    if (!target) this.diskWrite(() => rmSync(spare, { force: true }));
-    return target !== undefined && (this.diskWrite(() => (renameSync(spare, target), true)) ?? false);
+  /** A spare file for exchange `id`, if one is left: its body is read from there until `adopt` names it. */
+  take(id: string): { path: string; fd: number } | undefined {
+    const spare = this.spares.pop();
+    if (spare) this.lent.set(id, spare.path);
+    return spare;
+  }
+
+  /** Gives a spare the exchange's name, or (`keep` false: the exchange was deleted) removes it. */
+  adopt(spare: string, id: string, keep: boolean): boolean {
+    const ok = keep ? (this.diskWrite(() => (renameSync(spare, this.path(id)), true)) ?? false) : (this.diskWrite(() => rmSync(spare, { force: true })), false);
+    this.lent.delete(id);
+    return ok;
+  }
+
+  /** The file an exchange's body is read from: its own, or the spare it is still in. */
+  private readPath(id: string): string {
+    return this.lent.get(id) ?? this.path(id);
+  }
+
+  /** The body file's path and size, if it exists. */
+  stat(id: string): { path: string; size: number } | undefined {
+    const path = this.readPath(id);
+    try {
+      return { path, size: statSync(path).size };
+    } catch {
+      return undefined;
+    }
   }
 
   /** Tops the spare body files up to `count`, one async create at a time, off the forwarding path. */
@@ -174,14 +214,14 @@ export class BodyFiles {
 
   read(id: string, from = 0): Uint8Array {
     // Only a regular file: anything else in its place (a device, a pipe) could block forever. None yet: empty.
-    return readRegularFile(this.path(id), Infinity, from) ?? new Uint8Array(0);
+    return readRegularFile(this.readPath(id), Infinity, from) ?? new Uint8Array(0);
   }
 
   /** The response chunks of a body file, read a block at a time (log.ts `responseFrames`); regular files only, like `read`. */
   *readFrames(id: string): Generator<ResponseFrame> {
     let fd = -1;
     try {
-      fd = openSync(this.path(id), READ_FLAGS);
+      fd = openSync(this.readPath(id), READ_FLAGS);
     } catch {
       return;
     }
@@ -204,7 +244,7 @@ export class BodyFiles {
   readRequest(id: string): string | undefined {
     let fd = -1;
     try {
-      fd = openSync(this.path(id), READ_FLAGS);
+      fd = openSync(this.readPath(id), READ_FLAGS);
       if (!fstatSync(fd).isFile()) return undefined;
       const head = Buffer.alloc(FRAME_HEADER);
       if (readSync(fd, head, 0, FRAME_HEADER, 0) < FRAME_HEADER || head[0] !== 'Q'.charCodeAt(0)) return undefined;

@@ -1,7 +1,8 @@
 /**
- * A writing store's journal: one NDJSON line (./log.ts records) per exchange begun, per response started and per
- * response ended, appended synchronously in the tick it happens (a response's start may wait for its end or first
- * bytes, to share their write: see `patch`). The database row of an exchange is written in a batch
+ * A writing store's journal: one NDJSON line (./log.ts records) per exchange begun, appended synchronously in the tick
+ * it happens, naming the spare file its body goes to until that file has the exchange's name. A proxied response's
+ * start and end are in its body file's marks, in the write of its bytes (./log.ts); their lines here are held for the
+ * journal's next write (see `patch`), and other writers' are written at once. The database row of an exchange is written in a batch
  * after the forwarding path has moved on (./store.ts flushLog); the journal is what a crash before that batch leaves
  * behind, so a restart still lists the exchange and reads its body file. One small write to an open file costs a few
  * microseconds; the SQLite commit it stands in for costs a few hundred and sometimes a checkpoint.
@@ -29,6 +30,8 @@ export class Journal {
   private readonly ahead = new Set<string>();
   /** Fields held for the next write (`patch` with `hold`): they go in the same write as the next line, or `flush`. */
   private readonly held = new Map<string, Partial<CapturedExchange>>();
+  /** Exchanges whose body is still in the spare file their line names: the journal is kept until it has its name. */
+  private readonly inSpare = new Set<string>();
   readonly path: string;
 
   constructor(
@@ -68,14 +71,20 @@ export class Journal {
     this.fd = this.diskWrite(() => openSync(this.path, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_TRUNC, FILE_MODE)) ?? -1;
   }
 
-  /** An exchange begun (its record as the row will hold it). */
-  put(x: CapturedExchange, reqBytes: number): void {
-    this.append(x.id, { op: 'put', x, reqBytes, pid: process.pid });
+  /** An exchange begun (its record as the row will hold it), and the spare file its body goes to for now. */
+  put(x: CapturedExchange, reqBytes: number, spare?: string): void {
+    if (spare !== undefined) this.inSpare.add(x.id);
+    this.append(x.id, { op: 'put', x, reqBytes, pid: process.pid, ...(spare !== undefined && { spare }) });
+  }
+
+  /** The exchange's spare file has its name (or is gone). */
+  adopted(id: string): void {
+    this.inSpare.delete(id);
   }
 
   /**
    * Fields of an exchange the row does not hold yet. With `hold` they wait, to share the next line's write (an
-   * exchange's response start and end, when both come in one read, cost one write) or `flush`.
+   * exchange's response start and end cost no write of their own) or `flush`.
    */
   patch(id: string, fields: Partial<CapturedExchange>, hold = false): void {
     if (!hold) return this.append(id, { op: 'patch', id, x: fields });
@@ -95,7 +104,7 @@ export class Journal {
    */
   written(ids: Iterable<string>): void {
     for (const id of ids) this.ahead.delete(id), this.held.delete(id);
-    if (this.ahead.size === 0 && this.size >= TRUNCATE_AT && this.fd >= 0) {
+    if (this.ahead.size === 0 && this.inSpare.size === 0 && this.size >= TRUNCATE_AT && this.fd >= 0) {
       if (this.diskWrite(() => (ftruncateSync(this.fd, 0), true))) this.size = 0;
     }
   }
@@ -107,7 +116,7 @@ export class Journal {
     this.fd = -1;
     if (fd < 0) return;
     this.diskWrite(() => closeSync(fd));
-    if (this.ahead.size === 0) this.diskWrite(() => rmSync(this.path, { force: true }));
+    if (this.ahead.size === 0 && this.inSpare.size === 0) this.diskWrite(() => rmSync(this.path, { force: true }));
   }
 
   /** Writes `r` (if any) and every held line, in one write. */

@@ -11,11 +11,17 @@
  * decoded response chunk, as received except that key-shaped strings are masked to the same length (so offsets and
  * timing stay exact). One file and one write per chunk (or per batch of chunks that arrived together) keep the hot
  * path to a single syscall, and a frame cut short by a crash still yields the bytes it holds.
+ *
+ * Marks: an empty `R` frame with a negative time. `-status` (100–999) goes with the first response bytes (or alone, when
+ * the client gets the head before any byte), `-1` with the last ones: the file itself then says what the client saw
+ * (its status, and that the response ended), in the same write as the bytes. Readers of response bytes skip empty
+ * frames, and so do versions from before marks.
  */
 import type { CapturedExchange, ChunkTiming } from '../model';
 
 export type LogRecord =
-  | { op: 'put'; x: CapturedExchange; reqBytes?: number; pid?: number }
+  /** `spare`: the spare file (under spare/) the exchange's body is written to until it gets the exchange's name. */
+  | { op: 'put'; x: CapturedExchange; reqBytes?: number; pid?: number; spare?: string }
   | { op: 'patch'; id: string; x: Partial<CapturedExchange> }
   | { op: 'del'; id: string };
 
@@ -60,12 +66,27 @@ export function frameHeader(type: FrameType, length: number, t: number): Buffer 
   return h;
 }
 
-/** Reads a body file: the request frame, and the response bytes with their chunk timing. Torn frames keep what they hold. */
-export function decodeFrames(file: Uint8Array): { request?: Uint8Array; response: Uint8Array; chunks: ChunkTiming[] } {
+/** The mark that goes with an exchange's first response bytes: the status the client was given. */
+export function startMark(status: number): Buffer {
+  return frameHeader('R', 0, -status);
+}
+
+/** The mark that goes with the last response bytes: the response ended, and the client has all of it. */
+export const END_MARK: Buffer = frameHeader('R', 0, -1);
+
+/** What a body file's marks say (see above). */
+export interface FileMarks {
+  status?: number;
+  ended?: boolean;
+}
+
+/** Reads a body file: the request frame, the response bytes with their chunk timing, and its marks. Torn frames keep what they hold. */
+export function decodeFrames(file: Uint8Array): { request?: Uint8Array; response: Uint8Array; chunks: ChunkTiming[]; marks: FileMarks } {
   const buf = Buffer.from(file.buffer, file.byteOffset, file.byteLength);
   const parts: Uint8Array[] = [];
   const chunks: ChunkTiming[] = [];
   let request: Uint8Array | undefined;
+  const marks: FileMarks = {};
   let offset = 0;
   for (let at = 0; at + FRAME_HEADER <= buf.length; ) {
     const type = String.fromCharCode(buf[at]);
@@ -78,9 +99,12 @@ export function decodeFrames(file: Uint8Array): { request?: Uint8Array; response
       parts.push(bytes);
       chunks.push({ t, offset, length: bytes.length });
       offset += bytes.length;
+    } else if (type === 'R' && t < 0) {
+      if (t === -1) marks.ended = true;
+      else if (Number.isInteger(-t) && t <= -100 && t >= -999) marks.status = -t;
     } else if (type !== 'R') break; // not a frame: the rest is unreadable
   }
-  return { request, response: parts.length === 1 ? parts[0] : Buffer.concat(parts), chunks };
+  return { request, response: parts.length === 1 ? parts[0] : Buffer.concat(parts), chunks, marks };
 }
 
 /** One response chunk of a body file, with its arrival time (ms since the request started). */
@@ -134,6 +158,7 @@ export interface LegacyEntry {
   x: CapturedExchange;
   reqBytes: number;
   pid?: number;
+  spare?: string;
 }
 
 /** Replays the legacy NDJSON log; a corrupt line or an invalid id is skipped with a warning. */
@@ -154,7 +179,7 @@ export function readLegacyLog(text: string, warn: (msg: string) => void): Map<st
       warn(`capture log record with the invalid id ${JSON.stringify(String(id).slice(0, 40))} was skipped`);
       continue;
     }
-    if (rec.op === 'put') entries.set(id, { x: rec.x, reqBytes: rec.reqBytes ?? 0, pid: rec.pid });
+    if (rec.op === 'put') entries.set(id, { x: rec.x, reqBytes: rec.reqBytes ?? 0, pid: rec.pid, ...(typeof rec.spare === 'string' && { spare: rec.spare }) });
     else if (rec.op === 'patch') {
       const e = entries.get(id);
       if (e) mergeFields(e.x, rec.x);

@@ -1,19 +1,21 @@
 /**
  * Recording one exchange as it streams: its body file gets the request frame, then one frame per response chunk (or
  * per batch of chunks that arrived together), written synchronously before the proxy forwards them, so a killed
- * process loses nothing the client saw. Keys are masked to the same length on the way (./masking.ts); the bytes
+ * process loses nothing the client saw. The status and the end go in the same writes, as marks (./log.ts): before the
+ * first byte only the body file is written. Keys are masked to the same length on the way (./masking.ts); the bytes
  * forwarded to the client are never touched. Metadata goes to the store (./store.ts), which batches it into the
  * database off the forwarding path. After the end, keys split over SSE events are masked in place
  * (./split-keys-body.ts).
  */
 import { close, closeSync } from 'node:fs';
 import type { CapturedExchange } from '../model';
-import { hasKeyHint, mayMaskAcross, maskSecrets, redactHeaders, type RedactOptions } from '../redact';
-import { FRAME_HEADER, frameHeader } from './log';
-import { MASK_CONTEXT, isKeyByte, MAX_TAIL, runStart } from './masking';
+import { mayMaskAcross, maskSecrets, redactHeaders, type RedactOptions } from '../redact';
+import { END_MARK, FRAME_HEADER, frameHeader, startMark } from './log';
+import { MASK_CONTEXT, isKeyByte, MAX_TAIL } from './masking';
+import { MaskTail } from './mask-tail';
 import { DeliveredFile, type DeliveredHost } from './delivered';
 import { writeAt } from './files';
-import { maskedNote, writeMasks, type FrameAt, type SplitKeysHost } from './split-keys-body';
+import { maskedNote, writeMasks, type SplitKeysHost } from './split-keys-body';
 import type { ExchangeAnnotations, ExchangeWriter } from './types';
 
 /** What a writer needs from its store. */
@@ -24,15 +26,16 @@ export interface RecorderHost extends DeliveredHost, SplitKeysHost {
   openBody(id: string): number;
   /** The same, off the event loop. */
   openBodyAsync(id: string): Promise<number>;
-  /** Gives a spare body file its exchange's name; false when the disk refuses or the exchange was deleted meanwhile. */
+  /**
+   * Gives a spare body file its exchange's name; false when the disk refuses or the exchange was deleted meanwhile.
+   * Until then the journal names the spare (a restart after a crash adopts it).
+   */
   adoptSpare(spare: string, id: string): boolean;
   /**
    * Appends fields of the exchange to the store's journal (./journal.ts): one small synchronous write, or with `hold`
-   * none yet (they go with the journal's next write, or `journalFlush`).
+   * none yet (they go with the journal's next write; the exchange's row, once written, makes them unneeded).
    */
   journal(id: string, fields: Partial<CapturedExchange>, hold?: boolean): void;
-  /** Writes the journal's held fields. */
-  journalFlush(): void;
   /** The exchange's end-of-stream work (masking split keys), which `idle` waits for. */
   settling(done: Promise<void>): void;
   /** The exchange ended and its file is closed. */
@@ -61,11 +64,8 @@ export class Writer implements ExchangeWriter {
   /** Where the next frame goes in the file (positioned writes: masks are patched in place). */
   private pos = 0;
   private offset = 0;
-  /**
-   * The end of the response from response offset `start`: as received (`raw`) and as written (`written`, masked), with
-   * the frames that hold it. The next chunk is scanned together with it, so a key cut by a chunk boundary is found whole.
-   */
-  private tail: Tail = emptyTail();
+  /** The end of the response written so far: the next chunk is scanned with it (./mask-tail.ts). */
+  private tail = new MaskTail();
   /** While corked: the parts gathered for one write at `gatheredPos`, and the response offset before them. */
   private gathered: Uint8Array[] | undefined;
   private gatheredPos = 0;
@@ -79,8 +79,8 @@ export class Writer implements ExchangeWriter {
   private deliveredSame = false;
   /** Decoded response bytes received, kept or not (past maxBytes they only reach the client). */
   private received = 0;
-  /** The response start's journal line waits (`responseStarted` with `hold`) until `uncork` or the end's line. */
-  private held = false;
+  /** The status's mark, until it is written with the first response bytes (or alone, at `uncork`). */
+  private mark: Buffer | undefined;
 
   constructor(
     private readonly store: RecorderHost,
@@ -95,6 +95,10 @@ export class Writer implements ExchangeWriter {
     if (spare) {
       this.fd = spare.fd;
       this.spare = spare.path;
+      // The spare gets the exchange's name on the next turn of the loop: after the first bytes and their write to the
+      // client when the upstream answered that fast, else while it thinks. Its bytes are safe meanwhile (the journal
+      // names the spare).
+      setImmediate(() => this.adopt());
     } else {
       // No spare left (many exchanges at once): create the file while the upstream thinks, and place the request
       // frame as soon as it exists (a process killed before the response still leaves the request body). Should the
@@ -106,8 +110,8 @@ export class Writer implements ExchangeWriter {
         this.ready(false);
       });
     }
-    // The request went upstream before `begin` (the proxy calls it a turn of the loop later): the file is named and
-    // the request frame placed now, while the upstream thinks, so the first response bytes find them ready.
+    // The request went upstream before `begin` (the proxy calls it a turn of the loop later): the request frame is
+    // placed now, while the upstream thinks, so the first response bytes find the file ready.
     this.ready(false);
   }
 
@@ -118,10 +122,10 @@ export class Writer implements ExchangeWriter {
   responseStarted(status: number, headers: Record<string, string | string[] | undefined>, ttfbMs?: number, hold = false): void {
     if (this.done) return;
     const ttfb = ttfbMs ?? round(performance.now() - this.t0);
-    // The journal has the status before any response byte is on disk (with `hold`: before the client sees one, in the
-    // write of the end's line when the whole response came in one read); the row follows in the store's next batch.
+    // The body file gets the status as a mark, in the write of the first response bytes, before the client sees any.
+    // The journal line (with `hold`: joining the journal's next write) and the row's next batch add the exact time.
+    if (Number.isInteger(status) && status >= 100 && status <= 999) this.mark = startMark(status);
     this.store.journal(this.x.id, { status, ttfbMs: ttfb }, hold);
-    this.held = hold;
     this.store.patch(this.x, { status, responseHeaders: redactHeaders(headers, this.redact), ttfbMs: ttfb });
   }
 
@@ -145,21 +149,21 @@ export class Writer implements ExchangeWriter {
     // the bytes are written as they came, with no copy and no scan of the whole tail.
     if (!this.redact.patterns?.length && !mayMaskAcross(raw, this.tail.hinted, bytes)) {
       const out = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-      const frame = { offset: this.offset, pos: this.pos + FRAME_HEADER, length: out.length };
-      if (!this.write([frameHeader('R', out.length, t), out])) return;
+      const frame = { offset: this.offset, pos: this.pos + this.markLength() + FRAME_HEADER, length: out.length };
+      if (!this.write([...this.takeMark(), frameHeader('R', out.length, t), out])) return;
       this.offset += out.length;
-      return this.keepTail(undefined, out, frame);
+      return this.tail.keep(undefined, out, frame);
     }
     const all = Buffer.concat([raw, bytes]);
     const masked = maskSecrets(all, this.redact);
     // A patch lands in frames already on disk: gathered ones go first.
     if (masked !== all && raw.length > 0 && !(this.writeGathered() && this.patchTail(masked.subarray(0, raw.length)))) return;
     const out = masked.subarray(raw.length);
-    const frame = { offset: this.offset, pos: this.pos + FRAME_HEADER, length: out.length };
+    const frame = { offset: this.offset, pos: this.pos + this.markLength() + FRAME_HEADER, length: out.length };
     // One frame, one syscall: the bytes and their arrival time reach the kernel together.
-    if (!this.write([frameHeader('R', out.length, t), out])) return;
+    if (!this.write([...this.takeMark(), frameHeader('R', out.length, t), out])) return;
     this.offset += out.length;
-    this.keepTail(all, out, frame);
+    this.tail.keep(all, out, frame);
   }
 
   cork(): void {
@@ -167,10 +171,10 @@ export class Writer implements ExchangeWriter {
   }
 
   uncork(): void {
+    // The client may see the head now: a status no bytes carried yet is written alone.
+    if (this.mark && !this.done && this.ready(true)) this.write(this.takeMark());
     this.writeGathered();
     this.gathered = undefined;
-    this.held = false;
-    this.store.journalFlush();
   }
 
   annotate(fields: ExchangeAnnotations): void {
@@ -178,11 +182,12 @@ export class Writer implements ExchangeWriter {
   }
 
   ended(): void {
-    if (this.done || this.diskFailed) return this.uncork();
-    // The frames first, then one journal write: the end's line, with the start's if it was held.
-    this.writeGathered();
-    this.gathered = undefined;
-    this.held = false;
+    if (this.done || this.diskFailed || !this.ready(true)) return this.uncork();
+    // The end's mark joins the frames gathered in this read (one write); the journal's line of it waits for its next
+    // write, as the row waits for the store's next batch.
+    this.cork();
+    this.write([...this.takeMark(), END_MARK]);
+    this.uncork();
     this.store.persistEnded(this.x, { endedAt: Date.now(), responseBytes: this.offset });
   }
 
@@ -211,9 +216,10 @@ export class Writer implements ExchangeWriter {
   private async finishNow(opts: { error?: string; incomplete?: boolean; endedAt?: number }): Promise<CapturedExchange> {
     if (this.request || this.spare) this.ready(true); // no response bytes came: the request body still gets stored
     this.uncork();
+    this.adopt();
     this.done = true;
     await this.requestWritten;
-    this.tail = emptyTail();
+    this.tail = new MaskTail();
     const lost = this.diskFailed ? `the disk refused a write; only the first ${this.offset} bytes were kept` : undefined;
     const error = [opts.error, lost].filter(Boolean).join('; ') || undefined;
     const cut = !this.diskFailed && this.received > this.offset;
@@ -251,8 +257,8 @@ export class Writer implements ExchangeWriter {
   }
 
   /**
-   * Gets the body file ready: open (with `create`, creating it now if no file is open yet), named after the exchange,
-   * request frame written. True when response bytes can be written.
+   * Gets the body file ready: open (with `create`, creating it now if no file is open yet), request frame placed. True
+   * when response bytes can be written.
    */
   private ready(create: boolean): boolean {
     if (this.diskFailed) return false;
@@ -261,29 +267,45 @@ export class Writer implements ExchangeWriter {
       this.fd = this.store.openBody(this.x.id);
       if (this.fd < 0) return !(this.diskFailed = true);
     }
-    if (this.spare !== undefined) {
-      const ok = this.store.adoptSpare(this.spare, this.x.id);
-      this.spare = undefined;
-      if (!ok) return !(this.diskFailed = true);
-    }
     const q = this.request;
     this.request = undefined;
     if (!q) return true;
-    // The request frame's place is taken now, at its final length (keys are masked to the same length); its bytes
-    // follow slice by slice, so a large body never holds up the response or other exchanges.
-    if (this.store.diskWrite(() => writeAt(this.fd, [frameHeader('Q', q.length, 0)], this.pos)) === undefined) return !(this.diskFailed = true);
+    // The request frame's place is taken now, at its final length (keys are masked to the same length): its header goes
+    // with the first slice, the other slices follow one per turn of the loop, so a large body never holds up the
+    // response or other exchanges.
     const at = this.pos + FRAME_HEADER;
     this.pos = this.responseStart = at + q.length;
-    this.requestWritten = this.writeRequest(q, at);
+    this.requestWritten = this.writeRequest(q, at, frameHeader('Q', q.length, 0));
     return !this.diskFailed;
+  }
+
+  /** Gives the spare file the exchange's name (once); a refusal ends the recording of the body. */
+  private adopt(): void {
+    const spare = this.spare;
+    if (spare === undefined) return;
+    this.spare = undefined;
+    if (!this.store.adoptSpare(spare, this.x.id)) this.diskFailed = true;
+  }
+
+  /** The status's mark, to write before the next frame (once). */
+  private takeMark(): Buffer[] {
+    const m = this.mark;
+    this.mark = undefined;
+    return m ? [m] : [];
+  }
+
+  private markLength(): number {
+    return this.mark ? FRAME_HEADER : 0;
   }
 
   /**
    * Masks the request body to the same length and writes it at `at`, REQUEST_SLICE bytes per turn of the event loop
    * (the first slice at once). A slice ends where no key can go on into the next one (after a byte no key holds), and
    * is scanned with the MASK_CONTEXT bytes before it, so a key and what a pattern needs before it are found whole.
+   * The frame's `header` goes with the first slice, in the same write (synchronously: before this returns).
    */
-  private async writeRequest(body: Buffer, at: number): Promise<void> {
+  private async writeRequest(body: Buffer, at: number, header: Buffer): Promise<void> {
+    if (body.length === 0 && this.store.diskWrite(() => writeAt(this.fd, [header], at - FRAME_HEADER)) === undefined) this.diskFailed = true;
     for (let from = 0; from < body.length; ) {
       if (from > 0) await new Promise((r) => setImmediate(r));
       if (this.diskFailed || this.fd < 0) return;
@@ -294,7 +316,8 @@ export class Writer implements ExchangeWriter {
       const start = Math.max(0, from - MASK_CONTEXT);
       const masked = maskSecrets(body.subarray(start, to), this.redact);
       const fd = this.fd;
-      if (this.store.diskWrite(() => writeAt(fd, [masked.subarray(from - start)], at + from)) === undefined) return void (this.diskFailed = true);
+      const parts = from === 0 ? [header, masked] : [masked.subarray(from - start)];
+      if (this.store.diskWrite(() => writeAt(fd, parts, from === 0 ? at - FRAME_HEADER : at + from)) === undefined) return void (this.diskFailed = true);
       from = to;
     }
   }
@@ -324,72 +347,11 @@ export class Writer implements ExchangeWriter {
 
   /** Rewrites the tail's bytes on disk where a new mask covers them (masks are only ever added). */
   private patchTail(masked: Uint8Array): boolean {
-    const { start, raw, written, frames } = this.tail;
-    let changed = false;
-    for (let i = 0; i < raw.length; i++) {
-      if (masked[i] !== raw[i] && masked[i] !== written[i]) {
-        written[i] = masked[i];
-        changed = true;
-      }
-    }
-    for (const f of changed ? frames : []) {
-      const from = Math.max(f.offset, start);
-      const part = written.subarray(from - start, f.offset + f.length - start);
-      if (this.store.diskWrite(() => writeAt(this.fd, [part], f.pos + from - f.offset)) === undefined) return !(this.diskFailed = true);
+    for (const p of this.tail.patches(masked)) {
+      if (this.store.diskWrite(() => writeAt(this.fd, [p.bytes], p.pos)) === undefined) return !(this.diskFailed = true);
     }
     return true;
   }
-
-  /**
-   * Keeps what the next chunk must be scanned with: the run of key bytes at the end, and context before it. `all` is
-   * the tail's bytes followed by this chunk's (undefined: `out`, the chunk as received, unmasked; it is joined to the
-   * tail only when the kept part reaches back into it).
-   */
-  private keepTail(all: Buffer | undefined, out: Buffer, frame: FrameAt): void {
-    const tail = this.tail;
-    const quick = all === undefined;
-    let cut: number;
-    if (all === undefined) {
-      // Within the chunk alone when the kept part starts inside it (a run that reaches its first byte may go on before).
-      const run = runStart(out, out.length);
-      const from = run > 0 ? run - MASK_CONTEXT : -1;
-      const inChunk = from > 0 ? runStart(out, from) : 0;
-      if (inChunk > 0) cut = tail.raw.length + inChunk;
-      else (all = Buffer.concat([tail.raw, out])), (cut = runStart(all, Math.max(0, runStart(all, all.length) - MASK_CONTEXT)));
-    } else cut = runStart(all, Math.max(0, runStart(all, all.length) - MASK_CONTEXT));
-    const start = tail.start + cut;
-    // `written` is a copy: it is patched in place and must never alias the bytes forwarded to the client or queued
-    // for the disk. `raw` is only read: a view of `all` (this writer's own copy) or of the chunk is enough.
-    const old = tail.written;
-    const kept = all ? all.length - cut : out.length - (cut - tail.raw.length);
-    const written = Buffer.allocUnsafe(kept);
-    const fromOld = old.copy(written, 0, Math.min(cut, old.length));
-    out.copy(written, fromOld, Math.max(0, cut - old.length));
-    const { frames } = tail;
-    frames.push(frame);
-    let stale = 0;
-    while (stale < frames.length && frames[stale].offset + frames[stale].length <= start) stale++;
-    if (stale > 0) frames.splice(0, stale);
-    tail.raw = all ? all.subarray(cut) : out.subarray(cut - tail.raw.length);
-    tail.start = start;
-    tail.written = written;
-    // Whether the kept bytes hold a key hint: none can when this chunk went the quick way (neither it nor the tail did).
-    tail.hinted = !quick && hasKeyHint(tail.raw);
-  }
-}
-
-interface Tail {
-  /** Response offset of `raw`'s first byte. */
-  start: number;
-  raw: Buffer;
-  written: Buffer;
-  frames: FrameAt[];
-  /** `raw` holds a key hint (./redact.ts): the next chunk is scanned with it in full. */
-  hinted: boolean;
-}
-
-function emptyTail(): Tail {
-  return { start: 0, raw: Buffer.alloc(0), written: Buffer.alloc(0), frames: [], hinted: false };
 }
 
 /** Request bytes masked and written per turn of the event loop: a few ms of work at most. */

@@ -122,7 +122,7 @@ function framesInBuffer(file: Uint8Array, skip: number): FrameAt[] {
   for (let at = 0; at + FRAME_HEADER <= file.length; ) {
     const length = Math.min(file.length - at - FRAME_HEADER, (file[at + 1] | (file[at + 2] << 8) | (file[at + 3] << 16) | (file[at + 4] << 24)) >>> 0);
     if (file[at] !== 0x52 && file[at] !== 0x51) break; // not a frame: the rest is unreadable
-    if (file[at] === 0x52) {
+    if (file[at] === 0x52 && length > 0) {
       frames.push({ offset, pos: skip + at + FRAME_HEADER, length });
       offset += length;
     }

@@ -26,6 +26,7 @@ import { importLegacyLog } from './legacy';
 import { ListCache } from './list-cache';
 import { startExchange } from './start';
 import { JOURNAL_DIR, Journal, removeJournals, replayJournal } from './journal';
+import { journaledSpares, stoppedOutcome } from './recovery';
 import { Sessions } from './sessions';
 import { Retention } from './retention';
 import { AnalysisService, type StoredAnalysis } from './analysis';
@@ -103,13 +104,16 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
 
   async load(): Promise<void> {
     const dbPath = join(this.dataDir, DB_FILE);
+    let left: ReturnType<Journal['leftovers']> | undefined;
     if (this.readOnly) {
       // Reading changes nothing: an exchange still streaming is shown as it is recorded. A data dir an earlier
       // version wrote (no database yet) is read from its log into memory; the first writable open imports it.
       if (existsSync(dbPath)) this.db = CaptureDb.open(dbPath, { readOnly: true });
       else importLegacyLog((this.db = CaptureDb.open(':memory:')), this.dataDir, (m) => this.warn(m));
     } else {
-      this.files.prepare();
+      // The spare files a stopped process's journal names are its exchanges' bodies: they get their names first.
+      left = this.journalFile.leftovers((m) => this.warn(m));
+      this.files.prepare(journaledSpares(left.entries));
       const fresh = !existsSync(dbPath);
       this.db = CaptureDb.open(dbPath);
       if (fresh) for (const f of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`]) if (existsSync(f)) chmodSync(f, FILE_MODE);
@@ -118,13 +122,13 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
     for (const s of this.db.latestSessions()) this.sessions.note(s.agent ?? undefined, s.last_at, s.id);
     this.retention = new Retention(this.db, this.opts.retention, (id) => this.removeRow(id), (m) => this.warn(m));
     this.analysis = new AnalysisService(this, this.db, this.opts, (m) => this.warn(m), this.thread);
-    if (this.readOnly) return;
     // What stopped processes journaled but never wrote as rows is written now; then their exchanges still streaming
-    // are marked interrupted, like any row a stopped process left streaming.
-    const left = this.journalFile.leftovers((m) => this.warn(m));
-    if (left.entries.size === 0 || this.diskWrite(() => (this.db.batch(() => replayJournal(this.db, left.entries)), true)) !== undefined) removeJournals(left.files, (op) => this.diskWrite(op));
+    // are settled from what their body files hold (./recovery.ts), like any row a stopped process left streaming.
+    if (!left) return;
+    const { entries, files } = left;
+    if (entries.size === 0 || this.diskWrite(() => (this.db.batch(() => replayJournal(this.db, entries)), true)) !== undefined) removeJournals(files, (op) => this.diskWrite(op));
     this.journalFile.open();
-    for (const row of this.db.streaming()) if (!processAlive(row.pid)) this.markInterrupted(row.x);
+    for (const row of this.db.streaming()) if (!processAlive(row.pid)) this.settleStopped(row.x, row.reqBytes);
     this.flushLog();
     this.retention.apply();
     this.flushLog();
@@ -216,12 +220,13 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
     // The row waits: a batch now would run while the upstream answers, on the way of its first bytes. It is written
     // when the response starts (`patch`), when the exchange ends, or ROW_DELAY_MS from now, whichever comes first;
     // until then the journal line stands in for it.
-    this.journalFile.put(x, reqBytes);
+    const spare = this.files.take(id);
+    this.journalFile.put(x, reqBytes, spare && this.files.spareName(spare.path));
     this.pending.add(id);
     setTimeout(() => this.pending.has(id) && this.schedule(), ROW_DELAY_MS).unref();
     this.cache.set(x);
     this.emit('added', x);
-    return new Writer(this, x, t0, redact, request, this.files.spares.pop(), this.opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+    return new Writer(this, x, t0, redact, request, spare, this.opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
   }
 
   async delete(id: string): Promise<void> {
@@ -261,19 +266,21 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
 
   persistEnded(x: CapturedExchange, fields: Pick<CapturedExchange, 'endedAt' | 'responseBytes'>): void {
     const own = this.own.get(x.id);
-    if (!own || x.state !== 'streaming') return this.journalFile.flush();
+    if (!own || x.state !== 'streaming') return;
     own.ended = fields;
-    // The journal says "complete" before the client sees the end; the row follows in the next batch.
-    this.journalFile.patch(x.id, { state: 'complete', ...fields });
+    // The body file's end mark already says "complete" (./recovery.ts); the journal's line joins its next write, and
+    // the row follows in the next batch.
+    this.journalFile.patch(x.id, { state: 'complete', ...fields }, true);
     this.queue(x.id);
+  }
+
+  override adoptSpare(spare: string, id: string): boolean {
+    this.journalFile.adopted(id);
+    return super.adoptSpare(spare, id);
   }
 
   journal(id: string, fields: Partial<CapturedExchange>, hold = false): void {
     if (this.own.has(id)) this.journalFile.patch(id, fields, hold);
-  }
-
-  journalFlush(): void {
-    this.journalFile.flush();
   }
 
   /** An analysed exchange's new summary, stored with its analysis (by the analysis service). */
@@ -368,18 +375,9 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
     });
   }
 
-  private markInterrupted(x: CapturedExchange): void {
-    const chunks = this.readResponse(x.id)?.chunks ?? [];
-    const last = chunks.at(-1);
-    const bytes = last ? last.offset + last.length : 0;
-    const row = this.db.get(x.id);
-    this.own.set(x.id, { x, reqBytes: row?.reqBytes ?? 0, finished: true }); // ended long ago: written once, then let go
-    this.patch(x, {
-      state: 'incomplete',
-      responseBytes: bytes,
-      endedAt: x.startedAt + Math.round(last?.t ?? 0),
-      error: `interrupted: Tokenscope stopped while the ${x.status === undefined ? 'request was pending' : 'response was streaming'} (${bytes} bytes kept)`,
-    });
+  private settleStopped(x: CapturedExchange, reqBytes: number): void {
+    this.own.set(x.id, { x, reqBytes, finished: true }); // ended long ago: written once, then let go
+    this.patch(x, stoppedOutcome(x, decodeFrames(this.files.read(x.id))));
   }
 
   private removeRow(id: string): void {

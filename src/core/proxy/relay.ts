@@ -43,12 +43,9 @@ export async function relay(o: RelayOptions): Promise<Outcome> {
   const { up, res, writer, stage } = o;
   const headers = up.headers;
   let bodyStarted = false;
-  // The status's journal line waits to share a write with the end's (a whole response in one read costs one journal
-  // write) but never past the moment the client could see a byte: `release` runs first.
-  let held = true;
-  const release = () => {
-    if (held) (held = false), writer.uncork();
-  };
+  // What the capture gathered reaches the disk before the client could see a byte (the status too: a head sent alone
+  // first writes its mark).
+  const release = () => writer.uncork();
   try {
     res.writeHead(up.statusCode, stage ? stage.headers(clientResponseHeaders(headers)) : clientResponseHeaders(headers));
     // The head goes out with the first chunk when that is already here (one write, one wake-up for the client),
@@ -83,11 +80,13 @@ export async function relay(o: RelayOptions): Promise<Outcome> {
     if (batch.length === 0) return;
     const piece = batch.length === 1 ? batch[0] : Buffer.concat(batch);
     batch = [];
+    // The capture gathers the piece's frame (with the status's mark, the first time). `res.write` hands the bytes to
+    // the socket on a later turn of the tick queue (it corks the socket until then): `release`, queued first, writes
+    // the frame before that. The `end` event, when the body ended in this read, comes before both: `ended` then
+    // adds the end's mark and makes it all one write.
+    writer.cork();
     tee.write(piece);
-    // `res.write` hands the bytes to the socket on a later turn of the tick queue (it corks the socket until then), and
-    // the `end` event, when the body ended in this read, comes before that turn: `ended` then writes the status with
-    // the end in one journal write; else `release` does, queued here so it runs before the socket write.
-    if (held) process.nextTick(release);
+    process.nextTick(release);
     if (!res.write(stage ? stage.push(piece) : piece)) body.pause();
   };
   let received = 0;
@@ -102,7 +101,7 @@ export async function relay(o: RelayOptions): Promise<Outcome> {
       forward();
       // The capture holds every byte and its row says "complete" before the client sees the end (decoded copies
       // finish in `tee.end()`): a kill after the client's last byte never leaves the exchange "interrupted".
-      if (tee.identity && writer.ended) (held = false), writer.ended();
+      if (tee.identity && writer.ended) writer.ended();
       else release();
       res.end(stage?.end());
       resolve({});

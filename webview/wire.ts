@@ -23,6 +23,8 @@ export class WireTab {
   private problem: string | undefined;
   /** An event to scroll to and mark once its page is shown. */
   private target: number | undefined;
+  /** Where to scroll once the page asked for is shown: its first row, its last (the end), or nowhere (a new snapshot). */
+  private scroll: 'start' | 'end' | undefined;
 
   constructor(
     private readonly post: (m: WebviewMessage) => void,
@@ -38,17 +40,19 @@ export class WireTab {
     this.loading = undefined;
     this.problem = undefined;
     this.seq++; // an answer still on its way belongs to the previous snapshot
+    this.scroll = undefined;
+    this.render();
     if (from > 0 && from < x.wire.eventCount && !x.live) this.go(from);
-    else this.render();
     return this.element;
   }
 
-  /** Shows the page starting at `from` (clamped to the events there are); `target` is the event to scroll to. */
-  go(from: number, target?: number): void {
+  /** Shows the page starting at `from` (clamped to the events there are); `target` is the event to scroll to and mark. */
+  go(from: number, target?: number, scroll?: 'start' | 'end'): void {
     const x = this.x;
     if (!x) return;
     from = Math.max(0, Math.min(from, x.wire.eventCount - 1));
     this.target = target;
+    this.scroll = scroll;
     this.problem = undefined;
     if (from === 0 || from === this.from) {
       // The first page came with the snapshot; the page shown needs no asking.
@@ -61,7 +65,9 @@ export class WireTab {
     }
     this.loading = from;
     this.post({ type: 'wirePage', seq: ++this.seq, from });
-    this.render();
+    // Only the buttons change until the page is here: the rows shown stay, not built again.
+    for (const where of ['top', 'bottom'] as const) this.element.querySelector(`.wire-nav-${where}`)?.replaceWith(this.nav(where));
+    this.element.querySelector('.wire-problem')?.remove();
   }
 
   /** The host's answer to a `wirePage` request. */
@@ -110,16 +116,26 @@ export class WireTab {
       h('p', { class: 'muted' }, `${num(eventCount)} events in ${num(chunkCount)} network chunks; the longest gap between events was `, gapLink(), '.'),
       this.nav('top'),
       this.problem ? h('p', { class: 'notice wire-problem' }, icon('warning'), this.problem) : null,
+      // The rows scroll under the range and the buttons, which stay in view.
       h(
-        'table',
-        { class: 'wire' },
-        h('thead', null, h('tr', null, h('th', null, '#'), h('th', null, 't (ms)'), h('th', null, 'gap (ms)'), h('th', null, 'event'), h('th', null, 'data'))),
-        h('tbody', null, rows),
+        'div',
+        { class: 'wire-scroll' },
+        h(
+          'table',
+          { class: 'wire' },
+          h('thead', null, h('tr', null, h('th', null, '#'), h('th', null, 't (ms)'), h('th', null, 'gap (ms)'), h('th', null, 'event'), h('th', null, 'data'))),
+          h('tbody', null, rows),
+        ),
+        eventCount > WIRE_SHOWN ? this.nav('bottom') : null,
       ),
-      eventCount > WIRE_SHOWN ? this.nav('bottom') : null,
     ]);
+    if (this.loading !== undefined) return; // scrolled once the page is here
     const target = this.target === undefined ? undefined : this.element.querySelector(`tr[data-index="${this.target}"]`);
+    const scroll = this.scroll;
+    this.scroll = undefined;
     if (target) requestAnimationFrame(() => target.scrollIntoView({ block: 'center' }));
+    else if (scroll === 'end') requestAnimationFrame(() => this.element.querySelector('tbody tr:last-child')?.scrollIntoView({ block: 'end' }));
+    else if (scroll === 'start') this.element.querySelector('.wire-scroll')?.scrollTo({ top: 0 });
   }
 
   /** The page holding event `i`, as the pages from the start cut them. */
@@ -137,10 +153,10 @@ export class WireTab {
     // While streaming the host has only the stream so far: the first page, refreshed with every snapshot.
     const still = x.live !== undefined;
     const busy = this.loading !== undefined;
-    const button = (label: string, iconName: string, action: string, to: number, enabled: boolean) => {
+    const button = (label: string, iconName: string, action: string, to: number, enabled: boolean, scroll: 'start' | 'end' = 'start') => {
       const b = h('vscode-button', { secondary: true, icon: iconName, 'data-action': action, disabled: !enabled || busy || still }, label);
       b.addEventListener('click', () => {
-        if (!(b as unknown as { disabled: boolean }).disabled) this.go(to);
+        if (!(b as unknown as { disabled: boolean }).disabled) this.go(to, undefined, scroll);
       });
       return b;
     };
@@ -151,7 +167,7 @@ export class WireTab {
       paged ? button('Start', 'arrow-up', 'start', 0, this.from > 0) : null,
       paged ? button('Previous', 'chevron-left', 'previous', Math.max(0, this.from - WIRE_SHOWN), this.from > 0) : null,
       paged ? button('Next', 'chevron-right', 'next', shownTo, shownTo < count) : null,
-      paged ? button('End', 'arrow-down', 'end', last, shownTo < count) : null,
+      paged ? button('End', 'arrow-down', 'end', last, shownTo < count, 'end') : null,
       busy ? h('span', { class: 'notice wire-loading' }, h('vscode-progress-ring'), `Reading events from ${num(this.loading! + 1)}…`) : null,
       paged && still && where === 'top' ? h('span', { class: 'muted' }, 'The stream is still going: the other pages open once it has finished.') : null,
     );

@@ -80,6 +80,7 @@ describe('an open exchange in the extension host', () => {
     assert.equal(wire.events.length, WIRE_SHOWN);
     assert.equal(wire.events[0].data, '{"model":"kimi-k2","choices":[{"index":0,"delta":{"content":" w0"}}]}');
     assert.equal(wire.longestGapMs, 251, 'the longest gap is found beyond the rows shown');
+    assert.equal(wire.longestGapAt, 40 * 800, 'and the event after it: the first of the 41st chunk, which came 251 ms late');
     assert.equal(opened.view.response?.message.content?.length, r.message.content?.length);
     assert.ok((r.message.content?.length ?? 0) > 800_000);
 
@@ -126,7 +127,7 @@ describe('an open exchange in the extension host', () => {
     const res = { streamed: true, events: [{ data: 'a', t: 100 }, { data: 'b', t: 130 }, { data: ': c', comment: true }, { data: 'd', t: 180 }] } as ParsedResponse;
     const v = wireView(res, 2);
     assert.deepEqual(v.events.map((e) => [e.data, e.gap]), [['a', undefined], ['b', 30], [': c', undefined], ['d', 50]]);
-    assert.deepEqual({ eventCount: v.eventCount, longestGapMs: v.longestGapMs, chunkCount: v.chunkCount }, { eventCount: 4, longestGapMs: 50, chunkCount: 2 });
+    assert.deepEqual({ eventCount: v.eventCount, longestGapMs: v.longestGapMs, longestGapAt: v.longestGapAt, chunkCount: v.chunkCount }, { eventCount: 4, longestGapMs: 50, longestGapAt: 3, chunkCount: 2 });
     assert.deepEqual(wireView(undefined, 0), { events: [], eventCount: 0, longestGapMs: 0, chunkCount: 0 });
   });
 });

@@ -2,7 +2,8 @@
  * The exchange webview's Wire tab in Chromium (the real bundle, under the CSP VS Code gets), paging a long stream
  * captured through the real store: the host's own page handler answers the page's `wirePage` requests, as the panel
  * does. The tab says which events it shows, goes to the end (the `[DONE]` event), back one page, and to the event
- * after the longest gap; event data holding HTML stays text.
+ * after the longest gap, returns to its page after a reload, and says so when the exchange was deleted; event data
+ * holding HTML stays text.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -140,5 +141,14 @@ describe('Wire tab paging in Chromium', { skip }, () => {
     await tab.locator('.wire-nav-top vscode-button[data-action="start"]').click();
     await rangeIs('Events 1–5,000 of 23,001');
     assert.deepEqual(asked, [15_000, 18_001, 18_001, 13_001], 'pages on hand (the first, the one shown) are not asked for again');
+
+    // Deleted meanwhile: the host answers with the state, the tab says it in one line and keeps the page it shows.
+    await store.delete(id);
+    await tab.locator('.wire-nav-top vscode-button[data-action="next"]').click();
+    const problem = tab.locator('.wire-problem');
+    await problem.waitFor();
+    assert.match(await problem.innerText(), /no longer in the capture store/);
+    assert.equal(await range.innerText(), 'Events 1–5,000 of 23,001');
+    await screenshot(page, '23-webview-wire-gone');
   });
 });

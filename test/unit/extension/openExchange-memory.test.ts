@@ -1,5 +1,6 @@
 // What an open exchange panel keeps in the extension host for a 16 MB, 200,000-event stream: the view and the
-// analysis without the wire events (the Wire tab gets the first WIRE_SHOWN of them, the count and the longest gap).
+// analysis without the wire events (the Wire tab gets the first WIRE_SHOWN of them, the count and the longest gap),
+// and what paging to the stream's end costs (a page is read from the body file, and only that page is kept).
 // Measured on the heap after collections, with the opened exchange held as the panel holds it.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';

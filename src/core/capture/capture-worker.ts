@@ -71,10 +71,25 @@ function write(job: Extract<CaptureJob, { kind: 'write' }>): AnalysisOutcome | u
       db.update(x);
       db.putAnalysis(x, findings, stored);
     });
+    copied(db);
   }
   // The row is written: only the summary and the findings cross back.
   return { summary, findings, written: job.x !== undefined };
 }
+
+/**
+ * The megabytes just written are copied from the write-ahead log into the database file here too. The commit did that
+ * already unless a reader (another process's) still needed the old pages; then it is tried again for a while. Left
+ * to the next commit, that copy would run in the proxy's thread (its next batch of rows) and hold it 30-50 ms.
+ */
+function copied(db: CaptureDb): void {
+  const until = Date.now() + CHECKPOINT_TRY_MS;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  while (!db.checkpoint() && Date.now() < until) Atomics.wait(pause, 0, 0, 10);
+}
+
+/** How long a checkpoint a reader holds back is tried again after a large row. */
+const CHECKPOINT_TRY_MS = 2_000;
 
 /**
  * This thread runs at a lower priority than the proxy's (Linux gives each thread its own nice value: /proc/thread-self

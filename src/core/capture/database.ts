@@ -259,6 +259,15 @@ export class CaptureDb {
     return { rows, deleted, seq: top };
   }
 
+  /**
+   * Copies what the write-ahead log holds into the database file, as far as no reader still needs it (a passive
+   * checkpoint: it waits for nobody); true when all of it was copied.
+   */
+  checkpoint(): boolean {
+    const [r] = this.db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[];
+    return r === undefined || r.busy === 0 && r.log === r.checkpointed;
+  }
+
   /** A number that changes whenever another connection commits (SQLite's data_version). */
   dataVersion(): number {
     const rows = this.db.pragma('data_version') as { data_version: number }[];

@@ -7,7 +7,9 @@
  *
  * Real store in a temp dir, real capture worker; another stream is recorded through the same store meanwhile (a chunk
  * every 2 ms, a new exchange every ~10 ms, so row batches fall due while the worker writes). Gaps are timed on a clock
- * that stands still while this thread waits for a core (../../helpers/timing.ts).
+ * that stands still while this thread waits for a core (../../helpers/timing.ts). A reader (as another process's
+ * would) holds a snapshot from before the row until 50 ms after the row is visible: the commit cannot copy the row
+ * from the write-ahead log into the database file then, and that copy must not fall to this thread's next batch.
  */
 import assert from 'node:assert/strict';
 import { availableParallelism, loadavg } from 'node:os';
@@ -78,6 +80,17 @@ test('a 16 MB dense response\'s analysis row is written off the proxy\'s thread,
       gaps.push([last, now - last]);
       last = now;
     }, 1);
+    // The reader, and a poll for the row (cheap reads on this thread, as a view of the store would make).
+    const reader = CaptureDb.open(join(tmp.dir, DB_FILE), { readOnly: true });
+    reader.write('BEGIN');
+    reader.rows('SELECT count(*) FROM analyses');
+    const poll = CaptureDb.open(join(tmp.dir, DB_FILE), { readOnly: true });
+    let visibleAt = 0;
+    const watch = setInterval(() => {
+      if (visibleAt || poll.rows('SELECT 1 FROM analyses WHERE exchange_id = ?', w.id).length === 0) return;
+      visibleAt = scheduledNow();
+      setTimeout(() => reader.write('COMMIT'), 50);
+    }, 5);
     const others: string[] = [];
     const other = (async () => {
       while (!stop) {
@@ -94,6 +107,9 @@ test('a 16 MB dense response\'s analysis row is written off the proxy\'s thread,
     await other;
     await store.idle();
     clearInterval(tick);
+    clearInterval(watch);
+    reader.close();
+    poll.close();
 
     // The row: written, in the form every release reads today (the same text packAnalysis gives), and read back whole.
     const x = store.get(id)!;
@@ -122,6 +138,7 @@ test('a 16 MB dense response\'s analysis row is written off the proxy\'s thread,
     const load = loadavg()[0];
     t.diagnostic(`16 MB dense response, row of ${(expected.length / MB).toFixed(1)} MB; load ${load.toFixed(1)} on ${availableParallelism()} cores; longest gap of the loop around the row's write: ${longest.toFixed(1)} ms (${around.length} ticks); ${others.length} other exchanges; times: ${timingSource}`);
     assert.ok(around.length > 20, `the loop ticked around the write (${around.length})`);
+    assert.ok(visibleAt > 0, 'the row became visible while the reader held its snapshot');
     assert.ok(longest <= BOUND_MS, `the loop was held ${longest.toFixed(1)} ms around the row's write`);
   } finally {
     stop = true;

@@ -63,18 +63,23 @@ function write(job: Extract<CaptureJob, { kind: 'write' }>): AnalysisOutcome | u
   toWrite.delete(job.seq);
   if (!ready) throw new Error('no analysis is waiting to be written');
   const { summary, findings, stored } = ready.outcome;
-  if (job.x) {
-    let db = connections.get(ready.db);
-    if (!db) connections.set(ready.db, (db = CaptureDb.open(ready.db)));
+  if (!job.x) return { summary, findings, written: false };
+  let db: CaptureDb;
+  try {
+    db = connections.get(ready.db) ?? CaptureDb.open(ready.db);
+    connections.set(ready.db, db);
     const x = { ...job.x, summary };
     db.batch(() => {
       db.update(x);
       db.putAnalysis(x, findings, stored);
     });
-    copied(db);
+  } catch {
+    // Not written here (no connection from this thread, a lock held too long): the proxy's thread writes it.
+    return ready.outcome;
   }
+  copied(db);
   // The row is written: only the summary and the findings cross back.
-  return { summary, findings, written: job.x !== undefined };
+  return { summary, findings, written: true };
 }
 
 /**

@@ -7,8 +7,10 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { StoredAnalysis } from '../../../src/core/capture/analysis';
 import { CaptureThread } from '../../../src/core/capture/capture-thread';
+import { CaptureDb, DB_FILE } from '../../../src/core/capture/database';
 import { FRAME_HEADER } from '../../../src/core/capture/log';
 import { searchSplitKeys } from '../../../src/core/capture/split-keys-body';
+import { unpackAnalysis } from '../../../src/core/capture/stored-form';
 import { openStore } from '../../../src/core/capture/store';
 import { tempDir } from '../proxy/local-upstream';
 
@@ -115,6 +117,38 @@ test('the capture worker runs below the proxy thread priority, so a long job yie
     const started = [...niceOf()].filter(([tid]) => !before.has(tid));
     assert.ok(started.some(([, nice]) => nice === want), `a thread this job started runs at nice ${want}: ${started.map(([tid, nice]) => `${tid}:${nice}`).join(' ')}`);
     assert.equal(getPriority(), own, 'the process (and its main thread) keep their priority');
+  } finally {
+    await thread.close();
+    await store.close();
+    tmp.remove();
+  }
+});
+
+test('the worker writes an analysis row on its own connection once told to; when it cannot, the row text comes back to be written', async () => {
+  const { tmp, store, thread, w } = await rig();
+  try {
+    w.chunk(Buffer.from(SSE));
+    const x = await w.finish();
+    await store.idle();
+    const path = join(tmp.dir, 'bodies', `${x.id}.cap`);
+    let asked = 0;
+    const ready = () => (asked++, x);
+    const here = await thread.analyze(x, path, { db: join(tmp.dir, DB_FILE), ready });
+    assert.deepEqual([here?.written, here?.stored, asked], [true, undefined, 1], 'written there, asked once, no text back');
+    const db = CaptureDb.open(join(tmp.dir, DB_FILE), { readOnly: true });
+    const row = unpackAnalysis(db.analysis(x.id));
+    const summary = db.get(x.id)?.x.summary;
+    db.close();
+    assert.equal(row?.analysis.message.content, 'hello', 'the row reads back');
+    assert.deepEqual(summary, here?.summary, "the exchange's summary was written with it");
+
+    // No database there: the outcome comes back whole, for the caller to write.
+    const failed = await thread.analyze(x, path, { db: join(tmp.dir, 'no-such-dir', DB_FILE), ready });
+    assert.equal(failed?.written, undefined);
+    assert.equal((JSON.parse(failed!.stored!) as StoredAnalysis).analysis.message.content, 'hello');
+    // Told not to write: nothing is written, and nothing but the summary and findings comes back.
+    const skipped = await thread.analyze(x, path, { db: join(tmp.dir, DB_FILE), ready: () => undefined });
+    assert.deepEqual([skipped?.written, skipped?.stored], [false, undefined]);
   } finally {
     await thread.close();
     await store.close();

@@ -150,7 +150,7 @@ export class Writer implements ExchangeWriter {
     if (!this.redact.patterns?.length && !mayMaskAcross(raw, this.tail.hinted, bytes)) {
       const out = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
       const frame = { offset: this.offset, pos: this.pos + this.markLength() + FRAME_HEADER, length: out.length };
-      if (!this.write([...this.takeMark(), frameHeader('R', out.length, t), out])) return;
+      if (!this.write(this.withMark([frameHeader('R', out.length, t), out]))) return;
       this.offset += out.length;
       return this.tail.keep(undefined, out, frame);
     }
@@ -161,7 +161,7 @@ export class Writer implements ExchangeWriter {
     const out = masked.subarray(raw.length);
     const frame = { offset: this.offset, pos: this.pos + this.markLength() + FRAME_HEADER, length: out.length };
     // One frame, one syscall: the bytes and their arrival time reach the kernel together.
-    if (!this.write([...this.takeMark(), frameHeader('R', out.length, t), out])) return;
+    if (!this.write(this.withMark([frameHeader('R', out.length, t), out]))) return;
     this.offset += out.length;
     this.tail.keep(all, out, frame);
   }
@@ -172,7 +172,7 @@ export class Writer implements ExchangeWriter {
 
   uncork(): void {
     // The client may see the head now: a status no bytes carried yet is written alone.
-    if (this.mark && !this.done && this.ready(true)) this.write(this.takeMark());
+    if (this.mark && !this.done && this.ready(true)) this.write(this.withMark([]));
     this.writeGathered();
     this.gathered = undefined;
   }
@@ -186,7 +186,7 @@ export class Writer implements ExchangeWriter {
     // The end's mark joins the frames gathered in this read (one write); the journal's line of it waits for its next
     // write, as the row waits for the store's next batch.
     this.cork();
-    this.write([...this.takeMark(), END_MARK]);
+    this.write(this.withMark([END_MARK]));
     this.uncork();
     this.store.persistEnded(this.x, { endedAt: Date.now(), responseBytes: this.offset });
   }
@@ -287,11 +287,11 @@ export class Writer implements ExchangeWriter {
     if (!this.store.adoptSpare(spare, this.x.id)) this.diskFailed = true;
   }
 
-  /** The status's mark, to write before the next frame (once). */
-  private takeMark(): Buffer[] {
-    const m = this.mark;
+  /** `parts`, after the status's mark if it is not written yet (it goes before the next frame, once). */
+  private withMark(parts: Uint8Array[]): Uint8Array[] {
+    if (this.mark) parts.unshift(this.mark);
     this.mark = undefined;
-    return m ? [m] : [];
+    return parts;
   }
 
   private markLength(): number {

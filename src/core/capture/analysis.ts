@@ -28,8 +28,8 @@ export interface StoredAnalysis {
 
 /**
  * What the service keeps of an analysis: the summary, the findings and the stored result as JSON text. A large
- * exchange's analysis runs on the worker thread, and only this crosses back: its parsed response, and the text the
- * result holds, never become objects on the proxy's thread.
+ * exchange's analysis runs on the worker thread, which also writes its row: only the summary and the findings cross
+ * back, so its parsed response, the text the result holds and the row never reach the proxy's thread.
  */
 export interface AnalysisOutcome {
   summary: ExchangeSummary;

@@ -9,7 +9,7 @@
  *   the turn is long enough to be worth a range, so such a row reads in any release.
  * - 1000 + V: the same analysis, each text found in the native text replaced by "" and its ranges listed in `texts`.
  * - 2000 + V: a row of one of the forms above that reached a megabyte, deflated (`deflated`, in base64: the row stays
- *   JSON text). The proxy's thread writes the row: a row a quarter the size takes a fraction of that thread's time.
+ *   JSON text). Such a row is written by the capture worker thread, on its own connection (./capture-worker.ts).
  * A release that knows only the first form finds no stored analysis in a row of the others: it analyses the exchange's
  * body itself, as it does for an exchange its writer has not analysed yet. It shows the same result and loses nothing.
  */

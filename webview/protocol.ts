@@ -8,6 +8,10 @@
  * Flow: the webview posts `ready` whenever it (re)starts — first load, or after being hidden and shown again —, the
  * host answers with `exchange` and, once tokenizing is done, `tokens`. Nothing the webview needs lives only in the
  * webview, so a restart loses nothing but scroll position and tab, which it keeps itself with setState.
+ *
+ * The Wire tab's events beyond the first page are never part of `exchange`: the webview asks for one page with
+ * `wirePage` (its `seq` numbers the request), and the host answers with a `wirePage` of the same `seq`, read from
+ * the stored body then (src/extension/wirePage.ts). An answer whose `seq` is not the latest request is stale.
  */
 import type { AssistantMessage, HistoryMessage, Severity, SegmentKind, ToolDef, Usage } from '../src/core/model';
 

@@ -10,7 +10,7 @@ import { WireRangeReader } from '../core/wire/range';
 import { WIRE_SHOWN, type WireEventView, type WirePageView } from '../../webview/protocol';
 
 /** Body bytes read between two turns of the event loop, so a 16 MB stream never holds the extension host up long. */
-const BYTES_PER_TURN = 1 << 20;
+const BYTES_PER_TURN = 256 * 1024;
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 

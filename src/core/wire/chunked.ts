@@ -36,6 +36,19 @@ export function parseResponseChunks(chunks: Iterable<{ bytes: Uint8Array; t?: nu
  * and whitespace, or an event-stream content type, and not JSON); undefined when `head` is too short to tell and
  * more may follow (`whole`: it is all there is, or all that decides).
  */
+/** Up to `n` bytes of the start of a body of `size` bytes, from the chunks held so far. */
+export function heldHead(held: readonly { bytes: Uint8Array }[], size: number, n: number): Uint8Array {
+  const out = new Uint8Array(Math.min(n, size));
+  let at = 0;
+  for (const c of held) {
+    if (at >= out.length) break;
+    const part = c.bytes.subarray(0, out.length - at);
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
 export function sseHead(head: Uint8Array, contentType: string | undefined, whole: boolean): boolean | undefined {
   let i = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
   while (i < head.length && (head[i] === 0x20 || head[i] === 0x09 || head[i] === 0x0a || head[i] === 0x0d)) i++;
@@ -92,7 +105,7 @@ class ChunkedParser {
 
   /** The framing, from the first bytes that are not a BOM or whitespace (as `parseResponseBody` frames a body). */
   private decide(atEnd: boolean): void {
-    const head = this.head(FIELD_BYTES + 64);
+    const head = heldHead(this.held, this.size, FIELD_BYTES + 64);
     const sse = sseHead(head, this.hint.contentType, atEnd || this.size > head.length);
     if (sse === undefined) return; // too few bytes to tell yet
     if (!sse) {
@@ -105,18 +118,6 @@ class ChunkedParser {
     for (const c of held) this.events(this.reader.push(c.bytes, c.t));
   }
 
-  /** Up to `n` bytes of the start of the body, from the held chunks. */
-  private head(n: number): Uint8Array {
-    const out = new Uint8Array(Math.min(n, this.size));
-    let at = 0;
-    for (const c of this.held) {
-      if (at >= out.length) break;
-      const part = c.bytes.subarray(0, out.length - at);
-      out.set(part, at);
-      at += part.length;
-    }
-    return out;
-  }
 
   private events(events: RawEvent[]): void {
     for (const ev of events) {

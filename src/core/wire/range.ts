@@ -8,7 +8,7 @@
 import type { ChunkTiming, RawEvent } from '../model';
 import { parseResponseBody, SSE_FIELDS, type BodyHint } from './index';
 import { protocolFromPath } from './common';
-import { sseHead } from './chunked';
+import { heldHead, sseHead } from './chunked';
 import { SseReader } from './sse';
 
 /** The longest SSE field name that opens a stream (`retry:`): this many bytes decide the framing. */
@@ -79,7 +79,7 @@ export class WireRangeReader {
 
   /** The framing, from the first bytes that are not a BOM or whitespace (as `parseResponseBody` frames a body). */
   private decide(atEnd: boolean): void {
-    const head = this.head(FIELD_BYTES + 64);
+    const head = heldHead(this.held, this.size, FIELD_BYTES + 64);
     const sse = sseHead(head, this.hint.contentType, atEnd || this.size > head.length);
     if (sse === undefined) return;
     if (!sse) {
@@ -90,18 +90,6 @@ export class WireRangeReader {
     const held = this.held;
     this.held = [];
     for (const c of held) if (this.take(this.reader.push(c.bytes, c.t))) return;
-  }
-
-  private head(n: number): Uint8Array {
-    const out = new Uint8Array(Math.min(n, this.size));
-    let at = 0;
-    for (const c of this.held) {
-      if (at >= out.length) break;
-      const part = c.bytes.subarray(0, out.length - at);
-      out.set(part, at);
-      at += part.length;
-    }
-    return out;
   }
 
   private whole(): WireRange {

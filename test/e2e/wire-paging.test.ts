@@ -93,6 +93,15 @@ describe('Wire tab paging in Chromium', { skip }, () => {
     assert.equal(await range.innerText(), 'Events 1–5,000 of 23,001');
     assert.equal(await rows.count(), 5000);
 
+    /** Waits (10 s at most) for `loc` to be within the 800 px high view: a scroll lands on a later frame. */
+    const inView = async (loc: ReturnType<typeof tab.locator>, what: string) => {
+      let y: number | undefined;
+      for (const end = Date.now() + 10_000; Date.now() < end; await page.waitForTimeout(50)) {
+        y = (await loc.boundingBox())?.y;
+        if (y !== undefined && y > 0 && y < 800) return;
+      }
+      assert.fail(`${what} (y ${y})`);
+    };
     const rangeIs = (text: string) =>
       page.waitForFunction((t) => document.querySelector('[data-panel="wire"] .wire-nav-top .wire-range')?.textContent === t, text);
 
@@ -104,9 +113,7 @@ describe('Wire tab paging in Chromium', { skip }, () => {
     assert.equal(await target.getAttribute('data-index'), String(GAP_AT));
     assert.equal(await target.locator('td').first().innerText(), (GAP_AT + 1).toLocaleString('en-US'));
     assert.equal(await target.locator('td').nth(2).innerText(), '1234.0');
-    await page.waitForTimeout(150); // scrolled to on the next frame
-    const box = await target.boundingBox();
-    assert.ok(box && box.y > 0 && box.y < 800, `the marked row is in view (y ${box?.y})`);
+    await inView(target, 'the marked row is in view'); // scrolled to on the next frame
     await screenshot(page, '22-webview-wire-longest-gap');
 
     await tab.locator('.wire-nav-top vscode-button[data-action="end"]').click();
@@ -119,9 +126,7 @@ describe('Wire tab paging in Chromium', { skip }, () => {
     assert.ok((await tab.innerText()).includes(HOSTILE.replace(/"/g, '\\"')));
     assert.equal(await tab.locator('img').count(), 0);
     assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
-    await page.waitForTimeout(150);
-    const lastBox = await lastRow.boundingBox();
-    assert.ok(lastBox && lastBox.y > 0 && lastBox.y < 800, `End scrolls to the last event (y ${lastBox?.y})`);
+    await inView(lastRow, 'End scrolls to the last event');
     const rangeBox = await range.boundingBox();
     assert.ok(rangeBox && rangeBox.y > 0 && rangeBox.y < 800, `the range shown stays in view above the rows (y ${rangeBox?.y})`);
     await screenshot(page, '21-webview-wire-end');

@@ -36,6 +36,19 @@ export function parseResponseChunks(chunks: Iterable<{ bytes: Uint8Array; t?: nu
  * and whitespace, or an event-stream content type, and not JSON); undefined when `head` is too short to tell and
  * more may follow (`whole`: it is all there is, or all that decides).
  */
+/** A body of `size` bytes held as chunks (with their arrival times), parsed whole. */
+export function parseHeld(held: readonly { bytes: Uint8Array; t?: number }[], size: number, hint: Omit<BodyHint, 'chunks'>): ParsedResponse {
+  const bytes = new Uint8Array(size);
+  const chunks: ChunkTiming[] = [];
+  let at = 0;
+  for (const c of held) {
+    bytes.set(c.bytes, at);
+    if (c.t !== undefined) chunks.push({ t: c.t, offset: at, length: c.bytes.length });
+    at += c.bytes.length;
+  }
+  return parseResponseBody(bytes, { ...hint, chunks: chunks.length ? chunks : undefined });
+}
+
 /** Up to `n` bytes of the start of a body of `size` bytes, from the chunks held so far. */
 export function heldHead(held: readonly { bytes: Uint8Array }[], size: number, n: number): Uint8Array {
   const out = new Uint8Array(Math.min(n, size));
@@ -143,15 +156,8 @@ class ChunkedParser {
   }
 
   private whole(): ParsedResponse {
-    const bytes = new Uint8Array(this.size);
-    const chunks: ChunkTiming[] = [];
-    let at = 0;
-    for (const c of this.held) {
-      bytes.set(c.bytes, at);
-      if (c.t !== undefined) chunks.push({ t: c.t, offset: at, length: c.bytes.length });
-      at += c.bytes.length;
-    }
+    const held = this.held;
     this.held = [];
-    return parseResponseBody(bytes, { ...this.hint, chunks: chunks.length ? chunks : undefined });
+    return parseHeld(held, this.size, this.hint);
   }
 }

@@ -5,10 +5,10 @@
  * the last page of a 200,000-event stream costs the memory of one page, not of the stream. A body that is not SSE
  * (a JSON document, plain text, SGLang's NUL-delimited chunks) is gathered and parsed whole, as the view parses it.
  */
-import type { ChunkTiming, RawEvent } from '../model';
-import { parseResponseBody, SSE_FIELDS, type BodyHint } from './index';
+import type { RawEvent } from '../model';
+import { SSE_FIELDS, type BodyHint } from './index';
 import { protocolFromPath } from './common';
-import { heldHead, sseHead } from './chunked';
+import { heldHead, parseHeld, sseHead } from './chunked';
 import { SseReader } from './sse';
 
 /** The longest SSE field name that opens a stream (`retry:`): this many bytes decide the framing. */
@@ -93,16 +93,9 @@ export class WireRangeReader {
   }
 
   private whole(): WireRange {
-    const bytes = new Uint8Array(this.size);
-    const chunks: ChunkTiming[] = [];
-    let at = 0;
-    for (const c of this.held) {
-      bytes.set(c.bytes, at);
-      if (c.t !== undefined) chunks.push({ t: c.t, offset: at, length: c.bytes.length });
-      at += c.bytes.length;
-    }
+    const held = this.held;
     this.held = [];
-    const all = parseResponseBody(bytes, { ...this.hint, chunks: chunks.length ? chunks : undefined }).events;
+    const all = parseHeld(held, this.size, this.hint).events;
     let timeBefore: number | undefined;
     for (let i = 0; i < Math.min(this.from, all.length); i++) if (all[i].t !== undefined) timeBefore = all[i].t;
     return { events: all.slice(this.from, this.from + this.count), timeBefore, total: all.length };

@@ -70,7 +70,7 @@ export class PanelFeed<O extends OpenedCore> {
   /** Response bytes in the last live snapshot, and when the banner's clock was last sent. */
   liveBytes = -1;
   liveClockAt = 0;
-  private viewPostedAt = 0;
+  private viewPostedAt = -Infinity;
   private tokenizing = false;
   private pendingLive = false;
   /** Bumped by a full update: a live tokenization started before it must not post over it. */

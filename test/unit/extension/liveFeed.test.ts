@@ -92,3 +92,17 @@ test('a panel opened (or shown again) mid-stream gets no end-only finding, in th
     assert.deepEqual(tokens.stream.findings.map((f) => f.rule), expected, `${state}: the token view's findings`);
   }
 });
+
+test('the first live view is posted at once, however young the process (its clock starts at 0)', async () => {
+  const posts: HostMessage[] = [];
+  const realNow = performance.now.bind(performance);
+  // A panel opened within 250 ms of the process starting: the clock the feed reads is still below its interval.
+  performance.now = () => 5;
+  try {
+    const feed = new PanelFeed(opened(0), async () => ({ reason: 'held' }), { post: async (m) => (posts.push(m), true), title: () => undefined, error: () => undefined, free: () => undefined });
+    feed.liveUpdate(opened(10));
+    assert.ok(posts.some((m) => m.type === 'exchange'), 'the live view was posted');
+  } finally {
+    performance.now = realNow;
+  }
+});

@@ -35,12 +35,23 @@ const body = (r: string) => Array.from({ length: EVENTS }, (_, k) => `data: {"ch
 const MARKER = 'x-soak-marker';
 const markerOf = (x: CapturedExchange) => /"content":"([^"]+)"/.exec(x.requestBody ?? '')?.[1] ?? x.requestHeaders?.[MARKER] ?? '?';
 
-function exchange(url: string, r: string): Promise<{ r: string; bytes: Buffer; complete: boolean }> {
+/** `midStream(1)` once the first bytes have arrived, `midStream(-1)` once half the events have (or the exchange ended). */
+function exchange(url: string, r: string, midStream: (d: 1 | -1) => void = () => undefined): Promise<{ r: string; bytes: Buffer; complete: boolean }> {
   return new Promise((resolve) => {
     let bytes = Buffer.alloc(0);
-    const done = (complete: boolean) => resolve({ r, bytes, complete });
+    let streaming = false;
+    const done = (complete: boolean) => {
+      if (streaming) (streaming = false), midStream(-1);
+      resolve({ r, bytes, complete });
+    };
     const req = request(`${url}/v1/chat/completions`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', [MARKER]: r } }, (res) => {
-      res.on('data', (c: Buffer) => (bytes = Buffer.concat([bytes, c])));
+      res.on('data', (c: Buffer) => {
+        bytes = Buffer.concat([bytes, c]);
+        // Mid-stream: bytes came and at least half the events are still due (each comes 4 ms after the last).
+        const events = bytes.toString().split('\n\n').length - 1;
+        if (!streaming && events < EVENTS / 2) (streaming = true), midStream(1);
+        else if (streaming && events >= EVENTS / 2) (streaming = false), midStream(-1);
+      });
       res.once('end', () => done(res.complete));
       res.once('error', () => done(false));
       res.once('close', () => done(res.complete && bytes.length > 0));
@@ -95,13 +106,14 @@ test('two proxies on one data dir, read-only commands alongside, one proxy SIGKI
     let clientsDone = false;
     let kills = 0;
     let exchangesDone = 0;
-    const inFlight = new Map<string, number>();
+    const midStream = new Map<string, number>();
     const killer = (async () => {
       for (const share of KILL_AT) {
         while (!clientsDone && exchangesDone < share * CLIENTS * EACH) await new Promise((r) => setTimeout(r, 2));
-        // Killed while it streams (a kill between exchanges would cut nothing).
+        // Killed while a response is in its first half (a kill between exchanges, or after the last bytes were sent,
+        // would cut nothing).
         const until = Date.now() + 5000;
-        while (!clientsDone && b && (inFlight.get(b.url) ?? 0) === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 2));
+        while (!clientsDone && b && (midStream.get(b.url) ?? 0) === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 1));
         if (clientsDone || !b) break;
         const dying = b;
         b = undefined; // new requests go to the first proxy until the second is back
@@ -121,9 +133,7 @@ test('two proxies on one data dir, read-only commands alongside, one proxy SIGKI
           const out = [];
           for (let n = 0; n < EACH; n++) {
             const url = n % 2 && b ? b.url : a.url;
-            inFlight.set(url, (inFlight.get(url) ?? 0) + 1);
-            out.push(await exchange(url, `c${c}n${n}`));
-            inFlight.set(url, inFlight.get(url)! - 1);
+            out.push(await exchange(url, `c${c}n${n}`, (d) => midStream.set(url, (midStream.get(url) ?? 0) + d)));
             exchangesDone++;
           }
           return out;

@@ -49,8 +49,17 @@ export function parseHeld(held: readonly { bytes: Uint8Array; t?: number }[], si
   return parseResponseBody(bytes, { ...hint, chunks: chunks.length ? chunks : undefined });
 }
 
+/**
+ * The framing of a body of `size` bytes from the chunks held so far (`sseHead` on their first bytes): true SSE, false
+ * parsed whole, undefined when more bytes must come first (`atEnd`: none will).
+ */
+export function heldFraming(held: readonly { bytes: Uint8Array }[], size: number, contentType: string | undefined, atEnd: boolean): boolean | undefined {
+  const head = heldHead(held, size, FIELD_BYTES + 64);
+  return sseHead(head, contentType, atEnd || size > head.length);
+}
+
 /** Up to `n` bytes of the start of a body of `size` bytes, from the chunks held so far. */
-export function heldHead(held: readonly { bytes: Uint8Array }[], size: number, n: number): Uint8Array {
+function heldHead(held: readonly { bytes: Uint8Array }[], size: number, n: number): Uint8Array {
   const out = new Uint8Array(Math.min(n, size));
   let at = 0;
   for (const c of held) {
@@ -118,14 +127,10 @@ class ChunkedParser {
 
   /** The framing, from the first bytes that are not a BOM or whitespace (as `parseResponseBody` frames a body). */
   private decide(atEnd: boolean): void {
-    const head = heldHead(this.held, this.size, FIELD_BYTES + 64);
-    const sse = sseHead(head, this.hint.contentType, atEnd || this.size > head.length);
+    const sse = heldFraming(this.held, this.size, this.hint.contentType, atEnd);
     if (sse === undefined) return; // too few bytes to tell yet
-    if (!sse) {
-      this.mode = 'whole';
-      return;
-    }
-    this.mode = 'sse';
+    this.mode = sse ? 'sse' : 'whole';
+    if (!sse) return;
     const held = this.held;
     this.held = [];
     for (const c of held) this.events(this.reader.push(c.bytes, c.t));

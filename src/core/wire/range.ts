@@ -6,13 +6,12 @@
  * (a JSON document, plain text, SGLang's NUL-delimited chunks) is gathered and parsed whole, as the view parses it.
  */
 import type { RawEvent } from '../model';
-import { SSE_FIELDS, type BodyHint } from './index';
+import type { BodyHint } from './index';
 import { protocolFromPath } from './common';
-import { heldHead, parseHeld, sseHead } from './chunked';
+import { heldFraming, parseHeld } from './chunked';
 import { SseReader } from './sse';
 
 /** The longest SSE field name that opens a stream (`retry:`): this many bytes decide the framing. */
-const FIELD_BYTES = Math.max(...SSE_FIELDS.map((f) => f.length));
 
 export interface WireRange {
   /** The events of the range that exist, in order (fewer than asked for at the end of the body; none past it). */
@@ -79,14 +78,10 @@ export class WireRangeReader {
 
   /** The framing, from the first bytes that are not a BOM or whitespace (as `parseResponseBody` frames a body). */
   private decide(atEnd: boolean): void {
-    const head = heldHead(this.held, this.size, FIELD_BYTES + 64);
-    const sse = sseHead(head, this.hint.contentType, atEnd || this.size > head.length);
+    const sse = heldFraming(this.held, this.size, this.hint.contentType, atEnd);
     if (sse === undefined) return;
-    if (!sse) {
-      this.mode = 'whole';
-      return;
-    }
-    this.mode = 'sse';
+    this.mode = sse ? 'sse' : 'whole';
+    if (!sse) return;
     const held = this.held;
     this.held = [];
     for (const c of held) if (this.take(this.reader.push(c.bytes, c.t))) return;

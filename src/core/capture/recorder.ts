@@ -81,6 +81,8 @@ export class Writer implements ExchangeWriter {
   private received = 0;
   /** The status's mark, until it is written with the first response bytes (or alone, at `uncork`). */
   private mark: Buffer | undefined;
+  /** The response start's journal line and row fields, while they wait for the first bytes to go out (`hold`). */
+  private started: (() => void) | undefined;
 
   constructor(
     private readonly store: RecorderHost,
@@ -125,8 +127,20 @@ export class Writer implements ExchangeWriter {
     // The body file gets the status as a mark, in the write of the first response bytes, before the client sees any.
     // The journal line (with `hold`: joining the journal's next write) and the row's next batch add the exact time.
     if (Number.isInteger(status) && status >= 100 && status <= 999) this.mark = startMark(status);
-    this.store.journal(this.x.id, { status, ttfbMs: ttfb }, hold);
-    this.store.patch(this.x, { status, responseHeaders: redactHeaders(headers, this.redact), ttfbMs: ttfb });
+    this.started = () => {
+      this.store.journal(this.x.id, { status, ttfbMs: ttfb }, hold);
+      this.store.patch(this.x, { status, responseHeaders: redactHeaders(headers, this.redact), ttfbMs: ttfb });
+    };
+    // Held, the rest waits for the client's first bytes: redacting the headers and the row's fields are work the first
+    // byte need not wait for (the mark holds the status).
+    if (hold) setImmediate(() => this.recordStart());
+    else this.recordStart();
+  }
+
+  private recordStart(): void {
+    const started = this.started;
+    this.started = undefined;
+    if (started && !this.done) started();
   }
 
   /**
@@ -214,6 +228,7 @@ export class Writer implements ExchangeWriter {
   }
 
   private async finishNow(opts: { error?: string; incomplete?: boolean; endedAt?: number }): Promise<CapturedExchange> {
+    this.recordStart();
     if (this.request || this.spare) this.ready(true); // no response bytes came: the request body still gets stored
     this.uncork();
     this.adopt();

@@ -60,7 +60,9 @@ export interface ExchangeWriter {
   /**
    * `ttfbMs`: the recorded time to first byte, when replaying a recorded exchange (import); default: now. With `hold`,
    * the status waits to share the journal write of the response's end (./journal.ts) until `uncork` or `ended`: the
-   * caller calls one of them before the client can see any byte of the response (the proxy's relay does).
+   * caller calls one of them before the client can see any byte of the response (the proxy's relay does). The status's
+   * journal line and the row's fields (the redacted headers) are recorded a turn of the loop later then, or at
+   * `finish` if sooner: the body file's mark holds the status meanwhile.
    */
   responseStarted(status: number, headers: Record<string, string | string[] | undefined>, ttfbMs?: number, hold?: boolean): void;
   /** Decoded response bytes, in arrival order. `t`: recorded arrival time (ms since start), for imports; default: now. */

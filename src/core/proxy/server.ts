@@ -20,7 +20,7 @@ import { requestBody } from './request-body';
 import { stagedBody, withLength, type RequestStage, type ResponseStageFactory } from './stage';
 import { BadPathError, resolveRoute, type ResolvedRoute, type Upstreams } from './routes';
 import { agentSessionId } from './session';
-import { callUpstream, type UpstreamResponse } from './upstream';
+import { callUpstream, type UpstreamCall, type UpstreamResponse } from './upstream';
 import { agentFromHeaders } from './user-agent';
 
 export const DEFAULT_PORT = 8719;
@@ -126,27 +126,30 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
       return;
     }
 
-    const abort = new AbortController();
     let gone: 'client' | 'stopping' | undefined;
+    let call: UpstreamCall | undefined;
+    const goneError = () => new Error(gone === 'stopping' ? 'Tokenscope stopped' : 'client closed the connection');
     res.once('close', () => {
       if (res.writableFinished) return;
       gone = stopping ? 'stopping' : 'client';
-      abort.abort(new Error(gone === 'stopping' ? 'Tokenscope stopped' : 'client closed the connection'));
+      call?.abort(goneError());
     });
     const body = requestBody(req, MAX_RECORDED_REQUEST);
     // Without a request stage nothing waits here (not even a turn of the microtask queue).
     const staged = opts.requestStage ? await stagedBody(opts.requestStage, { route: route.route, upstreamUrl: route.upstreamUrl, method: req.method ?? 'GET', path }, body.stream as AsyncIterable<Buffer> | Buffer | undefined) : undefined;
     // The upstream call starts first; recording (redaction, parsing) overlaps with its round trip.
-    const pending = callUpstream(dispatcher, {
+    call = callUpstream(dispatcher, {
       origin: route.origin,
       path: route.upstreamPath,
       method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
       headers: staged?.annotate ? withLength(upstreamRequestHeaders(req), staged.body.length) : upstreamRequestHeaders(req),
       body: staged ? staged.body : body.stream,
-      signal: abort.signal,
       headersTimeout: timeouts.upstreamHeadersMs,
       bodyTimeout: timeouts.idleMs,
     });
+    // A client that left while a request stage ran: the call is given up at once.
+    if (gone) call.abort(goneError());
+    const pending = call.response;
     const settled = pending.then(
       () => undefined,
       () => undefined,

@@ -2,7 +2,8 @@
  * One call to the upstream, at undici's handler level (`dispatch`): the response head comes as a promise and its body
  * as plain events, with no stream object and no promise per read in between (undici's `request` wraps the same calls
  * in a Readable; on this path that cost about 0.1 ms per exchange, before the first byte). Errors carry undici's codes
- * (`UND_ERR_HEADERS_TIMEOUT` rejects the head, `UND_ERR_BODY_TIMEOUT` fails the body); an aborted signal aborts the call.
+ * (`UND_ERR_HEADERS_TIMEOUT` rejects the head, `UND_ERR_BODY_TIMEOUT` fails the body). The call is aborted through
+ * its own `abort`, not an AbortSignal: adding and removing a signal's listener cost about 0.04 ms per exchange here.
  */
 import { util, type Dispatcher } from 'undici';
 
@@ -111,20 +112,19 @@ export class UpstreamBody {
   }
 }
 
-/** Starts the call; resolves with the response head once it arrives (informational 1xx heads are skipped). */
-export function callUpstream(dispatcher: Dispatcher, opts: Dispatcher.DispatchOptions & { signal?: AbortSignal }): Promise<UpstreamResponse> {
-  const { signal, ...dispatchOpts } = opts;
-  return new Promise<UpstreamResponse>((resolve, reject) => {
-    let abort: ((e: Error) => void) | undefined;
-    let reason: Error | undefined;
+export interface UpstreamCall {
+  /** The response head, once it arrives (informational 1xx heads are skipped). */
+  response: Promise<UpstreamResponse>;
+  /** Gives up on the call: a head not yet here rejects with `reason`, a body under way fails with it. */
+  abort(reason: Error): void;
+}
+
+/** Starts the call. */
+export function callUpstream(dispatcher: Dispatcher, dispatchOpts: Dispatcher.DispatchOptions): UpstreamCall {
+  let abort: ((e: Error) => void) | undefined;
+  let reason: Error | undefined;
+  const response = new Promise<UpstreamResponse>((resolve, reject) => {
     let body: UpstreamBody | undefined;
-    const onAbort = () => {
-      reason = (signal?.reason as Error | undefined) ?? new Error('aborted');
-      abort?.(reason);
-    };
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener('abort', onAbort, { once: true });
-    const done = () => signal?.removeEventListener('abort', onAbort);
     const handler: Dispatcher.DispatchHandler = {
       onConnect(abortCall) {
         abort = abortCall;
@@ -140,11 +140,9 @@ export function callUpstream(dispatcher: Dispatcher, opts: Dispatcher.DispatchOp
         return body ? body.push(chunk) : true;
       },
       onComplete() {
-        done();
         body?.end();
       },
       onError(e) {
-        done();
         // A streamed request body is given up too (undici's own `request` does the same).
         const sent = dispatchOpts.body as { destroy?: (e: Error) => void; on?: (event: 'error', fn: () => void) => void } | undefined;
         if (sent && typeof sent.destroy === 'function') sent.on?.('error', () => undefined), sent.destroy(e);
@@ -155,8 +153,15 @@ export function callUpstream(dispatcher: Dispatcher, opts: Dispatcher.DispatchOp
     try {
       dispatcher.dispatch(dispatchOpts, handler);
     } catch (e) {
-      done();
       reject(e);
     }
   });
+  return {
+    response,
+    abort(e) {
+      if (reason) return;
+      reason = e;
+      abort?.(e);
+    },
+  };
 }

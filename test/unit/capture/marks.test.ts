@@ -78,6 +78,38 @@ test('a stream: each read is one write; a head sent before any byte writes the s
   }
 });
 
+test("a held start's row fields (status, redacted headers) come a turn of the loop after the first bytes, or with finish if sooner", async () => {
+  const { tmp, store, begin } = await rig();
+  try {
+    const headers = { 'content-type': 'text/event-stream', 'set-cookie': 'session=sk-or-v1-' + 'a'.repeat(64) };
+    const later = begin('/v1/later');
+    const updates: string[] = [];
+    store.onDidChange((e) => e.exchange.id === later.id && e.exchange.status !== undefined && updates.push(e.kind));
+    later.responseStarted(200, headers, undefined, true);
+    later.cork();
+    later.chunk(SSE);
+    later.uncork();
+    assert.equal(store.get(later.id)?.status, undefined, 'not before the first bytes went out');
+    assert.deepEqual(updates, []);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(store.get(later.id)?.status, 200, 'a turn of the loop later');
+    assert.ok(!JSON.stringify(store.get(later.id)?.responseHeaders).includes('a'.repeat(64)), 'the headers are redacted');
+    await later.finish();
+    // finish in the same turn (a response that ended at once): the fields are recorded before the exchange's end.
+    const soon = begin('/v1/soon');
+    soon.responseStarted(203, headers, undefined, true);
+    soon.chunk(SSE);
+    const x = await soon.finish();
+    assert.equal(x.status, 203);
+    assert.equal(x.state, 'complete');
+    assert.equal(typeof x.ttfbMs, 'number');
+    assert.equal(store.get(soon.id)?.responseHeaders?.['content-type'], 'text/event-stream');
+  } finally {
+    await store.close();
+    tmp.remove();
+  }
+});
+
 test('readers of response bytes skip marks, as versions from before marks do (empty R frames)', () => {
   // The body of a version before marks, and the same with marks: the same bytes and chunk times.
   const before = Buffer.concat([frameHeader('Q', 2, 0), Buffer.from('{}'), frameHeader('R', 5, 1.5), Buffer.from('hello')]);

@@ -70,7 +70,22 @@ export class BadPathError extends Error {}
  * Resolves a request path (with query); undefined for `/u/<name>/…` when no such upstream is configured.
  * Throws BadPathError for a path that cannot be forwarded safely.
  */
-export function resolveRoute(path: string, upstreams: Upstreams = {}): ResolvedRoute | undefined {
+export function resolveRoute(path: string, upstreams: Upstreams = NO_UPSTREAMS): ResolvedRoute | undefined {
+  // An agent asks for the same few paths all day: each is worked out once per configuration (a refused one each time).
+  let byPath = resolved.get(upstreams);
+  if (!byPath) resolved.set(upstreams, (byPath = new Map()));
+  const known = byPath.get(path);
+  if (known !== undefined || byPath.has(path)) return known;
+  const route = resolveNow(path, upstreams);
+  if (byPath.size >= 256) byPath.clear();
+  byPath.set(path, route && Object.freeze(route));
+  return route;
+}
+
+const NO_UPSTREAMS: Upstreams = Object.freeze({});
+const resolved = new WeakMap<Upstreams, Map<string, ResolvedRoute | undefined>>();
+
+function resolveNow(path: string, upstreams: Upstreams): ResolvedRoute | undefined {
   checkPath(path);
   const all = effectiveUpstreams(upstreams);
   const seg = firstSegment(path);

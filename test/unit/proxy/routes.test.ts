@@ -126,3 +126,18 @@ test('a request body over 1 MB is read for model and pin by a scan, not a parse;
   assert.ok(!redactText(withKey).includes('sk-or-v1-0123456789abcdef'), 'the cheap pass still lets the key patterns run');
   assert.equal(redactText(big), big);
 });
+
+test('a path is worked out once per configuration; another configuration, or a refused path, is not taken from it', () => {
+  const a = { custom: { lab: 'http://a:1/base' } };
+  const b = { custom: { lab: 'http://b:2' } };
+  const first = resolveRoute('/u/lab/v1/chat/completions', a);
+  assert.equal(first?.upstreamUrl, 'http://a:1/base/v1/chat/completions');
+  assert.equal(resolveRoute('/u/lab/v1/chat/completions', a), first, 'the same answer again');
+  assert.ok(Object.isFrozen(first), 'shared answers cannot be changed by a caller');
+  assert.equal(resolveRoute('/u/lab/v1/chat/completions', b)?.upstreamUrl, 'http://b:2/v1/chat/completions');
+  assert.equal(resolveRoute('/u/none/v1/x', a), undefined);
+  assert.equal(resolveRoute('/u/none/v1/x', a), undefined, 'no upstream, again');
+  for (let i = 0; i < 2; i++) assert.throws(() => resolveRoute('/u/lab/%E0%A4%A/x', a), BadPathError, 'refused every time');
+  for (let i = 0; i < 300; i++) resolveRoute(`/u/lab/v1/m?i=${i}`, a);
+  assert.equal(resolveRoute('/u/lab/v1/m?i=299', a)?.upstreamUrl, 'http://a:1/base/v1/m?i=299', 'right after the cache was cleared for room');
+});

@@ -51,6 +51,11 @@ export class CaptureThread {
     return this.worker !== undefined;
   }
 
+  /** Whether a worker is running and has work (a job then keeps it no longer than that work does). */
+  get busy(): boolean {
+    return this.worker !== undefined && this.waiting.size > 0;
+  }
+
   /**
    * The analysis of the exchange whose body file is `path`; undefined when the file is gone. Rejects on failure. With
    * `write`, the worker writes the row itself and the outcome holds no `stored` text (`written` says it was written).
@@ -64,6 +69,11 @@ export class CaptureThread {
   splitKeys(job: SplitKeysJob): Promise<SplitKeysFound | undefined> | undefined {
     const done = this.run({ kind: 'split-keys', job }) as Promise<SplitKeysFound | undefined> | undefined;
     return done?.then((r) => (captureThreadProbe.onJob?.('split-keys', job.size - job.from), r));
+  }
+
+  /** A passive checkpoint of the database at `db`, on the worker's connection (./checkpoints.ts): true when all was copied. */
+  checkpoint(db: string): Promise<boolean> | undefined {
+    return this.run({ kind: 'checkpoint', db }) as Promise<boolean> | undefined;
   }
 
   async close(): Promise<void> {

@@ -25,6 +25,8 @@ export type CaptureJob =
   | { seq: number; kind: 'split-keys'; job: SplitKeysJob }
   /** The answer to "ready to write" for job `seq`: the exchange's metadata now (undefined: do not write). */
   | { seq: number; kind: 'write'; x?: CapturedExchange }
+  /** Copies the write-ahead log of the database at `db` into its file, as far as no reader needs it (./checkpoints.ts). */
+  | { seq: number; kind: 'checkpoint'; db: string }
   /** The thread is about to end: its database connections are closed first. */
   | { seq: number; kind: 'end' };
 
@@ -42,6 +44,7 @@ function run(job: CaptureJob): CaptureReply {
     return { seq: job.seq, result: file && searchSplitKeys(file, job.job) };
   }
   if (job.kind === 'write') return { seq: job.seq, result: write(job) };
+  if (job.kind === 'checkpoint') return { seq: job.seq, result: connection(job.db).checkpoint() };
   if (job.kind === 'end') {
     for (const db of connections.values()) db.close();
     connections.clear();
@@ -66,8 +69,7 @@ function write(job: Extract<CaptureJob, { kind: 'write' }>): AnalysisOutcome | u
   if (!job.x) return { summary, findings, written: false };
   let db: CaptureDb;
   try {
-    db = connections.get(ready.db) ?? CaptureDb.open(ready.db);
-    connections.set(ready.db, db);
+    db = connection(ready.db);
     const x = { ...job.x, summary };
     db.batch(() => {
       db.update(x);
@@ -80,6 +82,13 @@ function write(job: Extract<CaptureJob, { kind: 'write' }>): AnalysisOutcome | u
   copied(db);
   // The row is written: only the summary and the findings cross back.
   return { summary, findings, written: true };
+}
+
+/** This thread's connection to the database at `path` (opened on first need, kept until the thread ends). */
+function connection(path: string): CaptureDb {
+  let db = connections.get(path);
+  if (!db) connections.set(path, (db = CaptureDb.open(path)));
+  return db;
 }
 
 /**

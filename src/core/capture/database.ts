@@ -127,8 +127,13 @@ export class CaptureDb {
   /** Runs `fn` in one transaction (a batch of writes: one commit) and returns what it returns. */
   batch<T>(fn: () => T): T {
     // IMMEDIATE: the write lock is taken first, so change numbers read inside grow across processes.
-    return (this.db.transaction(fn) as unknown as { immediate(): T }).immediate();
+    const result = (this.db.transaction(fn) as unknown as { immediate(): T }).immediate();
+    this.afterCommit?.();
+    return result;
   }
+
+  /** Called after each `batch` commits (./checkpoints.ts counts them). */
+  afterCommit: (() => void) | undefined;
 
   /** Rows of a query on a table another module owns (the watch list); `write` runs a statement, returning rows changed. */
   rows<T>(sql: string, ...args: unknown[]): T[] {

@@ -31,13 +31,13 @@ import { Sessions } from './sessions';
 import { Retention } from './retention';
 import { AnalysisService, type StoredAnalysis } from './analysis';
 import { CaptureThread } from './capture-thread';
+import { checkpointWhenQuiet } from './checkpoints';
 import type { BeginInit, CaptureStore, ExchangeWriter, StoreChange, StoreOptions } from './types';
 import { nameKey, type SlugEntry } from '../policy/slugs';
 import type { StoredComparison } from '../providers/verdicts';
 
 export type { BeginInit, CaptureStore, ExchangeAnnotations, ExchangeWriter, StoreChange, StoreOptions } from './types';
-export type { ExchangeQuery } from './database';
-export { DB_FILE } from './database';
+export { DB_FILE, type ExchangeQuery } from './database';
 export type { StoredAnalysis } from './analysis';
 export { defaultDataDir, findCapture, newId } from './ids';
 
@@ -118,6 +118,7 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
       this.db = CaptureDb.open(dbPath);
       if (fresh) for (const f of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`]) if (existsSync(f)) chmodSync(f, FILE_MODE);
       this.db.batch(() => importLegacyLog(this.db, this.dataDir, (m) => this.warn(m)));
+      checkpointWhenQuiet(this.db, this.thread, () => [...this.own.values()].some((o) => !o.finished));
     }
     for (const s of this.db.latestSessions()) this.sessions.note(s.agent ?? undefined, s.last_at, s.id);
     this.retention = new Retention(this.db, this.opts.retention, (id) => this.removeRow(id), (m) => this.warn(m));

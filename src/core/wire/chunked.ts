@@ -31,11 +31,6 @@ export function parseResponseChunks(chunks: Iterable<{ bytes: Uint8Array; t?: nu
   return parser.end();
 }
 
-/**
- * Whether a body opening with `head` is framed as SSE, as `parseResponseBody` frames it (an SSE field after a BOM
- * and whitespace, or an event-stream content type, and not JSON); undefined when `head` is too short to tell and
- * more may follow (`whole`: it is all there is, or all that decides).
- */
 /** A body of `size` bytes held as chunks (with their arrival times), parsed whole. */
 export function parseHeld(held: readonly { bytes: Uint8Array; t?: number }[], size: number, hint: Omit<BodyHint, 'chunks'>): ParsedResponse {
   const bytes = new Uint8Array(size);
@@ -71,6 +66,11 @@ function heldHead(held: readonly { bytes: Uint8Array }[], size: number, n: numbe
   return out;
 }
 
+/**
+ * Whether a body opening with `head` is framed as SSE, as `parseResponseBody` frames it (an SSE field after a BOM
+ * and whitespace, or an event-stream content type, and not JSON); undefined when `head` is too short to tell and
+ * more may follow (`whole`: it is all there is, or all that decides).
+ */
 export function sseHead(head: Uint8Array, contentType: string | undefined, whole: boolean): boolean | undefined {
   let i = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
   while (i < head.length && (head[i] === 0x20 || head[i] === 0x09 || head[i] === 0x0a || head[i] === 0x0d)) i++;
@@ -135,7 +135,6 @@ class ChunkedParser {
     this.held = [];
     for (const c of held) this.events(this.reader.push(c.bytes, c.t));
   }
-
 
   private events(events: RawEvent[]): void {
     for (const ev of events) {

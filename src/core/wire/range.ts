@@ -11,8 +11,6 @@ import { protocolFromPath } from './common';
 import { heldFraming, parseHeld } from './chunked';
 import { SseReader } from './sse';
 
-/** The longest SSE field name that opens a stream (`retry:`): this many bytes decide the framing. */
-
 export interface WireRange {
   /** The events of the range that exist, in order (fewer than asked for at the end of the body; none past it). */
   events: RawEvent[];

@@ -14,6 +14,11 @@ import type { StoreOptions } from './types';
 /** Bodies above this are stored but not analysed: parsing them would stall the proxy's event loop. */
 const MAX_ANALYZED_BYTES = 32 * 1024 * 1024;
 /**
+ * The longest an analysis waits for the response heads it would delay, and how recent a request must be to count: a
+ * proxy that is never quiet still analyses, and an upstream that hangs holds nothing back for long.
+ */
+const QUIET_WAIT_MS = 50;
+/**
  * Bumped when the stored shape or the analysis changes in a way old results should not be trusted for. (How a row
  * keeps it, each text once, is ./stored-form.ts: that needs no bump.)
  */
@@ -96,6 +101,8 @@ interface Host extends CaptureReader {
   holdWrites(): () => void;
   /** The exchange's body file and its size (undefined when there is none). */
   bodyFile(id: string): { path: string; size: number } | undefined;
+  /** Whether an exchange of this process begun at `since` (epoch ms) or later still waits for its response head. */
+  awaitingResponse(since: number): boolean;
 }
 
 export class AnalysisService {
@@ -132,6 +139,7 @@ export class AnalysisService {
         // A short sleep, not a turn of the loop: the process yields its core, so the client that just got the last
         // bytes (on a busy machine it may wait for this very core) reads them before the analysis runs.
         await new Promise((r) => setTimeout(r, 1));
+        await this.quietMoment();
         const x = this.queue.shift()!;
         let result: AnalysisOutcome | undefined;
         if ((x.responseBytes ?? 0) <= MAX_ANALYZED_BYTES) {
@@ -157,6 +165,16 @@ export class AnalysisService {
     } finally {
       this.running = undefined;
     }
+  }
+
+  /**
+   * Waits (up to QUIET_WAIT_MS) while a request of this process sent in the last QUIET_WAIT_MS waits for its upstream's
+   * response head. An agent's next request comes a moment after its last response ended: an analysis (reading the
+   * body, a commit, 0.3-1 ms here) run then landed in that request's round trip and held its first byte back as long.
+   */
+  private async quietMoment(): Promise<void> {
+    const until = Date.now() + QUIET_WAIT_MS;
+    while (Date.now() < until && this.host.awaitingResponse(Date.now() - QUIET_WAIT_MS)) await new Promise((r) => setTimeout(r, 1));
   }
 
   /**

@@ -190,7 +190,11 @@ export class BodyFiles {
 
   /** Tops the spare body files up to `count`, one async create at a time, off the forwarding path. */
   refill(count: number, name: () => string): Promise<void> {
-    this.refilling ??= (async () => {
+    if (this.refilling || this.closed || this.spares.length >= count) return this.refilling ?? Promise.resolve();
+    // The first await comes before any `finally`: a run that ended in the same tick would clear `refilling` before it
+    // was set, latching it to a settled promise, and no spare was ever made again.
+    this.refilling = (async () => {
+      await Promise.resolve();
       try {
         while (!this.closed && this.spares.length < count) {
           const path = join(this.ownSpares, `${name()}.cap`);

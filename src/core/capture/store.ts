@@ -284,6 +284,12 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
     if (this.own.has(id)) this.journalFile.patch(id, fields, hold);
   }
 
+  /** Whether an exchange of this process begun at `since` (epoch ms) or later still waits for its response head. */
+  awaitingResponse(since: number): boolean {
+    for (const o of this.own.values()) if (!o.finished && o.x.status === undefined && o.x.startedAt >= since) return true;
+    return false;
+  }
+
   /** An analysed exchange's new summary, stored with its analysis (by the analysis service). */
   analysed(x: CapturedExchange): void {
     this.cache.set(x);

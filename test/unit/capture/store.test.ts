@@ -332,3 +332,35 @@ test('a view that queries the store on every change (as the Providers view does)
     tmp.remove();
   }
 });
+
+test('spare body files are topped up after every exchange, however many come back to back', async () => {
+  const tmp = tempDir();
+  try {
+    const store = await openStore(tmp.dir, { analyze: false, spareFiles: 4 });
+    const spares = () => readdirSync(join(tmp.dir, 'spare', String(process.pid))).length;
+    assert.equal(spares(), 4, 'four spares are ready when the store opens');
+    for (let i = 0; i < 60; i++) {
+      const w = store.begin(init());
+      w.responseStarted(200, { 'content-type': 'application/json' });
+      w.chunk(Buffer.from('{}'));
+      await w.finish();
+      // Back to back, as a tight agent loop sends them: the next begins a turn of the loop after this one finished.
+      await new Promise((r) => setImmediate(r));
+    }
+    // A refill that ended in the tick it began once latched for good: every later exchange created its body file on
+    // demand, on the forwarding path.
+    for (let i = 0; i < 100 && spares() < 4; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(spares(), 4, 'the spares are back to four after the burst');
+    const w = store.begin(init());
+    w.responseStarted(200, {});
+    w.chunk(Buffer.from('{}'));
+    await w.finish();
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(readdirSync(join(tmp.dir, 'bodies')).length, 61, 'every exchange has its body file');
+    for (let i = 0; i < 100 && spares() < 4; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(spares(), 4, 'and the one it took was replaced');
+    await store.close();
+  } finally {
+    tmp.remove();
+  }
+});

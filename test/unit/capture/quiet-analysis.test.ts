@@ -3,8 +3,8 @@
 // the body, a commit) landed inside that request's round trip and held its first byte back. A proxy that is never
 // quiet still analyses: the wait is bounded.
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
-import { openStore } from '../../../src/core/capture/store';
+import { test, type TestContext } from 'node:test';
+import { openStore, type CaptureStore } from '../../../src/core/capture/store';
 import { OPENROUTER_CHAT } from '../../helpers/exchanges';
 import { tempDir } from '../proxy/local-upstream';
 
@@ -17,16 +17,28 @@ const BODY = JSON.stringify({
 const REQUEST = JSON.stringify({ model: 'moonshotai/kimi-k2-0905', messages: [{ role: 'user', content: 'hi' }] });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-test('an analysis waits for the response head of the next request, then runs', async (t) => {
+/** A store in a temp dir that notes when each exchange was analysed. */
+async function analysedStore(t: TestContext): Promise<{ store: CaptureStore; analysed: Map<string, number> }> {
   const tmp = tempDir();
   const analysed = new Map<string, number>();
   const store = await openStore(tmp.dir, { onAnalyzed: (x) => analysed.set(x.id, performance.now()) });
   t.after(async () => (await store.close(), tmp.remove()));
+  return { store, analysed };
+}
 
-  const first = store.begin({ ...OPENROUTER_CHAT, requestBody: REQUEST });
-  first.responseStarted(200, { 'content-type': 'application/json' });
-  first.chunk(Buffer.from(BODY));
-  const firstId = (await first.finish()).id;
+/** One complete JSON exchange; resolves with its id and the moment its last byte was recorded. */
+async function oneExchange(store: CaptureStore) {
+  const x = store.begin({ ...OPENROUTER_CHAT, requestBody: REQUEST });
+  x.responseStarted(200, { 'content-type': 'application/json' });
+  x.chunk(Buffer.from(BODY));
+  const finishedAt = performance.now();
+  return { id: (await x.finish()).id, finishedAt };
+}
+
+test('an analysis waits for the response head of the next request, then runs', async (t) => {
+  const { store, analysed } = await analysedStore(t);
+
+  const { id: firstId } = await oneExchange(store);
   // The agent's next request is on its way to the upstream: no response head yet.
   const next = store.begin({ ...OPENROUTER_CHAT, requestBody: REQUEST });
   await sleep(20);
@@ -41,16 +53,9 @@ test('an analysis waits for the response head of the next request, then runs', a
 });
 
 test('an analysis waits at most 50 ms for a response head that does not come', async (t) => {
-  const tmp = tempDir();
-  const analysed = new Map<string, number>();
-  const store = await openStore(tmp.dir, { onAnalyzed: (x) => analysed.set(x.id, performance.now()) });
-  t.after(async () => (await store.close(), tmp.remove()));
+  const { store, analysed } = await analysedStore(t);
 
-  const first = store.begin({ ...OPENROUTER_CHAT, requestBody: REQUEST });
-  first.responseStarted(200, { 'content-type': 'application/json' });
-  first.chunk(Buffer.from(BODY));
-  const finishedAt = performance.now();
-  const firstId = (await first.finish()).id;
+  const { id: firstId, finishedAt } = await oneExchange(store);
   const hanging = store.begin({ ...OPENROUTER_CHAT, requestBody: REQUEST });
   for (let i = 0; i < 200 && !analysed.has(firstId); i++) await sleep(5);
   assert.ok(analysed.has(firstId), 'analysed although the other exchange never got a head');
@@ -60,18 +65,11 @@ test('an analysis waits at most 50 ms for a response head that does not come', a
 });
 
 test('a request that has waited longer than that for its head holds no analysis back', async (t) => {
-  const tmp = tempDir();
-  const analysed = new Map<string, number>();
-  const store = await openStore(tmp.dir, { onAnalyzed: (x) => analysed.set(x.id, performance.now()) });
-  t.after(async () => (await store.close(), tmp.remove()));
+  const { store, analysed } = await analysedStore(t);
 
   const hanging = store.begin({ ...OPENROUTER_CHAT, requestBody: REQUEST });
   await sleep(80);
-  const first = store.begin({ ...OPENROUTER_CHAT, requestBody: REQUEST });
-  first.responseStarted(200, { 'content-type': 'application/json' });
-  first.chunk(Buffer.from(BODY));
-  const finishedAt = performance.now();
-  const firstId = (await first.finish()).id;
+  const { id: firstId, finishedAt } = await oneExchange(store);
   for (let i = 0; i < 200 && !analysed.has(firstId); i++) await sleep(2);
   const after = analysed.get(firstId)! - finishedAt;
   assert.ok(after < 40, `analysed without waiting for the hung request (${after.toFixed(1)} ms)`);

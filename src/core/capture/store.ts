@@ -5,7 +5,7 @@
  * Metadata, sessions, summaries, findings and analyses are rows in SQLite (./database.ts); the raw bytes are frames in
  * one body file per exchange (./recorder.ts, ./files.ts; the recorder opens them through ./body-host.ts), written
  * synchronously in the tick the proxy forwards them. Nothing else sits on the forwarding path: body files come from a small pool created in advance, and row writes are
- * batched into one transaction a turn of the event loop after the bytes went out, while a journal line per exchange
+ * batched into one transaction a turn of the event loop after the bytes went out (./row-batch.ts), while a journal line per exchange
  * (./journal.ts) lets a restart after a crash list what had no row yet; the list is cached (./list-cache.ts), and a
  * store of an earlier version is imported once (./legacy.ts). A failing disk (ENOSPC…) pauses capturing
  * with one warning (./disk-guard.ts); the proxy keeps forwarding. A read-only open (`readOnly`) never creates, renames, deletes or
@@ -31,6 +31,7 @@ import { Sessions } from './sessions';
 import { Retention } from './retention';
 import { AnalysisService, type StoredAnalysis } from './analysis';
 import { CaptureThread } from './capture-thread';
+import { RowBatch } from './row-batch';
 import { checkpointWhenQuiet } from './checkpoints';
 import type { BeginInit, CaptureStore, ExchangeWriter, StoreChange, StoreOptions } from './types';
 import { nameKey, type SlugEntry } from '../policy/slugs';
@@ -74,12 +75,10 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
   private readonly listeners = new Set<(e: StoreChange) => void>();
   /** Exchanges this process records, until finished and written: the newest state of each is here, not in the db. */
   private readonly own = new Map<string, Own>();
-  /** Ids whose row is not yet written. */
-  private readonly pending = new Set<string>();
+  /** Ids whose row is not yet written, and the batch that writes them (./row-batch.ts). */
+  private readonly rows = new RowBatch((ids) => this.writeRows(ids));
   /** Writers finishing their end-of-stream work (./recorder.ts settle). */
   private readonly settlingNow = new Set<Promise<void>>();
-  private flushScheduled = false;
-  private writesHeld = 0; // while above 0, `flushLog` leaves the rows pending (`holdWrites`)
   /** The whole list (./list-cache.ts). */
   private readonly cache = new ListCache();
   /** A failing disk becomes one warning a minute (./disk-guard.ts). */
@@ -223,8 +222,8 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
     // until then the journal line stands in for it.
     const spare = this.files.take(id);
     this.journalFile.put(x, reqBytes, spare && this.files.spareName(spare.path));
-    this.pending.add(id);
-    setTimeout(() => this.pending.has(id) && this.schedule(), ROW_DELAY_MS).unref();
+    this.rows.add(id);
+    setTimeout(() => this.rows.has(id) && this.rows.schedule(), ROW_DELAY_MS).unref();
     this.cache.set(x);
     this.emit('added', x);
     return new Writer(this, x, t0, redact, request, spare, this.opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
@@ -260,7 +259,7 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
     mergeFields(x, fields);
     const own = this.own.get(x.id);
     if (!own) return; // deleted while streaming: keep nothing
-    this.queue(x.id);
+    this.rows.queue(x.id);
     this.cache.set(x);
     this.emit('updated', x);
   }
@@ -272,7 +271,7 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
     // The body file's end mark already says "complete" (./recovery.ts); the journal's line joins its next write, and
     // the row follows in the next batch.
     this.journalFile.patch(x.id, { state: 'complete', ...fields }, true);
-    this.queue(x.id);
+    this.rows.queue(x.id);
   }
 
   override adoptSpare(spare: string, id: string): boolean {
@@ -303,35 +302,20 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
 
   /** Batched row writes wait while another connection of this process writes a large row (./analysis.ts). */
   holdWrites(): () => void {
-    this.writesHeld++;
-    let held = true;
-    return () => void (held && ((held = false), --this.writesHeld === 0 && this.pending.size > 0 && this.schedule()));
+    return this.rows.hold();
   }
 
   /** Writes the batched rows in one transaction, off the forwarding path (a turn of the loop after the bytes went out). */
   flushLog(): void {
-    if (this.readOnly || this.pending.size === 0 || this.writesHeld > 0) return;
-    const ids = [...this.pending];
-    this.pending.clear();
-    const done = this.diskWrite(() => {
-      this.db.batch(() => {
-        for (const id of ids) {
-          const o = this.own.get(id);
-          if (o) this.db.put(o.ended && o.x.state === 'streaming' ? { ...o.x, ...o.ended, state: 'complete', error: undefined } : o.x, o.reqBytes, process.pid);
-        }
-      });
-      return true; // (not `undefined`, which means the disk refused)
-    });
-    if (done === undefined) {
-      for (const id of ids) this.pending.add(id); // the disk refused: the rows go with the next batch
-      return;
-    }
+    if (this.readOnly) return;
+    const ids = this.rows.flush();
+    if (ids.length === 0) return;
     this.journalFile.written(ids);
     for (const id of ids) {
       const o = this.own.get(id);
       // A listener of the final change (a view that queries the store) can flush before `finished` runs: the entry
       // stays until then, or the exchange would never be analysed.
-      if (o && o.finished && !this.pending.has(id)) this.own.delete(id);
+      if (o && o.finished && !this.rows.has(id)) this.own.delete(id);
     }
   }
 
@@ -345,7 +329,7 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
     const own = this.own.get(x.id);
     if (!own) return;
     own.finished = true;
-    if (!this.pending.has(x.id)) this.own.delete(x.id);
+    if (!this.rows.has(x.id)) this.own.delete(x.id);
     this.retention.added((x.responseBytes ?? 0) + SIZE_ALLOWANCE);
     this.retention.apply(x.id);
     this.analysis.finished(x);
@@ -368,18 +352,18 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
 
   // ── private ────────────────────────────────────────────────────────────────────────────────────────────────
 
-  private queue(id: string): void {
-    this.pending.add(id);
-    this.schedule();
-  }
-
-  private schedule(): void {
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    setImmediate(() => {
-      this.flushScheduled = false;
-      this.flushLog();
+  /** One batch of rows in one transaction; false when the disk refused it. */
+  private writeRows(ids: readonly string[]): boolean {
+    const done = this.diskWrite(() => {
+      this.db.batch(() => {
+        for (const id of ids) {
+          const o = this.own.get(id);
+          if (o) this.db.put(o.ended && o.x.state === 'streaming' ? { ...o.x, ...o.ended, state: 'complete', error: undefined } : o.x, o.reqBytes, process.pid);
+        }
+      });
+      return true; // (not `undefined`, which means the disk refused)
     });
+    return done !== undefined;
   }
 
   private settleStopped(x: CapturedExchange, reqBytes: number): void {
@@ -390,7 +374,7 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
   private removeRow(id: string): void {
     const x = this.own.get(id)?.x ?? this.db.get(id)?.x;
     this.own.delete(id);
-    this.pending.delete(id);
+    this.rows.delete(id);
     this.journalFile.written([id]); // its journal lines must not bring it back (nor keep the journal from emptying)
     // Written at once (deleting is rare): a query right after must not find it.
     this.diskWrite(() => this.db.remove(id));

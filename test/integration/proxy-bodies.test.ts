@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { request } from 'node:http';
+import { request, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -14,6 +14,17 @@ import { containsSecret } from '../../src/core/redact';
 import { rawRequest, startRig, startUpstream, waitFor } from '../unit/proxy/local-upstream';
 
 const sse = (n: number) => Array.from({ length: n }, (_, i) => `data: {"i":${i}}\n\n`);
+
+/** Writes `body` in pieces of `size` bytes, one per turn of the loop, then ends the response. */
+function writeInPieces(res: ServerResponse, body: Buffer, size: number): void {
+  let off = 0;
+  const step = () => {
+    if (off >= body.length) return void res.end();
+    res.write(body.subarray(off, (off += size)));
+    setImmediate(step);
+  };
+  step();
+}
 
 test('a 100 MB response and a 100 MB request body pass byte-identical; the capture keeps all of it', async () => {
   const MB = 1024 * 1024;
@@ -77,14 +88,7 @@ test('a gzip response reaches the client compressed as sent; the capture keeps i
   const up = await startUpstream((req, res) => {
     req.resume();
     res.writeHead(200, { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' });
-    // Split at odd places: the proxy must not care where compressed frames end.
-    let off = 0;
-    const step = () => {
-      if (off >= gz.length) return res.end();
-      res.write(gz.subarray(off, (off += 97)));
-      setImmediate(step);
-    };
-    step();
+    writeInPieces(res, gz, 97); // split at odd places: the proxy must not care where compressed frames end
   });
   const rig = await startRig({ default: up.url });
   try {
@@ -107,14 +111,7 @@ test('a key echoed in a response reaches the client as sent; the capture masks i
     const body = gzip ? gzipSync(text) : Buffer.from(text);
     req.resume();
     res.writeHead(200, { 'content-type': 'text/event-stream', ...(gzip && { 'content-encoding': 'gzip' }) });
-    // Small pieces, so the key is cut by chunk boundaries on the way.
-    let off = 0;
-    const step = () => {
-      if (off >= body.length) return res.end();
-      res.write(body.subarray(off, (off += 13)));
-      setImmediate(step);
-    };
-    step();
+    writeInPieces(res, body, 13); // small pieces, so the key is cut by chunk boundaries on the way
   });
   const rig = await startRig({ default: up.url });
   try {

@@ -2,7 +2,7 @@
 // model output: the bytes → wire parse → family parse → every check. Each input is ~1 MB of the family's own output
 // (prose content, then CALLS calls, the last one cut off so the turn is flagged), median CPU time of RUNS runs.
 import { analyze } from '../src/core/analyze';
-import { formats, getFormat } from '../src/core/formats/index';
+import { formats, getFormat } from '../src/core/families/index';
 import type { AssistantMessage, FamilyId } from '../src/core/model';
 import { parseResponseBody } from '../src/core/wire/index';
 import { mbPerS, medians } from './sse.bench';

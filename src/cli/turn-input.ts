@@ -1,4 +1,4 @@
-import { formats } from '../core/formats/index';
+import { formats } from '../core/families/index';
 import { loadInput, loadRequest, type LoadedInput } from '../core/input';
 import { UserError, type FamilyId, type NormalizedRequest } from '../core/model';
 import type { Args } from './args';

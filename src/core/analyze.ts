@@ -5,7 +5,7 @@
  */
 import { CAPTURE_TRUNCATED, checks, exchangeChecks, INTERNAL_ERROR } from './checks/index';
 import type { Check, CheckContext } from './checks/types';
-import { detectFamily, getFormat } from './formats/index';
+import { detectFamily, getFormat } from './families/index';
 import type { ModelFormat } from './formats/types';
 import type {
   Analysis,

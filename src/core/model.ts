@@ -142,7 +142,7 @@ export interface NormalizedRequest {
   raw: unknown;
 }
 
-/** Model family ids, one per module in `src/core/formats/`. */
+/** Model family ids, one per module in `src/core/families/`. */
 export type FamilyId =
   | 'kimi-k2'
   | 'deepseek-v3'
@@ -168,7 +168,9 @@ export type FamilyId =
   | 'seed-oss'
   | 'minimax-m3'
   | 'kimi-k3'
-  | 'step3';
+  | 'step3'
+  // New family ids: one line each above this comment, as `| 'id'`.
+  ;
 
 /** What a stretch of native text is. */
 export type SegmentKind =

@@ -8,7 +8,7 @@ import type { ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { test } from 'node:test';
 import { openStore } from '../../src/core/capture/store';
-import { getFormat } from '../../src/core/formats/index';
+import { getFormat } from '../../src/core/families/index';
 import { exited, serveChild as serve, startUpstream, tempDir, waitFor } from '../unit/proxy/local-upstream';
 
 const MODEL = 'moonshotai/kimi-k2-0905';

@@ -13,7 +13,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { jsonSchema, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import { openStore, type CaptureStore } from '../../src/core/capture/store';
-import { getFormat } from '../../src/core/formats/index';
+import { getFormat } from '../../src/core/families/index';
 import type { FamilyId } from '../../src/core/model';
 import { repairStage, type RepairSettings } from '../../src/core/repair/stage';
 import { startProxy, type ProxyHandle } from '../../src/core/proxy/server';

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze, analyzeExchange, parseExchange, prepare, renderPlain, runChecks } from '../../src/core/analyze';
 import type { Check } from '../../src/core/checks/types';
-import { getFormat } from '../../src/core/formats/index';
+import { getFormat } from '../../src/core/families/index';
 import type { CapturedExchange } from '../../src/core/model';
 import { parseResponseBody } from '../../src/core/wire/index';
 import { recording } from '../helpers/shared';

@@ -7,7 +7,7 @@ import { familyVerdicts, verdictFamilies, verdictsFor } from '../../src/core/eng
 import { FIXTURES } from '../../src/core/engines/types';
 import { markdownIssue } from '../../src/core/export/markdown';
 import { prepareRepro } from '../../src/core/export/repro';
-import { formats } from '../../src/core/formats/index';
+import { formats } from '../../src/core/families/index';
 import type { FamilyId } from '../../src/core/model';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -2,7 +2,7 @@ import { analyzeWithContext } from '../../core/analyze';
 import type { CheckContext } from '../../core/checks/types';
 import { verdictLines, verdictSources, verdictsFor } from '../../core/engines/index';
 import { callLines, turnReport, type TurnReport } from '../../core/parsed';
-import { formats } from '../../core/formats/index';
+import { formats } from '../../core/families/index';
 import type { Analysis, FamilyId, Finding } from '../../core/model';
 import { plural } from '../../core/tokens/accounting';
 import { parseArgs } from '../args';

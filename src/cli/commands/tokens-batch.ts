@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { defaultDataDir } from '../../core/capture/store';
-import { formats } from '../../core/formats/index';
+import { formats } from '../../core/families/index';
 import { UserError, type FamilyId } from '../../core/model';
 import { plural } from '../../core/tokens/accounting';
 import { runBatch, type BatchProgress } from '../../core/tokens/batch/run';

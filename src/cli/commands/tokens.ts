@@ -1,5 +1,5 @@
 import { defaultDataDir } from '../../core/capture/store';
-import { formats } from '../../core/formats/index';
+import { formats } from '../../core/families/index';
 import { UserError } from '../../core/model';
 import { exchangeTokenTable } from '../../core/tokens/exchange';
 import type { DownloadProgress } from '../../core/tokens/hub';

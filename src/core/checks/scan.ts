@@ -5,7 +5,7 @@
  * Everything is computed once per CheckContext (WeakMap caches) so a 1 MB response is scanned once, not per rule.
  */
 import type { FamilyId, Finding, FormatProblem, ParsedNative, Segment } from '../model';
-import { formats, getFormat } from '../formats/index';
+import { formats, getFormat } from '../families/index';
 import type { CheckContext } from './types';
 import { markerlessLeak } from './markerless-leak';
 

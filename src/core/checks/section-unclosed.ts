@@ -1,4 +1,4 @@
-import { getFormat } from '../formats/index';
+import { getFormat } from '../families/index';
 import type { Check } from './types';
 import { familyName, findMarkers, problemFindings, where } from './scan';
 

@@ -3,7 +3,7 @@
  * markup is exactly what a Kimi K2 model writes, plus one healthy call for contrast. Each case is what the demo
  * upstream (./upstream.ts) streams back; the demo replay (./replay.ts) sends one request per case through the proxy.
  */
-import { getFormat } from '../formats/index';
+import { getFormat } from '../families/index';
 import type { AssistantMessage, ToolCall } from '../model';
 
 export { DEMO_PROVIDER, DEMO_ROUTE } from './mark';

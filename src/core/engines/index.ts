@@ -6,37 +6,12 @@
 import type { CheckContext } from '../checks/types';
 import { leaks } from '../checks/scan';
 import type { FamilyId, Finding, ParsedNative } from '../model';
-import deepseekV3 from './deepseek-v3';
-import deepseekV31 from './deepseek-v31';
-import glm45 from './glm45';
-import gptOss from './gpt-oss';
-import kimiK2 from './kimi-k2';
-import minimaxM2 from './minimax-m2';
-import hermes from './hermes';
-import mistral from './mistral';
-import llama3Json from './llama3-json';
-import gemma4 from './gemma4';
-import qwen3 from './qwen3';
-import qwen3Coder from './qwen3-coder';
-import glm47 from './glm47';
-import deepseekV32 from './deepseek-v32';
-import deepseekV4 from './deepseek-v4';
-import deepseekV41 from './deepseek-v41';
-import jamba from './jamba';
-import kimiK3 from './kimi-k3';
-import ling3 from './ling3';
-import llama4Pythonic from './llama4-pythonic';
-import minimaxM3 from './minimax-m3';
-import nemotron from './nemotron';
-import phi4 from './phi4';
-import seedOss from './seed-oss';
-import step3 from './step3';
+import { families } from '../families/index';
 import { ENGINE_NAMES, type Engine, type EngineInfo, type FamilyVerdicts, type Outcome, type VerdictCase } from './types';
 
 export type { Engine, FamilyVerdicts, Outcome, VerdictCase } from './types';
 
-const ALL: readonly FamilyVerdicts[] = [kimiK2, deepseekV3, deepseekV31, qwen3, qwen3Coder, glm45, gptOss, minimaxM2, hermes, glm47, deepseekV32, deepseekV4, mistral, llama3Json, gemma4,
-  jamba, nemotron, phi4, ling3, llama4Pythonic, seedOss, minimaxM3, kimiK3, step3, deepseekV41];
+const ALL: readonly FamilyVerdicts[] = families.map((f) => f.verdicts);
 const byFamily = new Map<FamilyId, FamilyVerdicts>(ALL.map((v) => [v.family, v]));
 
 /** The verdict data of a family (undefined for a family no data file covers yet). */

@@ -7,7 +7,7 @@
 import { storedResult, type ExchangeAnalysis } from '../analyze';
 import { analyzeCaptured } from '../capture/analysis';
 import { findCapture } from '../capture/store';
-import { getFormat } from '../formats/index';
+import { getFormat } from '../families/index';
 import { exchangeTokenStream } from '../tokens/exchange';
 import type { TokenStream } from '../tokens/stream';
 import type { Tokenizer } from '../tokens/types';

@@ -7,9 +7,9 @@
  * (Kiro #11533, anton PR #342: a partial-JSON fix-up "cannot invent the value that never arrived").
  *
  * What "whole" means depends on how the family writes arguments:
- * - JSON families (Kimi, DeepSeek, Qwen3/Hermes, gpt-oss): the arguments parse as a JSON object. A JSON object only
+ * - JSON families (the family's `repair.arguments` is `json`): the arguments parse as a JSON object. A JSON object only
  *   parses once its closing brace arrived, so a cut inside it is always caught, even without the call's end marker.
- * - XML-argument families (Qwen3-Coder, GLM, MiniMax): the parser turns `<parameter=…>` pairs into JSON, so a cut
+ * - Tagged families (`tagged`: XML parameters, pythonic keywords): the parser turns the pairs into JSON, so a cut
  *   inside a value would still give valid JSON. Such a call counts only when the parser saw it closed.
  */
 import { createHash } from 'node:crypto';
@@ -17,9 +17,8 @@ import { validatorFor } from '../checks/schema-validators';
 import type { FamilyId, FormatProblem, ToolDef } from '../model';
 import type { ModelFormat } from '../formats/types';
 import { schemaArguments } from '../formats/shared/schema-types';
+import { getFamily } from '../families/index';
 
-/** Families whose native arguments are a JSON text (a cut is visible in the JSON itself). */
-const JSON_ARGUMENT_FAMILIES: ReadonlySet<FamilyId> = new Set<FamilyId>(['kimi-k2', 'deepseek-v3', 'deepseek-v31', 'qwen3', 'gpt-oss']);
 
 export interface RepairedCall {
   /** Position among the calls delivered in this turn (the structured `index`). */
@@ -52,7 +51,7 @@ export interface CallContext {
  */
 export function readCalls(format: ModelFormat, markup: string, from: 'content' | 'reasoning', firstIndex: number, ctx: CallContext): { calls: RepairedCall[]; text: string } {
   const parsed = format.parse(markup);
-  const jsonFamily = JSON_ARGUMENT_FAMILIES.has(format.id);
+  const jsonFamily = getFamily(format.id).repair.arguments === 'json';
   const text = (from === 'reasoning' ? (parsed.message.reasoning ?? parsed.message.content) : parsed.message.content) ?? '';
   const calls = parsed.message.toolCalls.map((parsedCall, i): RepairedCall => {
     const index = firstIndex + i;

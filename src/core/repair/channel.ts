@@ -6,35 +6,8 @@
  * of what arrived, or, once a whole opener arrived, until the markup closes (the family's parser sees every call and
  * section closed) or the turn ends. A held prefix that turns out not to be a marker is released with the next text.
  */
-import type { FamilyId } from '../model';
-import { detectFamily, formats } from '../formats/index';
+import { detectFamily, formats, getFamily } from '../families/index';
 import type { ModelFormat } from '../formats/types';
-
-/** Markers that can begin a tool-call stretch, per family (closing markers alone never start one). */
-const OPENERS: Partial<Record<FamilyId, readonly string[]>> = {
-  'kimi-k2': ['<|tool_calls_section_begin|>', '<|tool_call_section_begin|>', '<|tool_call_begin|>'],
-  'deepseek-v3': ['<｜tool▁calls▁begin｜>', '<｜tool▁call▁begin｜>'],
-  'deepseek-v31': ['<｜tool▁calls▁begin｜>', '<｜tool▁call▁begin｜>'],
-  qwen3: ['<tool_call>'],
-  'qwen3-coder': ['<tool_call>', '<function='],
-  glm45: ['<tool_call>'],
-  'gpt-oss': ['<|start|>', '<|channel|>'],
-  'minimax-m2': ['<minimax:tool_call>', '<invoke name="'],
-  hermes: ['<tool_call>'],
-  mistral: ['[TOOL_CALLS]'],
-  'llama3-json': ['<|python_tag|>'],
-  jamba: ['<tool_calls>'],
-  nemotron: ['<TOOLCALL>'],
-  phi4: ['functools['],
-};
-
-/**
- * Markers a correct server removes from the channel although they open no call: Kimi K3's response wrappers (vLLM
- * `kimi_k3_tool_parser.py` `_strip_response_content`, SGLang `kimik3_format.py`).
- */
-const STRIPPED: Partial<Record<FamilyId, readonly string[]>> = {
-  'kimi-k3': ['<|open|>response<|sep|>', '<|close|>response<|sep|>'],
-};
 
 export interface Opener {
   marker: string;
@@ -48,10 +21,10 @@ export interface Opener {
  * start like markup (`<`, `[`) count: a plain word (Phi-4's `functools[`) would hold back ordinary prose.
  */
 export function openersFor(format: ModelFormat | undefined): Opener[] {
-  const of = (f: ModelFormat): Opener[] => [
-    ...(OPENERS[f.id] ?? f.toolMarkers.filter((m) => !/^(<\/|\[\/)/.test(m) && !/end/i.test(m))).map((marker) => ({ marker, format: f })),
-    ...(STRIPPED[f.id] ?? []).map((marker) => ({ marker, format: f, strip: true })),
-  ];
+  const of = (f: ModelFormat): Opener[] => {
+    const { repair } = getFamily(f.id);
+    return [...repair.openers.map((marker) => ({ marker, format: f })), ...repair.stripped.map((marker) => ({ marker, format: f, strip: true }))];
+  };
   return format ? of(format) : formats.flatMap(of).filter((o) => /^[<[]/.test(o.marker));
 }
 

@@ -12,7 +12,7 @@
  * delivered bytes, beside the upstream's bytes that stay the exchange's body and the input of every finding.
  */
 import { createHash } from 'node:crypto';
-import { detectFamily } from '../formats/index';
+import { detectFamily } from '../families/index';
 import { normalizeRequest } from '../wire/request';
 import type { ResponseStage, ResponseStageFactory, ResponseStageInit } from '../proxy/stage';
 import { repairJsonBody } from './json';

@@ -1,5 +1,5 @@
 import { analyze, type AnalyzeInput } from '../analyze';
-import { getFormat } from '../formats/index';
+import { getFormat } from '../families/index';
 import { promptTokenFinding } from '../checks/prompt-token-mismatch';
 import type { Analysis, Usage } from '../model';
 import type { PromptAccounting } from './accounting';

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError, type FamilyId } from '../model';
+import { getFamily } from '../families/index';
 import { loadHfTokenizer } from './hf';
 import { downloadHubFile, type HubOptions } from './hub';
 import { loadKimiTokenizer } from './kimi';
@@ -62,35 +63,6 @@ const TOKENIZER_REPOS: readonly [RegExp, string][] = [
   [/minimax-01/, 'MiniMaxAI/MiniMax-Text-01'],
 ];
 
-/** A family's default tokenizer repo, used when only the family is known. */
-const FAMILY_REPOS: Record<FamilyId, string> = {
-  'kimi-k2': 'moonshotai/Kimi-K2-Instruct-0905',
-  'deepseek-v3': 'deepseek-ai/DeepSeek-V3',
-  'deepseek-v31': 'deepseek-ai/DeepSeek-V3.1',
-  qwen3: 'Qwen/Qwen3-235B-A22B-Instruct-2507',
-  'qwen3-coder': 'Qwen/Qwen3-Coder-480B-A35B-Instruct',
-  glm45: 'zai-org/GLM-4.5',
-  'gpt-oss': 'openai/gpt-oss-120b',
-  'minimax-m2': 'MiniMaxAI/MiniMax-M2',
-  hermes: 'NousResearch/Hermes-3-Llama-3.1-8B',
-  mistral: 'mistralai/Mistral-Small-3.2-24B-Instruct-2506',
-  'llama3-json': 'meta-llama/Llama-3.3-70B-Instruct',
-  jamba: 'ai21labs/AI21-Jamba-Mini-1.7',
-  nemotron: 'nvidia/Llama-3_3-Nemotron-Super-49B-v1_5',
-  phi4: 'microsoft/Phi-4-mini-instruct',
-  glm47: 'zai-org/GLM-4.7',
-  ling3: 'inclusionAI/Ling-1T',
-  'deepseek-v32': 'deepseek-ai/DeepSeek-V3.2',
-  'deepseek-v4': 'deepseek-ai/DeepSeek-V4',
-  'deepseek-v41': 'deepseek-ai/DeepSeek-V4.1-Flash',
-  gemma4: 'google/gemma-4-31b-it',
-  'llama4-pythonic': 'meta-llama/Llama-4-Scout-17B-16E-Instruct',
-  'seed-oss': 'ByteDance-Seed/Seed-OSS-36B-Instruct',
-  'minimax-m3': 'MiniMaxAI/MiniMax-M3',
-  'kimi-k3': 'moonshotai/Kimi-K3',
-  step3: 'stepfun-ai/step3',
-};
-
 /**
  * The tokenizer repo for a model id (`moonshotai/kimi-k2-0905` → `moonshotai/Kimi-K2-Instruct-0905`).
  * Unknown ids fall back to the id itself (minus an OpenRouter variant suffix such as `:free`), which is right
@@ -146,7 +118,7 @@ export async function loadTokenizer(req: TokenizerRequest): Promise<Tokenizer> {
 /** The Hub repo a request resolves to (a model id first, then the family's default). */
 export function tokenizerRepoFor(req: Pick<TokenizerRequest, 'model' | 'family'>): string {
   if (req.model) return tokenizerRepo(req.model);
-  if (req.family) return FAMILY_REPOS[req.family];
+  if (req.family) return getFamily(req.family).tokenizer.repo;
   throw new UserError('no model id to choose a tokenizer for: pass --model or --tokenizer-dir');
 }
 

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze } from '../../../src/core/analyze';
-import { formats } from '../../../src/core/formats/index';
+import { formats } from '../../../src/core/families/index';
 import { normalizeRequest, parseResponseBody } from '../../../src/core/wire/index';
 import { RECORDINGS, recording } from '../../helpers/shared';
 

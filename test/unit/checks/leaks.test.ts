@@ -4,7 +4,7 @@ import markupInContent from '../../../src/core/checks/markup-in-content';
 import markupInReasoning from '../../../src/core/checks/markup-in-reasoning';
 import specialTokenInText from '../../../src/core/checks/special-token-in-text';
 import markupInToolCall from '../../../src/core/checks/markup-in-tool-call';
-import { formats } from '../../../src/core/formats/index';
+import { formats } from '../../../src/core/families/index';
 import type { FamilyId } from '../../../src/core/model';
 import { FIREWORKS_LEAK, K, OPENCODE_37297_ARGS, OPENCODE_8851_REASONING, call, kimiSection, response, run, slice } from './helpers';
 

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { analyze } from '../../../src/core/analyze';
 import { DEMO_CASES, agentScript, kimiCallMarkup, scriptMessage } from '../../../src/core/demo/cases';
 import { isDemoCapture } from '../../../src/core/demo/index';
-import { getFormat } from '../../../src/core/formats/index';
+import { getFormat } from '../../../src/core/families/index';
 
 const kimi = getFormat('kimi-k2');
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { detectFamily, formats, getFormat } from '../../../src/core/formats/index';
+import { detectFamily, formats, getFormat } from '../../../src/core/families/index';
 import type { FamilyId } from '../../../src/core/model';
 
 const ALL: FamilyId[] = [

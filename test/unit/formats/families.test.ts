@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { getFormat } from '../../../src/core/formats/index';
+import { getFormat } from '../../../src/core/families/index';
 import type { FamilyId } from '../../../src/core/model';
 import { assertProblems, assertSegments, codes, slices } from './helpers';
 

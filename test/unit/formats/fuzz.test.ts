@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formats } from '../../../src/core/formats/index';
+import { formats } from '../../../src/core/families/index';
 import type { AssistantMessage, ParsedNative } from '../../../src/core/model';
 import { prng } from '../../helpers/prng';
 import { threadCpuMs } from '../../helpers/timing';

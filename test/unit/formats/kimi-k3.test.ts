@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze } from '../../../src/core/analyze';
 import markupInContent from '../../../src/core/checks/markup-in-content';
-import { detectFamily, getFormat } from '../../../src/core/formats/index';
+import { detectFamily, getFormat } from '../../../src/core/families/index';
 import { response, run } from '../checks/helpers';
 import { assertProblems, assertSegments, codes, slices } from './helpers';
 

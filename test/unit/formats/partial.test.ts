@@ -2,7 +2,7 @@
 // model never sent (no end of turn, no `</think>` ending reasoning that nothing followed, the last call left open).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formats } from '../../../src/core/formats/index';
+import { formats } from '../../../src/core/families/index';
 import type { AssistantMessage } from '../../../src/core/model';
 import { assertSegments } from './helpers';
 

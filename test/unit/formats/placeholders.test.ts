@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { getFormat } from '../../../src/core/formats/index';
+import { getFormat } from '../../../src/core/families/index';
 import { assertProblems, assertSegments, codes } from './helpers';
 
 const TEXT =

@@ -2,13 +2,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { formats, getFormat } from '../../../src/core/formats/index';
+import { families, formats, getFormat } from '../../../src/core/families/index';
 import type { AssistantMessage, FamilyId } from '../../../src/core/model';
 import { RECORDINGS, recording } from '../../helpers/shared';
 import { assertProblems, assertSegments, slices, withoutIds } from './helpers';
 
-/** Families whose arguments are XML parameters (canonical compact JSON in the message). */
-const XML_FAMILIES: FamilyId[] = ['qwen3-coder', 'glm45', 'minimax-m2', 'glm47', 'ling3', 'deepseek-v32', 'deepseek-v4', 'gemma4', 'llama4-pythonic', 'seed-oss', 'minimax-m3', 'kimi-k3', 'step3', 'deepseek-v41'];
+/** Families whose arguments are tagged (XML parameters, pythonic keywords: canonical compact JSON in the message). */
+const XML_FAMILIES: FamilyId[] = families.filter((f) => f.repair.arguments === 'tagged').map((f) => f.id);
 
 const call = (index: number, name: string, args: unknown) => ({ index, id: `functions.${name}:${index}`, name, arguments: JSON.stringify(args) });
 

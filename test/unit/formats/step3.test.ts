@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze } from '../../../src/core/analyze';
-import { detectFamily, getFormat } from '../../../src/core/formats/index';
+import { detectFamily, getFormat } from '../../../src/core/families/index';
 import { assertProblems, assertSegments, codes } from './helpers';
 
 const f = getFormat('step3');

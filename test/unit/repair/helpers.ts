@@ -1,5 +1,5 @@
 /** Helpers for the repair tests: streams built from deltas, a stage fed in pieces, and what a client accumulates. */
-import { getFormat } from '../../../src/core/formats/index';
+import { getFormat } from '../../../src/core/families/index';
 import type { FamilyId, ToolDef } from '../../../src/core/model';
 import { SseRepair } from '../../../src/core/repair/sse';
 import { turnContext, type TruncatedMode, type TurnContext } from '../../../src/core/repair/turn';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formats, getFormat } from '../../../src/core/formats/index';
+import { formats, getFormat } from '../../../src/core/families/index';
 import type { FamilyId } from '../../../src/core/model';
 import { prng, randomSplit } from '../../helpers/prng';
 import { clientView, ctxFor, feed, pieces, stream } from './helpers';

@@ -4,7 +4,7 @@
  * the prompt ids when the request is there, and the output record(s) as JSON lines. Everything returned is
  * structured-cloneable.
  */
-import { formats, getFormat } from '../../formats/index';
+import { formats, getFormat } from '../../families/index';
 import { UserError, type FamilyId, type Finding } from '../../model';
 import { exchangeTokenTable } from '../exchange';
 import { emittedTableIds } from '../stream';

@@ -1,0 +1,15 @@
+import verdicts from '../engines/deepseek-v4';
+import { deepseekV4 as format } from '../formats/deepseek-dsml';
+import type { Family } from './types';
+
+export const deepseekV4: Family<'deepseek-v4'> = {
+  id: 'deepseek-v4',
+  format,
+  verdicts,
+  tokenizer: { repo: 'deepseek-ai/DeepSeek-V4' },
+  repair: {
+    openers: ['<｜DSML｜tool_calls>', '<｜DSML｜invoke name="', '<｜DSML｜parameter name="', '<｜DSML｜ calls>', '<｜DSML｜ invoke name="', '<｜DSML｜ parameter name="'],
+    stripped: [],
+    arguments: 'tagged',
+  },
+};

@@ -1,0 +1,15 @@
+import verdicts from '../engines/deepseek-v41';
+import { deepseekV41 as format } from '../formats/deepseek-dsml';
+import type { Family } from './types';
+
+export const deepseekV41: Family<'deepseek-v41'> = {
+  id: 'deepseek-v41',
+  format,
+  verdicts,
+  tokenizer: { repo: 'deepseek-ai/DeepSeek-V4.1-Flash' },
+  repair: {
+    openers: ['<｜DSML｜ calls>', '<｜DSML｜ invoke name="', '<｜DSML｜ parameter name="'],
+    stripped: [],
+    arguments: 'tagged',
+  },
+};

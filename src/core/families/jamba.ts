@@ -1,0 +1,15 @@
+import verdicts from '../engines/jamba';
+import { jamba as format } from '../formats/jamba';
+import type { Family } from './types';
+
+export const jamba: Family<'jamba'> = {
+  id: 'jamba',
+  format,
+  verdicts,
+  tokenizer: { repo: 'ai21labs/AI21-Jamba-Mini-1.7' },
+  repair: {
+    openers: ['<tool_calls>'],
+    stripped: [],
+    arguments: 'json',
+  },
+};

@@ -1,0 +1,15 @@
+import verdicts from '../engines/llama3-json';
+import { llama3Json as format } from '../formats/llama';
+import type { Family } from './types';
+
+export const llama3Json: Family<'llama3-json'> = {
+  id: 'llama3-json',
+  format,
+  verdicts,
+  tokenizer: { repo: 'meta-llama/Llama-3.3-70B-Instruct' },
+  repair: {
+    openers: ['<|python_tag|>'],
+    stripped: [],
+    arguments: 'json',
+  },
+};

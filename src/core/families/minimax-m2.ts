@@ -1,0 +1,15 @@
+import verdicts from '../engines/minimax-m2';
+import { minimaxM2 as format } from '../formats/minimax';
+import type { Family } from './types';
+
+export const minimaxM2: Family<'minimax-m2'> = {
+  id: 'minimax-m2',
+  format,
+  verdicts,
+  tokenizer: { repo: 'MiniMaxAI/MiniMax-M2' },
+  repair: {
+    openers: ['<minimax:tool_call>', '<invoke name="'],
+    stripped: [],
+    arguments: 'tagged',
+  },
+};

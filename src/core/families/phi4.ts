@@ -1,0 +1,15 @@
+import verdicts from '../engines/phi4';
+import { phi4 as format } from '../formats/phi4';
+import type { Family } from './types';
+
+export const phi4: Family<'phi4'> = {
+  id: 'phi4',
+  format,
+  verdicts,
+  tokenizer: { repo: 'microsoft/Phi-4-mini-instruct' },
+  repair: {
+    openers: ['functools['],
+    stripped: [],
+    arguments: 'json',
+  },
+};

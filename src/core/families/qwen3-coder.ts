@@ -1,0 +1,15 @@
+import verdicts from '../engines/qwen3-coder';
+import { qwen3Coder as format } from '../formats/qwen3-coder';
+import type { Family } from './types';
+
+export const qwen3Coder: Family<'qwen3-coder'> = {
+  id: 'qwen3-coder',
+  format,
+  verdicts,
+  tokenizer: { repo: 'Qwen/Qwen3-Coder-480B-A35B-Instruct' },
+  repair: {
+    openers: ['<tool_call>', '<function='],
+    stripped: [],
+    arguments: 'tagged',
+  },
+};

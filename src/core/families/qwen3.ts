@@ -1,0 +1,15 @@
+import verdicts from '../engines/qwen3';
+import { qwen3 as format } from '../formats/qwen3';
+import type { Family } from './types';
+
+export const qwen3: Family<'qwen3'> = {
+  id: 'qwen3',
+  format,
+  verdicts,
+  tokenizer: { repo: 'Qwen/Qwen3-235B-A22B-Instruct-2507' },
+  repair: {
+    openers: ['<tool_call>'],
+    stripped: [],
+    arguments: 'json',
+  },
+};

@@ -1,0 +1,15 @@
+import verdicts from '../engines/seed-oss';
+import { seedOss as format } from '../formats/seed-oss';
+import type { Family } from './types';
+
+export const seedOss: Family<'seed-oss'> = {
+  id: 'seed-oss',
+  format,
+  verdicts,
+  tokenizer: { repo: 'ByteDance-Seed/Seed-OSS-36B-Instruct' },
+  repair: {
+    openers: ['<seed:tool_call>', '<function=', '<parameter='],
+    stripped: [],
+    arguments: 'tagged',
+  },
+};

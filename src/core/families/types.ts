@@ -1,0 +1,45 @@
+/**
+ * A model family: everything Tokenscope knows about one way of writing tool calls, in one module. SGLang keeps one
+ * short detector per format and one registry line; a Tokenscope family carries more, and every fact is required, so
+ * a family missing one is a compile error rather than a silent default somewhere else:
+ * - its grammar (`format`: render, parse, ranges, markers, model-id patterns, marker detection);
+ * - what vLLM, SGLang and Dynamo do with its broken outputs (`verdicts`, per engine release, cited);
+ * - where its tokenizer comes from (`tokenizer`);
+ * - what repair mode needs (`repair`: the markers that open a leaked call, what a correct server strips, how the
+ *   arguments are written).
+ */
+import type { FamilyVerdicts } from '../engines/types';
+import type { ModelFormat } from '../formats/types';
+import type { FamilyId } from '../model';
+
+export interface RepairFacts {
+  /**
+   * Markers that can begin a stretch of tool-call markup in content or reasoning (closing markers alone never start
+   * one). Repair holds streamed text back from the first character that could begin one of these.
+   */
+  openers: readonly string[];
+  /** Markers a correct server removes from the channel although they open no call (Kimi K3's response wrappers). */
+  stripped: readonly string[];
+  /**
+   * How the arguments are written, which decides when a call counts as whole:
+   * - `json`: a JSON text; a cut inside it always shows (a JSON object only parses once its closing brace arrived);
+   * - `tagged`: key/value markup (XML parameters, pythonic keywords) turned into JSON by the parser; a cut inside a
+   *   value still gives valid JSON, so a call counts only when the parser saw it closed.
+   */
+  arguments: 'json' | 'tagged';
+}
+
+export interface TokenizerFacts {
+  /** The Hugging Face repo whose tokenizer the family's models use, when only the family is known. */
+  repo: string;
+}
+
+export interface Family<K extends FamilyId = FamilyId> {
+  id: K;
+  /** The grammar: render, parse, markers, model-id patterns and marker detection. */
+  format: ModelFormat;
+  /** What the serving engines do with each class of broken output. */
+  verdicts: FamilyVerdicts;
+  tokenizer: TokenizerFacts;
+  repair: RepairFacts;
+}

@@ -287,8 +287,11 @@ function queues(calls: readonly ParsedCall[], key: (c: ParsedCall) => string): M
 
 export interface TurnReport {
   family: FamilyId | null;
-  /** How the family was chosen: from the model id, from the markers in the text, or as given (`--family`). */
-  familySource: 'model-id' | 'markers' | 'given' | null;
+  /**
+   * How the family was chosen: from the model id, from the markers in the text (a guess: the model id named none), or
+   * as given (`--family`); `unknown` when nothing told it (the findings then say what markup was seen, if any).
+   */
+  familySource: 'model-id' | 'markers' | 'given' | 'unknown';
   content: string | null;
   reasoning: string | null;
   calls: ParsedCall[];
@@ -324,7 +327,7 @@ export function turnReport(analysis: Analysis, ctx: CheckContext | undefined): T
   const source = analysis.familySource;
   return {
     family: analysis.family ?? null,
-    familySource: source === 'model-id' || source === 'markers' || source === 'given' ? source : null,
+    familySource: source === 'model-id' || source === 'markers' || source === 'given' ? source : 'unknown',
     content: p.content,
     reasoning: p.reasoning,
     calls: p.calls,

@@ -57,7 +57,7 @@ export function toJson(a: Analysis, ctx?: CheckContext): TurnReport {
 const SOURCE: Record<NonNullable<Analysis['familySource']>, string> = {
   given: 'as given',
   'model-id': 'from the model id',
-  markers: 'from the markers in the text',
+  markers: 'guessed from the markers in the text: no model id named it',
   none: '',
 };
 

@@ -126,7 +126,8 @@ export function getFormat(id: FamilyId): ModelFormat {
 /**
  * The family of an exchange: from the model id when one matches (`moonshotai/kimi-k2-0905`,
  * `qwen/qwen3-coder:free`…), else from the markers in `text` (highest `detectText` score wins; ties go
- * to the earlier family). Undefined when neither tells.
+ * to the earlier family; a family counts only when the text holds one of its own markers, or its calls need none).
+ * Undefined when neither tells: the analysis then says the family is unknown, and what markup it saw.
  */
 export function detectFamily(
   modelId?: string,
@@ -140,6 +141,8 @@ export function detectFamily(
     let best: ModelFormat | undefined;
     let bestScore = 0;
     for (const f of formats) {
+      // A JSON `{"name": …, "arguments": …}` between markers no family knows is no Qwen3 call.
+      if (!f.markerless && !holdsOwnMarker(f, text)) continue;
       const score = f.detectText(text);
       if (score > bestScore) {
         best = f;
@@ -149,4 +152,12 @@ export function detectFamily(
     if (best) return { format: best, source: 'markers' };
   }
   return undefined;
+}
+
+/** The text holds one of the family's markers, or a placeholder of one of its marker ids (`<|reserved_token_163595|>`). */
+function holdsOwnMarker(f: ModelFormat, text: string): boolean {
+  if (f.markers.some((m) => text.includes(m)) || f.toolMarkers.some((m) => text.includes(m))) return true;
+  if (!f.markerIds || !text.includes('<|reserved')) return false;
+  for (const m of text.matchAll(/<\|reserved(?:_special)?_token_(\d+)\|>/g)) if (f.markerIds[Number(m[1])]) return true;
+  return false;
 }

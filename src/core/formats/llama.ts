@@ -32,6 +32,7 @@ export const LLAMA_JSON: JsonCallsGrammar = {
 export const llama3Json: ModelFormat = {
   id: 'llama3-json',
   displayName: 'Llama 3 / 4 (JSON tool calls)',
+  markerless: true,
   markers: MARKERS,
   toolMarkers: TOOL_MARKERS,
   matchesModel: (modelId) => {

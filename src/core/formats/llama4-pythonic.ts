@@ -52,6 +52,7 @@ const GRAMMAR: TurnGrammar = {
 export const llama4Pythonic: ModelFormat = {
   id: 'llama4-pythonic',
   displayName: 'Llama 4 (pythonic tool calls)',
+  markerless: true,
   markers: MARKERS,
   toolMarkers: TOOL_MARKERS,
   matchesModel: (modelId) => /llama-?4|pythonic/.test(modelKey(modelId)),

@@ -28,6 +28,11 @@ export interface ModelFormat {
   markerIds?: Readonly<Record<number, string>>;
   /** Marker that ends the tool-call section (Kimi `<|tool_calls_section_end|>`), if the family has one. */
   sectionEnd?: string;
+  /**
+   * The family's calls can be told from text that holds none of its markers (Llama 3's bare JSON call, Llama 4's
+   * `[read(path="a")]`). Other families are chosen from markers only when the text holds one of their own.
+   */
+  markerless?: boolean;
   /** True when a model id (`moonshotai/kimi-k2-0905`, `qwen/qwen3-coder`…) belongs to this family. */
   matchesModel(modelId: string): boolean;
   /** Score ≥ 0 for how strongly raw text carries this family's markers (0 = none). */

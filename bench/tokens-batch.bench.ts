@@ -1,4 +1,4 @@
-// `tokens --batch` benchmark. Two parts:
+// `tokens --batch` benchmark. Three parts:
 // - paired (the goals' figures): one process of its own (bench/tokens-paired.ts) holds the single-response path on
 //   its main thread and two warm batch workers (dist/tokens-batch-worker.js, as shipped), and runs them by turns on
 //   the same lines in short blocks (the order changes every round), so the machine's other load hits every side
@@ -11,6 +11,9 @@
 //   a one-time cost per worker; the first half's rate is printed beside it as `warmingUp`), CPU time split per thread
 //   (the workers' JavaScript, V8's helper threads, the batch main thread), and RSS while 100,000 lines stream through
 //   a `tokenscope tokens --batch` process (flat).
+// - startup (workers that pay off early): a process of its own (bench/tokens-batch-startup.ts, plain Node) runs
+//   `runBatch` whole, new workers and all, over 3,000 and 30,000 lines with 1 and 2 workers by turns; per size the
+//   median wall times and 2 workers over 1 (goals ≥ 1.6× at 3,000 lines and ≥ 1.8× at 30,000 on a 2-core machine).
 // The load average is printed beside each part: on a machine others share, wall-clock figures follow the load.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -23,6 +26,7 @@ import { runBatch } from '../src/core/tokens/batch/run';
 import { recording } from '../test/helpers/shared';
 import { kimiTokenizerDir } from '../test/unit/tokens/helpers';
 import { splitTimes, threadTimes } from './threads';
+import type { StartupRun } from './tokens-batch-startup';
 import type { Block, Side } from './tokens-paired';
 
 const root = join(__dirname, '..');
@@ -35,6 +39,11 @@ const LINES = Number(process.env.BENCH_BATCH_LINES ?? 40_000);
 /** Rates are measured from this fraction of the lines on. */
 const FROM = 0.6; // with 2 workers, each has done 12,000 lines by then
 const STREAM_LINES = 100_000;
+/** Startup part: file sizes (lines) and runs per size and worker count. */
+const STARTUP_SIZES = (process.env.BENCH_BATCH_STARTUP_SIZES ?? '3000,30000').split(',').map(Number);
+const STARTUP_RUNS = Number(process.env.BENCH_BATCH_STARTUP_RUNS ?? 5);
+/** 2 workers over 1, on the whole run with every start-up cost, at each size (a 2-core machine). */
+const STARTUP_GOALS: Record<number, number> = { 3000: 1.6, 30000: 1.8 };
 
 const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -123,6 +132,50 @@ async function pairedBlocks(driver: string, input: string, dir: string, cacheDir
   const code = await new Promise((ok) => child.on('exit', ok));
   if (code !== 0) throw new Error(`paired run failed: ${stderr.split('\n')[0]}`);
   return (JSON.parse(stdout) as { blocks: Block[] }).blocks;
+}
+
+/**
+ * The startup part: bench/tokens-batch-startup.ts bundled and run as a process of its own over files of each size,
+ * `runBatch` whole with 1 and 2 new workers by turns; per size the median wall times and their ratio, and each pair's.
+ */
+async function startupFigures(tmp: string, samples: string[], dir: string, cacheDir: string, workerFile: string) {
+  const driver = join(tmp, 'tokens-batch-startup.js');
+  await build({ entryPoints: [join(__dirname, 'tokens-batch-startup.ts')], outfile: driver, bundle: true, platform: 'node', format: 'cjs', target: 'node20', external: ['libsql'], logLevel: 'warning' });
+  const inputs = STARTUP_SIZES.map((n) => {
+    const file = join(tmp, `startup-${n}.jsonl`);
+    writeFileSync(file, Array.from({ length: n }, (_, i) => samples[i % samples.length]).join('\n') + '\n');
+    return file;
+  });
+  const load = [round(loadavg()[0], 1)];
+  const child = spawn(process.execPath, [driver, inputs.join(','), dir, cacheDir, workerFile, JSON.stringify({ runs: STARTUP_RUNS })], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const code = await new Promise((ok) => child.on('exit', ok));
+  if (code !== 0) throw new Error(`startup run failed: ${stderr.split('\n')[0]}`);
+  load.push(round(loadavg()[0], 1));
+  const bySize = JSON.parse(stdout) as Record<string, StartupRun[]>;
+  const sizes = Object.fromEntries(
+    Object.entries(bySize).map(([lines, runs]) => {
+      const one = runs.filter((r) => r.workers === 1);
+      const two = runs.filter((r) => r.workers === 2);
+      const ratio = round(median(one.map((r) => r.wallMs)) / median(two.map((r) => r.wallMs)));
+      const goal = STARTUP_GOALS[Number(lines)];
+      return [
+        lines,
+        {
+          wallMs: { batch1Worker: round(median(one.map((r) => r.wallMs)), 0), batch2Workers: round(median(two.map((r) => r.wallMs)), 0) },
+          processCpuMs: { batch1Worker: round(median(one.map((r) => r.cpuMs)), 0), batch2Workers: round(median(two.map((r) => r.cpuMs)), 0) },
+          ratio2vs1: ratio,
+          // Each 2-worker run over the 1-worker run beside it.
+          everyPair: one.map((r, i) => round(r.wallMs / two[i].wallMs)),
+          ...(goal ? { goalRatio: goal, meetsGoal: ratio >= goal } : {}),
+        },
+      ];
+    }),
+  );
+  return { runs: STARTUP_RUNS, loadAverage1m: load, lines: sizes };
 }
 
 /** Per round, `f` of the round's blocks; the median and quartiles over the rounds. */
@@ -261,6 +314,8 @@ export default async () => {
       scaling: { ratio2vs1: round(median(pairRatios)), everyPair: pairRatios.map((x) => round(x)), warmingUpRatio2vs1: round(med('two', 'warmingUpLinesPerSecond') / med('one', 'warmingUpLinesPerSecond')), ceiling2vs1: round(2 / cores('one')) },
     };
 
+    const startup = await startupFigures(tmp, samples, found.dir, cacheDir, workerFile);
+
     const stream = await streamRss(found.dir, tmp);
     const rss = stream.rssMB.map((s) => s.MB);
     // Growth from a quarter in (the workers' heaps and compiled code still reaching their working size), and over the
@@ -271,9 +326,14 @@ export default async () => {
         perCore: { ratioInThreadCpu: paired.perCore.ratioInThreadCpu.median, ratioInWallTime: paired.perCore.ratioInWallTime.median, goalRatio: 0.9, meetsGoal: paired.perCore.meetsGoal, loadAverage1m: pairedLoad },
         scaling: { ratio2vs1Paired: paired.scaling.ratio2vs1.median, ratio2vs1EndToEnd: endToEnd.scaling.ratio2vs1, goalRatio: 1.6, meetsGoal: paired.scaling.meetsGoal && endToEnd.scaling.ratio2vs1 >= 1.6, loadAverage1m: [...pairedLoad, ...e2eLoad] },
         rssGrowthSecondHalfMB: streamFigures.rssGrowthSecondHalfMB,
+        startupScaling: {
+          ...Object.fromEntries(Object.entries(startup.lines).map(([n, s]) => [`lines${n}`, { ratio2vs1: s.ratio2vs1, goalRatio: s.goalRatio, meetsGoal: s.meetsGoal }])),
+          loadAverage1m: startup.loadAverage1m,
+        },
       },
       paired,
       endToEnd,
+      startup,
       stream: streamFigures,
     };
   } finally {

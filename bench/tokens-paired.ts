@@ -14,7 +14,8 @@ import { stat } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { BatchProcessor } from '../src/core/tokens/batch/process';
-import type { BatchChunk, BatchWorkerData, BatchWorkerReply } from '../src/core/tokens/batch/protocol';
+import type { BatchChunk, BatchWorkerData, BatchWorkerReply, RanksHandover } from '../src/core/tokens/batch/protocol';
+import { shareBatchRanks } from '../src/core/tokens/batch/shared-ranks';
 
 export type Side = 'single' | 'one' | 'two';
 
@@ -93,13 +94,16 @@ async function main() {
   await stat(input); // libuv's thread pool is started now, so the threads that appear later are the workers'
   const main = String(process.pid);
   const helperTids = new Set([...threads().keys()].filter((t) => t !== main));
-  const workerData: BatchWorkerData = { options: { tokenizerDir: dir, cacheDir } };
+  const options = { tokenizerDir: dir, cacheDir };
+  const workerData: BatchWorkerData = { options };
+  const ranks = shareBatchRanks(options); // handed over as the batch runner does
   const workers: BatchWorker[] = [];
   let seq = 0;
   const pending = new Map<number, () => void>();
   for (let k = 0; k < 2; k++) {
     const known = new Set(threads().keys());
     const worker = new Worker(workerFile, { workerData });
+    if (ranks.length) worker.postMessage({ ranks } satisfies RanksHandover);
     worker.on('message', (m: BatchWorkerReply) => {
       if (m.type !== 'done') return;
       if (m.summary.bad) throw new Error(`a worker found ${m.summary.bad} bad lines`);

@@ -52,6 +52,29 @@ function ensureSystemPackages() {
   apt(['install', '-y', '--no-install-recommends', ...missing]);
 }
 
+/**
+ * The npm settings of the code-server install, all of them set here: the user's ~/.npmrc (and the npm_config_*
+ * variables `npm run` exports from it) decide nothing. Native modules (node-pty, kerberos…) compile against the
+ * headers of the Node that runs this script when it has them (`<prefix>/include/node`); otherwise node-gyp fetches
+ * them from nodejs.org.
+ */
+function npmEnv() {
+  const npmrc = join(cache, 'npmrc');
+  const settings = {
+    // node-pty's install runs `npx node-gyp`: npm configured with yes=false would cancel it.
+    yes: 'true',
+    'update-notifier': 'false',
+    fund: 'false',
+    audit: 'false',
+  };
+  const prefix = dirname(dirname(process.execPath));
+  if (existsSync(join(prefix, 'include', 'node', 'common.gypi'))) settings.nodedir = prefix;
+  else console.log(`e2e: no Node headers under ${prefix}/include/node; node-gyp downloads them`);
+  writeFileSync(npmrc, Object.entries(settings).map(([k, v]) => `${k}=${v}\n`).join(''));
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_config_/i.test(k)));
+  return { ...env, npm_config_userconfig: npmrc };
+}
+
 function codeServerBin() {
   return join(cache, 'code-server', 'node_modules', '.bin', 'code-server');
 }
@@ -72,15 +95,7 @@ function ensureCodeServer() {
   run('tar', ['-czf', join(rgCache, RIPGREP_ARCHIVE), '-C', stage, 'rg']);
   rmSync(stage, { recursive: true, force: true });
 
-  const env = {
-    ...process.env,
-    TMPDIR: tmp,
-    // node-pty's install runs `npx node-gyp`; npm configured with yes=false would cancel it.
-    npm_config_yes: 'true',
-    npm_config_update_notifier: 'false',
-    npm_config_fund: 'false',
-    npm_config_audit: 'false',
-  };
+  const env = { ...npmEnv(), TMPDIR: tmp };
   const args = ['install', `code-server@${CODE_SERVER_VERSION}`, '--no-save', '--foreground-scripts'];
   // As root, code-server's postinstall refuses to run without unsafe-perm.
   if (process.getuid?.() === 0) args.push('--unsafe-perm');
@@ -89,7 +104,8 @@ function ensureCodeServer() {
 }
 
 function packageExtension() {
-  run('npm', ['run', 'package']);
+  // The VSIX of this machine's platform only (`npm run package` alone builds every platform's).
+  run('npm', ['run', 'package', '--', '--target', 'current', '-o', 'tokenscope.vsix']);
 }
 
 function runTests() {

@@ -12,7 +12,7 @@ import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
 import './style.css';
 import { append, h, icon, json, type Child } from './dom';
-import type { ExchangeView, FindingView, HostMessage, TokenStreamView, WebviewMessage } from './protocol';
+import type { ExchangeView, FindingView, HostMessage, TokenizerNeededView, TokenizerProgressView, TokenStreamView, WebviewMessage } from './protocol';
 import { parsedPanel } from './parsed';
 import { TokenGrid } from './tokenGrid';
 import { WireTab } from './wire';
@@ -43,7 +43,9 @@ const SOURCE_TEXT = {
 const vscode = acquireVsCodeApi();
 const state: UiState = { tab: 0, scrollTop: 0, showWhitespace: false, ...vscode.getState() };
 let exchange: ExchangeView | undefined;
-let tokens: { stream?: TokenStreamView; reason?: string } | undefined;
+let tokens: { stream?: TokenStreamView; reason?: string; needed?: TokenizerNeededView } | undefined;
+/** A tokenizer download asked for from the Tokens tab: started (null until its first progress), or not running. */
+let download: TokenizerProgressView | null | undefined;
 let grid: TokenGrid | undefined;
 let tabs: HTMLElement | undefined;
 const app = document.getElementById('app')!;
@@ -69,8 +71,14 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
     if (exchange?.live) exchange = { ...exchange, live: m.live };
     const banner = app.querySelector('.live-banner .live-text');
     if (banner) banner.textContent = m.live.text;
+  } else if (m.type === 'tokenizerProgress') {
+    download = m.progress;
+    const line = app.querySelector('.tokenizer-progress-text');
+    if (line) line.textContent = progressText(m.progress);
+    else renderTokens();
   } else if (m.type === 'tokens') {
     tokens = m;
+    download = undefined;
     // The stream's findings are the same analysis placed on its tokens (plus token accounting): show one list.
     if (m.stream && exchange) {
       const findings = m.stream.findings;
@@ -111,6 +119,11 @@ function panel(name: string): HTMLElement | undefined {
   return tabs?.querySelector<HTMLElement>(`[data-panel="${name}"]`) ?? undefined;
 }
 
+/** The one token count the view gives: the tab's badge, the toolbar and the accounting's Counted row agree. */
+function tokenCount(s: TokenStreamView | undefined): number | undefined {
+  return s && (s.count ?? s.ids.length);
+}
+
 /** Refreshes the count badges of the tab headers (tokens and findings arrive after the tabs are built). */
 function updateBadges(x: ExchangeView): void {
   for (const name of TABS) {
@@ -121,7 +134,7 @@ function updateBadges(x: ExchangeView): void {
 
 function countBadge(tab: string, x: ExchangeView): HTMLElement | null {
   const n =
-    tab === 'Findings' ? x.findings.length : tab === 'Wire' ? x.wire.eventCount : tab === 'Tokens' ? tokens?.stream?.ids.length : tab === 'Parsed' ? x.parsed?.calls.length : undefined;
+    tab === 'Findings' ? x.findings.length : tab === 'Wire' ? x.wire.eventCount : tab === 'Tokens' ? tokenCount(tokens?.stream) : tab === 'Parsed' ? x.parsed?.calls.length : undefined;
   if (!n) return null;
   const alarm = (tab === 'Findings' && x.worst === 'error') || (tab === 'Parsed' && (x.parsed?.mismatches.length ?? 0) > 0);
   return h('vscode-badge', { variant: 'counter', class: alarm ? 'badge-error' : undefined }, n);
@@ -176,7 +189,8 @@ function renderTokens(): void {
     return;
   }
   if (!tokens.stream) {
-    el.replaceChildren(h('p', { class: 'notice' }, icon('info'), tokens.reason ?? 'No token stream for this exchange.'), nativeFallback(exchange));
+    const offer = tokens.needed ? tokenizerOffer(tokens.needed) : h('p', { class: 'notice' }, icon('info'), tokens.reason ?? 'No token stream for this exchange.');
+    el.replaceChildren(offer, nativeFallback(exchange));
     return;
   }
   const s = tokens.stream;
@@ -198,7 +212,7 @@ function renderTokens(): void {
     h(
       'div',
       { class: 'token-toolbar' },
-      h('span', { class: 'source' }, icon('symbol-key'), `${s.ids.length.toLocaleString()} tokens · ${s.tokenizer} · ${SOURCE_TEXT[s.source]}`),
+      h('span', { class: 'source' }, icon('symbol-key'), `${tokenCount(s)!.toLocaleString()} ${s.countMeaning ?? 'tokens'} · ${s.tokenizer} · ${SOURCE_TEXT[s.source]}`),
       legend(),
       ws,
     ),
@@ -214,6 +228,50 @@ function renderTokens(): void {
     s.accounting.length ? h('dl', { class: 'accounting' }, s.accounting.map((a) => h('div', null, h('dt', null, a.label), h('dd', null, a.value)))) : null,
   ]);
   if (s.ids.length) grid.start(state.scrollTop);
+}
+
+/** The Tokens tab without a tokenizer: what is missing, and the two ways to get it (or the download under way). */
+function tokenizerOffer(n: TokenizerNeededView): HTMLElement {
+  const button = (label: string, iconName: string, how: 'download' | 'folder', secondary: boolean) => {
+    const b = h('vscode-button', { icon: iconName, secondary, disabled: download !== undefined, 'data-get-tokenizer': how }, label);
+    b.addEventListener('click', () => {
+      if (download !== undefined) return;
+      if (how === 'download') {
+        download = null;
+        renderTokens();
+      }
+      vscode.postMessage({ type: 'getTokenizer', how });
+    });
+    return b;
+  };
+  return h(
+    'div',
+    { class: 'tokenizer-offer' },
+    h('p', { class: 'notice' }, icon('info'), 'No tokenizer for ', h('code', null, n.repo), ' on this machine yet. The token view shows the response in the model’s own tokenizer.'),
+    h(
+      'p',
+      { class: 'muted' },
+      'Download its tokenizer files from the Hugging Face Hub (a few MB, kept in ',
+      h('code', null, n.dir),
+      '), or choose a folder that holds them (',
+      h('code', null, 'tokenizer.json'),
+      ', or ',
+      h('code', null, 'tiktoken.model'),
+      ' with ',
+      h('code', null, 'tokenizer_config.json'),
+      ').',
+    ),
+    h('div', { class: 'tokenizer-actions' }, button('Download from Hugging Face', 'cloud-download', 'download', false), button('Choose Folder…', 'folder-opened', 'folder', true)),
+    download !== undefined
+      ? h('p', { class: 'notice tokenizer-progress' }, h('vscode-progress-ring'), h('span', { class: 'tokenizer-progress-text' }, download ? progressText(download) : 'Starting the download…'))
+      : null,
+    n.error && download === undefined ? h('p', { class: 'notice tokenizer-error' }, icon('error', 'sev-error'), n.error) : null,
+  );
+}
+
+function progressText(p: TokenizerProgressView): string {
+  const mb = (n: number) => (n / 1e6).toFixed(1);
+  return `Downloading ${p.file}: ${mb(p.received)}${p.total ? ` of ${mb(p.total)}` : ''} MB`;
 }
 
 function legend(): HTMLElement {
@@ -325,7 +383,7 @@ function responsePanel(x: ExchangeView): HTMLElement {
         ['finish reason', r.finishReason],
         ['native finish reason', r.nativeFinishReason],
         ['terminated', r.terminated ? 'yes' : 'NO: the stream ended without its terminal event'],
-        ['usage', r.usage],
+        ['usage', r.usageText ?? r.usage],
         ['error', r.error],
       ]),
     ),

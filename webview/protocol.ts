@@ -113,6 +113,8 @@ export interface ResponseView {
   finishReason?: string;
   nativeFinishReason?: string;
   usage?: Usage;
+  /** The usage as people read it (`1200 prompt · 27 completion · $0.000102`): core/cost.ts. */
+  usageText?: string;
   error?: { code?: string | number; message: string };
   terminated: boolean;
   wireIssues: { code: string; message: string }[];
@@ -204,16 +206,46 @@ export interface TokenStreamView {
   segments: number[];
   /** Token accounting: label/value pairs (counted here vs. billed by the upstream). */
   accounting: { label: string; value: string }[];
+  /**
+   * The one token count the view gives (the tab's badge, the toolbar, the accounting): the completion's tokens as the
+   * model emitted them, each marker one token even where the provider spelled it out as text (then `ids` holds more).
+   * Absent: `ids.length`.
+   */
+  count?: number;
+  /** What `count` counts, in a few words (`completion tokens, as billed`…). */
+  countMeaning?: string;
   /** The findings placed on these tokens. They replace the exchange's list (same analysis, plus the accounting check). */
   findings: FindingView[];
+}
+
+/**
+ * The model's tokenizer is not on this machine (neither shipped with Tokenscope, nor downloaded, nor in the folder
+ * setting): the Tokens tab offers to download it or to choose a folder.
+ */
+export interface TokenizerNeededView {
+  /** The Hugging Face repo it would be downloaded from. */
+  repo: string;
+  /** The data dir folder a download goes to. */
+  dir: string;
+  /** Why the last download or folder choice failed, in one line. */
+  error?: string;
+}
+
+/** A tokenizer download in progress (one file of it). */
+export interface TokenizerProgressView {
+  file: string;
+  received: number;
+  total?: number;
 }
 
 export type HostMessage =
   | { type: 'exchange'; exchange: ExchangeView }
   /** While streaming, between snapshots: the clock and the silence moved, nothing else did. */
   | { type: 'live'; live: LiveView }
-  /** `stream` is absent when tokens cannot be shown; `reason` says why in one line. */
-  | { type: 'tokens'; stream?: TokenStreamView; reason?: string }
+  /** `stream` is absent when tokens cannot be shown; `reason` says why in one line, `needed` when a tokenizer would help. */
+  | { type: 'tokens'; stream?: TokenStreamView; reason?: string; needed?: TokenizerNeededView }
+  /** The tokenizer download asked for with `getTokenizer` is under way; `tokens` follows when it ends. */
+  | { type: 'tokenizerProgress'; progress: TokenizerProgressView }
   /** The answer to the webview's `wirePage` request with the same `seq`. */
   | { type: 'wirePage'; seq: number; page: WirePageView };
 
@@ -223,7 +255,9 @@ export type WebviewMessage =
   | { type: 'openRaw'; offset?: number }
   | { type: 'command'; command: 'rerun' | 'compare' | 'export' | 'diffDelivered' }
   /** The Wire tab's events from `from` on (a page of WIRE_SHOWN); answered by a `wirePage` with the same `seq`. */
-  | { type: 'wirePage'; seq: number; from: number };
+  | { type: 'wirePage'; seq: number; from: number }
+  /** Get the tokenizer the Tokens tab says is missing: download it from the Hub, or choose a folder that holds it. */
+  | { type: 'getTokenizer'; how: 'download' | 'folder' };
 
 const isIndex = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 
@@ -231,5 +265,6 @@ export function isWebviewMessage(m: unknown): m is WebviewMessage {
   if (typeof m !== 'object' || m === null) return false;
   const t = (m as { type?: unknown }).type;
   if (t === 'wirePage') return isIndex((m as { seq?: unknown }).seq) && isIndex((m as { from?: unknown }).from);
+  if (t === 'getTokenizer') return (m as { how?: unknown }).how === 'download' || (m as { how?: unknown }).how === 'folder';
   return t === 'ready' || t === 'openRaw' || t === 'command';
 }

@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, writeSync } from 'node:fs';
 import { UserError } from '../core/model';
 import { colourWanted, palette, terminalGuard, type Palette } from './terminal';
 import { fsWhy } from '../core/fs-errors';
@@ -14,6 +14,12 @@ export interface CliIO {
    * ./progress.ts. Unset, a command prints no progress.
    */
   progress?: (line: string | undefined) => void;
+  /**
+   * Writes `chunk` to stdout exactly as given (no terminal guard, no newline added), before returning: for output
+   * streamed in pieces that is terminal-safe by construction (json-out.ts). Unset, such output is gathered and
+   * printed with `out`.
+   */
+  write?(chunk: string): void;
 }
 
 /** The colours a command may use on `io`'s stdout. */
@@ -32,7 +38,40 @@ export const processIO: CliIO = {
     if (!process.stderr.isTTY) return undefined;
     return (line: string | undefined) => process.stderr.write(`\r\x1b[K${line === undefined ? '' : terminalGuard(line).slice(0, Math.max(20, (process.stderr.columns ?? 80) - 1))}`);
   },
+  write: writeStdout,
 };
+
+let stdoutBuffer: Buffer | undefined;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Writes to fd 1 synchronously, a chunk at a time through one reused buffer, so a large report costs no memory
+ * beyond its chunk however slowly the reader reads: a full pipe (EAGAIN) is waited on, not queued in memory. A
+ * reader that has gone (EPIPE) ends the process quietly, as `runFromProcess` does for stdout's errors.
+ */
+function writeStdout(chunk: string): void {
+  // Whatever process.stdout still holds goes out first, in order.
+  if (process.stdout.writableLength > 0) {
+    process.stdout.write(chunk);
+    return;
+  }
+  const need = chunk.length * 3;
+  if (!stdoutBuffer || stdoutBuffer.length < need) stdoutBuffer = Buffer.allocUnsafe(Math.max(need, 1 << 18));
+  const n = stdoutBuffer.write(chunk, 0, 'utf8');
+  for (let off = 0; off < n; ) {
+    try {
+      off += writeSync(1, stdoutBuffer, off, n - off);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EAGAIN') {
+        Atomics.wait(pause, 0, 0, 2);
+        continue;
+      }
+      if (code === 'EPIPE') process.exit(0);
+      throw e;
+    }
+  }
+}
 
 /**
  * A signal Ctrl-C aborts, for the long batches (`compare`, `verify`): they stop sending, and report what finished

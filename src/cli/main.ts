@@ -71,7 +71,7 @@ export async function main(argv: string[], io: CliIO = processIO): Promise<numbe
   if (argv.slice(0, end).some((a) => a === '--no-color' || a === '--no-colour')) {
     argv = [...argv.slice(0, end).filter((a) => a !== '--no-color' && a !== '--no-colour'), ...argv.slice(end)];
     const base = io;
-    io = { out: (t) => base.out(t), err: (t) => base.err(t), colour: false, progress: base.progress };
+    io = { out: (t) => base.out(t), err: (t) => base.err(t), colour: false, progress: base.progress, ...(base.write ? { write: (c: string) => base.write!(c) } : {}) };
   }
   // `tokenscope help lint` is `tokenscope lint --help`.
   const [name, ...rest] = argv[0] === 'help' && argv[1] ? [argv[1], '--help'] : argv;

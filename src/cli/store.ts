@@ -1,9 +1,15 @@
 /**
- * Opening the capture store from a command. Commands that only read never create a missing --data-dir, and a
- * folder that cannot be used is one clear line ("is a file, not a folder"), never errno text.
+ * Opening the capture store from a command. Commands that only read never create a missing --data-dir (and a path
+ * whose folder above does not exist either is a mistyped one: an error, not "no captures"), and a folder that cannot
+ * be used is one clear line ("is a file, not a folder"), never errno or SQLite text. `serve` still forwards when the
+ * capture database cannot be used at all, and says capture is off.
  */
 import { statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { openStore, type CaptureStore, type StoreOptions } from '../core/capture/store';
+import { dbFailure } from '../core/capture/database';
+import { diskProblem } from '../core/capture/disk-guard';
+import { captureOffStore } from '../core/capture/off';
 import { UserError } from '../core/model';
 import type { CliIO } from './io';
 import { safeLine } from './terminal';
@@ -11,6 +17,7 @@ import { safeLine } from './terminal';
 /** A file-system error about `path` as a few plain words. */
 export function fsProblem(e: unknown, path: string): string {
   const err = e as NodeJS.ErrnoException;
+  if (dbFailure(e) !== undefined || String(err?.code ?? '').startsWith('SQLITE_')) return diskProblem(e);
   switch (err?.code) {
     case 'ENOENT':
       return `${path} does not exist`;
@@ -22,7 +29,10 @@ export function fsProblem(e: unknown, path: string): string {
     case 'EPERM':
       return `permission denied on ${path}`;
     case 'ENOSPC':
-      return `the disk holding ${path} is full`;
+      return `disk full: the disk holding ${path} is full`;
+    case 'ENOTSUP':
+      // A folder that cannot be made where its parent exists (/proc/1): not a place for a data dir.
+      return `${String(err.message).split('\n')[0]}: ${path} cannot hold a capture store`;
     case 'EROFS':
       return `${path} is on a read-only file system`;
     default:
@@ -50,11 +60,40 @@ export async function openStoreForWriting(dir: string, io: CliIO, opts: StoreOpt
 }
 
 /**
+ * Opens the store for `serve`. A data dir that cannot be used (a file, no permission, /proc/1) is a UserError, as for
+ * any command; a capture database that cannot be used (locked for long at start, written by a newer Tokenscope, a disk
+ * full) is not: the proxy forwards anyway, with capture off, and one line says why. (A damaged database is moved aside
+ * and a new one started by the store itself.)
+ */
+export async function openStoreForServing(dir: string, io: CliIO, opts: StoreOptions = {}): Promise<CaptureStore & { off?: string }> {
+  storeExists(dir);
+  try {
+    return await openStore(dir, { onWarning: (m) => io.err(`tokenscope: ${safeLine(m)}`), ...opts });
+  } catch (e) {
+    if (e instanceof UserError) throw e;
+    const code = String((e as NodeJS.ErrnoException)?.code ?? '');
+    if (dbFailure(e) === undefined && !code.startsWith('SQLITE_')) throw new UserError(`cannot open the capture store: ${fsProblem(e, dir)}`);
+    return captureOffStore(dir, `the capture database in ${dir} cannot be used (${diskProblem(e)})`);
+  }
+}
+
+/**
  * Opens an existing store to read it; undefined when the folder does not exist (it is not created). Read-only: nothing
- * in the data dir is created, renamed or deleted, so a running proxy's files are never touched.
+ * in the data dir is created, renamed or deleted, so a running proxy's files are never touched. A folder above the
+ * data dir that does not exist either means a mistyped path: a UserError.
  */
 export async function openStoreForReading(dir: string, io: CliIO, opts: StoreOptions = {}): Promise<CaptureStore | undefined> {
-  if (!storeExists(dir)) return undefined;
+  if (!storeExists(dir)) {
+    const parent = dirname(resolve(dir));
+    let parentIsDir = false;
+    try {
+      parentIsDir = statSync(parent).isDirectory();
+    } catch {
+      // missing, or not readable: no store can be there
+    }
+    if (!parentIsDir) throw new UserError(`cannot open the capture store: ${dir} does not exist, nor does the folder above it (${parent}); check --data-dir`);
+    return undefined;
+  }
   return openStoreForWriting(dir, io, { analyze: false, readOnly: true, ...opts });
 }
 

@@ -4,6 +4,7 @@
  * Used by the CLI (`lint`, `show`), the capture store (each finished exchange), the extension and the exports.
  */
 import { CAPTURE_TRUNCATED, checks, exchangeChecks, INTERNAL_ERROR } from './checks/index';
+import { collapseFindings } from './checks/collapse';
 import type { Check, CheckContext } from './checks/types';
 import { detectFamily, getFormat } from './families/index';
 import type { ModelFormat } from './formats/types';
@@ -22,6 +23,7 @@ import type {
 } from './model';
 import { endedTurn, normalizeRequest, parseResponseBody, protocolFromPath, type BodyHint } from './wire/index';
 import { parseResponseChunks } from './wire/chunked';
+import { withTextIndex } from './formats/shared/text';
 
 export interface AnalyzeInput {
   /** The response as the wire layer parsed it. `native-text` and SGLang `/generate` responses are raw text. */
@@ -53,10 +55,19 @@ export function analyze(input: AnalyzeInput): Analysis {
 /** `analyze`, and the context its checks saw (for the parse report); no context for an exchange that is no turn. */
 export function analyzeWithContext(input: AnalyzeInput): { analysis: Analysis; ctx?: CheckContext } {
   if (!(input.turn ?? isModelTurn(input.response))) return { analysis: exchangeOnly(input) };
-  const { ctx, familySource, message, failure } = prepare(input);
-  const findings = runChecks(ctx);
-  if (failure) findings.push(failure);
-  return { analysis: { family: ctx.format?.id, familySource, native: ctx.native, message, findings }, ctx };
+  // The searches of a long raw output (family detection, the parse, the marker scans) share one index of it.
+  return withTextIndex(rawTextOf(input), () => {
+    const { ctx, familySource, message, failure } = prepare(input);
+    const findings = runChecks(ctx);
+    if (failure) findings.push(failure);
+    return { analysis: { family: ctx.format?.id, familySource, native: ctx.native, message, findings }, ctx };
+  });
+}
+
+/** The model's own output when the input is it (raw text, SGLang `/generate`), markers and all. */
+function rawTextOf(input: AnalyzeInput): string | undefined {
+  const { response } = input;
+  return input.nativeText ?? (response && RAW_PROTOCOLS.has(response.protocol) ? (response.message.content ?? '') : undefined);
 }
 
 /**
@@ -101,7 +112,7 @@ export function prepare(input: AnalyzeInput): {
 
 function build(input: AnalyzeInput, detect = true): ReturnType<typeof prepare> {
   const { response, request } = input;
-  const raw = input.nativeText ?? (response && RAW_PROTOCOLS.has(response.protocol) ? (response.message.content ?? '') : undefined);
+  const raw = rawTextOf(input);
   const structured = raw === undefined ? response?.message : undefined;
 
   const picked = detect ? pickFamily(input, () => raw ?? (structured ? freeTextOf(structured) : '')) : undefined;
@@ -188,7 +199,10 @@ export function renderPlain(m: AssistantMessage): NativeText {
   return { text, segments: segments.sort((a, b) => a.start - b.start || b.end - a.end) };
 }
 
-/** Runs the checks; one that throws becomes an `internal-error` finding instead of failing the analysis. */
+/**
+ * Runs the checks; one that throws becomes an `internal-error` finding instead of failing the analysis. The findings
+ * come back as the user reads them (checks/collapse.ts): one per span, and a defect repeated at several places once.
+ */
 export function runChecks(ctx: CheckContext, list: readonly Check[] = checks): Finding[] {
   const findings: Finding[] = [];
   for (const check of list) {
@@ -203,7 +217,7 @@ export function runChecks(ctx: CheckContext, list: readonly Check[] = checks): F
       });
     }
   }
-  return sortFindings(findings);
+  return collapseFindings(sortFindings(findings));
 }
 
 /** Findings in text order; those without a position (wire, finish reason, request history) after, in rule order. */
@@ -230,6 +244,8 @@ export interface ExchangeAnalysis {
 
 /** A captured exchange → parsed response and request, analysis and the summary the capture list shows. */
 export function analyzeExchange(exchange: CapturedExchange, responseBody: Uint8Array, chunks?: ChunkTiming[]): ExchangeAnalysis {
+  // A body the proxy stopped decoding (a decompression bomb) holds only a start: checks on it would mislead.
+  if (exchange.notAnalysed) return notAnalysedResult(exchange);
   const { response, request } = parseExchange(exchange, responseBody, chunks);
   // Off the turn endpoints, only a body that parsed as a known model API is a turn (a stored completion fetched by id).
   const turn = turnEndpoint(exchange) || TURN_PROTOCOLS.has(response.protocol);
@@ -286,6 +302,14 @@ export function storedResult(
 const TURN_PROTOCOLS = new Set(['openai-chat', 'anthropic-messages', 'openai-responses', 'sglang-generate']);
 
 /** A POST to an endpoint that generates a turn: chat/completions, completions, messages, responses, generate. */
+/** The result for an exchange whose body was not analysed: one finding that says why, no checks run. */
+function notAnalysedResult(exchange: CapturedExchange): ExchangeAnalysis {
+  const { response, request } = parseExchange(exchange, new Uint8Array(0));
+  const finding: Finding = { rule: CAPTURE_TRUNCATED.id, severity: CAPTURE_TRUNCATED.severity, message: `Tokenscope did not analyse this response: ${exchange.notAnalysed!.replace(/^not analysed: /, '')}.`, location: 'wire' };
+  const analysis: Analysis = { familySource: 'none', native: { text: '', segments: [], source: 'rendered' }, message: { toolCalls: [] }, findings: [finding] };
+  return { response, request, analysis, summary: summarize(response, analysis, request) };
+}
+
 function turnEndpoint(exchange: CapturedExchange): boolean {
   return exchange.method.toUpperCase() === 'POST' && protocolFromPath(exchange.path) !== undefined;
 }

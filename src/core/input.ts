@@ -3,7 +3,7 @@
  * response body (OpenAI Chat, Anthropic Messages, Responses, SGLang), an SSE dump of any of them, a Tokenscope repro
  * bundle (`*.tokenscope.json`), or the id of an exchange in the capture store. Unusable input is a one-line UserError.
  */
-import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, type Stats } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseExchange, parseExchangeChunks, type ExchangeAnalysis } from './analyze';
 import { resultFor } from './capture/analysis';
@@ -12,7 +12,8 @@ import { LOG_FILE } from './capture/log';
 import { BUNDLE_EXTENSION, BUNDLE_FORMAT, readBundle } from './export/bundle';
 import { UserError, type CapturedExchange, type ChunkTiming, type NormalizedRequest, type ParsedResponse } from './model';
 import { recoverTruncatedJson } from './wire/common';
-import { normalizeRequest, parseResponseBody } from './wire/index';
+import { normalizeRequest, parseResponseBody, parseTextBody } from './wire/index';
+import { HEAD_BYTES, isBlank, isGzip, looksBinary, MAX_BYTES, modelTextHead, readTextFile, sameFile, takePreread, type Preread } from './input-head';
 import { parseResponseChunks, sseHead } from './wire/chunked';
 import { fsWhy } from './fs-errors';
 
@@ -41,22 +42,24 @@ export interface LoadInputOptions {
   storedResult?: boolean;
 }
 
-/** Larger inputs are refused rather than exhausting memory: a response this size is not a chat turn. */
-const MAX_BYTES = 256 * 1024 * 1024;
 /** A renamed bundle is still recognised: the writer puts `"format"` first. */
 const BUNDLE_HEAD = new RegExp(`^\\s*\\{\\s*"format"\\s*:\\s*"${BUNDLE_FORMAT.replace(/\./g, '\\.')}"`);
 
 export async function loadInput(file: string, opts: LoadInputOptions = {}): Promise<LoadedInput> {
+  // The text the CLI read before its code loaded, if any: used below or dropped, never kept beside another copy.
+  const early = takePreread();
   if (!existsSync(file)) return loadCapture(file, opts.dataDir ?? defaultDataDir(), opts.storedResult === true);
   const label = basename(file);
   const head = readHead(file);
   if (head && !isBlank(head.bytes) && !looksBinary(head.bytes) && !BUNDLE_HEAD.test(new TextDecoder().decode(head.bytes.subarray(0, 512))) && !file.endsWith(BUNDLE_EXTENSION)) {
     // An SSE dump is parsed as it is read, a block at a time, keeping none of its events.
     if (sseHead(head.bytes, undefined, head.size <= head.bytes.length)) return { ...streamedResponse(parseResponseChunks(fileBlocks(file, head.size)), label), label };
+    // Model text is read straight into a string: its bytes are never held beside it (a 20 MB output costs its text).
+    if (modelTextHead(head.bytes, head.size <= head.bytes.length)) return { ...modelText(readText(file, head.stat, early), label, /\.json$/i.test(file)), label };
   }
   const bytes = readBytes(file);
   if (isBlank(bytes)) throw new UserError(`${label} is empty`);
-  if (bytes[0] === 0x1f && bytes[1] === 0x8b) throw new UserError(`${label} is gzip-compressed; decompress it first`);
+  if (isGzip(bytes)) throw new UserError(`${label} is gzip-compressed; decompress it first`);
   if (looksBinary(bytes)) throw new UserError(`${label} is binary, not a response body, SSE dump or model text`);
 
   if (file.endsWith(BUNDLE_EXTENSION) || BUNDLE_HEAD.test(new TextDecoder().decode(bytes.subarray(0, 512)))) {
@@ -76,12 +79,7 @@ export async function loadInput(file: string, opts: LoadInputOptions = {}): Prom
  */
 function readResponse(bytes: Uint8Array, label: string, jsonFile: boolean): { response: ParsedResponse; model?: string } {
   const response = parseResponseBody(bytes);
-  if (response.protocol === 'native-text' && jsonFile) {
-    // A .json file holding one bare JSON value (`null`, `42`, `"text"`) is a document, and no response.
-    const value = jsonValue(response.message.content ?? '', false);
-    if (value !== undefined && typeof value !== 'object') throw new UserError(`${label} is ${jsonKind(value)}, not a response`);
-    if (value === null) throw new UserError(`${label} is JSON null, not a response`);
-  }
+  if (response.protocol === 'native-text' && jsonFile) refuseBareJson(response, label);
   if (response.streamed || response.error || response.protocol !== 'unknown') return streamedResponse(response, label);
   if (response.events.length === 0) return { response };
   const body = response.events[0]?.data ?? '';
@@ -102,6 +100,20 @@ function readResponse(bytes: Uint8Array, label: string, jsonFile: boolean): { re
     }
   }
   return { response: parseResponseBody(bytes, { protocol: 'native-text' }) };
+}
+
+/** `readResponse` of a file `textFramed` calls text, from its text. */
+function modelText(text: string, label: string, jsonFile: boolean): { response: ParsedResponse; model?: string } {
+  const response = parseTextBody(text);
+  if (response.protocol === 'native-text' && jsonFile) refuseBareJson(response, label);
+  return streamedResponse(response, label);
+}
+
+/** A .json file holding one bare JSON value (`null`, `42`, `"text"`) is a document, and no response. */
+function refuseBareJson(response: ParsedResponse, label: string): void {
+  const value = jsonValue(response.message.content ?? '', false);
+  if (value !== undefined && typeof value !== 'object') throw new UserError(`${label} is ${jsonKind(value)}, not a response`);
+  if (value === null) throw new UserError(`${label} is JSON null, not a response`);
 }
 
 /** A response of a known API, an error, or a stream (one of an unknown API is refused unless something is wrong with it). */
@@ -167,14 +179,14 @@ export function loadRequest(file: string): NormalizedRequest {
 }
 
 /** The first 4 KB of a regular file within the size limit, and its size; undefined when `readBytes` would refuse it. */
-function readHead(file: string): { bytes: Uint8Array; size: number } | undefined {
+function readHead(file: string): { bytes: Uint8Array; size: number; stat: Stats } | undefined {
   try {
     const st = statSync(file);
     if (!st.isFile() || st.size > MAX_BYTES) return undefined;
     const fd = openSync(file, 'r');
     try {
-      const buf = Buffer.alloc(Math.min(4096, st.size));
-      return { bytes: buf.subarray(0, readSync(fd, buf, 0, buf.length, 0)), size: st.size };
+      const buf = Buffer.alloc(Math.min(HEAD_BYTES, st.size));
+      return { bytes: buf.subarray(0, readSync(fd, buf, 0, buf.length, 0)), size: st.size, stat: st };
     } finally {
       closeSync(fd);
     }
@@ -217,21 +229,14 @@ function readBytes(file: string): Uint8Array {
   }
 }
 
-/** Whitespace only, or nothing at all. */
-function isBlank(bytes: Uint8Array): boolean {
-  return bytes.every((b) => b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d);
-}
-
-/** NUL bytes or many control characters in the first 4 KB (NUL-delimited SGLang chunks start with `{`). */
-function looksBinary(bytes: Uint8Array): boolean {
-  const head = bytes.subarray(0, 4096);
-  if (head[0] === 0x7b) return false;
-  let control = 0;
-  for (const b of head) {
-    if (b === 0) return true;
-    if (b < 0x09 || (b > 0x0d && b < 0x20)) control++;
+/** A model-text file's text: as read before the CLI's code loaded (`Preread`) when it is still the same file, else now. */
+function readText(file: string, st: Stats, early: Preread | undefined): string {
+  if (early && sameFile(early, file, st)) return early.text;
+  try {
+    return readTextFile(file);
+  } catch (e) {
+    throw new UserError(`cannot read ${file}: ${fsWhy(e)}`);
   }
-  return control > head.length / 10;
 }
 
 function jsonKind(value: unknown): string {

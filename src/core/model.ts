@@ -169,6 +169,36 @@ export type FamilyId =
   | 'minimax-m3'
   | 'kimi-k3'
   | 'step3'
+  | 'glm53-flash'
+  | 'hunyuan'
+  | 'hunyuan-v3'
+  | 'cohere-command'
+  | 'gigachat3'
+  | 'gigachat35'
+  | 'internlm'
+  | 'granite3'
+  | 'granite4'
+  | 'granite42'
+  | 'functionary-v31'
+  | 'olmo3'
+  | 'apertus'
+  | 'dots'
+  | 'reka'
+  | 'poolside-v1'
+  | 'trinity'
+  | 'inkling'
+  | 'k2-horizon'
+  | 'lfm2'
+  | 'longcat'
+  | 'minicpm5'
+  | 'ernie45'
+  | 'functiongemma'
+  | 'granite-20b-fc'
+  | 'muse-glimmer'
+  | 'solar-open2'
+  | 'xlam'
+  | 'iquest-q1'
+  | 'functionary-v32'
   // New family ids: one line each above this comment, as `| 'id'`.
   ;
 
@@ -211,6 +241,11 @@ export interface FormatProblem {
   /** The marker that is missing or truncated. */
   marker?: string;
   callIndex?: number;
+  /**
+   * For `reasoning-unclosed`: what the model meant as its answer or its calls and the engines keep inside the
+   * reasoning (they read everything after an open reasoning block as reasoning), so the agent never sees or runs it.
+   */
+  stuck?: 'answer' | 'calls' | 'answer-and-calls';
 }
 
 /** The native text of one assistant turn, with what each part is. */
@@ -315,6 +350,12 @@ export interface CapturedExchange {
    * how many, their kinds, and where (`response chat:0:content`, `delivered chat:0:content` for repair mode's copy).
    */
   masked?: { splitKeys: number; labels: string[]; where?: string[] };
+  /** The proxy held the request this long (ms) for a free connection to its upstream (all were in use). */
+  queuedMs?: number;
+  /** The request had a body the capture does not hold: its size as received, and why (`requestBody` is absent). */
+  requestNotKept?: { bytes: number; why: string };
+  /** The response was not decoded whole for the capture (a decompression bomb), so it is not analysed: why, in one line. */
+  notAnalysed?: string;
 }
 
 /** One tool call repair mode recovered from markup in content or reasoning. */

@@ -12,6 +12,7 @@
  *   markup leaked into content; only the leaked calls can show a difference.
  */
 import { leaks } from './checks/scan';
+import { unclosedCallState } from './checks/call-shape';
 import { verdictsFor } from './engines/index';
 import type { CheckContext } from './checks/types';
 import type { Analysis, FamilyId, Finding, ParsedNative, Segment, ToolCall, ToolDef } from './model';
@@ -31,6 +32,11 @@ export interface ParsedCall {
   argumentsJson: unknown;
   /** False for a call the output cut off (no closing marker, or the last call of a turn cut short). */
   complete: boolean;
+  /**
+   * For a call that is not complete, in the model text: `closers` when its arguments arrived whole and only closing
+   * markup is missing, `cut` when the output stopped inside it. Absent otherwise.
+   */
+  missing?: 'closers' | 'cut';
   /** Range in the analysed native text (the one findings point into); null when the call is not in it. */
   start: number | null;
   end: number | null;
@@ -123,7 +129,9 @@ function fromParse(parsed: ParsedNative, shift: number | null, tools: readonly T
   return parsed.message.toolCalls.map((c, i) => {
     const seg = callSegs.get(i);
     const at = (n: number | undefined) => (n === undefined || shift === null ? null : n + shift);
-    return { ...providerCall(c, i), argumentsJson: parseJson(schemaArguments(c, tools)), complete: !cut.has(i), start: at(seg?.start), end: at(seg?.end) };
+    const argumentsJson = parseJson(schemaArguments(c, tools));
+    const missing = !cut.has(i) ? undefined : argumentsJson !== null && unclosedCallState(parsed, i) === 'complete' ? ('closers' as const) : ('cut' as const);
+    return { ...providerCall(c, i), argumentsJson, complete: !cut.has(i), ...(missing && { missing }), start: at(seg?.start), end: at(seg?.end) };
   });
 }
 
@@ -349,7 +357,9 @@ export function callLines(p: Pick<TurnReport, 'calls' | 'providerCalls' | 'sourc
   lines.push(p.calls.length === 0 ? `calls: none (${FROM[p.source]})` : `calls (${FROM[p.source]}):`);
   for (const c of p.calls) {
     const range = c.start === null ? '' : ` [${c.start}–${c.end})`;
-    const state = [c.complete ? '' : 'cut off', c.argumentsJson === null ? 'arguments not JSON' : ''].filter(Boolean).join(', ');
+    // A call whose arguments are whole JSON was not closed, not cut off: only its closing markup is missing.
+    const open = c.complete ? '' : c.missing === 'closers' ? 'not closed' : 'cut off';
+    const state = [open, c.argumentsJson === null ? 'arguments not JSON' : ''].filter(Boolean).join(', ');
     lines.push(`  ${c.index}  ${c.name || '(no name)'}${c.id ? ` (id ${c.id})` : ''} ${shorten(c.arguments)}${range}${state ? `  ${state}` : ''}`);
   }
   if (p.providerCalls && p.source !== 'reconstruction') {

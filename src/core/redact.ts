@@ -48,12 +48,90 @@ export function isSecretName(name: string): boolean {
 }
 
 /**
+ * What a body's secret-named field holds (its name's last word decides): stricter than `isSecretName`, since in a body
+ * `token` (logprobs), `key` (tool arguments), `session_id`, `signature` (thinking blocks) or `prompt_cache_key` are
+ * data, while `api_key`, `x-portkey-api-key`, `aws_session_token`, `client_secret`, `password`, `cookie`,
+ * `set-cookie` and `authorization` are credentials wherever they are echoed.
+ */
+type FieldKind = 'key' | 'secret' | 'cookie' | 'authorization';
+
+const KEY_QUALIFIERS = new Set(['api', 'access', 'secret', 'private', 'virtual', 'session', 'admin', 'service', 'master', 'signing', 'client', 'auth', 'subscription', 'license', 'encryption', 'portkey']);
+const TOKEN_QUALIFIERS = new Set(['access', 'refresh', 'id', 'session', 'security', 'auth', 'bearer', 'api', 'csrf', 'xsrf', 'oauth', 'personal', 'bot', 'secret', 'client', 'app', 'user']);
+const ONE_WORD_KEYS = new Set(['apikey', 'portkey', 'secretkey', 'accesskey', 'privatekey', 'accesstoken', 'refreshtoken', 'sessiontoken', 'idtoken', 'authtoken', 'apitoken', 'bearertoken']);
+
+export function secretFieldKind(name: string): FieldKind | undefined {
+  const words = name
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .toLowerCase()
+    .split(/[-_.\s]+/)
+    .filter(Boolean);
+  const last = words.at(-1);
+  const before = words.at(-2) ?? '';
+  if (last === undefined) return undefined;
+  if (last === 'cookie' || last === 'cookies') return 'cookie';
+  if (last === 'authorization') return 'authorization';
+  if (['password', 'passwd', 'passphrase', 'secret', 'credential', 'credentials', 'auth'].includes(last)) return 'secret';
+  if (ONE_WORD_KEYS.has(last)) return 'key';
+  if (last === 'key' && KEY_QUALIFIERS.has(before)) return 'key';
+  if (last === 'token' && TOKEN_QUALIFIERS.has(before)) return 'key';
+  return undefined;
+}
+
+/** A value that only names where a credential goes (`YOUR_API_KEY`, `{env:X}`, `${X}`, `<key>`, `***`). */
+const PLACEHOLDER_VALUE = /^(?:\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*|\{env:[^}]*\}|\{\{[^}]*\}\}|<[^>]*>|\*+|x{3,}|\.{3}|…|null|none|true|false|undefined|[A-Z][A-Z0-9_]+)$/;
+
+/** Whether `value` of a field of this kind looks like a credential (and not like a placeholder or prose). */
+function credentialValue(kind: FieldKind, value: string): boolean {
+  const v = value.trim();
+  if (v === '' || v.includes('[REDACTED:') || masked(v) || PLACEHOLDER_VALUE.test(v)) return false;
+  switch (kind) {
+    case 'key':
+      return /^[A-Za-z0-9_.+/=~:-]{16,}$/.test(v) && /\d/.test(v);
+    case 'secret':
+      return /^\S{4,}$/.test(v);
+    case 'cookie':
+      return v.length >= 3 && v.includes('=');
+    case 'authorization':
+      return /^[A-Za-z][\w.-]*\s+\S{4,}/.test(v) || /^\S{16,}$/.test(v);
+  }
+}
+
+/** A same-length mask cut short (`[REDACTE`, `[REDACTED:secret-`): what an earlier pass left, no credential. */
+function masked(v: string): boolean {
+  return v.startsWith('[RE') && '[REDACTED:'.startsWith(v.slice(0, 10));
+}
+
+/** Accepts a field match: its name (group 2) is secret-named and its value (after group 1) looks like a credential. */
+function secretField(groups: readonly (string | undefined)[]): boolean {
+  const kind = secretFieldKind(groups[2] ?? '');
+  return kind !== undefined && credentialValue(kind, groups[0]!.slice(groups[1]?.length ?? 0));
+}
+
+/**
+ * The same for a `Name: value` line. Code has such lines too (`password: string;`, `secret: z.string(),`): a
+ * password-like value there must hold a digit and no code punctuation.
+ */
+function secretLine(groups: readonly (string | undefined)[]): boolean {
+  const kind = secretFieldKind(groups[2] ?? '');
+  const value = groups[0]!.slice(groups[1]?.length ?? 0).trim();
+  if (kind === 'secret' && !(/\d/.test(value) && /^[^\s()[\]{};,<>]{6,}$/.test(value))) return false;
+  return kind !== undefined && credentialValue(kind, value);
+}
+
+/**
  * Key-shaped strings, most specific first. `sk-` keys start a word: `risk-management-framework` is not a key.
  * A pattern's capture group, when it has one, is context before the secret: it is matched but never replaced.
  * Short prefixes (`fw_`, `gsk_`, `xai-`) also name ordinary identifiers (`fw_update_firmware`), so those
  * patterns ask for what random keys always have and identifiers rarely do: length, no `_` inside, a digit.
+ * A pattern with `accept` keeps only the matches it accepts (given the match and its groups).
  */
-const KEY_PATTERNS: { label: string; re: RegExp }[] = [
+interface KeyPattern {
+  label: string;
+  re: RegExp;
+  accept?: (groups: readonly (string | undefined)[]) => boolean;
+}
+
+const KEY_PATTERNS: KeyPattern[] = [
   { label: 'openrouter-key', re: /(?<![A-Za-z0-9])sk-or-(?:v\d+-)?[A-Za-z0-9_-]{16,}/g },
   { label: 'anthropic-admin-key', re: /(?<![A-Za-z0-9])sk-ant-admin\d*-[A-Za-z0-9_-]{16,}/g },
   { label: 'anthropic-key', re: /(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_-]{16,}/g },
@@ -62,6 +140,8 @@ const KEY_PATTERNS: { label: string; re: RegExp }[] = [
   { label: 'google-key', re: /\bAIza[0-9A-Za-z_-]{30,}\b/g },
   { label: 'github-token', re: /\b(?:ghp|gho|ghu|ghs|github_pat)_[A-Za-z0-9_]{20,}\b/g },
   { label: 'aws-access-key-id', re: /\bA[KS]IA[A-Z0-9]{16}\b/g },
+  // STS session tokens (base64 of a protobuf that starts the same way in every token AWS issues).
+  { label: 'aws-session-token', re: /(?<![A-Za-z0-9+/])(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdz|FQoGZXIvYXdz)[A-Za-z0-9+/=]{64,}/g },
   { label: 'groq-key', re: /\bgsk_(?=[A-Za-z]*\d)[A-Za-z0-9]{20,}\b/g },
   { label: 'fireworks-key', re: /\bfw_(?=[A-Za-z]*\d)[A-Za-z0-9]{20,}\b/g },
   { label: 'xai-key', re: /\bxai-(?=[A-Za-z]*\d)[A-Za-z0-9]{32,}\b/g },
@@ -73,6 +153,30 @@ const KEY_PATTERNS: { label: string; re: RegExp }[] = [
   // are left alone. The member name is the pattern's capture group, kept as is (a lookbehind would make the
   // scan of every body several times slower).
   { label: 'api-key-value', re: /("(?:x-)?api[_-]?key\\?"\s*:\s*\\?")(?=[^"\\]*\d)[A-Za-z0-9_.+/=~-]{16,}(?=\\?")/gi },
+  // Any other secret-named JSON member (`"x-portkey-api-key"`, `"aws_session_token"`, `"client_secret"`, `"cookie"`,
+  // `"authorization"`), as a request's headers are: a body that echoes headers or credentials (an upstream's debug
+  // echo, a tool's output) keeps them no more than the request does. A string value, or a list of them (`set-cookie`).
+  { label: 'secret-field', re: /(\\?"([A-Za-z][\w.-]{0,63})\\?"\s*:\s*\\?")([^"\\\r\n]{1,8192})(?=\\?")/g, accept: secretField },
+  { label: 'secret-field', re: /(\\?"([A-Za-z][\w.-]{0,63})\\?"\s*:\s*\[\s*\\?")((?:[^"\\\r\n\]]|\\?"\s*,\s*\\?"){1,8192})(?=\\?"\s*\])/g, accept: secretField },
+  // The same as a header line (`Authorization: Basic …`, `Cookie: …`, `> x-api-key: …` in a tool's curl output).
+  { label: 'secret-field', re: /((?:^|[\r\n]|\\r|\\n)[ \t<>*]*([A-Za-z][\w-]{0,63})[ \t]*:[ \t]*)([^\r\n"\\]{1,8192})/g, accept: secretLine },
+  // An environment assignment (`AWS_SESSION_TOKEN=…`, `OPENAI_API_KEY="…"`).
+  {
+    label: 'secret-field',
+    re: /(\b(?:[A-Z][A-Z0-9]*_)*(?:API_KEY|SECRET_ACCESS_KEY|SECRET_KEY|SESSION_TOKEN|ACCESS_TOKEN|AUTH_TOKEN|REFRESH_TOKEN|SECRET|PASSWORD|PASSWD)[ \t]*=[ \t]*["']?)([^\s"'\\]{8,})/g,
+    accept: (g) => !PLACEHOLDER_VALUE.test(g[2] ?? '') && !g[2]!.includes('[REDACTED:'),
+  },
+  // A URL's credentials: the value of a secret-named query parameter (`?key=`, `&api_key=`, `&X-Amz-Signature=`,
+  // `?access_token=`, `&sig=`; `&` also JSON-escaped), and the userinfo (`https://user:pass@host`, a token as user).
+  {
+    label: 'url-credential',
+    re: /((?:[?&]|\\u0026)(?:[A-Za-z0-9_.-]*[-_.])?(?:[A-Za-z]*(?:key|token|secret|password|passwd|credentials?|signature|sig)|auth(?:[a-z]*(?:key|token|orization|entication))?)=)(?!\[REDACTED|%5BREDACTED)([^&#\s"'<>\\]+)/gi,
+  },
+  {
+    label: 'url-userinfo',
+    re: /(\b[A-Za-z][A-Za-z0-9+.-]*:\/\/)(?!\[REDACTED|%5BREDACTED)([^\s/?#@"'<>\\]+)(?=@)/g,
+    accept: (g) => g[2]!.includes(':') || /^[\w.~+/=-]{16,}$/.test(g[2]!),
+  },
 ];
 
 export function placeholder(label: string): string {
@@ -88,21 +192,38 @@ function compile(p: string | RegExp): RegExp {
   return new RegExp(p, 'g');
 }
 
+/** The groups of a `String.replace` callback's arguments (match, then the groups; no named groups here). */
+function replaceGroups(args: unknown[]): (string | undefined)[] {
+  return args.slice(0, -2) as (string | undefined)[];
+}
+
 /** Replaces key-shaped strings and user patterns in any text. */
 export function redactText(text: string, opts: RedactOptions = {}, where = 'body'): string {
   let out = text;
   // One cheap pass first (KEY_HINT): a 16 MB request body without a key-shaped start skips the pattern set.
-  for (const { label, re } of KEY_HINT.test(text) ? KEY_PATTERNS : []) {
-    re.lastIndex = 0;
-    if (!re.test(out)) continue;
-    re.lastIndex = 0;
-    out = out.replace(re, (m, group: unknown) => {
-      const kept = typeof group === 'string' ? group : '';
-      const secret = m.slice(kept.length);
-      if (secret.startsWith('[REDACTED:')) return m;
-      opts.report?.push({ label, where, preview: preview(secret) });
-      return kept + placeholder(label);
+  const hint = hinted(text);
+  const escaped = hint ? unescapedKeyChars(text) : undefined;
+  if (escaped) {
+    // A key spelled with JSON escapes (`sk-or-v1-\u0061bc…`) is found in the unescaped text and cut out of this one.
+    out = replaceSpans(text, keySpans(text, escaped), (span) => {
+      opts.report?.push({ label: span.label, where, preview: preview(span.secret) });
+      return placeholder(span.label);
     });
+  } else {
+    for (const { label, re, accept } of hint ? KEY_PATTERNS : []) {
+      re.lastIndex = 0;
+      if (!re.test(out)) continue;
+      re.lastIndex = 0;
+      out = out.replace(re, (m: string, ...rest: unknown[]) => {
+        const group = rest[0];
+        const kept = typeof group === 'string' ? group : '';
+        const secret = m.slice(kept.length);
+        if (secret.startsWith('[REDACTED:')) return m;
+        if (accept && !accept(replaceGroups([m, ...rest]))) return m;
+        opts.report?.push({ label, where, preview: preview(secret) });
+        return kept + placeholder(label);
+      });
+    }
   }
   for (const { label, pattern } of opts.patterns ?? []) {
     const re = compile(pattern);
@@ -113,6 +234,88 @@ export function redactText(text: string, opts: RedactOptions = {}, where = 'body
     });
   }
   return out;
+}
+
+/**
+ * JSON `\u00XX` escapes of the characters keys are made of (`\u0061` for `a`): a key written that way in a body is
+ * the same key once the body is decoded (and `show --json` decodes it), so it is found in that spelling too.
+ */
+const ESCAPED_KEY_CHAR = /\\u00(?:2[bdef]|3[0-9d]|4[1-9a-f]|5[0-9af]|6[1-9a-f]|7[0-9ae])/i;
+
+/** `text` with those escapes decoded, and where each of its characters starts in `text` (one more entry: the end). */
+interface Unescaped {
+  plain: string;
+  at: Int32Array;
+}
+
+function unescapedKeyChars(text: string): Unescaped | undefined {
+  if (!ESCAPED_KEY_CHAR.test(text)) return undefined;
+  const at = new Int32Array(text.length + 1);
+  const parts: string[] = [];
+  let n = 0;
+  let from = 0;
+  const copy = (to: number) => {
+    for (let i = from; i < to; i++) at[n++] = i;
+    if (to > from) parts.push(text.slice(from, to));
+    from = to;
+  };
+  for (let i = text.indexOf('\\'); i >= 0 && i < text.length; i = text.indexOf('\\', i)) {
+    if (text[i + 1] === '\\') {
+      // An escaped backslash: `\\u0061` is a backslash and the text `u0061`.
+      i += 2;
+      continue;
+    }
+    if (text[i + 1] === 'u' && ESCAPED_KEY_CHAR.test(text.slice(i, i + 6))) {
+      copy(i);
+      at[n++] = i;
+      parts.push(String.fromCharCode(parseInt(text.slice(i + 2, i + 6), 16)));
+      from = i += 6;
+      continue;
+    }
+    i += 1;
+  }
+  copy(text.length);
+  at[n] = text.length;
+  return { plain: parts.join(''), at: at.subarray(0, n + 1) };
+}
+
+interface KeySpan {
+  /** Where the secret starts and ends in the original text (context before it excluded). */
+  start: number;
+  end: number;
+  label: string;
+  /** The secret as decoded (for the report's preview). */
+  secret: string;
+}
+
+/** Every key pattern's accepted matches in the unescaped text, mapped back, earlier patterns first, none overlapping. */
+function keySpans(text: string, u: Unescaped): KeySpan[] {
+  const spans: KeySpan[] = [];
+  for (const { label, re, accept } of KEY_PATTERNS) {
+    re.lastIndex = 0;
+    for (const m of u.plain.matchAll(re)) {
+      if (accept && !accept(m)) continue;
+      const s = m.index + (m[1]?.length ?? 0);
+      const e = m.index + m[0].length;
+      if (e <= s) continue;
+      const start = u.at[s];
+      const end = u.at[e];
+      if (text.startsWith('[REDACTED:', start) || spans.some((x) => x.start < end && start < x.end)) continue;
+      spans.push({ start, end, label, secret: u.plain.slice(s, e) });
+    }
+  }
+  return spans.sort((a, b) => a.start - b.start);
+}
+
+function replaceSpans(text: string, spans: KeySpan[], by: (span: KeySpan) => string): string {
+  if (spans.length === 0) return text;
+  let out = '';
+  let last = 0;
+  for (const span of spans) {
+    out += text.slice(last, span.start) + by(span);
+    last = span.end;
+  }
+  return out + text.slice(last);
 }
 
 /** Redacts a header map: secret headers are replaced whole, every other value is scanned for key shapes. */
@@ -134,16 +337,37 @@ export function redactHeaders(headers: Record<string, string | string[] | undefi
   return out;
 }
 
+export interface UrlStyle {
+  /** Where the URL is, for the report (default `url`). */
+  where?: string;
+  /**
+   * Placeholders for text a person reads (exports, banners, error lines): `key=[REDACTED:url-credential]`. Without it
+   * they are percent-encoded (`key=%5BREDACTED%3Aquery-key%5D`), so a stored URL still parses.
+   */
+  readable?: boolean;
+}
+
 /**
- * Redacts a URL or a request path: the value of every query parameter whose name says credential (`?api_key=`,
- * `&token=`, `key=`) becomes `[REDACTED:query-<name>]`, and the rest is scanned for key shapes like any text.
+ * The one redaction of a URL (an upstream's base URL, a request path, a stored upstream URL), used before a URL is
+ * put in any text: the userinfo (`https://user:pass@host`, `https://TOKEN@host`) and the value of every query
+ * parameter whose name says credential (`?key=`, `&api_key=`, `apikey`, `token`, `access_token`, `secret`,
+ * `password`, `sig`, `signature`, `auth…`: `isSecretName`) are replaced, and the rest is scanned for key shapes like any
+ * text.
  */
-export function redactUrl(url: string, opts: RedactOptions = {}): string {
-  const q = url.indexOf('?');
-  if (q < 0) return redactText(url, opts, 'url');
-  const hash = url.indexOf('#', q);
-  const end = hash < 0 ? url.length : hash;
-  const params = url
+export function redactUrl(url: string, opts: RedactOptions = {}, style: UrlStyle = {}): string {
+  const where = style.where ?? 'url';
+  const shown = (label: string) => (style.readable ? placeholder(label) : encodeURIComponent(placeholder(label)));
+  let out = url;
+  const user = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^/?#@\s]*)@/.exec(out);
+  if (user && user[2] !== '' && !/^(?:\[|%5B)REDACTED/i.test(user[2])) {
+    opts.report?.push({ label: 'url-userinfo', where, preview: preview(user[2]) });
+    out = `${user[1]}${shown('url-userinfo')}@${out.slice(user[0].length)}`;
+  }
+  const q = out.indexOf('?');
+  if (q < 0) return redactText(out, opts, where);
+  const hash = out.indexOf('#', q);
+  const end = hash < 0 ? out.length : hash;
+  const params = out
     .slice(q + 1, end)
     .split('&')
     .map((pair) => {
@@ -156,59 +380,120 @@ export function redactUrl(url: string, opts: RedactOptions = {}): string {
         // keep it as it came
       }
       const value = pair.slice(eq + 1);
-      if (!isSecretName(name) || value === '' || value.startsWith(encodeURIComponent('[REDACTED:'))) return pair;
-      const label = `query-${name.toLowerCase().replace(/[^a-z0-9_-]/g, '')}`;
-      opts.report?.push({ label, where: 'url', preview: preview(value) });
-      return `${pair.slice(0, eq)}=${encodeURIComponent(placeholder(label))}`;
+      if (!isSecretName(name) || value === '' || /^(?:\[|%5B)REDACTED/i.test(value)) return pair;
+      const label = style.readable ? 'url-credential' : `query-${name.toLowerCase().replace(/[^a-z0-9_-]/g, '')}`;
+      opts.report?.push({ label, where, preview: preview(value) });
+      return `${pair.slice(0, eq)}=${shown(label)}`;
     })
     .join('&');
-  return redactText(url.slice(0, q + 1) + params + url.slice(end), opts, 'url');
+  return redactText(out.slice(0, q + 1) + params + out.slice(end), opts, where);
+}
+
+/** Every URL in a line of text (an error message, a log line) through `redactUrl`, readable. */
+export function redactUrlsIn(text: string, opts: RedactOptions = {}, where = 'text'): string {
+  const out = text.replace(/\b[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s"'<>`]+/g, (u) => redactUrl(u, opts, { where, readable: true }));
+  return redactText(out, opts, where);
 }
 
 /** True when text still holds something key-shaped (used by tests and as a last guard before writing exports). */
 export function containsSecret(text: string): boolean {
-  return KEY_PATTERNS.some(({ re }) => {
+  if (!hinted(text)) return false;
+  const escaped = unescapedKeyChars(text);
+  if (escaped) return keySpans(text, escaped).length > 0;
+  return KEY_PATTERNS.some(({ re, accept }) => {
     re.lastIndex = 0;
-    const hit = re.test(text);
-    re.lastIndex = 0;
-    return hit;
+    if (!accept) {
+      const hit = re.test(text);
+      re.lastIndex = 0;
+      return hit;
+    }
+    for (const m of text.matchAll(re)) if (!m[0].slice(m[1]?.length ?? 0).startsWith('[REDACTED:') && accept(m)) return true;
+    return false;
   });
 }
 
 /** The key patterns as maskSecrets runs them (built once: it runs on every response chunk). */
-const KEY_MASK_RULES = KEY_PATTERNS.map(({ label, re }) => ({ label, re, reported: label, context: true }));
+const KEY_MASK_RULES = KEY_PATTERNS.map(({ label, re, accept }) => ({ label, re, reported: label, context: true, accept }));
 /**
  * All key patterns in one, case-insensitive: it matches wherever any of them does (and a little more). Most chunks
  * hold no key, and this one scan rules them out in about half the time of testing each pattern.
  */
 const ANY_KEY = new RegExp(KEY_PATTERNS.map(({ re }) => `(?:${re.source})`).join('|'), 'i');
 /**
- * The literal start of every key pattern above, as one cheap pass (no lookarounds): text holding none of these
- * holds no key, and the full pattern set (ANY_KEY's lookbehinds make it several times slower) never runs on it.
- * This is the per-chunk scan on the proxy's forwarding path. Keep it in step with KEY_PATTERNS.
+ * The literal start of every key pattern above, as one cheap pass: text holding none of these holds no key, and the
+ * full pattern set (ANY_KEY's lookbehinds make it several times slower) never runs on it. This is the per-chunk scan
+ * on the proxy's forwarding path. Keep it in step with KEY_PATTERNS (and ESCAPED_KEY_CHAR: a key may be spelled
+ * with escapes).
  */
-const KEY_HINT = /sk-|hf_|aiza|gh[opsu]_|github_pat_|a[ks]ia|gsk_|fw_|xai-|tgp_v1_|xox[abprs]-|bearer|api[_-]?key/i;
-/** The longest text KEY_HINT matches (`github_pat_`). */
-const KEY_HINT_MAX = 11;
+const KEY_HINT = new RegExp(
+  [
+    'sk-',
+    'hf_',
+    'aiza',
+    'gh[opsu]_',
+    'github_pat_',
+    'a[ks]ia',
+    'gsk_',
+    'fw_',
+    'xai-',
+    'tgp_v1_',
+    'xox[abprs]-',
+    'bearer',
+    'api[_-]?key',
+    // AWS session tokens
+    'iqojb3jpz2lu',
+    'fwogzxivyxdz',
+    'fqogzxivyxdz',
+    // secret-named fields, header lines and assignments, and URL query credentials (`key=`, `access_token=`, `sig=`)
+    'cookie',
+    'authoriz',
+    'passw',
+    'passphrase',
+    'secret',
+    'credential',
+    'portkey',
+    String.raw`(?:key|token)\\?"?[ \t]*[:=]`,
+    String.raw`auth\\?"?[ \t]*[:=]`,
+    'sig(?:nature)?=',
+    ESCAPED_KEY_CHAR.source,
+  ].join('|'),
+  'i',
+);
+/** The longest hint looked for across a chunk boundary. */
+const KEY_HINT_MAX = 64;
+
+/**
+ * Whether text holds a key hint: KEY_HINT, or a URL (its userinfo may be a credential). Kept apart: in one regular
+ * expression with the rest, `://` made the scan of every chunk several times slower.
+ */
+function hinted(text: string): boolean {
+  return KEY_HINT.test(text) || text.includes('://');
+}
 
 /**
  * False when `maskSecrets` (without user patterns) cannot change `before` followed by `bytes`, given whether `before`
  * alone holds a key hint: no hint in `bytes`, none across the seam. Looks at `bytes` and a few bytes of `before` only.
  */
 export function mayMaskAcross(before: Uint8Array, beforeHinted: boolean, bytes: Uint8Array): boolean {
-  if (beforeHinted || KEY_HINT.test(latin1(bytes))) return true;
+  if (beforeHinted || hinted(latin1(bytes))) return true;
   if (before.length === 0) return false;
   const edge = KEY_HINT_MAX - 1;
-  return KEY_HINT.test(latin1(before.subarray(Math.max(0, before.length - edge))) + latin1(bytes.subarray(0, edge)));
+  return hinted(latin1(before.subarray(Math.max(0, before.length - edge))) + latin1(bytes.subarray(0, edge)));
 }
 
 /** Whether `bytes` hold a key hint (a key pattern can only match where one does). */
 export function hasKeyHint(bytes: Uint8Array): boolean {
-  return KEY_HINT.test(latin1(bytes));
+  return hinted(latin1(bytes));
 }
 
 function latin1(b: Uint8Array): string {
   return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
+}
+
+/** `placeholder(label)` cut or padded with `*` to `length` characters. */
+function sameLength(label: string, length: number): string {
+  const p = placeholder(label);
+  return length <= p.length ? p.slice(0, length) : p.padEnd(length, '*');
 }
 
 /**
@@ -223,12 +508,22 @@ export function maskSecrets<T extends string | Uint8Array>(input: T, opts: Redac
   let text = bytes ? Buffer.from(input.buffer, input.byteOffset, input.byteLength).toString('latin1') : (input as string);
   // A UTF-8 continuation byte (10xxxxxx) cannot start or end a mask.
   const inside = (i: number) => bytes && i < text.length && (text.charCodeAt(i) & 0xc0) === 0x80;
-  const keyRules = KEY_HINT.test(text) && ANY_KEY.test(text) ? KEY_MASK_RULES : [];
-  const rules = opts.patterns?.length
-    ? [...keyRules, ...opts.patterns.map(({ label, pattern }) => ({ label, re: compile(pattern), reported: `user-pattern:${label}`, context: false }))]
-    : keyRules;
+  const hint = hinted(text);
   let changed = false;
-  for (const { label, re, reported, context } of rules) {
+  const escaped = hint ? unescapedKeyChars(text) : undefined;
+  if (escaped) {
+    // Keys spelled with JSON escapes: found in the unescaped text, masked over their escaped spelling (all ASCII).
+    const spans = keySpans(text, escaped);
+    for (const span of spans) opts.report?.push({ label: span.label, where, preview: preview(span.secret) });
+    const out = replaceSpans(text, spans, (span) => sameLength(span.label, span.end - span.start));
+    changed = out !== text;
+    text = out;
+  }
+  const keyRules = !escaped && hint && ANY_KEY.test(text) ? KEY_MASK_RULES : [];
+  const rules = opts.patterns?.length
+    ? [...keyRules, ...opts.patterns.map(({ label, pattern }) => ({ label, re: compile(pattern), reported: `user-pattern:${label}`, context: false, accept: undefined }))]
+    : keyRules;
+  for (const { label, re, reported, context, accept } of rules) {
     // A chunk that may hold a key: one test per pattern finds the ones to run.
     re.lastIndex = 0;
     const hit = re.test(text);
@@ -240,14 +535,14 @@ export function maskSecrets<T extends string | Uint8Array>(input: T, opts: Redac
       // A key pattern's capture group is context before the secret (see KEY_PATTERNS): it stays.
       const at = m.index + (context ? (m[1]?.length ?? 0) : 0);
       if (m[0].length === 0 || text.startsWith('[REDACTED:', at)) continue;
+      if (accept && !accept(m)) continue;
       let start = Math.max(at, last);
       let end = m.index + m[0].length;
       while (start > last && inside(start)) start--;
       while (inside(end)) end++;
       if (end <= start) continue;
       opts.report?.push({ label: reported, where, preview: preview(text.slice(start, end)) });
-      const p = placeholder(label);
-      out += text.slice(last, start) + (end - start <= p.length ? p.slice(0, end - start) : p.padEnd(end - start, '*'));
+      out += text.slice(last, start) + sameLength(label, end - start);
       last = end;
     }
     if (last === 0) continue;

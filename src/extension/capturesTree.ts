@@ -6,11 +6,11 @@ import * as vscode from 'vscode';
 import type { ExchangeQuery } from '../core/capture/database';
 import type { CapturedExchange } from '../core/model';
 import type { ProviderDirectory } from '../core/policy/slugs';
-import { FILTER_HELP, FILTERED_CONTEXT, filterDescription, filterQuery, filterText, parseFilter, type CaptureFilter } from './captureFilter';
+import { FILTER_HELP, FILTERED_CONTEXT, FilterCommands, filterDescription, filterQuery, filterText, parseFilter, type CaptureFilter } from './captureFilter';
 import { settledSelection } from './treeSelection';
-import { exchangeRow, groupSessions, type LiveInfo, type SessionNode } from './viewModel';
+import { emptyTreeMessage, exchangeRow, groupSessions, type LiveInfo, type SessionNode } from './viewModel';
 
-type Node = SessionNode | { kind: 'exchange'; exchange: CapturedExchange };
+type Node = SessionNode | { kind: 'exchange'; exchange: CapturedExchange } | { kind: 'message'; text: string };
 
 const COLORS = {
   error: new vscode.ThemeColor('testing.iconFailed'),
@@ -23,6 +23,8 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
   private readonly changed = new vscode.EventEmitter<Node | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private sessions: SessionNode[] = [];
+  /** Why the tree shows no exchange although there are some (emptyTreeMessage): drawn as its only row. */
+  private message: string | undefined;
   private brokenOnly = false;
   private filter: CaptureFilter | undefined;
   private pending: NodeJS.Timeout | undefined;
@@ -90,7 +92,12 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
   private rebuild(): void {
     const all = this.filter ? this.query(filterQuery(this.filter)) : this.list();
     this.sessions = groupSessions(all, this.brokenOnly);
-    this.view.message = this.filter && this.sessions.length === 0 ? `No captures match the filter (${filterDescription(this.filter)}).` : undefined;
+    this.message = emptyTreeMessage({
+      shown: this.sessions.length,
+      filter: filterDescription(this.filter),
+      brokenOnly: this.brokenOnly,
+      anyCaptured: all.length > 0,
+    });
     const streaming = all.some((x) => x.state === 'streaming');
     if (streaming && !this.ticker) this.ticker = setInterval(() => this.refresh(), 1000);
     else if (!streaming && this.ticker) (clearInterval(this.ticker), (this.ticker = undefined));
@@ -99,12 +106,20 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
   }
 
   getChildren(node?: Node): Node[] {
-    if (!node) return this.sessions;
+    if (!node) return this.message ? [{ kind: 'message', text: this.message }] : this.sessions;
     if (node.kind === 'session') return node.exchanges.map((exchange) => ({ kind: 'exchange', exchange }));
     return [];
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
+    if (node.kind === 'message') {
+      const item = new vscode.TreeItem(node.text, vscode.TreeItemCollapsibleState.None);
+      item.id = 'message';
+      item.iconPath = new vscode.ThemeIcon('filter');
+      item.tooltip = `${node.text} Click to edit the filter; Clear Capture Filter or Show All Exchanges in the view's title bar shows every exchange.`;
+      item.command = this.filter ? { command: FilterCommands.filter, title: 'Filter Captures…' } : { command: 'tokenscope.showAll', title: 'Show All Exchanges' };
+      return item;
+    }
     if (node.kind === 'session') {
       const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.Expanded);
       item.id = `session:${node.id}`;

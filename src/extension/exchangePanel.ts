@@ -4,6 +4,8 @@
  * What a panel posts, live and finished, is ./liveFeed.ts; this file is the VS Code side of it.
  */
 import * as vscode from 'vscode';
+import { UserError } from '../core/model';
+import { checkTokenizerDir } from '../core/tokens/local';
 import { isWebviewMessage, type HostMessage, type WebviewMessage, type WirePageView } from '../../webview/protocol';
 import type { Exchanges, OpenedExchange } from './exchanges';
 import { LivePoller, PanelFeed, withLive, type TokenSource as FeedTokenSource } from './liveFeed';
@@ -54,7 +56,15 @@ export class ExchangePanels implements vscode.Disposable {
     });
     panel.iconPath = vscode.Uri.joinPath(media, 'tokenscope.svg');
     const live = opened.exchange.state === 'streaming' ? this.live(id) : undefined;
-    const p = new Panel(panel, live ? withLive(opened, live) : opened, this.tokens, this.log, () => this.poller.freed(), (from) => this.exchanges.wirePage(id, from));
+    const p = new Panel(
+      panel,
+      live ? withLive(opened, live) : opened,
+      this.tokens,
+      this.log,
+      () => this.poller.freed(),
+      (from) => this.exchanges.wirePage(id, from),
+      () => this.retokenize(true),
+    );
     this.panels.set(id, p);
     if (p.feed.streaming) this.poller.watch();
     panel.onDidDispose(() => {
@@ -82,6 +92,14 @@ export class ExchangePanels implements vscode.Disposable {
     await this.poller.changed(id, p.feed);
   }
 
+  /**
+   * Tokenizes the open panels again: all of them (the tokenizer folder setting changed), or, with `missingOnly`, those
+   * still waiting for a tokenizer (one was just downloaded).
+   */
+  retokenize(missingOnly = false): void {
+    for (const p of this.panels.values()) if (!missingOnly || p.feed.needsTokenizer) void p.feed.retokenize();
+  }
+
   dispose(): void {
     this.poller.dispose();
     for (const p of this.panels.values()) p.panel.dispose();
@@ -99,6 +117,8 @@ class Panel {
     free: () => void,
     /** The Wire tab's events from `from` on (./wirePage.ts): never throws. */
     private readonly wirePage: (from: number) => Promise<WirePageView>,
+    /** This panel downloaded a tokenizer: the other panels waiting for one try again. */
+    private readonly tokenizerArrived: () => void,
   ) {
     this.feed = new PanelFeed(opened, tokenSource, {
       post: (m) => panel.webview.postMessage(m),
@@ -134,6 +154,41 @@ class Panel {
         await vscode.commands.executeCommand(command, opened.exchange.id);
         return;
       }
+      case 'getTokenizer':
+        if (m.how === 'download') {
+          if (await this.feed.download()) this.tokenizerArrived();
+          return;
+        }
+        try {
+          // The setting's change re-tokenizes every open panel (extension.ts).
+          await chooseTokenizerFolder();
+        } catch (e) {
+          if (!(e instanceof UserError)) throw e;
+          await this.feed.tokenizerError(e.message);
+        }
+        return;
     }
   }
+}
+
+/**
+ * Asks for a folder holding tokenizer files and puts it in the `tokenscope.tokenizer.folder` setting (where it is set
+ * now: the workspace's when it has one, else the user's). Nothing happens when the dialog is cancelled; a folder
+ * without tokenizer files is a UserError and changes nothing.
+ */
+async function chooseTokenizerFolder(): Promise<void> {
+  const picked = await vscode.window.showOpenDialog({
+    canSelectFolders: true,
+    canSelectFiles: false,
+    canSelectMany: false,
+    title: "Choose the folder holding the model's tokenizer (tokenizer.json, or tiktoken.model and tokenizer_config.json)",
+    openLabel: 'Use This Tokenizer Folder',
+  });
+  const dir = picked?.[0]?.fsPath;
+  if (!dir) return;
+  checkTokenizerDir(dir);
+  const cfg = vscode.workspace.getConfiguration('tokenscope');
+  const now = cfg.inspect<string>('tokenizer.folder');
+  await cfg.update('tokenizer.folder', dir, now?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global);
+  void vscode.window.showInformationMessage(`Tokenscope: the token view now uses the tokenizer in ${dir} for every exchange (setting tokenscope.tokenizer.folder).`);
 }

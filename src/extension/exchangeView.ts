@@ -30,6 +30,7 @@ import {
   WIRE_SHOWN,
 } from '../../webview/protocol';
 import { eventCount } from '../core/wire/common';
+import { usageText } from '../core/cost';
 
 const BODY_KEYS_SHOWN_ELSEWHERE = new Set(['messages', 'tools', 'input', 'system', 'model', 'stream', 'provider', 'functions']);
 
@@ -47,6 +48,7 @@ export function responseView(res: ParsedResponse): ResponseView {
     finishReason: res.finishReason,
     nativeFinishReason: res.nativeFinishReason,
     usage: res.usage,
+    usageText: usageText(res.usage),
     error: res.error,
     terminated: res.terminated,
     wireIssues: res.wireIssues.map((w) => ({ code: w.code, message: w.message })),
@@ -146,6 +148,7 @@ export function exchangeView({ exchange: x, chunks, result, unavailable, ruleInf
     { label: 'Agent', value: x.agent },
     { label: 'Time to first byte', value: ms(x.ttfbMs) },
     { label: 'Duration', value: ms(x.endedAt !== undefined ? x.endedAt - x.startedAt : undefined) },
+    { label: 'Usage', value: usageText(res?.usage) },
     { label: 'Response size', value: x.responseBytes !== undefined ? `${x.responseBytes} bytes in ${chunks.length} chunks` : undefined },
     { label: 'Family', value: result?.analysis.family },
     { label: 'Pin', value: x.pin ? `${x.pin.requested.join(', ')}${x.pin.honoured === false ? ' (NOT honoured)' : ''}` : undefined },
@@ -246,6 +249,8 @@ export function tokenStreamView(s: TokenStream | TokenTable, ruleInfo?: (id: str
     kinds: Array.from(c.kinds.subarray(0, n), (k) => KIND_INDEX.get(CORE_TOKEN_KINDS[k]) ?? 0),
     segments: Array.from(c.segments.subarray(0, n), (k) => SEGMENT_INDEX.get(CORE_SEGMENT_KINDS[k] ?? 'none') ?? 0),
     accounting: accountingRows(stream.accounting, n),
+    count: stream.accounting.counted,
+    countMeaning: COUNT_MEANING,
     findings: stream.findings.map((tf) => {
       const info = ruleInfo?.(tf.finding.rule);
       return { ...tf.finding, title: info?.title, why: info?.why, tokens: tf.tokens, expectedBefore: tf.expectedBefore };
@@ -259,10 +264,22 @@ export function tokenStreamView(s: TokenStream | TokenTable, ruleInfo?: (id: str
   return view;
 }
 
-/** `shown`: the tokens the view draws, which differ from `counted` where the provider spelled markers out as text. */
+/** What the token view's one count counts (the tab's badge, the toolbar and the Counted row give the same number). */
+export const COUNT_MEANING = 'completion tokens as the model emitted them (what providers bill as completion_tokens)';
+
+/**
+ * `shown`: the pieces the view draws. They differ from `counted` where the provider spelled a marker out as text (drawn
+ * as its text pieces, counted once, as the special token the model emitted), or where a structured response implies an
+ * end-of-turn token that no text holds (counted, not drawn).
+ */
 function accountingRows(a: TokenAccounting, shown: number): { label: string; value: string }[] {
-  const spelled = a.counted !== shown ? `; the ${shown} shown spell out as text the markers the model emitted as one special token each` : '';
-  const rows = [{ label: 'Counted', value: `${a.counted} tokens (${a.countedReasoning} in reasoning)${spelled}` }];
+  const drawn =
+    a.counted === shown
+      ? ''
+      : shown > a.counted
+        ? `; ${shown} pieces drawn: a marker spelled out as text is drawn as its text pieces and counted once, as the special token the model emitted`
+        : `; ${shown} drawn: the end of the turn a structured response implies is counted, not drawn`;
+  const rows = [{ label: 'Counted', value: `${a.counted} completion tokens (${a.countedReasoning} in reasoning)${drawn}` }];
   if (a.billed !== undefined) {
     const delta = a.delta !== undefined ? ` (${a.delta > 0 ? '+' : ''}${a.delta} counted vs billed)` : '';
     rows.push({ label: 'Billed', value: `${a.billed} completion tokens${a.billedReasoning !== undefined ? `, ${a.billedReasoning} reasoning` : ''}${delta}` });

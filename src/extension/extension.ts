@@ -28,7 +28,10 @@ import { ExchangeTokenizer, type DownloadSink } from './tokenize';
 import { OtlpBridge } from './otlpExport';
 import { inFlightOf } from '../core/live/inflight';
 import { WatchCommands } from './watchCommands';
-import { statusBarText, statusBarTooltip, type ProxyStatus } from './viewModel';
+import { statusBarText, statusBarTooltip, storeSignature, type ProxyStatus } from './viewModel';
+
+/** How often the views look for captures another process added, analysed or removed (a CLI `serve`, `demo --clear`). */
+const OTHER_PROCESSES_MS = 3000;
 
 /** SecretStorage name = the variable agents read it from (src/core/proxy/agents.ts). */
 const SECRET_OPENROUTER = 'OPENROUTER_API_KEY';
@@ -82,6 +85,9 @@ class App implements vscode.Disposable {
   private readonly tokenizer: ExchangeTokenizer;
   private readonly disposables: vscode.Disposable[] = [];
   private unsubscribeStore: (() => void) | undefined;
+  /** The capture list's signature when last looked at, and the timer that looks (storeSignature). */
+  private signature = '';
+  private readonly otherProcesses: NodeJS.Timeout;
   private readonly otlp: OtlpBridge;
   private readonly providers: ProvidersView;
   /** Repair mode and provider policy, read at start and on each settings change; the proxy's stages read these per request. */
@@ -103,12 +109,14 @@ class App implements vscode.Disposable {
     this.exchanges = new Exchanges(() => this.store, log);
     this.tokenizer = new ExchangeTokenizer(vscode.Uri.joinPath(context.extensionUri, 'dist', 'tokens-worker.js').fsPath, async () => ({
       tokenizerDir: this.settings.tokenizerFolder,
+      // Kimi K2's tokenizer ships in the extension: its token view works offline, on the first run.
+      bundledDir: vscode.Uri.joinPath(context.extensionUri, 'tokenizers').fsPath,
       cacheDir: this.store?.dataDir,
       hfToken: await context.secrets.get(SECRET_HF),
       onWarning: (m) => log.warn(m),
       startDownload: downloadNotification,
     }));
-    this.panels = new ExchangePanels(context.extensionUri, this.exchanges, (o) => this.tokenizer.tokens(o.result), log, live);
+    this.panels = new ExchangePanels(context.extensionUri, this.exchanges, (o, job) => this.tokenizer.tokens(o.result, job), log, live);
     this.otlp = new OtlpBridge(context, log, () => this.settings.redactionPatterns);
     this.providers = new ProvidersView(() => this.store, () => this.policies, () => this.openRouterClient());
     this.disposables.push(this.status, this.tree, this.exchanges, this.panels, this.otlp, this.providers, new DeliveredDiff(() => this.store));
@@ -128,6 +136,21 @@ class App implements vscode.Disposable {
     );
     this.render();
     this.status.show();
+    this.otherProcesses = setInterval(() => this.followOtherProcesses(), OTHER_PROCESSES_MS);
+  }
+
+  /** Redraws the views when the store changed under another process (no change event reaches this one then). */
+  private followOtherProcesses(): void {
+    if (!this.store) return;
+    const signature = storeSignature(this.store.list());
+    if (signature === this.signature) return;
+    const first = this.signature === '';
+    this.signature = signature;
+    if (first) return;
+    this.tree.refresh();
+    this.render();
+    this.providers.refresh();
+    void this.exchanges.syncProblems();
   }
 
   private readSettings(): Settings {
@@ -161,6 +184,7 @@ class App implements vscode.Disposable {
       this.log.info(`capture store: ${dir} (${this.store.list().length} exchanges)`);
       this.unsubscribeStore = this.store.onDidChange((e) => {
         this.tree.refresh();
+        this.exchanges.storeChanged(e.kind, e.exchange.id);
         this.render();
         if (e.kind !== 'added') void this.panels.changed(e.exchange.id, e.kind === 'deleted');
       });
@@ -170,6 +194,7 @@ class App implements vscode.Disposable {
     }
     this.tree.refresh();
     this.providers.watch(this.store);
+    void this.exchanges.syncProblems();
     await this.otlp.attach(this.store);
   }
 
@@ -215,7 +240,10 @@ class App implements vscode.Disposable {
       this.slugs = undefined;
       this.render();
     }
-    if (e.affectsConfiguration('tokenscope.tokenizer')) void this.tokenizer.clear();
+    if (e.affectsConfiguration('tokenscope.tokenizer')) {
+      void this.tokenizer.clear();
+      this.panels.retokenize();
+    }
     if (e.affectsConfiguration('tokenscope.capture') || e.affectsConfiguration('tokenscope.redaction')) {
       const running = !!this.proxy;
       await this.stopProxy();
@@ -227,7 +255,7 @@ class App implements vscode.Disposable {
       return;
     }
     const proxyChanged =
-      ['tokenscope.proxy.port', 'tokenscope.proxy.upstreamTimeout', 'tokenscope.proxy.idleTimeout', 'tokenscope.proxy.headerTimeout', 'tokenscope.upstreams', 'tokenscope.sglang'].some((k) => e.affectsConfiguration(k));
+      ['tokenscope.proxy.port', 'tokenscope.proxy.upstreamTimeout', 'tokenscope.proxy.idleTimeout', 'tokenscope.proxy.headerTimeout', 'tokenscope.proxy.upstreamConnections', 'tokenscope.upstreams', 'tokenscope.sglang'].some((k) => e.affectsConfiguration(k));
     if (proxyChanged && this.proxy) {
       await this.stopProxy();
       await this.startProxy();
@@ -339,6 +367,7 @@ class App implements vscode.Disposable {
   }
 
   dispose(): void {
+    clearInterval(this.otherProcesses);
     for (const d of this.disposables) d.dispose();
     void this.tokenizer.dispose();
     this.unsubscribeStore?.();

@@ -6,7 +6,8 @@
  */
 import type { ExchangeAnalysis } from '../core/analyze';
 import type { CapturedExchange } from '../core/model';
-import type { ExchangeView, HostMessage, LiveView, TokenStreamView } from '../../webview/protocol';
+import type { DownloadProgress } from '../core/tokens/hub';
+import type { ExchangeView, HostMessage, LiveView, TokenizerNeededView, TokenStreamView } from '../../webview/protocol';
 import { liveText, type LiveInfo } from './viewModel';
 
 /**
@@ -30,8 +31,21 @@ export interface OpenedCore {
   view: ExchangeView;
 }
 
+/** The tokens of an exchange, or why there are none (`needed`: the tokenizer is not on this machine). */
+export interface TokensResult {
+  stream?: TokenStreamView;
+  reason?: string;
+  needed?: TokenizerNeededView;
+}
+
+/** How to tokenize: `download` fetches a missing tokenizer from the Hub first (only when the user asked for it). */
+export interface TokenJob {
+  download?: boolean;
+  onProgress?: (p: DownloadProgress) => void;
+}
+
 /** Tokens for an opened exchange, or why there are none. Tokenizing runs off the extension host's thread. */
-export type TokenSource<O> = (o: O) => Promise<{ stream?: TokenStreamView; reason?: string }>;
+export type TokenSource<O> = (o: O, job?: TokenJob) => Promise<TokensResult>;
 
 export function liveView(l: LiveInfo): LiveView {
   return { ...l, text: liveText(l) };
@@ -66,7 +80,10 @@ export interface FeedHost {
 
 /** What one panel has posted and is posting: full snapshots, live snapshots, the banner's clock. */
 export class PanelFeed<O extends OpenedCore> {
-  private tokens: Promise<{ stream?: TokenStreamView; reason?: string }>;
+  private tokens: Promise<TokensResult>;
+  /** The tokens last posted (or being made): a download that fails keeps its `needed` and adds the error. */
+  private last: TokensResult | undefined;
+  private downloading = false;
   /** Response bytes in the last live snapshot, and when the banner's clock was last sent. */
   liveBytes = -1;
   liveClockAt = 0;
@@ -84,11 +101,55 @@ export class PanelFeed<O extends OpenedCore> {
     this.tokens = this.tokenize();
   }
 
-  private tokenize(): Promise<{ stream?: TokenStreamView; reason?: string }> {
-    return this.tokenSource(this.opened).catch((e: Error) => {
-      this.host.error(`tokenizing ${this.opened.exchange.id} failed`, e);
-      return { reason: `Tokenizing failed: ${e.message.split('\n')[0]}` };
-    });
+  private tokenize(job?: TokenJob): Promise<TokensResult> {
+    return this.tokenSource(this.opened, job)
+      .catch((e: Error) => {
+        this.host.error(`tokenizing ${this.opened.exchange.id} failed`, e);
+        return { reason: `Tokenizing failed: ${e.message.split('\n')[0]}` };
+      })
+      .then((r) => (this.last = r));
+  }
+
+  /** The tokenizer is missing (the last tokens said `needed`). */
+  get needsTokenizer(): boolean {
+    return !!this.last?.needed;
+  }
+
+  /** Tokenizes again and posts the tokens (a tokenizer arrived: a folder was chosen, another panel downloaded it). */
+  async retokenize(job?: TokenJob): Promise<TokensResult> {
+    this.generation++;
+    this.pendingLive = false;
+    const before = this.last?.needed;
+    this.tokens = this.tokenize(job);
+    let t = await this.tokens;
+    // A download that failed (the Hub unreachable, no such repo): the offer stays, with why it failed.
+    if (!t.stream && !t.needed && before) t = this.last = { ...t, needed: { ...before, error: t.reason } };
+    await this.host.post({ type: 'tokens', ...t, ...(this.streaming && t.stream && { stream: withoutEndOnly(t.stream) }) });
+    return t;
+  }
+
+  /** Getting the missing tokenizer failed before any tokenizing (a folder without tokenizer files): say why beside the offer. */
+  async tokenizerError(error: string): Promise<void> {
+    const t = this.last;
+    if (!t?.needed) return;
+    this.last = { ...t, needed: { ...t.needed, error } };
+    this.tokens = Promise.resolve(this.last);
+    await this.host.post({ type: 'tokens', ...this.last });
+  }
+
+  /** The user asked to download the missing tokenizer: once at a time, progress to the webview. True when it worked. */
+  async download(): Promise<boolean> {
+    if (this.downloading) return false;
+    this.downloading = true;
+    try {
+      const t = await this.retokenize({
+        download: true,
+        onProgress: (p) => void this.host.post({ type: 'tokenizerProgress', progress: { file: p.file, received: p.received, total: p.total } }),
+      });
+      return !!t.stream;
+    } finally {
+      this.downloading = false;
+    }
   }
 
   get streaming(): boolean {

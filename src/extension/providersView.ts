@@ -10,9 +10,9 @@ import { withAction, type Policies, type PolicyAction } from '../core/policy/pol
 import { ProviderDirectory, resolveSlug } from '../core/policy/slugs';
 import type { OpenRouterClient } from '../core/upstream/openrouter';
 import { scorecard, type ScorecardRow } from '../core/providers/scorecard';
-import { policyWord, providerDescription } from './providersText';
+import { captureCounts, policyWord, providerDescription, providersDescription, providersEmptyMessage } from './providersText';
 
-type Node = { kind: 'model'; model: string; rows: ScorecardRow[] } | { kind: 'provider'; row: ScorecardRow };
+type Node = { kind: 'model'; model: string; rows: ScorecardRow[] } | { kind: 'provider'; row: ScorecardRow } | { kind: 'message'; text: string };
 
 const ICON_COLOR = { bad: new vscode.ThemeColor('testing.iconFailed'), some: new vscode.ThemeColor('testing.iconQueued'), ok: new vscode.ThemeColor('testing.iconPassed') };
 
@@ -54,9 +54,13 @@ export class ProvidersView implements vscode.TreeDataProvider<Node>, vscode.Disp
     this.refresh(0);
   }
 
-  /** Redraws at most every 2 s (the scorecard reads request bodies), and only while the view is visible. */
+  /**
+   * Redraws at most every 2 s (the scorecard reads request bodies), and only while the view is visible: hidden, it
+   * redraws when it is shown again (onDidChangeVisibility).
+   */
   refresh(delay = 2000): void {
     if (!this.view.visible) return;
+    if (delay === 0 && this.pending) (clearTimeout(this.pending), (this.pending = undefined));
     this.pending ??= setTimeout(() => {
       this.pending = undefined;
       this.changed.fire(undefined);
@@ -71,10 +75,24 @@ export class ProvidersView implements vscode.TreeDataProvider<Node>, vscode.Disp
     this.slugs = new ProviderDirectory((reader as Partial<CaptureStore>).providerSlugs?.() ?? []);
     const byModel = new Map<string, ScorecardRow[]>();
     for (const r of scorecard(reader)) byModel.set(r.model, [...(byModel.get(r.model) ?? []), r]);
+    const counts = captureCounts(reader.list());
+    this.view.description = providersDescription(counts);
+    if (byModel.size === 0) {
+      // Captures, but none to score: say what they are, rather than the welcome's "nothing yet".
+      const text = providersEmptyMessage(counts);
+      return text ? [{ kind: 'message', text }] : [];
+    }
     return [...byModel].map(([model, rows]) => ({ kind: 'model', model, rows }));
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
+    if (node.kind === 'message') {
+      const item = new vscode.TreeItem(node.text, vscode.TreeItemCollapsibleState.None);
+      item.id = 'message';
+      item.tooltip = `${node.text} The scorecard counts the agent's own exchanges that name a model and the provider that served them.`;
+      item.iconPath = new vscode.ThemeIcon('info');
+      return item;
+    }
     if (node.kind === 'model') {
       const item = new vscode.TreeItem(node.model, vscode.TreeItemCollapsibleState.Expanded);
       item.id = `model:${node.model}`;

@@ -5,6 +5,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { checkUpstreamUrl, type Upstreams } from '../core/proxy/routes';
 import { DEFAULT_TIMEOUTS, type ProxyOptions, type ProxyTimeouts } from '../core/proxy/server';
+import { DEFAULT_UPSTREAM_CONNECTIONS, MAX_UPSTREAM_CONNECTIONS } from '../core/proxy/slots';
 
 export interface Settings {
   port: number;
@@ -12,6 +13,8 @@ export interface Settings {
   upstreams: Upstreams;
   /** The proxy's timeouts (tokenscope.proxy.*Timeout, seconds in the settings). */
   timeouts: Required<ProxyTimeouts>;
+  /** Exchanges in flight to one upstream at most (tokenscope.proxy.upstreamConnections). */
+  upstreamConnections: number;
   /** Set when a configured upstream URL is unusable: one line per bad entry (the entry is ignored). */
   upstreamProblems: string[];
   tokenizerFolder?: string;
@@ -79,6 +82,7 @@ export function readSettings(get: Get, workspaceFolder?: string): Settings {
       idleMs: seconds('proxy.idleTimeout', DEFAULT_TIMEOUTS.idleMs),
       clientHeadersMs: seconds('proxy.headerTimeout', DEFAULT_TIMEOUTS.clientHeadersMs),
     },
+    upstreamConnections: connections(get<number>('proxy.upstreamConnections')),
     upstreamProblems,
     tokenizerFolder: folder(get<string>('tokenizer.folder'), workspaceFolder),
     captureFolder: folder(get<string>('capture.folder'), workspaceFolder),
@@ -89,7 +93,12 @@ export function readSettings(get: Get, workspaceFolder?: string): Settings {
   };
 }
 
+/** A connection limit setting: a whole number in range, else the default. */
+function connections(v: number | undefined): number {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= MAX_UPSTREAM_CONNECTIONS ? v : DEFAULT_UPSTREAM_CONNECTIONS;
+}
+
 /** What the settings decide of the proxy the extension starts (the rest of its options are the extension's own). */
-export function proxySettings(s: Settings): Pick<ProxyOptions, 'port' | 'upstreams' | 'timeouts'> {
-  return { port: s.port, upstreams: s.upstreams, timeouts: s.timeouts };
+export function proxySettings(s: Settings): Pick<ProxyOptions, 'port' | 'upstreams' | 'timeouts' | 'upstreamConnections' | 'maxRequestBodyBytes' | 'maxDecodedBytes'> {
+  return { port: s.port, upstreams: s.upstreams, timeouts: s.timeouts, upstreamConnections: s.upstreamConnections, maxRequestBodyBytes: s.maxBodyBytes, maxDecodedBytes: s.maxBodyBytes };
 }

@@ -81,25 +81,22 @@ function time(ms: number): string {
   return `${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}:${String(d.getSeconds()).padStart(2, '0')}`;
 }
 
+/**
+ * One exchange's row. Rows of a session mostly share their model, so the label leads with what tells them apart:
+ * who served it, how it ended, how many findings, when (the icon gives the worst severity). The model, and the
+ * marks (demo, repaired, policy), follow in the description.
+ */
 export function exchangeRow(x: CapturedExchange, live?: LiveInfo, slugs?: ProviderDirectory): ExchangeRow {
   const count = findingCount(x);
-  const model = exchangeModel(x) ?? `${x.method} ${x.path}`;
+  const model = exchangeModel(x);
   const provider = exchangeProvider(x);
   const finish = x.summary?.finishReason;
   const demo = isDemoCapture(x);
-  const parts: string[] = demo ? ['demo'] : [];
-  if (count) parts.push(`${count} finding${count === 1 ? '' : 's'}`);
-  if (provider) parts.push(provider);
-  if (x.repair) parts.push('repaired');
   const policy = exchangePolicy(x, slugs);
-  if (policy) parts.push(policy.word);
-  if (finish) parts.push(finish);
-  else if (x.state === 'streaming') parts.push(live ? `streaming · ${liveText(live)}` : 'streaming…');
-  else if (x.status !== undefined && x.status >= 400) parts.push(`HTTP ${x.status}`);
-  else if (x.state !== 'complete') parts.push(x.state);
-  parts.push(time(x.startedAt));
+  const label = [provider ?? x.route, model ? undefined : `${x.method} ${x.path.split('?')[0]}`, outcomeWord(x, live), count ? `${count} finding${count === 1 ? '' : 's'}` : undefined, time(x.startedAt)];
+  const description = [model, demo && 'demo', x.repair && 'repaired', policy?.word];
   const lines = [
-    model,
+    model ?? `${x.method} ${x.path}`,
     `${x.method} ${x.path} → ${x.route}${x.status !== undefined ? ` (HTTP ${x.status})` : ''}`,
     provider ? `served by ${provider}` : undefined,
     finish ? `finish reason: ${finish}` : undefined,
@@ -109,14 +106,36 @@ export function exchangeRow(x: CapturedExchange, live?: LiveInfo, slugs?: Provid
     x.target ? `re-run on ${x.target}` : undefined,
     policy ? `provider policy: ${policy.summary}` : undefined,
     demo ? "demo capture from Tokenscope's built-in local upstream (Tokenscope: Clear Demo Captures removes it)" : undefined,
+    `started ${new Date(x.startedAt).toLocaleString()}`,
   ];
   return {
-    label: model,
-    description: parts.join(' · '),
+    label: label.filter(Boolean).join(' · '),
+    description: description.filter(Boolean).join(' · '),
     tooltip: lines.filter(Boolean).join('\n'),
     icon: statusIcon(x),
     contextValue: isBroken(x) ? 'exchange.broken' : 'exchange',
   };
+}
+
+/** How the exchange ended, in a word or two: its finish reason, an HTTP error, its state, or its stream so far. */
+function outcomeWord(x: CapturedExchange, live: LiveInfo | undefined): string | undefined {
+  if (x.summary?.finishReason) return x.summary.finishReason;
+  if (x.state === 'streaming') return live ? `streaming · ${liveText(live)}` : 'streaming…';
+  if (x.status !== undefined && x.status >= 400) return `HTTP ${x.status}`;
+  if (x.state !== 'complete') return x.state;
+  return x.status !== undefined ? `HTTP ${x.status}` : undefined;
+}
+
+/**
+ * The one row an empty tree shows when exchanges exist but none is shown (a filter, or broken only): why, and what
+ * brings them back. Undefined when rows are shown, or when there is nothing at all (the view's welcome text says so).
+ * It is a row of the tree itself, so it can never outlive the rows it describes.
+ */
+export function emptyTreeMessage(o: { shown: number; filter?: string; brokenOnly: boolean; anyCaptured: boolean }): string | undefined {
+  if (o.shown > 0) return undefined;
+  if (o.filter) return `No captures match the filter (${o.filter}${o.brokenOnly ? ', broken only' : ''}).`;
+  if (o.brokenOnly && o.anyCaptured) return 'No broken exchanges: every capture is healthy (Show All Exchanges lists them).';
+  return undefined;
 }
 
 /** Sessions newest first, each with its exchanges newest first. `brokenOnly` drops healthy exchanges and empty sessions. */
@@ -146,6 +165,22 @@ export function groupSessions(exchanges: readonly CapturedExchange[], brokenOnly
     });
   }
   return nodes.sort((a, b) => b.exchanges[0].startedAt - a.exchanges[0].startedAt);
+}
+
+/** How many of the newest captures the change signature looks at (storeSignature). */
+const SIGNATURE_NEWEST = 64;
+
+/**
+ * A short fingerprint of the capture list as views show it: the count, and the newest captures' ids, states and
+ * analysis. It changes when another process (a CLI `serve`, `demo --clear`) adds, finishes, analyses or removes a
+ * capture, which the store reports to nobody here; the views then redraw as for a change of their own.
+ */
+export function storeSignature(list: readonly CapturedExchange[]): string {
+  const head = list.slice(0, SIGNATURE_NEWEST).map((x) => {
+    const c = x.summary?.counts;
+    return `${x.id}.${x.state}.${x.status ?? ''}.${c ? `${c.error}-${c.warning}-${c.info}` : ''}.${x.repair ? 'r' : ''}`;
+  });
+  return `${list.length}|${head.join(',')}`;
 }
 
 export interface ProxyStatus {

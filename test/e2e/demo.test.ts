@@ -5,9 +5,7 @@
  * brings its own local upstream.
  */
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { sharedDir } from '../helpers/shared';
 import { missingPrerequisite, runCommand, screenshot, startWorkbenchRig, webviewFrame, type Page, type WorkbenchRig } from './harness';
 
 const skip = missingPrerequisite();
@@ -17,8 +15,9 @@ describe('the demo step of the walkthrough', { skip, timeout: 10 * 60_000 }, () 
   let page: Page;
 
   before(async () => {
-    const tokenizer = sharedDir() && join(sharedDir()!, 'tokenizers', 'kimi-k2');
-    rig = await startWorkbenchRig([], tokenizer ? { 'tokenscope.tokenizer.folder': tokenizer } : {});
+    // No tokenizer folder, nothing downloaded, and the Hub unreachable (harness.ts): the demo's Kimi K2 token view
+    // works with the tokenizer shipped in the extension.
+    rig = await startWorkbenchRig([]);
     page = rig.page;
   });
 
@@ -62,15 +61,39 @@ describe('the demo step of the walkthrough', { skip, timeout: 10 * 60_000 }, () 
     const rows = captures.locator('.monaco-list-row', { hasText: 'Demo (local)' });
     await rows.nth(3).waitFor({ timeout: 30_000 });
     assert.equal(await rows.count(), 4, 'four demo exchanges');
-    for (const text of await rows.allInnerTexts()) assert.match(text, /demo ·/, text);
+    // Each row leads with what tells it apart (provider, finish, findings, time); the model they share follows.
+    const labels = await rows.locator('.label-name').allInnerTexts();
+    for (const label of labels) assert.match(label, /^Demo \(local\) · [\w-]+ · (\d+ findings? · )?\d\d:\d\d:\d\d$/, label);
+    assert.ok(labels.some((l) => /· 3 findings ·/.test(l)) && labels.some((l) => !/findings?/.test(l)), labels.join(' | '));
+    for (const d of await rows.locator('.label-description').allInnerTexts()) assert.match(d, /^moonshotai\/kimi-k2-0905 · demo/, d);
     await page.locator('.statusbar-item', { hasText: /4 captured \(4 demo\) · 3 broken/ }).waitFor({ timeout: 30_000 });
     await screenshot(page, 'demo-03-tree');
+  });
+
+  /** The Providers view's pane, expanded. */
+  async function providersPane() {
+    const header = page.locator('.part.sidebar .pane-header', { hasText: 'Providers' });
+    await header.waitFor({ timeout: 30_000 });
+    if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click();
+    return page.locator('.part.sidebar .pane', { has: page.locator('.pane-header', { hasText: 'Providers' }) });
+  }
+
+  it('scores the demo provider in the Providers view', async () => {
+    const pane = await providersPane();
+    await pane.locator('.monaco-list-row', { hasText: 'Demo (local)' }).first().waitFor({ timeout: 30_000 });
+    assert.equal(await pane.locator('.welcome-view-content', { hasText: 'No exchanges with a model' }).count(), 0, 'no "nothing yet" beside the captures');
+    await pane.locator('.monaco-list-row', { hasText: /\d+ tool turns? · \d+% broken/ }).first().waitFor({ timeout: 30_000 });
+    await screenshot(page, 'demo-03b-providers');
   });
 
   it('"Clear Demo Captures" removes them', async () => {
     await runCommand(page, 'Tokenscope: Clear Demo Captures');
     await page.locator('.part.sidebar .welcome-view-content', { hasText: 'No exchanges captured yet' }).waitFor({ timeout: 30_000 });
     await page.locator('.statusbar-item', { hasText: /Tokenscope :\d+ · 0 captured/ }).waitFor({ timeout: 30_000 });
+    // The Providers view follows: the demo provider goes with its captures.
+    const pane = await providersPane();
+    await pane.locator('.welcome-view-content', { hasText: 'No exchanges with a model' }).waitFor({ timeout: 30_000 });
+    assert.equal(await pane.locator('.monaco-list-row', { hasText: 'Demo (local)' }).count(), 0, 'Demo (local) is gone');
     await screenshot(page, 'demo-04-cleared');
   });
 });

@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { READ_TOOL } from '../fixtures/openrouter-emulator';
-import { sharedDir } from '../helpers/shared';
 import {
   missingPrerequisite,
   runCommand,
@@ -30,13 +29,11 @@ describe('Tokenscope in VS Code', { skip, timeout: 10 * 60_000 }, () => {
   const dialogs: string[] = [];
 
   before(async () => {
-    const tokenizer = sharedDir() && join(sharedDir()!, 'tokenizers', 'kimi-k2');
     rig = await startWorkbenchRig(
       [
         { slug: 'chutes', name: 'Chutes', personality: 'leak-content' },
         { slug: 'novita', name: 'Novita', personality: 'html-injection' },
       ],
-      tokenizer ? { 'tokenscope.tokenizer.folder': tokenizer } : {},
     );
     ({ page, proxyPort } = rig);
     page.on('dialog', (d) => {
@@ -85,7 +82,9 @@ describe('Tokenscope in VS Code', { skip, timeout: 10 * 60_000 }, () => {
     const row = captureRow('Chutes');
     await row.waitFor({ timeout: 30_000 });
     await row.locator('.codicon-error').waitFor({ timeout: 30_000 });
-    assert.match(await row.innerText(), /\d+ findings?/);
+    // The row leads with what tells it apart from its neighbours; the model they share comes after.
+    await row.locator('.label-name', { hasText: /^Chutes · stop · \d+ findings? · \d\d:\d\d:\d\d$/ }).waitFor({ timeout: 30_000 });
+    assert.equal(await row.locator('.label-description').innerText(), 'moonshotai/kimi-k2-0905');
     await page.locator('.statusbar-item', { hasText: /1 captured · 1 broken/ }).waitFor();
     await screenshot(page, '02-captures-tree');
   });
@@ -110,6 +109,22 @@ describe('Tokenscope in VS Code', { skip, timeout: 10 * 60_000 }, () => {
     await ghost.waitFor();
     assert.ok((await view.locator('.tok.f-error').count()) > 0, 'offending tokens carry an error squiggle');
     assert.ok((await view.locator('.gutter .codicon-error').count()) > 0, 'the row has a gutter mark');
+    // One token count: the tab's badge, the toolbar and the accounting's Counted row give the same number, saying what it counts.
+    const badge = Number(await view.locator('vscode-tab-header[data-tab="tokens"] vscode-badge').innerText());
+    const toolbar = await view.locator('.token-toolbar .source').innerText();
+    const counted = await view.locator('.accounting div', { has: view.locator('dt', { hasText: /^Counted$/ }) }).locator('dd').innerText();
+    assert.ok(badge > 0);
+    assert.match(toolbar, new RegExp(`^${badge.toLocaleString()} completion tokens as the model emitted them`), toolbar);
+    assert.match(counted, new RegExp(`^${badge} completion tokens`), counted);
+    // A marker spelled as text under a finding: tinted, its squiggle below the underscores, not through them.
+    const marked = view.locator('.tok.k-marker-as-text.f-error', { hasText: '_' }).first();
+    const style = await marked.evaluate((el) => {
+      const cs = getComputedStyle(el);
+      return { offset: parseFloat(cs.textUnderlineOffset), size: parseFloat(cs.fontSize), background: cs.backgroundColor };
+    });
+    assert.ok(style.offset >= 0.4 * style.size, `underline offset ${style.offset}px at font size ${style.size}px`);
+    assert.notEqual(style.background, 'rgba(0, 0, 0, 0)', 'a finding tints its tokens');
+    await view.locator('.row', { has: view.locator('.tok.k-marker-as-text.f-error') }).first().screenshot({ path: join(screenshotsDir, '03c-marker-as-text-row.png') });
     await screenshot(page, '03-token-view');
     // The rows of a normal-size view: whole, and none under the finding chips above them.
     assertRowsWhole(await rowGeometry(view.locator('.scroller')), 'the token view', 2);
@@ -131,7 +146,9 @@ describe('Tokenscope in VS Code', { skip, timeout: 10 * 60_000 }, () => {
     assert.ok((await view.locator('[data-panel="wire"] table.wire tbody tr').count()) > 3, 'the Wire tab lists the SSE events');
   });
 
-  it('lists the finding in the Problems panel against the raw stream', async () => {
+  it('lists the finding in the Problems panel against the raw stream, with its exchange closed too', async () => {
+    // A broken capture's findings are listed whether or not its exchange is open.
+    await runCommand(page, 'View: Close All Editors');
     await runCommand(page, 'Problems: Focus on Problems View');
     const problems = page.locator('.markers-panel');
     await problems.waitFor();
@@ -148,8 +165,20 @@ describe('Tokenscope in VS Code', { skip, timeout: 10 * 60_000 }, () => {
     await input.press('Enter');
     const sidebar = page.locator('.part.sidebar');
     await sidebar.locator('.pane-header', { hasText: 'filter: provider fireworks · since 1h' }).waitFor({ timeout: 30_000 });
-    await sidebar.getByText('No captures match the filter').waitFor();
+    const captures = sidebar.locator('.pane', { has: page.locator('.pane-header', { hasText: /captures/i }) });
+    // The message is the tree's one row: nothing else is drawn beside it.
+    await captures.locator('.monaco-list-row', { hasText: 'No captures match the filter (provider fireworks · since 1h)' }).waitFor({ timeout: 30_000 });
+    assert.equal(await captures.locator('.monaco-list-row').count(), 1);
     await screenshot(page, '08b-captures-filtered');
+    // Edited to match: the rows come back and the message goes with them.
+    await runCommand(page, 'Tokenscope: Filter Captures…');
+    await input.waitFor();
+    await input.fill('--provider chutes');
+    await input.press('Enter');
+    await captureRow('Chutes').waitFor({ timeout: 30_000 });
+    await page.waitForTimeout(500);
+    assert.equal(await captures.getByText('No captures match').count(), 0, 'no stale message above the rows');
+    await screenshot(page, '08c-captures-filter-matches');
     await runCommand(page, 'Tokenscope: Clear Capture Filter');
     await captureRow('Chutes').waitFor({ timeout: 30_000 });
   });

@@ -166,4 +166,31 @@ describe('Tokenscope context-menu flows in VS Code', { skip, timeout: 10 * 60_00
     assert.ok(!md.includes(CANARY.slice(0, 24)), 'no prefix of the agent key is in the export');
     assert.ok(!capturedBytesInclude(CANARY), 'the agent key never reached the capture folder either');
   });
+
+  it('compares the providers from the tree: a broken provider\'s samples are marked broken, never a green ✓', async () => {
+    await contextMenu(page, captureRow('Chutes'), 'Compare Providers…');
+    // Every provider serving the model, from the (emulated) OpenRouter endpoints API, ticked.
+    await quickInput().locator('.quick-input-title', { hasText: 'compare moonshotai/kimi-k2-0905 across providers' }).waitFor({ timeout: 30_000 });
+    await quickInput().locator('.monaco-list-row', { hasText: 'Fireworks' }).waitFor();
+    await quickInput().locator('.monaco-list-row', { hasText: 'Chutes' }).waitFor();
+    await screenshot(page, '36-compare-pick');
+    await quickInput().locator('input').first().press('Enter');
+    await quickInput().locator('.quick-input-title', { hasText: 'samples per provider' }).waitFor({ timeout: 30_000 });
+    const samples = quickInput().locator('input').first();
+    await samples.fill('2');
+    await samples.press('Enter');
+
+    const view = webviewFrame(page);
+    await view.locator('table.matrix').waitFor({ timeout: 60_000 });
+    await view.locator('.status', { hasText: 'Finished 4 samples' }).waitFor({ timeout: 120_000 });
+    const row = (name: string) => view.locator('table.matrix tbody tr', { hasText: name });
+    // Chutes leaks its call as text: each sample answered HTTP 200, with error findings. Broken, not ✓.
+    assert.equal(await row('Chutes').locator('.cell.state-broken').count(), 2);
+    assert.equal(await row('Chutes').locator('.cell .codicon-pass').count(), 0, 'no green ✓ on a broken sample');
+    assert.equal(await row('Chutes').locator('.cell .codicon-error').count() >= 2, true);
+    assert.equal(await row('Fireworks').locator('.cell.state-ok .codicon-pass').count(), 2, 'the healthy provider keeps its ✓');
+    // Costs read as money, never as float noise.
+    for (const text of await view.locator('td.perf div[title="Median USD per request"]').allInnerTexts()) assert.match(text, /^(\$\d+\.\d+|—)$/, text);
+    await screenshot(page, '37-compare-view');
+  });
 });

@@ -76,7 +76,8 @@ export async function startCodeServer(settings: Record<string, unknown>): Promis
       '--disable-getting-started-override',
       workspace,
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+    // The Hugging Face Hub is out of reach (a closed loopback port): nothing the tests do may download a tokenizer.
+    { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, HF_ENDPOINT: 'http://127.0.0.1:9' } },
   );
   let out = '';
   const url = await new Promise<string>((resolve, reject) => {

@@ -5,14 +5,12 @@
  * has ended; when it ends the same panel becomes the finished exchange, with its findings, without a reload.
  */
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { sharedDir } from '../helpers/shared';
 import { READ_TOOL } from '../fixtures/openrouter-emulator';
 import { missingPrerequisite, screenshot, startWorkbenchRig, webviewFrame, type Page, type WorkbenchRig } from './harness';
 import { assertRowsWhole, rowGeometry } from './webview-rig';
 
-const skip = missingPrerequisite() ?? (sharedDir() ? undefined : 'needs ../shared/tokenizers/kimi-k2 for the token view');
+const skip = missingPrerequisite();
 
 /** Silence before the first token, then 40 chunks 150 ms apart: about 11 s of stream. */
 const TTFT_MS = 5000;
@@ -24,9 +22,8 @@ describe('Tokenscope live view in VS Code', { skip, timeout: 10 * 60_000 }, () =
   let page: Page;
 
   before(async () => {
-    rig = await startWorkbenchRig([{ slug: 'chutes', name: 'Chutes', personality: 'leak-content', ttftMs: TTFT_MS, chunks: CHUNKS, chunkDelayMs: GAP_MS }], {
-      'tokenscope.tokenizer.folder': join(sharedDir()!, 'tokenizers', 'kimi-k2'),
-    });
+    // The token view tokenizes with the Kimi K2 tokenizer shipped in the extension.
+    rig = await startWorkbenchRig([{ slug: 'chutes', name: 'Chutes', personality: 'leak-content', ttftMs: TTFT_MS, chunks: CHUNKS, chunkDelayMs: GAP_MS }]);
     page = rig.page;
     await page.locator('.activitybar .action-item a[aria-label^="Tokenscope"]').click({ timeout: 60_000 });
     await page.locator('.statusbar-item', { hasText: `Tokenscope :${rig.proxyPort}` }).waitFor({ timeout: 30_000 });

@@ -67,9 +67,20 @@ describe('Tokenscope repair mode and provider policy in VS Code', { skip, timeou
     await screenshot(page, '40-repaired-badge');
     await view.locator('vscode-button', { hasText: 'Raw ⇄ Delivered' }).click();
     await page.locator('.tab', { hasText: 'Raw ⇄ Delivered' }).waitFor({ timeout: 30_000 });
-    // Both sides rendered: the upstream's markup on the left, the structured call on the right.
-    await page.locator('.monaco-diff-editor .original .view-lines', { hasText: 'tool_calls_section_begin' }).waitFor({ timeout: 30_000 });
-    await page.locator('.monaco-diff-editor .modified .view-lines', { hasText: 'functions.read:0' }).waitFor({ timeout: 30_000 });
+    // Event by event: the summary and the shared envelope first, the events repair passed through folded, and what it
+    // changed on lines of their own: the upstream's markup on the left, the structured call on the right.
+    const original = page.locator('.monaco-diff-editor .original .view-lines');
+    const modified = page.locator('.monaco-diff-editor .modified .view-lines');
+    await original.getByText(/^Raw\s⇄\sDelivered,\sevent\sby\sevent:\s\d+\supstream\sevents,\s\d+\sdelivered\sevents;/).first().waitFor({ timeout: 30_000 });
+    await original.getByText(/Fields\severy\sevent\sshares,\snot\srepeated\sbelow:\sid\s"gen-/).first().waitFor();
+    await original.getByText(/┄┄\s\d+\sidentical\sevents?\sfolded\s┄┄/).first().waitFor();
+    await original.locator('.view-line', { hasText: 'tool_calls_section_begin' }).first().waitFor({ timeout: 30_000 });
+    await modified.locator('.view-line', { hasText: '"id": "functions.read:0"' }).first().waitFor({ timeout: 30_000 });
+    // No event line repeats the envelope (the long `data: {"id":"gen-…` lines that hid the change off-screen).
+    assert.equal(await original.locator('.view-line', { hasText: /^data:\s\{"id"/ }).count(), 0);
+    // The diff editor marks the changed lines on both sides.
+    assert.ok((await page.locator('.monaco-diff-editor .original .line-delete, .monaco-diff-editor .original .char-delete').count()) > 0);
+    assert.ok((await page.locator('.monaco-diff-editor .modified .line-insert, .monaco-diff-editor .modified .char-insert').count()) > 0);
     await screenshot(page, '41-raw-delivered-diff');
   });
 
@@ -94,7 +105,7 @@ describe('Tokenscope repair mode and provider policy in VS Code', { skip, timeou
 
     // The status bar names the policy for the latest exchange's model; the exchange's row says it was honoured.
     await page.locator('.statusbar-item', { hasText: 'kimi-k2-0905: avoid Chutes' }).waitFor({ timeout: 30_000 });
-    await page.locator('.part.sidebar .monaco-list-row', { hasText: /Fireworks · policy honoured/ }).first().waitFor({ timeout: 30_000 });
+    await page.locator('.part.sidebar .monaco-list-row', { hasText: /^Fireworks · .*policy honoured/ }).first().waitFor({ timeout: 30_000 });
     await screenshot(page, '44-policy-status-bar');
   });
 });

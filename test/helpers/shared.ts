@@ -5,8 +5,17 @@ import { join, resolve } from 'node:path';
 export const repoRoot = resolve(__dirname, '..', '..');
 
 /**
+ * The Kimi K2 tokenizer shipped with Tokenscope (`tokenizers/kimi-k2/`: tiktoken.model, tokenizer_config.json and
+ * their licence), or the folder in TOKENSCOPE_KIMI_TOKENIZER_DIR. Every clone has it: the Kimi token tests never skip
+ * for want of it.
+ */
+export function kimiTokenizerFolder(): string {
+  return process.env.TOKENSCOPE_KIMI_TOKENIZER_DIR || join(repoRoot, 'tokenizers', 'kimi-k2');
+}
+
+/**
  * The team's read-only reference folder (`../shared` beside the repository, or TOKENSCOPE_SHARED).
- * Tests read recordings and tokenizer data from there; nothing from it is ever committed.
+ * Tests read recorded real exchanges from there (they skip when it is absent); nothing from it is ever committed.
  */
 export function sharedDir(): string | undefined {
   const candidates = [process.env.TOKENSCOPE_SHARED, resolve(repoRoot, '..', 'shared')].filter(Boolean) as string[];

@@ -108,6 +108,84 @@ describe('lint: text that opens with { or [', () => {
   });
 });
 
+describe('lint --where: a fragment judged in the field it came from', () => {
+  const leaked = 'I will read it.\n<tool_call>\n{"name": "read", "arguments": {"filePath": "a.ts"}}\n</tool_call>\n';
+  const swallowed = JSON.stringify({ path: 'a.ts</arg_value>\n<arg_key>content</arg_key>\n<arg_value>export {}' });
+
+  test('--where content: markup in the content is a leak into content, family from --model or the markers', async () => {
+    const f = file('content.txt', leaked);
+    for (const argv of [['--model', 'qwen/qwen3-32b'], []]) {
+      const r = await lint('--where', 'content', '--json', ...argv, f);
+      assert.equal(r.code, 1, r.err);
+      const j = JSON.parse(r.out) as { family: string; content: string; findings: { rule: string; severity: string; location: string }[] };
+      assert.equal(j.family, 'qwen3');
+      assert.deepEqual(j.findings.map((x) => [x.rule, x.severity, x.location]), [['markup-in-content', 'error', 'content']]);
+    }
+    // The same text as whole raw model output (the default) is a healthy call.
+    assert.equal((await lint('--model', 'qwen/qwen3-32b', f)).code, 0);
+  });
+
+  test('--where reasoning: markup in the reasoning_content', async () => {
+    const r = await lint('--where', 'reasoning', '--json', '--model', 'qwen/qwen3-32b', file('reasoning.txt', leaked));
+    assert.equal(r.code, 1, r.err);
+    const j = JSON.parse(r.out) as { reasoning: string; findings: { rule: string }[] };
+    assert.ok(j.reasoning.includes('<tool_call>'));
+    assert.deepEqual(j.findings.map((x) => x.rule), ['markup-in-reasoning'], 'no empty-response: a fragment is not the whole turn');
+  });
+
+  test('--where arguments: markup inside is markup-in-tool-call, broken JSON is args-invalid-json; --tool names the call', async () => {
+    const r = await lint('--where', 'arguments', '--tool', 'write_file', '--model', 'z-ai/glm-4.6', file('args.json', swallowed));
+    assert.equal(r.code, 1, r.err);
+    assert.match(r.out, /^args\.json \(as the arguments of a call to write_file\): GLM/m);
+    assert.match(r.out, /^error +markup-in-tool-call +tool_calls\[0\]\.arguments/m);
+    assert.match(r.out, /call 0 \(write_file\) hold GLM.* inside the value of "path"/);
+    const bad = await lint('--where', 'arguments', '--json', file('cut-args.txt', '{"path": "a.ts", "content": "expo'));
+    assert.equal(bad.code, 1, bad.err);
+    assert.deepEqual((JSON.parse(bad.out) as { findings: { rule: string }[] }).findings.map((x) => x.rule), ['args-invalid-json']);
+    assert.equal((await lint('--where', 'arguments', file('ok-args.json', '{"path": "a.ts"}\n'))).code, 0);
+  });
+
+  test('usage errors exit 2: an unknown field, --tool without --where arguments', async () => {
+    const f = file('x.txt', 'hello');
+    for (const argv of [['--where', 'body', f], ['--tool', 'read', f], ['--where', 'content', '--tool', 'read', f]]) {
+      const r = await lint(...argv);
+      assert.equal(r.code, 2, argv.join(' '));
+      assert.equal(r.err.trim().split('\n').length, 1, r.err);
+    }
+    assert.match((await lint('--help')).out, /--where FIELD +FILE is a fragment pasted from one field/);
+  });
+});
+
+describe('lint: an error inside the choice', () => {
+  test("OpenRouter's choices[0].error with finish_reason error: exit 1, the provider's message shown escaped", async () => {
+    const body = JSON.stringify({
+      id: 'gen-1',
+      object: 'chat.completion',
+      model: KIMI,
+      choices: [{ index: 0, finish_reason: 'error', message: { role: 'assistant', content: '' }, error: { code: 502, message: 'Upstream error from Chutes\u001b[2J overloaded', metadata: { provider_name: 'Chutes' } } }],
+    });
+    const r = await lint(file('choice-error.json', body));
+    assert.equal(r.code, 1, r.err);
+    assert.match(r.out, /^error +upstream-error +wire$/m);
+    assert.match(r.out, /finish_reason error: 502: Upstream error from Chutes\\e\[2J overloaded \(provider Chutes\)/);
+    assert.doesNotMatch(r.out, /\u001b/);
+  });
+});
+
+describe('lint --json: repeated findings', () => {
+  test('31 unclosed openers are one finding with its 31 positions (the added "repeated" key)', async () => {
+    const r = await lint('--json', '--family', 'qwen3', file('openers.txt', '<tool_call>\n'.repeat(31)));
+    assert.equal(r.code, 1);
+    const j = JSON.parse(r.out) as { findings: { rule: string; message: string; start: number; repeated?: { count: number; positions: { start: number }[] } }[] };
+    const f = j.findings.filter((x) => x.rule === 'call-unclosed');
+    assert.equal(f.length, 1);
+    assert.match(f[0].message, /\(repeated 31×\)$/);
+    assert.equal(f[0].repeated?.count, 31);
+    assert.equal(f[0].repeated?.positions.length, 31);
+    assert.equal(f[0].repeated?.positions[0].start, f[0].start);
+  });
+});
+
 describe('excerpt', () => {
   test('escapes control characters and keeps the caret under the range', () => {
     const [code, caret] = excerpt('a\tb\nc<|x|>d', 6, 11);
@@ -159,6 +237,9 @@ describe('lint (built binary)', () => {
     const j = JSON.parse(bad.stdout) as { family: string; findings: { rule: string }[] };
     assert.equal(j.family, 'kimi-k2');
     assert.ok(j.findings.some((f) => f.rule === 'markup-in-content'));
+    const fragment = run('--where', 'arguments', '--json', file('bin-args.json', JSON.stringify({ path: 'a.ts</arg_value><arg_key>content</arg_key><arg_value>x' })));
+    assert.equal(fragment.status, 1, fragment.stderr);
+    assert.ok((JSON.parse(fragment.stdout) as { findings: { rule: string }[] }).findings.some((f) => f.rule === 'markup-in-tool-call'));
     const missing = run(join(dir, 'nope.sse'));
     assert.equal(missing.status, 2);
     assert.match(missing.stderr, /^tokenscope lint: .*no such file\n$/);

@@ -127,11 +127,9 @@ describe('tokenscope tokens', { skip: 'skip' in kimi ? kimi.skip : false }, () =
     let hub: HfEmulator;
     let saved: string | undefined;
     before(async () => {
-      hub = await startHfEmulator({
-        'moonshotai/Kimi-K2.5': {
-          files: { 'tiktoken.model': join(dir, 'tiktoken.model'), 'tokenizer_config.json': join(dir, 'tokenizer_config.json') },
-        },
-      });
+      const files = { 'tiktoken.model': join(dir, 'tiktoken.model'), 'tokenizer_config.json': join(dir, 'tokenizer_config.json') };
+      // Kimi Linear uses Kimi K2's rank file; Tokenscope ships K2's tokenizer only, so Kimi Linear's is downloaded.
+      hub = await startHfEmulator({ 'moonshotai/Kimi-K2.5': { files }, 'moonshotai/Kimi-Linear-48B-A3B-Instruct': { files } });
       saved = process.env.HF_ENDPOINT;
       process.env.HF_ENDPOINT = hub.url;
     });
@@ -144,13 +142,25 @@ describe('tokenscope tokens', { skip: 'skip' in kimi ? kimi.skip : false }, () =
     test('downloads into --data-dir with progress on stderr, then works --offline', async () => {
       const data = join(tmp, 'hub-data');
       const f = file('k25.txt', 'Hello 世界<|im_end|>');
-      const first = await run('--model', 'moonshotai/kimi-k2.5', '--data-dir', data, '--json', f);
+      const model = 'moonshotai/Kimi-Linear-48B-A3B-Instruct';
+      const first = await run('--model', model, '--data-dir', data, '--json', f);
       assert.equal(first.code, 0, first.err);
-      assert.match(first.err, /downloading moonshotai\/Kimi-K2\.5\/tiktoken\.model: 2\.7 of 2\.7 MB/);
+      assert.match(first.err, /downloading moonshotai\/Kimi-Linear-48B-A3B-Instruct\/tiktoken\.model: 2\.7 of 2\.7 MB/);
       assert.deepEqual((JSON.parse(first.out) as JsonOut).tokens.map((t) => t.id), [19180, 220, 2243, 163586]);
-      const again = await run('--model', 'moonshotai/kimi-k2.5', '--data-dir', data, '--offline', '--json', f);
+      const again = await run('--model', model, '--data-dir', data, '--offline', '--json', f);
       assert.equal(again.code, 0, again.err);
       assert.equal(again.err, '');
+    });
+
+    test('Kimi K2 models need no download: the tokenizer shipped with Tokenscope comes first', async () => {
+      const before = hub.requests.length;
+      const f = file('k25-shipped.txt', 'Hello 世界<|im_end|>');
+      const r = await run('--model', 'moonshotai/kimi-k2.5', '--data-dir', join(tmp, 'shipped-data'), '--json', f);
+      assert.equal(r.code, 0, r.err);
+      assert.equal(r.err, '', 'no download progress');
+      assert.equal((JSON.parse(r.out) as { tokenizer: string }).tokenizer, 'moonshotai/Kimi-K2.5 (tiktoken)');
+      assert.deepEqual((JSON.parse(r.out) as JsonOut).tokens.map((t) => t.id), [19180, 220, 2243, 163586]);
+      assert.equal(hub.requests.length, before, 'the Hub was not asked');
     });
 
     test('unknown model and offline without a cached tokenizer: exit 2 with one line', async () => {

@@ -11,7 +11,6 @@ import { streamText } from 'ai';
 import OpenAI from 'openai';
 import { startOpenRouterEmulator } from '../fixtures/openrouter-emulator';
 import { startSglangEmulator } from '../fixtures/sglang-emulator';
-import { sharedDir } from '../helpers/shared';
 import { agentSessionId } from '../../src/core/proxy/session';
 import { openCodeMissing, runOpenCode } from '../helpers/agent-cli';
 import { startRig, startUpstream, tempDir } from '../unit/proxy/local-upstream';
@@ -80,7 +79,6 @@ test('Vercel AI SDK (@ai-sdk/openai-compatible + streamText) through the default
 });
 
 test('openai SDK against SGLang through /sglang', async (t) => {
-  if (!sharedDir()) return t.skip('the SGLang emulator tokenizes with Kimi K2, from ../shared/tokenizers/kimi-k2 (absent)');
   const sg = await startSglangEmulator();
   const rig = await startRig({ sglang: sg.url });
   try {

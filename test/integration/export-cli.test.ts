@@ -12,7 +12,7 @@ import { openStore } from '../../src/core/capture/store';
 import type { CapturedExchange } from '../../src/core/model';
 import { brokenKimiCapture, CANARY } from '../fixtures/export/captures';
 import { harProblems } from '../fixtures/export/har12';
-import { sharedDir } from '../helpers/shared';
+import { kimiTokenizerFolder } from '../helpers/shared';
 
 const root = mkdtempSync(join(tmpdir(), 'tokenscope-export-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -229,9 +229,8 @@ test('export errors are one line: unknown id, unknown format, --session without 
 });
 
 test('with the model tokenizer at hand, the bundle carries the token ids and accounting, the issue a Tokens row', async (t) => {
-  const shared = sharedDir();
-  const dir = shared && join(shared, 'tokenizers', 'kimi-k2');
-  if (!dir || !existsSync(join(dir, 'tiktoken.model'))) return t.skip('the Kimi K2 tokenizer (shared/tokenizers/kimi-k2) is not available');
+  const dir = kimiTokenizerFolder();
+  if (!existsSync(join(dir, 'tiktoken.model'))) return t.skip(`the Kimi K2 tokenizer is not in ${dir}`);
   const from = fresh('from');
   const x = await seed(from);
   const b = await cli('export', x.id, '--format', 'bundle', '--tokenizer-dir', dir, '--data-dir', from);

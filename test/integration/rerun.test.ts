@@ -11,7 +11,6 @@ import { rerun } from '../../src/core/upstream/rerun';
 import { parseTarget } from '../../src/core/upstream/run';
 import { startOpenRouterEmulator } from '../fixtures/openrouter-emulator';
 import { startSglangEmulator } from '../fixtures/sglang-emulator';
-import { sharedDir } from '../helpers/shared';
 
 const REQUEST = {
   model: 'moonshotai/kimi-k2-0905',
@@ -114,7 +113,6 @@ test('re-run on a pinned provider that is down: an error result, never a fallbac
 });
 
 test('re-run on SGLang: chat completions with the thinking switch translated; native /generate with exact ids', async (t) => {
-  if (!sharedDir()) return t.skip('needs ../shared/tokenizers/kimi-k2 for the SGLang emulator');
   const sglang = await startSglangEmulator();
   const dir = mkdtempSync(join(tmpdir(), 'tokenscope-rerun-'));
   const { store, id } = await storeWithCapture(dir);
@@ -161,7 +159,6 @@ test('re-run on SGLang that is down or not ready: one clear line', async (t) => 
     assert.match(out[0], new RegExp(`the SGLang server at http://127.0.0.1:${port} is not reachable \\(connection refused`));
     assert.ok(!out[0].includes('    at '), 'no stack trace');
 
-    if (!sharedDir()) return t.skip('needs ../shared/tokenizers/kimi-k2 for the unhealthy-server case');
     const sick = await startSglangEmulator({ unhealthy: true });
     try {
       const out2: string[] = [];

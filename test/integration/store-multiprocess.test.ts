@@ -1,18 +1,24 @@
 /**
  * The multi-process soak: two `tokenscope serve` processes on one data dir, clients streaming through both, a loop of
- * read-only commands (`captures`, `captures --broken --json`, `show`) meanwhile, and one proxy SIGKILLed at random
- * moments and restarted on the same data dir: every exchange a client received in full is stored whole
- * (byte-identical) exactly once with no error, and the killed proxy's cut exchanges are marked incomplete with the
- * bytes that arrived. `npm test` runs a small size; TOKENSCOPE_SOAK=full runs the issue's 20 clients × 50 exchanges.
+ * read-only commands (`captures`, `captures --broken --json`, `show`) meanwhile, another program taking the
+ * database's write lock now and then and sitting on it (as a backup tool or `sqlite3` in a terminal does), and one
+ * proxy SIGKILLed at random moments and restarted on the same data dir, the first time with its clock 31 days ahead:
+ * every exchange a client received in full is stored whole (byte-identical) exactly once with no error, the killed
+ * proxy's cut exchanges are marked incomplete with the bytes that arrived, no exchange waits on the lock, and the
+ * clock ahead removes nothing. `npm test` runs a small size; TOKENSCOPE_SOAK=full runs 20 clients × 50 exchanges.
  */
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import { main } from '../../src/cli/main';
-import { openStore } from '../../src/core/capture/store';
+import { DB_FILE, openStore } from '../../src/core/capture/store';
 import type { CapturedExchange } from '../../src/core/model';
 import { exited, serveChild as serve, startUpstream, tempDir, waitFor } from '../unit/proxy/local-upstream';
+import { repoRoot } from '../helpers/shared';
+import { TS_LOADER } from '../helpers/ts-loader';
 
 const FULL = process.env.TOKENSCOPE_SOAK === 'full';
 const CLIENTS = FULL ? 20 : 6;
@@ -25,6 +31,68 @@ const MAX_KILLS = FULL ? 12 : 2;
  */
 const KILL_AT = Array.from({ length: MAX_KILLS }, (_, k) => (k + 0.1 + 0.8 * Math.random()) / (MAX_KILLS + 1));
 
+/** How long the lock holder sits on the write lock each time, and how long it lets go between two holds. */
+const HOLD_MS = [1000, 2500] as const;
+const FREE_MS = [300, 1500] as const;
+/** The clock of the proxy's first restart, ahead of the real one. */
+const CLOCK_AHEAD_MS = 31 * 86_400_000;
+
+/**
+ * Another program on the database: it takes the write lock (BEGIN IMMEDIATE, a write, then nothing) for HOLD_MS, lets
+ * go for FREE_MS, and again, until stopped; it says how often and how long it held the lock.
+ */
+function lockHolder(db: string): { child: ChildProcess; stop(): Promise<{ holds: number; heldMs: number }> } {
+  const code = `const Database = require(${JSON.stringify(require.resolve('libsql', { paths: [repoRoot] }))});
+const db = new Database(${JSON.stringify(db)});
+db.pragma('busy_timeout = 10000');
+let holds = 0, heldMs = 0, stopping = false;
+const r = (a, b) => a + Math.random() * (b - a);
+function hold() {
+  if (stopping) return;
+  const t0 = Date.now();
+  db.exec('BEGIN IMMEDIATE');
+  db.exec("INSERT INTO meta (key, value) VALUES ('soak-lock', '" + t0 + "') ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+  setTimeout(() => {
+    db.exec('COMMIT');
+    holds++;
+    heldMs += Date.now() - t0;
+    setTimeout(hold, r(${FREE_MS[0]}, ${FREE_MS[1]}));
+  }, r(${HOLD_MS[0]}, ${HOLD_MS[1]}));
+}
+setTimeout(hold, 200);
+process.stdin.on('data', () => undefined);
+process.stdin.on('end', () => {
+  stopping = true;
+  const done = () => (db.inTransaction ? setTimeout(done, 20) : (process.stdout.write(JSON.stringify({ holds, heldMs }) + '\\n'), db.close(), process.exit(0)));
+  done();
+});`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const result = new Promise<{ holds: number; heldMs: number }>((resolve) => createInterface({ input: child.stdout! }).once('line', (l) => resolve(JSON.parse(l))));
+  return { child, stop: () => (child.stdin!.end(), result) };
+}
+
+/** `tokenscope serve` in a child whose clock reads `aheadMs` ahead of the real one (Date.now, for the whole process). */
+function serveAhead(args: string[], aheadMs: number): ReturnType<typeof serve> {
+  const clock = `data:text/javascript,const real = Date.now; Date.now = () => real() + ${aheadMs};`;
+  const child = spawn(process.execPath, ['--import', clock, ...TS_LOADER, '--eval', `require('./src/cli/main').main(${JSON.stringify(['serve', ...args])}).then((c) => process.exit(c))`], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => (child.kill('SIGKILL'), reject(new Error(`serve did not start in 120 s:\n${out}`))), 120_000);
+    const check = () => {
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m && out.includes('Press Ctrl+C')) (clearTimeout(timer), resolve({ child, url: m[1], output: () => out }));
+    };
+    child.stdout!.on('data', check);
+    child.stderr!.on('data', check);
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}:\n${out}`)));
+  });
+}
+
 const EVENTS = 12;
 const body = (r: string) => Array.from({ length: EVENTS }, (_, k) => `data: {"choices":[{"index":0,"delta":{"content":"${r}-${k} "}}]}\n\n`).join('') + 'data: [DONE]\n\n';
 
@@ -36,13 +104,14 @@ const MARKER = 'x-soak-marker';
 const markerOf = (x: CapturedExchange) => /"content":"([^"]+)"/.exec(x.requestBody ?? '')?.[1] ?? x.requestHeaders?.[MARKER] ?? '?';
 
 /** `midStream(1)` once the first bytes have arrived, `midStream(-1)` once half the events have (or the exchange ended). */
-function exchange(url: string, r: string, midStream: (d: 1 | -1) => void = () => undefined): Promise<{ r: string; bytes: Buffer; complete: boolean }> {
+function exchange(url: string, r: string, midStream: (d: 1 | -1) => void = () => undefined): Promise<{ r: string; bytes: Buffer; complete: boolean; ms: number }> {
   return new Promise((resolve) => {
+    const t0 = performance.now();
     let bytes = Buffer.alloc(0);
     let streaming = false;
     const done = (complete: boolean) => {
       if (streaming) (streaming = false), midStream(-1);
-      resolve({ r, bytes, complete });
+      resolve({ r, bytes, complete, ms: performance.now() - t0 });
     };
     const req = request(`${url}/v1/chat/completions`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', [MARKER]: r } }, (res) => {
       res.on('data', (c: Buffer) => {
@@ -85,6 +154,8 @@ test('two proxies on one data dir, read-only commands alongside, one proxy SIGKI
     const a = await serve(args);
     let b: Awaited<ReturnType<typeof serve>> | undefined = await serve(args);
     children.push(a.child, b.child);
+    const holder = lockHolder(join(data.dir, DB_FILE));
+    children.push(holder.child);
     let reading = true;
     let lastId: string | undefined;
     const readers = (async () => {
@@ -105,6 +176,7 @@ test('two proxies on one data dir, read-only commands alongside, one proxy SIGKI
     // Random SIGKILLs of the second proxy, each followed by a restart on the same data dir.
     let clientsDone = false;
     let kills = 0;
+    let ahead: Awaited<ReturnType<typeof serve>> | undefined;
     let exchangesDone = 0;
     const midStream = new Map<string, number>();
     const killer = (async () => {
@@ -121,8 +193,10 @@ test('two proxies on one data dir, read-only commands alongside, one proxy SIGKI
         await exited(dying.child);
         kills++;
         if (clientsDone) break;
-        const next = await serve(args);
+        // The first restart runs with the clock 31 days ahead: its retention must remove nothing.
+        const next = kills === 1 ? await serveAhead(args, CLOCK_AHEAD_MS) : await serve(args);
         children.push(next.child);
+        if (kills === 1) ahead = next;
         b = next;
       }
     })();
@@ -142,6 +216,7 @@ test('two proxies on one data dir, read-only commands alongside, one proxy SIGKI
     ).flat();
     clientsDone = true;
     await killer; // a restart that failed fails the test here
+    const locking = await holder.stop();
     reading = false;
     const readRuns = await readers;
     assert.ok(readRuns > 0, 'the read-only commands ran');
@@ -161,10 +236,17 @@ test('two proxies on one data dir, read-only commands alongside, one proxy SIGKI
     }
     const full = results.filter((r) => r.complete);
     const incomplete = stored.filter((s) => s.x.state === 'incomplete').length;
-    const line = `${results.length} exchanges (${CLIENTS} clients × ${EACH}), ${full.length} received in full, ${stored.length} stored, ${incomplete} marked incomplete, ${kills} SIGKILLs, ${readRuns} read-only loops, ${((Date.now() - t0) / 1000).toFixed(1)} s`;
+    const times = full.map((r) => r.ms).sort((x, y) => x - y);
+    const line = `${results.length} exchanges (${CLIENTS} clients × ${EACH}), ${full.length} received in full, ${stored.length} stored, ${incomplete} marked incomplete, ${kills} SIGKILLs${ahead ? ' (the first restart with its clock 31 days ahead)' : ''}, ${readRuns} read-only loops, the write lock held ${locking.holds} times for ${(locking.heldMs / 1000).toFixed(1)} s by another process, exchange time p50 ${times[Math.floor(times.length / 2)].toFixed(0)} ms / p99 ${times[Math.floor(times.length * 0.99)].toFixed(0)} ms / max ${times.at(-1)!.toFixed(0)} ms, ${((Date.now() - t0) / 1000).toFixed(1)} s`;
     t.diagnostic(line);
     if (FULL) console.log(`soak: ${line}`);
     assert.ok(full.length >= CLIENTS * EACH * 0.5, `${full.length} of ${results.length} exchanges completed`);
+    assert.ok(locking.holds > 0, 'the other process held the write lock');
+    // No exchange waited on the lock (SQLite's busy timeout made each wait 5 s): its 12 events take about 50 ms.
+    assert.ok(times.at(-1)! < 4000, `an exchange took ${times.at(-1)!.toFixed(0)} ms: ${line}`);
+    if (FULL) assert.ok(ahead, 'the proxy was restarted with its clock ahead');
+    if (ahead) assert.doesNotMatch(ahead.output(), /retention removed/, 'the restart with its clock ahead removed nothing');
+    if (ahead) assert.match(ahead.output(), /retention: the clock \([\d-]+\) is 31 days ahead of the newest capture/);
     assert.ok(results.some((r) => !r.complete), 'the kills cut some exchanges');
     for (const [r, hits] of byMarker) assert.ok(hits.length <= 1, `${r} is stored ${hits.length} times`);
     for (const r of full) {

@@ -13,3 +13,10 @@ test('tokens --batch progress: "loading the tokenizer" until the first line is d
   p.clear();
   assert.equal(shown.at(-1), undefined);
 });
+
+test('tokens --batch progress from a pipe (no size): lines and rate, no share read, no ETA', async () => {
+  const shown: (string | undefined)[] = [];
+  const p = batchProgress({ out: () => undefined, err: () => undefined, progress: (l) => shown.push(l) });
+  p.update({ lines: 300, bytesRead: 1 << 19, totalBytes: 0, elapsedMs: 2000 });
+  assert.deepEqual(shown, ['300 lines, 150/s']);
+});

@@ -32,7 +32,7 @@ const app = document.getElementById('app')!;
 let view: CompareView | undefined;
 let tokenDiff: Extract<CompareHostMessage, { type: 'tokenDiff' }> | undefined;
 
-const STATE_ICON: Record<SampleCellView['state'], string> = { pending: 'loading~spin', ok: 'pass', failed: 'error', cancelled: 'circle-slash' };
+const STATE_ICON: Record<SampleCellView['state'], string> = { pending: 'loading~spin', ok: 'pass', broken: 'error', failed: 'error', cancelled: 'circle-slash' };
 const SEVERITY_ICON = { error: 'error', warning: 'warning', info: 'info' } as const;
 
 function save(): void {
@@ -242,7 +242,7 @@ function cell(s: SampleCellView): HTMLElement {
   const summary = s.state === 'pending' ? 'running…' : s.state === 'cancelled' ? 'cancelled' : (s.finishReason ?? (s.status !== undefined ? `HTTP ${s.status}` : 'no response'));
   const open = h(
     'button',
-    { class: 'open', disabled: !id, title: id ? [`Open ${s.label}`, s.servedBy && `served by ${s.servedBy}`, s.ttft && `first token after ${s.ttft}`, s.repair && `repair would deliver: ${s.repair}`].filter(Boolean).join(' · ') : 'Nothing was recorded for this sample' },
+    { class: 'open', disabled: !id, title: id ? [`Open ${s.label}`, s.state === 'broken' && 'broken: it has an error finding or an invalid tool call', s.servedBy && `served by ${s.servedBy}`, s.ttft && `first token after ${s.ttft}`, s.repair && `repair would deliver: ${s.repair}`].filter(Boolean).join(' · ') : 'Nothing was recorded for this sample' },
     icon(STATE_ICON[s.state], `state-${s.state}`),
     h('span', { class: 'k' }, `#${s.sample + 1}`),
     h('span', null, summary),

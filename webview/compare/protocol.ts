@@ -63,7 +63,11 @@ export interface RowView {
 export interface SampleCellView {
   /** 0-based sample number (shown as #1, #2…). */
   sample: number;
-  state: 'pending' | 'ok' | 'failed' | 'cancelled';
+  /**
+   * `ok`: answered, and nothing that breaks an agent was found; `broken`: answered, but with an error finding or a tool
+   * call that fails the schema; `failed`: no usable answer (an HTTP error, a stream cut off…).
+   */
+  state: 'pending' | 'ok' | 'broken' | 'failed' | 'cancelled';
   /** The recorded exchange (opens on click); absent when nothing could be recorded. */
   exchangeId?: string;
   finishReason?: string;

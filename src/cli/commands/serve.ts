@@ -2,7 +2,9 @@ import { defaultDataDir } from '../../core/capture/store';
 import { exchangeLine, localTime } from '../../core/capture/describe';
 import { UserError } from '../../core/model';
 import { DEFAULT_PORT, DEFAULT_TIMEOUTS, startProxy, type ProxyTimeouts } from '../../core/proxy/server';
-import { DEFAULT_UPSTREAMS, checkRouteName, checkUpstreamUrl, effectiveUpstreams, routePrefix, type NamedRoute, type Upstreams } from '../../core/proxy/routes';
+import { DEFAULT_UPSTREAMS, checkRouteName, checkUpstreamUrl, effectiveUpstreams, routePrefix, shownUrl, type NamedRoute, type Upstreams } from '../../core/proxy/routes';
+import { DEFAULT_UPSTREAM_CONNECTIONS, MAX_UPSTREAM_CONNECTIONS } from '../../core/proxy/slots';
+import { redactUrlsIn } from '../../core/redact';
 
 const NAMED_ROUTES = Object.keys(DEFAULT_UPSTREAMS) as NamedRoute[];
 import { otlpRequestedByEnv } from '../../core/export/otlp-config';
@@ -17,7 +19,7 @@ import { repairFromFlags } from './serve-options';
 import { paletteOf, type Command } from '../io';
 import { findingLine, safeLine } from '../terminal';
 import { OTLP_BOOLEANS, OTLP_HELP, OTLP_VALUES, otlpFromArgs, otlpReport, otlpTarget } from '../otlp';
-import { openStoreForWriting } from '../store';
+import { openStoreForServing } from '../store';
 
 const QUIET_AFTER_MS = 10_000;
 const QUIET_POLL_MS = 5_000;
@@ -29,7 +31,7 @@ function inFlightSafe(f: InFlight): string {
 
 const HELP = `usage: tokenscope serve [--port N] [--data-dir DIR] [--upstream URL] [--openrouter-url URL] [--sglang-url URL]
                         [--anthropic-url URL] [--openai-url URL] [--custom NAME=URL[,NAME=URL…]] [--max-body-mb N]
-                        [--upstream-timeout S] [--idle-timeout S] [--header-timeout S]
+                        [--upstream-timeout S] [--idle-timeout S] [--header-timeout S] [--upstream-connections N]
                         [--otlp | --no-otlp] [--otlp-endpoint URL] [--otlp-protocol P] [--otlp-content]
                         [--repair [--repair-truncated withhold|passthrough] [--repair-routes R,…] [--repair-models M,…]]
                         [--policy FILE]
@@ -50,11 +52,22 @@ Captures go to --data-dir (default ${defaultDataDir()}, or TOKENSCOPE_DATA_DIR).
 Timeouts, in seconds: --upstream-timeout for the upstream's response headers (default ${DEFAULT_TIMEOUTS.upstreamHeadersMs / 1000}),
 --idle-timeout for a silence mid-response (default ${DEFAULT_TIMEOUTS.idleMs / 1000}; SSE clients then get an error event),
 --header-timeout for a client's request headers (default ${DEFAULT_TIMEOUTS.clientHeadersMs / 1000}).
+--upstream-connections: the most exchanges in flight to one upstream at once (default ${DEFAULT_UPSTREAM_CONNECTIONS});
+each has a connection of its own. More wait for one to end: the wait counts in --upstream-timeout, and the capture
+records it (shown as "waited N ms for a connection").
 
 --otlp sends each finished exchange to an OpenTelemetry collector as a GenAI span; it is on by itself when
 OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set (--no-otlp, or OTEL_SDK_DISABLED=true,
 turns it off). ${OTLP_HELP}
---max-body-mb: the most decoded bytes kept per response body (default 64; the agent still gets every byte).`;
+--max-body-mb: the most decoded bytes kept per response body, and per request body (default 64; the agent and the
+upstream still get every byte, and the capture says what it did not keep).
+Upstream URLs may carry a credential (?key=…, user:pass@): it is used, and never printed or recorded.`;
+
+/** `base` + `suffix` (before the base's query, where a path goes), shown with its credentials redacted. */
+function shownBaseWith(base: string, suffix: string): string {
+  const q = base.search(/[?#]/);
+  return shownUrl(q < 0 ? base + suffix : base.slice(0, q) + suffix + base.slice(q));
+}
 
 /** A timeout flag in seconds (fractions allowed), as ms. */
 function timeoutMs(args: ReturnType<typeof parseArgs>, flag: string): number | undefined {
@@ -78,7 +91,7 @@ function upstreamsFrom(args: ReturnType<typeof parseArgs>): Upstreams {
   const custom: Record<string, string> = Object.create(null);
   for (const pair of args.list('custom').flatMap((v) => v.split(',')).filter(Boolean)) {
     const eq = pair.indexOf('=');
-    if (eq <= 0) throw new UserError(`--custom expects NAME=URL, got "${pair}"`);
+    if (eq <= 0) throw new UserError(`--custom expects NAME=URL, got "${redactUrlsIn(pair)}"`);
     try {
       const name = checkRouteName(pair.slice(0, eq), '--custom');
       const checked = checkUpstreamUrl(pair.slice(eq + 1), `--custom ${name}`);
@@ -101,7 +114,7 @@ function upstreamsFrom(args: ReturnType<typeof parseArgs>): Upstreams {
 
 const serve: Command = async (argv, io) => {
   const args = parseArgs(argv, {
-    values: ['port', 'data-dir', 'upstream', 'openrouter-url', 'sglang-url', 'anthropic-url', 'openai-url', 'upstream-timeout', 'idle-timeout', 'header-timeout', 'repair-truncated', 'repair-routes', 'repair-models', 'policy', ...OTLP_VALUES, 'max-body-mb'],
+    values: ['port', 'data-dir', 'upstream', 'openrouter-url', 'sglang-url', 'anthropic-url', 'openai-url', 'upstream-timeout', 'idle-timeout', 'header-timeout', 'upstream-connections', 'repair-truncated', 'repair-routes', 'repair-models', 'policy', ...OTLP_VALUES, 'max-body-mb'],
     booleans: ['repair', 'otlp', 'no-otlp', ...OTLP_BOOLEANS],
     repeatable: ['custom'],
   });
@@ -122,6 +135,11 @@ const serve: Command = async (argv, io) => {
   const maxBodyMb = args.num('max-body-mb', 64);
   // Each kept body is read whole when it is analysed: past a gigabyte that is an out-of-memory crash, not a capture.
   if (!(maxBodyMb > 0 && maxBodyMb <= 1024)) throw new UserError(`--max-body-mb must be a number above 0 and at most 1024, got ${args.str('max-body-mb')}`);
+  const maxBodyBytes = Math.round(maxBodyMb * 1024 * 1024);
+  const upstreamConnections = args.num('upstream-connections', DEFAULT_UPSTREAM_CONNECTIONS);
+  if (!(Number.isInteger(upstreamConnections) && upstreamConnections >= 1 && upstreamConnections <= MAX_UPSTREAM_CONNECTIONS)) {
+    throw new UserError(`--upstream-connections must be a whole number from 1 to ${MAX_UPSTREAM_CONNECTIONS}, got ${args.str('upstream-connections')}`);
+  }
 
   // Listen for Ctrl+C / SIGTERM before anything starts, so a stop request is never the default (abrupt) exit.
   const stopped = new Promise<void>((resolve) => {
@@ -135,8 +153,8 @@ const serve: Command = async (argv, io) => {
   });
   const time = (ms: number) => localTime(ms).slice(11);
   const pal = paletteOf(io);
-  const store = await openStoreForWriting(dataDir, io, {
-    maxBodyBytes: Math.round(maxBodyMb * 1024 * 1024),
+  const store = await openStoreForServing(dataDir, io, {
+    maxBodyBytes,
     onAnalyzed: (x, result) => {
       io.out(`${time(x.startedAt)}  ${safeLine(exchangeLine(x))}`);
       for (const f of result?.findings ?? []) if (f.severity === 'error') io.out(`    ${findingLine(f, pal)}`);
@@ -145,7 +163,7 @@ const serve: Command = async (argv, io) => {
   });
   // Export only listens to the store: spans are built after an exchange has finished, never on the forwarding path.
   const detachOtlp = otlp?.attach(store);
-  const proxy = await startProxy({ port, store, upstreams, timeouts, log: (l) => io.err(safeLine(l)), ...(repair.enabled && { responseStage: repairStage(() => repair) }), ...(policies && { requestStage: policyStage(() => policies) }) }).catch(async (e) => {
+  const proxy = await startProxy({ port, store, upstreams, timeouts, upstreamConnections, maxRequestBodyBytes: maxBodyBytes, maxDecodedBytes: maxBodyBytes, log: (l) => io.err(safeLine(l)), ...(repair.enabled && { responseStage: repairStage(() => repair) }), ...(policies && { requestStage: policyStage(() => policies) }) }).catch(async (e) => {
     detachOtlp?.();
     await otlp?.shutdown();
     await store.close();
@@ -155,11 +173,13 @@ const serve: Command = async (argv, io) => {
   proxy.on('exchange', (x) => {
     if (x.status === undefined) io.out(`${time(x.startedAt)}  ${safeLine(exchangeLine(x))}${x.error ? `  ${safeLine(x.error)}` : ''}`);
   });
-  io.out(`tokenscope: capturing to ${dataDir}`);
+  if (store.off !== undefined) io.err(`tokenscope: capture is off: ${safeLine(store.off)}; the proxy forwards without recording`);
+  else io.out(`tokenscope: capturing to ${dataDir}`);
   const all = effectiveUpstreams(upstreams);
-  for (const r of ['openrouter', 'sglang', 'anthropic', 'openai'] as const) io.out(`  ${proxy.url}${routePrefix(r)}  → ${all[r]}`);
-  for (const [name, url] of Object.entries(all.custom)) io.out(`  ${proxy.url}${routePrefix(name)}  → ${url}`);
-  io.out(`  ${proxy.url}/v1  → ${all.default}/v1`);
+  // Upstream URLs are shown with their credentials redacted (`?key=[REDACTED:url-credential]`).
+  for (const r of ['openrouter', 'sglang', 'anthropic', 'openai'] as const) io.out(`  ${proxy.url}${routePrefix(r)}  → ${safeLine(shownUrl(all[r]))}`);
+  for (const [name, url] of Object.entries(all.custom)) io.out(`  ${proxy.url}${routePrefix(name)}  → ${safeLine(shownUrl(url))}`);
+  io.out(`  ${proxy.url}/v1  → ${safeLine(shownBaseWith(all.default, '/v1'))}`);
   if (otlp) io.out(`  OpenTelemetry spans → ${otlpTarget(otlp)}`);
   if (policies) {
     io.out(`  provider policy: ${Object.keys(policies).length} model${Object.keys(policies).length === 1 ? '' : 's'} from ${policyFile} (OpenRouter routes)`);

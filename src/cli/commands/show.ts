@@ -2,6 +2,7 @@ import { resultFor } from '../../core/capture/analysis';
 import { exchangeProvider, findingsText, localTime, outcomeText } from '../../core/capture/describe';
 import { defaultDataDir, findCapture } from '../../core/capture/store';
 import { UserError } from '../../core/model';
+import { formatCost } from '../../core/cost';
 import { plural } from '../../core/tokens/accounting';
 import { maskedSummary } from '../../core/capture/masking';
 import { repairCallLines, repairSummary } from '../../core/repair/describe';
@@ -52,10 +53,12 @@ const show: Command = async (argv, io) => {
       ['provider', [exchangeProvider(x), x.generationId && `generation ${x.generationId}`].filter(Boolean).join(', ') || undefined],
       ['pin', x.pin && `${x.pin.requested.join(', ')}${x.pin.honoured === undefined ? '' : x.pin.honoured ? ' (honoured)' : ' (NOT honoured)'}`],
       ['response', `${outcomeText(x)}, ${plural(x.responseBytes ?? res.bytes.length, 'byte')} in ${plural(res.chunks.length, 'chunk')}${s?.streamed ? ' (streamed)' : ''}`],
-      ['usage', s?.usage && [s.usage.promptTokens !== undefined && `${s.usage.promptTokens} prompt`, s.usage.completionTokens !== undefined && `${s.usage.completionTokens} completion`, s.usage.cost !== undefined && `$${s.usage.cost}`].filter(Boolean).join(', ')],
+      ['usage', s?.usage && [s.usage.promptTokens !== undefined && `${s.usage.promptTokens} prompt`, s.usage.completionTokens !== undefined && `${s.usage.completionTokens} completion`, s.usage.cost !== undefined && formatCost(s.usage.cost)].filter(Boolean).join(', ')],
       ['policy', verdict?.summary],
       ['repaired', x.repair && `${repairSummary(x.repair)}; the agent got the delivered bytes (${plural(store.readDelivered(x.id)?.length ?? 0, 'byte')}), findings are on the upstream's`],
       ['masked', x.masked && maskedSummary(x.masked)],
+      ['waited', x.queuedMs !== undefined ? `${x.queuedMs} ms for a free connection to the upstream (all were in use)` : undefined],
+      ['not kept', x.requestNotKept && `the request body (${plural(x.requestNotKept.bytes, 'byte')}): ${x.requestNotKept.why}`],
       ['error', x.error],
       ['findings', findingsText(s)],
     ];

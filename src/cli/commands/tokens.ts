@@ -5,7 +5,7 @@ import { exchangeTokenTable } from '../../core/tokens/exchange';
 import type { DownloadProgress } from '../../core/tokens/hub';
 import { ChatTemplatePool, promptFor } from '../../core/tokens/prompt';
 import { loadTokenizer, type TokenizerRequest } from '../../core/tokens/resolve';
-import { batch } from './tokens-batch';
+import { batch, mergeSummaries } from './tokens-batch';
 import { emittedTableIds } from '../../core/tokens/stream';
 import { parseArgs } from '../args';
 import { paletteOf, type CliIO, type Command } from '../io';
@@ -15,7 +15,9 @@ import { loadTurnInput } from '../turn-input';
 export { formatStream } from '../tokens-output';
 
 const USAGE = `usage: tokenscope tokens [--model ID] [--tokenizer-dir DIR] [--data-dir DIR] [--request FILE] [--family F] [--offline] [--json] FILE
-       tokenscope tokens --batch IN.jsonl --out OUT.jsonl [--workers N] [--format specforge] [--model ID] [--tokenizer-dir DIR] [--json]
+       tokenscope tokens --batch IN.jsonl|- --out OUT.jsonl|- [--shard K/N] [--summary-out FILE] [--workers N]
+                         [--format specforge [--specforge-out FILE|-]] [--model ID] [--tokenizer-dir DIR] [--json]
+       tokenscope tokens --merge-summaries A.json B.json … [--summary-out FILE] [--json]
 
 Shows the token stream of one model response in the model's own tokenizer: every token with its id, special
 tokens as one id, markers that came back spelled out as ordinary text, the segment each token belongs to, the
@@ -51,27 +53,37 @@ order: {"line","id","model","family","source","completion_ids","prompt_ids","acc
 counted and reported by line number, never fatal. The summary (--json: as JSON) counts samples per "dataset"
 field, tool-call markup in prompts, in completion content and as structured calls, the accounting against billed
 usage, and findings by rule. Ctrl-C stops cleanly, and Ctrl-C again at once: OUT holds complete lines, a prefix.
-  --batch IN.jsonl     the input file
-  --out OUT.jsonl      the output file (written 0600)
+  --batch IN.jsonl     the input file; - reads stdin
+  --out OUT.jsonl      the output file (written 0600); - writes stdout, and the summary then goes to stderr, or
+                       only to --summary-out
+  --shard K/N          only the lines whose index (from 0) is K modulo N, under their input line numbers: N
+                       processes given shards 0/N … N-1/N of one input write between them the lines one run writes
+  --summary-out FILE   also write the summary as JSON to FILE (0600, whole or not at all): what --merge-summaries reads
   --workers N          worker threads (default: one per core)
   --format specforge   also write OUT's name with .specforge.jsonl: {"id","conversations","tools","input_ids",
                        "loss_mask"}, the form SpecForge / EAGLE-3 training reads, with the exact ids (prompt, then
                        completion; loss mask 1 over the completion); lines without prompt ids are left out of it
+  --specforge-out FILE that file instead (- for stdout, when --out is a file); needed with --out -
+
+Shards: --merge-summaries A.json B.json … folds the JSON summaries of every shard of one input into exactly the
+summary one run over the whole input gives (a missing or repeated shard is an error). See docs/dataset-scale.md
+for Spark and Ray Data.
 
 Tokenizers not found locally are downloaded once from the Hugging Face Hub (HF_ENDPOINT overrides the
 endpoint, HF_TOKEN is sent for gated repos).`;
 
 const tokens: Command = async (argv, io) => {
   const args = parseArgs(argv, {
-    values: ['model', 'tokenizer-dir', 'data-dir', 'request', 'family', 'batch', 'out', 'workers', 'format'],
-    booleans: ['json', 'offline'],
+    values: ['model', 'tokenizer-dir', 'data-dir', 'request', 'family', 'batch', 'out', 'workers', 'format', 'shard', 'summary-out', 'specforge-out'],
+    booleans: ['json', 'offline', 'merge-summaries'],
   });
   if (args.bool('help')) {
     io.out(USAGE);
     return 0;
   }
   if (args.str('batch') !== undefined) return batch(args, io, progressReporter(io));
-  for (const f of ['out', 'workers', 'format']) if (args.str(f) !== undefined) throw new UserError(`--${f} goes with --batch IN.jsonl`);
+  if (args.bool('merge-summaries')) return mergeSummaries(args, io);
+  for (const f of ['out', 'workers', 'format', 'shard', 'summary-out', 'specforge-out']) if (args.str(f) !== undefined) throw new UserError(`--${f} goes with --batch IN.jsonl`);
   const dataDir = args.str('data-dir') ?? defaultDataDir();
   const { input, request, family } = await loadTurnInput(args, dataDir);
   const model = args.str('model') ?? input.model ?? request?.model;

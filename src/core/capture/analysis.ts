@@ -97,6 +97,11 @@ export async function resultWhenAnalysed(
 
 interface Host extends CaptureReader {
   analysed(x: CapturedExchange): void;
+  /**
+   * Runs a write on this thread's connection now, or once another program's write lock on the database is free: the
+   * proxy's thread never waits for it (./write-lock.ts). `bytes`: what the write holds in memory meanwhile.
+   */
+  writeSoon(op: (batch: { wait: boolean }) => void, bytes: number): void;
   /** Holds the host's batched row writes until the returned function is called (another connection is writing). */
   holdWrites(): () => void;
   /** The exchange's body file and its size (undefined when there is none). */
@@ -106,7 +111,7 @@ interface Host extends CaptureReader {
 }
 
 export class AnalysisService {
-  private readonly queue: CapturedExchange[] = [];
+  private readonly queue: { x: CapturedExchange; recovered?: boolean }[] = [];
   private running: Promise<void> | undefined;
   constructor(
     private readonly host: Host,
@@ -116,10 +121,13 @@ export class AnalysisService {
     private readonly thread: CaptureThread,
   ) {}
 
-  /** A finished exchange of this process: analysed once, soon, never inside the forwarding call stack. */
-  finished(x: CapturedExchange): void {
+  /**
+   * A finished exchange of this process: analysed once, soon, never inside the forwarding call stack. `recovered`: one a
+   * stopped process left, settled at open (analysed and stored like the others, without `onAnalyzed`).
+   */
+  finished(x: CapturedExchange, opts: { recovered?: boolean } = {}): void {
     if (this.opts.analyze === false || x.status === undefined) return;
-    this.queue.push(x);
+    this.queue.push({ x, recovered: opts.recovered });
     this.running ??= this.drain();
   }
 
@@ -140,7 +148,7 @@ export class AnalysisService {
         // bytes (on a busy machine it may wait for this very core) reads them before the analysis runs.
         await new Promise((r) => setTimeout(r, 1));
         await this.quietMoment();
-        const x = this.queue.shift()!;
+        const { x, recovered } = this.queue.shift()!;
         let result: AnalysisOutcome | undefined;
         if ((x.responseBytes ?? 0) <= MAX_ANALYZED_BYTES) {
           try {
@@ -149,10 +157,14 @@ export class AnalysisService {
               x.summary = result.summary;
               const { findings, stored } = result;
               if (!result.written && stored !== undefined) {
-                this.db.batch(() => {
-                  this.db.update(x);
-                  this.db.putAnalysis(x, findings, stored);
-                });
+                this.host.writeSoon(
+                  (batch) =>
+                    this.db.batch(() => {
+                      this.db.update(x);
+                      this.db.putAnalysis(x, findings, stored);
+                    }, batch),
+                  stored.length * 2,
+                );
               }
               if (result.written || stored !== undefined) this.host.analysed(x);
             }
@@ -160,7 +172,7 @@ export class AnalysisService {
             this.warn(`analysis of ${x.id} failed: ${(err as Error).message?.split('\n')[0]}`);
           }
         }
-        this.opts.onAnalyzed?.(x, result);
+        if (!recovered) this.opts.onAnalyzed?.(x, result);
       }
     } finally {
       this.running = undefined;

@@ -16,6 +16,45 @@ import { MIGRATIONS, SCHEMA_VERSION } from './schema';
 export { SCHEMA_VERSION } from './schema';
 
 export const DB_FILE = 'captures.db';
+/** How long a read, or a write that may wait, waits for another connection's write lock. */
+const BUSY_TIMEOUT_MS = 5000;
+
+/** An SQLite URI for `path` with `query` (a read-only open: the binding takes its flags from the URI only). */
+function fileUri(path: string, query: string): string {
+  return `file:${path.split('/').map(encodeURIComponent).join('/')}?${query}`;
+}
+
+/** What an error from the database means for the store. */
+export type DbFailure = 'busy' | 'full' | 'corrupt' | 'newer' | undefined;
+
+export function dbFailure(e: unknown): DbFailure {
+  const err = e as { code?: unknown; message?: unknown };
+  const code = typeof err?.code === 'string' ? err.code : '';
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return 'busy';
+  if (code.startsWith('SQLITE_FULL') || code === 'ENOSPC') return 'full';
+  if (code.startsWith('SQLITE_CORRUPT') || code.startsWith('SQLITE_NOTADB')) return 'corrupt';
+  if (/written by a newer Tokenscope/.test(String(err?.message ?? ''))) return 'newer';
+  return undefined;
+}
+
+/** Runs `fn`, again while SQLite answers busy without waiting itself (up to BUSY_TIMEOUT_MS; only when opening). */
+function whileBusy<T>(fn: () => T): T {
+  const until = Date.now() + BUSY_TIMEOUT_MS;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let wait = 1; ; wait = Math.min(50, wait * 2)) {
+    try {
+      return fn();
+    } catch (e) {
+      if (!isBusy(e) || Date.now() > until) throw e;
+      Atomics.wait(pause, 0, 0, wait);
+    }
+  }
+}
+
+/** Whether another connection holds the write lock (a `batch` with `wait: false` that could not start). */
+export function isBusy(e: unknown): boolean {
+  return dbFailure(e) === 'busy';
+}
 
 /** better-sqlite3's API, as libsql implements it (only what the store uses). */
 interface Statement {
@@ -28,11 +67,11 @@ interface Connection {
   prepare(sql: string): Statement;
   exec(sql: string): void;
   pragma(sql: string): unknown;
-  transaction<T extends (...args: never[]) => unknown>(fn: T): T;
+  readonly inTransaction: boolean;
   close(): void;
 }
 
-type ConnectionClass = new (path: string, opts?: { readonly?: boolean; fileMustExist?: boolean; timeout?: number }) => Connection;
+type ConnectionClass = new (path: string) => Connection;
 let binding: ConnectionClass | undefined;
 /** Loaded on first use: a build that never opens a store never loads the native module. */
 function sqlite(): ConnectionClass {
@@ -68,9 +107,10 @@ interface RawRow {
 }
 
 export class CaptureDb {
-  private readonly db: Connection;
+  private readonly conn: Connection;
   private readonly stmts = new Map<string, Statement>();
   private seq = 0;
+  private closed = false;
 
   private constructor(
     db: Connection,
@@ -78,28 +118,50 @@ export class CaptureDb {
     /** The file's path (undefined for a database in memory, which no other connection can share). */
     readonly path: string | undefined,
   ) {
-    this.db = db;
+    this.conn = db;
   }
 
-  /** Opens (and with write access, creates and migrates) the database at `path`; `:memory:` for a throwaway one. */
-  static open(path: string, opts: { readOnly?: boolean } = {}): CaptureDb {
+  /** The connection; using it after `close` is an error here (the binding aborts the whole process on it). */
+  private get db(): Connection {
+    if (this.closed) throw new Error('the capture database is closed');
+    return this.conn;
+  }
+
+  /**
+   * Opens (and with write access, creates and migrates) the database at `path`; `:memory:` for a throwaway one. A
+   * read-only open is a read-only connection (it never writes); with `immutable` (a folder that cannot be written, such
+   * as a read-only mount, where SQLite cannot make its shared-memory file) the file is read as it is, without the
+   * write-ahead log: what a clean stop left there is in the file already (see `close`).
+   */
+  static open(path: string, opts: { readOnly?: boolean; immutable?: boolean } = {}): CaptureDb {
     const Sqlite = sqlite();
     const readOnly = opts.readOnly === true;
-    const conn = new Sqlite(path, readOnly ? { readonly: true, fileMustExist: true } : {});
+    const conn = new Sqlite(readOnly ? fileUri(path, opts.immutable ? 'mode=ro&immutable=1' : 'mode=ro') : path);
     const db = new CaptureDb(conn, readOnly, path === ':memory:' ? undefined : path);
-    // Several processes share the file: wait for another's write instead of failing at once.
-    conn.pragma('busy_timeout = 5000');
-    if (!readOnly) {
-      conn.pragma('journal_mode = WAL');
-      // WAL with NORMAL sync: a commit costs no fsync, and a crash loses no committed transaction, only the last ones
-      // of a power cut. Body bytes are written straight to the kernel anyway.
-      conn.pragma('synchronous = NORMAL');
-      db.migrate();
-    } else if (db.version() > SCHEMA_VERSION) {
-      conn.close();
-      throw new Error(`the capture database ${path} was written by a newer Tokenscope (schema ${db.version()}); update Tokenscope to read it`);
+    try {
+      // Several processes share the file: a read, or a write outside the proxy's path, waits for another's write
+      // instead of failing at once. The proxy's own writes never wait (`batch` with `wait: false`).
+      conn.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      if (!readOnly) {
+        // A new file's first connections race to switch it to WAL; SQLite refuses the loser at once ("database is
+        // locked", no busy wait): it tries again.
+        whileBusy(() => conn.pragma('journal_mode = WAL'));
+        // WAL with NORMAL sync: a commit costs no fsync, and a crash loses no committed transaction, only the last ones
+        // of a power cut. Body bytes are written straight to the kernel anyway.
+        conn.pragma('synchronous = NORMAL');
+        whileBusy(() => db.migrate());
+      } else if (db.version() > SCHEMA_VERSION) {
+        throw new Error(`the capture database ${path} was written by a newer Tokenscope (schema ${db.version()}); update Tokenscope to read it`);
+      }
+      db.seq = (db.one<{ s: number | null }>('SELECT max(s) AS s FROM (SELECT max(seq) AS s FROM exchanges UNION ALL SELECT max(seq) FROM deleted)')?.s ?? 0) as number;
+    } catch (e) {
+      try {
+        conn.close();
+      } catch {
+        // already unusable
+      }
+      throw e;
     }
-    db.seq = (db.one<{ s: number | null }>('SELECT max(s) AS s FROM (SELECT max(seq) AS s FROM exchanges UNION ALL SELECT max(seq) FROM deleted)')?.s ?? 0) as number;
     return db;
   }
 
@@ -108,28 +170,78 @@ export class CaptureDb {
     return rows[0]?.user_version ?? 0;
   }
 
-  /** Applies every migration above the file's version, each in its own transaction. */
+  /**
+   * Applies every migration above the file's version, in one transaction that holds the write lock: two processes
+   * opening a new data dir at once (the extension's proxy and a CLI `serve`) migrate it once; the second one waits,
+   * reads the version again under the lock and finds nothing left to do.
+   */
   private migrate(): void {
-    const from = this.version();
-    if (from > SCHEMA_VERSION) throw new Error(`the capture database was written by a newer Tokenscope (schema ${from}); update Tokenscope to use it`);
-    for (let v = from; v < SCHEMA_VERSION; v++) {
-      this.db.transaction(() => {
-        this.db.exec(MIGRATIONS[v]);
-        this.db.pragma(`user_version = ${v + 1}`);
-      })();
-    }
+    const newer = (v: number) => new Error(`the capture database was written by a newer Tokenscope (schema ${v}); update Tokenscope to use it`);
+    if (this.version() > SCHEMA_VERSION) throw newer(this.version());
+    if (this.version() === SCHEMA_VERSION) return;
+    this.batch(() => {
+      const from = this.version();
+      if (from > SCHEMA_VERSION) throw newer(from);
+      for (let v = from; v < SCHEMA_VERSION; v++) this.db.exec(MIGRATIONS[v]);
+      if (from < SCHEMA_VERSION) this.db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    });
   }
 
+  /**
+   * Closes the connection. A writable one first copies the write-ahead log into the file and empties it, when no other
+   * connection needs it (without waiting): the next open starts clean, and a reader that can only read the file as it
+   * is (a read-only mount) finds every capture in it.
+   */
   close(): void {
-    this.db.close();
+    if (!this.readOnly && this.path !== undefined) {
+      try {
+        this.setBusyTimeout(0);
+        this.db.pragma('wal_checkpoint(TRUNCATE)');
+      } catch {
+        // another connection is busy with it: the next open's checkpoints copy it
+      }
+    }
+    this.closed = true;
+    this.conn.close();
   }
 
-  /** Runs `fn` in one transaction (a batch of writes: one commit) and returns what it returns. */
-  batch<T>(fn: () => T): T {
+  /**
+   * Runs `fn` in one transaction (a batch of writes: one commit) and returns what it returns. With `wait: false` the
+   * write lock is taken only if it is free now: another connection holding it (another process's commit, a backup
+   * tool, `sqlite3` in a terminal) makes this throw at once (`isBusy`), and nothing was written.
+   */
+  batch<T>(fn: () => T, opts: { wait?: boolean } = {}): T {
     // IMMEDIATE: the write lock is taken first, so change numbers read inside grow across processes.
-    const result = (this.db.transaction(fn) as unknown as { immediate(): T }).immediate();
+    if (opts.wait === false) {
+      this.setBusyTimeout(0);
+      try {
+        this.stmt('BEGIN IMMEDIATE').run();
+      } finally {
+        this.setBusyTimeout(BUSY_TIMEOUT_MS);
+      }
+    } else this.stmt('BEGIN IMMEDIATE').run();
+    let result: T;
+    try {
+      result = fn();
+      this.stmt('COMMIT').run();
+    } catch (e) {
+      // SQLite itself ends a transaction a full disk or an I/O error broke; a ROLLBACK then would fail ("no transaction
+      // is active") and hide why. Only a transaction still open is rolled back, and the first error is the one thrown.
+      if (this.db.inTransaction) {
+        try {
+          this.stmt('ROLLBACK').run();
+        } catch {
+          // the first error says what happened
+        }
+      }
+      throw e;
+    }
     this.afterCommit?.();
     return result;
+  }
+
+  private setBusyTimeout(ms: number): void {
+    this.stmt(`PRAGMA busy_timeout = ${ms}`).run();
   }
 
   /** Called after each `batch` commits (./checkpoints.ts counts them). */
@@ -303,6 +415,16 @@ export class CaptureDb {
     }[];
   }
 
+  /** The newest exchange's start (epoch ms), if any. */
+  newestStart(): number | undefined {
+    return this.one<{ t: number | null }>('SELECT max(started_at) AS t FROM exchanges')?.t ?? undefined;
+  }
+
+  /** Finished exchanges that started before `at`. */
+  countBefore(at: number): number {
+    return this.one<{ n: number }>("SELECT count(*) AS n FROM exchanges WHERE started_at < ? AND state != 'streaming'", at)?.n ?? 0;
+  }
+
   count(): number {
     return this.one<{ n: number }>('SELECT count(*) AS n FROM exchanges')?.n ?? 0;
   }
@@ -351,6 +473,7 @@ export class CaptureDb {
   }
 
   private stmt(sql: string): Statement {
+    if (this.closed) throw new Error('the capture database is closed');
     let s = this.stmts.get(sql);
     if (!s) this.stmts.set(sql, (s = this.db.prepare(sql)));
     return s;

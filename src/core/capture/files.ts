@@ -7,11 +7,11 @@
  *   <dataDir>/spare/<pid>/         empty body files one proxy process created ahead of need
  *   <dataDir>/captures.ndjson      the log of earlier versions: imported once, then left alone
  */
-import { chmodSync, closeSync, constants, existsSync, fstatSync, mkdirSync, open, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeSync, writevSync } from 'node:fs';
+import { chmodSync, closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, open, openSync, readdirSync, readSync, renameSync, rmdirSync, rmSync, statSync, writeSync, writevSync } from 'node:fs';
 import { open as openAsync } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { UserError } from '../model';
-import { BODIES_DIR, FRAME_HEADER, SPARE_DIR, isCaptureId, responseFrames, type ResponseFrame } from './log';
+import { BODIES_DIR, FRAME_HEADER, LOG_FILE, SPARE_DIR, isCaptureId, responseFrames, type ResponseFrame } from './log';
 
 /** Captures hold prompts and code: only the user reads them. */
 export const FILE_MODE = 0o600;
@@ -78,22 +78,59 @@ export async function readRegularFileAsync(path: string, from = 0): Promise<Buff
 }
 
 /**
+ * Creates a folder (0700) and the missing ones above it. Unlike `mkdirSync(…, { recursive: true })`, which on Linux
+ * loops for ever (at full CPU, deaf to Ctrl+C) when a folder cannot be created in a parent that exists (/proc/1), a
+ * folder that cannot be made is an error at once.
+ */
+export function makeDir(dir: string, depth = 0): void {
+  try {
+    mkdirSync(dir, { mode: DIR_MODE });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') {
+      if (statSync(dir).isDirectory()) return;
+      throw e;
+    }
+    const parent = dirname(dir);
+    if (code !== 'ENOENT' || parent === dir || depth > 64) throw e;
+    // The parent is missing (made first), or was made by another process just now: either way, once more.
+    if (!existsSync(parent)) makeDir(parent, depth + 1);
+    try {
+      mkdirSync(dir, { mode: DIR_MODE });
+    } catch (again) {
+      const c = (again as NodeJS.ErrnoException).code;
+      if (c === 'ENOENT') throw Object.assign(new Error(`cannot create folders in ${parent}`), { code: 'ENOTSUP', path: parent });
+      if (c !== 'EEXIST' || !statSync(dir).isDirectory()) throw again;
+    }
+  }
+}
+
+/**
  * Creates the folders (0700), makes a data dir of an earlier version private, and drops the spare files of processes
  * that are gone. Only for a store opened for writing.
  */
 export function prepareDataDir(dataDir: string, bodies: string, spareDir: string, ownSpares: string, adopt: { spare: string; id: string }[] = []): void {
   const fresh = !existsSync(dataDir);
-  mkdirSync(bodies, { recursive: true, mode: DIR_MODE });
+  makeDir(bodies);
   if (!fresh && (statSync(dataDir).mode & 0o077) !== 0) {
-    // Written by an earlier version with the default umask (0755/0644): make every file and folder private once.
-    for (const d of readdirSync(dataDir, { recursive: true, withFileTypes: true })) {
-      const path = join(d.parentPath, d.name);
-      if (d.isDirectory()) chmodSync(path, DIR_MODE);
-      else if (d.isFile()) chmodSync(path, FILE_MODE);
+    // Written by an earlier version with the default umask (0755/0644): its files and folders are made private once.
+    // Only Tokenscope's own: a --data-dir that points somewhere else is never walked.
+    for (const name of readdirSync(dataDir)) {
+      if (!OWN_NAMES.some((n) => name === n || name.startsWith(`${n}-`) || name.startsWith(`${n}.`))) continue;
+      const path = join(dataDir, name);
+      const st = lstatSync(path);
+      if (st.isDirectory()) {
+        chmodSync(path, DIR_MODE);
+        for (const d of readdirSync(path, { recursive: true, withFileTypes: true })) {
+          const p = join(d.parentPath, d.name);
+          if (d.isDirectory()) chmodSync(p, DIR_MODE);
+          else if (d.isFile()) chmodSync(p, FILE_MODE);
+        }
+      } else if (st.isFile()) chmodSync(path, FILE_MODE);
     }
   }
   for (const dir of [dataDir, bodies]) chmodSync(dir, DIR_MODE);
-  mkdirSync(spareDir, { recursive: true, mode: DIR_MODE });
+  makeDir(spareDir);
   chmodSync(spareDir, DIR_MODE);
   // Spares a stopped process was still writing exchanges to become their body files (unless one is there already).
   for (const { spare, id } of adopt) {
@@ -105,13 +142,22 @@ export function prepareDataDir(dataDir: string, bodies: string, spareDir: string
     }
   }
   // Each process has its own spare folder: another live proxy's spares are open files it is about to use.
-  for (const d of readdirSync(spareDir, { withFileTypes: true })) {
+  let spares: import('node:fs').Dirent[] = [];
+  try {
+    spares = readdirSync(spareDir, { withFileTypes: true });
+  } catch {
+    // removed by another process's clean stop just now: there is nothing in it
+  }
+  for (const d of spares) {
     const pid = /^\d+$/.test(d.name) ? Number(d.name) : undefined;
     if (pid === process.pid || (pid !== undefined && d.isDirectory() && processAlive(pid))) continue;
     rmSync(join(spareDir, d.name), { recursive: true, force: true });
   }
-  mkdirSync(ownSpares, { recursive: true, mode: DIR_MODE });
+  makeDir(ownSpares);
 }
+
+/** The names in a data dir that are Tokenscope's (the database and its files, the folders, the log of earlier versions). */
+const OWN_NAMES = ['captures.db', BODIES_DIR, SPARE_DIR, 'journal', LOG_FILE];
 
 /** The body files of one data dir: paths checked before they are built, spares, safe reads. */
 export class BodyFiles {
@@ -210,10 +256,18 @@ export class BodyFiles {
     return this.refilling;
   }
 
+  /** Removes the unused spare files, this process's spare folder, and the spare folder when no other process has one. */
   async close(): Promise<void> {
     this.closed = true;
     await this.refilling;
     for (const s of this.spares.splice(0)) this.diskWrite(() => (closeSync(s.fd), rmSync(s.path, { force: true })));
+    for (const dir of [this.ownSpares, this.spareDir]) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        // not empty (a spare an exchange still writes to, another process's folder), or never made
+      }
+    }
   }
 
   read(id: string, from = 0): Uint8Array {

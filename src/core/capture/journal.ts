@@ -10,12 +10,15 @@
  *   <dataDir>/journal/<pid>-<n>.ndjson   one per open store; emptied whenever every row it covers is written,
  *                                       removed when the store closes, replayed by the next writable open once its
  *                                       process is gone
+ *
+ * An emptied journal still names the exchanges not finished yet (a line each, written again), so a restart after a
+ * crash runs the end-of-stream masking their process may not have run (./recovery.ts).
  */
-import { closeSync, constants, ftruncateSync, mkdirSync, openSync, readdirSync, rmSync, writeSync, chmodSync } from 'node:fs';
+import { closeSync, constants, ftruncateSync, openSync, readdirSync, rmdirSync, rmSync, writeSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CapturedExchange } from '../model';
 import type { CaptureDb } from './database';
-import { DIR_MODE, FILE_MODE, processAlive, readRegularFile } from './files';
+import { DIR_MODE, FILE_MODE, makeDir, processAlive, readRegularFile } from './files';
 import { encodeRecord, readLegacyLog, type LegacyEntry, type LogRecord } from './log';
 
 export const JOURNAL_DIR = 'journal';
@@ -66,9 +69,16 @@ export class Journal {
 
   /** Creates this store's journal file (and the folder). */
   open(): void {
-    mkdirSync(this.dir, { recursive: true, mode: DIR_MODE });
-    chmodSync(this.dir, DIR_MODE);
-    this.fd = this.diskWrite(() => openSync(this.path, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_TRUNC, FILE_MODE)) ?? -1;
+    // Another process's clean stop removes the folder when it is empty: made again if it went in between.
+    for (let attempt = 0; attempt < 3 && this.fd < 0; attempt++) {
+      makeDir(this.dir);
+      chmodSync(this.dir, DIR_MODE);
+      try {
+        this.fd = openSync(this.path, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_TRUNC, FILE_MODE);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 2) this.fd = this.diskWrite(() => openSync(this.path, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_TRUNC, FILE_MODE)) ?? -1;
+      }
+    }
   }
 
   /** An exchange begun (its record as the row will hold it), and the spare file its body goes to for now. */
@@ -100,23 +110,39 @@ export class Journal {
 
   /**
    * These exchanges' rows are written: their lines are no longer needed (nor their held fields, which the rows hold),
-   * and once none is, the journal is emptied.
+   * and once none is, the journal is emptied; `unsettled` then gives the exchanges not finished yet, which get a line
+   * again (see above).
    */
-  written(ids: Iterable<string>): void {
+  written(ids: Iterable<string>, unsettled?: () => { x: CapturedExchange; reqBytes: number }[]): void {
     for (const id of ids) this.ahead.delete(id), this.held.delete(id);
     if (this.ahead.size === 0 && this.inSpare.size === 0 && this.size >= TRUNCATE_AT && this.fd >= 0) {
-      if (this.diskWrite(() => (ftruncateSync(this.fd, 0), true))) this.size = 0;
+      if (!this.diskWrite(() => (ftruncateSync(this.fd, 0), true))) return;
+      this.size = 0;
+      const lines = (unsettled?.() ?? []).map((u) => encodeRecord({ op: 'put', x: u.x, reqBytes: u.reqBytes, pid: process.pid })).join('');
+      const fd = this.fd;
+      if (lines && this.diskWrite(() => writeSync(fd, Buffer.from(lines))) !== undefined) this.size += Buffer.byteLength(lines);
     }
   }
 
-  /** Every row is written (the store is closing): the journal goes. */
-  close(): void {
-    this.flush();
+  /**
+   * The store is closing (`rowsLeft`: some rows could not be written). When every row is written, the journal goes (fields still held are in the rows already),
+   * and so does the journal folder once no other store has a journal in it; otherwise the next start replays it.
+   */
+  close(rowsLeft = false): void {
+    const done = !rowsLeft && this.ahead.size === 0 && this.inSpare.size === 0;
+    if (done) this.held.clear();
+    else this.flush();
     const fd = this.fd;
     this.fd = -1;
     if (fd < 0) return;
     this.diskWrite(() => closeSync(fd));
-    if (this.ahead.size === 0 && this.inSpare.size === 0) this.diskWrite(() => rmSync(this.path, { force: true }));
+    if (!done) return;
+    this.diskWrite(() => rmSync(this.path, { force: true }));
+    try {
+      rmdirSync(this.dir);
+    } catch {
+      // another store's journal is there (ENOTEMPTY), or it is gone already
+    }
   }
 
   /** Writes `r` (if any) and every held line, in one write. */

@@ -6,6 +6,11 @@ import { LOG_FILE, readLegacyLog } from './log';
 
 const LEGACY_IMPORTED = 'legacy-ndjson-imported';
 
+/** Whether the log was imported already (or there is nothing to import): then opening takes no write lock for it. */
+export function legacyImported(db: CaptureDb): boolean {
+  return db.getMeta(LEGACY_IMPORTED) !== undefined;
+}
+
 /** Imports the log's rows into `db` unless done before (a read-only `db` is an in-memory copy: nothing is marked). */
 export function importLegacyLog(db: CaptureDb, dataDir: string, warn: (msg: string) => void): void {
   if (db.getMeta(LEGACY_IMPORTED)) return;

@@ -1,5 +1,6 @@
 /** The capture store's public shapes: what the proxy records through, and what readers (CLI, extension) read. */
 import type { AnalysisOutcome, StoredAnalysis } from './analysis';
+import type { RetentionClock, RetentionResult } from './retention';
 import type { CaptureReader, CapturedExchange } from '../model';
 import type { RedactOptions } from '../redact';
 import type { ExchangeQuery } from './database';
@@ -33,6 +34,8 @@ export interface StoreOptions {
   readOnly?: boolean;
   /** The most decoded response bytes kept per exchange (default 64 MiB): the rest still reaches the client. */
   maxBodyBytes?: number;
+  /** The clocks retention judges age and clock jumps by (tests fake them; default: the system's). */
+  clock?: RetentionClock;
 }
 
 export type StoreChange = { kind: 'added' | 'updated' | 'deleted'; exchange: CapturedExchange };
@@ -53,7 +56,7 @@ export interface BeginInit {
 }
 
 /** Fields the proxy learns about an exchange besides its bytes. */
-export type ExchangeAnnotations = Partial<Pick<CapturedExchange, 'requestModel' | 'generationId' | 'pin' | 'servedProvider' | 'repair' | 'policy'>>;
+export type ExchangeAnnotations = Partial<Pick<CapturedExchange, 'requestModel' | 'generationId' | 'pin' | 'servedProvider' | 'repair' | 'policy' | 'queuedMs' | 'requestNotKept' | 'notAnalysed'>>;
 
 export interface ExchangeWriter {
   readonly id: string;
@@ -120,6 +123,11 @@ export interface CaptureStore extends CaptureReader, SlugCache {
   /** OpenRouter provider display names and slugs learned from its listings (src/core/policy/slugs.ts). */
   providerSlugs(): SlugEntry[];
   learnProviderSlugs(entries: readonly SlugEntry[]): void;
+  /**
+   * Removes every capture past the retention limits, with the user's consent (`tokenscope captures --prune`): what a
+   * run holds back on its own (retention.ts). Age is judged by the captures' own times.
+   */
+  prune(): Promise<RetentionResult>;
   /** Resolves once every queued analysis has run (tests, CLI shutdown). */
   idle(): Promise<void>;
   close(): Promise<void>;

@@ -18,7 +18,7 @@ const check: Check = {
     // Errors and cut streams have their own rules; raw text that is empty or blank is no turn to judge (nothing to point at).
     if (r ? r.error || !r.terminated : ctx.native.text.trim() === '') return [];
     const m = ctx.message;
-    if (m.content?.trim() || m.toolCalls.length > 0) return [];
+    if (m.toolCalls.length > 0 || m.content?.trim()) return [];
     const reasoned = m.reasoning?.trim() ? ' (only reasoning)' : '';
     const finish = r ? `, finish_reason ${r.finishReason ?? 'absent'}` : '';
     return [

@@ -7,7 +7,9 @@
 import type { FamilyId, Finding, FormatProblem, ParsedNative, Segment } from '../model';
 import { formats, getFormat } from '../families/index';
 import type { CheckContext } from './types';
-import { markerlessLeak } from './markerless-leak';
+import { markerlessLeak, strippedCalls } from './markerless-leak';
+import { unclosedCallState, type CallState } from './call-shape';
+import { NeedleScan, needlesFor } from '../formats/shared/text';
 
 /** Display name of a family, for messages. */
 export function familyName(id: FamilyId): string {
@@ -35,7 +37,7 @@ interface MarkerInfo {
   tool: boolean;
 }
 
-let table: { re: RegExp; info: Map<string, MarkerInfo> } | undefined;
+let table: { re: RegExp; needles: (string | RegExp)[]; longest: number; info: Map<string, MarkerInfo> } | undefined;
 
 function escapeRe(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -44,9 +46,10 @@ function escapeRe(s: string): string {
 /**
  * One regex over the markers of all families, longest first. Special-token style markers (`<|…|>`, `<｜…｜>`) also
  * match without their final `>`, which is how a truncated marker looks; tag-style markers (`<tool_call>`) do not,
- * since `<tool_call` is an ordinary prefix in prose and code.
+ * since `<tool_call` is an ordinary prefix in prose and code. The regex is sticky: it is tried only where a native
+ * scan (`needles`) finds a place a marker may start.
  */
-function markerTable(): { re: RegExp; info: Map<string, MarkerInfo> } {
+function markerTable(): { re: RegExp; needles: (string | RegExp)[]; longest: number; info: Map<string, MarkerInfo> } {
   if (table) return table;
   const info = new Map<string, MarkerInfo>();
   for (const f of formats) {
@@ -60,27 +63,39 @@ function markerTable(): { re: RegExp; info: Map<string, MarkerInfo> } {
       }
     }
   }
-  const sources = [...info.keys()]
-    .filter((m) => m.length > 0)
-    .sort((a, b) => b.length - a.length)
-    .map((m) => (/[|｜]>$/.test(m) ? `${escapeRe(m.slice(0, -1))}>?` : escapeRe(m)));
-  table = { re: new RegExp(sources.join('|'), 'g'), info };
+  const markers = [...info.keys()].filter((m) => m.length > 0).sort((a, b) => b.length - a.length);
+  const sources = markers.map((m) => (/[|｜]>$/.test(m) ? `${escapeRe(m.slice(0, -1))}>?` : escapeRe(m)));
+  // Where a match may start: its first character, or for a common one (a letter) the marker as far as it always goes.
+  const needles = needlesFor(markers.map((m) => (/[|｜]>$/.test(m) ? m.slice(0, -1) : m)));
+  table = { re: new RegExp(sources.join('|'), 'y'), needles, longest: markers[0]?.length ?? 0, info };
   return table;
 }
 
-/** Every marker occurrence in `text[from, to)`, in order, with offsets in `text`. */
+/**
+ * Every marker occurrence in `text[from, to)`, in order, with offsets in `text`: at each place, the longest marker
+ * there, and the scan goes on after it (what one global regex over the markers finds).
+ */
 export function findMarkers(text: string, from = 0, to = text.length): MarkerHit[] {
-  const { re, info } = markerTable();
+  const { re, needles, longest, info } = markerTable();
   const hits: MarkerHit[] = [];
   if (from >= to) return hits;
-  re.lastIndex = from;
-  for (let m = re.exec(text); m && m.index < to; m = re.exec(text)) {
+  // The places are looked for a marker's length past `to` too: a marker that starts before `to` and runs past it ends
+  // the scan, as the regex run over the whole text would.
+  const scan = new NeedleScan(text, needles, from, Math.min(text.length, to + longest));
+  for (let start = scan.next(from); start >= 0 && start < to; ) {
+    re.lastIndex = start;
+    const m = re.exec(text);
+    if (!m) {
+      start = scan.next(start + 1);
+      continue;
+    }
     let s = m[0];
-    if (m.index + s.length > to) break;
+    if (start + s.length > to) break;
     const truncated = !info.has(s);
     if (truncated) s += '>';
     const i = info.get(s);
-    if (i) hits.push({ marker: s, start: m.index, end: m.index + m[0].length, truncated, ...i });
+    if (i) hits.push({ marker: s, start, end: start + m[0].length, truncated, ...i });
+    start = scan.next(start + m[0].length);
   }
   return hits;
 }
@@ -213,6 +228,9 @@ export function leaks(ctx: CheckContext): Leak[] {
       const hits = rest.filter((h) => h.families.includes(family));
       rest = rest.filter((h) => !h.families.includes(family));
       const from = leakParseStart(text, segment.start, hits[0].start);
+      const parsed = getFormat(family).parse(text.slice(from, segment.end));
+      // Markers left from a call whose other markers were stripped (`to=functions.x <|constrain|>json<|message|>{…}`).
+      const stripped = parsed.message.toolCalls.length ? undefined : strippedCalls(family, text, segment);
       out.push({
         region: segment.kind as Leak['region'],
         segment,
@@ -220,8 +238,8 @@ export function leaks(ctx: CheckContext): Leak[] {
         hits,
         start: hits[0].start,
         end: hits[hits.length - 1].end,
-        parsed: getFormat(family).parse(text.slice(from, segment.end)),
-        offset: from,
+        parsed: stripped?.parsed ?? parsed,
+        offset: stripped?.offset ?? from,
       });
     }
   }
@@ -249,6 +267,12 @@ export interface LocatedProblem extends FormatProblem {
   family: FamilyId;
   /** Name of the call the problem is about, as the parser recovered it. */
   callName?: string;
+  /** For `call-unclosed`: whether the call arrived whole and only lacks its closers, or was cut off (./call-shape.ts). */
+  callState?: CallState;
+}
+
+function stateOf(parsed: ParsedNative, p: FormatProblem): { callState?: CallState } {
+  return p.code === 'call-unclosed' && p.callIndex !== undefined ? { callState: unclosedCallState(parsed, p.callIndex) } : {};
 }
 
 function callNameOf(parsed: ParsedNative, callIndex: number | undefined): string | undefined {
@@ -273,7 +297,7 @@ export function structuralProblems(ctx: CheckContext): LocatedProblem[] {
     const parsed = ctx.parsed;
     for (const p of parsed.problems) {
       const location = p.callIndex === undefined ? locationAt(ctx, p.start) : `tool_calls[${p.callIndex}]`;
-      out.push({ ...p, location, family: parsed.family, callName: callNameOf(parsed, p.callIndex) });
+      out.push({ ...p, location, family: parsed.family, callName: callNameOf(parsed, p.callIndex), ...stateOf(parsed, p) });
     }
   }
   for (const leak of leaks(ctx)) {
@@ -288,6 +312,7 @@ export function structuralProblems(ctx: CheckContext): LocatedProblem[] {
         location: leak.region,
         family: leak.family,
         callName: callNameOf(leak.parsed, p.callIndex),
+        ...stateOf(leak.parsed, p),
       });
     }
   }

@@ -11,9 +11,22 @@
  * formats.
  */
 import { createHash } from 'node:crypto';
-import Ajv, { type ValidateFunction } from 'ajv';
+import type Ajv from 'ajv';
+import type { ValidateFunction } from 'ajv';
 
-const ajv = new Ajv({ strict: false, allErrors: false, validateFormats: false, logger: false, addUsedSchema: false });
+let instance: Ajv | undefined;
+
+/**
+ * Ajv, loaded and made on first use: most turns carry no tool schema, and loading Ajv's modules is a fair part of a
+ * short CLI run's startup.
+ */
+function ajv(): Ajv {
+  if (!instance) {
+    const Ajv = (require('ajv') as typeof import('ajv')).default;
+    instance = new Ajv({ strict: false, allErrors: false, validateFormats: false, logger: false, addUsedSchema: false });
+  }
+  return instance;
+}
 
 /** Distinct schemas kept compiled at most. */
 export const MAX_VALIDATORS = 256;
@@ -51,9 +64,9 @@ function compile(schema: object): Entry {
   // `$schema` would make Ajv look up a meta-schema by URL (draft 2020-12 is not loaded); validation does not need it.
   const { $schema: _ignored, ...rest } = schema as Record<string, unknown>;
   try {
-    return { validator: ajv.compile(rest), compiled: rest };
+    return { validator: ajv().compile(rest), compiled: rest };
   } catch (e) {
-    ajv.removeSchema(rest);
+    ajv().removeSchema(rest);
     return { validator: e instanceof Error ? e : new Error(String(e)) };
   }
 }
@@ -61,7 +74,7 @@ function compile(schema: object): Entry {
 function evictOldest(): void {
   const [digest, entry] = byDigest.entries().next().value as [string, Entry];
   byDigest.delete(digest);
-  if (entry.compiled) ajv.removeSchema(entry.compiled);
+  if (entry.compiled) ajv().removeSchema(entry.compiled);
 }
 
 /** How many schemas were compiled so far and how many are kept (for tests and benches). */

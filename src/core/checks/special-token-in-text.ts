@@ -11,7 +11,8 @@ const check: Check = {
   run: (ctx) => {
     const out: Finding[] = [];
     for (const { segment: s, hits: all } of freeTextMarkers(ctx)) {
-      const hits = all.filter((h) => !h.tool && unambiguous(h, ctx));
+      const own = s.kind === 'reasoning' ? (ctx.format?.reasoningMarkers ?? []) : [];
+      const hits = all.filter((h) => !h.tool && unambiguous(h, ctx) && !own.includes(h.marker));
       if (hits.length === 0) continue;
       out.push({
         rule: check.id,

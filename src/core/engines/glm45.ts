@@ -3,7 +3,9 @@
 // glm45 and glm47 to Glm47MoeModelToolParser, and Dynamo shares one implementation across GLM-4.5…5.x. SGLang keeps a
 // separate GLM-4.5/4.6 detector, so its verdicts are read from that code (glm4_moe_detector.py @ 02911a07fb72:
 // `detect_and_parse` keeps only complete `<tool_call>.*?</tool_call>` spans, and content is the text before the
-// first `<tool_call>`, stripped).
+// first `<tool_call>`, stripped). Its name regex `<tool_call>(.*?)(?:\\n|\n)(.*)</tool_call>` also drops, without a trace, a
+// call with no line break after its name (`<tool_call>get_weather</tool_call>`: test_glm4_moe_detector.py
+// test_missing_name_separator_yields_no_calls @ 33d0813d223177af28e4a7c668e8e9721e97b760); formats/glm.ts flags it.
 import { fixture, type FamilyVerdicts } from './types';
 
 const GLM47_NOTE = 'read from the GLM-4.7 conformance inputs (no newline after the name); the same parser serves glm45';

@@ -34,6 +34,7 @@ import { base64Bytes, encodeBody, utf8Bytes } from './body';
 import type { TokenAccounting } from '../tokens/accounting';
 import type { TokenStream } from '../tokens/stream';
 import type { RedactionItem } from './redaction';
+import { jsonText } from './json-text';
 import { sealExport } from './redaction';
 import { facts, type Repro } from './repro';
 
@@ -119,7 +120,7 @@ export function writeBundle(r: Repro, opts: WriteBundleOptions = {}): string {
     ...(r.tokens ? { tokens: tokensOf(r.tokens) } : {}),
     redactions: r.redactions,
   };
-  return sealExport(JSON.stringify(bundle, null, 2) + '\n');
+  return sealExport(jsonText(bundle, 2) + '\n');
 }
 
 // ---------------------------------------------------------------------------------------------------------------

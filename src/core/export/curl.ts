@@ -6,6 +6,7 @@
 import { OPENROUTER_KEY_ENV, pinProvider } from '../upstream/openrouter';
 import { header, isOpenRouter, replayPin, requestJson, type Repro } from './repro';
 import { sealExport } from './redaction';
+import { jsonText } from './json-text';
 
 /** Request headers worth replaying: they change what the upstream does. Everything else is the client's own. */
 const REPLAYED_HEADERS = new Set([
@@ -29,7 +30,12 @@ export interface Replay {
   keyEnv?: string;
   /** The provider pin applied to the body, and the served provider name a derived slug came from. */
   pin?: { slug: string; derivedFrom?: string };
+  /** The request had a body the capture did not keep: the replay reads it from `$REQUEST_BODY_FILE` instead. */
+  bodyNotKept?: { bytes: number; why: string };
 }
+
+/** The variable a replay reads a request body from when the capture did not keep it. */
+export const REQUEST_BODY_ENV = 'REQUEST_BODY_FILE';
 
 /** Environment variable for a route's key (`OPENROUTER_API_KEY`, `ANTHROPIC_API_KEY`, `SGLANG_API_KEY`…). */
 function keyEnvOf(r: Repro): string {
@@ -57,14 +63,20 @@ export function replayOf(r: Repro): Replay {
   let body = x.requestBody;
   const pin = isOpenRouter(x) ? replayPin(r) : undefined;
   const json = pin ? requestJson(r) : undefined;
-  if (pin && json) body = JSON.stringify(pinProvider(json, pin.slug));
+  if (pin && json) body = jsonText(pinProvider(json, pin.slug));
   return {
     url: x.upstreamUrl,
     headers,
     ...(body !== undefined ? { body } : {}),
     ...(usesKey ? { keyEnv } : {}),
     ...(pin && json ? { pin } : {}),
+    ...(body === undefined && x.requestNotKept ? { bodyNotKept: x.requestNotKept } : {}),
   };
+}
+
+/** One line saying a request body the capture did not keep (its size, and why). */
+export function bodyNotKeptLine(n: { bytes: number; why: string }): string {
+  return `the request body (${n.bytes} bytes) was not kept by the capture: ${n.why}`;
 }
 
 /** `tokenscope rerun ID --target openrouter:SLUG`, when the exchange went to OpenRouter. */
@@ -92,6 +104,8 @@ export function curlCommand(r: Repro): string {
     const h = `${name}: ${value}`;
     lines.push(rep.keyEnv && value.includes(`$${rep.keyEnv}`) ? `-H ${dq(h)}` : `-H ${sq(h)}`);
   }
+  // A body the capture did not keep is never dropped silently: the command reads it from a file the user names.
+  if (rep.bodyNotKept) lines.push(`--data-binary @"$${REQUEST_BODY_ENV}"`);
   if (rep.body === undefined) return lines.join(' \\\n  ');
   let delimiter = 'TOKENSCOPE_BODY';
   while (rep.body.split('\n').includes(delimiter)) delimiter += '_';
@@ -109,6 +123,13 @@ export function writeCurl(r: Repro): string {
     if (rep.pin.derivedFrom) {
       out.push(`# The slug is derived from the served provider's name "${rep.pin.derivedFrom}" (a guess: no OpenRouter listing Tokenscope has read names its slug); check it on the model's OpenRouter page.`);
     }
+  }
+  if (rep.bodyNotKept) {
+    out.push(
+      `# Note: ${bodyNotKeptLine(rep.bodyNotKept)}.`,
+      `# This replay sends the file named by $${REQUEST_BODY_ENV} as the body; without it the script stops here.`,
+      `: "\${${REQUEST_BODY_ENV}:?set ${REQUEST_BODY_ENV} to a file holding the request body (the capture did not keep it)}"`,
+    );
   }
   out.push(curlCommand(r));
   const rerun = rerunCommand(r);

@@ -15,6 +15,8 @@ import type { CapturedExchange, ChunkTiming, ExchangeState } from '../model';
 import { UserError } from '../model';
 import { base64Bytes, encodeBody, utf8Bytes } from './body';
 import type { CaptureInput } from './redaction';
+import { bodyNotKeptLine } from './curl';
+import { jsonText } from './json-text';
 import { sealExport } from './redaction';
 import { facts, header, type Repro } from './repro';
 
@@ -36,6 +38,7 @@ export interface HarEntry {
     postData?: { mimeType: string; text: string };
     headersSize: number;
     bodySize: number;
+    comment?: string;
   };
   response: {
     status: number;
@@ -70,6 +73,9 @@ export interface TokenscopeEntryFields {
   servedProvider?: string;
   pin?: { requested: string[]; honoured?: boolean };
   ttfbMs?: number;
+  queuedMs?: number;
+  requestNotKept?: { bytes: number; why: string };
+  notAnalysed?: string;
   chunks: ChunkTiming[];
 }
 
@@ -121,7 +127,9 @@ function entryOf(r: Repro): HarEntry {
       queryString: queryOf(x.upstreamUrl),
       ...(x.requestBody !== undefined ? { postData: { mimeType: requestType, text: x.requestBody } } : {}),
       headersSize: -1,
-      bodySize: x.requestBody !== undefined ? Buffer.byteLength(x.requestBody) : 0,
+      bodySize: x.requestBody !== undefined ? Buffer.byteLength(x.requestBody) : (x.requestNotKept?.bytes ?? 0),
+      // A body the capture did not keep: the entry says so (its size above is what was sent), it is not an empty body.
+      ...(x.requestBody === undefined && x.requestNotKept ? { comment: `Tokenscope: ${bodyNotKeptLine(x.requestNotKept)}` } : {}),
     },
     response: {
       status: x.status ?? 0,
@@ -157,6 +165,9 @@ function entryOf(r: Repro): HarEntry {
       ...(x.servedProvider !== undefined ? { servedProvider: x.servedProvider } : {}),
       ...(x.pin !== undefined ? { pin: x.pin } : {}),
       ...(x.ttfbMs !== undefined ? { ttfbMs: x.ttfbMs } : {}),
+      ...(x.queuedMs !== undefined ? { queuedMs: x.queuedMs } : {}),
+      ...(x.requestNotKept !== undefined ? { requestNotKept: x.requestNotKept } : {}),
+      ...(x.notAnalysed !== undefined ? { notAnalysed: x.notAnalysed } : {}),
       chunks: r.chunks,
     },
   };
@@ -173,7 +184,7 @@ export function writeHar(repros: Repro[]): string {
       entries: sorted.map(entryOf),
     },
   };
-  return sealExport(JSON.stringify(har, null, 2) + '\n');
+  return sealExport(jsonText(har, 2) + '\n');
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -307,6 +318,11 @@ function readEntry(e: unknown): CaptureInput | string {
     ...(str(ts?.generationId) !== undefined ? { generationId: str(ts?.generationId) } : {}),
     ...(str(ts?.servedProvider) !== undefined ? { servedProvider: str(ts?.servedProvider) } : {}),
     ...(isObj(ts?.pin) && Array.isArray(ts.pin.requested) ? { pin: ts.pin as CapturedExchange['pin'] } : {}),
+    ...(num(ts?.queuedMs) !== undefined ? { queuedMs: num(ts?.queuedMs) } : {}),
+    ...(requestBody === undefined && isObj(ts?.requestNotKept) && num(ts.requestNotKept.bytes) !== undefined && str(ts.requestNotKept.why) !== undefined
+      ? { requestNotKept: { bytes: num(ts.requestNotKept.bytes)!, why: str(ts.requestNotKept.why)! } }
+      : {}),
+    ...(str(ts?.notAnalysed) !== undefined ? { notAnalysed: str(ts?.notAnalysed) } : {}),
   };
   return { exchange, responseBody, chunks };
 }

@@ -8,8 +8,9 @@ import { ruleInfo } from '../checks/index';
 import { verdictSources, verdictsFor } from '../engines/index';
 import { ENGINE_NAMES } from '../engines/types';
 import type { Finding, RawEvent } from '../model';
+import { formatCost } from '../cost';
 import { plural } from '../tokens/accounting';
-import { curlCommand, rerunCommand } from './curl';
+import { bodyNotKeptLine, curlCommand, REQUEST_BODY_ENV, rerunCommand } from './curl';
 import { sealExport } from './redaction';
 import { facts, isOpenRouter, type Repro, type ReproFacts } from './repro';
 
@@ -157,7 +158,7 @@ function environment(r: Repro, f: ReproFacts): string {
       u.promptTokens !== undefined ? `${u.promptTokens} prompt` : '',
       u.completionTokens !== undefined ? `${u.completionTokens} completion${reasoning ? ` (${reasoning})` : ''}` : reasoning,
     ].filter(Boolean);
-    rows.push(['Usage', `${parts.join(' + ')} tokens${u.cost !== undefined ? `, $${u.cost}` : ''}`]);
+    rows.push(['Usage', `${parts.join(' + ')} tokens${u.cost !== undefined ? `, ${formatCost(u.cost)}` : ''}`]);
   }
   if (r.tokens) {
     const a = r.tokens.accounting;
@@ -252,7 +253,14 @@ export function markdownIssue(r: Repro): { title: string; body: string } {
   const engines = engineSection(r, f.findings);
   if (engines) sections.push('### What the serving engines do with this', engines);
 
-  const reproduce = ['### Reproduce', `Replays the same request${isOpenRouter(r.exchange) ? ' pinned to the same provider' : ''}; the key comes from the environment.`, fenced(curlCommand(r), 'sh')];
+  const notKept = r.exchange.requestBody === undefined && r.exchange.requestNotKept;
+  const reproduce = [
+    '### Reproduce',
+    `Replays the same request${isOpenRouter(r.exchange) ? ' pinned to the same provider' : ''}; the key comes from the environment.${
+      notKept ? ` **Note:** ${esc(bodyNotKeptLine(notKept))}; the command reads it from the file named by ${code(`$${REQUEST_BODY_ENV}`)}.` : ''
+    }`,
+    fenced(curlCommand(r), 'sh'),
+  ];
   const rerun = rerunCommand(r);
   if (rerun) {
     reproduce.push(

@@ -11,7 +11,7 @@
  */
 import type { SlugEntry } from '../policy/slugs';
 import { homedir } from 'node:os';
-import { containsSecret, placeholder, redactHeaders, redactText, type Redaction, type RedactOptions } from '../redact';
+import { containsSecret, redactHeaders, redactText, redactUrl as redactUrlOnce, redactUrlsIn, type Redaction, type RedactOptions } from '../redact';
 import { UserError, type Analysis, type CapturedExchange, type ChunkTiming, type ExchangeSummary } from '../model';
 import { utf8Bytes, utf8Text } from './body';
 
@@ -93,16 +93,9 @@ export function parseRedactPattern(value: string): UserPattern {
 // ---------------------------------------------------------------------------------------------------------------
 // The pass
 
-/** Query parameters whose value is a credential whatever it looks like (`?key=…`, `?access_token=…`). */
-const SECRET_QUERY = /([?&](?:api[_-]?key|key|token|access[_-]?token|auth|password|secret)=)([^&#\s"]+)/gi;
-
+/** A URL through the tree's one URL redaction (userinfo, credential query parameters, key shapes), readable. */
 function redactUrl(url: string, opts: RedactOptions, where: string): string {
-  const out = url.replace(SECRET_QUERY, (_m, name: string, value: string) => {
-    if (value.startsWith('[REDACTED:') || value.startsWith('%5BREDACTED')) return name + value;
-    opts.report?.push({ label: 'url-credential', where, preview: value.length <= 4 ? '…' : `${value.slice(0, 4)}…` });
-    return name + placeholder('url-credential');
-  });
-  return redactText(out, opts, where);
+  return redactUrlOnce(url, opts, { where, readable: true });
 }
 
 /**
@@ -189,7 +182,7 @@ export function redactCapture(input: CaptureInput, options: ExportRedactOptions 
     requestHeaders,
     ...(responseHeaders ? { responseHeaders } : {}),
     ...(x.requestBody !== undefined ? { requestBody: redactText(x.requestBody, opts, 'request body') } : {}),
-    ...(x.error !== undefined ? { error: redactText(x.error, opts, 'error') } : {}),
+    ...(x.error !== undefined ? { error: redactUrlsIn(x.error, opts, 'error') } : {}),
     ...(x.target !== undefined ? { target: redactUrl(x.target, opts, 'target') } : {}),
   };
   const responseBody = redactBytes(input.responseBody, opts, 'response body');

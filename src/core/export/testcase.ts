@@ -9,6 +9,7 @@
  */
 import { UserError } from '../model';
 import { OPENROUTER_API, OPENROUTER_KEY_ENV, pinProvider } from '../upstream/openrouter';
+import { jsonText } from './json-text';
 import { sealExport } from './redaction';
 import { facts, isOpenRouter, replayPin, requestJson, type Repro } from './repro';
 
@@ -94,9 +95,9 @@ export function k2vvSample(r: Repro): K2vvSample {
   const keyEnv = isOpenRouter(r.exchange) ? OPENROUTER_KEY_ENV : 'OPENAI_API_KEY';
   const command = [
     `python tool_calls_eval.py samples.jsonl --model ${shellQuote(model)} --base-url ${shellQuote(base)} --api-key "$${keyEnv}"`,
-    provider ? ` --extra-body ${shellQuote(JSON.stringify({ provider }))}` : '',
+    provider ? ` --extra-body ${shellQuote(jsonText({ provider }))}` : '',
   ].join('');
-  return { line: sealExport(JSON.stringify(standard)), dropped, command };
+  return { line: sealExport(jsonText(standard)), dropped, command };
 }
 
 /** The JSONL line alone, newline-terminated (what `export --format k2vv` writes). */
@@ -112,28 +113,39 @@ export function writeK2vv(r: Repro): string {
  * YAML does not allow raw (C1 controls, line and paragraph separators, BOM) are escaped too.
  */
 function scalar(v: unknown): string {
-  if (typeof v === 'string') {
-    return JSON.stringify(v).replace(/[\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  }
+  if (typeof v === 'string') return yamlSafe(JSON.stringify(v));
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   return 'null';
 }
+
+/** JSON text with the characters YAML does not allow raw escaped (they only occur inside its strings). */
+function yamlSafe(json: string): string {
+  return json.replace(/[\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * Past this many levels a value is written in flow style, as its JSON on one line (JSON is YAML's flow syntax):
+ * block style indents every level, and a tool schema nesting thousands of levels would be megabytes of spaces and as
+ * deep a recursion here.
+ */
+const BLOCK_DEPTH = 64;
 
 function key(k: string): string {
   return /^[A-Za-z_][\w-]*$/.test(k) ? k : scalar(k);
 }
 
-/** Block-style YAML for JSON values (objects, arrays, scalars), `indent` spaces deep. */
-export function toYaml(v: unknown, indent = 0): string {
+/** Block-style YAML for JSON values (objects, arrays, scalars), `indent` spaces deep; flow style below BLOCK_DEPTH. */
+export function toYaml(v: unknown, indent = 0, depth = 0): string {
   const pad = ' '.repeat(indent);
+  if (depth >= BLOCK_DEPTH && v !== null && typeof v === 'object') return `${pad}${yamlSafe(jsonText(v))}`;
   if (Array.isArray(v)) {
     if (v.length === 0) return `${pad}[]`;
     return v
       .map((item) => {
         if (item !== null && typeof item === 'object' && Object.keys(item).length > 0) {
-          return `${pad}- ${toYaml(item, indent + 2).trimStart()}`;
+          return `${pad}- ${toYaml(item, indent + 2, depth + 1).trimStart()}`;
         }
-        return `${pad}- ${toYaml(item, 0)}`;
+        return `${pad}- ${toYaml(item, 0, depth + 1)}`;
       })
       .join('\n');
   }
@@ -142,8 +154,8 @@ export function toYaml(v: unknown, indent = 0): string {
     if (entries.length === 0) return `${pad}{}`;
     return entries
       .map(([k, x]) => {
-        if (x !== null && typeof x === 'object' && Object.keys(x).length > 0) return `${pad}${key(k)}:\n${toYaml(x, indent + 2)}`;
-        return `${pad}${key(k)}: ${toYaml(x, 0)}`;
+        if (x !== null && typeof x === 'object' && Object.keys(x).length > 0) return `${pad}${key(k)}:\n${toYaml(x, indent + 2, depth + 1)}`;
+        return `${pad}${key(k)}: ${toYaml(x, 0, depth + 1)}`;
       })
       .join('\n');
   }

@@ -11,5 +11,6 @@ export const deepseekV3: Family<'deepseek-v3'> = {
     openers: ['<｜tool▁calls▁begin｜>', '<｜tool▁call▁begin｜>'],
     stripped: [],
     arguments: 'json',
+    callIds: 'digest',
   },
 };

@@ -11,5 +11,6 @@ export const deepseekV31: Family<'deepseek-v31'> = {
     openers: ['<｜tool▁calls▁begin｜>', '<｜tool▁call▁begin｜>'],
     stripped: [],
     arguments: 'json',
+    callIds: 'digest',
   },
 };

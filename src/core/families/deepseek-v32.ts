@@ -2,14 +2,18 @@ import verdicts from '../engines/deepseek-v32';
 import { deepseekV32 as format } from '../formats/deepseek-dsml';
 import type { Family } from './types';
 
+/** The DSML spellings seen in the wild beside the canonical one (deepseek-dsml.ts): repair holds them back too. */
+export const DSML_SPELLINGS = ['<｜｜DSML｜｜', '<|DSML|', '< | DSML | '];
+
 export const deepseekV32: Family<'deepseek-v32'> = {
   id: 'deepseek-v32',
   format,
   verdicts,
   tokenizer: { repo: 'deepseek-ai/DeepSeek-V3.2' },
   repair: {
-    openers: ['<｜DSML｜function_calls>', '<｜DSML｜invoke name="', '<｜DSML｜parameter name="'],
+    openers: ['<｜DSML｜function_calls>', '<｜DSML｜invoke name="', '<｜DSML｜parameter name="', ...DSML_SPELLINGS],
     stripped: [],
     arguments: 'tagged',
+    callIds: 'digest',
   },
 };

@@ -1,6 +1,7 @@
 import verdicts from '../engines/deepseek-v41';
 import { deepseekV41 as format } from '../formats/deepseek-dsml';
 import type { Family } from './types';
+import { DSML_SPELLINGS } from './deepseek-v32';
 
 export const deepseekV41: Family<'deepseek-v41'> = {
   id: 'deepseek-v41',
@@ -8,8 +9,9 @@ export const deepseekV41: Family<'deepseek-v41'> = {
   verdicts,
   tokenizer: { repo: 'deepseek-ai/DeepSeek-V4.1-Flash' },
   repair: {
-    openers: ['<｜DSML｜ calls>', '<｜DSML｜ invoke name="', '<｜DSML｜ parameter name="'],
+    openers: ['<｜DSML｜ calls>', '<｜DSML｜ invoke name="', '<｜DSML｜ parameter name="', ...DSML_SPELLINGS],
     stripped: [],
     arguments: 'tagged',
+    callIds: 'digest',
   },
 };

@@ -11,5 +11,6 @@ export const gemma4: Family<'gemma4'> = {
     openers: ['<|tool_call>'],
     stripped: [],
     arguments: 'tagged',
+    callIds: 'digest',
   },
 };

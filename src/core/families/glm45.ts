@@ -11,5 +11,6 @@ export const glm45: Family<'glm45'> = {
     openers: ['<tool_call>'],
     stripped: [],
     arguments: 'tagged',
+    callIds: 'digest',
   },
 };

@@ -11,5 +11,6 @@ export const glm47: Family<'glm47'> = {
     openers: ['<tool_call>', '<arg_key>', '<arg_value>'],
     stripped: [],
     arguments: 'tagged',
+    callIds: 'digest',
   },
 };

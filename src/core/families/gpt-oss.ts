@@ -11,5 +11,6 @@ export const gptOss: Family<'gpt-oss'> = {
     openers: ['<|start|>', '<|channel|>'],
     stripped: [],
     arguments: 'json',
+    callIds: 'digest',
   },
 };

@@ -11,5 +11,6 @@ export const hermes: Family<'hermes'> = {
     openers: ['<tool_call>'],
     stripped: [],
     arguments: 'json',
+    callIds: 'digest',
   },
 };

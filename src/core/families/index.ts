@@ -14,6 +14,7 @@
  */
 import { UserError, type FamilyId } from '../model';
 import type { ModelFormat } from '../formats/types';
+import { NeedleScan, needlesFor, withTextIndex } from '../formats/shared/text';
 import { deepseekV3 } from './deepseek-v3';
 import { deepseekV31 } from './deepseek-v31';
 import { deepseekV32 } from './deepseek-v32';
@@ -39,6 +40,32 @@ import { qwen3 } from './qwen3';
 import { qwen3Coder } from './qwen3-coder';
 import { seedOss } from './seed-oss';
 import { step3 } from './step3';
+import { glm53Flash } from './glm53-flash';
+import { cohereCommand } from './cohere-command';
+import { gigachat3, gigachat35 } from './gigachat';
+import { internlm } from './internlm';
+import { granite3, granite4, granite42 } from './granite';
+import { inkling } from './inkling';
+import { k2Horizon } from './k2-horizon';
+import { lfm2 } from './lfm2';
+import { hunyuan, hunyuanV3 } from './hunyuan';
+import { functionaryV31 } from './functionary';
+import { olmo3 } from './olmo3';
+import { apertus } from './apertus';
+import { dots } from './dots';
+import { reka } from './reka';
+import { poolsideV1 } from './poolside';
+import { trinity } from './trinity';
+import { longcat } from './longcat';
+import { minicpm5 } from './minicpm5';
+import { ernie45 } from './ernie45';
+import { functiongemma } from './functiongemma';
+import { granite20bFc } from './granite-20b-fc';
+import { museGlimmer } from './muse-glimmer';
+import { solarOpen2 } from './solar-open2';
+import { xlam } from './xlam';
+import { iquestQ1 } from './iquest-q1';
+import { functionaryV32 } from './functionary-v32';
 // New family imports: one line each above this comment.
 import type { Family } from './types';
 
@@ -72,6 +99,36 @@ const REGISTRY: { [K in FamilyId]: Family<K> } = {
   'minimax-m3': minimaxM3,
   'kimi-k3': kimiK3,
   step3: step3,
+  'glm53-flash': glm53Flash,
+  'cohere-command': cohereCommand,
+  gigachat3: gigachat3,
+  gigachat35: gigachat35,
+  internlm: internlm,
+  granite3: granite3,
+  granite4: granite4,
+  granite42: granite42,
+  inkling: inkling,
+  'k2-horizon': k2Horizon,
+  lfm2: lfm2,
+  hunyuan: hunyuan,
+  'hunyuan-v3': hunyuanV3,
+  'functionary-v31': functionaryV31,
+  olmo3: olmo3,
+  apertus: apertus,
+  dots: dots,
+  reka: reka,
+  'poolside-v1': poolsideV1,
+  trinity: trinity,
+  longcat: longcat,
+  minicpm5: minicpm5,
+  ernie45: ernie45,
+  functiongemma: functiongemma,
+  'granite-20b-fc': granite20bFc,
+  'muse-glimmer': museGlimmer,
+  'solar-open2': solarOpen2,
+  xlam: xlam,
+  'iquest-q1': iquestQ1,
+  'functionary-v32': functionaryV32,
   // New families: one line each above this comment, as `'id': name,`.
 };
 
@@ -91,6 +148,7 @@ const ORDER: readonly FamilyId[] = [
   'jamba',
   'nemotron',
   'phi4',
+  'glm53-flash',
   'glm47',
   'ling3',
   'deepseek-v32',
@@ -138,26 +196,69 @@ export function detectFamily(
     if (byId) return { format: byId, source: 'model-id' };
   }
   if (text) {
-    let best: ModelFormat | undefined;
-    let bestScore = 0;
-    for (const f of formats) {
-      // A JSON `{"name": …, "arguments": …}` between markers no family knows is no Qwen3 call.
-      if (!f.markerless && !holdsOwnMarker(f, text)) continue;
-      const score = f.detectText(text);
-      if (score > bestScore) {
-        best = f;
-        bestScore = score;
-      }
-    }
+    // Every family's signatures are looked for in one index of the text (formats/shared/text.ts).
+    const best = withTextIndex(text, () => byMarkers(text));
     if (best) return { format: best, source: 'markers' };
   }
   return undefined;
 }
 
-/** The text holds one of the family's markers, or a placeholder of one of its marker ids (`<|reserved_token_163595|>`). */
-function holdsOwnMarker(f: ModelFormat, text: string): boolean {
-  if (f.markers.some((m) => text.includes(m)) || f.toolMarkers.some((m) => text.includes(m))) return true;
-  if (!f.markerIds || !text.includes('<|reserved')) return false;
-  for (const m of text.matchAll(/<\|reserved(?:_special)?_token_(\d+)\|>/g)) if (f.markerIds[Number(m[1])]) return true;
+function byMarkers(text: string): ModelFormat | undefined {
+  let best: ModelFormat | undefined;
+  let bestScore = 0;
+  const present = markersIn(text);
+  let reserved: Set<number> | undefined;
+  for (const f of formats) {
+    // A JSON `{"name": …, "arguments": …}` between markers no family knows is no Qwen3 call.
+    if (!f.markerless && !holdsOwnMarker(f, present, () => (reserved ??= reservedIds(text)))) continue;
+    const score = f.detectText(text);
+    if (score > bestScore) {
+      best = f;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+/**
+ * The text holds one of the family's markers (`present`: the markers the text holds), or a placeholder of one of its
+ * marker ids (`<|reserved_token_163595|>`; `reserved`: the ids of the placeholders in the text).
+ */
+function holdsOwnMarker(f: ModelFormat, present: ReadonlySet<string>, reserved: () => ReadonlySet<number>): boolean {
+  if (f.markers.some((m) => present.has(m)) || f.toolMarkers.some((m) => present.has(m))) return true;
+  if (!f.markerIds) return false;
+  for (const id of reserved()) if (f.markerIds[id]) return true;
   return false;
+}
+
+let markerScan: { re: RegExp; needles: (string | RegExp)[]; within: Map<string, string[]> } | undefined;
+
+/**
+ * Every marker of every family that occurs in `text`, found in one pass (not one search per marker per family): at
+ * each place a marker may start, the longest marker there and each marker that is a prefix of it (`''` is in any text).
+ */
+function markersIn(text: string): Set<string> {
+  if (!markerScan) {
+    const all = [...new Set(formats.flatMap((f) => [...f.markers, ...f.toolMarkers]))].filter((m) => m !== '').sort((a, b) => b.length - a.length);
+    const within = new Map(all.map((m) => [m, all.filter((p) => m.startsWith(p))]));
+    const re = new RegExp(all.map((m) => m.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'y');
+    markerScan = { re, needles: needlesFor(all), within };
+  }
+  const { re, needles, within } = markerScan;
+  const present = new Set<string>(['']);
+  const scan = new NeedleScan(text, needles);
+  for (let at = scan.next(0); at >= 0; at = scan.next(at + 1)) {
+    re.lastIndex = at;
+    const m = re.exec(text);
+    if (m) for (const p of within.get(m[0])!) present.add(p);
+  }
+  return present;
+}
+
+/** The ids of the marker placeholders (`<|reserved_token_163595|>`, `<|reserved_special_token_3|>`) in `text`. */
+function reservedIds(text: string): Set<number> {
+  const ids = new Set<number>();
+  if (!text.includes('<|reserved')) return ids;
+  for (const m of text.matchAll(/<\|reserved(?:_special)?_token_(\d+)\|>/g)) ids.add(Number(m[1]));
+  return ids;
 }

@@ -11,5 +11,6 @@ export const jamba: Family<'jamba'> = {
     openers: ['<tool_calls>'],
     stripped: [],
     arguments: 'json',
+    callIds: 'digest',
   },
 };

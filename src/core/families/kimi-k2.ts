@@ -11,5 +11,6 @@ export const kimiK2: Family<'kimi-k2'> = {
     openers: ['<|tool_calls_section_begin|>', '<|tool_call_section_begin|>', '<|tool_call_begin|>'],
     stripped: [],
     arguments: 'json',
+    callIds: 'kimi',
   },
 };

@@ -11,5 +11,6 @@ export const kimiK3: Family<'kimi-k3'> = {
     openers: ['<|open|>tools<|sep|>', '<|open|>call tool="', '<|open|>argument key="'],
     stripped: ['<|open|>response<|sep|>', '<|close|>response<|sep|>'],
     arguments: 'tagged',
+    callIds: 'digest',
   },
 };

@@ -11,5 +11,6 @@ export const ling3: Family<'ling3'> = {
     openers: ['<tool_call>', '<arg_key>', '<arg_value>'],
     stripped: [],
     arguments: 'tagged',
+    callIds: 'digest',
   },
 };

@@ -11,5 +11,6 @@ export const llama3Json: Family<'llama3-json'> = {
     openers: ['<|python_tag|>'],
     stripped: [],
     arguments: 'json',
+    callIds: 'digest',
   },
 };

@@ -11,5 +11,6 @@ export const llama4Pythonic: Family<'llama4-pythonic'> = {
     openers: ['<|python_start|>', '<|python_tag|>'],
     stripped: [],
     arguments: 'tagged',
+    callIds: 'digest',
   },
 };

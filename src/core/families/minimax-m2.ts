@@ -11,5 +11,6 @@ export const minimaxM2: Family<'minimax-m2'> = {
     openers: ['<minimax:tool_call>', '<invoke name="'],
     stripped: [],
     arguments: 'tagged',
+    callIds: 'digest',
   },
 };

@@ -11,5 +11,6 @@ export const minimaxM3: Family<'minimax-m3'> = {
     openers: [']<]minimax[>[<tool_call>', ']<]minimax[>[<invoke name="'],
     stripped: [],
     arguments: 'tagged',
+    callIds: 'digest',
   },
 };

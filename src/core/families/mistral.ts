@@ -11,5 +11,6 @@ export const mistral: Family<'mistral'> = {
     openers: ['[TOOL_CALLS]'],
     stripped: [],
     arguments: 'json',
+    callIds: 'written',
   },
 };

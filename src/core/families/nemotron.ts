@@ -11,5 +11,6 @@ export const nemotron: Family<'nemotron'> = {
     openers: ['<TOOLCALL>'],
     stripped: [],
     arguments: 'json',
+    callIds: 'digest',
   },
 };

@@ -11,5 +11,6 @@ export const phi4: Family<'phi4'> = {
     openers: ['functools['],
     stripped: [],
     arguments: 'json',
+    callIds: 'digest',
   },
 };

@@ -11,5 +11,6 @@ export const qwen3Coder: Family<'qwen3-coder'> = {
     openers: ['<tool_call>', '<function='],
     stripped: [],
     arguments: 'tagged',
+    callIds: 'digest',
   },
 };

@@ -11,5 +11,6 @@ export const qwen3: Family<'qwen3'> = {
     openers: ['<tool_call>'],
     stripped: [],
     arguments: 'json',
+    callIds: 'digest',
   },
 };

@@ -11,5 +11,6 @@ export const seedOss: Family<'seed-oss'> = {
     openers: ['<seed:tool_call>', '<function=', '<parameter='],
     stripped: [],
     arguments: 'tagged',
+    callIds: 'digest',
   },
 };

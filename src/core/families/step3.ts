@@ -11,5 +11,6 @@ export const step3: Family<'step3'> = {
     openers: ['<｜tool_calls_begin｜>', '<｜tool_call_begin｜>', '<steptml:invoke name="', '<steptml:parameter name="'],
     stripped: [],
     arguments: 'tagged',
+    callIds: 'digest',
   },
 };

@@ -27,6 +27,13 @@ export interface RepairFacts {
    *   value still gives valid JSON, so a call counts only when the parser saw it closed.
    */
   arguments: 'json' | 'tagged';
+  /**
+   * The id a repaired call is delivered with:
+   * - `kimi`: `functions.NAME:IDX`, numbered across the conversation, keeping a well-formed one the model wrote;
+   * - `written`: the id the model wrote for the call (Mistral's `[CALL_ID]`), else a stable digest;
+   * - `digest`: `call_` + a digest of the turn and call (the grammar carries no ids).
+   */
+  callIds: 'kimi' | 'written' | 'digest';
 }
 
 export interface TokenizerFacts {

@@ -89,7 +89,7 @@ function format(variant: Variant): ModelFormat {
     markers: MARKERS,
     toolMarkers: TOOL_MARKERS,
     sectionEnd: SECTION_END,
-    matchesModel: variant === 'v3' ? isV3 : (id) => /deepseek-(?:chat-)?v3\.1/.test(modelKey(id)),
+    matchesModel: variant === 'v3' ? isV3 : isV31,
     detectText: (text) =>
       scoreText(text, [
         [SECTION_BEGIN, 10],
@@ -106,10 +106,26 @@ function format(variant: Variant): ModelFormat {
   };
 }
 
+/**
+ * Model ids as Hugging Face, OpenRouter and Amazon Bedrock spell them: the separator after `deepseek` is `-`, `.` or
+ * `_` (`deepseek-ai/DeepSeek-V3-0324`, `deepseek/deepseek-chat-v3.1`, Bedrock `deepseek.r1-v1:0`, `us.deepseek.r1-v1:0`).
+ * Bedrock's `deepseek.v3-v1:0` is DeepSeek-V3.1: Bedrock offers R1, V3.1 and V3.2 only (docs.aws.amazon.com
+ * bedrock/latest/userguide/model-parameters-deepseek.html: "DeepSeek's R1 and V3.1 models"; model-cards-deepseek).
+ */
+const DS = /deepseek[-._](?:chat[-._])?/.source;
+const BEDROCK_V31 = /(?:^|[.])deepseek\.v3-v\d/;
+
 /** DeepSeek V3 (-0324), `deepseek-chat` and the R1 line, but not V3.1+ (own grammar) nor V3.2 (DSML). */
 function isV3(modelId: string): boolean {
   const key = modelKey(modelId);
-  return key === 'deepseek-chat' || /deepseek-(?:chat-)?v3(?![.\d])/.test(key) || /deepseek-r1(?![.\d])/.test(key);
+  if (BEDROCK_V31.test(key)) return false;
+  return key === 'deepseek-chat' || new RegExp(`${DS}v3(?![.\\d])`).test(key) || new RegExp(`${DS}r1(?![.\\d])`).test(key);
+}
+
+/** DeepSeek V3.1 and V3.1-Terminus, and Bedrock's `deepseek.v3-v1:0`. */
+function isV31(modelId: string): boolean {
+  const key = modelKey(modelId);
+  return BEDROCK_V31.test(key) || new RegExp(`${DS}v3\\.1`).test(key);
 }
 
 function render(variant: Variant, m: AssistantMessage, opts?: RenderOptions): NativeText {

@@ -13,6 +13,9 @@
  * `marker` segment. A recipient outside `functions.` (other than the built-in `python`, `browser.*`,
  * `container.*` tools) is `malformed-call`: the Kilo leak `<|channel|>commentary to=read_file …`.
  * No call ids, no section.
+ *
+ * A provider that decodes with `skip_special_tokens` leaves a call as text: `commentary to=functions.x json{…}`
+ * (`parseStrippedHarmony` reads it back; the markup-in-content rule reports it, checks/markerless-leak.ts).
  */
 import type { AssistantMessage, NativeText, ParsedNative } from '../model';
 import {
@@ -25,8 +28,10 @@ import {
   freeText,
   jsonBody,
   modelKey,
+  jsonValueEnd,
   present,
   scoreText,
+  trimRange,
   type BodyEnd,
 } from './base';
 import type { ModelFormat, RenderOptions } from './types';
@@ -108,7 +113,7 @@ function parse(text: string): ParsedNative {
   while (pos < text.length) {
     const head = out.find(HEADER_STARTS, pos);
     // Text outside any message (before the first header, between messages): content as the agent sees it.
-    freeText(out, 'content', pos, head ? head.start : text.length, MARKERS);
+    looseText(out, pos, head ? head.start : text.length);
     if (!head) break;
     pos = Math.max(message(out, head.start, head.end), head.end);
   }
@@ -208,4 +213,66 @@ function call(out: ParseOut, start: number, bodyStart: number, to: RegExpExecArr
   if (!closed) callUnclosed(out, index, start, end, CALL, expectedAt);
   if (defects.length) out.problem('malformed-call', `call ${index}: ${defects.join('; ')}`, start, end, { callIndex: index });
   return end;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Calls with their special tokens stripped
+
+/**
+ * A call message as it reads once a provider decoded with `skip_special_tokens` (every Harmony marker is a special
+ * token, so `<|start|>`, `<|channel|>`, `<|constrain|>`, `<|message|>` and `<|call|>` vanish or, on some paths, a
+ * few stay): `commentary to=functions.get_weather json{"location":"SF"}`,
+ * `assistantcommentary to=functions.x <|constrain|>json<|message|>{…}`. The name is followed by the JSON arguments.
+ */
+const STRIPPED_CALL =
+  /(?:(?:assistant)?(?:<\|channel\|>)?[ \t]*(?:commentary|analysis)[ \t]*)?to=functions\.([\w.-]+?)\s*(?:<\|constrain\|>\s*)?(?:json\s*)?(?:<\|message\|>\s*)?(?=\{)/g;
+
+/** Whether [from, to) holds a stripped call (a `to=functions.NAME` recipient followed by its JSON). */
+function holdsStrippedCall(text: string, from: number, to: number): boolean {
+  const at = text.indexOf('to=functions.', from);
+  if (at < 0 || at >= to) return false;
+  STRIPPED_CALL.lastIndex = Math.max(from, at - 40);
+  const m = STRIPPED_CALL.exec(text);
+  return m !== null && m.index < to;
+}
+
+/**
+ * Free text outside any message. One that holds a stripped call is kept whole as content (the agent received it so),
+ * markers and all: the markup-in-content rule reports it with the call it holds (checks/markerless-leak.ts).
+ */
+function looseText(out: ParseOut, from: number, to: number): void {
+  if (!holdsStrippedCall(out.text, from, to)) return freeText(out, 'content', from, to, MARKERS);
+  out.addContent(out.text.slice(from, to));
+  const [s, e] = trimRange(out.text, from, to);
+  out.seg('content', s, e);
+}
+
+/**
+ * The calls of a text with Harmony's special tokens stripped, as `parse` would read them had the markers been kept;
+ * the text around them is content. Used on content that carries no call markers (checks/markerless-leak.ts).
+ */
+export function parseStrippedHarmony(text: string): ParsedNative {
+  const out = new ParseOut('gpt-oss', text);
+  let pos = 0;
+  STRIPPED_CALL.lastIndex = 0;
+  for (let m = STRIPPED_CALL.exec(text); m; m = STRIPPED_CALL.exec(text)) {
+    const brace = m.index + m[0].length;
+    const jsonEnd = jsonValueEnd(text, brace);
+    const end = jsonEnd < 0 ? text.length : jsonEnd;
+    const start = trimRange(text, m.index, brace)[0];
+    const content = trimRange(text, pos, start);
+    out.addContent(text.slice(...content));
+    out.seg('content', ...content);
+    const nameStart = m.index + m[0].indexOf(`to=${FN_PREFIX}`) + `to=${FN_PREFIX}`.length;
+    const index = out.addCall(m[1], text.slice(brace, end).trim());
+    out.seg('call', start, end, index);
+    out.seg('call-name', nameStart, nameStart + m[1].length, index);
+    out.seg('arguments', ...trimRange(text, brace, end), index);
+    pos = end;
+    STRIPPED_CALL.lastIndex = end;
+  }
+  const rest = trimRange(text, pos, text.length);
+  out.addContent(text.slice(...rest));
+  out.seg('content', ...rest);
+  return out.finish();
 }

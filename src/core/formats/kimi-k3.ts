@@ -30,7 +30,10 @@ import type { ModelFormat, RenderOptions } from './types';
 
 const open = (name: string) => `<|open|>${name}<|sep|>`;
 const shut = (name: string) => `<|close|>${name}<|sep|>`;
-const THINK = { open: open('think'), close: shut('think') };
+// `<|close|>think` with no `<|sep|>` is a close no parser takes: vLLM's kimi_k3 reasoning parser then keeps the rest of
+// the turn (the answer, the calls) as reasoning; SGLang's KimiK3Detector ends the reasoning at the next channel and
+// strips the fragment (`strip_partial_marker_suffix`). The parse ends the reasoning there and reports it.
+const THINK = { open: open('think'), close: shut('think'), partial: ['<|close|>think'] };
 const RESPONSE_OPEN = open('response');
 const RESPONSE_CLOSE = shut('response');
 const TOOLS_OPEN = open('tools');
@@ -73,7 +76,9 @@ const GRAMMAR: TurnGrammar = {
   family: 'kimi-k3',
   toolMarkers: TOOL_MARKERS,
   markers: MARKERS,
-  implicitThink: false,
+  // In thinking mode the prompt may end with `<|open|>think<|sep|>` (vLLM and SGLang kimi_k3 reasoning parsers), so a
+  // completion can start inside the reasoning: text before a close is reasoning.
+  implicitThink: true,
   think: THINK,
   ends: [END],
   starters: [

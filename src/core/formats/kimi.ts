@@ -19,7 +19,8 @@
  * `channel_reply:0<|tool_call_argument_begin|>{…}<|tool_calls_section_end|>` (no section or call begin,
  * no `functions.` prefix) is recovered as a call and flagged `malformed-call`. Arguments end at the
  * `<|tool_call_end|>` after their balanced JSON, so markers quoted inside JSON strings (OpenCode #37297)
- * stay in the arguments.
+ * stay in the arguments. A provider that decodes with `skip_special_tokens` leaves calls as `functions.NAME:IDX{…}`
+ * (`parseStrippedKimi` reads them back; the markup-in-content rule reports them, checks/markerless-leak.ts).
  */
 import type { AssistantMessage, NativeText, ParsedNative } from '../model';
 import {
@@ -33,10 +34,11 @@ import {
   parseSection,
   parseTurn,
   withPlaceholders,
+  jsonValueEnd,
   scoreText,
   trimRange,
+  ParseOut,
   type MarkerHit,
-  type ParseOut,
   type SectionGrammar,
   type TurnGrammar,
 } from './base';
@@ -99,7 +101,8 @@ export const kimi: ModelFormat = {
       [SECTION_BEGIN_SINGULAR, 10],
       [CALL_BEGIN, 10],
       [ARG_BEGIN, 10],
-      [CALL_END, 8],
+      // `<|tool_call_end|>` is also LFM2's closer: alone, without any Kimi opener, it is barely a sign of Kimi.
+      [CALL_END, [...SECTION_BEGINS, CALL_BEGIN, ARG_BEGIN].some((m) => text.includes(m)) ? 8 : 2],
       [SECTION_END, 8],
       [/functions\.[\w.-]+:\d+/, 3],
       [IM_END, 1],
@@ -199,6 +202,9 @@ const GRAMMAR: TurnGrammar = {
   markers: MARKERS,
   implicitThink: true,
   ends: [IM_END],
+  // K2 Thinking may open its section without closing `</think>`: vLLM's kimi_k2 reasoning parser and SGLang's
+  // KimiK2Detector (`tool_start_token`) both end the reasoning at the section begin, so those calls still run.
+  reasoningEnds: SECTION_BEGINS,
   starters: [
     ...SECTION_BEGINS.map((marker) => ({ marker, parse: (out: ParseOut, start: number, hit: MarkerHit) => parseSection(out, SECTION, start, hit) })),
     { marker: CALL_BEGIN, parse: (out, start) => parseSection(out, SECTION, start) },
@@ -279,4 +285,41 @@ function call(out: ParseOut, start: number, idStart: number, missing: string[]):
   else if (!closed) defects.push(`no ${CALL_END}`);
   if (defects.length) out.problem('malformed-call', `call ${index}: ${defects.join('; ')}`, start, end, { callIndex: index });
   return end;
+}
+
+/**
+ * A call as it reads once a provider decoded with `skip_special_tokens` (SGLang's default): every marker of the
+ * section is a special token, so only the id and the arguments stay, `functions.write:0{"path": "a"}` (with spaces
+ * where the markers were when `spaces_between_special_tokens` is on: ` functions.read:0 {"path":"x"} `).
+ */
+const STRIPPED_CALL = /(?<!\w)functions\.([\w.-]+):(\d+)\s*(?=\{)/g;
+
+/**
+ * The calls of a text with Kimi K2's special tokens stripped, as `parse` would read them had the markers been kept;
+ * the text around them is content. Used on content that carries no call markers (checks/markerless-leak.ts).
+ */
+export function parseStrippedKimi(text: string): ParsedNative {
+  const out = new ParseOut('kimi-k2', text);
+  let pos = 0;
+  STRIPPED_CALL.lastIndex = 0;
+  for (let m = STRIPPED_CALL.exec(text); m; m = STRIPPED_CALL.exec(text)) {
+    const brace = m.index + m[0].length;
+    const jsonEnd = jsonValueEnd(text, brace);
+    const end = jsonEnd < 0 ? text.length : jsonEnd;
+    const content = trimRange(text, pos, m.index);
+    out.addContent(text.slice(...content));
+    out.seg('content', ...content);
+    const idEnd = m.index + FN_PREFIX.length + m[1].length + 1 + m[2].length;
+    const index = out.addCall(m[1], text.slice(brace, end).trim(), text.slice(m.index, idEnd));
+    out.seg('call', m.index, end, index);
+    out.seg('call-id', m.index, idEnd, index);
+    out.seg('call-name', m.index + FN_PREFIX.length, m.index + FN_PREFIX.length + m[1].length, index);
+    out.seg('arguments', ...trimRange(text, brace, end), index);
+    pos = end;
+    STRIPPED_CALL.lastIndex = end;
+  }
+  const rest = trimRange(text, pos, text.length);
+  out.addContent(text.slice(...rest));
+  out.seg('content', ...rest);
+  return out.finish();
 }

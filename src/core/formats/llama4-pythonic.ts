@@ -127,7 +127,7 @@ function render(m: AssistantMessage, opts?: RenderOptions): NativeText {
 }
 
 /** JSON-object arguments as keyword arguments; anything else as written. */
-function pyArgs(args: string): string {
+export function pyArgs(args: string): string {
   try {
     const v: unknown = JSON.parse(args);
     if (v && typeof v === 'object' && !Array.isArray(v)) {
@@ -174,8 +174,11 @@ interface Read {
 
 const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', '\\': '\\', "'": "'", '"': '"', '0': '\0', b: '\b', f: '\f' };
 
-/** A Python literal at `pos` (strings, numbers, True/False/None, lists, dicts, tuples as lists). */
-function readValue(text: string, pos: number, depth = 0): Read {
+/**
+ * A Python literal at `pos` (strings, numbers, True/False/None, lists, dicts, tuples as lists). `jsonWords`: also
+ * `true`/`false`/`null` (LFM2's chat template writes mappings and lists as JSON).
+ */
+function readValue(text: string, pos: number, depth = 0, jsonWords = false): Read {
   const i = skipWs(text, pos);
   if (i >= text.length) return { end: i, complete: false };
   if (depth > 64) return { end: i, complete: true, bad: true };
@@ -209,7 +212,7 @@ function readValue(text: string, pos: number, depth = 0): Read {
       if (text[p] === closeCh) return { value: result, end: p + 1, complete: true };
       let key: unknown;
       if (dict) {
-        const k = readValue(text, p, depth + 1);
+        const k = readValue(text, p, depth + 1, jsonWords);
         if (!k.complete || k.bad) return k;
         p = skipWs(text, k.end);
         if (p >= text.length) return { end: p, complete: false };
@@ -217,7 +220,7 @@ function readValue(text: string, pos: number, depth = 0): Read {
         key = k.value;
         p++;
       }
-      const v = readValue(text, p, depth + 1);
+      const v = readValue(text, p, depth + 1, jsonWords);
       if (!v.complete || v.bad) return v;
       if (dict) (result as Record<string, unknown>)[String(key)] = v.value;
       else (result as unknown[]).push(v.value);
@@ -226,14 +229,14 @@ function readValue(text: string, pos: number, depth = 0): Read {
       else if (p < text.length && text[p] !== closeCh) return { end: p, complete: true, bad: true };
     }
   }
-  const m = /^(?:True|False|None|-?(?:\d[\d_]*)(?:\.\d*)?(?:[eE][-+]?\d+)?)/.exec(text.slice(i, i + 64));
+  const m = (jsonWords ? /^(?:True|False|None|true|false|null|-?(?:\d[\d_]*)(?:\.\d*)?(?:[eE][-+]?\d+)?)/ : /^(?:True|False|None|-?(?:\d[\d_]*)(?:\.\d*)?(?:[eE][-+]?\d+)?)/).exec(text.slice(i, i + 64));
   if (!m) return { end: i, complete: true, bad: true };
   const e = i + m[0].length;
   // A number or a name cut by the end of the text may be longer than what arrived.
   if (e >= text.length) return { end: e, complete: false };
   if (/[\w.]/.test(text[e])) return { end: e, complete: true, bad: true };
   const word = m[0];
-  const value = word === 'True' ? true : word === 'False' ? false : word === 'None' ? null : Number(word.replace(/_/g, ''));
+  const value = word === 'True' || word === 'true' ? true : word === 'False' || word === 'false' ? false : word === 'None' || word === 'null' ? null : Number(word.replace(/_/g, ''));
   return { value, end: e, complete: true };
 }
 
@@ -279,8 +282,8 @@ function list(out: ParseOut, start: number, at: number): number {
   return lastEnd;
 }
 
-/** `NAME(k=v, …)` at `pos`. */
-function readCall(out: ParseOut, pos: number): { end: number; complete: boolean } {
+/** `NAME(k=v, …)` at `pos`; `jsonWords` as for `readValue`. */
+export function readCall(out: ParseOut, pos: number, jsonWords = false): { end: number; complete: boolean } {
   const { text } = out;
   const index = out.calls.length;
   const nm = /^[A-Za-z_][\w.]*/.exec(text.slice(pos, pos + 256));
@@ -305,7 +308,7 @@ function readCall(out: ParseOut, pos: number): { end: number; complete: boolean 
       bad = true;
       break;
     }
-    const v = readValue(text, p + key[0].length);
+    const v = readValue(text, p + key[0].length, 0, jsonWords);
     if (!v.complete) {
       p = text.length;
       break;

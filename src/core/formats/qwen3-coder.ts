@@ -60,6 +60,8 @@ export interface FunctionXml {
   think?: TurnGrammar['think'];
   /** Values are written without the line break on each side (Seed-OSS); Qwen3-Coder's have one, stripped. */
   rawValues?: boolean;
+  /** Starters that end a reasoning block left open, as the engines read it (`TurnGrammar.reasoningEnds`). */
+  reasoningEnds?: readonly string[];
 }
 
 /** The turn grammar of a `<function=…>` XML family. */
@@ -71,6 +73,7 @@ export function functionXmlGrammar(x: FunctionXml): TurnGrammar {
     implicitThink: false,
     think: x.think,
     ends: x.ends,
+    reasoningEnds: x.reasoningEnds,
     starters: [
       { marker: x.callOpen, parse: (out, start, hit) => block(x, out, start, hit.end) },
       { marker: FUNCTION_OPEN, parse: (out, start) => fn(x, out, start, start, false) },
@@ -78,7 +81,9 @@ export function functionXmlGrammar(x: FunctionXml): TurnGrammar {
   };
 }
 
-const XML: FunctionXml = { family: 'qwen3-coder', callOpen: CALL_OPEN, callClose: CALL_CLOSE, ends: QWEN_ENDS, markers: MARKERS, toolMarkers: TOOL_MARKERS };
+// Qwen3.5 may open `<tool_call>` without closing `</think>`: vLLM's qwen3 reasoning parser (when `<function=` follows)
+// and SGLang's Qwen3Detector (`tool_start_token`) both end the reasoning there, so the call still runs.
+const XML: FunctionXml = { family: 'qwen3-coder', callOpen: CALL_OPEN, callClose: CALL_CLOSE, ends: QWEN_ENDS, markers: MARKERS, toolMarkers: TOOL_MARKERS, reasoningEnds: [CALL_OPEN] };
 const GRAMMAR = functionXmlGrammar(XML);
 const RAW_PARAMS: ParamGrammar = { ...PARAMS, newlines: false };
 
@@ -92,7 +97,8 @@ export const qwen3Coder: ModelFormat = {
   matchesModel: (modelId) => /qwen3-coder|qwen3\.[5-9]|(?:^|[^a-z])mimo|step-?3\.5|step3p5|nemotron-3-nano|nemotron-nano-3/.test(modelKey(modelId)),
   detectText: (text) =>
     scoreText(text, [
-      [FUNCTION_OPEN, 10],
+      // Not `<function=NAME>{…`: a JSON object there is Functionary v3.1's call (families/functionary.ts).
+      [/<function=(?![^>\n<]*>\s*\{)/, 10],
       [PARAM_OPEN, 6],
       [FUNCTION_CLOSE, 4],
       [CALL_OPEN, 2],

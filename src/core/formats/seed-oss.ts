@@ -5,8 +5,11 @@
  *
  * vLLM `vllm/tool_parsers/seed_oss_tool_parser.py` ("Adapted from qwen3coder xml parser": constants, `convert_param_value`);
  * `<seed:tool_call>` / `</seed:tool_call>` are single vocabulary entries. Reasoning may hold `<seed:cot_budget_reflect>`
- * budget notes; a call quoted inside the reasoning is reasoning, not a call (vLLM test
- * `tool_call_unlimited_thinking_budget`). Arguments are canonical compact JSON, as for Qwen3-Coder.
+ * budget notes (no stray markers there); a call quoted inside the reasoning is reasoning, not a call (vLLM test
+ * `tool_call_unlimited_thinking_budget`: the parser looks for calls only after `</seed:think>`), and when the turn then
+ * makes that call the markup-in-reasoning rule tells it as information. Arguments are canonical compact JSON, as for
+ * Qwen3-Coder. A reasoning block left open runs to the end of the turn (vLLM's seed_oss reasoning parser has no implicit
+ * end), so calls inside it are not calls.
  */
 import { renderParams, renderStart, modelKey, parseTurn, scoreText } from './base';
 import { FUNCTION_CLOSE, FUNCTION_OPEN, PARAM_CLOSE, PARAM_OPEN, functionXmlGrammar } from './qwen3-coder';
@@ -14,10 +17,12 @@ import type { ModelFormat } from './types';
 
 const CALL_OPEN = '<seed:tool_call>';
 const CALL_CLOSE = '</seed:tool_call>';
-const THINK = { open: '<seed:think>', close: '</seed:think>' };
+const BUDGET = ['<seed:cot_budget_reflect>', '</seed:cot_budget_reflect>'];
+// The budget notes belong inside the reasoning (vLLM tests `tool_call_512_thinkg_budget`, `tool_call_0_thinking_budget`).
+const THINK = { open: '<seed:think>', close: '</seed:think>', inner: BUDGET };
 const EOS = '<seed:eos>';
 const TOOL_MARKERS = [CALL_OPEN, CALL_CLOSE, FUNCTION_OPEN, FUNCTION_CLOSE, PARAM_OPEN, PARAM_CLOSE];
-const MARKERS = [PARAM_CLOSE, FUNCTION_CLOSE, CALL_CLOSE, THINK.close, EOS, CALL_OPEN, THINK.open, FUNCTION_OPEN, PARAM_OPEN, '<seed:bos>', '<seed:cot_budget_reflect>', '</seed:cot_budget_reflect>'];
+const MARKERS = [PARAM_CLOSE, FUNCTION_CLOSE, CALL_CLOSE, THINK.close, EOS, CALL_OPEN, THINK.open, FUNCTION_OPEN, PARAM_OPEN, '<seed:bos>', ...BUDGET];
 
 const GRAMMAR = functionXmlGrammar({ family: 'seed-oss', callOpen: CALL_OPEN, callClose: CALL_CLOSE, ends: [EOS], markers: MARKERS, toolMarkers: TOOL_MARKERS, think: THINK, rawValues: true });
 
@@ -26,12 +31,17 @@ export const seedOss: ModelFormat = {
   displayName: 'Seed-OSS (<seed:tool_call>)',
   markers: MARKERS,
   toolMarkers: TOOL_MARKERS,
+  reasoningMarkers: BUDGET,
   matchesModel: (modelId) => /seed-?oss/.test(modelKey(modelId)),
+  // Seed's own markers outweigh the `<function=`/`<parameter=` XML it shares with Qwen3-Coder (whose score for that
+  // XML alone tops at 23), so a Seed-OSS turn is read as Seed-OSS without a model id.
   detectText: (text) =>
     scoreText(text, [
-      [CALL_OPEN, 12],
-      [CALL_CLOSE, 8],
-      [THINK.open, 6],
+      [CALL_OPEN, 24],
+      [CALL_CLOSE, 16],
+      [THINK.open, 24],
+      [THINK.close, 12],
+      [BUDGET[0], 6],
       [EOS, 2],
     ]),
   render: (m, opts) => {

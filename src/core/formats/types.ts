@@ -21,6 +21,8 @@ export interface ModelFormat {
   markers: readonly string[];
   /** Markers that only belong to tool-call markup; their presence in content/reasoning/arguments is a leak. */
   toolMarkers: readonly string[];
+  /** Markers the model writes inside its reasoning as part of it (Seed-OSS budget notes): no leak there. */
+  reasoningMarkers?: readonly string[];
   /**
    * The special ids of the family's markers, when known: a placeholder for one of them (`<|reserved_token_163595|>`)
    * is read as that marker and reported (`marker-placeholder`).

@@ -6,7 +6,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { ExchangeWriter } from '../capture/store';
-import { decodingTee } from './decode';
+import { decodingTee, type TeeLimits } from './decode';
 import { sseErrorEvent } from './errors';
 import { clientResponseHeaders, headerText } from './headers';
 import { pinHonoured, servedProvider } from './openrouter';
@@ -36,6 +36,8 @@ export interface RelayOptions {
   idleTimeoutMs: number;
   /** Transforms the body on its way to the client (repair mode); the capture keeps the upstream's bytes. */
   stage?: ResponseStage;
+  /** How far a compressed body is decoded for the capture (./decode.ts). */
+  decodeLimits?: TeeLimits;
 }
 
 /** Streams the upstream response to the client, teeing a decoded copy into the capture; resolves with how it ended. */
@@ -67,7 +69,7 @@ export async function relay(o: RelayOptions): Promise<Outcome> {
     if (head.length < HEAD_BYTES) head += Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
     tail.push(bytes);
     writer.chunk(bytes);
-  });
+  }, o.decodeLimits);
   const body = up.body;
   // Chunks that arrive together (one read from the upstream socket: up to hundreds of small HTTP chunks) are
   // forwarded together, at the end of the current tick, as one piece: appended to the capture in one synchronous
@@ -126,7 +128,8 @@ export async function relay(o: RelayOptions): Promise<Outcome> {
       resolve({ incomplete: true, error: `the upstream connection broke after ${received} bytes (${oneLine(e)})` });
     });
   });
-  const decodeError = await tee.end();
+  const { error: decodeError, notAnalysed } = await tee.end();
+  if (notAnalysed) writer.annotate({ notAnalysed });
   // A client that closed right after the terminal event (Codex does, on `response.completed`) had the whole answer.
   const complete = outcome.incomplete && o.gone() === 'client' && sawTerminalEvent(tail.text());
   const served = servedProvider(head);

@@ -1,6 +1,6 @@
 /**
  * A request body streams to the upstream as it arrives, never held whole: a copy of at most `maxRecorded` bytes is
- * kept for the capture, and a larger body is forwarded but not recorded.
+ * kept for the capture, and a larger body is forwarded but not recorded (the capture then says so: `overCap`).
  */
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
@@ -14,6 +14,8 @@ export interface RequestBody {
   now(): Buffer | undefined;
   /** Bytes received so far. */
   readonly size: number;
+  /** Set once the body is known to be larger than `maxRecorded` (from its Content-Length, or as it arrives). */
+  readonly overCap: boolean;
 }
 
 export function requestBody(req: IncomingMessage, maxRecorded: number): RequestBody {
@@ -23,9 +25,14 @@ export function requestBody(req: IncomingMessage, maxRecorded: number): RequestB
     req.resume();
     const empty = Buffer.alloc(0);
     const hasBody = !none || (req.method !== 'GET' && req.method !== 'HEAD');
-    return { stream: hasBody ? empty : undefined, done: Promise.resolve(undefined), now: () => undefined, size: 0 };
+    return { stream: hasBody ? empty : undefined, done: Promise.resolve(undefined), now: () => undefined, size: 0, overCap: false };
   }
-  let parts: Buffer[] | undefined = [];
+  // With a Content-Length (Node's parser delivers exactly that many bytes) the copy is one buffer of that size, filled
+  // as the body arrives; a body declared larger than the cap is never copied at all.
+  const declared = req.headers['transfer-encoding'] === undefined ? Number(req.headers['content-length']) : NaN;
+  let overCap = declared > maxRecorded;
+  let copy: Buffer | undefined = !overCap && declared > 0 ? Buffer.allocUnsafe(declared) : undefined;
+  let parts: Buffer[] | undefined = overCap || copy ? undefined : [];
   let size = 0;
   let finished: Buffer | undefined;
   let settle!: (b: Buffer | undefined) => void;
@@ -33,14 +40,18 @@ export function requestBody(req: IncomingMessage, maxRecorded: number): RequestB
   async function* tee(): AsyncGenerator<Buffer> {
     try {
       for await (const chunk of req as AsyncIterable<Buffer>) {
+        const at = size;
         size += chunk.length;
-        if (parts && size <= maxRecorded) parts.push(chunk);
-        else parts = undefined;
+        if (size > maxRecorded) (overCap = true), (parts = undefined), (copy = undefined);
+        else if (copy) size <= copy.length ? chunk.copy(copy, at) : (copy = undefined);
+        else parts?.push(chunk);
         yield chunk;
       }
-      finished = parts && size > 0 ? (parts.length === 1 ? parts[0] : Buffer.concat(parts)) : undefined;
+      if (copy && size === copy.length) finished = copy;
+      else if (parts && size > 0) finished = parts.length === 1 ? parts[0] : Buffer.concat(parts);
     } finally {
       parts = undefined;
+      copy = undefined;
       settle(finished);
     }
   }
@@ -50,6 +61,9 @@ export function requestBody(req: IncomingMessage, maxRecorded: number): RequestB
     now: () => finished,
     get size() {
       return size;
+    },
+    get overCap() {
+      return overCap;
     },
   };
 }

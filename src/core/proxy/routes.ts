@@ -6,8 +6,12 @@
  *   /anthropic/v1/messages           → https://api.anthropic.com/v1/messages
  *   /openai/v1/responses             → https://api.openai.com/v1/responses
  *   /u/<name>/v1/…                   → <custom upstream <name>>/v1/…
- *   anything else (/v1/…)            → the default upstream (OpenRouter unless configured)
+ *   /v1/…                            → the default upstream (OpenRouter unless configured)
+ *
+ * A path outside all of them (`/`, `/health`, `/favicon.ico`) is no route: the proxy answers it itself (server.ts).
  */
+import { redactUrl } from '../redact';
+
 export interface Upstreams {
   openrouter?: string;
   sglang?: string;
@@ -32,8 +36,10 @@ const NAMED = Object.keys(DEFAULT_UPSTREAMS) as NamedRoute[];
 export interface ResolvedRoute {
   /** `openrouter`, `sglang`, `anthropic`, `openai`, a custom name, or `default`. */
   route: string;
-  /** The upstream base URL as configured. */
+  /** The upstream base URL as configured. It may hold a credential (`?key=`, `user:pass@`): never put it in text. */
   base: string;
+  /** The base URL as text may show it (errors, logs, banners): its credentials redacted (../redact.ts redactUrl). */
+  shownBase: string;
   /** `scheme://host:port` of the upstream. */
   origin: string;
   /** Path and query to request on the upstream. */
@@ -67,8 +73,8 @@ function computeUpstreams(u: Upstreams): Required<Upstreams> {
 export class BadPathError extends Error {}
 
 /**
- * Resolves a request path (with query); undefined for `/u/<name>/…` when no such upstream is configured.
- * Throws BadPathError for a path that cannot be forwarded safely.
+ * Resolves a request path (with query); undefined for a path outside every route (`/`, `/health`, `/u/<name>/…` when
+ * no such upstream is configured). Throws BadPathError for a path that cannot be forwarded safely.
  */
 export function resolveRoute(path: string, upstreams: Upstreams = NO_UPSTREAMS): ResolvedRoute | undefined {
   // An agent asks for the same few paths all day: each is worked out once per configuration (a refused one each time).
@@ -95,7 +101,13 @@ function resolveNow(path: string, upstreams: Upstreams): ResolvedRoute | undefin
     const base = inner && Object.hasOwn(all.custom, inner.name) ? all.custom[inner.name] : undefined;
     return inner && base ? join(inner.name, base, inner.rest) : undefined;
   }
-  return join('default', all.default, path);
+  return seg?.name === 'v1' ? join('default', all.default, path) : undefined;
+}
+
+/** The path prefixes the proxy forwards, as a local answer lists them (`/openrouter/`, …, `/u/lab/`, `/v1/`). */
+export function routePrefixes(upstreams: Upstreams = NO_UPSTREAMS): string[] {
+  const all = effectiveUpstreams(upstreams);
+  return [...NAMED, ...Object.keys(all.custom), 'default'].map((r) => (r === 'default' ? '/v1/' : `${routePrefix(r)}/`));
 }
 
 /** The base URL path prefix an agent should use for a route (`/openrouter`, `/u/name`, or `` for default). */
@@ -113,19 +125,28 @@ export function checkRouteName(name: string, what: string): string {
   return name;
 }
 
+/** Percent-decodings of a path segment checked for a climb out of the route (`%252e%252e%252f` is `../` twice decoded). */
+const DECODE_DEPTH = 3;
+
 function checkPath(path: string): void {
   if (!path.startsWith('/')) throw new BadPathError(`the request path "${path}" does not start with /`);
   const q = path.search(/[?#]/);
   const pathname = q < 0 ? path : path.slice(0, q);
   for (const raw of pathname.split('/')) {
-    let seg: string;
-    try {
-      seg = decodeURIComponent(raw);
-    } catch {
-      throw new BadPathError(`the request path holds a malformed %-escape ("${raw}")`);
-    }
-    if (seg.split('\\').some((part) => part === '.' || part === '..')) {
-      throw new BadPathError(`the request path holds a "${seg}" segment, which could leave the route`);
+    let seg = raw;
+    for (let depth = 0; depth < DECODE_DEPTH; depth++) {
+      try {
+        seg = decodeURIComponent(seg);
+      } catch {
+        if (depth === 0) throw new BadPathError(`the request path holds a malformed %-escape ("${raw}")`);
+        break;
+      }
+      // An encoded `/` or `\` (`..%2f`, `%2e%2e%5c`) splits the segment for a server that decodes it; `..;x` is `..`
+      // to servers that drop path parameters.
+      if (seg.split(/[\\/]/).some((part) => part === '.' || part === '..' || /^\.\.?;/.test(part))) {
+        throw new BadPathError(raw === seg ? `the request path holds a "${seg}" segment, which could leave the route` : `the request path holds "${raw}", an encoded "${seg}" that could leave the route`);
+      }
+      if (!seg.includes('%')) break;
     }
   }
 }
@@ -142,17 +163,22 @@ function join(route: string, base: string, rest: string): ResolvedRoute {
   let u = parsedBases.get(base);
   if (!u) {
     const url = new URL(base);
-    u = { origin: url.origin, path: url.pathname.replace(/\/+$/, ''), search: url.search };
+    u = { origin: url.origin, path: url.pathname.replace(/\/+$/, ''), search: url.search, shown: shownUrl(base) };
     if (parsedBases.size > 256) parsedBases.clear();
     parsedBases.set(base, u);
   }
   let upstreamPath = u.path + (rest.startsWith('/') ? rest : `/${rest}`);
   if (u.search.length > 1) upstreamPath += (upstreamPath.includes('?') ? '&' : '?') + u.search.slice(1);
-  return { route, base, origin: u.origin, upstreamPath, upstreamUrl: u.origin + upstreamPath };
+  return { route, base, shownBase: u.shown, origin: u.origin, upstreamPath, upstreamUrl: u.origin + upstreamPath };
+}
+
+/** An upstream URL as text may show it: userinfo and credential query parameters redacted. */
+export function shownUrl(url: string): string {
+  return redactUrl(url, {}, { readable: true });
 }
 
 /** Base URLs as parsed (a handful per configuration; parsing one on every request costs more than the rest). */
-const parsedBases = new Map<string, { origin: string; path: string; search: string }>();
+const parsedBases = new Map<string, { origin: string; path: string; search: string; shown: string }>();
 
 /** Checks an upstream URL given on the command line or in settings; returns it without a trailing slash. */
 export function checkUpstreamUrl(url: string, what: string): string {
@@ -160,9 +186,9 @@ export function checkUpstreamUrl(url: string, what: string): string {
   try {
     u = new URL(url);
   } catch {
-    throw new Error(`${what} "${url}" is not a URL`);
+    throw new Error(`${what} "${shownUrl(url)}" is not a URL`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`${what} "${url}" must be http:// or https://`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`${what} "${shownUrl(url)}" must be http:// or https://`);
   // Only the path loses its trailing slash: `http://x/api/?k=1` keeps its query.
   return u.search ? url.replace(/\/+(\?)/, '$1') : url.replace(/\/+$/, '');
 }

@@ -10,7 +10,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
 import { UserError, type CapturedExchange } from '../model';
-import type { CaptureStore, ExchangeWriter } from '../capture/store';
+import type { CaptureStore, ExchangeAnnotations, ExchangeWriter } from '../capture/store';
+import { redactUrlsIn } from '../redact';
 import { errorBody, speaksAnthropic, speaksResponses } from './errors';
 import { refusal } from './guard';
 import { upstreamRequestHeaders } from './headers';
@@ -19,7 +20,9 @@ import { oneLine, relay, seconds, type Outcome } from './relay';
 import { requestBody } from './request-body';
 import { stagedBody, withLength, type RequestStage, type ResponseStageFactory } from './stage';
 import { BadPathError, resolveRoute, type ResolvedRoute, type Upstreams } from './routes';
+import { noRouteMessage, statusBody } from './local';
 import { agentSessionId } from './session';
+import { DEFAULT_UPSTREAM_CONNECTIONS, UpstreamSlots, type SlotWait } from './slots';
 import { callUpstream, type UpstreamCall, type UpstreamResponse } from './upstream';
 import { agentFromHeaders } from './user-agent';
 
@@ -51,6 +54,18 @@ export interface ProxyOptions {
   requestStage?: RequestStage;
   /** Transforms a response body on its way to the client (repair mode); see ./stage.ts. */
   responseStage?: ResponseStageFactory;
+  /**
+   * Exchanges in flight to one upstream (scheme, host, port) at most; more wait for one to end, the wait counted in
+   * `upstreamHeadersMs` and recorded on the capture (`queuedMs`). Default 256 (./slots.ts).
+   */
+  upstreamConnections?: number;
+  /**
+   * The largest request body recorded in the capture (default 64 MiB, the store's per-body cap); a larger one is
+   * forwarded whole and the capture says it was not kept (`requestNotKept`).
+   */
+  maxRequestBodyBytes?: number;
+  /** The most decoded bytes of a compressed response kept for the capture (default 64 MiB, the store's cap). */
+  maxDecodedBytes?: number;
 }
 
 export interface ProxyEvents {
@@ -66,17 +81,28 @@ export interface ProxyHandle extends EventEmitter<ProxyEvents> {
   close(): Promise<void>;
 }
 
-/** Request bodies above this are forwarded but not recorded (redacting and storing them would stall the proxy). */
-const MAX_RECORDED_REQUEST = 16 * 1024 * 1024;
+/** The capture store's per-body cap, the default for request bodies recorded and compressed bodies decoded. */
+const DEFAULT_MAX_BODY = 64 * 1024 * 1024;
+/**
+ * The largest response head accepted from an upstream (undici's default, like Node's, is 16 KB: a provider that sends
+ * long debug or rate-limit headers got a 502). Bounded: a head is held whole.
+ */
+export const MAX_RESPONSE_HEADERS = 256 * 1024;
 
 export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
   const port = opts.port ?? DEFAULT_PORT;
   const timeouts = { ...DEFAULT_TIMEOUTS, ...Object.fromEntries(Object.entries(opts.timeouts ?? {}).filter(([, v]) => v !== undefined)) };
-  // Timeouts are set per request (below), so a caller's dispatcher gets them too.
-  const dispatcher = opts.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, connections: 64 });
+  // Timeouts are set per request (below), so a caller's dispatcher gets them too. Undici opens a connection whenever
+  // none is free: the slots below bound how many exchanges go to one upstream at once, and count a wait.
+  const dispatcher = opts.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, connections: null, maxHeaderSize: MAX_RESPONSE_HEADERS });
+  const slots = new UpstreamSlots(opts.upstreamConnections ?? DEFAULT_UPSTREAM_CONNECTIONS);
+  const maxRequestBody = opts.maxRequestBodyBytes ?? DEFAULT_MAX_BODY;
+  const decodeLimits = { maxBytes: opts.maxDecodedBytes ?? DEFAULT_MAX_BODY };
   const inFlight = new Set<Promise<void>>();
   const emitter = new EventEmitter<ProxyEvents>();
-  const { store, log } = opts;
+  const { store } = opts;
+  // Every line logged goes through the URL redaction: an upstream's `?key=` or `user:pass@` never reaches a log.
+  const log = opts.log && ((line: string) => opts.log!(redactUrlsIn(line)));
   let stopping = false;
 
   const server = createServer(
@@ -91,7 +117,7 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
     (req, res) => {
       const p = handle(req, res).catch((e) => {
         log?.(`tokenscope proxy: ${oneLine(e)}`);
-        answer(res, false, 502, `Tokenscope failed on this request (${oneLine(e)})`);
+        answer(res, false, 502, redactUrlsIn(`Tokenscope failed on this request (${oneLine(e)})`));
       });
       inFlight.add(p);
       p.finally(() => inFlight.delete(p));
@@ -121,33 +147,70 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
     const anthropic = speaksAnthropic(route?.route ?? /^\/([^/?#]*)/.exec(path)?.[1] ?? '', path, req.headers);
     if (refused || badPath || !route) {
       req.resume();
-      const [status, msg] = refused ? [403, `Tokenscope refused the request: ${refused}`] : badPath ? [400, `Tokenscope cannot forward this request: ${badPath}`] : [404, `Tokenscope has no upstream for ${path.split('?')[0]}`];
-      answer(res, anthropic, status, msg);
+      // A path outside every route is answered here, never forwarded or captured (./local.ts).
+      const status = refused || badPath ? undefined : statusBody(req.method, path, opts.upstreams);
+      if (status !== undefined) {
+        if (!res.headersSent && !res.destroyed) res.writeHead(200, { 'content-type': 'application/json' }).end(status);
+        return;
+      }
+      const [code, msg] = refused ? [403, `Tokenscope refused the request: ${refused}`] : badPath ? [400, `Tokenscope cannot forward this request: ${badPath}`] : [404, noRouteMessage(path, opts.upstreams)];
+      answer(res, anthropic, code, msg);
       return;
     }
 
     let gone: 'client' | 'stopping' | undefined;
     let call: UpstreamCall | undefined;
+    let waiting: SlotWait | undefined;
     const goneError = () => new Error(gone === 'stopping' ? 'Tokenscope stopped' : 'client closed the connection');
     res.once('close', () => {
       if (res.writableFinished) return;
       gone = stopping ? 'stopping' : 'client';
       call?.abort(goneError());
+      waiting?.cancel();
     });
-    const body = requestBody(req, MAX_RECORDED_REQUEST);
+    const body = requestBody(req, maxRequestBody);
     // Without a request stage nothing waits here (not even a turn of the microtask queue).
     const staged = opts.requestStage ? await stagedBody(opts.requestStage, { route: route.route, upstreamUrl: route.upstreamUrl, method: req.method ?? 'GET', path }, body.stream as AsyncIterable<Buffer> | Buffer | undefined) : undefined;
+    // A connection of its own, or a wait for one (counted in the upstream timeout); on the usual path a counter.
+    let queuedMs: number | undefined;
+    if (!gone && !slots.take(route.origin)) {
+      const waitedFrom = performance.now();
+      waiting = slots.wait(route.origin, timeouts.upstreamHeadersMs);
+      const got = await waiting.got;
+      waiting = undefined;
+      queuedMs = Math.max(1, Math.round(performance.now() - waitedFrom));
+      if (!got) {
+        const writer = begin(undefined);
+        writer.annotate({ queuedMs, ...notKept(undefined, 'it never went upstream') });
+        if (gone) {
+          const error = gone === 'stopping' ? 'interrupted: Tokenscope stopped while the request waited for a connection to the upstream' : `the client closed the connection while the request waited ${queuedMs} ms for a connection to the upstream`;
+          await finish(writer, { incomplete: true, error });
+          return;
+        }
+        const msg = `no connection to the upstream ${route.shownBase} came free within ${seconds(timeouts.upstreamHeadersMs)}: all ${slots.max} were in use by other exchanges (the proxy's per-upstream connection limit)`;
+        log?.(`tokenscope proxy: ${msg}`);
+        const text = answer(res, anthropic, 504, msg);
+        writer.responseStarted(504, { 'content-type': 'application/json' });
+        writer.chunk(Buffer.from(text));
+        await finish(writer, { error: msg });
+        return;
+      }
+    }
     // The upstream call starts first; recording (redaction, parsing) overlaps with its round trip.
-    call = callUpstream(dispatcher, {
-      origin: route.origin,
-      path: route.upstreamPath,
-      method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
-      headers: staged?.annotate ? withLength(upstreamRequestHeaders(req), staged.body.length) : upstreamRequestHeaders(req),
-      body: staged ? staged.body : body.stream,
-      headersTimeout: timeouts.upstreamHeadersMs,
-      bodyTimeout: timeouts.idleMs,
-    });
-    // A client that left while a request stage ran: the call is given up at once.
+    call = callUpstream(
+      dispatcher,
+      {
+        origin: route.origin,
+        path: route.upstreamPath,
+        method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
+        headers: staged?.annotate ? withLength(upstreamRequestHeaders(req), staged.body.length) : upstreamRequestHeaders(req),
+        body: staged ? staged.body : body.stream,
+        headersTimeout: queuedMs === undefined ? timeouts.upstreamHeadersMs : Math.max(1, timeouts.upstreamHeadersMs - queuedMs),
+        bodyTimeout: timeouts.idleMs,
+      },
+      () => slots.release(route.origin),
+    );
+    // A client that left while a request stage ran (or while it waited): the call is given up at once.
     if (gone) call.abort(goneError());
     const pending = call.response;
     const settled = pending.then(
@@ -160,21 +223,13 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
     await new Promise<void>((resolve) => setImmediate(resolve));
     // The body goes to the store as bytes: decoding, masking and writing it happen there, in slices.
     const recorded = recordedBody;
-    const agent = agentFromHeaders(req.headers);
-    const writer = store.begin({
-      route: route.route,
-      upstreamUrl: route.upstreamUrl,
-      method: req.method ?? 'GET',
-      path,
-      requestHeaders: req.headers,
-      requestBody: recorded,
-      agent,
-      sessionId: agentSessionId(req.headers, agent),
-      startedAt,
-    });
+    const writer = begin(recorded);
+    if (queuedMs !== undefined) writer.annotate({ queuedMs });
     if (staged?.annotate) writer.annotate(staged.annotate);
     const info = requestInfo(recorded);
     if (info.model || info.pin) writer.annotate({ requestModel: info.model, ...(info.pin && { pin: { requested: info.pin } }) });
+    // A body the capture does not hold is named, with its size and why, when the exchange ends (its size is known then).
+    const finishExchange = (o: Outcome) => (writer.annotate(notKept(recorded, 'the upstream answered before the client had sent all of it')), finish(writer, o));
 
     let upstream: UpstreamResponse;
     try {
@@ -182,19 +237,25 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
     } catch (e) {
       if (gone) {
         const error = gone === 'stopping' ? 'interrupted: Tokenscope stopped before the upstream answered' : 'the client closed the connection before the upstream answered';
-        await finish(writer, { incomplete: true, error });
+        await finishExchange({ incomplete: true, error });
         return;
       }
-      const timedOut = (e as { code?: string }).code === 'UND_ERR_HEADERS_TIMEOUT';
+      const code = (e as { code?: string }).code;
+      const timedOut = code === 'UND_ERR_HEADERS_TIMEOUT';
       const status = timedOut ? 504 : 502;
+      const waited = queuedMs === undefined ? '' : ` (${queuedMs} ms of it waiting for a free connection)`;
+      // The upstream is named by its redacted base URL only: a `?key=` or `user:pass@` in it never reaches the
+      // client, the capture, its exports or the log.
       const msg = timedOut
-        ? `the upstream ${route.base} sent no response headers within ${seconds(timeouts.upstreamHeadersMs)}`
-        : `Tokenscope could not reach the upstream ${route.base} (${oneLine(e)})`;
+        ? `the upstream ${route.shownBase} sent no response headers within ${seconds(timeouts.upstreamHeadersMs)}${waited}`
+        : code === 'UND_ERR_HEADERS_OVERFLOW'
+          ? `the upstream ${route.shownBase} sent response headers over ${MAX_RESPONSE_HEADERS / 1024} KB, more than Tokenscope accepts`
+          : redactUrlsIn(`Tokenscope could not reach the upstream ${route.shownBase} (${oneLine(e)})`);
       log?.(`tokenscope proxy: ${msg}`);
       const text = answer(res, anthropic, status, msg);
       writer.responseStarted(status, { 'content-type': 'application/json' });
       writer.chunk(Buffer.from(text));
-      await finish(writer, { error: msg });
+      await finishExchange({ error: msg });
       return;
     }
     const outcome = await relay({
@@ -206,8 +267,35 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
       shape: { anthropic, responses: speaksResponses(path) },
       idleTimeoutMs: timeouts.idleMs,
       stage: opts.responseStage?.({ route: route.route, method: req.method ?? 'GET', path, requestBody: recorded?.toString('utf8'), status: upstream.statusCode, headers: upstream.headers, writer }),
+      decodeLimits,
     });
-    await finish(writer, outcome);
+    await finishExchange(outcome);
+
+    /** The capture of this exchange, begun with the request body as recorded. */
+    function begin(recordedBody: Buffer | undefined): ExchangeWriter {
+      const agent = agentFromHeaders(req.headers);
+      return store.begin({
+        route: route!.route,
+        upstreamUrl: route!.upstreamUrl,
+        method: req.method ?? 'GET',
+        path,
+        requestHeaders: req.headers,
+        requestBody: recordedBody,
+        agent,
+        sessionId: agentSessionId(req.headers, agent),
+        startedAt,
+      });
+    }
+
+    /** What the capture says of a request body it does not hold (nothing when it holds it, or there was none). */
+    function notKept(recordedBody: Buffer | undefined, otherwise: string): ExchangeAnnotations {
+      if (recordedBody !== undefined) return {};
+      const declared = Number(req.headers['content-length']);
+      const bytes = Math.max(body.size, Number.isFinite(declared) ? declared : 0);
+      if (bytes === 0) return {};
+      const why = body.overCap ? `it is over the ${Math.round((maxRequestBody / 1024 / 1024) * 10) / 10} MB Tokenscope records of a request body` : otherwise;
+      return { requestNotKept: { bytes, why } };
+    }
   }
 
   async function finish(writer: ExchangeWriter, o: Outcome): Promise<void> {

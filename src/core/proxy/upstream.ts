@@ -119,10 +119,16 @@ export interface UpstreamCall {
   abort(reason: Error): void;
 }
 
-/** Starts the call. */
-export function callUpstream(dispatcher: Dispatcher, dispatchOpts: Dispatcher.DispatchOptions): UpstreamCall {
+/** Starts the call. `ended` is called once, when the call is over (its body complete, or failed or aborted). */
+export function callUpstream(dispatcher: Dispatcher, dispatchOpts: Dispatcher.DispatchOptions, ended?: () => void): UpstreamCall {
   let abort: ((e: Error) => void) | undefined;
   let reason: Error | undefined;
+  let over = false;
+  const end = () => {
+    if (over) return;
+    over = true;
+    ended?.();
+  };
   const response = new Promise<UpstreamResponse>((resolve, reject) => {
     let body: UpstreamBody | undefined;
     const handler: Dispatcher.DispatchHandler = {
@@ -140,9 +146,11 @@ export function callUpstream(dispatcher: Dispatcher, dispatchOpts: Dispatcher.Di
         return body ? body.push(chunk) : true;
       },
       onComplete() {
+        end();
         body?.end();
       },
       onError(e) {
+        end();
         // A streamed request body is given up too (undici's own `request` does the same).
         const sent = dispatchOpts.body as { destroy?: (e: Error) => void; on?: (event: 'error', fn: () => void) => void } | undefined;
         if (sent && typeof sent.destroy === 'function') sent.on?.('error', () => undefined), sent.destroy(e);
@@ -153,6 +161,7 @@ export function callUpstream(dispatcher: Dispatcher, dispatchOpts: Dispatcher.Di
     try {
       dispatcher.dispatch(dispatchOpts, handler);
     } catch (e) {
+      end();
       reject(e);
     }
   });

@@ -83,13 +83,15 @@ function truncation(name: string, args: string, problems: FormatProblem[], jsonF
   return undefined;
 }
 
-/** Kimi keeps a well-formed id the model wrote for this call and numbers the others in order; other families get a stable digest. */
+/** The family's call-id rule (`repair.callIds`): Kimi numbering, the id as written, or a stable digest. */
 function canonicalId(family: FamilyId, name: string, written: string | undefined, index: number, ctx: CallContext): string {
-  if (family === 'kimi-k2') {
+  const ids = getFamily(family).repair.callIds;
+  if (ids === 'kimi') {
     const m = written && /^functions\.(.+):(\d+)$/.exec(written);
     if (m && m[1] === name) return written!;
     return `functions.${name}:${ctx.historyCalls + index}`;
   }
+  if (ids === 'written' && written) return written;
   const digest = createHash('sha256').update(`${ctx.seed}\0${index}\0${name}`).digest('hex').slice(0, 24);
   return `call_${digest}`;
 }

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { UserError, type Analysis } from '../model';
 import type { DownloadProgress } from './hub';
+import { TokenizerMissingError } from './local';
 import type { TokenStream } from './stream';
 import { streamOf, type TokenTable } from './table';
 import { eventCount } from '../wire/common';
@@ -84,7 +85,7 @@ export class TokenWorker {
         return;
       case 'failed':
         this.settled(m.id);
-        job.reject(m.userError ? new UserError(m.message) : new Error(m.message));
+        job.reject(m.missing ? new TokenizerMissingError(m.message, m.missing.repo, m.missing.dir) : m.userError ? new UserError(m.message) : new Error(m.message));
     }
   }
 

@@ -3,7 +3,6 @@ import { dirname } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { threadId } from 'node:worker_threads';
-import { fetch } from 'undici';
 import { UserError } from '../model';
 
 /** Downloads single files from the Hugging Face Hub (`{endpoint}/{repo}/resolve/{revision}/{file}`). */
@@ -41,6 +40,9 @@ export async function downloadHubFile(repo: string, file: string, dest: string, 
   const endpoint = hubEndpoint(o);
   const url = `${endpoint}/${repo.split('/').map(encodeURIComponent).join('/')}/resolve/${encodeURIComponent(o.revision ?? 'main')}/${file}`;
   const token = o.token ?? process.env.HF_TOKEN;
+  // Loaded on the first download only: evaluating undici costs a token worker's start about as much as the rest of
+  // its code, and a tokenizer already in the data dir needs no download.
+  const { fetch } = await import('undici');
   let res;
   try {
     res = await fetch(url, {

@@ -4,7 +4,8 @@
  * A long-lived host (the extension) runs this off its main thread through `TokenWorker` (worker.ts).
  */
 export type { Tokenizer } from './types';
-export { loadTokenizer, loadFromDir, tokenizerRepo, tokenizerRepoFor, TokenizerPool, type TokenizerRequest } from './resolve';
+export { loadTokenizer, loadFromDir, localTokenizerDir, tokenizerRepo, tokenizerRepoFor, TokenizerPool, type TokenizerRequest } from './resolve';
+export { BUNDLED_TOKENIZERS, bundledTokenizerDir, TokenizerMissingError } from './local';
 export { downloadHubFile, hubEndpoint, DEFAULT_HUB_ENDPOINT, type DownloadProgress, type HubOptions } from './hub';
 export { loadKimiTokenizer, KIMI_PATTERN, KIMI_PAT_STR, KIMI_SPECIAL_SLOTS } from './kimi';
 export { loadHfTokenizer } from './hf';

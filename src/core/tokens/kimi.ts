@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../model';
 import { TiktokenBpe } from './bpe';
+import { kimiPieceEnd } from './kimi-split';
 import { loadRanks } from './rank-cache';
 import { fsWhy } from '../fs-errors';
 
@@ -25,7 +26,8 @@ const LOWERISH = String.raw`[[\p{Ll}\p{Lm}\p{Lo}\p{M}]--${HAN}]`;
 const CONTRACTION = String.raw`(?:'[sS\u017F]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?`;
 
 /**
- * Moonshot's `pat_str`, in JS syntax (`v` flag for the `&&[^\p{Han}]` class intersections, written as `--`).
+ * Moonshot's `pat_str`, in JS syntax (the encoder splits with ./kimi-split.ts, the same pieces by hand; this regex is
+ * its reference) (`v` flag for the `&&[^\p{Han}]` class intersections, written as `--`).
  * Original:
  *   [\p{Han}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
  *   |[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
@@ -99,6 +101,7 @@ export function loadKimiTokenizer(o: KimiLoadOptions): TiktokenBpe {
     name: o.name ?? 'Kimi K2 (tiktoken)',
     ranks,
     pattern: KIMI_PATTERN,
+    split: kimiPieceEnd,
     specials: kimiSpecials(ranks.offsets.length - 1, config),
   });
 }

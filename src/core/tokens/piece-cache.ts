@@ -2,8 +2,12 @@
  * The piece → ids cache of the BPE encoder, keyed by a range of the text being encoded (UTF-16 code units), so a
  * hit costs a hash and a compare in place: no substring, no Map entry, no array per piece. Keys and ids live in
  * flat typed arrays with an open-addressing (linear probing) index; the whole cache is emptied when it reaches
- * `maxEntries` (text repeats the same few thousand pieces, so a refill is cheap and the memory stays bounded).
+ * `maxEntries`, or when its keys reach `maxEntries × KEY_UNITS_PER_ENTRY` code units (text repeats the same few
+ * thousand pieces, so a refill is cheap and the memory stays bounded).
  */
+
+/** Key code units per entry, on average, that the cache holds before it empties itself. */
+const KEY_UNITS_PER_ENTRY = 16;
 
 export class PieceCache {
   private size = 0;
@@ -56,20 +60,22 @@ export class PieceCache {
     }
   }
 
-  /** Caches the ids of `text[start..end)` (a piece of at most `maxPiece` code units that is not cached yet). */
-  set(text: string, start: number, end: number, ids: number | readonly number[]): void {
+  /**
+   * Caches the ids of `text[start..end)` (a piece of at most `maxPiece` code units that is not cached yet): `ids`
+   * itself, or `count` of its entries from `from`.
+   */
+  set(text: string, start: number, end: number, ids: number | ArrayLike<number>, from = 0, count = typeof ids === 'number' ? 1 : ids.length - from): void {
     const n = end - start;
     if (n === 0 || n > this.maxPiece) return;
-    if (this.size >= this.maxEntries) this.clear();
+    if (this.size >= this.maxEntries || this.keysUsed + n > this.maxEntries * KEY_UNITS_PER_ENTRY) this.clear();
     if ((this.size + 1) * 2 > this.keyLen.length) this.grow();
-    const count = typeof ids === 'number' ? 1 : ids.length;
     this.reserve(n, count);
     const keyAt = this.keysUsed;
     for (let i = 0; i < n; i++) this.keys[keyAt + i] = text.charCodeAt(start + i);
     this.keysUsed += n;
     const idsAt = this.idsUsed;
     if (typeof ids === 'number') this.ids[idsAt] = ids;
-    else for (let i = 0; i < count; i++) this.ids[idsAt + i] = ids[i];
+    else for (let i = 0; i < count; i++) this.ids[idsAt + i] = ids[from + i];
     this.idsUsed += count;
     const h = hashRange(text, start, end);
     this.place(h, n, keyAt, idsAt, count);

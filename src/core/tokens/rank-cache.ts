@@ -14,10 +14,10 @@ import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, r
 import { dirname, join, resolve } from 'node:path';
 import { fsWhy } from '../fs-errors';
 import { UserError } from '../model';
-import { decodeRankCache, encodeRankCache, parseRankFile, RANK_CACHE_HEAD, rankCacheSource, type RankTable } from './ranks';
+import { decodeRankCache, encodeRankCache, parseRankFile, RANK_CACHE_HEAD, rankCacheSource, sharedRankTable, shareRankTable, type RankTable, type SharedRankTable } from './ranks';
 
 /** What an entry was built from. */
-interface RankSource {
+export interface RankSource {
   path: string;
   size: number;
   mtimeMs: number;
@@ -41,13 +41,27 @@ function entryFile(cacheDir: string, s: RankSource): string {
 
 /**
  * Loads a rank file through the cache in `cacheDir` (when given). A cache that cannot be written (read-only folder,
- * full disk) only costs speed: that failure goes to `onWarning`.
+ * full disk) only costs speed: that failure goes to `onWarning`. A table handed over by another thread
+ * (`adoptSharedRanks`) is used as it is while the rank file still has the size and modification time it was read with.
  */
 export function loadRanks(rankFile: string, cacheDir?: string, onWarning?: (message: string) => void): RankTable {
+  return load(rankFile, cacheDir, onWarning).table;
+}
+
+function load(rankFile: string, cacheDir?: string, onWarning?: (message: string) => void): { table: RankTable; source: RankSource } {
+  if (adopted.size > 0) {
+    const shared = adopted.get(resolve(rankFile));
+    try {
+      if (shared && sameSource(shared.source, sourceOf(rankFile, statSync(rankFile)))) return { table: sharedRankTable(shared.table), source: shared.source };
+    } catch {
+      // no rank file: reported below
+    }
+  }
   if (cacheDir) {
     try {
-      const cached = decodeRankCache(readFileSync(entryFile(cacheDir, sourceOf(rankFile, statSync(rankFile)))));
-      if (cached) return cached;
+      const source = sourceOf(rankFile, statSync(rankFile));
+      const cached = decodeRankCache(readFileSync(entryFile(cacheDir, source)));
+      if (cached) return { table: cached, source };
     } catch {
       // no cache entry yet (or no rank file: reported below)
     }
@@ -77,7 +91,34 @@ export function loadRanks(rankFile: string, cacheDir?: string, onWarning?: (mess
     }
     pruneRankCache(cacheDir, onWarning);
   }
-  return table;
+  return { table, source: sourceOf(rankFile, st) };
+}
+
+/** A rank table in shared memory with the rank file it was read from, for worker threads (structured-cloneable). */
+export interface SharedRanks {
+  source: RankSource;
+  table: SharedRankTable;
+}
+
+/** Tables handed over by another thread, by rank file path. */
+const adopted = new Map<string, SharedRanks>();
+
+/**
+ * Loads a rank file once (through the cache, like `loadRanks`) into shared memory, for worker threads: posted to them
+ * and adopted there (`adoptSharedRanks`), it spares each one reading and checking the table itself, and its memory.
+ */
+export function shareRanks(rankFile: string, cacheDir?: string, onWarning?: (message: string) => void): SharedRanks {
+  const { table, source } = load(rankFile, cacheDir, onWarning);
+  return { source, table: shareRankTable(table) };
+}
+
+/** Makes `loadRanks` of these tables' rank files use them (in a worker thread, from `shareRanks` on the main thread). */
+export function adoptSharedRanks(tables: readonly SharedRanks[]): void {
+  for (const t of tables) adopted.set(t.source.path, t);
+}
+
+function sameSource(a: RankSource, b: RankSource): boolean {
+  return a.path === b.path && a.size === b.size && a.mtimeMs === b.mtimeMs;
 }
 
 /**

@@ -189,6 +189,40 @@ export function decodeRankCache(data: Uint8Array): RankTable | undefined {
 }
 
 /**
+ * A rank table in one SharedArrayBuffer (offsets, slots, bytes), to hand to worker threads: posting it shares the
+ * memory, so every thread reads the one table without copying or parsing it.
+ */
+export interface SharedRankTable {
+  buffer: SharedArrayBuffer;
+  count: number;
+  slotCount: number;
+  byteCount: number;
+}
+
+/** Copies a rank table into shared memory. */
+export function shareRankTable(t: RankTable): SharedRankTable {
+  const count = t.offsets.length - 1;
+  const buffer = new SharedArrayBuffer(t.offsets.byteLength + t.slots.byteLength + align4(t.bytes.byteLength));
+  const shared = { buffer, count, slotCount: t.slots.length, byteCount: t.bytes.byteLength };
+  const views = sharedRankTable(shared);
+  views.offsets.set(t.offsets);
+  views.slots.set(t.slots);
+  views.bytes.set(t.bytes);
+  return shared;
+}
+
+/** The rank table held in shared memory (views, no copy). */
+export function sharedRankTable(s: SharedRankTable): RankTable {
+  const slotsAt = (s.count + 1) * 4;
+  const bytesAt = slotsAt + s.slotCount * 4;
+  return {
+    offsets: new Uint32Array(s.buffer, 0, s.count + 1),
+    slots: new Int32Array(s.buffer, slotsAt, s.slotCount),
+    bytes: new Uint8Array(s.buffer, bytesAt, s.byteCount),
+  };
+}
+
+/**
  * The source a cache file names, from its first bytes (`head`: at least RANK_CACHE_HEAD of them, or the whole file);
  * `needed` when the source goes on past `head`, undefined when it is no cache of this format. Not checked against
  * the checksum: that needs the whole file.

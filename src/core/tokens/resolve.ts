@@ -5,11 +5,12 @@ import { getFamily } from '../families/index';
 import { loadHfTokenizer } from './hf';
 import { downloadHubFile, type HubOptions } from './hub';
 import { loadKimiTokenizer } from './kimi';
+import { bundledTokenizerDir, checkTokenizerDir, TokenizerMissingError } from './local';
 import type { Tokenizer } from './types';
 
 /**
- * Where a model's tokenizer comes from: a local folder the user names, else the data dir's download cache,
- * else the Hugging Face Hub (downloaded once into that cache).
+ * Where a model's tokenizer comes from: a local folder the user names, else the copy shipped with Tokenscope (Kimi K2:
+ * ./local.ts), else the data dir's download cache, else the Hugging Face Hub (downloaded once into that cache).
  */
 
 /** Model ids as agents and routers spell them → the Hugging Face repo that holds the tokenizer. First match wins. */
@@ -44,6 +45,7 @@ const TOKENIZER_REPOS: readonly [RegExp, string][] = [
   [/qwq-32b/, 'Qwen/QwQ-32B'],
   // OpenRouter lists Z.ai's models as `z-ai/glm-…`; the weights live under `zai-org/GLM-…`. Hosted-only
   // variants (`glm-5-turbo`) use the tokenizer of the open model they derive from.
+  [/glm-5\.3-?flash/, 'zai-org/GLM-5.3-Flash'],
   [/glm-5\.2/, 'zai-org/GLM-5.2'],
   [/glm-5\.1/, 'zai-org/GLM-5.1'],
   [/glm-5/, 'zai-org/GLM-5'],
@@ -84,7 +86,15 @@ export interface TokenizerRequest {
   tokenizerDir?: string;
   /** Data dir: Hub downloads go to `{cacheDir}/tokenizers/{repo}/`, the Kimi rank cache beside them. */
   cacheDir?: string;
-  /** Never touch the network; a tokenizer not already cached is a UserError that says how to download it. */
+  /**
+   * The folder of the tokenizers shipped with Tokenscope (default: `tokenizers/` beside `dist/`, or at the repository
+   * root); `false` leaves them out. A shipped tokenizer wins over the cache and the Hub.
+   */
+  bundledDir?: string | false;
+  /**
+   * Never touch the network; a tokenizer neither shipped nor already cached is a TokenizerMissingError (a UserError)
+   * that says how to download it.
+   */
   offline?: boolean;
   hub?: HubOptions;
   onWarning?: (message: string) => void;
@@ -98,21 +108,38 @@ export async function loadTokenizer(req: TokenizerRequest): Promise<Tokenizer> {
   const cacheDir = req.cacheDir ? join(req.cacheDir, 'tokenizers') : undefined;
   if (req.tokenizerDir) return loadFromDir(req.tokenizerDir, req.tokenizerDir, cacheDir, req.onWarning);
   const repo = tokenizerRepoFor(req);
+  const local = localTokenizerDir(req);
+  if (local) return loadFromDir(local, repo, cacheDir, req.onWarning);
   if (!cacheDir) throw new UserError(`no data dir to keep the ${repo} tokenizer in: pass --tokenizer-dir`);
   const dir = join(cacheDir, ...repo.split('/'));
-  if (!hasFiles(dir, TIKTOKEN_FILES) && !hasFiles(dir, JSON_FILES)) {
-    if (req.offline) {
-      // Offline is the caller's choice (`--offline`, or export, which never downloads): say where Tokenscope
-      // looked and how to get the tokenizer there.
-      const pick = req.model ? `--model ${req.model}` : `--family ${req.family}`;
-      throw new UserError(
-        `no tokenizer for ${repo} in ${dir}; run \`tokenscope tokens ${pick} --data-dir ${req.cacheDir} FILE\` once to download it, ` +
-          'or pass --tokenizer-dir',
-      );
-    }
-    await download(repo, dir, req.hub);
+  if (req.offline) {
+    // Offline is the caller's choice (`--offline`, export, the extension until asked to download): say where
+    // Tokenscope looked and how to get the tokenizer there.
+    const pick = req.model ? `--model ${req.model}` : `--family ${req.family}`;
+    throw new TokenizerMissingError(
+      `no tokenizer for ${repo} in ${dir}; run \`tokenscope tokens ${pick} --data-dir ${req.cacheDir} FILE\` once to download it, ` +
+        'or pass --tokenizer-dir',
+      repo,
+      dir,
+    );
   }
+  await download(repo, dir, req.hub);
   return loadFromDir(dir, repo, cacheDir, req.onWarning);
+}
+
+/**
+ * The folder `loadTokenizer` reads for a request without downloading anything: the folder named, else the shipped
+ * copy, else the data dir's cached download; undefined when the tokenizer would have to come from the Hub.
+ * Throws the UserError of `tokenizerRepoFor` when the request names no model.
+ */
+export function localTokenizerDir(req: Pick<TokenizerRequest, 'model' | 'family' | 'tokenizerDir' | 'cacheDir' | 'bundledDir'>): string | undefined {
+  if (req.tokenizerDir) return req.tokenizerDir;
+  const repo = tokenizerRepoFor(req);
+  const shipped = bundledTokenizerDir(repo, req.bundledDir);
+  if (shipped) return shipped;
+  if (!req.cacheDir) return undefined;
+  const dir = join(req.cacheDir, 'tokenizers', ...repo.split('/'));
+  return hasFiles(dir, TIKTOKEN_FILES) || hasFiles(dir, JSON_FILES) ? dir : undefined;
 }
 
 /** The Hub repo a request resolves to (a model id first, then the family's default). */
@@ -151,13 +178,7 @@ export function loadFromDir(dir: string, label: string, cacheDir?: string, onWar
   return loadHfTokenizer(dir, `${label} (tokenizer.json)`);
 }
 
-/** Which layout a tokenizer folder holds, without loading it; a UserError when it holds none (cheap: for up-front checks). */
-export function checkTokenizerDir(dir: string): 'tiktoken' | 'tokenizer.json' {
-  if (!existsSync(dir)) throw new UserError(`tokenizer folder ${dir} does not exist`);
-  if (existsSync(join(dir, 'tiktoken.model'))) return 'tiktoken';
-  if (existsSync(join(dir, 'tokenizer.json'))) return 'tokenizer.json';
-  throw new UserError(`${dir} holds neither tiktoken.model nor tokenizer.json`);
-}
+export { checkTokenizerDir };
 
 function hasFiles(dir: string, files: string[]): boolean {
   return files.every((f) => existsSync(join(dir, f)));

@@ -21,4 +21,5 @@ export type WorkerReply =
   | { id: number; type: 'warning'; message: string }
   /** The table's columns come transferred, not copied. */
   | { id: number; type: 'done'; table: TokenTable; analysis: Analysis }
-  | { id: number; type: 'failed'; message: string; userError: boolean };
+  /** `missing`: the tokenizer is not on this machine and the job asked for no download (a TokenizerMissingError). */
+  | { id: number; type: 'failed'; message: string; userError: boolean; missing?: { repo: string; dir: string } };

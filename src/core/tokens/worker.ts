@@ -6,6 +6,7 @@
 import { parentPort } from 'node:worker_threads';
 import { UserError } from '../model';
 import { exchangeTokenTable } from './exchange';
+import { TokenizerMissingError } from './local';
 import { ChatTemplatePool, promptFor } from './prompt';
 import { TokenizerPool } from './resolve';
 import type { TokenTable } from './table';
@@ -38,6 +39,7 @@ async function run(job: StreamJob): Promise<WorkerReply> {
     const { table, analysis } = exchangeTokenTable({ ...job.input, tokenizer, promptTokens: prompt?.ids.length, promptIds: prompt?.ids, promptNote: note });
     return { id: job.id, type: 'done', table, analysis };
   } catch (e) {
-    return { id: job.id, type: 'failed', message: e instanceof Error ? e.message : String(e), userError: e instanceof UserError };
+    const missing = e instanceof TokenizerMissingError ? { repo: e.repo, dir: e.dir } : undefined;
+    return { id: job.id, type: 'failed', message: e instanceof Error ? e.message : String(e), userError: e instanceof UserError, ...(missing && { missing }) };
   }
 }

@@ -7,6 +7,7 @@ import type { SchemaMetrics, TriggerMetrics } from './metrics';
 import type { RunOutcome } from './run';
 import type { VerifyReport } from './verify';
 import { previewLine, previewsLine } from '../repair/preview';
+import { formatCost } from '../cost';
 
 export function pct(x: number | null | undefined): string {
   return x === null || x === undefined ? 'n/a' : `${(x * 100).toFixed(1)}%`;
@@ -105,7 +106,7 @@ export function compareText(r: CompareReport): string {
     Object.entries(p.findingsByRule).map(([k, v]) => `${k}×${v}`).join(' ') || '-',
     ms(p.ttftMs),
     p.tokensPerSecond === undefined ? '-' : p.tokensPerSecond.toFixed(1),
-    p.costUsd === undefined ? '-' : p.costUsd.toPrecision(3),
+    formatCost(p.costUsd, '-'),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();

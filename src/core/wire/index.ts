@@ -12,8 +12,10 @@ import { parseChatJson, parseChatStream } from './openai-chat';
 import { parseResponsesJson, parseResponsesStream } from './responses';
 import { parseSglangJson, parseSglangStream } from './sglang';
 import { parseSse } from './sse';
+import { SSE_FIELDS } from './framing';
 
 export { normalizeRequest } from './request';
+export { SSE_FIELDS, textFramed } from './framing';
 export { cutShort, endedTurn, protocolFromPath } from './common';
 export { parseSse, SseReader } from './sse';
 
@@ -63,6 +65,20 @@ export function parseResponseBody(body: Uint8Array | string, hint: BodyHint = {}
       ? // Framing decoded JSON and plain text already: a megabyte body is not decoded twice.
         nativeText(framing.kind === 'events' ? utf8.decode(bytes) : framing.text)
       : parseFramed(framing, protocol, bytes.length);
+  if (hint.chunks && hint.chunks.length > 0) stampTimes(res.events, hint.chunks);
+  return res;
+}
+
+/**
+ * `parseResponseBody` of a body `textFramed` calls text, given as its text (decoded as TextDecoder decodes it, a
+ * leading byte-order mark dropped): the same result, without the body's bytes. A large model output read from a file
+ * is never held as bytes and text at once.
+ */
+export function parseTextBody(text: string, hint: BodyHint = {}): ParsedResponse {
+  const framing: Framing = { kind: 'text', text };
+  const protocol = chooseProtocol(framing, hint);
+  // The size only places events and a cut JSON body: text has neither.
+  const res = protocol === 'native-text' ? nativeText(text) : parseFramed(framing, protocol, 0);
   if (hint.chunks && hint.chunks.length > 0) stampTimes(res.events, hint.chunks);
   return res;
 }
@@ -160,7 +176,6 @@ function notWireFormat(protocol: Protocol, text: string): ParsedResponse {
   return res;
 }
 
-export const SSE_FIELDS = ['data:', 'event:', 'id:', 'retry:', ':'].map((f) => encoder.encode(f));
 
 function frame(bytes: Uint8Array, contentType?: string): Framing {
   let i = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;

@@ -49,6 +49,9 @@ export function chatStreamFold(events: RawEvent[] = []): StreamFold {
     const error = readError(chunk);
     if (error) setError(res, error, i, ev.offset);
     const choice = firstChoice(chunk);
+    // OpenRouter may also put the error inside the choice that it ends with finish_reason "error".
+    const choiceError = error || !choice?.error ? undefined : readError(choice);
+    if (choiceError) setError(res, choiceError, i, ev.offset);
     if (choice) {
       const delta = obj(choice.delta);
       if (delta) applyDelta(res.message, delta);
@@ -72,6 +75,12 @@ export function parseChatJson(value: unknown, events: RawEvent[]): ParsedRespons
     res.provider ??= errorProvider(body);
   }
   const choice = firstChoice(body);
+  // An error reported inside the choice (`choices[0].error`, finish_reason "error"): OpenRouter's generation errors.
+  const choiceError = error || !choice?.error ? undefined : readError(choice);
+  if (choiceError) {
+    setError(res, choiceError, 0);
+    res.provider ??= errorProvider(choice);
+  }
   if (choice) {
     const m = obj(choice.message);
     if (m) {

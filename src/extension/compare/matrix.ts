@@ -10,6 +10,7 @@ import type { Severity } from '../../core/model';
 import type { CompareProgress, ProviderResult, SampleResult } from '../../core/upstream/compare';
 import { pct, providerRepairLine, triggerText } from '../../core/upstream/describe';
 import { previewLine } from '../../core/repair/preview';
+import { formatCost } from '../../core/cost';
 import { triggerSimilarity, type TriggerMetrics } from '../../core/upstream/metrics';
 import type { ProviderEndpoint } from '../../core/upstream/openrouter';
 import type { CompareView, RowView, RunState, SampleCellView } from '../../../webview/compare/protocol';
@@ -41,10 +42,8 @@ export function formatMs(n: number | undefined): string {
   return n < 1000 ? `${Math.round(n)} ms` : `${(n / 1000).toFixed(2)} s`;
 }
 
-/** USD per request; three significant digits keep sub-cent costs readable. */
-export function formatCost(usd: number | undefined): string {
-  return usd === undefined || !Number.isFinite(usd) ? '—' : `$${usd.toPrecision(3)}`;
-}
+/** USD per request (three significant digits keep sub-cent costs readable): core/cost.ts. */
+export { formatCost };
 
 /** USD per token → `$0.60` per million tokens. */
 export function perMillion(usdPerToken: number | undefined): string {
@@ -100,8 +99,11 @@ export function triggerAgainst(samples: readonly SampleResult[], reference: read
   return { ...triggerSimilarity(pairs), pairs: pairs.length };
 }
 
-function sampleState(s: SampleResult): SampleCellView['state'] {
-  return s.outcome.cancelled ? 'cancelled' : s.outcome.ok ? 'ok' : 'failed';
+/** A sample that answered is `ok` only when nothing in it breaks an agent: an error finding or an invalid call is `broken`. */
+export function sampleState(s: SampleResult): SampleCellView['state'] {
+  if (s.outcome.cancelled) return 'cancelled';
+  if (!s.outcome.ok) return 'failed';
+  return s.findings.some((f) => f.severity === 'error') || s.toolCallsValid === false ? 'broken' : 'ok';
 }
 
 export function sampleCell(s: SampleResult, slug: string): SampleCellView {

@@ -20,7 +20,7 @@ import { exchangeView } from '../../../src/extension/exchangeView';
 import { ruleInfo } from '../../../src/core/checks/index';
 import { startOpenRouterEmulator } from '../../fixtures/openrouter-emulator';
 import { recordExchange } from '../../helpers/exchanges';
-import { sharedDir } from '../../helpers/shared';
+import { kimiTokenizerFolder } from '../../helpers/shared';
 import { sourceMatches, SRC } from '../../helpers/source';
 import { tempDir } from '../proxy/local-upstream';
 
@@ -90,16 +90,15 @@ test('one analysis per exchange: store → tree → Problems panel → token vie
     );
 
     // The token view gets the analysis (what the extension hands the worker) and keeps its findings object.
-    const kimi = sharedDir() && join(sharedDir()!, 'tokenizers', 'kimi-k2');
-    if (kimi) {
-      const tokenizer = loadFromDir(kimi, 'kimi-k2');
+    {
+      const tokenizer = loadFromDir(kimiTokenizerFolder(), 'kimi-k2');
       const { stream, analysis } = exchangeTokenStream({ tokenizer, response: opened.response, request: opened.request, analysis: opened.analysis });
       assert.equal(analysis, opened.analysis, 'the same analysis object');
       // Each token finding wraps the very finding object the Problems panel shows (the accounting adds its own line).
       const wrapped = stream.findings.map((f) => f.finding).filter((f) => f.rule !== ACCOUNTING_RULE);
       assert.equal(wrapped.length, opened.analysis.findings.length);
       wrapped.forEach((f, i) => assert.equal(f, opened.analysis.findings[i], `finding ${i} is the same object`));
-    } else t.diagnostic('token view part skipped: the shared Kimi K2 tokenizer folder is not available');
+    }
 
     // Exports and watch read it; a second process (read-only) reads it too.
     const repro = prepareRepro(readCapture(store, id));

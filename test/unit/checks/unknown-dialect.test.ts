@@ -34,7 +34,7 @@ describe('no silent all-clear on a dialect Tokenscope does not know', () => {
   });
 
   test('the same markup in the content of a structured response whose request offered tools is an error; without tools a warning', () => {
-    const leak = response({ model: 'acme/zeta-7b', message: { content: 'Sure <ifm|tool_call>lookup<ifm|sep>x' } });
+    const leak = response({ model: 'acme/zeta-7b', message: { content: 'Sure <acme|tool_call>lookup<acme|sep>x' } });
     const withTools = analyze({ response: leak, request: request([{ name: 'lookup' }]) });
     const e = withTools.findings.find((x) => x.rule === 'markup-in-content');
     assert.equal(e?.severity, 'error');

@@ -82,6 +82,51 @@ describe('upstream-error', () => {
   });
 });
 
+// OpenRouter reports a generation error inside the choice it ends with finish_reason "error" (choices[].error), in a
+// JSON body and mid-stream (/work/shared/reference/wire-formats.md §1.4, §1.6).
+describe('upstream-error: the error inside the choice', () => {
+  const choiceError = { code: 502, message: 'Upstream error from Chutes: model overloaded\n\u001b[31mretry\u001b[0m', metadata: { provider_name: 'Chutes' } };
+
+  test('a JSON body with choices[0].error and finish_reason "error": an error finding with the provider and its message', () => {
+    const body = JSON.stringify({
+      id: 'gen-1',
+      object: 'chat.completion',
+      model: 'moonshotai/kimi-k2-0905',
+      choices: [{ index: 0, finish_reason: 'error', native_finish_reason: 'error', message: { role: 'assistant', content: '' }, error: choiceError }],
+    });
+    const r = parseResponseBody(body, { path: '/api/v1/chat/completions' });
+    assert.equal(r.error?.message.startsWith('Upstream error from Chutes'), true);
+    const f = run(upstreamError, { response: r }).findings;
+    assert.equal(f.length, 1);
+    assert.equal(f[0].severity, 'error');
+    // The text as sent: the readers (lint, show, the extension) escape it for display.
+    assert.equal(f[0].message, `The upstream ended the turn with finish_reason error: 502: ${choiceError.message} (provider Chutes)`);
+  });
+
+  test('a stream whose last chunk carries the error inside the choice only', () => {
+    const body =
+      chunk({ role: 'assistant', content: 'Partial' }) +
+      `data: ${JSON.stringify({ id: 'gen-1', object: 'chat.completion.chunk', provider: 'Chutes', choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error', error: { code: 'server_error', message: 'Provider disconnected' } }] })}\n\n`;
+    const f = run(upstreamError, { response: parseResponseBody(body) }).findings;
+    assert.equal(f.length, 1);
+    assert.match(f[0].message, /^The stream carried an error event from Chutes \(event 1, byte \d+\): server_error: Provider disconnected$/);
+  });
+
+  test('finish_reason "error" with no error object anywhere is still an error', () => {
+    const body = JSON.stringify({ id: 'gen-1', object: 'chat.completion', model: 'moonshotai/kimi-k2-0905', choices: [{ index: 0, finish_reason: 'error', message: { role: 'assistant', content: 'Par' } }] });
+    const f = run(upstreamError, { response: parseResponseBody(body) }).findings;
+    assert.equal(f.length, 1);
+    assert.match(f[0].message, /finish_reason error .*no error message/);
+  });
+
+  test('an error in the choice beside a top-level one is reported once', () => {
+    const body = JSON.stringify({ id: 'gen-1', object: 'chat.completion', error: { code: 502, message: 'Provider returned error' }, choices: [{ index: 0, finish_reason: 'error', message: { role: 'assistant', content: '' }, error: choiceError }] });
+    const r = parseResponseBody(body);
+    assert.equal(r.wireIssues.filter((w) => w.code === 'error-event').length, 1);
+    assert.equal(run(upstreamError, { response: r }).findings.length, 1);
+  });
+});
+
 describe('wire-invalid-json', () => {
   test('an event whose data is not JSON', () => {
     const f = run(wireInvalidJson, { response: parseResponseBody(`${chunk({ content: 'a' })}data: {"id":"gen-1","choices":[{"delta":{"content":"b\n\ndata: [DONE]\n\n`) }).findings;

@@ -111,11 +111,15 @@ describe('comparison matrix from a real comparison (OpenRouter emulator)', () =>
     assert.ok(leak.findings.length > 0);
     assert.equal(leak.findings[0].severity, 'error', 'worst findings first');
     assert.ok(leak.samples.every((c) => c.findings > 0 && c.worst === 'error'));
+    // A sample that answered with an error finding is broken, not a green ✓ beside the reference's healthy ones.
+    assert.deepEqual(leak.samples.map((c) => c.state), ['broken', 'broken']);
+    assert.deepEqual(fw.samples.map((c) => c.state), ['ok', 'ok']);
 
     const groq = row('groq');
     assert.equal(groq.schema.accuracy, 0);
     assert.equal(groq.trigger.f1, 1, 'it does call the tool: trigger agrees, schema fails');
     assert.ok(groq.samples.every((c) => c.toolCallsValid === false));
+    assert.ok(groq.samples.every((c) => c.state === 'broken'), 'a call that fails the schema is broken');
   });
 
   it('keeps failed requests as cells with status, one-line error and error body', () => {
@@ -198,6 +202,8 @@ describe('comparison wording', () => {
     assert.equal(formatMs(1530), '1.53 s');
     assert.equal(formatMs(undefined), '—');
     assert.equal(formatCost(0.000123456), '$0.000123');
+    assert.equal(formatCost(0.00010229999999999999), '$0.000102', 'float noise is not shown');
+    assert.equal(formatCost(1e-7), '$0.0000001', 'never an exponent');
     assert.equal(formatCost(undefined), '—');
   });
 

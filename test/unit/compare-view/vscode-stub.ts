@@ -62,6 +62,23 @@ export class EventEmitter<T> extends Emitter<T> {
   dispose(): void {}
 }
 export const DiagnosticSeverity = { Error: 0, Warning: 1, Information: 2, Hint: 3 };
+export class Range {
+  constructor(
+    readonly startLine: number,
+    readonly startCharacter: number,
+    readonly endLine: number,
+    readonly endCharacter: number,
+  ) {}
+}
+export class Diagnostic {
+  source?: string;
+  code?: string;
+  constructor(
+    readonly range: Range,
+    readonly message: string,
+    readonly severity: number,
+  ) {}
+}
 export const ViewColumn = { Active: -1, Beside: -2 };
 export const ProgressLocation = { SourceControl: 1, Window: 10, Notification: 15 };
 export const StatusBarAlignment = { Left: 1, Right: 2 };
@@ -117,6 +134,8 @@ export const ui = {
   executed: [] as unknown[][],
   commands: new Map<string, (...args: unknown[]) => unknown>(),
   contentProviders: new Map<string, { provideTextDocumentContent(uri: Uri): string | Promise<string> }>(),
+  /** What the diagnostic collections hold: URI text → diagnostics (the Problems panel). */
+  diagnostics: new Map<string, Diagnostic[]>(),
 };
 
 export const window = {
@@ -199,7 +218,23 @@ export const commands = {
 };
 
 export const languages = {
-  createDiagnosticCollection: () => ({ set() {}, delete() {}, forEach() {}, dispose() {} }),
+  createDiagnosticCollection: () => {
+    const uris = new Map<string, Uri>();
+    return {
+      set(uri: Uri, diags: Diagnostic[]) {
+        uris.set(uri.toString(), uri);
+        ui.diagnostics.set(uri.toString(), diags);
+      },
+      delete(uri: Uri) {
+        uris.delete(uri.toString());
+        ui.diagnostics.delete(uri.toString());
+      },
+      forEach(fn: (uri: Uri, diags: Diagnostic[]) => void) {
+        for (const [key, uri] of [...uris]) fn(uri, ui.diagnostics.get(key) ?? []);
+      },
+      dispose() {},
+    };
+  },
 };
 
 /** Makes `require('vscode')` load this module. */

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { analyze } from '../../../src/core/analyze';
 import { ruleInfo } from '../../../src/core/checks/index';
@@ -10,7 +9,7 @@ import { loadFromDir } from '../../../src/core/tokens/resolve';
 import { recipeClipboard, recipeMarkdown } from '../../../src/extension/agentText';
 import { findingRange, positionAt, tokenStreamView, wireEvents } from '../../../src/extension/exchangeView';
 import { SEGMENT_KINDS, TOKEN_KINDS } from '../../../webview/protocol';
-import { sharedDir } from '../../helpers/shared';
+import { kimiTokenizerFolder } from '../../helpers/shared';
 
 describe('exchange view for the webview', () => {
   it('maps offsets to line and character', () => {
@@ -36,10 +35,8 @@ describe('exchange view for the webview', () => {
     );
   });
 
-  it('turns a real Kimi K2 token stream into columns with the unterminated section placed on tokens', (t) => {
-    const dir = sharedDir() && join(sharedDir()!, 'tokenizers', 'kimi-k2');
-    if (!dir) return t.skip('the shared Kimi K2 tokenizer folder is not available');
-    const tokenizer = loadFromDir(dir, 'kimi-k2');
+  it('turns a real Kimi K2 token stream into columns with the unterminated section placed on tokens', () => {
+    const tokenizer = loadFromDir(kimiTokenizerFolder(), 'kimi-k2');
     const nativeText =
       "I'll read it.<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{\"path\": \"README.md\"}<|tool_call_end|>";
     const analysis = analyze({ nativeText, model: 'moonshotai/kimi-k2-0905' });
@@ -53,7 +50,8 @@ describe('exchange view for the webview', () => {
     assert.equal(view.texts.slice(0, 3).join(''), nativeText.slice(0, view.ends[2]));
     assert.ok(view.segments.every((s) => s >= 0 && s < SEGMENT_KINDS.length));
     // Raw output: what is shown is what is counted.
-    assert.equal(view.accounting.find((a) => a.label === 'Counted')!.value, `${view.ids.length} tokens (0 in reasoning)`);
+    assert.equal(view.accounting.find((a) => a.label === 'Counted')!.value, `${view.ids.length} completion tokens (0 in reasoning)`);
+    assert.equal(view.count, view.ids.length);
 
     // The same markup leaked into a structured response's content: the view draws the markers as the text the provider
     // returned, and the count (of the tokens the model emitted) says why it is smaller.
@@ -61,7 +59,13 @@ describe('exchange view for the webview', () => {
     const leaked = tokenStreamView(exchangeTokenStream({ tokenizer, response }).stream, ruleInfo);
     const counted = leaked.accounting.find((a) => a.label === 'Counted')!.value;
     // Counted: the raw output's tokens and the end-of-turn token a structured response implies.
-    assert.equal(counted, `${view.ids.length + 1} tokens (0 in reasoning); the ${leaked.ids.length} shown spell out as text the markers the model emitted as one special token each`);
+    assert.equal(
+      counted,
+      `${view.ids.length + 1} completion tokens (0 in reasoning); ${leaked.ids.length} pieces drawn: a marker spelled out as text is drawn as its text pieces and counted once, as the special token the model emitted`,
+    );
+    // One count: the tab and the toolbar give the Counted number, not the pieces drawn.
+    assert.equal(leaked.count, view.ids.length + 1);
+    assert.match(leaked.countMeaning!, /^completion tokens as the model emitted them/);
     assert.ok(leaked.ids.length > view.ids.length + 1);
     const unclosed = view.findings.find((f) => f.rule === 'section-unclosed');
     assert.ok(unclosed, `findings: ${view.findings.map((f) => f.rule).join(', ')}`);
@@ -72,10 +76,8 @@ describe('exchange view for the webview', () => {
 });
 
 describe('token view accounting: the prompt line', () => {
-  it('shows the prompt rendered with the model template against the bill, MISMATCH when far off, or why there is none', (t) => {
-    const dir = sharedDir() && join(sharedDir()!, 'tokenizers', 'kimi-k2');
-    if (!dir) return t.skip('the shared Kimi K2 tokenizer folder is not available');
-    const tokenizer = loadFromDir(dir, 'kimi-k2');
+  it('shows the prompt rendered with the model template against the bill, MISMATCH when far off, or why there is none', () => {
+    const tokenizer = loadFromDir(kimiTokenizerFolder(), 'kimi-k2');
     const response: ParsedResponse = {
       protocol: 'openai-chat',
       streamed: false,

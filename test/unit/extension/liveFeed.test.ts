@@ -4,8 +4,8 @@
 // exchange replaces the live one in place.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LivePoller, PanelFeed, type OpenedCore } from '../../../src/extension/liveFeed';
-import type { HostMessage } from '../../../webview/protocol';
+import { LivePoller, PanelFeed, type OpenedCore, type TokenJob, type TokensResult } from '../../../src/extension/liveFeed';
+import { isWebviewMessage, type HostMessage } from '../../../webview/protocol';
 import type { CapturedExchange } from '../../../src/core/model';
 
 function opened(bytes: number, state: CapturedExchange['state'] = 'streaming'): OpenedCore {
@@ -105,4 +105,60 @@ test('the first live view is posted at once, however young the process (its cloc
   } finally {
     performance.now = realNow;
   }
+});
+
+test('a missing tokenizer: the download runs once on request, with progress, and a failure keeps the offer with why', async () => {
+  const stream = { tokenizer: 'q', source: 'text' as const, ids: [1], texts: ['a'], starts: [0], ends: [1], kinds: [0], segments: [2], accounting: [], findings: [] };
+  const needed = { repo: 'Qwen/Qwen3-32B', dir: '/data/tokenizers/Qwen/Qwen3-32B' };
+  const jobs: (TokenJob | undefined)[] = [];
+  let hubUp = false;
+  let release: (() => void) | undefined;
+  const source = async (_o: OpenedCore, job?: TokenJob): Promise<TokensResult> => {
+    jobs.push(job);
+    if (!job?.download) return { reason: 'No tokenizer for Qwen/Qwen3-32B on this machine yet', needed };
+    job.onProgress?.({ repo: needed.repo, file: 'tokenizer.json', received: 5, total: 10 });
+    await new Promise<void>((r) => (release = r));
+    return hubUp ? { stream } : { reason: 'No tokenizer: cannot reach the Hugging Face Hub' };
+  };
+  const posts: HostMessage[] = [];
+  const feed = new PanelFeed(opened(0, 'complete'), source, { post: async (m) => (posts.push(m), true), title: () => undefined, error: () => undefined });
+  await feed.sendSnapshot();
+  assert.deepEqual(jobs, [undefined], 'opening never downloads');
+  assert.equal(feed.needsTokenizer, true);
+  assert.deepEqual((posts.at(-1) as { needed?: unknown }).needed, needed);
+
+  // The Hub is down: the offer stays, with why.
+  const failed = feed.download();
+  assert.equal(await feed.download(), false, 'a second click while downloading starts nothing');
+  await new Promise((r) => setImmediate(r));
+  release!();
+  assert.equal(await failed, false);
+  assert.deepEqual(posts.find((m) => m.type === 'tokenizerProgress'), { type: 'tokenizerProgress', progress: { file: 'tokenizer.json', received: 5, total: 10 } });
+  const after = posts.at(-1) as { type: string; needed?: { error?: string } };
+  assert.equal(after.type, 'tokens');
+  assert.deepEqual(after.needed, { ...needed, error: 'No tokenizer: cannot reach the Hugging Face Hub' });
+  assert.equal(feed.needsTokenizer, true);
+  assert.equal(jobs.filter((j) => j?.download).length, 1);
+
+  // A folder without tokenizer files: said beside the offer, nothing tokenized.
+  await feed.tokenizerError('/tmp/x holds neither tiktoken.model nor tokenizer.json');
+  assert.equal((posts.at(-1) as { needed?: { error?: string } }).needed?.error, '/tmp/x holds neither tiktoken.model nor tokenizer.json');
+  assert.equal(jobs.length, 2);
+
+  // The Hub is back: the tokens replace the offer.
+  hubUp = true;
+  const ok = feed.download();
+  await new Promise((r) => setImmediate(r));
+  release!();
+  assert.equal(await ok, true);
+  const last = posts.at(-1) as { type: string; stream?: unknown; needed?: unknown };
+  assert.equal(last.type, 'tokens');
+  assert.ok(last.stream && !last.needed);
+  assert.equal(feed.needsTokenizer, false);
+});
+
+test('the webview may ask for a tokenizer by download or folder, nothing else', () => {
+  assert.ok(isWebviewMessage({ type: 'getTokenizer', how: 'download' }));
+  assert.ok(isWebviewMessage({ type: 'getTokenizer', how: 'folder' }));
+  for (const bad of [{ type: 'getTokenizer' }, { type: 'getTokenizer', how: 'url' }, { type: 'getTokenizer', how: 1 }]) assert.equal(isWebviewMessage(bad), false, JSON.stringify(bad));
 });

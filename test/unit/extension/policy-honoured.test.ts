@@ -74,7 +74,8 @@ test('policy honoured: the Captures tree, show and the exchange view judge a pro
 
       const node = rows.find((n) => n.kind === 'exchange' && n.exchange.id === id)!;
       const item = tree.getTreeItem(node);
-      assert.match(String(item.description), new RegExp(`${served} · ${word(honoured)}( ·|$)`), `tree row, ${what}`);
+      assert.match(String(item.label), new RegExp(`^${served} · `), `tree row, ${what}`);
+      assert.match(String(item.description), new RegExp(`(^|· )${word(honoured)}( ·|$)`), `tree row, ${what}`);
       assert.match(String(item.tooltip), new RegExp(`${honoured ? 'honoured' : 'NOT honoured'}$`, 'm'), `tree tooltip, ${what}`);
 
       const json = JSON.parse((await show(id, '--json', '--data-dir', tmp.dir)).out);

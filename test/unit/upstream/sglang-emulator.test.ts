@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { sharedDir } from '../../helpers/shared';
 import { startSglangEmulator } from '../../fixtures/sglang-emulator';
 
 const READ_TOOL = {
@@ -13,7 +12,6 @@ const post = (url: string, body: unknown) =>
   fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 test('SGLang emulator: chat completions split reasoning and parse Kimi calls; /generate returns real Kimi ids', async (t) => {
-  if (!sharedDir()) return t.skip('needs ../shared/tokenizers/kimi-k2 (or TOKENSCOPE_SHARED)');
   const emu = await startSglangEmulator();
   try {
     assert.equal((await fetch(`${emu.url}/health`)).status, 200);

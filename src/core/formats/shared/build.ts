@@ -14,7 +14,7 @@ import type {
   ToolCall,
 } from '../../model';
 import type { RenderOptions } from '../types';
-import { firstTruncated, trimRange, type MarkerHit } from './text';
+import { firstTruncated, textIndex, trimRange, type MarkerHit, type TextIndex } from './text';
 
 /** Accumulates the segments and problems of one parse. */
 export class ParseOut {
@@ -27,10 +27,14 @@ export class ParseOut {
   constructor(
     readonly family: FamilyId,
     readonly text: string,
-  ) {}
+  ) {
+    this.index = textIndex(text);
+  }
 
   /** Per marker, the last search: the first occurrence at or after `from` is `at` (-1: none). */
   private readonly seen = new Map<string, { from: number; at: number }>();
+  /** The searches themselves: one scan of a long text per distinct first character of the markers. */
+  private readonly index: TextIndex;
 
   /**
    * Earliest complete occurrence of any of `markers` in [from, to); ties go to the longer marker.
@@ -52,7 +56,7 @@ export class ParseOut {
   private next(marker: string, from: number): number {
     const last = this.seen.get(marker);
     if (last && last.from <= from && (last.at < 0 || last.at >= from)) return last.at;
-    const at = this.text.indexOf(marker, from);
+    const at = this.index.indexOf(marker, from);
     this.seen.set(marker, { from, at });
     return at;
   }
@@ -82,10 +86,13 @@ export class ParseOut {
   finish(): ParsedNative {
     // Several regions (content before and after a section) are joined by a blank line.
     const message: AssistantMessage = {
-      ...(this.reasoning.length ? { reasoning: this.reasoning.join('\n\n') } : {}),
-      ...(this.content.length ? { content: this.content.join('\n\n') } : {}),
+      ...(this.reasoning.length ? { reasoning: joinParts(this.reasoning) } : {}),
+      ...(this.content.length ? { content: joinParts(this.content) } : {}),
       toolCalls: this.calls,
     };
+    if (this.reasoning.length > 1 || this.content.length > 1) {
+      messageParts.set(message, { ...(this.reasoning.length > 1 ? { reasoning: this.reasoning } : {}), ...(this.content.length > 1 ? { content: this.content } : {}) });
+    }
     return {
       family: this.family,
       text: this.text,
@@ -94,6 +101,30 @@ export class ParseOut {
       problems: this.problems.sort((a, b) => a.start - b.start),
     };
   }
+}
+
+/** The separator of the regions of a message's content or reasoning. */
+export const PART_SEPARATOR = '\n\n';
+
+/**
+ * The regions joined by a blank line. Concatenated rather than `join`ed: the result is the same string, but a long
+ * output's regions are not copied into a new one until something reads it whole (a report streams them part by part,
+ * `messageParts`).
+ */
+function joinParts(parts: readonly string[]): string {
+  let s = parts[0];
+  for (let i = 1; i < parts.length; i++) s = s + PART_SEPARATOR + parts[i];
+  return s;
+}
+
+const messageParts = new WeakMap<AssistantMessage, { content?: readonly string[]; reasoning?: readonly string[] }>();
+
+/**
+ * The regions a parsed message's content and reasoning were joined from (with `PART_SEPARATOR`), when there were
+ * several: for output written in pieces, which need not build the joined text.
+ */
+export function messagePartsOf(m: AssistantMessage): { content?: readonly string[]; reasoning?: readonly string[] } | undefined {
+  return messageParts.get(m);
 }
 
 /** A segment; `callIndex` only when given, so segments compare equal whichever side built them. */

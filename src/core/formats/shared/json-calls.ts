@@ -37,6 +37,8 @@ export interface JsonCallsGrammar {
   bare?: boolean;
   /** `NAME[ARGS]{…}` after the opener instead of a list (Mistral v11+): the marker between the name and the JSON. */
   named?: string;
+  /** The member that carries the name, when not `name` (Cohere Command: `tool_name`). */
+  nameKey?: string;
 }
 
 export function parseJsonCalls(g: JsonCallsGrammar, text: string): ParsedNative {
@@ -201,7 +203,7 @@ function namedCalls(out: ParseOut, g: JsonCallsGrammar, start: number, pos: numb
 function readCall(out: ParseOut, g: JsonCallsGrammar, from: number, to: number, complete: boolean): number {
   const { text } = out;
   const members = jsonMembers(text, from, to) ?? [];
-  const nameMember = members.find((m) => m.key === 'name' && m.complete);
+  const nameMember = members.find((m) => m.key === (g.nameKey ?? 'name') && m.complete);
   const argsMember = members.find((m) => m.key !== undefined && g.argKeys.includes(m.key));
   let name = '';
   if (nameMember) {
@@ -222,7 +224,7 @@ function readCall(out: ParseOut, g: JsonCallsGrammar, from: number, to: number, 
   }
   if (argsMember) out.seg('arguments', argsMember.valueRange[0], argsMember.valueRange[1], index);
   if (!complete) callUnclosed(out, index, from, end, '}', end);
-  else if (!nameMember || !name) out.problem('malformed-call', `call ${index}: no "name" string`, from, end, { callIndex: index });
+  else if (!nameMember || !name) out.problem('malformed-call', `call ${index}: no "${g.nameKey ?? 'name'}" string`, from, end, { callIndex: index });
   return end;
 }
 

@@ -3,7 +3,7 @@
  * tool-call sections, call bodies and their closers, and the `<think>`-family render opening. A family
  * describes its grammar as data (`TurnGrammar`, `SectionGrammar`) and these walk the text.
  */
-import type { AssistantMessage, FamilyId, ParsedNative } from '../../model';
+import type { AssistantMessage, FamilyId, FormatProblem, ParsedNative } from '../../model';
 import type { RenderOptions } from '../types';
 import { closing, freeText, ParseOut, present, RenderOut, type Closing } from './build';
 import { endsInMarker, firstTruncated, jsonValueEnd, markerAt, skipWs, trimRange, truncatedAt, type MarkerHit } from './text';
@@ -15,6 +15,14 @@ export const THINK_CLOSE = '</think>';
 export interface ThinkTags {
   open: string;
   close: string;
+  /**
+   * Spellings of the close that lack a piece the engines need (Kimi K3 `<|close|>think` without its `<|sep|>`). No
+   * parser takes one for the close, so the reasoning stays open; Tokenscope shows the reasoning ending there (where
+   * the model meant it to end) and reports the close as cut short.
+   */
+  partial?: readonly string[];
+  /** Markers that belong inside reasoning (Seed-OSS `<seed:cot_budget_reflect>` budget notes): not stray there. */
+  inner?: readonly string[];
 }
 
 export const THINK_TAGS: ThinkTags = { open: THINK_OPEN, close: THINK_CLOSE };
@@ -23,8 +31,14 @@ export const THINK_TAGS: ThinkTags = { open: THINK_OPEN, close: THINK_CLOSE };
  * A `<think>…</think>` block at `pos` (after optional whitespace). Returns where the rest of the turn starts.
  * - `implicitOpen`: the prompt already ended with `<think>` (Kimi K2.5, DeepSeek R1), so a `</think>`
  *   with no opening marker still closes reasoning that started at `pos`.
- * - `stops`: markers that end the block even without `</think>` (the tool-call section: K2 Thinking
- *   sometimes skips `</think>`); then `reasoning-unclosed` points at the stop.
+ * - `stops`: the turn's structural markers. Without `<think>`, only a `</think>` ahead of all of them proves the text
+ *   is reasoning.
+ * - `turnEnds` and `reasoningEnds`: the markers that end a block left open: the end of turn, and the starters the
+ *   engines' reasoning parsers take as the end of reasoning (K2 Thinking sometimes skips `</think>`, and vLLM and
+ *   SGLang both end its reasoning at `<|tool_calls_section_begin|>`); then `reasoning-unclosed` points at that
+ *   marker. Other structure inside an open block is reasoning text, as vLLM's and SGLang's reasoning parsers keep it:
+ *   calls there are never returned as calls, and the problem says what is stuck in the reasoning (`stuck`). Without
+ *   `turnEnds`, every stop ends the block.
  * - A block that was opened and whose `</think>` does come, after tool-call markup, runs to that `</think>`: the
  *   markup sits inside the reasoning (the `markup-in-reasoning` rule reports it, with the calls it holds), and a
  *   section found inside reasoning is not read as the end of the reasoning. Tool markers (`toolMarkers`, else the
@@ -33,42 +47,110 @@ export const THINK_TAGS: ThinkTags = { open: THINK_OPEN, close: THINK_CLOSE };
 export function thinkBlock(
   out: ParseOut,
   pos: number,
-  opts: { implicitOpen: boolean; stops: readonly string[]; markers: readonly string[]; tags?: ThinkTags; toolMarkers?: readonly string[] },
+  opts: {
+    implicitOpen: boolean;
+    stops: readonly string[];
+    /** End-of-turn markers; with `reasoningEnds`, the only markers that end a block left open (default: every stop). */
+    turnEnds?: readonly string[];
+    reasoningEnds?: readonly string[];
+    markers: readonly string[];
+    tags?: ThinkTags;
+    toolMarkers?: readonly string[];
+  },
 ): number {
   const { text } = out;
-  const { open: OPEN, close: CLOSE } = opts.tags ?? THINK_TAGS;
+  const tags = opts.tags ?? THINK_TAGS;
+  const { open: OPEN, close: CLOSE } = tags;
   const at = skipWs(text, pos);
   const opened = text.startsWith(OPEN, at);
   const bodyStart = opened ? at + OPEN.length : pos;
   const close = text.indexOf(CLOSE, bodyStart);
   const stop = out.find(opts.stops, bodyStart);
+  const partial = tags.partial?.length ? out.find(tags.partial, bodyStart) : undefined;
   if (!opened) {
-    // Without `<think>` only a `</think>` ahead of any stop proves the text is reasoning.
-    if (!opts.implicitOpen || close < 0 || (stop && stop.start < close)) return pos;
+    // Without `<think>` only a `</think>` (or a spelling of it cut short) ahead of any stop proves the text is reasoning.
+    const closeAt = close >= 0 ? close : partial ? partial.start : -1;
+    if (!opts.implicitOpen || closeAt < 0 || (stop && stop.start < closeAt)) return pos;
   } else {
     out.seg('marker', at, bodyStart);
   }
-  const inner = opts.markers.filter((m) => m !== CLOSE);
+  const inner = opts.markers.filter((m) => m !== CLOSE && !tags.inner?.includes(m));
+  const tool = new Set(opts.toolMarkers ?? opts.stops);
   if (close >= 0 && (opened || !(stop && stop.start < close))) {
-    const tool = new Set(opts.toolMarkers ?? opts.stops);
     freeText(out, 'reasoning', bodyStart, close, stop && stop.start < close ? inner.filter((m) => !tool.has(m)) : inner);
     out.seg('marker', close, close + CLOSE.length);
     return close + CLOSE.length;
   }
-  // Unclosed: reasoning runs to a cut-short `</think>` (read as the broken close), the stop, or the end.
-  let end = stop ? stop.start : text.length;
-  const cut = firstTruncated(text, [CLOSE], bodyStart, end);
+  // Unclosed: reasoning runs to a cut-short `</think>` (read as the broken close), a marker that ends an open block, or
+  // the end of the text.
+  const implicitEnds = opts.reasoningEnds ?? [];
+  const blockEnds = opts.turnEnds ? [...opts.turnEnds, ...implicitEnds] : opts.stops;
+  const blockEnd = out.find(blockEnds, bodyStart);
+  let end = blockEnd ? blockEnd.start : text.length;
+  let cut: MarkerHit | undefined = firstTruncated(text, [CLOSE], bodyStart, end);
+  if (partial && partial.start < end && (!cut || partial.start < cut.start)) cut = partial;
   if (cut) end = cut.start;
-  freeText(out, 'reasoning', bodyStart, end, inner);
-  const [, expectedAt] = trimRange(text, bodyStart, end);
+  // Structure inside the open block is reasoning text (tool markup stays in it for the markup-in-reasoning rule); the
+  // problem says what it holds.
+  freeText(out, 'reasoning', bodyStart, end, inner.filter((m) => !tool.has(m) && !opts.stops.includes(m)));
+  const stuck = stuckAfter(out, { bodyStart, end, cut, blockEnd, implicitEnds, turnEnds: opts.turnEnds, stops: opts.stops, tool, markers: opts.markers });
+  // The close belonged where the reasoning ends, or before the first structure it swallowed.
+  const [, expectedAt] = trimRange(text, bodyStart, stuck.movedAt ?? end);
   out.problem('reasoning-unclosed', `${CLOSE} never came`, opened ? at : bodyStart, end, {
     expectedAt: Math.max(expectedAt, bodyStart),
     marker: CLOSE,
+    ...(stuck.stuck ? { stuck: stuck.stuck } : {}),
   });
   if (!cut) return end;
   out.seg('marker', cut.start, cut.end);
   out.problem('marker-truncated', `${CLOSE} is cut short`, cut.start, cut.end, { marker: CLOSE });
   return cut.end;
+}
+
+/**
+ * What the engines keep inside a reasoning block left open that the model meant as its answer or its calls (vLLM's
+ * and SGLang's `<think>` parsers keep everything after an unmatched open as reasoning):
+ * - the block ran over tool-call structure to the end of the turn: its calls;
+ * - the model wrote a broken close (`cut`): what it wrote after it, calls or an answer.
+ * Nothing when the block ended at a marker the engines take as the end of reasoning, or when only reasoning arrived.
+ */
+function stuckAfter(
+  out: ParseOut,
+  b: {
+    bodyStart: number;
+    end: number;
+    cut?: MarkerHit;
+    blockEnd?: MarkerHit;
+    implicitEnds: readonly string[];
+    turnEnds?: readonly string[];
+    stops: readonly string[];
+    tool: ReadonlySet<string>;
+    markers: readonly string[];
+  },
+): { stuck?: NonNullable<FormatProblem['stuck']>; movedAt?: number } {
+  if (!b.turnEnds) return {};
+  const turnEnds = b.turnEnds;
+  const starts = b.stops.filter((m) => !turnEnds.includes(m) && !b.implicitEnds.includes(m));
+  const toolStarts = starts.filter((m) => b.tool.has(m));
+  if (!b.cut) {
+    if (b.blockEnd && b.implicitEnds.includes(b.blockEnd.marker)) return {};
+    // Structure the block ran over: calls, or the channel of an answer (Kimi K3's `<|open|>response<|sep|>`).
+    const call = out.find(toolStarts, b.bodyStart, b.end);
+    const reply = out.find(starts.filter((m) => !b.tool.has(m)), b.bodyStart, b.end);
+    const first = Math.min(call?.start ?? Infinity, reply?.start ?? Infinity);
+    if (!call) return reply ? { stuck: 'answer', movedAt: first } : {};
+    return { stuck: reply ? 'answer-and-calls' : 'calls', movedAt: first };
+  }
+  const next = out.find([...b.stops, ...b.implicitEnds], b.cut.end);
+  if (next && b.implicitEnds.includes(next.marker)) return {};
+  const turnEnd = out.find(turnEnds, b.cut.end);
+  const to = turnEnd ? turnEnd.start : out.text.length;
+  const call = out.find(toolStarts, b.cut.end, to);
+  // The answer: text between the broken close and the calls, once the family's own markers are set aside.
+  let answer = out.text.slice(b.cut.end, call ? call.start : to);
+  for (const m of b.markers) answer = answer.split(m).join('');
+  if (call) return { stuck: answer.trim() ? 'answer-and-calls' : 'calls' };
+  return answer.trim() ? { stuck: 'answer' } : {};
 }
 
 /** Something that opens a section or a call in free text. */
@@ -91,6 +173,12 @@ export interface TurnGrammar {
   ends: readonly string[];
   /** Reasoning delimiters, when not `<think>…</think>`. */
   think?: ThinkTags;
+  /**
+   * Starters that end a reasoning block left open, because the engines' reasoning parsers end reasoning there (Kimi
+   * K2's `<|tool_calls_section_begin|>`). Elsewhere an open block runs to the end of the turn, as vLLM's and SGLang's
+   * `<think>` parsers read it: calls inside it stay reasoning and are not returned.
+   */
+  reasoningEnds?: readonly string[];
   /** The family's tool-call markers: inside a closed reasoning block they stay reasoning text (markup-in-reasoning). */
   toolMarkers?: readonly string[];
   /** Structure found by shape rather than by a marker (Llama's bare JSON call, a pythonic call list). */
@@ -108,7 +196,15 @@ export interface PatternStarter {
 export function parseTurn(g: TurnGrammar, text: string): ParsedNative {
   const out = new ParseOut(g.family, text);
   const structural = [...g.starters.map((s) => s.marker), ...g.ends];
-  let pos = thinkBlock(out, 0, { implicitOpen: g.implicitThink, stops: structural, markers: g.markers, tags: g.think, toolMarkers: g.toolMarkers });
+  let pos = thinkBlock(out, 0, {
+    implicitOpen: g.implicitThink,
+    stops: structural,
+    turnEnds: g.ends,
+    reasoningEnds: g.reasoningEnds,
+    markers: g.markers,
+    tags: g.think,
+    toolMarkers: g.toolMarkers,
+  });
   // Per pattern, its next start as last found (reused while still ahead, so the scan stays linear).
   const ahead = (g.patterns ?? []).map(() => ({ from: -1, at: -1 }));
   const nextPattern = (from: number): { at: number; p: PatternStarter } | undefined => {

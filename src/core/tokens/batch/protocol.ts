@@ -1,4 +1,5 @@
 import type { DownloadProgress } from '../hub';
+import type { SharedRanks } from '../rank-cache';
 import type { BatchOptions } from './process';
 import type { SummaryCounts } from './summary';
 
@@ -11,11 +12,21 @@ export interface BatchWorkerData {
   options: BatchOptions;
 }
 
-/** A run of consecutive whole input lines, raw bytes (`\n`-terminated; the file's last line may lack it); `seq` orders the replies. */
+/** Rank tables the runner loaded once, in shared memory (./shared-ranks.ts): posted to each worker before any chunk. */
+export interface RanksHandover {
+  ranks: SharedRanks[];
+}
+
+/**
+ * A run of whole input lines, raw bytes (`\n`-terminated; the input's last line may lack it); `seq` orders the
+ * replies. The lines are consecutive in the input, or with `--shard K/N` every Nth one.
+ */
 export interface BatchChunk {
   seq: number;
-  /** The number of the chunk's first line in the file (from 1). */
+  /** The number of the chunk's first line in the input (from 1). */
   firstLine: number;
+  /** How far apart in the input the chunk's lines are (N with `--shard K/N`; default 1). */
+  lineStep?: number;
   bytes: Uint8Array;
 }
 

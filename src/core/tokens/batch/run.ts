@@ -1,29 +1,37 @@
 /**
- * `tokens --batch`: streams a JSONL file through worker threads and writes one output line per input line, in
- * input order. Memory stays bounded whatever the file's length: the reader pauses while every worker has
- * `QUEUED_PER_WORKER` chunks in flight or the output is not draining, and results are written as soon as the chunks
- * before them are. The workers also count the summary (per chunk, merged here in input order), so the main thread
+ * `tokens --batch`: streams a JSONL file (or stdin) through worker threads and writes one output line per input line,
+ * in input order, to a file (or stdout). With a shard (`--shard K/N`) only the lines whose index (from 0) is K modulo
+ * N are processed, under their own line numbers: the shards of one input, run apart, write between them exactly the
+ * lines one run writes, and their summaries merge into its summary (merge.ts). Memory stays bounded whatever the
+ * input's length: the reader pauses while every worker has `QUEUED_PER_WORKER` chunks in flight or the output is not
+ * draining, and results are written as soon as the chunks before them are. The workers also count the summary (per chunk, merged here in input order), so the main thread
  * only finds line ends, orders and writes. Aborting `signal` (Ctrl-C) stops reading, lets the chunks in flight finish
  * and be written, and closes the files; aborting `quit` (Ctrl-C again) drops the chunks in flight instead. Either way
  * what is written is complete lines, a prefix of the full output, and the summary counts exactly those lines.
  */
 import { once } from 'node:events';
-import { createReadStream, createWriteStream, statSync, type WriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, statSync, WriteStream } from 'node:fs';
+import type { Readable, Writable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
 import { UserError } from '../../model';
 import type { DownloadProgress } from '../hub';
 import type { BatchOptions } from './process';
-import type { BatchChunk, BatchWorkerData, BatchWorkerReply } from './protocol';
+import type { BatchChunk, BatchWorkerData, BatchWorkerReply, RanksHandover } from './protocol';
 
 type DoneReply = Extract<BatchWorkerReply, { type: 'done' }>;
+import { shareBatchRanks } from './shared-ranks';
 import { BatchSummary } from './summary';
 import { fsWhy } from '../../fs-errors';
 
 export interface BatchRunOptions extends BatchOptions {
-  input: string;
-  output: string;
-  /** The SpecForge output file (with `specforge`). */
-  specforgeOutput?: string;
+  /** The input file, or a stream (stdin). */
+  input: string | Readable;
+  /** The output file (created 0600), or a stream, ended when the run is done (stdout through a wrapper). */
+  output: string | Writable;
+  /** The SpecForge output file or stream (with `specforge`). */
+  specforgeOutput?: string | Writable;
+  /** Only the lines whose index (from 0) is `index` modulo `count`. */
+  shard?: { index: number; count: number };
   workers: number;
   /** The bundled worker.ts (dist/tokens-batch-worker.js). */
   workerFile: string;
@@ -41,6 +49,7 @@ export interface BatchRunOptions extends BatchOptions {
 export interface BatchProgress {
   lines: number;
   bytesRead: number;
+  /** 0 when the size is not known (a pipe). */
   totalBytes: number;
   elapsedMs: number;
 }
@@ -72,15 +81,22 @@ const TAIL_CHUNK_BYTES = 16 * 1024;
 const READ_BYTES = 1024 * 1024;
 
 export async function runBatch(o: BatchRunOptions): Promise<BatchResult> {
-  const totalBytes = inputSize(o.input);
+  const totalBytes = typeof o.input === 'string' ? inputSize(o.input) : 0;
+  const { index: shardIndex, count: shardCount } = o.shard ?? { index: 0, count: 1 };
+  if (!Number.isInteger(shardCount) || shardCount < 1 || !Number.isInteger(shardIndex) || shardIndex < 0 || shardIndex >= shardCount) {
+    throw new UserError(`no shard ${shardIndex}/${shardCount}`);
+  }
   const t0 = performance.now();
   const out = await openOutput(o.output);
   const sf = o.specforge && o.specforgeOutput ? await openOutput(o.specforgeOutput) : undefined;
   const summary = new BatchSummary();
-  const workerData: BatchWorkerData = {
-    options: { model: o.model, family: o.family, tokenizerDir: o.tokenizerDir, cacheDir: o.cacheDir, offline: o.offline, hub: o.hub, specforge: o.specforge },
-  };
+  const options = { model: o.model, family: o.family, tokenizerDir: o.tokenizerDir, cacheDir: o.cacheDir, offline: o.offline, hub: o.hub, specforge: o.specforge };
+  const workerData: BatchWorkerData = { options };
   const workers = Array.from({ length: Math.max(1, o.workers) }, () => ({ worker: new Worker(o.workerFile, { workerData }), inFlight: 0 }));
+  // The tokenizer's rank table is loaded once, here, while the workers start, and shared with them all: posted before
+  // any chunk, it is theirs before their first line.
+  const ranks = shareBatchRanks(options, o.onWarning);
+  if (ranks.length) for (const w of workers) w.worker.postMessage({ ranks } satisfies RanksHandover);
 
   let failure: Error | undefined;
   let wake: (() => void) | undefined;
@@ -137,7 +153,14 @@ export async function runBatch(o: BatchRunOptions): Promise<BatchResult> {
     if (o.quit?.aborted) throw QUIT;
   };
   const outputReady = () => !out.writableNeedDrain && !sf?.writableNeedDrain;
-  for (const s of [out, sf]) s?.on('drain', signalWake);
+  for (const [s, name] of [[out, o.output], [sf, o.specforgeOutput]] as const) {
+    s?.on('drain', signalWake);
+    s?.on('error', (e: NodeJS.ErrnoException) => {
+      const where = typeof name === 'string' ? name : 'the output';
+      failure ??= new UserError(e.code === 'EPIPE' ? `${where}: the reader closed it` : `cannot write ${where}: ${fsWhy(e)}`);
+      signalWake();
+    });
+  }
 
   let seq = 0;
   const dispatch = async (firstLine: number, parts: Uint8Array[], size: number) => {
@@ -149,42 +172,69 @@ export async function runBatch(o: BatchRunOptions): Promise<BatchResult> {
     const bytes = new Uint8Array(size);
     let at = 0;
     for (const p of parts) (bytes.set(p, at), (at += p.byteLength));
-    w.worker.postMessage({ seq: seq++, firstLine, bytes } satisfies BatchChunk, [bytes.buffer]);
+    const chunk: BatchChunk = { seq: seq++, firstLine, bytes, ...(shardCount > 1 && { lineStep: shardCount }) };
+    w.worker.postMessage(chunk, [bytes.buffer]);
   };
 
   let interrupted = false;
+  /** Lines of the whole input gone through (those of other shards too). */
+  let inputLines = 0;
   try {
-    // Only line ends are looked for here: decoding, parsing and encoding happen in the workers.
+    // Only line ends are looked for here: decoding, parsing and encoding happen in the workers. A chunk's bytes are
+    // runs of the read buffers: with every line taken, a buffer's lines make one run; with a shard, each line is one.
     const maxLines = o.chunkLines ?? CHUNK_LINES;
     let chunkLines = Math.min(FIRST_CHUNK_LINES, maxLines);
     let chunkBytes = CHUNK_BYTES;
-    let sent = 0;
     let parts: Uint8Array[] = [];
     let size = 0;
-    let lines = 0;
-    let firstLine = 1;
-    for await (const buf of createReadStream(o.input, { highWaterMark: READ_BYTES }) as AsyncIterable<Buffer>) {
+    let lines = 0; // whole lines in the chunk being built
+    let lineNo = 1; // the number of the input line being read
+    let take = (lineNo - 1) % shardCount === shardIndex; // whether that line is the shard's
+    let firstLine = take ? lineNo : 0; // the number of the chunk's first line (0: none yet)
+    let offset = 0; // input bytes before the current buffer
+    let partial = false; // the input so far ends inside a line
+    const source = typeof o.input === 'string' ? createReadStream(o.input, { highWaterMark: READ_BYTES }) : o.input;
+    reading: for await (const buf of source as AsyncIterable<Buffer>) {
       bytesRead += buf.length;
       if (stopped()) break;
-      let from = 0;
+      let from = 0; // where the line being read starts in buf
+      let run = take ? 0 : -1; // where the bytes to keep start in buf (-1: none)
       for (let nl = buf.indexOf(0x0a); nl !== -1; nl = buf.indexOf(0x0a, nl + 1)) {
-        lines++;
-        if (lines < chunkLines && size + nl + 1 - from < chunkBytes) continue;
-        parts.push(buf.subarray(from, nl + 1));
-        await dispatch(firstLine, parts, size + nl + 1 - from);
-        sent += size + nl + 1 - from;
-        chunkLines = Math.min(chunkLines * 2, maxLines);
-        const left = totalBytes - sent; // 0 or less for a file that grew, or a pipe (no size)
-        chunkBytes = left > 0 ? Math.min(CHUNK_BYTES, Math.max(TAIL_CHUNK_BYTES, (left * TAIL_SHARE) / workers.length)) : CHUNK_BYTES;
-        firstLine += lines;
-        [parts, size, lines, from] = [[], 0, 0, nl + 1];
-        if (stopped()) break;
+        if (take) {
+          lines++;
+          if (lines >= chunkLines || size + nl + 1 - run >= chunkBytes) {
+            parts.push(buf.subarray(run, nl + 1));
+            await dispatch(firstLine, parts, size + nl + 1 - run);
+            inputLines = lineNo;
+            chunkLines = Math.min(chunkLines * 2, maxLines);
+            // What is left for this shard: 0 or less for a file that grew, or a pipe (no size).
+            const left = (totalBytes - offset - nl - 1) / shardCount;
+            chunkBytes = left > 0 ? Math.min(CHUNK_BYTES, Math.max(TAIL_CHUNK_BYTES, (left * TAIL_SHARE) / workers.length)) : CHUNK_BYTES;
+            [parts, size, lines, run, firstLine] = [[], 0, 0, -1, 0];
+            if (stopped()) break reading;
+          }
+        }
+        from = nl + 1;
+        lineNo++;
+        take = (lineNo - 1) % shardCount === shardIndex;
+        if (take) {
+          if (run < 0) run = from;
+          if (!firstLine) firstLine = lineNo;
+        } else if (run >= 0) {
+          parts.push(buf.subarray(run, from));
+          size += from - run;
+          run = -1;
+        }
       }
-      if (stopped()) break;
-      if (from < buf.length) (parts.push(buf.subarray(from)), (size += buf.length - from));
+      if (run >= 0 && run < buf.length) (parts.push(buf.subarray(run)), (size += buf.length - run));
+      if (buf.length) partial = from < buf.length;
+      offset += buf.length;
     }
     if (stopped()) interrupted = true;
-    else if (size > 0) await dispatch(firstLine, parts, size);
+    else {
+      if (size > 0) await dispatch(firstLine, parts, size);
+      inputLines = lineNo - 1 + (partial ? 1 : 0);
+    }
     await until(() => inFlight === 0);
   } catch (e) {
     if (e !== QUIT) throw e;
@@ -194,6 +244,7 @@ export async function runBatch(o: BatchRunOptions): Promise<BatchResult> {
     await Promise.all(workers.map((w) => w.worker.terminate()));
     await Promise.all([closeOutput(out), sf && closeOutput(sf)]);
   }
+  summary.shard = { index: shardIndex, count: shardCount, inputLines };
   return { summary, interrupted: interrupted || stopped(), elapsedMs: performance.now() - t0 };
 }
 
@@ -208,7 +259,8 @@ function inputSize(file: string): number {
   }
 }
 
-async function openOutput(file: string): Promise<WriteStream> {
+async function openOutput(file: string | Writable): Promise<Writable> {
+  if (typeof file !== 'string') return file;
   const s = createWriteStream(file, { mode: 0o600 });
   try {
     await once(s, 'open');
@@ -218,8 +270,10 @@ async function openOutput(file: string): Promise<WriteStream> {
   return s;
 }
 
-async function closeOutput(s: WriteStream): Promise<void> {
-  if (s.closed) return;
+/** Ends the output; a file is closed, a stream given has taken every byte (or failed: said by its 'error'). */
+async function closeOutput(s: Writable): Promise<void> {
+  if (s.destroyed || s.writableFinished) return;
+  const done = once(s, s instanceof WriteStream ? 'close' : 'finish').catch(() => undefined);
   s.end();
-  await once(s, 'close');
+  await done;
 }

@@ -2,9 +2,14 @@
  * The summary of a `tokens --batch` run (constant memory: counters only, and the first few bad lines): samples per
  * dataset, tool-call markup in prompts, in completion content and as structured calls, completion and prompt
  * accounting against billed usage, findings by rule. Each worker counts the lines of a chunk into a summary of its
- * own and sends its `counts()` with the chunk's output; the runner merges them in input order, so the whole run's
- * summary (the order of its datasets and rules too) is the one a single pass over the lines in order would build,
- * whatever the number of workers, and it covers exactly the lines written.
+ * own and sends its `counts()` with the chunk's output; the runner merges them, so the whole run's summary is the one
+ * a single pass over the lines in order would build, whatever the number of workers, and it covers exactly the lines
+ * written.
+ *
+ * Merging never depends on the order the parts come in: every named row (dataset, family, rule, reason for no prompt
+ * ids) keeps the number of the first input line it was seen on, and rows are listed in that order; bad lines are kept
+ * by line number. So the summaries of the shards of one input (`--shard K/N`, written as JSON) fold into exactly the
+ * summary a single run over the whole input gives (`mergeShardSummaries`): the JSON carries all that takes.
  */
 import { plural } from '../accounting';
 import type { LineResult, LineStats } from './process';
@@ -30,7 +35,7 @@ interface ToolCounts {
   structuredCalls: number;
 }
 
-const BUCKETS = ['< -10', '-10..-4', '-3', '-2', '-1', '0', '+1', '+2', '+3', '+4..+10', '> +10'];
+export const BUCKETS = ['< -10', '-10..-4', '-3', '-2', '-1', '0', '+1', '+2', '+3', '+4..+10', '> +10'];
 
 function bucket(d: number): string {
   if (d < -10) return '< -10';
@@ -57,6 +62,17 @@ function account(a: Accounting, counted: number, billed: number | undefined, dif
   a.billed += billed;
 }
 
+/** The kinds of named rows, each with the first input line its names were seen on. */
+type Named = 'datasets' | 'families' | 'rules' | 'promptSkipped';
+
+/** Which lines of its input a run covered: `--shard index/count`, and how many input lines it went through in all. */
+export interface ShardInfo {
+  index: number;
+  count: number;
+  /** Lines of the whole input the run read (those of other shards too; blank ones too). */
+  inputLines: number;
+}
+
 export class BatchSummary {
   lines = 0;
   blank = 0;
@@ -73,6 +89,10 @@ export class BatchSummary {
   readonly promptSkipped = new Map<string, number>();
   readonly findingsByRule = new Map<string, number>();
   readonly families = new Map<string, number>();
+  /** Per kind of named row, the first input line each name was seen on (rows are listed in that order). */
+  readonly firstSeen: Record<Named, Map<string, number>> = { datasets: new Map(), families: new Map(), rules: new Map(), promptSkipped: new Map() };
+  /** The lines of the input the run covered (set by the runner; a whole input is shard 0 of 1). */
+  shard: ShardInfo = { index: 0, count: 1, inputLines: 0 };
 
   add(r: LineResult): void {
     this.lines++;
@@ -85,29 +105,41 @@ export class BatchSummary {
     countTools(this.tools, s);
     if (s.dataset !== undefined) {
       let d = this.byDataset.get(s.dataset);
-      if (!d) this.byDataset.set(s.dataset, (d = emptyTools()));
+      if (!d) {
+        this.byDataset.set(s.dataset, (d = emptyTools()));
+        seen(this.firstSeen.datasets, s.dataset, r.line);
+      }
       countTools(d, s);
     } else countTools(this.noDataset, s);
-    inc(this.families, s.family ?? 'unknown');
+    this.inc('families', this.families, s.family ?? 'unknown', r.line);
     account(this.completion, s.completion.counted, s.completion.billed, s.completion.counted - (s.completion.billed ?? 0));
     if (s.prompt) this.withPromptIds++;
     if (s.prompt) account(this.prompt, s.prompt.counted, s.prompt.billed, (s.prompt.billed ?? 0) - s.prompt.counted);
-    if (s.promptSkipped) inc(this.promptSkipped, s.promptSkipped);
-    for (const rule of s.rules) inc(this.findingsByRule, rule);
+    if (s.promptSkipped) this.inc('promptSkipped', this.promptSkipped, s.promptSkipped, r.line);
+    for (const rule of s.rules) this.inc('rules', this.findingsByRule, rule, r.line);
+  }
+
+  private inc(kind: Named, m: Map<string, number>, k: string, line: number): void {
+    const n = m.get(k);
+    if (n === undefined) seen(this.firstSeen[kind], k, line);
+    m.set(k, (n ?? 0) + 1);
   }
 
   /** The counts as plain data (structured-cloneable: a worker posts them). */
   counts(): SummaryCounts {
-    const { lines, blank, bad, badLines, tools, byDataset, noDataset, withPromptIds, completion, prompt, promptSkipped, findingsByRule, families } = this;
-    return { lines, blank, bad, badLines, tools, byDataset, noDataset, withPromptIds, completion, prompt, promptSkipped, findingsByRule, families };
+    const { lines, blank, bad, badLines, tools, byDataset, noDataset, withPromptIds, completion, prompt, promptSkipped, findingsByRule, families, firstSeen } = this;
+    return { lines, blank, bad, badLines, tools, byDataset, noDataset, withPromptIds, completion, prompt, promptSkipped, findingsByRule, families, firstSeen };
   }
 
-  /** Adds the counts of the lines that follow the ones counted so far (a chunk's, merged in input order). */
+  /** Adds the counts of other lines (a chunk's, or another shard's), in any order: the result is the same. */
   merge(c: SummaryCounts): void {
     this.lines += c.lines;
     this.blank += c.blank;
     this.bad += c.bad;
-    for (const b of c.badLines) if (this.badLines.length < BAD_LINES_KEPT) this.badLines.push(b);
+    if (c.badLines.length) {
+      const all = [...this.badLines, ...c.badLines].sort((a, b) => a.line - b.line).slice(0, BAD_LINES_KEPT);
+      this.badLines.splice(0, this.badLines.length, ...all);
+    }
     addTools(this.tools, c.tools);
     for (const [k, v] of c.byDataset) {
       let d = this.byDataset.get(k);
@@ -125,30 +157,42 @@ export class BatchSummary {
     ] as const) {
       for (const [k, n] of from) m.set(k, (m.get(k) ?? 0) + n);
     }
+    for (const kind of NAMED) for (const [k, line] of c.firstSeen[kind]) seen(this.firstSeen[kind], k, line);
+  }
+
+  /** `m`'s entries in the order of the input line each was first seen on. */
+  private ordered<V>(kind: Named, m: ReadonlyMap<string, V>): [string, V][] {
+    const first = this.firstSeen[kind];
+    return [...m].sort((a, b) => (first.get(a[0]) ?? Infinity) - (first.get(b[0]) ?? Infinity));
   }
 
   toJSON() {
+    const datasets = this.ordered('datasets', this.byDataset);
     return {
       lines: { read: this.lines + this.blank, processed: this.lines - this.bad, bad: this.bad, blank: this.blank, withPromptIds: this.withPromptIds },
       badLines: this.badLines,
       samples: {
         total: this.tools.samples,
-        byDataset: Object.fromEntries([...this.byDataset].map(([k, v]) => [k, v.samples])),
+        byDataset: Object.fromEntries(datasets.map(([k, v]) => [k, v.samples])),
         withoutDataset: this.noDataset.samples,
       },
-      families: Object.fromEntries(this.families),
+      families: Object.fromEntries(this.ordered('families', this.families)),
       toolCalls: {
         withTools: this.tools.withTools,
         promptMarkup: this.tools.promptMarkup,
         contentMarkup: this.tools.contentMarkup,
         structuredCalls: this.tools.structuredCalls,
-        byDataset: Object.fromEntries([...this.byDataset].map(([k, v]) => [k, v])),
+        byDataset: Object.fromEntries(datasets.map(([k, v]) => [k, { ...v }])),
       },
       accounting: {
         completion: accountingJson(this.completion, 'counted − billed'),
-        prompt: { ...accountingJson(this.prompt, 'billed − rendered'), skipped: Object.fromEntries(this.promptSkipped) },
+        prompt: { ...accountingJson(this.prompt, 'billed − rendered'), skipped: Object.fromEntries(this.ordered('promptSkipped', this.promptSkipped)) },
       },
-      findingsByRule: Object.fromEntries([...this.findingsByRule].sort((a, b) => b[1] - a[1])),
+      // By samples, most first; rules with as many samples in the order they were first seen.
+      findingsByRule: Object.fromEntries(this.ordered('rules', this.findingsByRule).sort((a, b) => b[1] - a[1])),
+      // What merging the summaries of shards takes beyond the figures above.
+      shard: { ...this.shard },
+      firstSeen: Object.fromEntries(NAMED.map((kind) => [kind, Object.fromEntries(this.ordered(kind, this.firstSeen[kind]))])) as Record<Named, Record<string, number>>,
     };
   }
 
@@ -176,6 +220,14 @@ export class BatchSummary {
   }
 }
 
+const NAMED: readonly Named[] = ['datasets', 'families', 'rules', 'promptSkipped'];
+
+/** Keeps the earliest line a name was seen on. */
+function seen(m: Map<string, number>, k: string, line: number): void {
+  const was = m.get(k);
+  if (was === undefined || line < was) m.set(k, line);
+}
+
 /** What `BatchSummary.counts()` gives and `merge` takes. */
 export interface SummaryCounts {
   lines: number;
@@ -191,6 +243,7 @@ export interface SummaryCounts {
   promptSkipped: ReadonlyMap<string, number>;
   findingsByRule: ReadonlyMap<string, number>;
   families: ReadonlyMap<string, number>;
+  firstSeen: Readonly<Record<Named, ReadonlyMap<string, number>>>;
 }
 
 function addTools(t: ToolCounts, from: ToolCounts): void {
@@ -243,10 +296,6 @@ function accountingText(what: string, a: ReturnType<typeof accountingJson>): str
     `${what} accounting: ${a.exact} of ${a.compared} exact; ${a.counted} ${what === 'prompt' ? 'rendered' : 'counted'} vs ${a.billed} billed (${sign}${a.percent}%)`,
     `  differences (${a.difference}): ${dist}`,
   ];
-}
-
-function inc(m: Map<string, number>, k: string): void {
-  m.set(k, (m.get(k) ?? 0) + 1);
 }
 
 function pad(n: number, w: number): string {

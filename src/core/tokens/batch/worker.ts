@@ -5,8 +5,9 @@
  * line), so the main thread only orders and writes.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { adoptSharedRanks } from '../rank-cache';
 import { BatchProcessor } from './process';
-import { chunkLines, LineBytes, type BatchChunk, type BatchWorkerData, type BatchWorkerReply } from './protocol';
+import { chunkLines, LineBytes, type BatchChunk, type BatchWorkerData, type BatchWorkerReply, type RanksHandover } from './protocol';
 import { BatchSummary } from './summary';
 
 const port = parentPort;
@@ -19,12 +20,15 @@ const processor = new BatchProcessor((workerData as BatchWorkerData).options, {
 
 // Chunks run one after another: the runner keeps two queued per worker so the next one is ready when this ends.
 let queue = Promise.resolve();
-port.on('message', (chunk: BatchChunk) => {
+port.on('message', (chunk: BatchChunk | RanksHandover) => {
+  // The runner's rank table comes first, before any chunk: the tokenizer is loaded on the first line, from it.
+  if ('ranks' in chunk) return adoptSharedRanks(chunk.ranks);
   queue = queue.then(async () => {
     const summary = new BatchSummary();
     const out = new LineBytes();
     const sf = new LineBytes();
     let line = chunk.firstLine;
+    const step = chunk.lineStep ?? 1;
     for (const text of chunkLines(chunk)) {
       if (text.trim() === '') summary.blank++;
       else {
@@ -33,7 +37,7 @@ port.on('message', (chunk: BatchChunk) => {
         if (r.out !== undefined) out.add(r.out);
         if (r.specforge !== undefined) sf.add(r.specforge);
       }
-      line++;
+      line += step;
     }
     const [outBytes, sfBytes] = [out.bytes(), sf.byteLength ? sf.bytes() : undefined];
     post({ type: 'done', seq: chunk.seq, summary: summary.counts(), out: outBytes, ...(sfBytes && { specforge: sfBytes }) }, [outBytes.buffer as ArrayBuffer, ...(sfBytes ? [sfBytes.buffer as ArrayBuffer] : [])]);

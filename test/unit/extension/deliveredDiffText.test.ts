@@ -1,0 +1,94 @@
+/**
+ * Raw ⇄ Delivered compares a repaired stream event by event, by payload: the events repair passed through are folded,
+ * the ones it held back or wrote are shown pretty-printed without the envelope every event repeats, so the change is
+ * a short line of its own and not the end of a long `data: {"id":"gen-…` line.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { alignKeys, deliveredDiffDocuments, fitJson } from '../../../src/extension/deliveredDiffText';
+import { ctxFor, feed, stream } from '../repair/helpers';
+
+const SB = '<|tool_calls_section_begin|>';
+/** The leaked call, a delta per marker or text, as a provider streams it. */
+const LEAK = ['Let me read it.', SB, '<|tool_call_begin|>', 'functions.read:0', '<|tool_call_argument_begin|>', '{"path": "a.md"}', '<|tool_call_end|>'];
+const bytes = (s: string) => new TextEncoder().encode(s);
+
+/** A long healthy preamble (40 deltas), then the leaked call: what a user diffs after repair mode rewrote it. */
+function repaired(): { upstream: string; delivered: string } {
+  const preamble = Array.from({ length: 40 }, (_, i) => ({ content: `word${i} ` }));
+  const upstream = stream([...preamble, ...LEAK.map((content) => ({ content }))]);
+  return { upstream, delivered: feed(ctxFor('kimi-k2'), [upstream]).text };
+}
+
+/** The lines of a document that are not in the other one (what the diff editor highlights). */
+function onlyIn(doc: string, other: string): string[] {
+  const theirs = new Set(other.split('\n'));
+  return doc.split('\n').filter((l) => !theirs.has(l));
+}
+
+test('a repaired stream is diffed event by event: passed-through events fold, the rewritten ones show', () => {
+  const { upstream, delivered } = repaired();
+  const d = deliveredDiffDocuments(bytes(upstream), bytes(delivered));
+  // The comment, the 40 preamble events and the text before the markup went through unchanged: folded into one
+  // line, the same on both sides, but for the last one before the change, kept for context.
+  const kept = /┄┄ 41 identical events folded ┄┄\n\ndata: \{\n {2}"choices": \[\n {4}\{\n {6}"index": 0,\n {6}"delta": \{"role": "assistant", "content": "Let me read it."\}/;
+  assert.match(d.upstream, kept);
+  assert.match(d.delivered, kept);
+  assert.equal(d.folded, 41);
+  assert.ok(d.removed > 0 && d.added > 0, d.summary);
+  // The envelope is named once at the top, and no event line repeats it.
+  assert.match(d.upstream, /^Raw ⇄ Delivered, event by event: \d+ upstream events, \d+ delivered events; \d+ only upstream/);
+  assert.match(d.upstream, /Fields every event shares, not repeated below: .*id "gen-1"/);
+  assert.doesNotMatch(d.upstream.split('\n').slice(2).join('\n'), /"id": "gen-1"|gen-1/);
+  // What repair changed is on short lines of its own: the markup on the left, the structured call on the right.
+  const left = onlyIn(d.upstream, d.delivered);
+  const right = onlyIn(d.delivered, d.upstream);
+  assert.ok(left.some((l) => l.includes('tool_calls_section_begin')), left.join('\n'));
+  assert.ok(right.some((l) => /"id": "functions\.read:0"/.test(l)), right.join('\n'));
+  assert.ok(right.some((l) => /"finish_reason": ?"tool_calls"/.test(l)), right.join('\n'));
+  for (const l of [...left, ...right]) assert.ok(l.length <= 80, `a changed line stays within a side of the diff: ${l}`);
+  // Both documents are short: one fold line instead of 40 events.
+  assert.ok(d.upstream.split('\n').length < 200, `${d.upstream.split('\n').length} lines`);
+});
+
+test('events equal by payload are equal whatever their key order or spacing', () => {
+  const a = 'data: {"id":"g","choices":[{"index":0,"delta":{"content":"hi"}}]}\n\ndata: {"id":"g","choices":[{"index":0,"delta":{"content":"x"}}]}\n\ndata: [DONE]\n\n';
+  const b = 'data: {"choices": [{"delta": {"content": "hi"}, "index": 0}], "id": "g"}\n\ndata: {"id":"g","choices":[{"index":0,"delta":{"content":"y"}}]}\n\ndata: [DONE]\n\n';
+  const d = deliveredDiffDocuments(bytes(a), bytes(b));
+  assert.equal(d.removed, 1);
+  assert.equal(d.added, 1);
+  assert.deepEqual(onlyIn(d.upstream, d.delivered), ['data: {"choices": [{"index": 0, "delta": {"content": "x"}}]}']);
+  assert.deepEqual(onlyIn(d.delivered, d.upstream), ['data: {"choices": [{"index": 0, "delta": {"content": "y"}}]}']);
+});
+
+test('the same events on both sides say so and fold everything', () => {
+  const { upstream } = repaired();
+  const d = deliveredDiffDocuments(bytes(upstream), bytes(upstream));
+  assert.equal(d.removed + d.added, 0);
+  assert.match(d.summary, /the same events, payload for payload/);
+  assert.equal(d.upstream, d.delivered);
+});
+
+test('a whole JSON body is pretty-printed on both sides', () => {
+  const a = JSON.stringify({ id: 'gen-1', choices: [{ index: 0, message: { role: 'assistant', content: `x${SB}` }, finish_reason: 'stop' }] });
+  const b = JSON.stringify({ id: 'gen-1', choices: [{ index: 0, message: { role: 'assistant', content: 'x', tool_calls: [] }, finish_reason: 'tool_calls' }] });
+  const d = deliveredDiffDocuments(bytes(a), bytes(b));
+  assert.match(d.summary, /^Raw ⇄ Delivered, the whole body: /);
+  assert.ok(onlyIn(d.upstream, d.delivered).some((l) => l.trim() === '"finish_reason": "stop"'));
+  assert.ok(onlyIn(d.delivered, d.upstream).some((l) => l.trim() === '"finish_reason": "tool_calls"'));
+});
+
+test('alignment keeps the common start and end and the longest common middle', () => {
+  const ops = alignKeys(['a', 'b', 'c', 'd', 'e'], ['a', 'x', 'c', 'y', 'e']);
+  assert.deepEqual(
+    ops.map((o) => o.kind),
+    ['equal', 'removed', 'added', 'equal', 'removed', 'added', 'equal'],
+  );
+});
+
+test('JSON is fitted to the width: what fits stays on its line, the rest gets a line per member', () => {
+  const v = { choices: [{ index: 0, delta: { role: 'assistant', content: 'Hello there' }, finish_reason: null }] };
+  assert.equal(fitJson(v, 200), '{"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hello there"}, "finish_reason": null}]}');
+  assert.equal(fitJson(v, 70), ['{', '  "choices": [', '    {', '      "index": 0,', '      "delta": {"role": "assistant", "content": "Hello there"},', '      "finish_reason": null', '    }', '  ]', '}'].join('\n'));
+  assert.deepEqual(JSON.parse(fitJson(v, 10)), v, 'still the same JSON');
+});

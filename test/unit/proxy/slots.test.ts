@@ -1,0 +1,32 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { UpstreamSlots } from '../../../src/core/proxy/slots';
+
+test('slots: free ones are taken at once; waiters get released slots in order; a wait times out or is cancelled', async () => {
+  const slots = new UpstreamSlots(2);
+  assert.equal(slots.take('http://a'), true);
+  assert.equal(slots.take('http://a'), true);
+  assert.equal(slots.take('http://a'), false, 'the limit holds per upstream');
+  assert.equal(slots.take('http://b'), true, 'another upstream has its own');
+  const first = slots.wait('http://a', 5_000);
+  const second = slots.wait('http://a', 5_000);
+  const cancelled = slots.wait('http://a', 5_000);
+  const timedOut = slots.wait('http://a', 30);
+  cancelled.cancel();
+  assert.equal(await cancelled.got, false);
+  assert.equal(await timedOut.got, false);
+  const order: string[] = [];
+  void first.got.then((v) => order.push(`first ${v}`));
+  void second.got.then((v) => order.push(`second ${v}`));
+  slots.release('http://a');
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(order, ['first true']);
+  slots.release('http://a');
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(order, ['first true', 'second true']);
+  assert.equal(slots.inUse('http://a'), 2, 'a handed-over slot stays in use');
+  slots.release('http://a');
+  slots.release('http://a');
+  assert.equal(slots.inUse('http://a'), 0);
+  assert.equal(slots.take('http://a'), true);
+});

@@ -251,7 +251,7 @@ function tokenizerOffer(n: TokenizerNeededView): HTMLElement {
     h(
       'p',
       { class: 'muted' },
-      'Download its tokenizer files from the Hugging Face Hub (a few MB, kept in ',
+      'Download its tokenizer files from the Hugging Face Hub (3–30 MB, kept in ',
       h('code', null, n.dir),
       '), or choose a folder that holds them (',
       h('code', null, 'tokenizer.json'),

@@ -1,10 +1,10 @@
 /**
  * The CLI's early read: `tokenscope lint FILE` on a large model-text file reads FILE before the CLI's code is loaded
- * (bin/tokenscope.js runs this first, as its own small bundle, dist/cli-preread.js). Decoding a file needs its bytes
- * and its text in memory at once; done before the code loads, that peak does not add to the code's memory, and the
- * bytes are freed long before the analysis allocates anything (a 20 MB output: about 4.7× its size at peak, instead of
- * 5.6×). `loadInput` (src/core/input.ts) takes the text when it reads that file as model text and the file has not
- * changed since; otherwise it drops it and reads the file itself. Anything unexpected here means no early read.
+ * (./boot.ts, run by bin/tokenscope.js as its own small bundle). Decoding a file needs its bytes and its text in memory
+ * at once; done before the code loads, that peak does not add to the code's memory (a 20 MB output: about 4.7× its
+ * size at peak, instead of 5.6×). `loadInput` (src/core/input.ts) takes the text when it reads that file as model text
+ * and the file has not changed since; otherwise it drops it and reads the file itself. Anything unexpected here means
+ * no early read.
  */
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { parseArgs } from './args';

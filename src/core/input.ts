@@ -54,7 +54,7 @@ export async function loadInput(file: string, opts: LoadInputOptions = {}): Prom
   if (head && !isBlank(head.bytes) && !looksBinary(head.bytes) && !BUNDLE_HEAD.test(new TextDecoder().decode(head.bytes.subarray(0, 512))) && !file.endsWith(BUNDLE_EXTENSION)) {
     // An SSE dump is parsed as it is read, a block at a time, keeping none of its events.
     if (sseHead(head.bytes, undefined, head.size <= head.bytes.length)) return { ...streamedResponse(parseResponseChunks(fileBlocks(file, head.size)), label), label };
-    // Model text is read straight into a string: its bytes are never held beside it (a 20 MB output costs its text).
+    // Model text is read straight into a string, its bytes freed as soon as they are decoded (input-head.ts).
     if (modelTextHead(head.bytes, head.size <= head.bytes.length)) return { ...modelText(readText(file, head.stat, early), label, /\.json$/i.test(file)), label };
   }
   const bytes = readBytes(file);

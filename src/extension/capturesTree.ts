@@ -116,7 +116,7 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
       const item = new vscode.TreeItem(node.text, vscode.TreeItemCollapsibleState.None);
       item.id = 'message';
       item.iconPath = new vscode.ThemeIcon('filter');
-      item.tooltip = `${node.text} Click to edit the filter; Clear Capture Filter or Show All Exchanges in the view's title bar shows every exchange.`;
+      item.tooltip = this.filter ? `${node.text} Click to edit the filter; Clear Capture Filter in the view's title bar lists every exchange.` : `${node.text} Click to list every exchange.`;
       item.command = this.filter ? { command: FilterCommands.filter, title: 'Filter Captures…' } : { command: 'tokenscope.showAll', title: 'Show All Exchanges' };
       return item;
     }

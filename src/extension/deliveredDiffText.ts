@@ -4,17 +4,18 @@
  *
  * A streamed body is compared event by event, by payload: each SSE event's data parsed as JSON (key order and spacing
  * do not count), so an event repair passed through or re-serialized unchanged is equal, and only the events repair
- * held back, rewrote or added differ. Fields every event carries with the same value (`id`, `model`, `created`…) are
- * named once at the top instead of opening every event, and each event is pretty-printed to the width a side of the
- * diff shows (fitJson): a change is highlighted where it can be seen, never off-screen at the end of a long
- * `data: {"id":"gen-…` line. Runs of equal
+ * held back, rewrote or added differ. The fields most events share with the same value (`id`, `model`, `created`,
+ * `choices[0].index`, a null `finish_reason`…) are named once at the top and left out of the events (sharedFields), so
+ * an event is a short line of what sets it apart, pretty-printed to the width a side of the diff shows when longer
+ * (fitJson): a change is highlighted where it can be seen, never off-screen at the end of a long `data: {"id":"gen-…`
+ * line. Runs of equal
  * events are folded to one line (the same on both sides), with CONTEXT events kept beside each change. A whole body
  * (not a stream) is pretty-printed JSON on both sides.
  */
 import { parseSse } from '../core/wire/sse';
 
-/** Lines are kept to this width where the values allow: a side of a side-by-side diff shows about as much. */
-export const WIDTH = 80;
+/** Lines are kept to this width where the values allow: a side of a side-by-side diff beside the sidebar shows about as much. */
+export const WIDTH = 64;
 /** Equal events kept beside a change, before and after. */
 export const CONTEXT = 1;
 /** Above this many pairs (events left × right, past the common start and end) the middle is shown as one change. */
@@ -79,24 +80,112 @@ function events(text: string): Ev[] {
   });
 }
 
-type Primitive = string | number | boolean | null;
-const isPrimitive = (v: unknown): v is Primitive => v === null || ['string', 'number', 'boolean'].includes(typeof v);
+/** A place in a payload: object keys and array indexes, from the top. */
+type Path = (string | number)[];
 
-/** Top-level fields that hold the same primitive value in every JSON event that has them, and are in two or more. */
-function envelopeOf(all: readonly Ev[]): Map<string, Primitive> {
-  const seen = new Map<string, { value: Primitive; count: number } | null>();
-  for (const e of all) {
-    if (!e.json || !e.value || typeof e.value !== 'object' || Array.isArray(e.value)) continue;
-    for (const [k, v] of Object.entries(e.value as Record<string, unknown>)) {
-      const s = seen.get(k);
-      if (s === null) continue;
-      if (!isPrimitive(v) || (s && s.value !== v)) seen.set(k, null);
-      else seen.set(k, { value: v, count: (s?.count ?? 0) + 1 });
+function pathText(path: Path): string {
+  return path.map((k, i) => (typeof k === 'number' ? `[${k}]` : /^[A-Za-z_$][\w$]*$/.test(k) ? `${i ? '.' : ''}${k}` : `[${JSON.stringify(k)}]`)).join('');
+}
+
+const isContainer = (v: unknown): v is Record<string, unknown> | unknown[] => v !== null && typeof v === 'object';
+
+/** Every leaf of a payload (a primitive, or an empty object or array) with its path. */
+function leaves(v: unknown, path: Path, out: { path: Path; value: unknown }[]): void {
+  if (isContainer(v) && Object.keys(v).length > 0) {
+    if (Array.isArray(v)) v.forEach((x, i) => leaves(x, [...path, i], out));
+    else for (const [k, x] of Object.entries(v)) leaves(x, [...path, k], out);
+  } else out.push({ path, value: v });
+}
+
+/**
+ * The shared fields: each leaf path whose most frequent value is held by at least half of the JSON events on each side
+ * (and two or more), with that value. They are named once at the top and left out of every event that has them, so
+ * an event shows only what sets it apart (`{"choices": [{"delta": {"content": "Hi"}}]}`), not its `id`, `model`,
+ * `created`, `index`, `role` and null `finish_reason` again. Each side must agree: an empty `content` repair wrote
+ * into the events it held back is no shared field of the upstream's.
+ */
+function sharedFields(sides: readonly (readonly Ev[])[]): Map<string, { path: Path; value: unknown; key: string }> {
+  const objects = sides.map((side) => side.filter((e) => e.json && isContainer(e.value) && !Array.isArray(e.value)));
+  const counts = new Map<string, { path: Path; values: Map<string, { value: unknown; n: number[] }> }>();
+  objects.forEach((side, i) => {
+    for (const e of side) {
+      const found: { path: Path; value: unknown }[] = [];
+      leaves(e.value, [], found);
+      for (const { path, value } of found) {
+        const p = pathText(path);
+        let c = counts.get(p);
+        if (!c) counts.set(p, (c = { path, values: new Map() }));
+        const key = canonical(value);
+        let v = c.values.get(key);
+        if (!v) c.values.set(key, (v = { value, n: sides.map(() => 0) }));
+        v.n[i]++;
+      }
+    }
+  });
+  const out = new Map<string, { path: Path; value: unknown; key: string }>();
+  for (const [p, c] of counts) {
+    for (const [key, v] of c.values) {
+      const everywhere = v.n.every((n, i) => objects[i].length === 0 || (n * 2 >= objects[i].length && n > 0));
+      if (everywhere && v.n.reduce((a, b) => a + b, 0) >= 2) {
+        out.set(p, { path: c.path, value: v.value, key });
+        break;
+      }
     }
   }
-  const out = new Map<string, Primitive>();
-  for (const [k, s] of seen) if (s && s.count >= 2) out.set(k, s.value);
   return out;
+}
+
+type Shared = ReturnType<typeof sharedFields>;
+const DROP = Symbol('drop');
+
+/** The payload without its shared fields; DROP when nothing else is left in it. */
+function strip(v: unknown, path: Path, shared: Shared): unknown {
+  const s = shared.get(pathText(path));
+  if (!isContainer(v) || Object.keys(v).length === 0) return s && s.key === canonical(v) ? DROP : v;
+  if (Array.isArray(v)) {
+    const items = v.map((x, i) => strip(x, [...path, i], shared));
+    // Elements keep their places (an index means something): a dropped one stays as {}.
+    return items.every((x) => x === DROP) ? DROP : items.map((x) => (x === DROP ? {} : x));
+  }
+  const kept = Object.entries(v).flatMap(([k, x]) => {
+    const y = strip(x, [...path, k], shared);
+    return y === DROP ? [] : [[k, y] as const];
+  });
+  return kept.length ? Object.fromEntries(kept) : DROP;
+}
+
+/** Shared fields the event does not have although it has their container: said, since leaving them out says "as above". */
+function missingShared(v: unknown, shared: Shared): string[] {
+  const out: string[] = [];
+  for (const [p, s] of shared) {
+    let at: unknown = v;
+    for (let i = 0; i < s.path.length; i++) {
+      if (!isContainer(at)) break;
+      const k = s.path[i];
+      const has = Array.isArray(at) ? typeof k === 'number' && k < at.length : Object.hasOwn(at, k);
+      if (!has) {
+        if (i === s.path.length - 1) out.push(p); // the container is there, the field is not
+        break;
+      }
+      at = (at as Record<string | number, unknown>)[k];
+    }
+  }
+  return out;
+}
+
+/** One event as shown: its SSE fields, and its payload without the shared fields, fitted to WIDTH (fitJson). */
+function eventText(e: Ev, shared: Shared): string {
+  if (e.comment) return `: ${String(e.value)}`;
+  const lines = e.event !== undefined ? [`event: ${e.event}`] : [];
+  if (!e.json) lines.push(`data: ${String(e.value)}`);
+  else {
+    const isObject = isContainer(e.value) && !Array.isArray(e.value);
+    const v = isObject ? strip(e.value, [], shared) : e.value;
+    lines.push(v === DROP ? 'data: {} (the shared fields only)' : `data: ${fitJson(v, WIDTH, 0, 'data: '.length)}`);
+    const missing = isObject ? missingShared(e.value, shared) : [];
+    if (missing.length) lines.push(`(without ${missing.join(', ')})`);
+  }
+  return lines.join('\n');
 }
 
 /**
@@ -122,21 +211,6 @@ function oneLine(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(oneLine).join(', ')}]`;
   if (v && typeof v === 'object') return `{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `${JSON.stringify(k)}: ${oneLine(x)}`).join(', ')}}`;
   return JSON.stringify(v) ?? 'null';
-}
-
-/** One event as shown: its SSE fields, and its payload without the envelope, fitted to WIDTH (fitJson). */
-function eventText(e: Ev, envelope: Map<string, Primitive>): string {
-  if (e.comment) return `: ${String(e.value)}`;
-  const lines = e.event !== undefined ? [`event: ${e.event}`] : [];
-  if (!e.json) lines.push(`data: ${String(e.value)}`);
-  else {
-    let v = e.value;
-    if (v && typeof v === 'object' && !Array.isArray(v)) {
-      v = Object.fromEntries(Object.entries(v as Record<string, unknown>).filter(([k, x]) => !envelope.has(k) || envelope.get(k) !== x));
-    }
-    lines.push(`data: ${fitJson(v, WIDTH, 0, 'data: '.length)}`);
-  }
-  return lines.join('\n');
 }
 
 type Op = { kind: 'equal'; a: number; b: number } | { kind: 'removed'; a: number } | { kind: 'added'; b: number };
@@ -186,7 +260,7 @@ function foldLine(n: number): string {
 function sseDocuments(upstreamText: string, deliveredText: string): DiffDocuments {
   const a = events(upstreamText);
   const b = events(deliveredText);
-  const envelope = envelopeOf([...a, ...b]);
+  const shared = sharedFields([a, b]);
   const ops = alignKeys(
     a.map((e) => e.key),
     b.map((e) => e.key),
@@ -200,8 +274,8 @@ function sseDocuments(upstreamText: string, deliveredText: string): DiffDocument
   for (let k = 0; k < ops.length; ) {
     const op = ops[k];
     if (op.kind !== 'equal') {
-      if (op.kind === 'removed') (left.push(eventText(a[op.a], envelope)), removed++);
-      else (right.push(eventText(b[op.b], envelope)), added++);
+      if (op.kind === 'removed') (left.push(eventText(a[op.a], shared)), removed++);
+      else (right.push(eventText(b[op.b], shared)), added++);
       k++;
       continue;
     }
@@ -209,7 +283,7 @@ function sseDocuments(upstreamText: string, deliveredText: string): DiffDocument
     while (run < ops.length && ops[run].kind === 'equal') run++;
     const keepBefore = k === 0 ? 0 : CONTEXT; // after a change
     const keepAfter = run === ops.length ? 0 : CONTEXT; // before a change
-    const equal = (i: number) => both(eventText(a[(ops[i] as { a: number }).a], envelope));
+    const equal = (i: number) => both(eventText(a[(ops[i] as { a: number }).a], shared));
     if (run - k <= keepBefore + keepAfter + 1) for (let i = k; i < run; i++) equal(i);
     else {
       for (let i = k; i < k + keepBefore; i++) equal(i);
@@ -223,9 +297,9 @@ function sseDocuments(upstreamText: string, deliveredText: string): DiffDocument
   const counts = `${plural(a.length, 'upstream event')}, ${plural(b.length, 'delivered event')}`;
   const changes = removed || added ? `${removed} only upstream (held back or rewritten by repair), ${added} only delivered (written by repair)` : 'the same events, payload for payload';
   const summary = `Raw ⇄ Delivered, event by event: ${counts}; ${changes}.`;
-  const env = [...envelope].map(([k, v]) => `${k} ${JSON.stringify(v)}`).join(', ');
-  const head = [summary, ...(env ? [`Fields every event shares, not repeated below: ${env}.`] : [])];
-  const doc = (shown: string[]) => `${head.join('\n')}\n\n${shown.join('\n\n')}\n`;
+  const common = [...shared].map(([p, f]) => `  ${p}: ${oneLine(f.value)}`);
+  const head = [summary, ...(common.length ? ['Fields most events share, left out of every event below that has them:', ...common] : [])];
+  const doc = (shown: string[]) => `${head.join('\n')}\n\n${shown.join('\n')}\n`;
   return { upstream: doc(left), delivered: doc(right), summary, removed, added, folded };
 }
 

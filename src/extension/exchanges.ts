@@ -65,6 +65,8 @@ export class Exchanges implements vscode.TextDocumentContentProvider, vscode.Dis
   private readonly opened = new Set<string>();
   /** The newest broken captures whose Problems entries are published from their stored analysis (problems.ts). */
   private readonly listed = new Set<string>();
+  /** Listed captures analysed again since: their entries are read afresh by the next sync. */
+  private readonly stale = new Set<string>();
   private problemsTimer: NodeJS.Timeout | undefined;
   private problemsRun: Promise<void> | undefined;
   private problemsAgain = false;
@@ -140,8 +142,9 @@ export class Exchanges implements vscode.TextDocumentContentProvider, vscode.Dis
       this.forget(id);
       this.opened.delete(id);
       this.listed.delete(id);
+      this.stale.delete(id);
       this.deleteDiagnostics(id);
-    } else if (kind === 'updated' && this.listed.delete(id) && !this.opened.has(id)) this.deleteDiagnostics(id);
+    } else if (kind === 'updated' && this.listed.has(id)) this.stale.add(id);
     this.problemsTimer ??= setTimeout(() => {
       this.problemsTimer = undefined;
       void this.syncProblems();
@@ -174,11 +177,12 @@ export class Exchanges implements vscode.TextDocumentContentProvider, vscode.Dis
     for (const id of [...this.listed]) {
       if (ids.has(id)) continue;
       this.listed.delete(id);
+      this.stale.delete(id);
       if (!this.opened.has(id)) this.deleteDiagnostics(id);
     }
     let n = 0;
     for (const x of wanted) {
-      if (this.listed.has(x.id)) continue;
+      if (this.listed.has(x.id) && !this.stale.delete(x.id)) continue;
       if (++n % PROBLEMS_PER_TURN === 0) await new Promise((r) => setImmediate(r));
       if (this.store() !== store || !store) return;
       this.listed.add(x.id);

@@ -57,7 +57,7 @@ describe('the demo step of the walkthrough', { skip, timeout: 10 * 60_000 }, () 
 
   it('marks the demo captures in the tree and the status bar', async () => {
     // The Captures view's rows (the container also holds the Providers scorecard, which may list the demo provider).
-    const captures = page.locator('.part.sidebar .pane', { has: page.locator('.pane-header', { hasText: /captures/i }) });
+    const captures = page.locator('.part.sidebar .pane', { has: page.locator('.pane-header h3.title', { hasText: /^captures$/i }) });
     const rows = captures.locator('.monaco-list-row', { hasText: 'Demo (local)' });
     await rows.nth(3).waitFor({ timeout: 30_000 });
     assert.equal(await rows.count(), 4, 'four demo exchanges');
@@ -72,10 +72,10 @@ describe('the demo step of the walkthrough', { skip, timeout: 10 * 60_000 }, () 
 
   /** The Providers view's pane, expanded. */
   async function providersPane() {
-    const header = page.locator('.part.sidebar .pane-header', { hasText: 'Providers' });
+    const header = page.locator('.part.sidebar .pane-header', { has: page.locator('h3.title', { hasText: /^providers$/i }) });
     await header.waitFor({ timeout: 30_000 });
     if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click();
-    return page.locator('.part.sidebar .pane', { has: page.locator('.pane-header', { hasText: 'Providers' }) });
+    return page.locator('.part.sidebar .pane', { has: page.locator('.pane-header h3.title', { hasText: /^providers$/i }) });
   }
 
   it('scores the demo provider in the Providers view', async () => {

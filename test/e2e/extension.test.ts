@@ -6,7 +6,9 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { openStore } from '../../src/core/capture/store';
 import { READ_TOOL } from '../fixtures/openrouter-emulator';
+import { recordExchange } from '../helpers/exchanges';
 import {
   missingPrerequisite,
   runCommand,
@@ -165,7 +167,7 @@ describe('Tokenscope in VS Code', { skip, timeout: 10 * 60_000 }, () => {
     await input.press('Enter');
     const sidebar = page.locator('.part.sidebar');
     await sidebar.locator('.pane-header', { hasText: 'filter: provider fireworks · since 1h' }).waitFor({ timeout: 30_000 });
-    const captures = sidebar.locator('.pane', { has: page.locator('.pane-header', { hasText: /captures/i }) });
+    const captures = sidebar.locator('.pane', { has: page.locator('.pane-header h3.title', { hasText: /^captures$/i }) });
     // The message is the tree's one row: nothing else is drawn beside it.
     await captures.locator('.monaco-list-row', { hasText: 'No captures match the filter (provider fireworks · since 1h)' }).waitFor({ timeout: 30_000 });
     assert.equal(await captures.locator('.monaco-list-row').count(), 1);
@@ -181,6 +183,23 @@ describe('Tokenscope in VS Code', { skip, timeout: 10 * 60_000 }, () => {
     await screenshot(page, '08c-captures-filter-matches');
     await runCommand(page, 'Tokenscope: Clear Capture Filter');
     await captureRow('Chutes').waitFor({ timeout: 30_000 });
+  });
+
+  it('follows a capture another process records (a CLI serve on the same folder): the tree and the Providers view', async () => {
+    const other = await openStore(rig.captures);
+    try {
+      const response = JSON.stringify({ id: 'gen-x', object: 'chat.completion', model: 'moonshotai/kimi-k2-0905', provider: 'Fireworks', choices: [{ index: 0, message: { role: 'assistant', content: 'Done.' }, finish_reason: 'stop' }] });
+      await recordExchange(other, { request: { model: 'moonshotai/kimi-k2-0905', messages: [{ role: 'user', content: 'Hi' }], tools: [READ_TOOL] }, response, annotate: { servedProvider: 'Fireworks' }, agent: 'opencode' });
+      await other.idle();
+    } finally {
+      await other.close();
+    }
+    await captureRow('Fireworks').waitFor({ timeout: 30_000 });
+    const header = page.locator('.part.sidebar .pane-header', { has: page.locator('h3.title', { hasText: /^providers$/i }) });
+    if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click();
+    const providers = page.locator('.part.sidebar .pane', { has: page.locator('.pane-header h3.title', { hasText: /^providers$/i }) });
+    await providers.locator('.monaco-list-row', { hasText: 'Fireworks' }).waitFor({ timeout: 30_000 });
+    await screenshot(page, '08d-other-process');
   });
 
   it('renders HTML in model output as text and runs none of it', async () => {

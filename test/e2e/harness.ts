@@ -33,8 +33,11 @@ export interface CodeServer {
   close(): Promise<void>;
 }
 
-/** Installs the .vsix into a fresh profile and starts code-server on a free port. */
-export async function startCodeServer(settings: Record<string, unknown>): Promise<CodeServer> {
+/**
+ * Installs the .vsix into a fresh profile and starts code-server on a free port. `env` adds to its environment (the
+ * Hugging Face Hub is a closed loopback port unless `env` sets HF_ENDPOINT).
+ */
+export async function startCodeServer(settings: Record<string, unknown>, env: Record<string, string> = {}): Promise<CodeServer> {
   const bin = process.env.TOKENSCOPE_CODE_SERVER!;
   const dir = mkdtempSync(join(tmpdir(), 'tokenscope-e2e-'));
   const userDir = join(dir, 'user');
@@ -76,8 +79,9 @@ export async function startCodeServer(settings: Record<string, unknown>): Promis
       '--disable-getting-started-override',
       workspace,
     ],
-    // The Hugging Face Hub is out of reach (a closed loopback port): nothing the tests do may download a tokenizer.
-    { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, HF_ENDPOINT: 'http://127.0.0.1:9' } },
+    // The Hugging Face Hub is out of reach (a closed loopback port) unless a test brings its emulator: no test may
+    // download a tokenizer from the Internet.
+    { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, HF_ENDPOINT: 'http://127.0.0.1:9', ...env } },
   );
   let out = '';
   const url = await new Promise<string>((resolve, reject) => {
@@ -232,8 +236,13 @@ export interface WorkbenchRig {
  * to the emulator (its API lives under /api/v1, as openrouter.ai's does) and captures in a fresh folder, then opens
  * the workbench in Chromium.
  */
-export async function startWorkbenchRig(providers: ProviderSpec[], settings: Record<string, unknown> = {}): Promise<WorkbenchRig> {
-  const emulator = await startOpenRouterEmulator({ providers });
+export async function startWorkbenchRig(
+  providers: ProviderSpec[],
+  settings: Record<string, unknown> = {},
+  /** `env`: added to code-server's environment; `models`: the emulator's models (default: its Kimi K2 ones). */
+  opts: { env?: Record<string, string>; models?: string[] } = {},
+): Promise<WorkbenchRig> {
+  const emulator = await startOpenRouterEmulator({ providers, ...(opts.models && { models: opts.models }) });
   const proxyPort = await freePort();
   const captures = mkdtempSync(join(tmpdir(), 'tokenscope-e2e-captures-'));
   const server = await startCodeServer({
@@ -241,7 +250,7 @@ export async function startWorkbenchRig(providers: ProviderSpec[], settings: Rec
     'tokenscope.upstreams': { openrouter: `${emulator.url}/api` },
     'tokenscope.capture.folder': captures,
     ...settings,
-  });
+  }, opts.env);
   const browser = await launchBrowser();
   const page = await openWorkbench(browser, server.url);
   return {

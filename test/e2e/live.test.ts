@@ -86,7 +86,7 @@ describe('Tokenscope live view in VS Code', { skip, timeout: 10 * 60_000 }, () =
     const countEarly = await view.locator('.token-toolbar .source').innerText();
     await page.waitForTimeout(1500);
     const countLater = await view.locator('.token-toolbar .source').innerText();
-    const n = (s: string) => Number(/^([\d,]+) tokens/.exec(s.trim())?.[1].replace(/,/g, '') ?? NaN);
+    const n = (s: string) => Number(/^([\d,]+) completion tokens/.exec(s.trim())?.[1].replace(/,/g, '') ?? NaN);
     if (ended === undefined) assert.ok(n(countLater) > n(countEarly), `tokens keep arriving: ${countEarly} → ${countLater}`);
     await screenshot(page, '42-live-tokens');
     assertRowsWhole(await rowGeometry(view.locator('.scroller')), 'the live token view');

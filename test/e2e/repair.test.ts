@@ -42,10 +42,10 @@ describe('Tokenscope repair mode and provider policy in VS Code', { skip, timeou
 
   /** The Providers view's pane, expanded. */
   async function providersPane() {
-    const header = page.locator('.part.sidebar .pane-header', { hasText: 'Providers' });
+    const header = page.locator('.part.sidebar .pane-header', { has: page.locator('h3.title', { hasText: /^providers$/i }) });
     await header.waitFor({ timeout: 30_000 });
     if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click();
-    return page.locator('.part.sidebar .pane', { has: page.locator('.pane-header', { hasText: 'Providers' }) });
+    return page.locator('.part.sidebar .pane', { has: page.locator('.pane-header h3.title', { hasText: /^providers$/i }) });
   }
 
   it('delivers the leaked call structured and shows the repaired badge and Raw ⇄ Delivered diff', async () => {
@@ -67,16 +67,17 @@ describe('Tokenscope repair mode and provider policy in VS Code', { skip, timeou
     await screenshot(page, '40-repaired-badge');
     await view.locator('vscode-button', { hasText: 'Raw ⇄ Delivered' }).click();
     await page.locator('.tab', { hasText: 'Raw ⇄ Delivered' }).waitFor({ timeout: 30_000 });
-    // Event by event: the summary and the shared envelope first, the events repair passed through folded, and what it
-    // changed on lines of their own: the upstream's markup on the left, the structured call on the right.
+    // Event by event: the summary and the fields most events share first, the events repair passed through folded, and
+    // what it changed on short lines of their own: the upstream's markup on the left, the structured call on the right.
     const original = page.locator('.monaco-diff-editor .original .view-lines');
     const modified = page.locator('.monaco-diff-editor .modified .view-lines');
     await original.getByText(/^Raw\s⇄\sDelivered,\sevent\sby\sevent:\s\d+\supstream\sevents,\s\d+\sdelivered\sevents;/).first().waitFor({ timeout: 30_000 });
-    await original.getByText(/Fields\severy\sevent\sshares,\snot\srepeated\sbelow:\sid\s"gen-/).first().waitFor();
+    await original.getByText(/^Fields\smost\sevents\sshare,\sleft\sout\sof\severy\sevent\sbelow\sthat\shas\sthem:/).first().waitFor();
+    await original.getByText(/^\s+id:\s"gen-/).first().waitFor();
     await original.getByText(/┄┄\s\d+\sidentical\sevents?\sfolded\s┄┄/).first().waitFor();
     await original.locator('.view-line', { hasText: 'tool_calls_section_begin' }).first().waitFor({ timeout: 30_000 });
     await modified.locator('.view-line', { hasText: '"id": "functions.read:0"' }).first().waitFor({ timeout: 30_000 });
-    // No event line repeats the envelope (the long `data: {"id":"gen-…` lines that hid the change off-screen).
+    // No event line repeats the shared fields (the long `data: {"id":"gen-…` lines that hid the change off-screen).
     assert.equal(await original.locator('.view-line', { hasText: /^data:\s\{"id"/ }).count(), 0);
     // The diff editor marks the changed lines on both sides.
     assert.ok((await page.locator('.monaco-diff-editor .original .line-delete, .monaco-diff-editor .original .char-delete').count()) > 0);

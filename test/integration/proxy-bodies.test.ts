@@ -74,7 +74,8 @@ test('a 100 MB response and a 100 MB request body pass byte-identical; the captu
     await waitFor(() => rig.store.list()[0]?.state === 'complete', 'capture', 20_000);
     const x = rig.store.get(rig.store.list()[0].id)!;
     assert.equal(x.responseBytes, 100 * MB);
-    assert.equal(x.requestBody, undefined, 'bodies over 16 MiB are forwarded, not recorded');
+    assert.equal(x.requestBody, undefined, 'a body over the 64 MiB recording cap is forwarded, not recorded');
+    assert.deepEqual(x.requestNotKept, { bytes: 100 * MB, why: 'it is over the 64 MB Tokenscope records of a request body' }, 'and the capture says so');
     assert.equal(createHash('sha256').update(rig.store.readResponse(x.id)!.bytes).digest('hex'), wantHash);
   } finally {
     await rig.close();

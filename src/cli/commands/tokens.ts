@@ -38,7 +38,8 @@ the structured response rendered in the family's format and encoded ("reconstruc
                        (default: TOKENSCOPE_DATA_DIR or ~/.tokenscope)
   --request FILE       the request body (for the tool and history checks of the findings)
   --family F           force the family (${formats.map((f) => f.id).join(', ')})
-  --offline            never download; use --tokenizer-dir or an already downloaded tokenizer
+  --offline            never download; use --tokenizer-dir, the Kimi K2 tokenizer Tokenscope ships, or an already
+                       downloaded tokenizer
   --json               print {"source","tokenizer","family","tokens":[{id,text,kind,segment}],"ids","prompt","accounting",
                        "findings"}; "ids" is the completion as the model emitted it (a marker returned as text is
                        its one special id), the ids --batch writes as completion_ids

@@ -123,10 +123,12 @@ export class AnalysisService {
 
   /**
    * A finished exchange of this process: analysed once, soon, never inside the forwarding call stack. `recovered`: one a
-   * stopped process left, settled at open (analysed and stored like the others, without `onAnalyzed`).
+   * stopped process left, settled at open: analysed and stored like the others, without `onAnalyzed`, even by a store
+   * that analyses nothing else (whichever command opens the data dir first after a crash, every reader then gives
+   * the same answer).
    */
   finished(x: CapturedExchange, opts: { recovered?: boolean } = {}): void {
-    if (this.opts.analyze === false || x.status === undefined) return;
+    if ((this.opts.analyze === false && !opts.recovered) || x.status === undefined) return;
     this.queue.push({ x, recovered: opts.recovered });
     this.running ??= this.drain();
   }

@@ -193,6 +193,7 @@ export class CaptureDb {
    * is (a read-only mount) finds every capture in it.
    */
   close(): void {
+    if (this.closed) return;
     if (!this.readOnly && this.path !== undefined) {
       try {
         this.setBusyTimeout(0);

@@ -156,8 +156,8 @@ export function prepareDataDir(dataDir: string, bodies: string, spareDir: string
   makeDir(ownSpares);
 }
 
-/** The names in a data dir that are Tokenscope's (the database and its files, the folders, the log of earlier versions). */
-const OWN_NAMES = ['captures.db', BODIES_DIR, SPARE_DIR, 'journal', LOG_FILE];
+/** The names in a data dir that are Tokenscope's (the database and its files, its folders, the log of earlier versions). */
+const OWN_NAMES = ['captures.db', BODIES_DIR, SPARE_DIR, 'journal', 'tokenizers', LOG_FILE];
 
 /** The body files of one data dir: paths checked before they are built, spares, safe reads. */
 export class BodyFiles {

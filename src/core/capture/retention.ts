@@ -8,8 +8,9 @@
  *   newest capture (or before now, if the clock is behind that). A clock set weeks ahead finds nothing older than
  *   what the captures themselves say.
  * - A run (one open of the store) removes on its own at most RUN_SHARE of the captures it found, plus one per capture
- *   it adds (so a long-running proxy keeps its store at the limits). Beyond that it holds back, and says how many and
- *   how to remove them with the user's consent (`tokenscope captures --prune`).
+ *   it adds, and, to stay under the size limit, as many bytes as it adds (so a long-running proxy keeps its store at
+ *   the limits whatever the sizes of its captures). Beyond that it holds back, and says how many and how to remove
+ *   them with the user's consent (`tokenscope captures --prune`). Its start removes a share of the captures at most.
  * - A start whose clock is far ahead of the newest capture, or a clock that jumps ahead during a run, is not trusted to
  *   judge age at all: that start removes nothing, and nothing is removed by age in that run; a warning says why.
  */
@@ -51,6 +52,8 @@ export class Retention {
   private readonly atOpen: number;
   private addedCaptures = 0;
   private removedCaptures = 0;
+  /** Bytes added in this run not yet paid for by size removals beyond the count share (see above). */
+  private sizeCredit = 0;
   /** Set when the clock is not trusted to judge age in this run (see above), with the reason given once. */
   private ageOff: string | undefined;
   private startPassDone = false;
@@ -93,6 +96,7 @@ export class Retention {
   /** Bytes added to the store; `capture`: a new capture began (the run may then remove one more on its own). */
   added(bytes: number, capture = false): void {
     this.total += bytes;
+    this.sizeCredit += bytes;
     if (capture) this.addedCaptures++;
   }
 
@@ -125,7 +129,9 @@ export class Retention {
     const newestAt = this.db.newestStart();
     const cutoff = byAge ? Math.min(now, newestAt ?? now) - this.maxAgeDays * DAY_MS : -Infinity;
     const newest = this.db.query({ limit: 1 })[0]?.id;
-    let budget = consent ? Infinity : Math.floor(RUN_SHARE * this.atOpen) + this.addedCaptures - this.removedCaptures;
+    const share = consent ? Infinity : Math.floor(RUN_SHARE * this.atOpen) + this.addedCaptures - this.removedCaptures;
+    let budget = share;
+    let credit = this.sizeCredit;
     const ids: string[] = [];
     let old = 0;
     let big = 0;
@@ -136,13 +142,14 @@ export class Retention {
       const tooOld = r.started_at < cutoff;
       if (!tooOld && total <= this.maxBytes) break;
       if (r.id === keep || r.id === newest) continue;
-      if (budget <= 0) {
+      const size = r.bytes + ALLOWANCE;
+      if (budget > 0) budget--;
+      else if (!tooOld && !startPass && credit >= size) credit -= size; // paid for by bytes this run added
+      else {
         held = true;
         break;
       }
-      budget--;
       ids.push(r.id);
-      const size = r.bytes + ALLOWANCE;
       total -= size;
       freed += size;
       if (tooOld) old++;
@@ -151,7 +158,7 @@ export class Retention {
     if (ids.length > 0) {
       if (!this.remove(ids)) return none; // the database is locked: the next pass tries again
       this.total = total;
-      this.removedCaptures += ids.length;
+      if (!consent) (this.removedCaptures += share - budget), (this.sizeCredit = credit);
       const parts = [old && `${old} older than ${this.maxAgeDays} days`, big && `${big} oldest to stay under ${size(this.maxBytes)}`].filter(Boolean);
       this.warn(`retention removed ${ids.length} capture${ids.length === 1 ? '' : 's'} (${parts.join(', ')}; ${size(freed)} freed)`);
     }
@@ -163,7 +170,7 @@ export class Retention {
         this.heldBackSaid = true;
         const what = [heldBack > 0 && `${heldBack} capture${heldBack === 1 ? '' : 's'} older than ${this.maxAgeDays} days`, over && `the captures over ${size(this.maxBytes)}`].filter(Boolean).join(' and ');
         this.warn(
-          `retention held back ${what}: one run removes at most ${Math.round(RUN_SHARE * 100)}% of the captures it found on its own; \`tokenscope captures --prune${this.maxAgeDays === DEFAULT_MAX_AGE_DAYS ? '' : ` --max-age-days ${this.maxAgeDays}`}\` removes them`,
+          `retention held back ${what}: one run removes at most ${Math.round(RUN_SHARE * 100)}% of the captures it found on its own; \`tokenscope captures --prune${this.maxAgeDays === DEFAULT_MAX_AGE_DAYS ? '' : ` --max-age-days ${this.maxAgeDays}`}${this.maxBytes === DEFAULT_MAX_BYTES ? '' : ` --max-size-mb ${Number((this.maxBytes / 1024 / 1024).toFixed(3))}`}\` removes them`,
         );
       }
     }

@@ -8,6 +8,7 @@
  * token carries a `|` (or the fullwidth `｜`) inside its angle brackets, or is an all-caps bracket word with `_`.
  */
 import type { Finding, Segment } from '../model';
+import { NeedleScan } from '../formats/shared/text';
 import { findMarkers } from './scan';
 import type { CheckContext } from './types';
 
@@ -18,6 +19,8 @@ import type { CheckContext } from './types';
  */
 const SHAPES =
   /<\/?[|｜]\/?[A-Za-z_▁][\w▁.:-]{0,63}[|｜]>|<\/?[A-Za-z_][\w.-]{0,31}\|\/?[A-Za-z_][\w.:-]{0,63}>|<\|[A-Za-z_][\w.:-]{0,63}>|<\/?[A-Za-z_][\w.:-]{0,63}\|>|\[\/?[A-Z][A-Z0-9]*_[A-Z0-9_]+\]/g;
+
+const SHAPE_AT = new RegExp(SHAPES.source, 'y');
 
 export interface UnknownMarkup {
   region: 'content' | 'reasoning';
@@ -55,8 +58,17 @@ function scan(text: string, segment: Segment): UnknownMarkup | undefined {
   let start = -1;
   let end = -1;
   let callShaped = false;
-  SHAPES.lastIndex = segment.start;
-  for (let m = SHAPES.exec(text); m && m.index < segment.end; m = SHAPES.exec(text)) {
+  // Every shape starts with `<` or `[`: the regex is tried only where a native scan finds one.
+  const places = new NeedleScan(text, ['<', '['], segment.start, segment.end);
+  const next = (from: number): RegExpExecArray | null => {
+    for (let p = places.next(from); p >= 0; p = places.next(p + 1)) {
+      SHAPE_AT.lastIndex = p;
+      const m = SHAPE_AT.exec(text);
+      if (m) return m;
+    }
+    return null;
+  };
+  for (let m = next(segment.start); m && m.index < segment.end; m = next(m.index + m[0].length)) {
     const s = m.index;
     const e = s + m[0].length;
     if (e > segment.end || isKnown(s, e)) continue;

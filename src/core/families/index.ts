@@ -14,7 +14,7 @@
  */
 import { UserError, type FamilyId } from '../model';
 import type { ModelFormat } from '../formats/types';
-import { NeedleScan, needlesFor, withTextIndex } from '../formats/shared/text';
+import { NeedleScan, needlesFor, textIndex, withTextIndex } from '../formats/shared/text';
 import { deepseekV3 } from './deepseek-v3';
 import { deepseekV31 } from './deepseek-v31';
 import { deepseekV32 } from './deepseek-v32';
@@ -258,7 +258,7 @@ function markersIn(text: string): Set<string> {
 /** The ids of the marker placeholders (`<|reserved_token_163595|>`, `<|reserved_special_token_3|>`) in `text`. */
 function reservedIds(text: string): Set<number> {
   const ids = new Set<number>();
-  if (!text.includes('<|reserved')) return ids;
+  if (textIndex(text).first('<|reserved') < 0) return ids;
   for (const m of text.matchAll(/<\|reserved(?:_special)?_token_(\d+)\|>/g)) ids.add(Number(m[1]));
   return ids;
 }

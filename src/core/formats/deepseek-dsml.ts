@@ -269,8 +269,12 @@ function dsml(id: FamilyId, own: Spelling, displayName: string, parser: string, 
   const ownBlocks = accepted.map((sp) => sp.block);
   // A stream that stopped inside one of this family's tags (`<｜DSML｜function_ca`) still says whose markup it was.
   // The family's own spelling counts more than one it is also served with, so `<｜DSML｜ inv` is V4.1's.
+  // Only a tag's length from the end can hold one cut short: a long text is not searched back to its start for a `<`.
+  const longestTag = Math.max(...TOOL_MARKERS.map((t) => t.length));
   const cutTail = (text: string): number => {
-    const at = text.lastIndexOf('<');
+    const from = Math.max(0, text.length - longestTag);
+    const last = text.slice(from).lastIndexOf('<');
+    const at = last < 0 ? -1 : from + last;
     if (at < 0 || text.length - at < '<｜DSML'.length) return 0;
     const tail = text.slice(at);
     const prefixOf = (sp: Spelling) => sp.toolMarkers.some((t) => t.length > tail.length && t.startsWith(tail));

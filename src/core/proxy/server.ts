@@ -173,10 +173,11 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
     const staged = opts.requestStage ? await stagedBody(opts.requestStage, { route: route.route, upstreamUrl: route.upstreamUrl, method: req.method ?? 'GET', path }, body.stream as AsyncIterable<Buffer> | Buffer | undefined) : undefined;
     // A connection of its own, or a wait for one (counted in the upstream timeout); on the usual path a counter.
     let queuedMs: number | undefined;
-    if (!gone && !slots.take(route.origin)) {
+    if (!slots.take(route.origin)) {
       const waitedFrom = performance.now();
-      waiting = slots.wait(route.origin, timeouts.upstreamHeadersMs);
-      const got = await waiting.got;
+      // A client already gone (while a request stage ran) does not wait.
+      waiting = gone ? undefined : slots.wait(route.origin, timeouts.upstreamHeadersMs);
+      const got = (await waiting?.got) ?? false;
       waiting = undefined;
       queuedMs = Math.max(1, Math.round(performance.now() - waitedFrom));
       if (!got) {

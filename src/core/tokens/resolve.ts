@@ -158,12 +158,14 @@ export class TokenizerPool {
 
   async get(req: TokenizerRequest): Promise<Tokenizer> {
     const key = req.tokenizerDir ? `dir:${req.tokenizerDir}` : `repo:${tokenizerRepoFor(req)}`;
-    let p = this.loaded.get(key);
-    if (!p) {
-      p = loadTokenizer(req);
-      this.loaded.set(key, p);
-      p.catch(() => this.loaded.delete(key));
-    }
+    const have = this.loaded.get(key);
+    // A load that may download waits for one in flight that may not, and tries itself when that one found nothing.
+    if (have) return req.offline ? have : have.catch((e) => (e instanceof TokenizerMissingError ? this.get(req) : Promise.reject(e)));
+    const p = loadTokenizer(req);
+    this.loaded.set(key, p);
+    p.catch(() => {
+      if (this.loaded.get(key) === p) this.loaded.delete(key);
+    });
     return p;
   }
 

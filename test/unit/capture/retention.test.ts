@@ -131,3 +131,27 @@ test('a clock that jumps ahead while the store is open removes nothing by age, a
     tmp.remove();
   }
 });
+
+test('in a run, captures removed to stay under the size limit are paid for by the bytes the run added: one big capture replaces many small ones', async () => {
+  const tmp = tempDir();
+  try {
+    // 50 small captures (1154 bytes each as retention counts them: 100 + 30 + a 1024 allowance), just under 60,000.
+    seedExchanges(tmp.dir, 50);
+    const warnings: string[] = [];
+    const store = await openStore(tmp.dir, { analyze: false, retention: { maxBytes: 60_000 }, onWarning: (m) => warnings.push(m) });
+    assert.equal(store.list().length, 50);
+    const w = store.begin(init());
+    w.responseStarted(200, {});
+    w.chunk(Buffer.alloc(20_000, 0x61));
+    const big = await w.finish();
+    // 21 KB more: 17 small ones must go, more than the run's share of 5 plus 1 for the capture added.
+    const kept = store.list();
+    assert.ok(kept.some((x) => x.id === big.id), 'the big capture stays');
+    assert.equal(kept.length, 51 - 17, warnings.join('\n'));
+    assert.ok(!warnings.some((m) => /held back/.test(m)), warnings.join('\n'));
+    assert.ok(warnings.some((m) => /^retention removed 17 captures \(17 oldest to stay under 59 KiB; 20 KiB freed\)$/.test(m)), warnings.join('\n'));
+    await store.close();
+  } finally {
+    tmp.remove();
+  }
+});

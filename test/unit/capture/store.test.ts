@@ -218,7 +218,7 @@ test('retention drops the oldest finished exchanges by size and by age, files in
     const s2 = await openStore(tmp.dir, { analyze: false, retention: { maxAgeDays: 30, maxBytes: 25_000 }, onWarning: (m) => warnings.push(m) });
     // One start removes at most a tenth of the captures on its own (none of 6): the rest is held back, and said so.
     assert.equal(s2.list().length, 6);
-    assert.ok(warnings.some((m) => /^retention held back 1 capture older than 30 days and the captures over 25 KiB: .*`tokenscope captures --prune` removes them$/.test(m)), warnings.join('\n'));
+    assert.ok(warnings.some((m) => /^retention held back 1 capture older than 30 days and the captures over 25 KiB: .*`tokenscope captures --prune --max-size-mb 0.024` removes them$/.test(m)), warnings.join('\n'));
     s2.onDidChange((e) => e.kind === 'deleted' && deleted.push(e.exchange.id));
     // With the user's consent (`captures --prune`) they go.
     const pruned = await s2.prune();

@@ -31,15 +31,17 @@ test('a repaired stream is diffed event by event: passed-through events fold, th
   const d = deliveredDiffDocuments(bytes(upstream), bytes(delivered));
   // The comment, the 40 preamble events and the text before the markup went through unchanged: folded into one
   // line, the same on both sides, but for the last one before the change, kept for context.
-  const kept = /┄┄ 41 identical events folded ┄┄\n\ndata: \{\n {2}"choices": \[\n {4}\{\n {6}"index": 0,\n {6}"delta": \{"role": "assistant", "content": "Let me read it."\}/;
+  const kept = /┄┄ 41 identical events folded ┄┄\ndata: \{"choices": \[\{"delta": \{"content": "Let me read it\."\}\}\]\}\n/;
   assert.match(d.upstream, kept);
   assert.match(d.delivered, kept);
   assert.equal(d.folded, 41);
   assert.ok(d.removed > 0 && d.added > 0, d.summary);
-  // The envelope is named once at the top, and no event line repeats it.
+  // The fields most events share are named once at the top, and no event repeats them.
   assert.match(d.upstream, /^Raw ⇄ Delivered, event by event: \d+ upstream events, \d+ delivered events; \d+ only upstream/);
-  assert.match(d.upstream, /Fields every event shares, not repeated below: .*id "gen-1"/);
-  assert.doesNotMatch(d.upstream.split('\n').slice(2).join('\n'), /"id": "gen-1"|gen-1/);
+  const [head, body] = d.upstream.split('\n\n');
+  assert.match(head, /\nFields most events share, left out of every event below that has them:\n {2}id: "gen-1"\n/);
+  assert.match(head, /\n {2}choices\[0\]\.delta\.role: "assistant"\n/);
+  assert.doesNotMatch(body, /gen-1|"role"|"index": 0, "delta"/);
   // What repair changed is on short lines of its own: the markup on the left, the structured call on the right.
   const left = onlyIn(d.upstream, d.delivered);
   const right = onlyIn(d.delivered, d.upstream);
@@ -57,8 +59,8 @@ test('events equal by payload are equal whatever their key order or spacing', ()
   const d = deliveredDiffDocuments(bytes(a), bytes(b));
   assert.equal(d.removed, 1);
   assert.equal(d.added, 1);
-  assert.deepEqual(onlyIn(d.upstream, d.delivered), ['data: {"choices": [{"index": 0, "delta": {"content": "x"}}]}']);
-  assert.deepEqual(onlyIn(d.delivered, d.upstream), ['data: {"choices": [{"index": 0, "delta": {"content": "y"}}]}']);
+  assert.deepEqual(onlyIn(d.upstream, d.delivered), ['data: {"choices": [{"delta": {"content": "x"}}]}']);
+  assert.deepEqual(onlyIn(d.delivered, d.upstream), ['data: {"choices": [{"delta": {"content": "y"}}]}']);
 });
 
 test('the same events on both sides say so and fold everything', () => {
@@ -91,4 +93,16 @@ test('JSON is fitted to the width: what fits stays on its line, the rest gets a 
   assert.equal(fitJson(v, 200), '{"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hello there"}, "finish_reason": null}]}');
   assert.equal(fitJson(v, 70), ['{', '  "choices": [', '    {', '      "index": 0,', '      "delta": {"role": "assistant", "content": "Hello there"},', '      "finish_reason": null', '    }', '  ]', '}'].join('\n'));
   assert.deepEqual(JSON.parse(fitJson(v, 10)), v, 'still the same JSON');
+});
+
+test('a shared field an event lacks is said, so leaving fields out never hides a difference', () => {
+  const ev = (content: string, extra: Record<string, unknown> = { native_finish_reason: null }) => `data: ${JSON.stringify({ id: 'g', choices: [{ index: 0, delta: { content }, ...extra }] })}\n\n`;
+  const a = ev('a') + ev('b') + ev('c');
+  const b = ev('a') + ev('b', {}) + ev('c');
+  const d = deliveredDiffDocuments(bytes(a), bytes(b));
+  assert.equal(d.removed, 1);
+  assert.equal(d.added, 1);
+  // The two events read the same but for the line that says what the delivered one lacks: that line is the change.
+  assert.deepEqual(onlyIn(d.upstream, d.delivered), []);
+  assert.deepEqual(onlyIn(d.delivered, d.upstream), ['(without choices[0].native_finish_reason)']);
 });

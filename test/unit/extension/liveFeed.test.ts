@@ -123,7 +123,7 @@ test('a missing tokenizer: the download runs once on request, with progress, and
   const posts: HostMessage[] = [];
   const feed = new PanelFeed(opened(0, 'complete'), source, { post: async (m) => (posts.push(m), true), title: () => undefined, error: () => undefined });
   await feed.sendSnapshot();
-  assert.deepEqual(jobs, [undefined], 'opening never downloads');
+  assert.deepEqual([...jobs], [undefined], 'opening never downloads');
   assert.equal(feed.needsTokenizer, true);
   assert.deepEqual((posts.at(-1) as { needed?: unknown }).needed, needed);
 

@@ -4,6 +4,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { findMarkers } from '../../../src/core/checks/scan';
+import { unknownMarkup } from '../../../src/core/checks/unknown-markup';
+import { analyzeWithContext } from '../../../src/core/analyze';
 import { detectFamily, formats } from '../../../src/core/families/index';
 import { findTruncated, requiredLiteral, scoreText, TextIndex, truncatedAt, withTextIndex } from '../../../src/core/formats/shared/text';
 import type { ModelFormat } from '../../../src/core/formats/types';
@@ -83,7 +85,51 @@ function oldDetect(text: string): string | undefined {
   return best?.id;
 }
 
+/** unknown-markup.ts's scan as it was: one global regex over the segment. */
+function oldUnknownMarkup(text: string, segments: readonly { kind: string; start: number; end: number }[]) {
+  const SHAPES =
+    /<\/?[|｜]\/?[A-Za-z_▁][\w▁.:-]{0,63}[|｜]>|<\/?[A-Za-z_][\w.-]{0,31}\|\/?[A-Za-z_][\w.:-]{0,63}>|<\|[A-Za-z_][\w.:-]{0,63}>|<\/?[A-Za-z_][\w.:-]{0,63}\|>|\[\/?[A-Z][A-Z0-9]*_[A-Z0-9_]+\]/g;
+  const out = [];
+  for (const segment of segments) {
+    if (segment.kind !== 'content' && segment.kind !== 'reasoning') continue;
+    const known = findMarkers(text, segment.start, segment.end);
+    const isKnown = (s: number, e: number): boolean => known.some((k) => k.start < e && s < k.end);
+    const seen: string[] = [];
+    let start = -1;
+    let end = -1;
+    let callShaped = false;
+    SHAPES.lastIndex = segment.start;
+    for (let m = SHAPES.exec(text); m && m.index < segment.end; m = SHAPES.exec(text)) {
+      const s = m.index;
+      const e = s + m[0].length;
+      if (e > segment.end || isKnown(s, e)) continue;
+      if (start < 0) start = s;
+      end = e;
+      if (!seen.includes(m[0])) seen.push(m[0]);
+      if (!callShaped && /^\s*[[{]\s*\{?\s*"(?:name|function|tool_name|tool)"\s*:/.test(text.slice(e, Math.min(segment.end, e + 200)))) callShaped = true;
+    }
+    if (start >= 0) out.push({ region: segment.kind, start, end, seen, callShaped });
+  }
+  return out;
+}
+
 describe('native-scan marker searches', () => {
+  test('unknown-markup finds the special-token shapes the one global regex found', () => {
+    const shapes = ['<|zeta_call|>', '<｜call｜>', '<ifm|zeta>', '<|zeta>', '<zeta|>', '[ZETA_CALLS]', '[/MY_TAG]', '<div>', '[TODO]', '< |x|>', '<|', '[A_', ' {"name": "f"}', 'prose ', '\n'];
+    let checked = 0;
+    for (let seed = 1; seed <= 200; seed++) {
+      const rand = prng(seed);
+      let text = seed % 10 === 0 ? 'p'.repeat(70_000) : '';
+      for (let i = 0; i < 20; i++) text += shapes[Math.floor(rand() * shapes.length)];
+      const { ctx } = analyzeWithContext({ nativeText: text });
+      // A text some family's markers name is that family's, and not scanned for unknown markup.
+      if (!ctx || ctx.format) continue;
+      checked++;
+      assert.deepEqual(unknownMarkup(ctx), oldUnknownMarkup(text, ctx.native.segments), `seed ${seed}`);
+    }
+    assert.ok(checked > 100, `${checked} texts of no family`);
+  });
+
   test('findMarkers finds what the one global regex found, in whole texts and in ranges', () => {
     for (let seed = 1; seed <= 300; seed++) {
       const rand = prng(seed);
@@ -185,12 +231,17 @@ describe('native-scan marker searches', () => {
       [/[ab]+c|d[ef]?g/, 2048],
       [/[^a]xy/, 4096],
       [/[|｜]?zz/, 8192],
+      // As the bundled CLI spells them (its build escapes non-ASCII characters).
+      [/[|\uff5c] (?:calls|invoke)/, 16384],
+      [/<\uff5cDSML\x7c?/, 32768],
+      [/\u{1F600}+q/u, 65536],
     ];
     for (const [re] of sigs) assert.notEqual(requiredLiteral(re), undefined);
     assert.equal(requiredLiteral(sigs[0][0]), 'DSML');
+    assert.equal(requiredLiteral(/<\uff5cDSML\x7c?/), '<｜DSML');
     for (let seed = 1; seed <= 300; seed++) {
       const rand = prng(seed);
-      const pieces = ['<｜DSML｜invoke', '| DSML |', ' [read(path="a")', 'ac.ddeef', 'abc.deef', 'xyz', 'x😀yz', 'ABCD', 'DSML', 'prose ', '\n', '<tool_call>', '<tool_call>{', 'x', '<|python_tag|> {', 'functions.read:0 {', 'a.functions.x:1{', '{"name"', '<|end_of_text|>', '<|start_of_role|>', '<|end_of_role', '| calls', '｜ invoke', 'bbc', 'dg', 'deg', 'axy', 'bxy', 'zz', '|zz'];
+      const pieces = ['<｜DSML｜invoke', '| DSML |', ' [read(path="a")', 'ac.ddeef', 'abc.deef', 'xyz', 'x😀yz', 'ABCD', 'DSML', 'prose ', '\n', '<tool_call>', '<tool_call>{', 'x', '<|python_tag|> {', 'functions.read:0 {', 'a.functions.x:1{', '{"name"', '<|end_of_text|>', '<|start_of_role|>', '<|end_of_role', '| calls', '｜ invoke', 'bbc', 'dg', 'deg', 'axy', 'bxy', 'zz', '|zz', '<｜DSML|', '😀😀q'];
       let text = seed % 5 === 0 ? 'z'.repeat(70_000) : '';
       for (let i = 0; i < 6; i++) text += pieces[Math.floor(rand() * pieces.length)];
       const expected = sigs.reduce((n, [re, w]) => n + (re.test(text) ? w : 0), 0);

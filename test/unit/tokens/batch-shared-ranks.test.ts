@@ -4,13 +4,14 @@
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { build } from 'esbuild';
 import { BatchProcessor } from '../../../src/core/tokens/batch/process';
 import { runBatch } from '../../../src/core/tokens/batch/run';
 import { shareBatchRanks } from '../../../src/core/tokens/batch/shared-ranks';
 import { adoptSharedRanks, loadRanks, shareRanks } from '../../../src/core/tokens/rank-cache';
+import { localTokenizerDir } from '../../../src/core/tokens/resolve';
 import { recording } from '../../helpers/shared';
 import { kimiTokenizerDir } from './helpers';
 
@@ -42,20 +43,30 @@ describe('shared rank tables', () => {
 
   test('nothing is shared when the options name no tiktoken tokenizer there, or a broken one', () => {
     assert.deepEqual(shareBatchRanks({}), []);
-    assert.deepEqual(shareBatchRanks({ model: 'moonshotai/kimi-k2-0905', cacheDir: join(tmp, 'empty-data') }), [], 'not downloaded yet');
+    assert.deepEqual(shareBatchRanks({ model: 'moonshotai/kimi-dev-72b', cacheDir: join(tmp, 'empty-data') }), [], 'not downloaded yet');
+    assert.deepEqual(shareBatchRanks({ model: 'deepseek/deepseek-chat-v3.1', cacheDir: join(tmp, 'empty-data') }), [], 'not a tiktoken tokenizer');
     const bad = join(tmp, 'bad');
     mkdirSync(bad);
     writeFileSync(join(bad, 'tiktoken.model'), 'not a rank file\n');
     assert.deepEqual(shareBatchRanks({ tokenizerDir: bad }), []);
   });
 
-  test('a downloaded Kimi tokenizer named by --model is shared', () => {
+  test('a downloaded tiktoken tokenizer named by --model is shared', () => {
     const data = join(tmp, 'data-model');
-    const repoDir = join(data, 'tokenizers', 'moonshotai', 'Kimi-K2-Instruct-0905');
+    const repoDir = join(data, 'tokenizers', 'moonshotai', 'Kimi-Dev-72B');
     mkdirSync(repoDir, { recursive: true });
     writeFileSync(join(repoDir, 'tiktoken.model'), 'YQ== 0\n');
-    const [shared] = shareBatchRanks({ model: 'moonshotai/kimi-k2-0905', cacheDir: data });
+    writeFileSync(join(repoDir, 'tokenizer_config.json'), '{}');
+    const [shared] = shareBatchRanks({ model: 'moonshotai/kimi-dev-72b', cacheDir: data });
     assert.equal(shared?.source.path, join(repoDir, 'tiktoken.model'));
+  });
+
+  test('the tokenizer Tokenscope ships for --model is shared', (t) => {
+    const shipped = localTokenizerDir({ model: 'moonshotai/kimi-k2-0905' });
+    if (!shipped) return t.skip('no shipped Kimi tokenizer in this checkout (tokenizers/kimi-k2)');
+    const [shared] = shareBatchRanks({ model: 'moonshotai/kimi-k2-0905', cacheDir: join(tmp, 'data-shipped') });
+    assert.equal(shared?.source.path, resolve(shipped, 'tiktoken.model'));
+    assert.equal(shared.table.count, 163_584);
   });
 });
 

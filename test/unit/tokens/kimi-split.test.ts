@@ -130,13 +130,13 @@ function hardCorpus(specials: Iterable<string>): string {
   const names = [...specials];
   parts.push(names.join(''), names.map((n, i) => `x${n}${i % 2 ? ' ' : '\n'}`).join(''));
   // Long whitespace runs, alone, before text, before a special token, mixed with line breaks.
-  for (const n of [1, 2, 3, 17, 64, 65, 129, 300, 1000, 5000]) {
+  for (const n of [1, 2, 3, 17, 64, 65, 129, 300, 1000, 3000]) {
     parts.push(' '.repeat(n), `${' '.repeat(n)}x`, `${'\t'.repeat(n)}<|im_end|>`, `${' \n'.repeat(n)}y`, `${'\u3000'.repeat(n)}z`, `\r\n${' '.repeat(n)}\r\n`);
   }
   // Long pieces with no split (the heap merge): one letter, random letters, box-drawing rules, CJK runs, digits.
-  for (const n of [100, 129, 257, 2000, 6000]) {
+  for (const n of [100, 129, 257, 1000, 2500]) {
     parts.push('a'.repeat(n), Array.from({ length: n }, () => String.fromCharCode(97 + Math.floor(rand() * 26))).join(''));
-    parts.push('─'.repeat(n) + '\n', '=' .repeat(n), '中文'.repeat(n / 2), '9'.repeat(n));
+    parts.push('─'.repeat(n) + '\n', '='.repeat(n), '中文'.repeat(n / 2), '9'.repeat(n));
   }
   parts.push('┌────────────────────────┬─────────┬────────────────────┐\n│ a │ b │\n└────────────────────────┴─────────┴────────────────────┘');
   // Numbers.

@@ -211,6 +211,14 @@ describe('Hugging Face Hub downloads (local emulator)', () => {
     const a = await pool.get({ ...req, hub: { endpoint: hub.url } });
     const b = await pool.get({ ...req, offline: true });
     assert.equal(a, b);
+    // A download asked for while a load that may not download is in flight (another panel) waits for it, then loads.
+    const other = new TokenizerPool();
+    const fresh = { ...req, cacheDir: freshDir() };
+    const offline = other.get({ ...fresh, offline: true });
+    const online = other.get({ ...fresh, hub: { endpoint: hub.url } });
+    await rejectsUser(offline, /no tokenizer for moonshotai\/Kimi-K2-Instruct-0905/);
+    assert.deepEqual((await online).encode('Hello'), [19180]);
+    assert.equal(await other.get({ ...fresh, offline: true }), await online, 'kept once loaded');
   });
 });
 

@@ -463,16 +463,31 @@ function topLevelBranches(src: string): string[] {
   return out;
 }
 
-/** The plain characters of a class such as `[|｜]` (no range, negation or letter escape), else undefined. */
+/**
+ * The character a `\xHH`, `\uHHHH` or `\u{H…}` escape stands for (the bundled CLI spells non-ASCII characters so);
+ * undefined for any other escape, and for a surrogate half (part of a character, not one).
+ */
+function escapedChar(escape: string): string | undefined {
+  const m = /^\\(?:x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|u\{([0-9a-fA-F]+)\})$/.exec(escape);
+  if (!m) return undefined;
+  const code = parseInt(m[1] ?? m[2] ?? m[3], 16);
+  if ((code >= 0xd800 && code <= 0xdfff) || code > 0x10ffff) return undefined;
+  return String.fromCodePoint(code);
+}
+
+/** The plain characters of a class such as `[|｜]` (no range, negation or other escape), else undefined. */
 function classChars(cls: string): string[] | undefined {
   const body = cls.slice(1, -1);
   if (!body || body.startsWith('^')) return undefined;
   const chars: string[] = [];
   for (let i = 0; i < body.length; i++) {
-    let c = body[i];
+    let c: string | undefined = body[i];
     if (c === '\\') {
-      c = body[++i];
-      if (c === undefined || /[A-Za-z0-9]/.test(c)) return undefined;
+      const m = /^\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|[^A-Za-z0-9])/.exec(body.slice(i));
+      if (!m) return undefined;
+      c = m[0].length === 2 ? m[0][1] : escapedChar(m[0]);
+      if (c === undefined) return undefined;
+      i += m[0].length - 1;
     } else if (c === '-' || c === '[') return undefined;
     const code = c.charCodeAt(0);
     if (code >= 0xd800 && code <= 0xdfff) return undefined;
@@ -504,6 +519,7 @@ function literalOf(src: string, unicode: boolean): LiteralInfo {
         const skip = escapeLength(src, i, unicode);
         if (skip === 0) return none;
         next = i + skip;
+        atom = escapedChar(src.slice(i, next));
       } else {
         atom = d;
         next = i + 2;

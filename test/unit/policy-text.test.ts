@@ -67,7 +67,9 @@ test('each exchange: which policy applied and whether the served provider honour
   assert.equal(policyWordFor({ ...ok, policy: undefined }), undefined);
 
   const row = exchangeRow(bad, undefined, DIR);
-  assert.match(row.description, /Moonshot AI · policy NOT honoured/);
+  // The row leads with the served provider; the policy word sits with the model in the description.
+  assert.match(row.label, /^Moonshot AI · /);
+  assert.match(row.description, /policy NOT honoured/);
   assert.match(row.tooltip, /^provider policy: moonshotai\/kimi-k2-0905: provider .*NOT honoured$/m);
   const view = exchangeView({ exchange: ok, chunks: [], slugs: DIR });
   assert.equal(view.title, 'exchange · DeepInfra · policy honoured');

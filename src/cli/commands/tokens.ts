@@ -70,8 +70,8 @@ Shards: --merge-summaries A.json B.json … folds the JSON summaries of every sh
 summary one run over the whole input gives (a missing or repeated shard is an error). See docs/dataset-scale.md
 for Spark and Ray Data.
 
-Tokenizers not found locally are downloaded once from the Hugging Face Hub (HF_ENDPOINT overrides the
-endpoint, HF_TOKEN is sent for gated repos).`;
+Kimi K2's tokenizer ships with Tokenscope (it works offline). Other tokenizers not found locally are downloaded
+once from the Hugging Face Hub (HF_ENDPOINT overrides the endpoint, HF_TOKEN is sent for gated repos).`;
 
 const tokens: Command = async (argv, io) => {
   const args = parseArgs(argv, {

@@ -228,3 +228,21 @@ test('a key written with \\u escapes and secret-named fields echoed by the upstr
     await up.close();
   }
 });
+
+test('a request to an upstream that is down keeps its body in the capture (it never reached the upstream)', async () => {
+  const gone = await startUpstream(() => undefined);
+  const url = gone.url;
+  await gone.close();
+  const rig = await startRig({ default: url });
+  try {
+    const body = '{"model":"m","messages":[{"role":"user","content":"hi"}]}';
+    const res = await rawRequest(`${rig.proxy.url}/v1/chat/completions`, { body, headers: { 'content-type': 'application/json' } });
+    assert.equal(res.status, 502);
+    await settled(rig);
+    const x = rig.store.get(rig.store.list()[0].id)!;
+    assert.equal(x.requestBody, body, 'a replay of it can be exported once the upstream is back');
+    assert.equal(x.requestNotKept, undefined);
+  } finally {
+    await rig.close();
+  }
+});

@@ -54,7 +54,7 @@ Timeouts, in seconds: --upstream-timeout for the upstream's response headers (de
 --header-timeout for a client's request headers (default ${DEFAULT_TIMEOUTS.clientHeadersMs / 1000}).
 --upstream-connections: the most exchanges in flight to one upstream at once (default ${DEFAULT_UPSTREAM_CONNECTIONS});
 each has a connection of its own. More wait for one to end: the wait counts in --upstream-timeout, and the capture
-records it (shown as "waited N ms for a connection").
+records it (\`show\` prints "waited N ms for a free connection to the upstream").
 
 --otlp sends each finished exchange to an OpenTelemetry collector as a GenAI span; it is on by itself when
 OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set (--no-otlp, or OTEL_SDK_DISABLED=true,

@@ -71,9 +71,9 @@ export class Journal {
   open(): void {
     // Another process's clean stop removes the folder when it is empty: made again if it went in between.
     for (let attempt = 0; attempt < 3 && this.fd < 0; attempt++) {
-      makeDir(this.dir);
-      chmodSync(this.dir, DIR_MODE);
       try {
+        makeDir(this.dir);
+        chmodSync(this.dir, DIR_MODE);
         this.fd = openSync(this.path, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_TRUNC, FILE_MODE);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 2) this.fd = this.diskWrite(() => openSync(this.path, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_TRUNC, FILE_MODE)) ?? -1;

@@ -16,6 +16,11 @@ export interface RequestBody {
   readonly size: number;
   /** Set once the body is known to be larger than `maxRecorded` (from its Content-Length, or as it arrives). */
   readonly overCap: boolean;
+  /**
+   * The body, when nothing has read it yet (the upstream call failed before it started sending) and the client has
+   * sent all of it (it waits in the request's buffer); undefined otherwise. Reads it: call it only once the call is over.
+   */
+  unread(): Buffer | undefined;
 }
 
 export function requestBody(req: IncomingMessage, maxRecorded: number): RequestBody {
@@ -25,7 +30,7 @@ export function requestBody(req: IncomingMessage, maxRecorded: number): RequestB
     req.resume();
     const empty = Buffer.alloc(0);
     const hasBody = !none || (req.method !== 'GET' && req.method !== 'HEAD');
-    return { stream: hasBody ? empty : undefined, done: Promise.resolve(undefined), now: () => undefined, size: 0, overCap: false };
+    return { stream: hasBody ? empty : undefined, done: Promise.resolve(undefined), now: () => undefined, size: 0, overCap: false, unread: () => undefined };
   }
   // With a Content-Length (Node's parser delivers exactly that many bytes) the copy is one buffer of that size, filled
   // as the body arrives; a body declared larger than the cap is never copied at all.
@@ -37,7 +42,9 @@ export function requestBody(req: IncomingMessage, maxRecorded: number): RequestB
   let finished: Buffer | undefined;
   let settle!: (b: Buffer | undefined) => void;
   const done = new Promise<Buffer | undefined>((r) => (settle = r));
+  let started = false;
   async function* tee(): AsyncGenerator<Buffer> {
+    started = true;
     try {
       for await (const chunk of req as AsyncIterable<Buffer>) {
         const at = size;
@@ -64,6 +71,13 @@ export function requestBody(req: IncomingMessage, maxRecorded: number): RequestB
     },
     get overCap() {
       return overCap;
+    },
+    unread() {
+      if (started || overCap || !req.complete || req.destroyed) return undefined;
+      const parts: Buffer[] = [];
+      for (let c: Buffer | null; (c = req.read() as Buffer | null) !== null; ) parts.push(c);
+      size = parts.reduce((n, c) => n + c.length, 0);
+      return size > 0 && size <= maxRecorded ? Buffer.concat(parts) : undefined;
     },
   };
 }

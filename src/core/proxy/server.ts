@@ -214,23 +214,26 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
     // A client that left while a request stage ran (or while it waited): the call is given up at once.
     if (gone) call.abort(goneError());
     const pending = call.response;
+    let failed = false;
     const settled = pending.then(
       () => undefined,
-      () => undefined,
+      () => void (failed = true),
     );
     // The capture begins once the client has sent its body, or the upstream answered first.
     const recordedBody = await Promise.race([body.done, settled.then(() => body.now())]);
     // undici writes the request on a later tick: recording waits a turn of the loop so it never delays the request.
     await new Promise<void>((resolve) => setImmediate(resolve));
-    // The body goes to the store as bytes: decoding, masking and writing it happen there, in slices.
-    const recorded = recordedBody;
+    // The body goes to the store as bytes: decoding, masking and writing it happen there, in slices. An upstream that
+    // failed before reading it (connection refused) leaves it as the client sent it: kept when it is all here.
+    const recorded = recordedBody ?? (failed ? body.unread() : undefined);
     const writer = begin(recorded);
     if (queuedMs !== undefined) writer.annotate({ queuedMs });
     if (staged?.annotate) writer.annotate(staged.annotate);
     const info = requestInfo(recorded);
     if (info.model || info.pin) writer.annotate({ requestModel: info.model, ...(info.pin && { pin: { requested: info.pin } }) });
     // A body the capture does not hold is named, with its size and why, when the exchange ends (its size is known then).
-    const finishExchange = (o: Outcome) => (writer.annotate(notKept(recorded, 'the upstream answered before the client had sent all of it')), finish(writer, o));
+    const finishExchange = (o: Outcome) =>
+      (writer.annotate(notKept(recorded, failed ? 'the upstream call failed before Tokenscope had read all of it' : 'the upstream answered before the client had sent all of it')), finish(writer, o));
 
     let upstream: UpstreamResponse;
     try {

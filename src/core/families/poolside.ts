@@ -17,6 +17,7 @@ import {
   THINK_CLOSE,
   THINK_OPEN,
   jsonToParams,
+  keyValueParams,
   modelKey,
   parseTurn,
   renderParams,
@@ -26,7 +27,6 @@ import {
   trimRange,
   xmlCall,
   type MarkerHit,
-  type ParamGrammar,
   type ParseOut,
   type TurnGrammar,
 } from '../formats/base';
@@ -48,21 +48,7 @@ const TOOL_MARKERS = [CALL_OPEN, CALL_CLOSE, KEY_OPEN, KEY_CLOSE, VALUE_OPEN, VA
 const MARKERS = [CALL_CLOSE, VALUE_CLOSE, KEY_CLOSE, THINK_CLOSE, END, EOS, CALL_OPEN, KEY_OPEN, VALUE_OPEN, THINK_OPEN, '<assistant>'];
 const BODY_STOPS = [CALL_CLOSE, CALL_OPEN, ...ENDS];
 
-const PARAMS: ParamGrammar = {
-  headStart: KEY_OPEN,
-  close: VALUE_CLOSE,
-  newlines: false,
-  head: (out, pos, to) => {
-    const { text } = out;
-    if (!text.startsWith(KEY_OPEN, pos)) return undefined;
-    const keyStart = pos + KEY_OPEN.length;
-    const keyEnd = out.find([KEY_CLOSE], keyStart, to)?.start;
-    // A key cut off (or never closed) leaves no value: it ends the body.
-    if (keyEnd === undefined) return { key: text.slice(keyStart, to).trim(), valueStart: to };
-    const at = skipWs(text, keyEnd + KEY_CLOSE.length, to);
-    return { key: text.slice(keyStart, keyEnd).trim(), valueStart: text.startsWith(VALUE_OPEN, at) ? at + VALUE_OPEN.length : at };
-  },
-};
+const PARAMS = keyValueParams(KEY_OPEN, KEY_CLOSE, VALUE_OPEN, VALUE_CLOSE);
 
 /** One `<tool_call>` block: the name up to a line break or markup, then the key/value pairs. */
 function call(out: ParseOut, start: number, hit: MarkerHit): number {

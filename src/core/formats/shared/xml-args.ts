@@ -220,3 +220,24 @@ export function renderParams(
   out.put(body, 'arguments', callIndex);
   if (body) out.put(params ? separator : '\n');
 }
+
+/**
+ * The parameters of a GLM-style call written `KEY_OPEN key KEY_CLOSE VALUE_OPEN value VALUE_CLOSE`, whitespace allowed
+ * between a key and its value (Poolside, IQuest Q1). A key cut off, or never closed, leaves no value: it ends the body.
+ */
+export function keyValueParams(keyOpen: string, keyClose: string, valueOpen: string, valueClose: string): ParamGrammar {
+  return {
+    headStart: keyOpen,
+    close: valueClose,
+    newlines: false,
+    head: (out, pos, to) => {
+      const { text } = out;
+      if (!text.startsWith(keyOpen, pos)) return undefined;
+      const keyStart = pos + keyOpen.length;
+      const keyEnd = out.find([keyClose], keyStart, to)?.start;
+      if (keyEnd === undefined) return { key: text.slice(keyStart, to).trim(), valueStart: to };
+      const at = skipWs(text, keyEnd + keyClose.length, to);
+      return { key: text.slice(keyStart, keyEnd).trim(), valueStart: text.startsWith(valueOpen, at) ? at + valueOpen.length : at };
+    },
+  };
+}

@@ -110,9 +110,13 @@ function packageExtension() {
 
 function runTests() {
   const dir = join(root, 'test', 'e2e');
-  const files = readdirSync(dir)
-    .filter((f) => f.endsWith('.test.ts'))
-    .map((f) => join('test', 'e2e', f));
+  // `node scripts/e2e.mjs test/e2e/a.test.ts …` runs just those files; no file argument runs them all.
+  const chosen = process.argv.slice(2).filter((a) => a.endsWith('.test.ts'));
+  const files = chosen.length
+    ? chosen
+    : readdirSync(dir)
+        .filter((f) => f.endsWith('.test.ts'))
+        .map((f) => join('test', 'e2e', f));
   const env = { ...process.env, TOKENSCOPE_CODE_SERVER: codeServerBin(), TOKENSCOPE_VSIX: join(root, 'tokenscope.vsix') };
   // Spec output for people, TAP to a file for the closing count line.
   const tap = join(cache, 'last-run.tap');

@@ -91,15 +91,26 @@ describe('Tokenscope tokenizers in VS Code', { skip, timeout: 10 * 60_000 }, () 
     // code-server's own folder dialog: a quick input holding a path.
     const input = page.locator('.quick-input-widget input');
     await input.waitFor({ timeout: 30_000 });
-    await input.fill(`${(qwen as { dir: string }).dir}/`);
-    // The dialog lists the folder's entries as they load: on a busy machine the first Enter can come before the
-    // typed path is the dialog's choice, so it is pressed again while the dialog stays open.
+    const dir = (qwen as { dir: string }).dir;
+    await input.fill(`${dir}/`);
+    // The dialog lists the typed folder once it has gone there (a folder dialog lists only "..", as models/ holds no
+    // folders); an Enter while it is still going there is held until it is done.
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: '..' }).first().waitFor({ timeout: 30_000 });
     for (let i = 0; i < 5 && (await input.isVisible()); i++) {
-      await page.waitForTimeout(500);
-      if (await input.isVisible()) await input.press('Enter');
+      if ((await input.inputValue()) !== `${dir}/`) await input.fill(`${dir}/`);
+      await input.press('Enter');
+      await input.waitFor({ state: 'hidden', timeout: 2_000 }).catch(() => undefined);
     }
     // The tokens come from the chosen folder only once tokenscope.tokenizer.folder is set to it.
-    await view.locator('.row .tok').first().waitFor({ timeout: 60_000 });
+    try {
+      await view.locator('.row .tok').first().waitFor({ timeout: 60_000 });
+    } catch (e) {
+      await screenshot(page, 'tokenizer-03-folder-failed');
+      const dialog = (await input.isVisible()) ? `dialog open at ${JSON.stringify(await input.inputValue())}: ${await page.locator('.quick-input-widget').innerText()}` : 'dialog closed';
+      const toasts = await page.locator('.notifications-toasts').innerText().catch(() => '');
+      const panel = await view.locator('body').innerText().catch(() => '');
+      throw new Error(`no tokens after choosing ${dir}: ${dialog}; notifications: ${toasts}; panel: ${panel.slice(0, 600)}`, { cause: e });
+    }
     assert.match(await view.locator('.token-toolbar .source').innerText(), /tokenizer-qwen3\/models \(tokenizer\.json\)/);
     await screenshot(page, 'tokenizer-03-folder');
   });

@@ -110,6 +110,7 @@ export async function relay(o: RelayOptions): Promise<Outcome> {
     });
     body.once('error', (e: Error & { code?: string }) => {
       forward();
+      stage?.abort?.();
       release();
       const gone = o.gone();
       if (gone) {

@@ -25,6 +25,8 @@ export interface ResponseStage {
   push(chunk: Buffer): Buffer;
   /** The rest, at the end of the upstream body; the stage records what it did on the writer here. */
   end(): Buffer;
+  /** The body ended early (the client closed, the upstream broke): the stage records what it delivered so far. */
+  abort?(): void;
 }
 
 export type ResponseStageFactory = (init: ResponseStageInit) => ResponseStage | undefined;

@@ -1,4 +1,7 @@
-/** Repair and policy records in words, for `show`, `serve` and the extension. Network text is made terminal-safe. */
+/**
+ * Repair records in words, for `show`, `serve` and the extension (policy records: ../policy/describe.ts). Network text
+ * is made terminal-safe.
+ */
 import type { RepairRecord } from '../model';
 
 /** Control characters (C0, DEL, C1) shown as escapes, so model text cannot drive a terminal. */
@@ -24,6 +27,3 @@ export function repairSummary(r: RepairRecord): string {
 export function repairCallLines(r: RepairRecord): string[] {
   return r.calls.map((c) => `${c.status} ${safe(c.name || '(no name)')} (id ${safe(c.id)}, from ${c.from}, ${c.family})${c.note ? `: ${safe(c.note)}` : ''}`);
 }
-
-/** Policy wording lives with the policy (../policy/describe.ts). */
-export { policySummary } from '../policy/describe';

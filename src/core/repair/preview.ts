@@ -5,9 +5,7 @@
  */
 import type { RepairRecord, ToolCall } from '../model';
 import { parseResponseBody } from '../wire/index';
-import { repairJsonBody } from './json';
-import { repairContext } from './stage';
-import { SseRepair } from './sse';
+import { protocolRepair, repairContext } from './stage';
 import type { TruncatedMode } from './turn';
 import { repairSummary, safe } from './describe';
 
@@ -23,7 +21,7 @@ export interface RepairPreview {
 export interface PreviewInput {
   /** The request as sent (its tools check the arguments, its model picks the family). */
   requestBody: string;
-  /** Request path: only Chat Completions are repaired. */
+  /** Request path: it names the protocol (repair applies to the ones stage.ts lists). */
   path: string;
   contentType?: string;
   /** The upstream's response bytes. */
@@ -31,20 +29,21 @@ export interface PreviewInput {
   truncated?: TruncatedMode;
 }
 
-/** The preview, or undefined when repair would have changed nothing (or does not apply: not Chat Completions). */
+/** The preview, or undefined when repair would have changed nothing (or does not apply to the protocol). */
 export function repairPreview(input: PreviewInput): RepairPreview | undefined {
   const ctx = repairContext({ enabled: true, truncated: input.truncated ?? 'withhold' }, { route: '', method: 'POST', path: input.path, requestBody: input.requestBody });
-  if (!ctx) return undefined;
+  const protocol = protocolRepair(input.path);
+  if (!ctx || !protocol) return undefined;
   const body = Buffer.from(input.bytes.buffer, input.bytes.byteOffset, input.bytes.byteLength);
   const sse = (input.contentType ?? '').includes('text/event-stream') || (!input.contentType && /^\s*(data|:|event)/.test(body.subarray(0, 16).toString('latin1')));
   let delivered: Buffer;
   let record: RepairRecord | undefined;
   if (sse) {
-    const r = new SseRepair(ctx);
+    const r = protocol.stream(ctx);
     delivered = Buffer.concat([r.push(body), r.end()]);
     record = r.record();
   } else {
-    ({ bytes: delivered, record } = repairJsonBody(body, ctx));
+    ({ bytes: delivered, record } = protocol.body(body, ctx));
   }
   if (!record) return undefined;
   const res = parseResponseBody(delivered, { path: input.path, ...(input.contentType && { contentType: input.contentType }) });

@@ -10,16 +10,9 @@
  * anything, is forwarded without parsing.
  */
 import type { RepairedCall } from './calls';
+import { lastBoundary, openerTest } from './events';
 import { ChoiceRepair, repairRecord, type TurnContext } from './turn';
 import type { RepairRecord } from '../model';
-
-
-/** Where the last complete event in `b` ends (after its blank line); 0 when none ends in it. */
-function lastBoundary(b: Buffer): number {
-  const lf = b.lastIndexOf('\n\n');
-  const crlf = b.lastIndexOf('\r\n\r\n');
-  return Math.max(lf < 0 ? 0 : lf + 2, crlf < 0 ? 0 : crlf + 4);
-}
 
 type Json = Record<string, any>;
 
@@ -36,11 +29,7 @@ export class SseRepair {
   private readonly mayOpen: (latin1: string) => boolean;
 
   constructor(private readonly ctx: TurnContext) {
-    const firsts = [...new Set(ctx.openers.map((o) => o.marker[0]))];
-    // `<` never occurs in the JSON envelope; `[` does, but only as `[{` or `[]` (an opener's `[` is followed by text).
-    const parts = firsts.map((c) => (c === '<' ? '<|\\\\u003c' : c === '[' ? '\\[(?![{\\]])' : c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
-    const re = parts.length ? new RegExp(parts.join('|'), 'i') : undefined;
-    this.mayOpen = (s) => (re ? re.test(s) : false);
+    this.mayOpen = openerTest(ctx.openers);
   }
 
   /** The bytes to send for one upstream read. */

@@ -1,12 +1,8 @@
 /**
  * Repair mode on the proxy's forwarding path: which exchanges it applies to (opt-in, per route and per model), and
- * the response stage that rewrites them (sse.ts for streams, json.ts for whole bodies).
- *
- * Only OpenAI Chat Completions responses are repaired. Anthropic Messages and OpenAI Responses have no text channel
- * that an open-model provider leaks native markup into in a way an agent could use once restructured: their tool
- * use is typed content blocks / output items that the upstream itself produces from the model's markup, and a
- * provider that leaks markup there leaks it into a text block whose place among the other blocks (indices, ids,
- * `stop_reason` per block) a proxy cannot rebuild faithfully. Tokenscope still flags those leaks; it does not rewrite them.
+ * the response stage that rewrites them, chosen by protocol in PROTOCOLS below (OpenAI Chat Completions: sse.ts for
+ * streams, json.ts for whole bodies; OpenAI Responses: responses.ts; Anthropic Messages: anthropic.ts). Other
+ * protocols pass untouched.
  *
  * What was delivered is recorded on the exchange: the repair record (calls, removed markup, finish reason) and the
  * delivered bytes, beside the upstream's bytes that stay the exchange's body and the input of every finding.
@@ -15,7 +11,10 @@ import { createHash } from 'node:crypto';
 import { detectFamily } from '../families/index';
 import { normalizeRequest } from '../wire/request';
 import type { ResponseStage, ResponseStageFactory, ResponseStageInit } from '../proxy/stage';
+import type { RepairRecord } from '../model';
+import { AnthropicSseRepair, repairAnthropicBody } from './anthropic';
 import { repairJsonBody } from './json';
+import { repairResponsesBody, ResponsesSseRepair } from './responses';
 import { SseRepair } from './sse';
 import { turnContext, type TruncatedMode, type TurnContext } from './turn';
 
@@ -40,15 +39,44 @@ export function modelMatches(patterns: string[] | undefined, model: string | und
   return patterns.some((p) => (p.endsWith('*') ? model.startsWith(p.slice(0, -1)) : p === model));
 }
 
+/** A streamed response's repair, fed read by read. */
+export interface StreamRepair {
+  push(chunk: Buffer): Buffer;
+  /** The rest at the end of the body. */
+  end(): Buffer;
+  /** What was rewritten (undefined when the delivered stream is the upstream's). */
+  record(): RepairRecord | undefined;
+}
+
+/** How one protocol's responses are repaired: streamed, or as one body. */
+export interface ProtocolRepair {
+  stream(ctx: TurnContext): StreamRepair;
+  body(body: Buffer, ctx: TurnContext): { bytes: Buffer; record?: RepairRecord };
+}
+
+/** The protocols repair applies to, by request path (query dropped); one line each. */
+const PROTOCOLS: [RegExp, ProtocolRepair][] = [
+  [/\/chat\/completions$/, { stream: (ctx) => new SseRepair(ctx), body: repairJsonBody }],
+  [/\/responses$/, { stream: (ctx) => new ResponsesSseRepair(ctx), body: repairResponsesBody }],
+  [/\/messages$/, { stream: (ctx) => new AnthropicSseRepair(ctx), body: repairAnthropicBody }],
+];
+
+/** The repair of the protocol a request path names, or undefined when repair does not apply to it. */
+export function protocolRepair(path: string): ProtocolRepair | undefined {
+  const p = path.split('?')[0];
+  return PROTOCOLS.find(([re]) => re.test(p))?.[1];
+}
+
 /** The turn context of a repairable request, or undefined when repair does not apply to it. */
 export function repairContext(settings: RepairSettings, init: Pick<ResponseStageInit, 'route' | 'method' | 'path' | 'requestBody'>): TurnContext | undefined {
-  if (!settings.enabled || init.method !== 'POST' || !/\/chat\/completions$/.test(init.path.split('?')[0])) return undefined;
+  if (!settings.enabled || init.method !== 'POST' || !protocolRepair(init.path)) return undefined;
   if (settings.routes && settings.routes.length > 0 && !settings.routes.includes(init.route)) return undefined;
   if (!init.requestBody || init.requestBody[0] !== '{') return undefined;
   const req = normalizeRequest(init.requestBody, { path: init.path });
   if (!modelMatches(settings.models, req.model)) return undefined;
   const historyCalls = req.messages.reduce((n, m) => n + (m.toolCalls?.length ?? 0), 0);
-  const seed = createHash('sha256').update(JSON.stringify((req.raw as { messages?: unknown })?.messages ?? null)).digest('hex');
+  const raw = req.raw as { messages?: unknown; input?: unknown } | undefined;
+  const seed = createHash('sha256').update(JSON.stringify(raw?.messages ?? raw?.input ?? null)).digest('hex');
   return turnContext(req.model ? detectFamily(req.model)?.format : undefined, { tools: req.tools, historyCalls, seed }, settings.truncated);
 }
 
@@ -62,13 +90,13 @@ export function repairStage(settings: () => RepairSettings): ResponseStageFactor
     const sse = type.includes('text/event-stream');
     if (!sse && !type.includes('application/json')) return undefined;
     const ctx = repairContext(settings(), init);
-    if (!ctx) return undefined;
-    return sse ? streamStage(ctx, init) : wholeStage(ctx, init);
+    const protocol = protocolRepair(init.path);
+    if (!ctx || !protocol) return undefined;
+    return sse ? streamStage(protocol.stream(ctx), init) : wholeStage((body) => protocol.body(body, ctx), init);
   };
 }
 
-function streamStage(ctx: TurnContext, init: ResponseStageInit): ResponseStage {
-  const repair = new SseRepair(ctx);
+function streamStage(repair: StreamRepair, init: ResponseStageInit): ResponseStage {
   // What the agent gets is recorded as it goes, in the tick it is written to the client (crash-safe like the body).
   init.writer.delivering();
   let size = 0;
@@ -76,20 +104,25 @@ function streamStage(ctx: TurnContext, init: ResponseStageInit): ResponseStage {
     if (b.length > 0 && size <= MAX_DELIVERED) (init.writer.deliver(b), (size += b.length));
     return b;
   };
+  const recorded = () => {
+    const record = repair.record();
+    if (record) init.writer.annotate({ repair: record });
+    else init.writer.deliveredUnchanged();
+  };
   return {
     headers: (h) => h,
     push: (chunk) => send(repair.push(chunk)),
     end: () => {
       const rest = send(repair.end());
-      const record = repair.record();
-      if (record) init.writer.annotate({ repair: record });
-      else init.writer.deliveredUnchanged();
+      recorded();
       return rest;
     },
+    // The client closed early (an SDK stops reading at an error event, Codex at response.completed): what it got.
+    abort: recorded,
   };
 }
 
-function wholeStage(ctx: TurnContext, init: ResponseStageInit): ResponseStage {
+function wholeStage(repairBody: (body: Buffer) => { bytes: Buffer; record?: RepairRecord }, init: ResponseStageInit): ResponseStage {
   const parts: Buffer[] = [];
   return {
     // The body may change length: the client gets it chunked.
@@ -103,7 +136,7 @@ function wholeStage(ctx: TurnContext, init: ResponseStageInit): ResponseStage {
     },
     end: () => {
       const body = Buffer.concat(parts);
-      const { bytes, record } = repairJsonBody(body, ctx);
+      const { bytes, record } = repairBody(body);
       if (record) {
         init.writer.annotate({ repair: record });
         init.writer.deliver(bytes);

@@ -77,6 +77,11 @@ export class ChoiceRepair {
     return q;
   }
 
+  /** What the turn ends as, in any protocol: a call withheld (a failed turn), calls delivered, or as the upstream said. */
+  get outcome(): 'withheld' | 'calls' | undefined {
+    return this.withheld ? 'withheld' : this.delivered > 0 ? 'calls' : undefined;
+  }
+
   /** The finish reason to deliver for the upstream's `upstream`. */
   finishReason(upstream: string | null | undefined): string | null | undefined {
     if (this.withheld) return upstream === 'length' ? 'length' : 'error';

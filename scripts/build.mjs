@@ -80,6 +80,16 @@ const jobs = [
   },
   {
     ...common,
+    // How each `tokens --batch` worker starts: compiles dist/tokens-batch-worker.js from the V8 code cache in the data
+    // dir (src/core/tokens/batch/worker-boot.ts).
+    entryPoints: ['src/core/tokens/batch/worker-boot.ts'],
+    outfile: 'dist/tokens-batch-boot.js',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+  },
+  {
+    ...common,
     entryPoints: ['webview/main.ts'],
     outfile: 'media/webview.js',
     platform: 'browser',
@@ -103,7 +113,8 @@ await Promise.all(jobs.map((j) => build(j)));
 // V8 keeps a script's source in memory while it runs, two bytes per character as soon as one character is not ASCII
 // (esbuild leaves comments and regex literals as written). The CLI's 3.6 MB bundle, escaped to ASCII, costs half: a
 // `\uXXXX` escape means the same in a regex, a template or a comment; an identity escape (`\｜`) becomes the escape.
-for (const file of ['dist/cli.js'].map((f) => join(out, f)).filter((f) => existsSync(f))) {
+// The batch worker's bundle likewise: each worker keeps its own copy of the source.
+for (const file of ['dist/cli.js', 'dist/tokens-batch-worker.js'].map((f) => join(out, f)).filter((f) => existsSync(f))) {
   const src = readFileSync(file, 'utf8');
   if (!/[^\x00-\x7f]/.test(src)) continue;
   const hex = (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;

@@ -13,6 +13,7 @@ import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
 import './style.css';
 import { append, h, icon, json, type Child } from './dom';
 import type { ExchangeView, FindingView, HostMessage, TokenizerNeededView, TokenizerProgressView, TokenStreamView, WebviewMessage } from './protocol';
+import { showPanelError } from './panel/error';
 import { parsedPanel } from './parsed';
 import { TokenGrid } from './tokenGrid';
 import { WireTab } from './wire';
@@ -89,6 +90,8 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
     renderTokens();
   } else if (m.type === 'wirePage') {
     wire.page(m.seq, m.page);
+  } else if (m.type === 'error') {
+    showPanelError(m.message);
   }
 });
 

@@ -12,8 +12,11 @@
  * The Wire tab's events beyond the first page are never part of `exchange`: the webview asks for one page with
  * `wirePage` (its `seq` numbers the request), and the host answers with a `wirePage` of the same `seq`, read from
  * the stored body then (src/extension/wirePage.ts). An answer whose `seq` is not the latest request is stale.
+ *
+ * What every panel's protocol shares (`ready`, `error`, the field-checking guard) is ./panel/protocol.ts.
  */
 import type { AssistantMessage, HistoryMessage, Severity, SegmentKind, ToolDef, Usage } from '../src/core/model';
+import { isIndex, messageGuard, type PanelErrorMessage, type ReadyMessage } from './panel/protocol';
 
 /** Segment kinds in a fixed order: token streams carry an index into this list per token. */
 export const SEGMENT_KINDS: readonly (SegmentKind | 'none')[] = [
@@ -247,24 +250,28 @@ export type HostMessage =
   /** The tokenizer download asked for with `getTokenizer` is under way; `tokens` follows when it ends. */
   | { type: 'tokenizerProgress'; progress: TokenizerProgressView }
   /** The answer to the webview's `wirePage` request with the same `seq`. */
-  | { type: 'wirePage'; seq: number; page: WirePageView };
+  | { type: 'wirePage'; seq: number; page: WirePageView }
+  | PanelErrorMessage;
+
+/** The exchange view's buttons that run a Tokenscope command on the exchange (the host maps each to its command). */
+export const PANEL_COMMANDS = ['rerun', 'compare', 'export', 'diffDelivered'] as const;
+export type PanelCommand = (typeof PANEL_COMMANDS)[number];
 
 export type WebviewMessage =
-  | { type: 'ready' }
+  | ReadyMessage
   /** Open the raw stream document at a character offset of the native text. */
   | { type: 'openRaw'; offset?: number }
-  | { type: 'command'; command: 'rerun' | 'compare' | 'export' | 'diffDelivered' }
+  | { type: 'command'; command: PanelCommand }
   /** The Wire tab's events from `from` on (a page of WIRE_SHOWN); answered by a `wirePage` with the same `seq`. */
   | { type: 'wirePage'; seq: number; from: number }
   /** Get the tokenizer the Tokens tab says is missing: download it from the Hub, or choose a folder that holds it. */
   | { type: 'getTokenizer'; how: 'download' | 'folder' };
 
-const isIndex = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
-
-export function isWebviewMessage(m: unknown): m is WebviewMessage {
-  if (typeof m !== 'object' || m === null) return false;
-  const t = (m as { type?: unknown }).type;
-  if (t === 'wirePage') return isIndex((m as { seq?: unknown }).seq) && isIndex((m as { from?: unknown }).from);
-  if (t === 'getTokenizer') return (m as { how?: unknown }).how === 'download' || (m as { how?: unknown }).how === 'folder';
-  return t === 'ready' || t === 'openRaw' || t === 'command';
-}
+/** Messages from the webview are checked field by field: the host acts only on well-formed ones. */
+export const isWebviewMessage = messageGuard<WebviewMessage>({
+  ready: () => true,
+  openRaw: (m) => m.offset === undefined || isIndex(m.offset),
+  command: (m) => (PANEL_COMMANDS as readonly unknown[]).includes(m.command),
+  wirePage: (m) => isIndex(m.seq) && isIndex(m.from),
+  getTokenizer: (m) => m.how === 'download' || m.how === 'folder',
+});

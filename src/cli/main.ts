@@ -1,4 +1,5 @@
 import { UserError } from '../core/model';
+import { VERSION } from '../core/version';
 import { processIO, type CliIO, type Command } from './io';
 
 /** Each command lives in its own module under commands/, loaded on demand. */
@@ -17,6 +18,7 @@ const commands: Record<string, { summary: string; load: () => Promise<{ default:
   import: { summary: 'import a HAR or a repro bundle into the capture store', load: () => import('./commands/import') },
   tail: { summary: 'follow new exchanges from another terminal (--broken: only broken ones)', load: () => import('./commands/tail') },
   watch: { summary: 'watch broken exchanges: re-check them on their provider, say fixed or still broken', load: () => import('./commands/watch') },
+  policy: { summary: 'set, list or remove per-model OpenRouter provider policies (applied live by running proxies)', load: () => import('./commands/policy') },
   providers: { summary: 'the provider scorecard: per model and served provider, tool-call turns, share broken, top rules, TTFT', load: () => import('./commands/providers') },
   'export-otlp': { summary: 'send stored captures to an OpenTelemetry collector as GenAI spans', load: () => import('./commands/export-otlp') },
 };
@@ -35,6 +37,7 @@ const COMMAND_EXIT: Record<string, string> = {
   import: '0 imported, 2 bad usage or unusable input.',
   demo: '0 the demo ran (its captures show the broken calls), 2 bad usage, a taken port or an unusable --data-dir.',
   tail: '0 stopped with Ctrl+C or SIGTERM, 2 bad usage or an unusable --data-dir.',
+  policy: '0 done, 2 bad usage, a bad slug or model id, no such stored policy (rm), or policies that cannot be written.',
   providers: '0 printed (also when nothing is captured yet), 2 bad usage or an unusable --data-dir.',
   'export-otlp': '0 every span was accepted, 1 the collector refused or dropped some (the counts are printed), 2 bad usage or an unusable --data-dir.',
 };
@@ -107,9 +110,6 @@ export async function main(argv: string[], io: CliIO = processIO): Promise<numbe
     return 2;
   }
 }
-
-declare const __TOKENSCOPE_VERSION__: string | undefined;
-export const VERSION = typeof __TOKENSCOPE_VERSION__ === 'string' ? __TOKENSCOPE_VERSION__ : '0.1.0';
 
 /** Entry point of the `tokenscope` binary. */
 export function runFromProcess(): void {

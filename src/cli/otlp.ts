@@ -8,7 +8,7 @@ import { describeOtlp, readOtlpConfig } from '../core/export/otlp-config';
 import { plural } from '../core/tokens/accounting';
 import type { Args } from './args';
 import type { CliIO } from './io';
-import { VERSION } from './main';
+import { VERSION } from '../core/version';
 
 export const OTLP_VALUES = ['otlp-endpoint', 'otlp-protocol'];
 export const OTLP_BOOLEANS = ['otlp-content'];

@@ -2,13 +2,13 @@
  * The CLI's early read: `tokenscope lint FILE` on a large model-text file reads FILE before the CLI's code is loaded
  * (./boot.ts, run by bin/tokenscope.js as its own small bundle). Decoding a file needs its bytes and its text in memory
  * at once; done before the code loads, that peak does not add to the code's memory (a 20 MB output: about 4.7× its
- * size at peak, instead of 5.6×). `loadInput` (src/core/input.ts) takes the text when it reads that file as model text
+ * size at peak, instead of 5.6×). `loadInput` (./input.ts) takes the text when it reads that file as model text
  * and the file has not changed since; otherwise it drops it and reads the file itself. Anything unexpected here means
  * no early read.
  */
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { parseArgs } from './args';
-import { HEAD_BYTES, MAX_BYTES, modelTextHead, readTextFile, stashPreread } from '../core/input-head';
+import { HEAD_BYTES, MAX_BYTES, modelTextHead, readTextFile, stashPreread } from './input-head';
 
 /** `lint`'s flags (commands/lint.ts parses its arguments with these). */
 export const LINT_FLAGS = { values: ['model', 'request', 'family', 'data-dir', 'where', 'tool'], booleans: ['json', 'families'] };

@@ -1,5 +1,5 @@
 import { formats } from '../core/families/index';
-import { loadInput, loadRequest, type LoadedInput } from '../core/input';
+import { loadInput, loadRequest, type LoadedInput } from './input';
 import { UserError, type FamilyId, type NormalizedRequest } from '../core/model';
 import type { Args } from './args';
 

@@ -3,7 +3,7 @@
  * request → the model family, the native text of the turn with its segments, and every check's findings.
  * Used by the CLI (`lint`, `show`), the capture store (each finished exchange), the extension and the exports.
  */
-import { CAPTURE_TRUNCATED, checks, exchangeChecks, INTERNAL_ERROR } from './checks/index';
+import { CAPTURE_TRUNCATED, checks, exchangeChecks, INTERNAL_ERROR, requestChecks } from './checks/index';
 import { collapseFindings } from './checks/collapse';
 import type { Check, CheckContext } from './checks/types';
 import { detectFamily, getFormat } from './families/index';
@@ -77,6 +77,21 @@ function rawTextOf(input: AnalyzeInput): string | undefined {
  */
 export function isModelTurn(response: ParsedResponse | undefined): boolean {
   return !(response && response.protocol === 'unknown' && !response.streamed && response.events.length > 0);
+}
+
+/**
+ * A request body on its own (`lint --request` without a response): the family from `family`, the request's model
+ * or `model`, and the findings of the rules that judge the request alone (its history).
+ */
+export function analyzeRequest(input: { request: NormalizedRequest; model?: string; family?: FamilyId }): { analysis: Analysis; ctx: CheckContext } {
+  const message: AssistantMessage = { toolCalls: [] };
+  const native: Analysis['native'] = { text: '', segments: [], source: 'rendered' };
+  const picked = pickFamily({ request: input.request, model: input.model, family: input.family }, () => '');
+  // A model id given from outside stands for the one the body does not name (rules read the request's).
+  const request = input.request.model === undefined && input.model !== undefined ? { ...input.request, model: input.model } : input.request;
+  const ctx: CheckContext = { format: picked?.format, request, message, native };
+  const findings = runChecks(ctx, requestChecks);
+  return { analysis: { family: picked?.format.id, familySource: picked?.source ?? 'none', native, message, findings }, ctx };
 }
 
 /** An exchange that is no model turn: nothing to render, only the exchange-level rules. */
@@ -311,7 +326,8 @@ function notAnalysedResult(exchange: CapturedExchange): ExchangeAnalysis {
 }
 
 function turnEndpoint(exchange: CapturedExchange): boolean {
-  return exchange.method.toUpperCase() === 'POST' && protocolFromPath(exchange.path) !== undefined;
+  // A WebSocket exchange is one response of the connection its GET opened: a turn like a POST's.
+  return (exchange.method.toUpperCase() === 'POST' || exchange.websocket !== undefined) && protocolFromPath(exchange.path) !== undefined;
 }
 
 /**

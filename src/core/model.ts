@@ -355,7 +355,12 @@ export interface CapturedExchange {
   /** The request had a body the capture does not hold: its size as received, and why (`requestBody` is absent). */
   requestNotKept?: { bytes: number; why: string };
   /** The response was not decoded whole for the capture (a decompression bomb), so it is not analysed: why, in one line. */
-  notAnalysed?: string;
+  notAnalysed?: string;  /**
+   * The exchange is one response of a WebSocket connection (the Responses API's WebSocket mode): `connection` names
+   * the connection (its exchanges share it), `response` counts the responses on it from 1. Its request body is the
+   * `response.create` message; its body the server's events, stored as the SSE stream that carries them over HTTP.
+   */
+  websocket?: { connection: string; response: number };
 }
 
 /** One tool call repair mode recovered from markup in content or reasoning. */
@@ -373,16 +378,27 @@ export interface RepairedCallRecord {
 }
 
 export interface RepairRecord {
+  /**
+   * The protocol the repaired response spoke, which names what was delivered (tool_calls, tool_use blocks,
+   * function_call items) and what `finishReason` holds. Absent in captures recorded before it was kept: Chat Completions.
+   */
+  protocol?: 'openai-chat' | 'anthropic-messages' | 'openai-responses';
   /** The `tokenscope.repair.truncated` setting in force. */
   truncated: 'withhold' | 'passthrough';
   calls: RepairedCallRecord[];
   /** Characters of markup removed from content and reasoning. */
   removedChars: { content: number; reasoning: number };
+  /**
+   * How the turn's end changed, in the protocol's own terms: Chat `finish_reason`, Anthropic `stop_reason` (`error`:
+   * the turn was failed with an error), Responses `status`.
+   */
   finishReason?: { upstream: string | null; delivered: string | null };
 }
 
 export interface PolicyRecord {
   model: string;
+  /** The policy's key when it is not the model id itself (the base model of a variant, a `prefix*`). */
+  key?: string;
   /** The policy's preferences as configured. */
   policy: Record<string, unknown>;
   /** The `provider` object the agent sent, if any. */

@@ -13,7 +13,7 @@
  */
 import { leaks } from './checks/scan';
 import { unclosedCallState } from './checks/call-shape';
-import { verdictsFor } from './engines/index';
+import { verdictsFor } from './checks/engine-verdicts';
 import type { CheckContext } from './checks/types';
 import type { Analysis, FamilyId, Finding, ParsedNative, Segment, ToolCall, ToolDef } from './model';
 import { schemaArguments } from './formats/shared/schema-types';

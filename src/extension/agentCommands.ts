@@ -1,6 +1,6 @@
 /** Launch Agent Through Tokenscope… and Copy Agent Configuration Snippet…, over the core's agent recipes. */
 import * as vscode from 'vscode';
-import { agentRecipes, shellQuote, type AgentRecipe, type TerminalLaunch } from '../core/proxy/agents';
+import { agentRecipes, shellQuote, type AgentRecipe, type TerminalLaunch } from '../core/agents/recipes';
 import { recipeClipboard, recipeMarkdown } from './agentText';
 
 /** Fills an agent's key variables from SecretStorage, else from the editor's own environment. Never logged. */

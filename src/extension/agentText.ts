@@ -1,5 +1,5 @@
-/** How an agent recipe (src/core/proxy/agents.ts) reads in the editor. Pure (no `vscode` import). */
-import type { AgentRecipe } from '../core/proxy/agents';
+/** How an agent recipe (src/core/agents/recipes.ts) reads in the editor. Pure (no `vscode` import). */
+import type { AgentRecipe } from '../core/agents/recipes';
 
 /** A Markdown page with the steps, the values to paste and the snippet, for agents configured in their own UI. */
 export function recipeMarkdown(r: AgentRecipe): string {

@@ -7,15 +7,6 @@ import type { ExchangeQuery } from '../core/capture/database';
 import { parseWhen } from '../core/capture/when';
 import { UserError } from '../core/model';
 
-/** The filter commands, as package.json contributes them. */
-export const FilterCommands = {
-  filter: 'tokenscope.filterCaptures',
-  clear: 'tokenscope.clearCaptureFilter',
-} as const;
-
-/** Context key set while a filter is active (package.json shows Clear Filter then). */
-export const FILTERED_CONTEXT = 'tokenscope.filtered';
-
 const TEXT_FLAGS = ['model', 'provider', 'rule', 'agent', 'session'] as const;
 const TIME_FLAGS = ['since', 'until'] as const;
 type TextFlag = (typeof TEXT_FLAGS)[number];

@@ -6,7 +6,8 @@ import * as vscode from 'vscode';
 import type { ExchangeQuery } from '../core/capture/database';
 import type { CapturedExchange } from '../core/model';
 import type { ProviderDirectory } from '../core/policy/slugs';
-import { FILTER_HELP, FILTERED_CONTEXT, FilterCommands, filterDescription, filterQuery, filterText, parseFilter, type CaptureFilter } from './captureFilter';
+import { FILTER_HELP, filterDescription, filterQuery, filterText, parseFilter, type CaptureFilter } from './captureFilter';
+import { asCommand, Command, ContextKey, setContextKey, View } from './contributions';
 import { settledSelection } from './treeSelection';
 import { emptyTreeMessage, exchangeRow, groupSessions, type LiveInfo, type SessionNode } from './viewModel';
 
@@ -46,13 +47,13 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
      */
     private readonly slugs: () => ProviderDirectory | undefined,
   ) {
-    this.view = vscode.window.createTreeView('tokenscope.captures', { treeDataProvider: this, showCollapseAll: true });
+    this.view = vscode.window.createTreeView(View.Captures, { treeDataProvider: this, showCollapseAll: true });
     this.rebuild();
   }
 
   setBrokenOnly(on: boolean): void {
     this.brokenOnly = on;
-    void vscode.commands.executeCommand('setContext', 'tokenscope.brokenOnly', on);
+    void setContextKey(vscode.commands, ContextKey.BrokenOnly, on);
     this.describe();
     this.refresh();
   }
@@ -60,7 +61,7 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
   /** The active filter (undefined: every exchange), shown in the view's description. */
   setFilter(filter: CaptureFilter | undefined): void {
     this.filter = filter;
-    void vscode.commands.executeCommand('setContext', FILTERED_CONTEXT, filter !== undefined);
+    void setContextKey(vscode.commands, ContextKey.Filtered, filter !== undefined);
     this.describe();
     this.refresh();
   }
@@ -117,7 +118,7 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
       item.id = 'message';
       item.iconPath = new vscode.ThemeIcon('filter');
       item.tooltip = this.filter ? `${node.text} Click to edit the filter; Clear Capture Filter in the view's title bar lists every exchange.` : `${node.text} Click to list every exchange.`;
-      item.command = this.filter ? { command: FilterCommands.filter, title: 'Filter Captures…' } : { command: 'tokenscope.showAll', title: 'Show All Exchanges' };
+      item.command = this.filter ? asCommand(Command.FilterCaptures) : asCommand(Command.ShowAll);
       return item;
     }
     if (node.kind === 'session') {
@@ -139,7 +140,7 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
     // No arguments: VS Code keeps a tree item command's arguments only until the row is redrawn, so a click that
     // lands while the tree refreshes (an exchange streaming or just analysed) would fail with "Actual command not
     // found". The command reads the clicked row from the selection instead (selectedExchangeId), which survives one.
-    item.command = { command: 'tokenscope.open', title: 'Open' };
+    item.command = asCommand(Command.Open);
     return item;
   }
 

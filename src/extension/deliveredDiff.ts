@@ -5,6 +5,7 @@
  */
 import * as vscode from 'vscode';
 import type { CaptureStore } from '../core/capture/store';
+import { Command, registerCommand } from './contributions';
 import { deliveredDiffDocuments, type DiffDocuments } from './deliveredDiffText';
 
 const SCHEME = 'tokenscope-body';
@@ -17,7 +18,7 @@ export class DeliveredDiff implements vscode.TextDocumentContentProvider, vscode
   constructor(private readonly store: () => CaptureStore | undefined) {
     this.disposables = [
       vscode.workspace.registerTextDocumentContentProvider(SCHEME, this),
-      vscode.commands.registerCommand('tokenscope.diffDelivered', (arg: unknown) => this.open(idOf(arg))),
+      registerCommand(vscode.commands, Command.DiffDelivered, (arg) => this.open(idOf(arg))),
     ];
   }
 

@@ -8,6 +8,7 @@ import * as vscode from 'vscode';
 import type { CaptureStore } from '../core/capture/store';
 import { brokenResult, clearDemoCaptures, isDemoCapture, replayDemo, startDemoProxy } from '../core/demo/index';
 import type { CapturedExchange } from '../core/model';
+import { Command, ContextKey, focusViewCommand, registerCommand, runCommand, setContextKey, View } from './contributions';
 
 export interface DemoDeps {
   store(): CaptureStore | undefined;
@@ -24,8 +25,8 @@ export class DemoCommands implements vscode.Disposable {
 
   constructor(private readonly deps: DemoDeps) {
     this.disposables.push(
-      vscode.commands.registerCommand('tokenscope.runDemo', () => (this.running ??= this.run().finally(() => (this.running = undefined)))),
-      vscode.commands.registerCommand('tokenscope.clearDemoCaptures', () => this.clear()),
+      registerCommand(vscode.commands, Command.RunDemo, () => (this.running ??= this.run().finally(() => (this.running = undefined)))),
+      registerCommand(vscode.commands, Command.ClearDemoCaptures, () => this.clear()),
     );
   }
 
@@ -34,7 +35,7 @@ export class DemoCommands implements vscode.Disposable {
     const has = list.some(isDemoCapture);
     if (has === this.hasDemo) return;
     this.hasDemo = has;
-    void vscode.commands.executeCommand('setContext', 'tokenscope.hasDemoCaptures', has);
+    void setContextKey(vscode.commands, ContextKey.HasDemoCaptures, has);
   }
 
   private async run(): Promise<void> {
@@ -59,7 +60,7 @@ export class DemoCommands implements vscode.Disposable {
       const analysed = results.every((r) => r.exchange.summary);
       const broken = results.filter((r) => (r.exchange.summary?.counts.error ?? 0) > 0).length;
       this.deps.log.info(`demo: ${results.length} exchanges captured (${results.map((r) => `${r.case.id} ${r.exchange.id}`).join(', ')})`);
-      await vscode.commands.executeCommand('tokenscope.captures.focus');
+      await vscode.commands.executeCommand(focusViewCommand(View.Captures));
       const first = brokenResult(results);
       if (first) await this.deps.openExchange(first.exchange.id);
       void vscode.window
@@ -67,7 +68,7 @@ export class DemoCommands implements vscode.Disposable {
           `Tokenscope demo: ${results.length} exchanges from the built-in local upstream ("Demo (local)")${analysed ? `, ${broken} broken` : ''}. The first one is open: its tool-call section never ends. Nothing left this machine.`,
           'Clear Demo Captures',
         )
-        .then((a) => a && vscode.commands.executeCommand('tokenscope.clearDemoCaptures'));
+        .then((a) => a && runCommand(vscode.commands, Command.ClearDemoCaptures));
     } catch (e) {
       const msg = (e as Error).message.split('\n')[0];
       this.deps.log.error(`demo failed: ${msg}`);

@@ -6,19 +6,26 @@
 import * as vscode from 'vscode';
 import { UserError } from '../core/model';
 import { checkTokenizerDir } from '../core/tokens/local';
-import { isWebviewMessage, type HostMessage, type WebviewMessage, type WirePageView } from '../../webview/protocol';
+import { isWebviewMessage, type HostMessage, type PanelCommand, type WebviewMessage, type WirePageView } from '../../webview/protocol';
+import { Command, inspectSetting, runCommand, settingId, WebviewType, writeSetting, type CommandId } from './contributions';
 import type { Exchanges, OpenedExchange } from './exchanges';
 import { LivePoller, PanelFeed, withLive, type TokenSource as FeedTokenSource } from './liveFeed';
 import type { LiveInfo } from './viewModel';
-import { webviewShell } from './webviewHtml';
-
-export const PANEL_VIEW_TYPE = 'tokenscope.exchange';
+import { WebviewPanel } from './webviewPanel';
 
 /** Tokens for an opened exchange, or why there are none. Tokenizing runs off the extension host's thread. */
 export type TokenSource = FeedTokenSource<OpenedExchange>;
 
+/** The command each of the view's buttons runs on its exchange. */
+const PANEL_COMMAND: { readonly [K in PanelCommand]: CommandId } = {
+  rerun: Command.Rerun,
+  compare: Command.CompareProviders,
+  export: Command.Export,
+  diffDelivered: Command.DiffDelivered,
+};
+
 export class ExchangePanels implements vscode.Disposable {
-  private readonly panels = new Map<string, Panel>();
+  private readonly panels = new Map<string, ExchangePanel>();
   private readonly poller: LivePoller<OpenedExchange>;
 
   constructor(
@@ -49,36 +56,18 @@ export class ExchangePanels implements vscode.Disposable {
       void vscode.window.showWarningMessage(`Tokenscope: exchange ${id} is no longer in the capture store.`);
       return;
     }
-    const media = vscode.Uri.joinPath(this.extensionUri, 'media');
-    const panel = vscode.window.createWebviewPanel(PANEL_VIEW_TYPE, opened.view.title, vscode.ViewColumn.Active, {
-      enableScripts: true,
-      localResourceRoots: [media],
-    });
-    panel.iconPath = vscode.Uri.joinPath(media, 'tokenscope.svg');
     const live = opened.exchange.state === 'streaming' ? this.live(id) : undefined;
-    const p = new Panel(
-      panel,
-      live ? withLive(opened, live) : opened,
-      this.tokens,
-      this.log,
-      () => this.poller.freed(),
-      (from) => this.exchanges.wirePage(id, from),
-      () => this.retokenize(true),
-    );
+    const p = new ExchangePanel(this.extensionUri, live ? withLive(opened, live) : opened, this.tokens, this.log, {
+      free: () => this.poller.freed(),
+      wirePage: (from) => this.exchanges.wirePage(id, from),
+      tokenizerArrived: () => this.retokenize(true),
+      closed: () => {
+        this.panels.delete(id);
+        this.exchanges.clearDiagnostics(id);
+      },
+    });
     this.panels.set(id, p);
     if (p.feed.streaming) this.poller.watch();
-    panel.onDidDispose(() => {
-      this.panels.delete(id);
-      this.exchanges.clearDiagnostics(id);
-    });
-    const asUri = (f: string) => panel.webview.asWebviewUri(vscode.Uri.joinPath(media, f)).toString();
-    panel.webview.html = webviewShell({
-      cspSource: panel.webview.cspSource,
-      script: asUri('webview.js'),
-      styles: [asUri('webview.css')],
-      codiconStyle: asUri('codicon.css'),
-      title: opened.view.title,
-    });
   }
 
   /** The exchange changed in the store (analysis finished, or it was deleted): refresh open panels. */
@@ -86,7 +75,7 @@ export class ExchangePanels implements vscode.Disposable {
     const p = this.panels.get(id);
     if (!p) return;
     if (deleted) {
-      p.panel.dispose();
+      p.dispose();
       return;
     }
     await this.poller.changed(id, p.feed);
@@ -102,61 +91,67 @@ export class ExchangePanels implements vscode.Disposable {
 
   dispose(): void {
     this.poller.dispose();
-    for (const p of this.panels.values()) p.panel.dispose();
+    for (const p of this.panels.values()) p.dispose();
   }
 }
 
-class Panel {
+interface ExchangePanelHooks {
+  /** The live poller may look for new bytes now (a live snapshot's tokens were posted). */
+  free(): void;
+  /** The Wire tab's events from `from` on (./wirePage.ts): never throws. */
+  wirePage(from: number): Promise<WirePageView>;
+  /** This panel downloaded a tokenizer: the other panels waiting for one try again. */
+  tokenizerArrived(): void;
+  closed(): void;
+}
+
+/** One exchange in one panel: the view's data is ./liveFeed.ts's PanelFeed; this class is its VS Code side. */
+class ExchangePanel extends WebviewPanel<HostMessage, WebviewMessage> {
   readonly feed: PanelFeed<OpenedExchange>;
 
   constructor(
-    readonly panel: vscode.WebviewPanel,
+    extensionUri: vscode.Uri,
     opened: OpenedExchange,
     tokenSource: TokenSource,
     log: vscode.LogOutputChannel,
-    free: () => void,
-    /** The Wire tab's events from `from` on (./wirePage.ts): never throws. */
-    private readonly wirePage: (from: number) => Promise<WirePageView>,
-    /** This panel downloaded a tokenizer: the other panels waiting for one try again. */
-    private readonly tokenizerArrived: () => void,
+    private readonly hooks: ExchangePanelHooks,
   ) {
+    super({ viewType: WebviewType.Exchange, title: opened.view.title, extensionUri, script: 'webview.js', styles: ['webview.css'], accepts: isWebviewMessage, log });
     this.feed = new PanelFeed(opened, tokenSource, {
-      post: (m) => panel.webview.postMessage(m),
-      free,
-      title: (t) => (panel.title = t),
+      post: (m) => this.post(m),
+      free: () => hooks.free(),
+      title: (t) => (this.panel.title = t),
       error: (message, e) => log.error(message, e),
-    });
-    panel.webview.onDidReceiveMessage((m: unknown) => {
-      if (isWebviewMessage(m)) void this.onMessage(m);
     });
   }
 
-  private async onMessage(m: WebviewMessage): Promise<void> {
+  protected override snapshot(): Promise<void> {
+    return this.feed.sendSnapshot();
+  }
+
+  protected override onClosed(): void {
+    this.hooks.closed();
+  }
+
+  protected override async handle(m: Exclude<WebviewMessage, { type: 'ready' }>): Promise<void> {
     const opened = this.feed.opened;
     switch (m.type) {
-      case 'ready':
-        return this.feed.sendSnapshot();
       case 'openRaw': {
         const doc = await vscode.workspace.openTextDocument(opened.uri);
         const pos = doc.positionAt(m.offset ?? 0);
         await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, selection: new vscode.Range(pos, pos) });
         return;
       }
-      case 'wirePage': {
-        const page = await this.wirePage(m.from);
-        const answer: HostMessage = { type: 'wirePage', seq: m.seq, page };
+      case 'wirePage':
         // A panel closed while the page was read drops the answer.
-        await Promise.resolve(this.panel.webview.postMessage(answer)).catch(() => false);
+        await this.reply(m, { page: await this.hooks.wirePage(m.from) });
         return;
-      }
-      case 'command': {
-        const command = { rerun: 'tokenscope.rerun', compare: 'tokenscope.compareProviders', export: 'tokenscope.export', diffDelivered: 'tokenscope.diffDelivered' }[m.command];
-        await vscode.commands.executeCommand(command, opened.exchange.id);
+      case 'command':
+        await runCommand(vscode.commands, PANEL_COMMAND[m.command], opened.exchange.id);
         return;
-      }
       case 'getTokenizer':
         if (m.how === 'download') {
-          if (await this.feed.download()) this.tokenizerArrived();
+          if (await this.feed.download()) this.hooks.tokenizerArrived();
           return;
         }
         try {
@@ -187,8 +182,7 @@ async function chooseTokenizerFolder(): Promise<void> {
   const dir = picked?.[0]?.fsPath;
   if (!dir) return;
   checkTokenizerDir(dir);
-  const cfg = vscode.workspace.getConfiguration('tokenscope');
-  const now = cfg.inspect<string>('tokenizer.folder');
-  await cfg.update('tokenizer.folder', dir, now?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global);
-  void vscode.window.showInformationMessage(`Tokenscope: the token view now uses the tokenizer in ${dir} for every exchange (setting tokenscope.tokenizer.folder).`);
+  const now = inspectSetting(vscode.workspace, 'tokenizer.folder');
+  await writeSetting(vscode.workspace, 'tokenizer.folder', dir, now?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global);
+  void vscode.window.showInformationMessage(`Tokenscope: the token view now uses the tokenizer in ${dir} for every exchange (setting ${settingId('tokenizer.folder')}).`);
 }

@@ -9,6 +9,7 @@ import { startProxy, type ProxyHandle } from '../core/proxy/server';
 import { policyStage, type Policies } from '../core/policy/policy';
 import { latestModel, policyLines, policyStatus } from '../core/policy/describe';
 import { ProviderDirectory } from '../core/policy/slugs';
+import { LivePolicies, policyFilePath } from '../core/policy/stored';
 import { repairStage, type RepairSettings } from '../core/repair/stage';
 import { DeliveredDiff } from './deliveredDiff';
 import { ProvidersView } from './providersView';
@@ -16,8 +17,8 @@ import { readPolicies, readRepairSettings } from './repairSettings';
 import { OpenRouterClient } from '../core/upstream/openrouter';
 import { copyAgentSnippet, launchAgent } from './agentCommands';
 import { CapturesTree, exchangeIdOf, filterCaptures } from './capturesTree';
-import { FilterCommands } from './captureFilter';
 import { registerCompare } from './compare/index';
+import { affectsSetting, Command, openSettings, registerCommand, settingId, settingReader, SHOW_CONTAINER_COMMAND, STATUS_BAR_ID, type CommandArgs, type CommandId } from './contributions';
 import { DemoCommands } from './demoCommands';
 import { copyIssue, exportRepro, openRepro, rerunExchange, type ReproDeps } from './reproCommands';
 import { ExchangePanels } from './exchangePanel';
@@ -33,7 +34,7 @@ import { statusBarText, statusBarTooltip, storeSignature, type ProxyStatus } fro
 /** How often the views look for captures another process added, analysed or removed (a CLI `serve`, `demo --clear`). */
 const OTHER_PROCESSES_MS = 3000;
 
-/** SecretStorage name = the variable agents read it from (src/core/proxy/agents.ts). */
+/** SecretStorage name = the variable agents read it from (src/core/agents/recipes.ts). */
 const SECRET_OPENROUTER = 'OPENROUTER_API_KEY';
 const SECRET_HF = 'HF_TOKEN';
 
@@ -78,7 +79,7 @@ class App implements vscode.Disposable {
   private store: CaptureStore | undefined;
   private proxy: ProxyHandle | undefined;
   private proxyStatus: ProxyStatus = { state: 'stopped' };
-  private readonly status = vscode.window.createStatusBarItem('tokenscope.status', vscode.StatusBarAlignment.Left, 50);
+  private readonly status = vscode.window.createStatusBarItem(STATUS_BAR_ID, vscode.StatusBarAlignment.Left, 50);
   private readonly tree: CapturesTree;
   private readonly exchanges: Exchanges;
   private readonly panels: ExchangePanels;
@@ -93,6 +94,8 @@ class App implements vscode.Disposable {
   /** Repair mode and provider policy, read at start and on each settings change; the proxy's stages read these per request. */
   private repair: RepairSettings;
   private policies: Policies;
+  /** The policies the proxy applies: those stored in the data dir over the setting's, followed live (core/policy/stored.ts). */
+  private livePolicies: LivePolicies | undefined;
   private slugs: { at: number; dir: ProviderDirectory } | undefined;
   private readonly demo: DemoCommands;
 
@@ -103,7 +106,7 @@ class App implements vscode.Disposable {
     this.settings = this.readSettings();
     ({ repair: this.repair, policies: this.policies } = this.readRepairAndPolicy());
     this.status.name = 'Tokenscope';
-    this.status.command = 'workbench.view.extension.tokenscope';
+    this.status.command = SHOW_CONTAINER_COMMAND;
     const live = (id: string) => (this.store ? inFlightOf(this.store, id) : undefined);
     this.tree = new CapturesTree(() => this.store?.list() ?? [], live, (q) => this.store?.query(q) ?? [], () => this.slugDirectory());
     this.exchanges = new Exchanges(() => this.store, log);
@@ -118,7 +121,7 @@ class App implements vscode.Disposable {
     }));
     this.panels = new ExchangePanels(context.extensionUri, this.exchanges, (o, job) => this.tokenizer.tokens(o.result, job), log, live);
     this.otlp = new OtlpBridge(context, log, () => this.settings.redactionPatterns);
-    this.providers = new ProvidersView(() => this.store, () => this.policies, () => this.openRouterClient());
+    this.providers = new ProvidersView(() => this.store, () => this.currentPolicies(), () => this.openRouterClient(), () => this.livePolicies?.check(true));
     this.disposables.push(this.status, this.tree, this.exchanges, this.panels, this.otlp, this.providers, new DeliveredDiff(() => this.store));
     this.disposables.push(new WatchCommands(context, { store: () => this.store, openrouter: () => this.openRouterClient(), log }));
     this.demo = new DemoCommands({
@@ -131,7 +134,7 @@ class App implements vscode.Disposable {
     this.registerCommands();
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('tokenscope')) void this.onSettingsChanged(e);
+        if (affectsSetting(e)) void this.onSettingsChanged(e);
       }),
     );
     this.render();
@@ -141,6 +144,8 @@ class App implements vscode.Disposable {
 
   /** Redraws the views when the store changed under another process (no change event reaches this one then). */
   private followOtherProcesses(): void {
+    // A policy another process stored (`tokenscope policy set`) is noticed here too when no request came since.
+    this.livePolicies?.get();
     if (!this.store) return;
     const signature = storeSignature(this.store.list());
     if (signature === this.signature) return;
@@ -154,17 +159,16 @@ class App implements vscode.Disposable {
   }
 
   private readSettings(): Settings {
-    const cfg = vscode.workspace.getConfiguration('tokenscope');
-    const s = readSettings((k) => cfg.get(k), vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
+    const s = readSettings(settingReader(vscode.workspace), vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
     for (const p of [...s.upstreamProblems, ...s.redactionProblems]) this.log.warn(`settings: ${p}`);
     return s;
   }
 
   private readRepairAndPolicy(): { repair: RepairSettings; policies: Policies } {
-    const cfg = vscode.workspace.getConfiguration('tokenscope');
-    const { policies, problem } = readPolicies((k) => cfg.get(k));
+    const get = settingReader(vscode.workspace);
+    const { policies, problem } = readPolicies(get);
     if (problem) this.log.warn(`settings: ${problem}; no provider policy is applied`);
-    return { repair: readRepairSettings((k) => cfg.get(k)), policies };
+    return { repair: readRepairSettings(get), policies };
   }
 
   async start(): Promise<void> {
@@ -174,6 +178,18 @@ class App implements vscode.Disposable {
 
   private async openStore(): Promise<void> {
     const dir = this.settings.captureFolder ?? defaultDataDir();
+    this.livePolicies = new LivePolicies({
+      dataDir: dir,
+      base: () => this.policies,
+      onWarning: (m) => this.log.warn(m),
+      // Noticed on a request or by the timer: the views redraw after it.
+      onChange: () =>
+        void setImmediate(() => {
+          this.slugs = undefined;
+          this.providers.refresh(0);
+          this.render();
+        }),
+    });
     try {
       this.store = await openStore(dir, {
         retention: this.settings.retentionDays ? { maxAgeDays: this.settings.retentionDays } : { maxAgeDays: Number.POSITIVE_INFINITY },
@@ -208,7 +224,7 @@ class App implements vscode.Disposable {
         store: this.store,
         log: (line) => this.log.info(line),
         responseStage: repairStage(() => this.repair),
-        requestStage: policyStage(() => this.policies),
+        requestStage: policyStage(() => this.currentPolicies()),
       });
       this.proxyStatus = { state: 'running', port: this.proxy.port };
       this.log.info(`capture proxy listening on ${this.proxy.url}`);
@@ -217,7 +233,7 @@ class App implements vscode.Disposable {
       this.proxyStatus = { state: 'failed', reason };
       this.log.error(`capture proxy failed to start: ${reason}`);
       void vscode.window.showErrorMessage(`Tokenscope capture proxy failed to start: ${reason}`, 'Open Settings').then((a) => {
-        if (a) void vscode.commands.executeCommand('workbench.action.openSettings', 'tokenscope.proxy');
+        if (a) void openSettings(vscode.commands, 'proxy');
       });
     }
     this.render();
@@ -235,16 +251,16 @@ class App implements vscode.Disposable {
     const before = this.settings;
     this.settings = this.readSettings();
     ({ repair: this.repair, policies: this.policies } = this.readRepairAndPolicy());
-    if (e.affectsConfiguration('tokenscope.providerPolicy')) {
+    if (affectsSetting(e, 'providerPolicy')) {
       this.providers.refresh(0);
       this.slugs = undefined;
       this.render();
     }
-    if (e.affectsConfiguration('tokenscope.tokenizer')) {
+    if (affectsSetting(e, 'tokenizer')) {
       void this.tokenizer.clear();
       this.panels.retokenize();
     }
-    if (e.affectsConfiguration('tokenscope.capture') || e.affectsConfiguration('tokenscope.redaction')) {
+    if (affectsSetting(e, 'capture', 'redaction')) {
       const running = !!this.proxy;
       await this.stopProxy();
       this.unsubscribeStore?.();
@@ -254,8 +270,7 @@ class App implements vscode.Disposable {
       if (running || this.settings.autostart) await this.startProxy();
       return;
     }
-    const proxyChanged =
-      ['tokenscope.proxy.port', 'tokenscope.proxy.upstreamTimeout', 'tokenscope.proxy.idleTimeout', 'tokenscope.proxy.headerTimeout', 'tokenscope.proxy.upstreamConnections', 'tokenscope.upstreams', 'tokenscope.sglang'].some((k) => e.affectsConfiguration(k));
+    const proxyChanged = affectsSetting(e, 'proxy.port', 'proxy.upstreamTimeout', 'proxy.idleTimeout', 'proxy.headerTimeout', 'proxy.upstreamConnections', 'upstreams', 'sglang');
     if (proxyChanged && this.proxy) {
       await this.stopProxy();
       await this.startProxy();
@@ -271,46 +286,54 @@ class App implements vscode.Disposable {
     return this.slugs.dir;
   }
 
+  /** The policies in force: the data dir's stored ones over the setting's (the setting's alone while no store is open). */
+  private currentPolicies(): Policies {
+    return this.livePolicies?.get() ?? this.policies;
+  }
+
   private render(): void {
     const list = this.store?.list() ?? [];
-    const slugs = Object.keys(this.policies).length ? this.slugDirectory() : undefined;
-    const policy = policyStatus(this.policies, latestModel(list), slugs);
+    const policies = this.currentPolicies();
+    const slugs = Object.keys(policies).length ? this.slugDirectory() : undefined;
+    const policy = policyStatus(policies, latestModel(list), slugs);
     this.status.text = `${statusBarText(this.proxyStatus, list)}${policy ? ` · $(law) ${policy}` : ''}`;
     this.demo?.update(list);
-    const policyTip = policyLines(this.policies, slugs);
-    this.status.tooltip = [statusBarTooltip(this.proxyStatus, this.proxy?.url), ...(policyTip.length ? ['', 'Provider policy (setting tokenscope.providerPolicy):', ...policyTip] : [])].join('\n');
+    const sources = this.livePolicies?.sources() ?? {};
+    const policyTip = policyLines(policies, slugs).map((l, i) => (sources[Object.keys(policies)[i]] === 'setting' ? `${l} [setting]` : l));
+    const where = `stored in ${this.store ? policyFilePath(this.store.dataDir) : 'the data dir'}, \`tokenscope policy\`; [setting]: ${settingId('providerPolicy')}`;
+    this.status.tooltip = [statusBarTooltip(this.proxyStatus, this.proxy?.url), ...(policyTip.length ? ['', `Provider policy (${where}):`, ...policyTip] : [])].join('\n');
     this.status.backgroundColor = this.proxyStatus.state === 'failed' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
   }
 
   private registerCommands(): void {
-    const reg = (id: string, fn: (...args: unknown[]) => unknown) => this.disposables.push(vscode.commands.registerCommand(id, fn));
+    const reg = <K extends CommandId>(id: K, fn: (...args: CommandArgs[K]) => unknown) => this.disposables.push(registerCommand(vscode.commands, id, fn));
 
-    reg('tokenscope.open', async (arg) => {
+    reg(Command.Open, async (arg) => {
       // A click on a row passes nothing: the row clicked is the Captures tree's selection (see capturesTree.ts).
       const id = arg === undefined ? await this.tree.selectedExchangeId() : exchangeIdOf(arg);
       if (id) return this.panels.show(id);
       this.log.warn('open: no capture is selected in the Captures view');
     });
-    reg('tokenscope.delete', async (arg) => {
+    reg(Command.Delete, async (arg) => {
       const id = exchangeIdOf(arg);
       if (!id || !this.store) return;
       this.exchanges.clearDiagnostics(id);
       await this.store.delete(id);
     });
-    reg('tokenscope.showBrokenOnly', () => this.tree.setBrokenOnly(true));
-    reg('tokenscope.showAll', () => this.tree.setBrokenOnly(false));
-    reg(FilterCommands.filter, () => filterCaptures(this.tree));
-    reg(FilterCommands.clear, () => this.tree.setFilter(undefined));
-    reg('tokenscope.startProxy', () => this.startProxy());
-    reg('tokenscope.stopProxy', () => this.stopProxy());
-    reg('tokenscope.showLog', () => this.log.show());
-    reg('tokenscope.copyBaseUrl', async () => {
+    reg(Command.ShowBrokenOnly, () => this.tree.setBrokenOnly(true));
+    reg(Command.ShowAll, () => this.tree.setBrokenOnly(false));
+    reg(Command.FilterCaptures, () => filterCaptures(this.tree));
+    reg(Command.ClearCaptureFilter, () => this.tree.setFilter(undefined));
+    reg(Command.StartProxy, () => this.startProxy());
+    reg(Command.StopProxy, () => this.stopProxy());
+    reg(Command.ShowLog, () => this.log.show());
+    reg(Command.CopyBaseUrl, async () => {
       if (!this.proxy) return vscode.window.showWarningMessage('Tokenscope: the capture proxy is not running (Tokenscope: Start Capture Proxy).');
       const url = `${this.proxy.url}/v1`;
       await vscode.env.clipboard.writeText(url);
       void vscode.window.showInformationMessage(`Tokenscope: copied ${url}`);
     });
-    reg('tokenscope.setOpenRouterKey', async () => {
+    reg(Command.SetOpenRouterKey, async () => {
       const key = await vscode.window.showInputBox({
         title: 'OpenRouter API key',
         prompt: 'Kept in VS Code secret storage; used only for re-runs and comparisons. Leave empty to remove it.',
@@ -322,7 +345,7 @@ class App implements vscode.Disposable {
       else await this.context.secrets.delete(SECRET_OPENROUTER);
       void vscode.window.showInformationMessage(key.trim() ? 'Tokenscope: OpenRouter key stored.' : 'Tokenscope: OpenRouter key removed.');
     });
-    reg('tokenscope.setHuggingFaceToken', async () => {
+    reg(Command.SetHuggingFaceToken, async () => {
       const token = await vscode.window.showInputBox({
         title: 'Hugging Face token',
         prompt: 'Kept in VS Code secret storage; sent only to the Hub, for gated tokenizer repos. Leave empty to remove it.',
@@ -334,8 +357,8 @@ class App implements vscode.Disposable {
       else await this.context.secrets.delete(SECRET_HF);
       void vscode.window.showInformationMessage(token.trim() ? 'Tokenscope: Hugging Face token stored.' : 'Tokenscope: Hugging Face token removed.');
     });
-    reg('tokenscope.launchAgent', () => launchAgent(this.proxy?.url, this.context.secrets));
-    reg('tokenscope.copyAgentSnippet', () => copyAgentSnippet(this.proxy?.url));
+    reg(Command.LaunchAgent, () => launchAgent(this.proxy?.url, this.context.secrets));
+    reg(Command.CopyAgentSnippet, () => copyAgentSnippet(this.proxy?.url));
     const repro: ReproDeps = {
       store: () => this.store,
       openrouter: () => this.openRouterClient(),
@@ -345,11 +368,11 @@ class App implements vscode.Disposable {
       openExchange: (id) => this.panels.show(id),
       log: this.log,
     };
-    reg('tokenscope.rerun', (arg) => rerunExchange(repro, exchangeIdOf(arg)));
-    reg('tokenscope.export', (arg) => exportRepro(repro, exchangeIdOf(arg)));
-    reg('tokenscope.copyIssue', (arg) => copyIssue(repro, exchangeIdOf(arg)));
-    reg('tokenscope.openRepro', () => openRepro(repro));
-    // Compare Providers… and Diff Exchanges… (tokenscope.compareProviders, tokenscope.diffExchanges).
+    reg(Command.Rerun, (arg) => rerunExchange(repro, exchangeIdOf(arg)));
+    reg(Command.Export, (arg) => exportRepro(repro, exchangeIdOf(arg)));
+    reg(Command.CopyIssue, (arg) => copyIssue(repro, exchangeIdOf(arg)));
+    reg(Command.OpenRepro, () => openRepro(repro));
+    // Compare Providers… and Diff Exchanges… (Command.CompareProviders, Command.DiffExchanges).
     registerCompare(this.context, {
       store: () => this.store,
       openrouter: () => this.openRouterClient(),

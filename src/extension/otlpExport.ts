@@ -6,6 +6,7 @@
 import * as vscode from 'vscode';
 import type { ObservableStore } from '../core/export/otlp';
 import type { RedactOptions } from '../core/redact';
+import { affectsSetting, Command, openSettings, readSetting, registerCommand, type SettingKey } from './contributions';
 import { headersInputError, SECRET_HEADERS, startOtlpExport, type OtlpSettings, type RunningExport } from './otlpSettings';
 
 export class OtlpBridge implements vscode.Disposable {
@@ -18,9 +19,9 @@ export class OtlpBridge implements vscode.Disposable {
     private readonly patterns: () => RedactOptions['patterns'],
   ) {
     context.subscriptions.push(
-      vscode.commands.registerCommand('tokenscope.setOtlpHeaders', () => this.setHeaders()),
+      registerCommand(vscode.commands, Command.SetOtlpHeaders, () => this.setHeaders()),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('tokenscope.otlp') || e.affectsConfiguration('tokenscope.redaction')) void this.restart();
+        if (affectsSetting(e, 'otlp', 'redaction')) void this.restart();
       }),
     );
   }
@@ -34,13 +35,13 @@ export class OtlpBridge implements vscode.Disposable {
   private async restart(): Promise<void> {
     await this.stop();
     if (!this.store) return;
-    const cfg = vscode.workspace.getConfiguration('tokenscope.otlp');
+    const get = <K extends SettingKey>(key: K) => readSetting(vscode.workspace, key);
     const settings: OtlpSettings = {
-      enabled: cfg.get<boolean>('enabled'),
-      endpoint: cfg.get<string>('endpoint'),
-      protocol: cfg.get<string>('protocol'),
-      serviceName: cfg.get<string>('serviceName'),
-      content: cfg.get<boolean>('content'),
+      enabled: get('otlp.enabled'),
+      endpoint: get('otlp.endpoint'),
+      protocol: get('otlp.protocol'),
+      serviceName: get('otlp.serviceName'),
+      content: get('otlp.content'),
     };
     try {
       const version = String(this.context.extension.packageJSON.version ?? '0.1.0');
@@ -50,7 +51,7 @@ export class OtlpBridge implements vscode.Disposable {
       const msg = (e as Error).message.split('\n')[0];
       this.log.error(`OpenTelemetry export is off: ${msg}`);
       void vscode.window.showErrorMessage(`Tokenscope: OpenTelemetry export is off: ${msg}`, 'Open Settings').then((a) => {
-        if (a) void vscode.commands.executeCommand('workbench.action.openSettings', 'tokenscope.otlp');
+        if (a) void openSettings(vscode.commands, 'otlp');
       });
     }
   }

@@ -18,6 +18,18 @@ export function policyWord(policies: Policies, model: string, provider: string, 
   return undefined;
 }
 
+/** A provider row's label: its display name with the slug a policy takes beside it (`NovitaAI (novita)`); `?` marks a guess. */
+export function providerLabel(r: Pick<ScorecardRow, 'provider' | 'slug' | 'slugKnown'>): string {
+  return `${r.provider} (${r.slug}${r.slugKnown ? '' : '?'})`;
+}
+
+/** The tooltip's line about the slug: where it came from. */
+export function slugLine(r: Pick<ScorecardRow, 'provider' | 'slug' | 'slugKnown'>): string {
+  return r.slugKnown
+    ? `OpenRouter slug: \`${r.slug}\` (what provider.only / ignore and a policy take)`
+    : `OpenRouter slug: \`${r.slug}\`? derived from the name "${r.provider}": no OpenRouter listing read yet names it (a comparison reads the model's)`;
+}
+
 export function providerDescription(r: ScorecardRow, word?: string): string {
   const parts = [
     `${r.toolTurns} tool turn${r.toolTurns === 1 ? '' : 's'}`,

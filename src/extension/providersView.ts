@@ -1,16 +1,19 @@
 /**
  * The Providers view (the scorecard of core/providers/scorecard.ts as a tree: model → served provider) and the
  * policy actions "Avoid this provider for this model", "Prefer…" and "Only…", from the view or from an exchange's
- * context menu. An action writes the `tokenscope.providerPolicy` setting; the proxy applies it from the next request.
+ * context menu. An action writes the policies stored in the data dir (core/policy/stored.ts, as `tokenscope policy set`
+ * does); every proxy capturing to it applies them from its next request.
  */
 import * as vscode from 'vscode';
 import type { CaptureStore } from '../core/capture/store';
 import type { CaptureReader, CapturedExchange } from '../core/model';
-import { withAction, type Policies, type PolicyAction } from '../core/policy/policy';
+import { withStoredAction, type Policies, type PolicyAction } from '../core/policy/policy';
+import { policyFilePath, updateStoredPolicies } from '../core/policy/stored';
 import { ProviderDirectory, resolveSlug } from '../core/policy/slugs';
 import type { OpenRouterClient } from '../core/upstream/openrouter';
 import { scorecard, type ScorecardRow } from '../core/providers/scorecard';
-import { captureCounts, policyWord, providerDescription, providersDescription, providersEmptyMessage } from './providersText';
+import { Command, registerCommand, View } from './contributions';
+import { captureCounts, policyWord, providerDescription, providerLabel, providersDescription, providersEmptyMessage, slugLine } from './providersText';
 
 type Node = { kind: 'model'; model: string; rows: ScorecardRow[] } | { kind: 'provider'; row: ScorecardRow } | { kind: 'message'; text: string };
 
@@ -30,15 +33,17 @@ export class ProvidersView implements vscode.TreeDataProvider<Node>, vscode.Disp
     private readonly policies: () => Policies,
     /** The OpenRouter client (its key from SecretStorage), to read provider slugs; undefined without a key. */
     private readonly openrouter: () => Promise<OpenRouterClient | undefined> = async () => undefined,
+    /** Called once an action has stored a policy (the caller looks at the stored policies again at once). */
+    private readonly written: () => void = () => undefined,
   ) {
-    this.view = vscode.window.createTreeView('tokenscope.providers', { treeDataProvider: this, showCollapseAll: true });
+    this.view = vscode.window.createTreeView(View.Providers, { treeDataProvider: this, showCollapseAll: true });
     const action = (a: PolicyAction) => (arg: unknown) => this.apply(arg, a);
     this.disposables.push(
       this.view,
-      vscode.commands.registerCommand('tokenscope.avoidProvider', action('avoid')),
-      vscode.commands.registerCommand('tokenscope.preferProvider', action('prefer')),
-      vscode.commands.registerCommand('tokenscope.onlyProvider', action('only')),
-      vscode.commands.registerCommand('tokenscope.refreshProviders', () => this.refresh(0)),
+      registerCommand(vscode.commands, Command.AvoidProvider, action('avoid')),
+      registerCommand(vscode.commands, Command.PreferProvider, action('prefer')),
+      registerCommand(vscode.commands, Command.OnlyProvider, action('only')),
+      registerCommand(vscode.commands, Command.RefreshProviders, () => this.refresh(0)),
       this.view.onDidChangeVisibility((e) => e.visible && this.refresh(0)),
     );
   }
@@ -104,12 +109,13 @@ export class ProvidersView implements vscode.TreeDataProvider<Node>, vscode.Disp
     }
     const r = node.row;
     const word = policyWord(this.policies(), r.model, r.provider, this.slugs);
-    const item = new vscode.TreeItem(r.provider, vscode.TreeItemCollapsibleState.None);
+    const item = new vscode.TreeItem(providerLabel(r), vscode.TreeItemCollapsibleState.None);
     item.id = `provider:${r.model}:${r.provider}`;
     item.description = providerDescription(r, word);
     item.tooltip = new vscode.MarkdownString(
       [
         `**${r.provider}** serving \`${r.model}\``,
+        `- ${slugLine(r)}`,
         `- tool-call turns: ${r.toolTurns}, broken: ${r.brokenTurns} (${Math.round(r.brokenShare * 100)}%)`,
         `- top rules: ${r.topRules.map((t) => `${t.rule} ×${t.turns}`).join(', ') || 'none'}`,
         `- repaired turns: ${r.repairedTurns}`,
@@ -132,15 +138,23 @@ export class ProvidersView implements vscode.TreeDataProvider<Node>, vscode.Disp
       void vscode.window.showWarningMessage('Tokenscope: this exchange names no model or no served provider, so there is no policy to set.');
       return;
     }
-    const cfg = vscode.workspace.getConfiguration('tokenscope');
     const store = this.store() as CaptureStore | undefined;
     const client = await this.openrouter().catch(() => undefined);
     const slug = await resolveSlug(store, client, target.model, target.provider);
-    const next = withAction(this.policies(), target.model, slug.slug, action);
-    await cfg.update('providerPolicy', next, vscode.ConfigurationTarget.Global);
+    if (!store) {
+      void vscode.window.showErrorMessage('Tokenscope: no capture store is open, so there is nowhere to keep the policy.');
+      return;
+    }
+    try {
+      await updateStoredPolicies(store.dataDir, (stored) => withStoredAction(stored, this.policies(), target.model, slug.slug, action));
+    } catch (e) {
+      void vscode.window.showErrorMessage(`Tokenscope: the policy was not set: ${(e as Error).message.split('\n')[0]}`);
+      return;
+    }
+    this.written();
     const verb = { avoid: 'avoids', prefer: 'prefers', only: 'uses only' }[action];
     const guess = slug.known ? '' : ` The slug "${slug.slug}" is derived from the name "${target.provider}" (${slug.why}); check it against OpenRouter's provider list.`;
-    const message = `Tokenscope: requests for ${target.model} on OpenRouter routes now ${verb} ${target.provider} (slug ${slug.slug}, setting tokenscope.providerPolicy).${guess}`;
+    const message = `Tokenscope: requests for ${target.model} on OpenRouter routes now ${verb} ${target.provider} (slug ${slug.slug}, stored in ${policyFilePath(store.dataDir)}).${guess}`;
     void (slug.known ? vscode.window.showInformationMessage(message) : vscode.window.showWarningMessage(message));
     this.refresh(0);
   }

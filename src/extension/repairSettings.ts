@@ -4,15 +4,14 @@
  */
 import { checkPolicies, type Policies } from '../core/policy/policy';
 import { DEFAULT_REPAIR, type RepairSettings } from '../core/repair/stage';
-
-type Get = <T>(key: string) => T | undefined;
+import { settingId, type SettingGet } from './contributions';
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string' && s.trim() !== '').map((s) => s.trim()) : []);
 
-export function readRepairSettings(get: Get): RepairSettings {
-  const truncated = get<string>('repair.truncated');
+export function readRepairSettings(get: SettingGet): RepairSettings {
+  const truncated = get('repair.truncated');
   return {
-    enabled: get<boolean>('repair.enabled') === true,
+    enabled: get('repair.enabled') === true,
     truncated: truncated === 'passthrough' ? 'passthrough' : DEFAULT_REPAIR.truncated,
     routes: strings(get('repair.routes')),
     models: strings(get('repair.models')),
@@ -20,9 +19,9 @@ export function readRepairSettings(get: Get): RepairSettings {
 }
 
 /** The policies, or none and a one-line problem when the setting is malformed (nothing is applied then). */
-export function readPolicies(get: Get): { policies: Policies; problem?: string } {
+export function readPolicies(get: SettingGet): { policies: Policies; problem?: string } {
   try {
-    return { policies: checkPolicies(get('providerPolicy') ?? {}, 'tokenscope.providerPolicy') };
+    return { policies: checkPolicies(get('providerPolicy') ?? {}, settingId('providerPolicy')) };
   } catch (e) {
     return { policies: {}, problem: (e as Error).message };
   }

@@ -10,7 +10,11 @@ import {
   prepareRepro,
   previewRedactions,
   readCapture,
+  replayPin,
+  withReplaySlug,
+  type CaptureInput,
   type ExportFormat,
+  type Repro,
   type UserPattern,
 } from '../core/export/index';
 import { UserError } from '../core/model';
@@ -130,7 +134,7 @@ export function exportRepro(deps: ReproDeps, id: string | undefined): Promise<vo
     const store = requireStore(deps);
     const pick = await vscode.window.showQuickPick(FORMAT_PICKS, { title: 'Export a redacted repro as…' });
     if (!pick) return;
-    const input = readCapture(store, id);
+    const input = pick.format === 'har' ? readCapture(store, id) : await withSlug(deps, store, readCapture(store, id));
     const patterns = deps.patterns();
     // Show what will be redacted before anything is written.
     const redactions = previewRedactions(input, { patterns });
@@ -147,6 +151,7 @@ export function exportRepro(deps: ReproDeps, id: string | undefined): Promise<vo
     });
     if (!uri) return;
     exportToFile([repro], pick.format, uri.fsPath);
+    if (pick.format !== 'har') warnIfGuessed(repro);
     const open = await vscode.window.showInformationMessage(`Tokenscope: saved ${uri.fsPath}`, 'Open');
     if (open) await vscode.window.showTextDocument(uri);
   });
@@ -156,11 +161,28 @@ export function exportRepro(deps: ReproDeps, id: string | undefined): Promise<vo
 export function copyIssue(deps: ReproDeps, id: string | undefined): Promise<void> {
   return guarded('Copy as GitHub Issue', deps.log, async () => {
     if (!id) throw new UserError('pick an exchange in the Captures tree to copy as an issue');
-    const repro = prepareRepro(readCapture(requireStore(deps), id), { patterns: deps.patterns(), tokenscopeVersion: deps.version });
+    const store = requireStore(deps);
+    const repro = prepareRepro(await withSlug(deps, store, readCapture(store, id)), { patterns: deps.patterns(), tokenscopeVersion: deps.version });
+    warnIfGuessed(repro);
     const { title, body } = markdownIssue(repro);
     await vscode.env.clipboard.writeText(`# ${title}\n\n${body}`);
     void vscode.window.showInformationMessage(`Tokenscope: copied the issue "${title}" (redacted) to the clipboard.`);
   });
+}
+
+/** The capture with its served provider's OpenRouter slug read from the model's endpoint listing when the store lacks it. */
+async function withSlug(deps: ReproDeps, store: CaptureStore, input: CaptureInput): Promise<CaptureInput> {
+  const client = await deps.openrouter().catch(() => undefined);
+  const why = client ? undefined : 'no OpenRouter API key (Tokenscope: Set OpenRouter API Key…)';
+  return withReplaySlug(input, store, client, { why, signal: AbortSignal.timeout(15_000) });
+}
+
+/** Says so when the replay's provider slug is derived from the served provider's name. */
+function warnIfGuessed(repro: Repro): void {
+  const pin = replayPin(repro);
+  if (pin?.derivedFrom) {
+    void vscode.window.showWarningMessage(`Tokenscope: the replay's provider slug "${pin.slug}" is a guess, derived from the name "${pin.derivedFrom}" (${pin.why}); check it on the model's OpenRouter page.`);
+  }
 }
 
 export function openRepro(deps: ReproDeps): Promise<void> {

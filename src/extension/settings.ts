@@ -1,11 +1,12 @@
 /**
- * The extension's settings, read into plain values. Pure (no `vscode` import): extension.ts passes a getter over
- * `workspace.getConfiguration('tokenscope')`, tests pass a plain object.
+ * The extension's settings, read into plain values. Pure (no `vscode` import): extension.ts passes the typed getter of
+ * ./contributions.ts (`settingReader`), tests pass a plain object's.
  */
 import { isAbsolute, resolve } from 'node:path';
 import { checkUpstreamUrl, type Upstreams } from '../core/proxy/routes';
 import { DEFAULT_TIMEOUTS, type ProxyOptions, type ProxyTimeouts } from '../core/proxy/server';
 import { DEFAULT_UPSTREAM_CONNECTIONS, MAX_UPSTREAM_CONNECTIONS } from '../core/proxy/slots';
+import { settingId, type SettingGet } from './contributions';
 
 export interface Settings {
   port: number;
@@ -28,7 +29,6 @@ export interface Settings {
   redactionProblems: string[];
 }
 
-type Get = <T>(key: string) => T | undefined;
 
 const NAMED_ROUTES = new Set(['openrouter', 'sglang', 'anthropic', 'openai', 'default']);
 
@@ -39,15 +39,15 @@ function folder(value: string | undefined, base: string | undefined): string | u
   return isAbsolute(v) || !base ? v : resolve(base, v);
 }
 
-export function readSettings(get: Get, workspaceFolder?: string): Settings {
+export function readSettings(get: SettingGet, workspaceFolder?: string): Settings {
   const upstreamProblems: string[] = [];
   const upstreams: Upstreams = {};
-  const entries = Object.entries(get<Record<string, unknown>>('upstreams') ?? {});
-  const sglang = get<string>('sglang.url')?.trim();
+  const entries: [string, unknown][] = Object.entries(get('upstreams') ?? {});
+  const sglang = get('sglang.url')?.trim();
   if (sglang) entries.push(['sglang', sglang]);
   for (const [name, url] of entries) {
     if (typeof url !== 'string') {
-      upstreamProblems.push(`tokenscope.upstreams.${name} must be a URL string`);
+      upstreamProblems.push(`${settingId('upstreams')}.${name} must be a URL string`);
       continue;
     }
     try {
@@ -60,34 +60,34 @@ export function readSettings(get: Get, workspaceFolder?: string): Settings {
   }
   const redactionProblems: string[] = [];
   const redactionPatterns: Settings['redactionPatterns'] = [];
-  for (const [i, p] of (get<unknown[]>('redaction.patterns') ?? []).entries()) {
+  for (const [i, p] of ((get('redaction.patterns') ?? []) as unknown[]).entries()) {
     try {
       redactionPatterns.push({ label: `setting-${i + 1}`, pattern: new RegExp(String(p), 'g') });
     } catch (e) {
       redactionProblems.push(`redaction pattern ${JSON.stringify(p)} is not a valid regular expression: ${(e as Error).message}`);
     }
   }
-  const port = get<number>('proxy.port');
+  const port = get('proxy.port');
   /** A timeout setting in seconds, as ms; the default when unset or not a positive number. */
-  const seconds = (key: string, fallbackMs: number) => {
-    const v = get<number>(key);
+  const seconds = (key: 'proxy.upstreamTimeout' | 'proxy.idleTimeout' | 'proxy.headerTimeout', fallbackMs: number) => {
+    const v = get(key);
     return typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.round(v * 1000) : fallbackMs;
   };
   return {
     port: Number.isInteger(port) && port! >= 0 && port! <= 65535 ? port! : 8719,
-    autostart: get<boolean>('proxy.autostart') ?? true,
+    autostart: get('proxy.autostart') ?? true,
     upstreams,
     timeouts: {
       upstreamHeadersMs: seconds('proxy.upstreamTimeout', DEFAULT_TIMEOUTS.upstreamHeadersMs),
       idleMs: seconds('proxy.idleTimeout', DEFAULT_TIMEOUTS.idleMs),
       clientHeadersMs: seconds('proxy.headerTimeout', DEFAULT_TIMEOUTS.clientHeadersMs),
     },
-    upstreamConnections: connections(get<number>('proxy.upstreamConnections')),
+    upstreamConnections: connections(get('proxy.upstreamConnections')),
     upstreamProblems,
-    tokenizerFolder: folder(get<string>('tokenizer.folder'), workspaceFolder),
-    captureFolder: folder(get<string>('capture.folder'), workspaceFolder),
-    retentionDays: Math.max(0, get<number>('capture.retentionDays') ?? 14),
-    maxBodyBytes: Math.max(1, get<number>('capture.maxBodyMB') ?? 64) * 1024 * 1024,
+    tokenizerFolder: folder(get('tokenizer.folder'), workspaceFolder),
+    captureFolder: folder(get('capture.folder'), workspaceFolder),
+    retentionDays: Math.max(0, get('capture.retentionDays') ?? 14),
+    maxBodyBytes: Math.max(1, get('capture.maxBodyMB') ?? 64) * 1024 * 1024,
     redactionPatterns,
     redactionProblems,
   };

@@ -12,6 +12,7 @@ import type { OpenRouterClient } from '../core/upstream/openrouter';
 import { caseFromCapture } from '../core/watch/check';
 import { openWatchList } from '../core/watch/list';
 import { exchangeIdOf } from './capturesTree';
+import { affectsSetting, Command, readSetting, registerCommand } from './contributions';
 import { WatchRechecker } from './watchRecheck';
 
 export interface WatchDeps {
@@ -27,11 +28,10 @@ export class WatchCommands implements vscode.Disposable {
     context: vscode.ExtensionContext,
     private readonly deps: WatchDeps,
   ) {
-    const watchSetting = <T>(key: string) => vscode.workspace.getConfiguration('tokenscope.watch').get<T>(key);
     this.rechecker = new WatchRechecker({
       store: deps.store,
       openrouter: deps.openrouter,
-      samples: () => watchSetting<number>('samples') ?? 1,
+      samples: () => readSetting(vscode.workspace, 'watch.samples') ?? 1,
       ui: {
         info: (t) => void vscode.window.showInformationMessage(t),
         warn: (t) => void vscode.window.showWarningMessage(t),
@@ -42,18 +42,18 @@ export class WatchCommands implements vscode.Disposable {
       },
     });
     context.subscriptions.push(
-      vscode.commands.registerCommand('tokenscope.watchExchange', (arg: unknown) => this.watchExchange(exchangeIdOf(arg))),
-      vscode.commands.registerCommand('tokenscope.watchRepro', () => this.watchRepro()),
-      vscode.commands.registerCommand('tokenscope.recheckWatched', () => this.rechecker.recheck(false)),
+      registerCommand(vscode.commands, Command.WatchExchange, (arg) => this.watchExchange(exchangeIdOf(arg))),
+      registerCommand(vscode.commands, Command.WatchRepro, () => this.watchRepro()),
+      registerCommand(vscode.commands, Command.RecheckWatched, () => this.rechecker.recheck(false)),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('tokenscope.watch')) this.schedule();
+        if (affectsSetting(e, 'watch')) this.schedule();
       }),
     );
     this.schedule();
   }
 
   private schedule(): void {
-    this.rechecker.schedule(vscode.workspace.getConfiguration('tokenscope.watch').get<number>('intervalMinutes') ?? 0);
+    this.rechecker.schedule(readSetting(vscode.workspace, 'watch.intervalMinutes') ?? 0);
   }
 
   private add(store: CaptureStore, id: string, source?: string): void {

@@ -155,6 +155,22 @@ describe('comparison webview in Chromium', { skip }, () => {
     await web.post({ type: 'snapshot', view });
   });
 
+  it('shows an action that failed on the host at the foot, as text, over the matrix, until dismissed', async () => {
+    const top = await page.locator('table.matrix').boundingBox();
+    await web.post({ type: 'error', message: `tokenizing failed: ${INJECTION}` });
+    const banner = page.locator('.panel-error[role=alert]');
+    await banner.waitFor();
+    assert.equal(await banner.locator('.panel-error-text').innerText(), `tokenizing failed: ${INJECTION}`);
+    assert.deepEqual(await page.locator('table.matrix').boundingBox(), top, 'the matrix does not move');
+    await screenshot(page, '22-compare-host-error');
+    await web.post({ type: 'error', message: 'a later error replaces it' });
+    await page.locator('.panel-error-text', { hasText: 'a later error replaces it' }).waitFor();
+    assert.equal(await banner.count(), 1);
+    await banner.locator('button.panel-error-close').click();
+    await banner.waitFor({ state: 'detached' });
+    assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
+  });
+
   it('keeps the selection across a reload, resynced from a fresh host snapshot', async () => {
     await page.reload();
     await web.ready();

@@ -2,9 +2,13 @@
  * Repair mode, the Providers view and a provider policy in a real VS Code (code-server + Chromium): with
  * `tokenscope.repair.enabled` a leaky provider's call reaches the agent structured; the exchange shows the
  * "repaired" badge and opens Raw ⇄ Delivered in the diff editor; the Providers view lists the provider, and
- * "Avoid This Provider for This Model" from it writes the setting that the next request carries upstream.
+ * "Avoid This Provider for This Model" from it stores the policy in the capture folder, and the next request carries
+ * it upstream; a policy stored from the command line meanwhile (`tokenscope policy set`) reaches the status bar.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { READ_TOOL } from '../fixtures/openrouter-emulator';
 import { contextMenu, missingPrerequisite, screenshot, startWorkbenchRig, webviewFrame, type Page, type WorkbenchRig } from './harness';
@@ -94,6 +98,7 @@ describe('Tokenscope repair mode and provider policy in VS Code', { skip, timeou
 
     await contextMenu(page, chutes, 'Avoid This Provider for This Model');
     await page.locator('.notifications-toasts', { hasText: 'now avoids Chutes (slug chutes' }).waitFor({ timeout: 15_000 });
+    assert.deepEqual(JSON.parse(readFileSync(join(rig.captures, 'policies.json'), 'utf8')), { [MODEL]: { ignore: ['chutes'] } }, 'stored where `tokenscope policy` keeps it');
     await pane.locator('.monaco-list-row', { hasText: 'policy: avoided' }).waitFor({ timeout: 30_000 });
     await screenshot(page, '43-policy-applied');
 
@@ -108,5 +113,10 @@ describe('Tokenscope repair mode and provider policy in VS Code', { skip, timeou
     await page.locator('.statusbar-item', { hasText: 'kimi-k2-0905: avoid Chutes' }).waitFor({ timeout: 30_000 });
     await page.locator('.part.sidebar .monaco-list-row', { hasText: /^Fireworks · .*policy honoured/ }).first().waitFor({ timeout: 30_000 });
     await screenshot(page, '44-policy-status-bar');
+
+    // Set from the command line while the editor runs: the extension's status bar (and proxy) follow it.
+    const cli = spawnSync(process.execPath, [join(__dirname, '..', '..', 'bin', 'tokenscope.js'), 'policy', 'set', MODEL, '--ignore', 'chutes', '--order', 'fireworks', '--data-dir', rig.captures], { encoding: 'utf8' });
+    assert.equal(cli.status, 0, cli.stderr);
+    await page.locator('.statusbar-item', { hasText: 'kimi-k2-0905: avoid Chutes · prefer Fireworks' }).waitFor({ timeout: 30_000 });
   });
 });

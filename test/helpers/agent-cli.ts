@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { agentRecipe } from '../../src/core/proxy/agents';
+import { agentRecipe } from '../../src/core/agents/recipes';
 import { exited } from '../unit/proxy/local-upstream';
 import { repoRoot } from './shared';
 

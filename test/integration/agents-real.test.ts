@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { agentRecipe, routeKeyEnv, type AgentId, type TerminalLaunch } from '../../src/core/proxy/agents';
+import { agentRecipe, routeKeyEnv, type AgentId, type TerminalLaunch } from '../../src/core/agents/recipes';
 import { agentSessionId } from '../../src/core/proxy/session';
 import { LEAKED_TEXT, startAgentUpstream } from '../fixtures/agent-upstreams';
 import { startOpenRouterEmulator } from '../fixtures/openrouter-emulator';

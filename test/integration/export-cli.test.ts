@@ -15,7 +15,13 @@ import { harProblems } from '../fixtures/export/har12';
 import { kimiTokenizerFolder } from '../helpers/shared';
 
 const root = mkdtempSync(join(tmpdir(), 'tokenscope-export-'));
-after(() => rmSync(root, { recursive: true, force: true }));
+// Export reads OpenRouter's provider listing when it has a key: these tests stay on loopback whatever the environment holds.
+const savedKey = process.env.OPENROUTER_API_KEY;
+delete process.env.OPENROUTER_API_KEY;
+after(() => {
+  rmSync(root, { recursive: true, force: true });
+  if (savedKey !== undefined) process.env.OPENROUTER_API_KEY = savedKey;
+});
 let n = 0;
 const fresh = (name: string) => join(root, `${name}-${n++}`);
 

@@ -4,7 +4,9 @@ import { test } from 'node:test';
 import { main } from '../../src/cli/main';
 import type { ScorecardRow } from '../../src/core/providers/scorecard';
 import { READ_TOOL, startOpenRouterEmulator } from '../fixtures/openrouter-emulator';
-import { rawRequest, startRig } from '../unit/proxy/local-upstream';
+import { rawRequest, startRig, tempDir } from '../unit/proxy/local-upstream';
+import { openStore } from '../../src/core/capture/store';
+import { recordExchange } from '../helpers/exchanges';
 
 async function cli(argv: string[]) {
   const out: string[] = [];
@@ -58,6 +60,7 @@ test('per model × served provider: tool turns, share broken, top rules, TTFT, l
     const rows: ScorecardRow[] = JSON.parse(text);
     const k2 = rows.filter((r) => r.model === 'moonshotai/kimi-k2-0905');
     assert.deepEqual(k2.map((r) => r.provider), ['Chutes', 'Fireworks'], 'the broken provider first');
+    assert.deepEqual(k2.map((r) => [r.slug, r.slugKnown]), [['chutes', true], ['fireworks', true]], 'slugs from the endpoint listing compare stored');
     const [chutes, fireworks] = k2;
     assert.deepEqual([chutes.exchanges, chutes.toolTurns, chutes.brokenTurns, chutes.brokenShare], [3, 3, 3, 1], 're-runs and comparison samples are not agent turns');
     assert.ok(chutes.topRules.some((t) => t.rule === 'section-unclosed' && t.turns === 3), JSON.stringify(chutes.topRules));
@@ -71,13 +74,32 @@ test('per model × served provider: tool turns, share broken, top rules, TTFT, l
     assert.ok(Math.abs(chutes.lastSeen - Date.now()) < 60_000);
 
     const table = await cli(['providers', '--data-dir', rig.dataDir, '--model', 'moonshotai/kimi-k2.5']);
-    assert.match(table.text, /^MODEL +PROVIDER +TOOL TURNS +BROKEN +TOP RULES +TTFT p50 +LAST SEEN +LAST COMPARISON$/m);
-    assert.match(table.text, /moonshotai\/kimi-k2\.5 +Chutes +1 +100% \(1\) +.*section-unclosed ×1/);
+    assert.match(table.text, /^MODEL +PROVIDER +SLUG +TOOL TURNS +BROKEN +TOP RULES +TTFT p50 +LAST SEEN +LAST COMPARISON$/m);
+    assert.match(table.text, /moonshotai\/kimi-k2\.5 +Chutes +chutes +1 +100% \(1\) +.*section-unclosed ×1/);
+    assert.doesNotMatch(table.text, /derived from the provider's name/, 'compare read the listing: no slug is a guess');
     assert.doesNotMatch(table.text, /kimi-k2-0905/);
     assert.match((await cli(['providers', '--data-dir', rig.dataDir, '--since', '2999-01-01'])).text, /^no captured exchanges since 2999-01-01 in /);
     assert.equal((await cli(['providers', '--data-dir', rig.dataDir, '--since', 'soon'])).code, 2);
   } finally {
     await rig.close();
     await emu.close();
+  }
+});
+
+test('a provider no listing has named: its slug derived from the name, marked with ? and said under the table', async () => {
+  const tmp = tempDir();
+  const store = await openStore(tmp.dir);
+  const response = JSON.stringify({ id: 'gen-1', object: 'chat.completion', model: 'moonshotai/kimi-k2-0905', provider: 'NovitaAI', choices: [{ index: 0, message: { role: 'assistant', content: 'Done.' }, finish_reason: 'stop' }] });
+  await recordExchange(store, { request: { model: 'moonshotai/kimi-k2-0905', messages: [{ role: 'user', content: 'hi' }], tools: [READ_TOOL] }, response, annotate: { servedProvider: 'NovitaAI' } });
+  await store.close();
+  try {
+    const table = await cli(['providers', '--data-dir', tmp.dir]);
+    assert.equal(table.code, 0, table.text);
+    assert.match(table.text, /moonshotai\/kimi-k2-0905 +NovitaAI +novitaai\? +1 /);
+    assert.match(table.text, /^\? a slug derived from the provider's name/m);
+    const rows: ScorecardRow[] = JSON.parse((await cli(['providers', '--data-dir', tmp.dir, '--json'])).text);
+    assert.deepEqual(rows.map((r) => [r.provider, r.slug, r.slugKnown]), [['NovitaAI', 'novitaai', false]]);
+  } finally {
+    tmp.remove();
   }
 });

@@ -50,13 +50,13 @@ test('@anthropic-ai/sdk receives a tool_use block (streamed and not) for a Kimi 
     const plain = (m: Anthropic.Message) => m.content.map((b) => (b.type === 'text' ? { type: b.type, text: b.text } : b.type === 'tool_use' ? { type: b.type, id: b.id, name: b.name, input: b.input } : { type: b.type }));
     assert.deepEqual(plain(streamed), [
       { type: 'text', text: 'I will create the file now.' },
-      { type: 'tool_use', id: 'functions.write:0', name: 'write', input: CALL.arguments },
+      { type: 'tool_use', id: 'functions_write_0', name: 'write', input: CALL.arguments },
     ]);
     const whole = await r.client.messages.create(ASK);
     assert.equal(whole.stop_reason, 'tool_use');
     assert.deepEqual(whole.content, [
       { type: 'text', text: 'I will create the file now.' },
-      { type: 'tool_use', id: 'functions.write:0', name: 'write', input: CALL.arguments },
+      { type: 'tool_use', id: 'functions_write_0', name: 'write', input: CALL.arguments },
     ]);
 
     await r.store.idle();

@@ -101,13 +101,14 @@ test('Claude Code through serve --repair: Write runs from the leaked call, the f
   const back = r.messages.find((m) => JSON.stringify(m.body?.messages ?? []).includes('tool_result'));
   assert.ok(back, 'a second turn carries the tool result');
   const history = JSON.stringify(back!.body.messages);
-  assert.match(history, /"type":"tool_use","id":"functions\.Write:0","name":"Write"/, 'the assistant turn sent back holds the tool_use block');
-  assert.match(history, /"tool_use_id":"functions\.Write:0"/);
+  // Delivered as Anthropic's API accepts an id (^[a-zA-Z0-9_-]+$), the Kimi numbering kept.
+  assert.match(history, /"type":"tool_use","id":"functions_Write_0","name":"Write"/, 'the assistant turn sent back holds the tool_use block');
+  assert.match(history, /"tool_use_id":"functions_Write_0"/);
   assert.doesNotMatch(history, /tool_call_begin/, 'the markup is not sent back to the model');
   const x = r.exchange!;
   assert.deepEqual(
     x.repair?.calls.map((c) => ({ name: c.name, id: c.id, status: c.status, family: c.family })),
-    [{ name: 'Write', id: 'functions.Write:0', status: 'delivered', family: 'kimi-k2' }],
+    [{ name: 'Write', id: 'functions_Write_0', status: 'delivered', family: 'kimi-k2' }],
     JSON.stringify(x.repair),
   );
   assert.deepEqual(x.repair!.finishReason, { upstream: 'end_turn', delivered: 'tool_use' });

@@ -100,7 +100,8 @@ test('Codex through serve --repair: the shell call runs, the file exists, the ca
   const name = x.repair?.calls[0]?.name;
   assert.equal(callId, `functions.${name}:0`, 'Codex answered the delivered call by its id');
   assert.deepEqual(x.repair?.calls.map((c) => c.status), ['delivered'], JSON.stringify(x.repair));
-  assert.deepEqual(x.repair!.finishReason, { upstream: 'stop', delivered: 'tool_calls' });
+  assert.equal(x.repair!.protocol, 'openai-responses');
+  assert.equal(x.repair!.finishReason, undefined, 'the status stays completed');
   assert.equal(x.repair!.removedChars.content, r.leaked.length - 'I will create the file now.'.length);
   assert.match(r.upstream!, /<\|tool_calls_section_begin\|>/, 'the capture body is the upstream bytes');
   const delivered = Buffer.from(r.delivered!).toString('utf8');
@@ -116,6 +117,6 @@ test('Codex through serve --repair, the call cut inside its arguments: it is nev
   assert.equal(r.toolResults.length, 0, 'no tool ran');
   assert.doesNotMatch(r.out, /tool_call_begin/);
   assert.deepEqual(r.exchange?.repair?.calls.map((c) => c.status), ['withheld']);
-  assert.deepEqual(r.exchange?.repair?.finishReason, { upstream: 'stop', delivered: 'error' });
+  assert.deepEqual(r.exchange?.repair?.finishReason, { upstream: 'completed', delivered: 'failed' });
   assert.match(Buffer.from(r.delivered!).toString('utf8'), /"type":"response\.failed"/);
 });

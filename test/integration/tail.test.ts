@@ -4,6 +4,7 @@
 // data dir left exactly as it was.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -115,4 +116,41 @@ test('quiet streams are reported once per silence, again as it lasts, and start 
   assert.equal(q.due([f(20_600)]).length, 1);
   assert.equal(q.due([f(1_000)]).length, 0);
   assert.equal(q.due([f(10_100)]).length, 1);
+});
+
+test('tail leaves no abort listener behind however many polls it makes, and Node warns of no listener leak', async () => {
+  const dataDir = join(root, 'c');
+  const writer = await openStore(dataDir);
+  await writeClean(writer);
+  await writer.close();
+  const warnings: Error[] = [];
+  const onWarning = (w: Error) => warnings.push(w);
+  process.on('warning', onWarning);
+  const ac = new AbortController();
+  const counts: number[] = [];
+  const POLLS = 40; // four times Node's default threshold of 10 listeners
+  try {
+    await follow(
+      { out: () => undefined, err: () => undefined },
+      {
+        dataDir,
+        broken: false,
+        last: 1,
+        intervalMs: 5,
+        quietAfterMs: 10_000,
+        signal: ac.signal,
+        onPoll: (n) => {
+          counts.push(getEventListeners(ac.signal, 'abort').length);
+          if (n >= POLLS) ac.abort();
+        },
+      },
+    );
+    // A warning is emitted on the next tick.
+    await new Promise((r) => setImmediate(r));
+  } finally {
+    process.off('warning', onWarning);
+  }
+  assert.equal(counts.length, POLLS);
+  assert.ok(counts.every((c) => c === 0), `abort listeners between polls: ${counts.join(',')}`);
+  assert.deepEqual(warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message), []);
 });

@@ -60,3 +60,52 @@ test('verify CLI: K2VV metrics against a reference, findings per rule, bad lines
     await emu.close();
   }
 });
+
+test('verify --min-schema / --min-f1: a provider that breaks every call exits 1 with one line saying why', async () => {
+  const emu = await startOpenRouterEmulator({ latencyMs: 0, chunkDelayMs: 0 });
+  const dir = mkdtempSync(join(tmpdir(), 'tokenscope-verify-'));
+  const file = join(dir, 'samples.jsonl');
+  writeFileSync(file, [line('a', TOOLS), line('b', TOOLS), line('c', TOOLS), line('hello')].join('\n') + '\n');
+  const saved = process.env.OPENROUTER_API_KEY;
+  process.env.OPENROUTER_API_KEY = 'sk-or-v1-test';
+  const run = async (...argv: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await main(['verify', file, ...argv, '--openrouter-url', emu.url], { out: (s) => out.push(s), err: (s) => err.push(s) });
+    return { code, out: out.join('\n'), err: err.join('\n') };
+  };
+  try {
+    // AtlasCloud (emulated) is down: every call fails, so there is no tool_calls finish to score.
+    const down = await run('--provider', 'atlas-cloud', '--min-schema', '0.9');
+    assert.equal(down.code, 1, down.err);
+    assert.deepEqual(down.err.split('\n').filter((l) => l.startsWith('tokenscope verify:')), [
+      'tokenscope verify: atlas-cloud: schema accuracy n/a, below --min-schema 90%: no response finished with tool_calls (4 of 4 requests failed)',
+    ]);
+    const downRef = await run('--provider', 'atlas-cloud', '--reference', 'fireworks', '--min-f1', '95%', '--json');
+    assert.equal(downRef.code, 1);
+    assert.match(downRef.err, /^tokenscope verify: atlas-cloud: trigger F1 0% vs fireworks below --min-f1 95% \(tp 0, fp 0, fn 3\)$/m);
+    assert.deepEqual(JSON.parse(downRef.out).belowThresholds.length, 1);
+
+    // Together (emulated) triggers like the reference (F1 100%) but truncates every call's arguments (schema 0%).
+    const together = await run('--provider', 'together', '--reference', 'fireworks', '--min-f1', '0.9', '--min-schema', '50%');
+    assert.equal(together.code, 1);
+    assert.match(together.err, /^tokenscope verify: together: schema accuracy 0% \(0\/3 tool_calls finishes valid\) below --min-schema 50%$/m);
+    assert.doesNotMatch(together.err, /trigger F1/);
+
+    // A provider that meets both marks exits 0.
+    const good = await run('--provider', 'fireworks', '--reference', 'novita', '--min-f1', '0.9', '--min-schema', '0.9');
+    assert.equal(good.code, 0, good.err);
+    assert.doesNotMatch(good.err, /tokenscope verify:/);
+
+    // Marks that cannot apply are refused before anything is sent.
+    const before = emu.requests.length;
+    assert.equal((await run('--provider', 'fireworks', '--min-f1', '0.9')).code, 2);
+    assert.match((await run('--provider', 'fireworks', '--min-schema', '120')).err, /--min-schema takes a share from 0 to 1 \(0\.95\) or a percentage \(95%\); got "120"/);
+    assert.equal(emu.requests.length, before, 'nothing was sent');
+  } finally {
+    if (saved === undefined) delete process.env.OPENROUTER_API_KEY;
+    else process.env.OPENROUTER_API_KEY = saved;
+    rmSync(dir, { recursive: true, force: true });
+    await emu.close();
+  }
+});

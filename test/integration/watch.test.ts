@@ -14,7 +14,8 @@ import { OpenRouterClient } from '../../src/core/upstream/openrouter';
 import { parseTarget, runRequest } from '../../src/core/upstream/run';
 import { verdictOf } from '../../src/core/watch/check';
 import { openWatchList } from '../../src/core/watch/list';
-import { READ_TOOL, twoProviderEmulator } from '../fixtures/openrouter-emulator';
+import { READ_TOOL, startOpenRouterEmulator, twoProviderEmulator } from '../fixtures/openrouter-emulator';
+import { rawRequest, startRig } from '../unit/proxy/local-upstream';
 
 const root = mkdtempSync(join(tmpdir(), 'tokenscope-watch-'));
 const KEY = 'sk-or-v1-watchtest0000000000000000000000000000000000000000000000000';
@@ -151,4 +152,44 @@ test('verdicts: the same rule again, a different one, none', () => {
   assert.equal(verdictOf(['section-unclosed'], [s([], false)]), 'broken-differently');
   assert.equal(verdictOf(['section-unclosed'], [s([]), s([])]), 'fixed');
   assert.equal(verdictOf(['section-unclosed'], []), 'unchecked');
+});
+
+test('an agent capture with no pin is watched on the provider that served it, by its OpenRouter slug', async () => {
+  // NovitaAI's slug is "novita" (the emulator lists it so); the agent asked for no provider at all.
+  const emu = await startOpenRouterEmulator({ latencyMs: 0, chunkDelayMs: 0, providers: [{ slug: 'novita', name: 'NovitaAI', personality: 'leak-content' }] });
+  const rig = await startRig({ openrouter: `${emu.url}/api` });
+  try {
+    const sent = await rawRequest(`${rig.proxy.url}/openrouter/v1/chat/completions`, { headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` }, body: JSON.stringify(REQUEST) });
+    assert.equal(sent.status, 200);
+    await rig.store.idle();
+    const agent = rig.store.list()[0];
+    assert.equal(agent.servedProvider, 'NovitaAI');
+    assert.equal(agent.pin, undefined, 'the agent pinned nothing');
+
+    // The slug from the model's endpoint listing (the store did not know it yet).
+    const a = await cli('watch', 'add', agent.id, '--data-dir', rig.dataDir, '--openrouter-url', emu.url);
+    assert.equal(a.code, 0, a.err);
+    assert.match(a.out, /^watching w1: moonshotai\/kimi-k2-0905 on openrouter:novita, rules .*section-unclosed/);
+    assert.doesNotMatch(a.err, /guess/);
+    assert.ok(emu.requests.some((q) => q.path.endsWith('/models/moonshotai/kimi-k2-0905/endpoints')));
+    const r = await cli('watch', 'run', 'w1', '--openrouter-url', emu.url, '--data-dir', rig.dataDir);
+    assert.equal(r.code, 1, `the pinned provider answered and is still broken: ${r.out} ${r.err}`);
+    assert.match(r.out, /^w1 {2}still broken .*1\/1 sample broke/m);
+
+    // No key to read the listing: the slug derived from the name, said to be a guess.
+    delete process.env.OPENROUTER_API_KEY;
+    try {
+      const b = await cli('watch', 'add', agent.id, '--data-dir', join(rig.dataDir), '--openrouter-url', emu.url);
+      assert.equal(b.code, 2, 'an --openrouter-url without a key is an error');
+      const c = await cli('watch', 'add', agent.id, '--data-dir', rig.dataDir);
+      assert.equal(c.code, 0, c.err);
+      assert.match(c.out, /^watching w2: moonshotai\/kimi-k2-0905 on openrouter:novitaai,/);
+      assert.match(c.err, /the slug in openrouter:novitaai is a guess, derived from the served provider's name "NovitaAI"/);
+    } finally {
+      process.env.OPENROUTER_API_KEY = KEY;
+    }
+  } finally {
+    await rig.close();
+    await emu.close();
+  }
 });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadInput, loadRequest } from '../../src/core/input';
+import { loadInput, loadRequest } from '../../src/cli/input';
 import { openStore } from '../../src/core/capture/store';
 import { UserError } from '../../src/core/model';
 import { FIREWORKS_LEAK, KIMI, OPENCODE_1021 } from './checks/helpers';

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { Script } from 'node:vm';
 import { CACHE_HEADER, codeCache, loadCli } from '../../src/cli/boot';
 import { preread } from '../../src/cli/preread';
-import { takePreread } from '../../src/core/input-head';
-import { loadInput } from '../../src/core/input';
+import { takePreread } from '../../src/cli/input-head';
+import { loadInput } from '../../src/cli/input';
 
 const dir = mkdtempSync(join(tmpdir(), 'tokenscope-boot-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -3,7 +3,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { prepare, runChecks } from '../../src/core/analyze';
-import { familyVerdicts, verdictFamilies, verdictsFor } from '../../src/core/engines/index';
+import { familyVerdicts, verdictFamilies, verdictsFor } from '../../src/core/checks/engine-verdicts';
 import { FIXTURES } from '../../src/core/engines/types';
 import { markdownIssue } from '../../src/core/export/markdown';
 import { prepareRepro } from '../../src/core/export/repro';

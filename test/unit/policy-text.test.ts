@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import type { CapturedExchange } from '../../src/core/model';
 import { latestModel, policyLines, policyStatus, policySummary, policyText, policyWordFor } from '../../src/core/policy/describe';
 import { derivedSlug, entriesFromEndpoints, ProviderDirectory } from '../../src/core/policy/slugs';
-import { providerVerdict } from '../../src/core/providers/verdicts';
+import { providerVerdict } from '../../src/core/upstream/compare-verdicts';
 import type { ProviderResult, SampleResult } from '../../src/core/upstream/compare';
 import { exchangeView } from '../../src/extension/exchangeView';
 import { exchangeRow } from '../../src/extension/viewModel';

@@ -9,6 +9,7 @@ import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
 import './style.css';
 import { h, icon } from '../dom';
 import { displayText } from '../layout';
+import { showPanelError } from '../panel/error';
 import { SEGMENT_KINDS, TOKEN_KINDS } from '../protocol';
 import type { CompareHostMessage, CompareView, CompareWebviewMessage, DiffHunk, DiffKind, DiffToken, RowView, SampleCellView, TokenDiffView } from './protocol';
 
@@ -43,6 +44,7 @@ let tokenDiffVersion = 0;
 
 window.addEventListener('message', (e: MessageEvent<CompareHostMessage>) => {
   const m = e.data;
+  if (m.type === 'error') return showPanelError(m.message);
   if (m.type === 'snapshot') view = m.view;
   else {
     tokenDiff = m;

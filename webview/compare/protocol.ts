@@ -9,6 +9,7 @@
  * (error bodies, served-provider names, token texts) is rendered as text, never as markup.
  */
 import type { Severity } from '../../src/core/model';
+import { isNonEmptyString, messageGuard, type PanelErrorMessage, type ReadyMessage } from '../panel/protocol';
 
 export type RunState = 'running' | 'done' | 'cancelled' | 'failed';
 
@@ -129,12 +130,13 @@ export interface TokenDiffView {
 export type CompareHostMessage =
   | { type: 'snapshot'; view: CompareView }
   /** `pending`: tokenizing both sides; `diff` absent with `reason` when no token stream exists on either side. */
-  | { type: 'tokenDiff'; pending?: boolean; diff?: TokenDiffView; reason?: string };
+  | { type: 'tokenDiff'; pending?: boolean; diff?: TokenDiffView; reason?: string }
+  | PanelErrorMessage;
 
 export type DiffKind = 'raw' | 'wire' | 'tokens';
 
 export type CompareWebviewMessage =
-  | { type: 'ready' }
+  | ReadyMessage
   | { type: 'openExchange'; id: string }
   | { type: 'setReference'; slug: string }
   /** Two samples side by side: `raw` native text and `wire` SSE bytes in VS Code's diff editor, `tokens` in this view. */
@@ -143,21 +145,11 @@ export type CompareWebviewMessage =
 
 const DIFF_KINDS: readonly string[] = ['raw', 'wire', 'tokens'] satisfies DiffKind[];
 
-/** Messages from the webview are checked before use: the host acts only on well-formed ones. */
-export function isCompareWebviewMessage(m: unknown): m is CompareWebviewMessage {
-  if (typeof m !== 'object' || m === null) return false;
-  const o = m as Record<string, unknown>;
-  switch (o.type) {
-    case 'ready':
-    case 'cancel':
-      return true;
-    case 'openExchange':
-      return typeof o.id === 'string' && o.id.length > 0;
-    case 'setReference':
-      return typeof o.slug === 'string' && o.slug.length > 0;
-    case 'diff':
-      return typeof o.kind === 'string' && DIFF_KINDS.includes(o.kind) && typeof o.left === 'string' && typeof o.right === 'string' && o.left !== o.right;
-    default:
-      return false;
-  }
-}
+/** Messages from the webview are checked field by field: the host acts only on well-formed ones. */
+export const isCompareWebviewMessage = messageGuard<CompareWebviewMessage>({
+  ready: () => true,
+  cancel: () => true,
+  openExchange: (m) => isNonEmptyString(m.id),
+  setReference: (m) => isNonEmptyString(m.slug),
+  diff: (m) => typeof m.kind === 'string' && DIFF_KINDS.includes(m.kind) && isNonEmptyString(m.left) && isNonEmptyString(m.right) && m.left !== m.right,
+});

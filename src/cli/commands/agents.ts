@@ -1,4 +1,4 @@
-import { agentRecipes } from '../../core/proxy/agents';
+import { agentRecipes } from '../../core/agents/recipes';
 import { DEFAULT_PORT } from '../../core/proxy/server';
 import { UserError } from '../../core/model';
 import { parseArgs } from '../args';

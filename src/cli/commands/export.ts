@@ -10,7 +10,9 @@ import {
   previewRedactions,
   readBundle,
   readCapture,
+  replayPin,
   sessionCaptureIds,
+  withReplaySlug,
   withTokens,
   BUNDLE_EXTENSION,
   type CaptureInput,
@@ -20,13 +22,16 @@ import {
 import { plural } from '../../core/tokens/accounting';
 import { loadTokenizer } from '../../core/tokens/resolve';
 import { UserError } from '../../core/model';
+import { OPENROUTER_KEY_ENV, OpenRouterClient, openRouterApiRoot } from '../../core/upstream/openrouter';
+import { safeLine } from '../terminal';
 import { parseArgs } from '../args';
 import { readTextFile, type CliIO, type Command } from '../io';
-import { openStoreWithCaptures } from '../store';
-import { VERSION } from '../main';
+import { openStoreForWriting, openStoreWithCaptures } from '../store';
+import type { SlugCache, SlugEntry } from '../../core/policy/slugs';
+import { VERSION } from '../../core/version';
 
 const HELP = `usage: tokenscope export ID [--format FORMAT] [-o FILE] [--data-dir DIR] [--redact PATTERN]... [--session] [--preview]
-                        [--tokenizer-dir DIR]
+                        [--tokenizer-dir DIR] [--openrouter-url URL] [--offline]
        tokenscope export FILE${BUNDLE_EXTENSION} --format FORMAT [-o FILE]
 
 Exports a captured exchange (ID or a unique prefix) as:
@@ -42,7 +47,12 @@ home (absolute home paths), email, LABEL=REGEX, or REGEX. --preview lists what w
 nothing. Without -o the export is printed.
 
 The bundle and the issue body include the token stream and token accounting when the model's tokenizer is at
-hand: --tokenizer-dir, or one \`tokenscope tokens\` already downloaded into the data dir (export never downloads).`;
+hand: --tokenizer-dir, or one \`tokenscope tokens\` already downloaded into the data dir (export never downloads).
+
+A replay of an OpenRouter exchange is pinned to the provider that served it, by its OpenRouter slug (a display
+name such as NovitaAI is not a slug). When the data dir does not know that slug yet, export reads the model's
+endpoint listing from OpenRouter (key from ${OPENROUTER_KEY_ENV}) and keeps it; without a key, with --offline, or
+when OpenRouter cannot be reached, the slug is derived from the name and the export and stderr say it is a guess.`;
 
 /** The repro with its token stream, when the tokenizer is available without the network. */
 async function addTokens(r: Repro, dataDir: string, tokenizerDir: string | undefined, io: CliIO): Promise<Repro> {
@@ -56,6 +66,35 @@ async function addTokens(r: Repro, dataDir: string, tokenizerDir: string | undef
     if (tokenizerDir) throw e;
     io.err(`tokens: not included (${(e as Error).message.split('\n')[0]})`);
     return r;
+  }
+}
+
+/** How long export waits for OpenRouter's listing before it falls back to a guessed slug. */
+const LISTING_TIMEOUT_MS = 15_000;
+
+/** The client that reads OpenRouter's listings, or why there is none. */
+function openRouterListing(url: string | undefined, offline: boolean): { client?: OpenRouterClient; why?: string } {
+  if (url) openRouterApiRoot(url); // a bad URL is the user's error, not a reason to guess
+  if (offline) return { why: 'not read: --offline' };
+  try {
+    return { client: new OpenRouterClient({ baseUrl: url, retry: { maxRetries: 1 } }) };
+  } catch (e) {
+    if (!(e instanceof UserError)) throw e;
+    return { why: `no ${OPENROUTER_KEY_ENV} to read OpenRouter's provider listing` };
+  }
+}
+
+/** Keeps the provider slugs OpenRouter's listings named, for the next export and the scorecard; best effort. */
+async function keepSlugs(dataDir: string, entries: SlugEntry[], io: CliIO): Promise<void> {
+  try {
+    const store = await openStoreForWriting(dataDir, io, { analyze: false });
+    try {
+      store.learnProviderSlugs(entries);
+    } finally {
+      await store.close();
+    }
+  } catch {
+    // The slugs are in this export; a store that cannot be written only means the next export reads them again.
   }
 }
 
@@ -75,9 +114,9 @@ function readBundleFile(path: string): CaptureInput {
 
 const exportCommand: Command = async (argv, io) => {
   const args = parseArgs(argv, {
-    values: ['format', 'o', 'output', 'data-dir', 'tokenizer-dir'],
+    values: ['format', 'o', 'output', 'data-dir', 'tokenizer-dir', 'openrouter-url'],
     repeatable: ['redact'],
-    booleans: ['session', 'preview'],
+    booleans: ['session', 'preview', 'offline'],
   });
   if (args.bool('help')) {
     io.out(HELP);
@@ -92,6 +131,7 @@ const exportCommand: Command = async (argv, io) => {
 
   const dataDir = args.str('data-dir') ?? defaultDataDir();
   let inputs: CaptureInput[];
+  const learnt: SlugEntry[] = [];
   if (source.endsWith(BUNDLE_EXTENSION)) {
     if (args.bool('session')) throw new UserError('--session needs a capture id, not a bundle');
     inputs = [readBundleFile(source)];
@@ -103,9 +143,18 @@ const exportCommand: Command = async (argv, io) => {
         if (format !== 'har') throw new UserError('--session exports a whole session, which only --format har holds');
         inputs = sessionCaptureIds(store, first.exchange.id).map((id) => readCapture(store, id));
       } else inputs = [first];
+      // Formats that pin a replay to the served provider need its real slug (HAR replays nothing; a preview writes nothing).
+      if (format !== 'har' && !args.bool('preview')) {
+        const listing = openRouterListing(args.str('openrouter-url'), args.bool('offline'));
+        const signal = AbortSignal.timeout(LISTING_TIMEOUT_MS);
+        // The store is open read-only: what the listings name is collected, then kept once the export is read.
+        const cache: SlugCache = { providerSlugs: () => [...store.providerSlugs(), ...learnt], learnProviderSlugs: (e) => learnt.push(...e) };
+        for (let i = 0; i < inputs.length; i++) inputs[i] = await withReplaySlug(inputs[i], cache, listing.client, { why: listing.why, signal });
+      }
     } finally {
       await store.close();
     }
+    if (learnt.length > 0) await keepSlugs(dataDir, learnt, io);
   }
 
   if (args.bool('preview')) {
@@ -129,6 +178,14 @@ const exportCommand: Command = async (argv, io) => {
     io.out(exportText(repros, format));
   }
   printRedactions(io, repros.flatMap((r) => r.redactions));
+  if (format !== 'har') {
+    for (const r of repros) {
+      const pin = replayPin(r);
+      if (pin?.derivedFrom) {
+        io.err(`provider pin: "${safeLine(pin.slug)}" is a guess, derived from the served provider's name "${safeLine(pin.derivedFrom)}" (${safeLine(pin.why ?? '')}); check it on the model's OpenRouter page: a wrong slug gets 404 "No allowed providers"`);
+      }
+    }
+  }
   if (format === 'k2vv') {
     const sample = k2vvSample(repros[0]);
     if (sample.dropped.length > 0) io.err(`left out (not Chat Completions parameters): ${sample.dropped.join(', ')}`);

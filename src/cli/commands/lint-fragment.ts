@@ -7,7 +7,7 @@
  */
 import { basename } from 'node:path';
 import { formats } from '../../core/families/index';
-import { loadRequest } from '../../core/input';
+import { loadRequest } from '../input';
 import { UserError, type AssistantMessage, type FamilyId, type Finding, type NormalizedRequest, type ParsedResponse } from '../../core/model';
 import type { Args } from '../args';
 import { readTextFile } from '../io';

@@ -14,12 +14,15 @@ The provider scorecard over your captures: per model and served provider, the to
 offered tools), the share that broke (an error finding), the rules that broke them most, the median time to first
 token, when the pair was last seen, and the verdict of the last \`tokenscope compare\` run on that provider for that model
 (clean, broken with its error rules, or failed: no sample answered), as compare stored it in the data dir.
---since takes a duration (30m, 6h, 7d) or a date.`;
+SLUG is the provider's OpenRouter slug, what provider.only / ignore and a policy take, from OpenRouter's listings
+as compare and export stored them; "?" marks one derived from the name (a guess). --json rows carry "slug" and
+"slugKnown". --since takes a duration (30m, 6h, 7d) or a date.`;
 
 function table(rows: ScorecardRow[]): string[] {
   const cells = rows.map((r) => [
     safe(r.model),
     safe(r.provider),
+    `${safe(r.slug)}${r.slugKnown ? '' : '?'}`,
     String(r.toolTurns),
     r.toolTurns ? `${Math.round(r.brokenShare * 100)}% (${r.brokenTurns})` : '-',
     r.topRules.map((t) => `${t.rule} ×${t.turns}`).join(', ') || '-',
@@ -27,7 +30,7 @@ function table(rows: ScorecardRow[]): string[] {
     localTime(r.lastSeen),
     r.lastComparison ? `${r.lastComparison.verdict}${r.lastComparison.rules.length ? ` (${r.lastComparison.rules.join(', ')})` : ''} ×${r.lastComparison.samples} ${localTime(r.lastComparison.at)}` : '-',
   ]);
-  const head = ['MODEL', 'PROVIDER', 'TOOL TURNS', 'BROKEN', 'TOP RULES', 'TTFT p50', 'LAST SEEN', 'LAST COMPARISON'];
+  const head = ['MODEL', 'PROVIDER', 'SLUG', 'TOOL TURNS', 'BROKEN', 'TOP RULES', 'TTFT p50', 'LAST SEEN', 'LAST COMPARISON'];
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
   const line = (c: string[]) => c.map((s, i) => (i === c.length - 1 ? s : s.padEnd(widths[i]))).join('  ');
   return [line(head), ...cells.map(line)];
@@ -47,7 +50,10 @@ const providers: Command = async (argv, io) => {
   await store?.close();
   if (args.bool('json')) io.out(JSON.stringify(rows, null, 2));
   else if (rows.length === 0) io.out(`no captured exchanges${args.str('model') ? ` for ${safe(args.str('model')!)}` : ''}${args.str('since') ? ` since ${args.str('since')}` : ''} in ${dataDir}`);
-  else for (const l of table(rows)) io.out(l);
+  else {
+    for (const l of table(rows)) io.out(l);
+    if (rows.some((r) => !r.slugKnown)) io.out(`? a slug derived from the provider's name: no OpenRouter listing read yet names it (\`tokenscope compare\` reads the model's)`);
+  }
   return 0;
 };
 export default providers;

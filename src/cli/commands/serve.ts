@@ -12,8 +12,9 @@ import { inFlight, inFlightLine, QuietStreams, type InFlight } from '../../core/
 import { repairStage } from '../../core/repair/stage';
 import { repairSummary } from '../../core/repair/describe';
 import { parseArgs } from '../args';
-import { policyStage, loadPolicyFile } from '../../core/policy/policy';
+import { policyStage } from '../../core/policy/policy';
 import { policyLines } from '../../core/policy/describe';
+import { LivePolicies, policyFilePath } from '../../core/policy/stored';
 import { ProviderDirectory } from '../../core/policy/slugs';
 import { repairFromFlags } from './serve-options';
 import { paletteOf, type Command } from '../io';
@@ -43,11 +44,15 @@ Point an agent's base URL at a route (\`tokenscope agents\` prints the exact set
   /sglang/v1       your SGLang server    /openai/v1   OpenAI
   /u/NAME/v1       a --custom upstream   /v1          the --upstream (default OpenRouter)
 A --custom NAME that is a built-in route (openrouter, sglang, anthropic, openai) replaces that route.
---repair delivers tool calls a provider leaked as markup into content or reasoning as structured calls (Chat
-Completions only; the capture keeps the upstream's bytes and the delivered ones). A truncated call is never delivered
-as a call: it is withheld with finish_reason length/error (withhold, the default) or left as text (passthrough).
---policy FILE: per-model OpenRouter provider preferences, a JSON object of model id → {ignore, order, only,
-allow_fallbacks}, added to (and merged with) the agent's own \`provider\` object on OpenRouter routes.
+--repair delivers tool calls a provider leaked as markup into content or reasoning as structured calls (OpenAI Chat
+Completions and Responses, Anthropic Messages; the capture keeps the upstream's bytes and the delivered ones). A
+truncated call is never delivered as a call: it is withheld with finish_reason length/error (withhold, the default)
+or left as text (passthrough).
+Provider policies (per-model OpenRouter provider preferences, added to and merged with the agent's own \`provider\`
+object on OpenRouter routes) are the ones stored in the data dir (\`tokenscope policy set\`, the VS Code Providers
+view), plus --policy FILE: a JSON object of model id → {ignore, order, only, allow_fallbacks}. For a model both name,
+the stored policy wins. Both are followed live: a change applies from the next request (within a second), without a
+restart, and streams in flight are not touched.
 Captures go to --data-dir (default ${defaultDataDir()}, or TOKENSCOPE_DATA_DIR).
 Timeouts, in seconds: --upstream-timeout for the upstream's response headers (default ${DEFAULT_TIMEOUTS.upstreamHeadersMs / 1000}),
 --idle-timeout for a silence mid-response (default ${DEFAULT_TIMEOUTS.idleMs / 1000}; SSE clients then get an error event),
@@ -128,7 +133,15 @@ const serve: Command = async (argv, io) => {
   const dataDir = args.str('data-dir') ?? defaultDataDir();
   const repair = repairFromFlags(args);
   const policyFile = args.str('policy');
-  const policies = policyFile === undefined ? undefined : loadPolicyFile(policyFile);
+  // Read now (a bad --policy FILE stops here), then looked at again at most every 250 ms, on a request.
+  let policyChanged = false;
+  const policies = new LivePolicies({
+    dataDir,
+    file: policyFile,
+    onWarning: (m) => io.err(`tokenscope: ${safeLine(m)}`),
+    // Noticed on a request: printed after it, off the forwarding path.
+    onChange: () => void (policyChanged || ((policyChanged = true), setImmediate(() => ((policyChanged = false), printPolicies(`${time(Date.now())}  provider policy changed`))))),
+  });
   const timeouts: ProxyTimeouts = { upstreamHeadersMs: timeoutMs(args, 'upstream-timeout'), idleMs: timeoutMs(args, 'idle-timeout'), clientHeadersMs: timeoutMs(args, 'header-timeout') };
   const wantOtlp = !args.bool('no-otlp') && (args.bool('otlp') || args.str('otlp-endpoint') !== undefined || otlpRequestedByEnv());
   const otlp = wantOtlp ? otlpFromArgs(args, io) : undefined;
@@ -153,6 +166,16 @@ const serve: Command = async (argv, io) => {
   });
   const time = (ms: number) => localTime(ms).slice(11);
   const pal = paletteOf(io);
+  let slugsOf: () => ProviderDirectory = () => new ProviderDirectory();
+  const printPolicies = (head: string) => {
+    const all = policies.get();
+    const n = Object.keys(all).length;
+    const from = `${policyFilePath(dataDir)}${policyFile === undefined ? '' : ` and ${policyFile}`}`;
+    io.out(`${head}: ${n ? `${n} model${n === 1 ? '' : 's'}` : 'none'} (from ${from}; followed live)`);
+    const lines = policyLines(all, slugsOf());
+    const source = policies.sources();
+    Object.keys(all).forEach((k, i) => io.out(`    ${safeLine(lines[i])}${policyFile !== undefined ? ` [${source[k] === 'file' ? policyFile : 'stored'}]` : ''}`));
+  };
   const store = await openStoreForServing(dataDir, io, {
     maxBodyBytes,
     onAnalyzed: (x, result) => {
@@ -161,9 +184,10 @@ const serve: Command = async (argv, io) => {
       if (x.repair) io.out(`    repaired: ${safeLine(repairSummary(x.repair))}`);
     },
   });
+  slugsOf = () => new ProviderDirectory(store.providerSlugs());
   // Export only listens to the store: spans are built after an exchange has finished, never on the forwarding path.
   const detachOtlp = otlp?.attach(store);
-  const proxy = await startProxy({ port, store, upstreams, timeouts, upstreamConnections, maxRequestBodyBytes: maxBodyBytes, maxDecodedBytes: maxBodyBytes, log: (l) => io.err(safeLine(l)), ...(repair.enabled && { responseStage: repairStage(() => repair) }), ...(policies && { requestStage: policyStage(() => policies) }) }).catch(async (e) => {
+  const proxy = await startProxy({ port, store, upstreams, timeouts, upstreamConnections, maxRequestBodyBytes: maxBodyBytes, maxDecodedBytes: maxBodyBytes, log: (l) => io.err(safeLine(l)), ...(repair.enabled && { responseStage: repairStage(() => repair) }), requestStage: policyStage(() => policies.get()) }).catch(async (e) => {
     detachOtlp?.();
     await otlp?.shutdown();
     await store.close();
@@ -181,10 +205,7 @@ const serve: Command = async (argv, io) => {
   for (const [name, url] of Object.entries(all.custom)) io.out(`  ${proxy.url}${routePrefix(name)}  → ${safeLine(shownUrl(url))}`);
   io.out(`  ${proxy.url}/v1  → ${safeLine(shownBaseWith(all.default, '/v1'))}`);
   if (otlp) io.out(`  OpenTelemetry spans → ${otlpTarget(otlp)}`);
-  if (policies) {
-    io.out(`  provider policy: ${Object.keys(policies).length} model${Object.keys(policies).length === 1 ? '' : 's'} from ${policyFile} (OpenRouter routes)`);
-    for (const line of policyLines(policies, new ProviderDirectory(store.providerSlugs()))) io.out(`    ${safeLine(line)}`);
-  }
+  if (Object.keys(policies.get()).length > 0) printPolicies('  provider policy');
   if (repair.enabled) {
     const where = [repair.routes?.length ? `routes ${repair.routes.join(', ')}` : 'every route', repair.models?.length ? `models ${repair.models.join(', ')}` : 'every model'];
     io.out(`  repair: on (${where.join(', ')}; truncated calls: ${repair.truncated})`);

@@ -49,6 +49,7 @@ const show: Command = async (argv, io) => {
       ['time', `${localTime(x.startedAt)}${x.endedAt ? `, ${x.endedAt - x.startedAt} ms` : ''}${x.ttfbMs !== undefined ? `, first byte after ${Math.round(x.ttfbMs)} ms` : ''}`],
       ['agent', x.agent],
       ['request', `${x.method} ${x.path} → ${x.upstreamUrl}`],
+      ['websocket', x.websocket && `response ${x.websocket.response} of connection ${x.websocket.connection} (the request is its response.create message; the events are kept as their SSE stream)`],
       ['model', [s?.model ?? x.requestModel, s?.family && `(family ${s.family})`].filter(Boolean).join(' ') || undefined],
       ['provider', [exchangeProvider(x), x.generationId && `generation ${x.generationId}`].filter(Boolean).join(', ') || undefined],
       ['pin', x.pin && `${x.pin.requested.join(', ')}${x.pin.honoured === undefined ? '' : x.pin.honoured ? ' (honoured)' : ' (NOT honoured)'}`],

@@ -49,6 +49,21 @@ export interface TailOptions {
   intervalMs: number;
   quietAfterMs: number;
   signal: AbortSignal;
+  /** Called before each poll with its number (1, 2…): tests count polls with it. */
+  onPoll?: (n: number) => void;
+}
+
+/** Waits `ms` or until `signal` aborts; its abort listener is removed either way, so polls never pile them up. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** The loop behind `tokenscope tail`, for tests too: polls until `signal` aborts. */
@@ -57,7 +72,10 @@ export async function follow(io: CliIO, o: TailOptions): Promise<void> {
   const quiet = new QuietStreams(o.quietAfterMs);
   let first = true;
   const time = (ms: number) => localTime(ms).slice(11);
+  let polls = 0;
   while (!o.signal.aborted) {
+    o.onPoll?.(++polls);
+    if (o.signal.aborted) break;
     let store: CaptureStore | undefined;
     try {
       store = await openStore(o.dataDir, { readOnly: true, analyze: false, onWarning: first ? (m) => io.err(`tokenscope: ${m}`) : undefined });
@@ -79,10 +97,7 @@ export async function follow(io: CliIO, o: TailOptions): Promise<void> {
       await store?.close();
     }
     first = false;
-    await new Promise<void>((r) => {
-      const t = setTimeout(r, o.intervalMs);
-      o.signal.addEventListener('abort', () => (clearTimeout(t), r()), { once: true });
-    });
+    await pause(o.intervalMs, o.signal);
   }
 }
 

@@ -100,6 +100,7 @@ export async function batch(args: Args, io: CliIO, onDownload: (p: DownloadProgr
       shard,
       workers: args.positiveInt('workers', availableParallelism()),
       workerFile,
+      boot: batchWorkerBoot(),
       model: args.str('model'),
       family: family as FamilyId | undefined,
       tokenizerDir,
@@ -264,6 +265,15 @@ function batchWorkerFile(): string {
   const file = process.env.TOKENSCOPE_BATCH_WORKER || join(__dirname, 'tokens-batch-worker.js');
   if (!existsSync(file)) throw new UserError(`the batch worker ${file} is missing; build Tokenscope with \`npm run build\``);
   return file;
+}
+
+/**
+ * The workers' boot beside the CLI bundle (dist/tokens-batch-boot.js): it compiles the worker bundle from the V8 code
+ * cache in the data dir. Without it (the CLI run from its sources) the workers load the bundle directly.
+ */
+function batchWorkerBoot(): string | undefined {
+  const file = join(__dirname, 'tokens-batch-boot.js');
+  return existsSync(file) ? file : undefined;
 }
 
 /**

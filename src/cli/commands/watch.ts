@@ -5,13 +5,16 @@ import { localTime } from '../../core/capture/describe';
 import { importCaptures, parseImport } from '../../core/export/index';
 import { UserError } from '../../core/model';
 import { OpenRouterClient } from '../../core/upstream/openrouter';
-import { caseFromCapture, lastVerdict, runWatch } from '../../core/watch/check';
+import { caseFromCapture, lastVerdict, runWatch, servedOf, targetOf } from '../../core/watch/check';
+import { capturedChatRequest } from '../../core/upstream/rerun';
+import { findCapture } from '../../core/capture/store';
+import { ProviderDirectory, resolveSlug, type SlugEntry } from '../../core/policy/slugs';
 import { openWatchList, type CheckResult, type Verdict, type WatchCase } from '../../core/watch/list';
 import { parseArgs } from '../args';
 import { interruptSignal, readTextFile, type CliIO, type Command } from '../io';
 import { openStoreForWriting, openStoreWithCaptures } from '../store';
 
-const HELP = `usage: tokenscope watch add ID|FILE.tokenscope.json [--target TARGET] [--data-dir DIR]
+const HELP = `usage: tokenscope watch add ID|FILE.tokenscope.json [--target TARGET] [--openrouter-url URL] [--data-dir DIR]
        tokenscope watch list [--json] [--data-dir DIR]
        tokenscope watch run [CASE…] [--samples N] [--json] [--openrouter-url URL] [--data-dir DIR]
        tokenscope watch remove CASE [--data-dir DIR]
@@ -24,7 +27,9 @@ N samples (default 1), each answer kept as a capture linked to the case's, and s
   fixed                no error in any of the N samples
 Exit status of "run": 1 when a case is still (or differently) broken, 2 when a case could not be checked at all,
 0 when every case is fixed — so it can run from cron or CI. The OpenRouter key comes from OPENROUTER_API_KEY.
-TARGET (default: the capture's pin): openrouter:SLUG, openrouter, sglang[:URL].`;
+TARGET (default: the capture's pin, else the provider that served it): openrouter:SLUG, openrouter, sglang[:URL].
+A served provider is pinned by its OpenRouter slug: read from the model's endpoint listing when the data dir does not
+know it (key from OPENROUTER_API_KEY); without one it is derived from the name, and "add" says it is a guess.`;
 
 const WORDS: Record<Verdict, string> = { 'still-broken': 'still broken', fixed: 'fixed', 'broken-differently': 'broken differently', unchecked: 'not checked' };
 
@@ -52,7 +57,37 @@ function resultLine(c: WatchCase, r: CheckResult, previous: Verdict | undefined)
   return `${c.id}  ${WORDS[r.verdict]}  ${c.model ?? ''} on ${c.target}: ${detail}${change}`;
 }
 
-async function add(file: string, target: string | undefined, dataDir: string, io: CliIO): Promise<number> {
+/**
+ * The OpenRouter slugs to pin a capture's served provider by: the store's, plus the model's endpoint listing when the
+ * store does not name the provider (and a key is at hand). `guess`: why the slug stays derived from the name.
+ */
+async function servedSlugs(store: CaptureStore, id: string, openrouterUrl: string | undefined): Promise<{ slugs: ProviderDirectory; served?: string; guess?: string }> {
+  const slugs = new ProviderDirectory(store.providerSlugs());
+  const x = findCapture(store, id);
+  const served = servedOf(x);
+  if (!served || slugs.slugOf(served).known) return { slugs };
+  let body: Record<string, unknown>;
+  try {
+    body = capturedChatRequest(store, x.id).body;
+  } catch {
+    return { slugs }; // caseFromCapture says why
+  }
+  // Only when the target is the served provider (no pin, no re-run target) is its slug needed.
+  if (targetOf(x, body, slugs) !== `openrouter:${slugs.slugOf(served).slug}`) return { slugs };
+  let client: OpenRouterClient | undefined;
+  try {
+    client = new OpenRouterClient({ baseUrl: openrouterUrl, retry: { maxRetries: 1 } });
+  } catch (e) {
+    if (!(e instanceof UserError) || openrouterUrl) throw e;
+  }
+  const learnt: SlugEntry[] = [];
+  const cache = { providerSlugs: () => [...store.providerSlugs(), ...learnt], learnProviderSlugs: (e: readonly SlugEntry[]) => void learnt.push(...e) };
+  const r = await resolveSlug(cache, client, x.summary?.model ?? x.requestModel, served, AbortSignal.timeout(15_000));
+  slugs.learn(learnt);
+  return { slugs, served, ...(!r.known && { guess: r.why }) };
+}
+
+async function add(file: string, target: string | undefined, dataDir: string, io: CliIO, openrouterUrl?: string): Promise<number> {
   const isBundle = file.endsWith('.json') && existsSync(file);
   let store: CaptureStore;
   let id = file;
@@ -65,8 +100,12 @@ async function add(file: string, target: string | undefined, dataDir: string, io
     store = await openStoreWithCaptures(dataDir, io, `with id "${file}"`, { analyze: false });
   }
   try {
-    const c = openWatchList(dataDir).add(caseFromCapture(store, id, { target, source: isBundle ? basename(file) : 'capture' }));
+    const { slugs, served, guess } = target ? { slugs: undefined } : await servedSlugs(store, id, openrouterUrl);
+    const c = openWatchList(dataDir).add(caseFromCapture(store, id, { target, source: isBundle ? basename(file) : 'capture', slugs }));
     io.out(`watching ${c.id}: ${c.model ?? 'capture ' + c.captureId} on ${c.target}, rules ${c.rules.join(', ')}`);
+    if (served && guess && c.target === `openrouter:${slugs!.slugOf(served).slug}`) {
+      io.err(`tokenscope watch: the slug in ${safe(c.target)} is a guess, derived from the served provider's name "${safe(served)}" (${safe(guess)}); if it is wrong, remove the case and add it with --target openrouter:SLUG`);
+    }
     return 0;
   } finally {
     await store.close();
@@ -115,7 +154,7 @@ const watch: Command = async (argv, io) => {
   switch (sub) {
     case 'add':
       if (rest.length !== 1) throw new UserError('watch what? `tokenscope watch add ID` or `tokenscope watch add FILE.tokenscope.json`');
-      return add(rest[0], args.str('target'), dataDir, io);
+      return add(rest[0], args.str('target'), dataDir, io, args.str('openrouter-url'));
     case 'list': {
       const cases = openWatchList(dataDir, { readOnly: true }).list();
       if (args.bool('json')) io.out(JSON.stringify(cases, null, 2));

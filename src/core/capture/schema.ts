@@ -46,8 +46,9 @@ export const MIGRATIONS: string[] = [
   `CREATE TABLE watch (id TEXT PRIMARY KEY, n INTEGER NOT NULL, added_at INTEGER NOT NULL, capture_id TEXT NOT NULL, data TEXT NOT NULL);
    CREATE TABLE watch_checks (case_id TEXT NOT NULL, at INTEGER NOT NULL, verdict TEXT NOT NULL, result TEXT NOT NULL);
    CREATE INDEX watch_checks_case ON watch_checks (case_id, at);`,
-  // 3: the verdict of the last comparison per model × provider slug (src/core/providers/verdicts.ts), and OpenRouter's
-  // provider display name → slug mapping as its listings give it (src/core/policy/slugs.ts).
+  // 3: the verdict of the last comparison per model × provider slug (src/core/upstream/compare-verdicts.ts), and
+  // OpenRouter's provider display name → slug mapping as its listings give it (src/core/policy/slugs.ts); their row
+  // shapes: ./provider-rows.ts.
   `CREATE TABLE IF NOT EXISTS comparisons (model TEXT NOT NULL, provider TEXT NOT NULL, at INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (model, provider)) WITHOUT ROWID;
    CREATE TABLE IF NOT EXISTS provider_slugs (name_key TEXT PRIMARY KEY, name TEXT NOT NULL, slug TEXT NOT NULL, source TEXT NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;`,
 ];

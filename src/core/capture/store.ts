@@ -40,8 +40,7 @@ import { CaptureThread } from './capture-thread';
 import { RowBatch } from './row-batch';
 import { checkpointWhenQuiet } from './checkpoints';
 import type { BeginInit, CaptureStore, ExchangeWriter, StoreChange, StoreOptions } from './types';
-import { nameKey, type SlugEntry } from '../policy/slugs';
-import type { StoredComparison } from '../providers/verdicts';
+import { nameKey, type SlugEntry, type StoredComparison } from './provider-rows';
 
 export type { BeginInit, CaptureStore, ExchangeAnnotations, ExchangeWriter, StoreChange, StoreOptions } from './types';
 export { DB_FILE, type ExchangeQuery } from './database';

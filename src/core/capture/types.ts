@@ -5,8 +5,7 @@ import type { CaptureReader, CapturedExchange } from '../model';
 import type { RedactOptions } from '../redact';
 import type { ExchangeQuery } from './database';
 import type { ResponseFrame } from './log';
-import type { SlugEntry, SlugCache } from '../policy/slugs';
-import type { StoredComparison } from '../providers/verdicts';
+import type { SlugEntry, SlugCache, StoredComparison } from './provider-rows';
 
 export interface StoreOptions {
   /** Oldest finished exchanges are dropped beyond these. Defaults: 2 GiB, 30 days. */
@@ -56,7 +55,7 @@ export interface BeginInit {
 }
 
 /** Fields the proxy learns about an exchange besides its bytes. */
-export type ExchangeAnnotations = Partial<Pick<CapturedExchange, 'requestModel' | 'generationId' | 'pin' | 'servedProvider' | 'repair' | 'policy' | 'queuedMs' | 'requestNotKept' | 'notAnalysed'>>;
+export type ExchangeAnnotations = Partial<Pick<CapturedExchange, 'requestModel' | 'generationId' | 'pin' | 'servedProvider' | 'repair' | 'policy' | 'queuedMs' | 'requestNotKept' | 'notAnalysed' | 'websocket'>>;
 
 export interface ExchangeWriter {
   readonly id: string;
@@ -116,7 +115,7 @@ export interface CaptureStore extends CaptureReader, SlugCache {
   begin(init: BeginInit): ExchangeWriter;
   delete(id: string): Promise<void>;
   onDidChange(listener: (e: StoreChange) => void): () => void;
-  /** The verdict of the last `compare` run per model × provider slug (src/core/providers/verdicts.ts). */
+  /** The verdict of the last `compare` run per model × provider slug (src/core/upstream/compare-verdicts.ts). */
   lastComparisons(model?: string): StoredComparison[];
   /** Keeps a comparison's verdicts, each replacing an older one of its model × provider (a read-only store keeps none). */
   putComparisons(verdicts: readonly StoredComparison[]): void;

@@ -1,7 +1,7 @@
 /**
  * The shape of a call left open, read from the family parse: what arrived of it and what is missing. call-unclosed
- * says it in its message, and the engine verdicts (engines/index.ts) pick the conformance class from it: a call whose
- * body is complete and only lacks its closing markers is not a call cut off, whatever closer is missing.
+ * says it in its message, and the engine verdicts (./engine-verdicts.ts) pick the conformance class from it: a call
+ * whose body is complete and only lacks its closing markers is not a call cut off, whatever closer is missing.
  */
 import type { ParsedNative } from '../model';
 

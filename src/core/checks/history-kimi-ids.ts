@@ -3,6 +3,13 @@ import type { Check } from './types';
 import { kimiIdShape } from '../formats/kimi';
 
 /**
+ * Anthropic's API takes only `[A-Za-z0-9_-]` ids (400 "tool_use.id: String should match pattern" otherwise), so in
+ * Anthropic Messages history `functions_NAME_IDX` is how functions.NAME:IDX is spelled (repair mode delivers it so):
+ * it keeps the name and the counter, and is not flagged there.
+ */
+const ANTHROPIC_SPELLING = /^functions_(.+)_(\d+)$/;
+
+/**
  * The chat template renders history ids verbatim into the prompt. Non-canonical ids (another model's `call_…`, ids
  * sanitised to `[A-Za-z0-9_-]`) push K2 off-distribution: it then emits `functions_<name>_<n>`, dumps markers into
  * content or ends the turn empty (MoonshotAI/Kimi-K2#128, vybestack/llxprt-code#712, K2 Vendor Verifier README).
@@ -25,6 +32,8 @@ const check: Check = {
         const at = `request.messages[${i}].tool_calls[${j}].id`;
         if (seen.has(c.id)) dup.push({ at, id: c.id });
         seen.add(c.id);
+        const spelled = ctx.request?.protocol === 'anthropic-messages' ? ANTHROPIC_SPELLING.exec(c.id) : null;
+        if (spelled && spelled[1] === c.name.replace(/[^a-zA-Z0-9_-]/g, '_')) return;
         const kind = kimiIdShape(c.id).kind;
         if (kind === 'malformed' || kind === 'foreign') off.push({ at, id: c.id });
         else if (kind === 'bare') bare.push({ at, id: c.id });

@@ -26,11 +26,15 @@ import providerParseMismatch from './provider-parse-mismatch';
 import finishReasonMismatch from './finish-reason-mismatch';
 import emptyResponse from './empty-response';
 import upstreamError from './upstream-error';
+import pinNotHonoured from './pin-not-honoured';
 import streamUnterminated from './stream-unterminated';
 import wireInvalidJson from './wire-invalid-json';
 import wireUnexpectedEvent from './wire-unexpected-event';
 import historyKimiIds from './history-kimi-ids';
 import historyEchoedMarkers from './history-echoed-markers';
+import historyReasoningMissing from './history-reasoning-missing';
+import historyToolOrder from './history-tool-order';
+import historyToolResultMissing from './history-tool-result-missing';
 import promptTokenMismatch from './prompt-token-mismatch';
 
 export const checks: readonly Check[] = [
@@ -54,13 +58,23 @@ export const checks: readonly Check[] = [
   finishReasonMismatch,
   emptyResponse,
   upstreamError,
+  pinNotHonoured,
   streamUnterminated,
   wireInvalidJson,
   wireUnexpectedEvent,
   historyKimiIds,
   historyEchoedMarkers,
+  historyReasoningMissing,
+  historyToolOrder,
+  historyToolResultMissing,
   promptTokenMismatch,
 ];
+
+/**
+ * The rules that judge the request alone (the history the agent sent back), whatever the response: what
+ * `lint --request` runs on a bare request body.
+ */
+export const requestChecks: readonly Check[] = [historyKimiIds, historyEchoedMarkers, historyReasoningMissing, historyToolOrder, historyToolResultMissing];
 
 /** The rules that apply to any exchange, model turn or not (a model list, embeddings, a token count). */
 export const exchangeChecks: readonly Check[] = [upstreamError];

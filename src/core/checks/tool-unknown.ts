@@ -8,7 +8,8 @@ const check: Check = {
   title: 'Call to a tool the request did not offer',
   why: 'The agent has no such tool: it answers with an "invalid tool" error, and the turn is lost (a hallucinated or mangled name, e.g. `manage_cart<|channel|>commentary`).',
   run: (ctx) => {
-    if (!ctx.request) return [];
+    // A native SGLang `/generate` request sends a rendered prompt or token ids: it has no tools list to judge names by.
+    if (!ctx.request || ctx.request.protocol === 'sglang-generate') return [];
     const offered = ctx.request.tools.map((t) => t.name);
     const known = new Set(offered);
     const out: Finding[] = [];

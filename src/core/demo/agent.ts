@@ -1,13 +1,13 @@
 /**
  * Runs a real coding agent, headless, against the demo upstream through the demo proxy: one prompt in a throwaway
  * home and working folder (the agent never sees the user's config, and never touches their files), launched the
- * way the agent recipes (../proxy/agents.ts) say.
+ * way the agent recipes (../agents/recipes.ts) say.
  */
 import { spawn } from 'node:child_process';
 import { accessSync, constants, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { agentRecipe, routeKeyEnv, type AgentId } from '../proxy/agents';
+import { agentRecipe, routeKeyEnv, type AgentId } from '../agents/recipes';
 import { DEMO_MODEL, DEMO_ROUTE } from './cases';
 
 export const DEMO_AGENTS = ['opencode', 'claude-code', 'codex'] as const;

@@ -28,8 +28,8 @@ export interface Replay {
   body?: string;
   /** Environment variable the key is read from, when the upstream needs one. */
   keyEnv?: string;
-  /** The provider pin applied to the body, and the served provider name a derived slug came from. */
-  pin?: { slug: string; derivedFrom?: string };
+  /** The provider pin applied to the body, and the served provider name a derived slug came from (and why). */
+  pin?: { slug: string; derivedFrom?: string; why?: string };
   /** The request had a body the capture did not keep: the replay reads it from `$REQUEST_BODY_FILE` instead. */
   bodyNotKept?: { bytes: number; why: string };
 }
@@ -72,6 +72,13 @@ export function replayOf(r: Repro): Replay {
     ...(pin && json ? { pin } : {}),
     ...(body === undefined && x.requestNotKept ? { bodyNotKept: x.requestNotKept } : {}),
   };
+}
+
+/** One line saying a replay's provider slug is a guess: derived from the served provider's name, and why. */
+export function guessLine(pin: { slug: string; derivedFrom: string; why?: string }): string {
+  // One line whatever the name holds (it comes from the network): it is written into comments.
+  const one = (t: string) => t.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ');
+  return one(`WARNING: the provider slug "${pin.slug}" is a guess, derived from the served provider's name "${pin.derivedFrom}"${pin.why ? ` (${pin.why})` : ''}. Check it on the model's OpenRouter page: a wrong slug gets 404 "No allowed providers".`);
 }
 
 /** One line saying a request body the capture did not keep (its size, and why). */
@@ -121,7 +128,7 @@ export function writeCurl(r: Repro): string {
   if (rep.pin) {
     out.push(`# Pinned to provider ${rep.pin.slug} with fallbacks off, so the same provider serves the replay.`);
     if (rep.pin.derivedFrom) {
-      out.push(`# The slug is derived from the served provider's name "${rep.pin.derivedFrom}" (a guess: no OpenRouter listing Tokenscope has read names its slug); check it on the model's OpenRouter page.`);
+      out.push(`# ${guessLine(rep.pin as { slug: string; derivedFrom: string; why?: string })}`);
     }
   }
   if (rep.bodyNotKept) {

@@ -13,7 +13,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { CapturedExchange, ChunkTiming, ExchangeState } from '../model';
 import { UserError } from '../model';
-import { base64Bytes, encodeBody, utf8Bytes } from './body';
+import { base64Bytes, encodeBody, utf8Bytes } from '../capture/body-text';
 import type { CaptureInput } from './redaction';
 import { bodyNotKeptLine } from './curl';
 import { jsonText } from './json-text';

@@ -8,7 +8,7 @@
 import type { CaptureStore } from '../capture/store';
 import type { CapturedExchange } from '../model';
 import { UserError } from '../model';
-import { BUNDLE_FORMAT, readBundle } from './bundle';
+import { BUNDLE_FORMAT, readBundle } from '../capture/bundle-read';
 import { readHarValue, type HarImport } from './har';
 import { redactCapture, type CaptureInput } from './redaction';
 

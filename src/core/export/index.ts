@@ -12,7 +12,8 @@ import { dirname, resolve } from 'node:path';
 import { findCapture } from '../capture/store';
 import { UserError, type CaptureReader } from '../model';
 import { containsSecret } from '../redact';
-import { BUNDLE_EXTENSION, writeBundle } from './bundle';
+import { BUNDLE_EXTENSION } from '../capture/bundle-read';
+import { writeBundle } from './bundle';
 import { writeCurl } from './curl';
 import { writeHar } from './har';
 import { writeMarkdown } from './markdown';
@@ -20,7 +21,8 @@ import { prepareRepro, readCapture, type Repro, type ReproOptions } from './repr
 import { writeK2vv, writePromptfoo } from './testcase';
 import { fsWhy } from '../fs-errors';
 
-export { BUNDLE_EXTENSION, BUNDLE_FORMAT, BUNDLE_VERSION, readBundle, writeBundle, type LoadedBundle, type ReproBundleV1 } from './bundle';
+export { BUNDLE_EXTENSION, BUNDLE_FORMAT, BUNDLE_VERSION, readBundle, type LoadedBundle } from '../capture/bundle-read';
+export { writeBundle, type ReproBundleV1 } from './bundle';
 export { curlCommand, replayOf, rerunCommand, writeCurl, type Replay } from './curl';
 export { readHar, writeHar, type Har, type HarImport } from './har';
 export { importCaptures, importText, parseImport, type ParsedImport } from './import';
@@ -34,7 +36,8 @@ export {
   type RedactionItem,
   type UserPattern,
 } from './redaction';
-export { prepareRepro, readCapture, withTokens, type Repro, type ReproOptions } from './repro';
+export { prepareRepro, readCapture, replayPin, withTokens, type Repro, type ReproOptions } from './repro';
+export { withReplaySlug } from './slugs';
 export { k2vvSample, writeK2vv, writePromptfoo, type K2vvSample } from './testcase';
 
 export const EXPORT_FORMATS = ['bundle', 'markdown', 'curl', 'har', 'k2vv', 'promptfoo'] as const;

@@ -5,14 +5,14 @@
  * reproduce it. Model output is untrusted: it only ever appears inside code fences or escaped.
  */
 import { ruleInfo } from '../checks/index';
-import { verdictSources, verdictsFor } from '../engines/index';
+import { verdictSources, verdictsFor } from '../checks/engine-verdicts';
 import { ENGINE_NAMES } from '../engines/types';
 import type { Finding, RawEvent } from '../model';
 import { formatCost } from '../cost';
 import { plural } from '../tokens/accounting';
-import { bodyNotKeptLine, curlCommand, REQUEST_BODY_ENV, rerunCommand } from './curl';
+import { bodyNotKeptLine, curlCommand, guessLine, REQUEST_BODY_ENV, rerunCommand } from './curl';
 import { sealExport } from './redaction';
-import { facts, isOpenRouter, type Repro, type ReproFacts } from './repro';
+import { facts, isOpenRouter, replayPin, type Repro, type ReproFacts } from './repro';
 
 /** Characters of native text shown before the failure, and after it. */
 const BEFORE = 240;
@@ -261,6 +261,8 @@ export function markdownIssue(r: Repro): { title: string; body: string } {
     }`,
     fenced(curlCommand(r), 'sh'),
   ];
+  const pin = isOpenRouter(r.exchange) ? replayPin(r) : undefined;
+  if (pin?.derivedFrom) reproduce.splice(2, 0, `**${esc(guessLine({ ...pin, derivedFrom: pin.derivedFrom }))}**`);
   const rerun = rerunCommand(r);
   if (rerun) {
     reproduce.push(

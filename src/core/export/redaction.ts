@@ -13,7 +13,7 @@ import type { SlugEntry } from '../policy/slugs';
 import { homedir } from 'node:os';
 import { containsSecret, redactHeaders, redactText, redactUrl as redactUrlOnce, redactUrlsIn, type Redaction, type RedactOptions } from '../redact';
 import { UserError, type Analysis, type CapturedExchange, type ChunkTiming, type ExchangeSummary } from '../model';
-import { utf8Bytes, utf8Text } from './body';
+import { utf8Bytes, utf8Text } from '../capture/body-text';
 
 /** A user-configured pattern: matches are replaced by `[REDACTED:<label>]`. */
 export interface UserPattern {
@@ -40,6 +40,8 @@ export interface CaptureInput {
   stored?: { summary: ExchangeSummary; analysis: Analysis };
   /** OpenRouter's provider slugs the capture store keeps (../policy/slugs.ts), for the replay's provider pin. */
   providerSlugs?: readonly SlugEntry[];
+  /** Why no OpenRouter listing could name the served provider's slug (./slugs.ts): the replay's pin is a guess. */
+  slugGuess?: string;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -37,6 +37,8 @@ export interface Repro {
   readonly tokens?: TokenStream;
   /** OpenRouter's provider slugs the capture store keeps: the replay pins the served provider by its real slug. */
   readonly providerSlugs?: readonly SlugEntry[];
+  /** Why no listing could name the served provider's slug, when the export tried (./slugs.ts). */
+  readonly slugGuess?: string;
 }
 
 export interface ReproOptions {
@@ -71,6 +73,7 @@ export function prepareRepro(input: CaptureInput, opts: ReproOptions = {}): Repr
     tokenscopeVersion: opts.tokenscopeVersion ?? 'unknown',
     patterns: opts.patterns ?? [],
     ...(input.providerSlugs && { providerSlugs: input.providerSlugs }),
+    ...(input.slugGuess && { slugGuess: input.slugGuess }),
   } as Repro;
   return opts.tokenizer ? withTokens(r, opts.tokenizer) : r;
 }
@@ -209,10 +212,10 @@ function callsAttempted(r: Repro): number {
  * The OpenRouter provider a replay pins: the one that served the captured answer (that is the failure to see
  * again), by the slug OpenRouter's listings gave for its display name (kept in the capture store; a requested pin of
  * that provider, `deepinfra/fp4`, is kept as requested). When no listing named it, the requested pin whose name
- * matches; else a slug derived from the display name, a guess `derivedFrom` says (outputs tell the user to check
- * it). Without a served provider, the requested pin.
+ * matches; else a slug derived from the display name, a guess `derivedFrom` says, with `why` no listing named it
+ * (outputs tell the user to check it). Without a served provider, the requested pin.
  */
-export function replayPin(r: Repro): { slug: string; derivedFrom?: string } | undefined {
+export function replayPin(r: Repro): { slug: string; derivedFrom?: string; why?: string } | undefined {
   const requested = r.exchange.pin?.requested ?? [];
   const served = facts(r).provider;
   if (!served) return requested.length > 0 ? { slug: requested[0] } : undefined;
@@ -220,7 +223,7 @@ export function replayPin(r: Repro): { slug: string; derivedFrom?: string } | un
   const ofProvider = (s: string) => providerOfTag(s.trim().toLowerCase());
   if (known) return { slug: requested.find((s) => ofProvider(s) === slug) ?? slug };
   const match = requested.find((s) => nameKey(ofProvider(s)) === nameKey(served));
-  return match ? { slug: match } : { slug, derivedFrom: served };
+  return match ? { slug: match } : { slug, derivedFrom: served, why: r.slugGuess ?? 'no OpenRouter listing Tokenscope has read names it' };
 }
 
 /** True when the exchange went to OpenRouter. */

@@ -9,6 +9,7 @@
  */
 import { UserError } from '../model';
 import { OPENROUTER_API, OPENROUTER_KEY_ENV, pinProvider } from '../upstream/openrouter';
+import { guessLine } from './curl';
 import { jsonText } from './json-text';
 import { sealExport } from './redaction';
 import { facts, isOpenRouter, replayPin, requestJson, type Repro } from './repro';
@@ -215,5 +216,7 @@ export function writePromptfoo(r: Repro): string {
     `# promptfoo test case exported by Tokenscope ${r.tokenscopeVersion} from capture ${r.exchange.id}.`,
     `# Run: ${keyEnv}=… npx promptfoo@latest eval -c THIS_FILE.yaml`,
   ];
+  const pin = isOpenRouter(r.exchange) ? replayPin(r) : undefined;
+  if (pin?.derivedFrom) head.push(`# ${guessLine({ ...pin, derivedFrom: pin.derivedFrom })}`);
   return sealExport(`${head.join('\n')}\n${toYaml(doc)}\n`, { patterns: r.patterns });
 }

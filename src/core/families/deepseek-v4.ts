@@ -14,4 +14,6 @@ export const deepseekV4: Family<'deepseek-v4'> = {
     arguments: 'tagged',
     callIds: 'digest',
   },
+  // DeepSeek's API thinks by default and wants the reasoning of tool-call turns back in every later request.
+  history: { reasoningWithToolCalls: 'required', api: 'DeepSeek', thinksByDefault: /^deepseek-v4/, error: 'The reasoning_content in the thinking mode must be passed back to the API.' },
 };

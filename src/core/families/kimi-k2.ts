@@ -13,4 +13,11 @@ export const kimiK2: Family<'kimi-k2'> = {
     arguments: 'json',
     callIds: 'kimi',
   },
+  // Moonshot's API (and gateways in front of it) answers 400 when a thinking turn's reasoning is not sent back.
+  history: {
+    reasoningWithToolCalls: 'required',
+    api: 'Moonshot AI',
+    thinksByDefault: /kimi-k2(?:[.-]?thinking|[.-][5-9](?!\d))/,
+    error: 'thinking is enabled but reasoning_content is missing in assistant tool call message at index {index}',
+  },
 };

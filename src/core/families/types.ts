@@ -41,6 +41,22 @@ export interface TokenizerFacts {
   repo: string;
 }
 
+/**
+ * What the family's servers demand of the history a request sends back (the `history-reasoning-missing` rule reads
+ * it). With thinking on, every earlier assistant turn that made tool calls must carry its reasoning
+ * (`reasoning_content`, a `thinking` block, a `reasoning` item), or the server answers 400.
+ */
+export interface HistoryFacts {
+  reasoningWithToolCalls: 'required';
+  /** The model ids (`modelKey`) it holds for, when the family also names models whose servers demand nothing. */
+  models?: RegExp;
+  /** Model ids (`modelKey`) that think unless the request turns thinking off. */
+  thinksByDefault?: RegExp;
+  /** Whose API answers so (`Moonshot AI`, `DeepSeek`), and its error, quoted in findings; `{index}` stands for the message's index. */
+  api: string;
+  error: string;
+}
+
 export interface Family<K extends FamilyId = FamilyId> {
   id: K;
   /** The grammar: render, parse, markers, model-id patterns and marker detection. */
@@ -49,4 +65,6 @@ export interface Family<K extends FamilyId = FamilyId> {
   verdicts: FamilyVerdicts;
   tokenizer: TokenizerFacts;
   repair: RepairFacts;
+  /** What its servers demand of the history; absent when they are known to demand nothing of it. */
+  history?: HistoryFacts;
 }

@@ -28,7 +28,8 @@ export function policySummary(p: PolicyRecord, served?: string, dir?: ProviderDi
   const who = served && `served by ${safe(served)}${v.slug ? ` (${safe(v.slug)})` : ''}`;
   const how = v.byName ? " (matched by name: OpenRouter's listings Tokenscope has read do not name this provider's slug)" : '';
   const verdict = v.honoured === undefined ? '' : `; ${who}, ${v.honoured ? 'honoured' : 'NOT honoured'}${how}`;
-  return `${safe(p.model)}: provider ${safe(JSON.stringify(p.sent))} (${merged})${verdict}`;
+  const from = p.key ? ` (the policy of ${safe(p.key)})` : '';
+  return `${safe(p.model)}${from}: provider ${safe(JSON.stringify(p.sent))} (${merged})${verdict}`;
 }
 
 /** How an exchange's provider policy fared: the one judgement every surface shows (tree row and tooltip, exchange view, `show`). */

@@ -1,8 +1,10 @@
 /**
  * Per-model provider policy: OpenRouter `provider` preferences the proxy adds to requests for one model, so a
  * provider that is bad for Kimi K2 can be avoided for Kimi K2 alone (OpenRouter's own Ignored Providers are
- * account-wide). Policies come from the setting `tokenscope.providerPolicy` or `serve --policy FILE`, keyed by model id
- * (`moonshotai/kimi-k2-0905`, or a prefix ending in `*`).
+ * account-wide). Policies are kept in the data dir (`tokenscope policy set`, the Providers view; ./stored.ts), and may
+ * also come from the setting `tokenscope.providerPolicy` or `serve --policy FILE`, keyed by model id
+ * (`moonshotai/kimi-k2-0905`, or a prefix ending in `*`). A variant (`…:exacto`) follows its base model's policy
+ * unless it has its own.
  *
  * Merge with the agent's own `provider` object: `ignore` is the union; `only` is the intersection when both name
  * providers (the policy's list when they share none); `order` puts the policy's providers first; `allow_fallbacks`
@@ -64,13 +66,35 @@ export function loadPolicyFile(path: string): Policies {
   return checkPolicies(value, path);
 }
 
-/** The policy for a model id: an exact key first, else the longest matching `prefix*` key. */
-export function policyFor(policies: Policies, model: string | undefined): ProviderPolicy | undefined {
+/**
+ * The base model of a variant (`moonshotai/kimi-k2-0905` for `moonshotai/kimi-k2-0905:exacto`, `:nitro`, `:floor`,
+ * `:free`, `:thinking`, any `:suffix`); the id itself when it has no variant suffix.
+ */
+export function baseModel(model: string): string {
+  const slash = model.lastIndexOf('/');
+  const colon = model.indexOf(':', slash + 1);
+  return colon > 0 ? model.slice(0, colon) : model;
+}
+
+/**
+ * The key of the policy that applies to a model id: its own exact key first, then (for a variant such as `:exacto`)
+ * its base model's exact key, else the longest matching `prefix*` key.
+ */
+export function policyKeyFor(policies: Policies, model: string | undefined): string | undefined {
   if (!model) return undefined;
-  if (policies[model]) return policies[model];
+  const own = (k: string) => Object.prototype.hasOwnProperty.call(policies, k);
+  if (own(model)) return model;
+  const base = baseModel(model);
+  if (base !== model && own(base)) return base;
   let best: string | undefined;
   for (const k of Object.keys(policies)) if (k.endsWith('*') && model.startsWith(k.slice(0, -1)) && (!best || k.length > best.length)) best = k;
-  return best ? policies[best] : undefined;
+  return best;
+}
+
+/** The policy for a model id (./policy.ts `policyKeyFor`: its own, its base model's for a variant, else a prefix's). */
+export function policyFor(policies: Policies, model: string | undefined): ProviderPolicy | undefined {
+  const key = policyKeyFor(policies, model);
+  return key === undefined ? undefined : policies[key];
 }
 
 const lower = (xs: string[]) => xs.map((x) => x.toLowerCase());
@@ -122,12 +146,14 @@ export function policyStage(policies: () => Policies, extraOpenRouterRoutes: () 
         return undefined;
       }
       if (!req || typeof req !== 'object' || typeof req.model !== 'string') return undefined;
-      const policy = policyFor(policies(), req.model);
+      const all = policies();
+      const key = policyKeyFor(all, req.model);
+      const policy = key === undefined ? undefined : all[key];
       if (!policy) return undefined;
       const agent = req.provider && typeof req.provider === 'object' && !Array.isArray(req.provider) ? (req.provider as Record<string, unknown>) : undefined;
       const sent = mergeProvider(agent, policy);
       req.provider = sent;
-      const record: PolicyRecord = { model: req.model, policy: { ...policy }, ...(agent && { agent }), sent };
+      const record: PolicyRecord = { model: req.model, ...(key !== req.model && { key }), policy: { ...policy }, ...(agent && { agent }), sent };
       return { body: Buffer.from(JSON.stringify(req)), annotate: { policy: record } };
     },
   };
@@ -177,4 +203,42 @@ export function withAction(policies: Policies, model: string, slug: string, acti
     p.allow_fallbacks = false;
   }
   return { ...policies, [model]: p };
+}
+
+/**
+ * A model key as `policy set` takes it: an OpenRouter model id (`moonshotai/kimi-k2-0905`, a variant
+ * `…:exacto`), or a prefix ending in `*` (`moonshotai/*`). A UserError in one line otherwise.
+ */
+export function checkModelKey(model: string): string {
+  const m = model.trim();
+  if (m === '') throw new UserError('the model id is empty');
+  if (/[\u0000-\u0020\u007f-\u009f"]/.test(m)) throw new UserError(`${JSON.stringify(model)} is not a model id: it holds spaces, quotes or control characters`);
+  if (m.endsWith('*')) {
+    if (m.indexOf('*') !== m.length - 1) throw new UserError(`${m}: a prefix key has one *, at its end (moonshotai/*)`);
+    return m;
+  }
+  if (!/^[A-Za-z0-9][\w.~-]*\/[\w.~@+-]+(:[\w.-]+)?$/.test(m)) throw new UserError(`${m} is not an OpenRouter model id (author/model, e.g. moonshotai/kimi-k2-0905, or a prefix such as moonshotai/*)`);
+  return m;
+}
+
+/**
+ * A provider slug as `provider.ignore` / `order` / `only` take it (`deepinfra`, `atlas-cloud`, or a tag
+ * `deepinfra/fp4`): lower case, digits, `-`, `.`, `_`. A UserError in one line otherwise (a display name such as
+ * `Moonshot AI` says which slug it probably means).
+ */
+export function checkSlug(slug: string, flag: string): string {
+  const s = slug.trim();
+  if (/^[a-z0-9][a-z0-9._-]*(\/[a-z0-9._-]+)?$/.test(s)) return s;
+  const hint = /^[\w .-]+$/.test(s) && s !== '' ? ` (a slug is lower case, without spaces: ${s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')}?)` : '';
+  throw new UserError(`${flag} ${JSON.stringify(slug)} is not a provider slug${hint}`);
+}
+
+/**
+ * The stored policies after one action (./policy.ts `withAction`) on (model, slug), for a model whose policy in force
+ * (`inForce`: stored, from a file or a setting, or its base model's for a variant) is not stored yet: that policy is
+ * the start, so the action adds to what applied rather than replacing it.
+ */
+export function withStoredAction(stored: Policies, inForce: Policies, model: string, slug: string, action: PolicyAction): Policies {
+  const seed = Object.prototype.hasOwnProperty.call(stored, model) ? stored[model] : policyFor(inForce, model);
+  return withAction(seed ? { ...stored, [model]: seed } : stored, model, slug, action);
 }

@@ -7,17 +7,11 @@
  * A display name neither listing has named yet gets a slug derived from it (`Moonshot AI` → `moonshot-ai`), marked as
  * a guess (`known: false`) so every caller can say so: OpenRouter's slugs are not the lower-cased names.
  */
-import type { OpenRouterClient, ProviderEndpoint } from '../upstream/openrouter';
+import { nameKey, type SlugCache, type SlugEntry } from '../capture/provider-rows';
+import { entriesFromEndpoints, providerOfTag, type OpenRouterClient } from '../upstream/openrouter';
 
-export interface SlugEntry {
-  /** Display name, as responses and generation stats carry it. */
-  name: string;
-  /** Routing slug (the provider part of an endpoint's `tag`: `deepinfra` for `deepinfra/fp4`). */
-  slug: string;
-  source: 'endpoints' | 'providers';
-  /** Epoch ms it was learned. */
-  at: number;
-}
+// The store's row shapes and OpenRouter's tag grammar, named here too: this module is where callers look for slugs.
+export { entriesFromEndpoints, nameKey, providerOfTag, type SlugCache, type SlugEntry };
 
 export interface SlugResolution {
   slug: string;
@@ -25,19 +19,9 @@ export interface SlugResolution {
   known: boolean;
 }
 
-/** A display name's lookup key: case, spaces and punctuation do not matter (`AtlasCloud`, `Atlas Cloud`). */
-export function nameKey(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9]/g, '');
-}
-
 /** The guess for a display name no listing has named: lower case, runs of other characters as `-`. */
 export function derivedSlug(name: string): string {
   return name.trim().toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
-}
-
-/** The provider part of a routing tag (`deepinfra/fp4` → `deepinfra`). */
-export function providerOfTag(tag: string): string {
-  return tag.split('/')[0];
 }
 
 export class ProviderDirectory {
@@ -74,16 +58,6 @@ export class ProviderDirectory {
   get size(): number {
     return this.byName.size;
   }
-}
-
-export function entriesFromEndpoints(endpoints: readonly ProviderEndpoint[], at = Date.now()): SlugEntry[] {
-  return endpoints.filter((e) => e.name && e.slug).map((e) => ({ name: e.name, slug: providerOfTag(e.slug), source: 'endpoints' as const, at }));
-}
-
-/** What stores the mapping (the capture store); a read-only store keeps nothing. */
-export interface SlugCache {
-  providerSlugs(): SlugEntry[];
-  learnProviderSlugs(entries: readonly SlugEntry[]): void;
 }
 
 /**

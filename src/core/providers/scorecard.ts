@@ -2,20 +2,31 @@
  * The provider scorecard over the user's own captures: per model × served provider, how many tool-call turns were
  * seen, the share that broke (an error finding), the rules that broke them most, the median time to first token,
  * when the pair was last seen, and the verdict of the last `compare` run on that provider for that model (stored by
- * compare in the capture store: ./verdicts.ts).
+ * compare in the capture store: ../upstream/compare-verdicts.ts).
  *
  * A tool-call turn is an agent exchange whose request offered tools. Re-runs and comparison samples (exchanges with
  * a `target`) are not agent traffic and are not counted. A comparison meets a row by the provider's display name
  * or by its slug (the served name's slug as OpenRouter's listings give it: ../policy/slugs.ts). A compared provider
  * that never served the agent gets a row of its own (no turns, its verdict), so the comparison is not lost.
+ *
+ * Each row carries the provider's slug beside its name (what `provider.only` / `ignore` and a policy take): the one
+ * OpenRouter's listings gave, else one derived from the name and marked as a guess (`slugKnown: false`).
+ *
+ * A turn whose only error is `pin-not-honoured` (OpenRouter routed around a pin) is not counted as broken: it says
+ * nothing against the provider that served it.
  */
 import type { CaptureReader, CapturedExchange } from '../model';
-import { nameKey, ProviderDirectory, type SlugEntry } from '../policy/slugs';
-import type { ComparisonVerdict, StoredComparison } from './verdicts';
+import { nameKey, ProviderDirectory, providerOfTag, type SlugEntry } from '../policy/slugs';
+import type { ComparisonVerdict, StoredComparison } from '../capture/provider-rows';
 
 export interface ScorecardRow {
   model: string;
+  /** The served provider's display name, as responses name it (`NovitaAI`). */
   provider: string;
+  /** Its OpenRouter routing slug, what a policy or a pin takes (`novita`): from OpenRouter's listings when one named it. */
+  slug: string;
+  /** False when no listing Tokenscope has read named the provider: `slug` is derived from the name, a guess. */
+  slugKnown: boolean;
   /** Agent exchanges for the pair (with or without tools). */
   exchanges: number;
   toolTurns: number;
@@ -47,6 +58,8 @@ export interface ScorecardOptions {
 type Stores = Partial<{ lastComparisons(model?: string): StoredComparison[]; providerSlugs(): SlugEntry[] }>;
 
 const TOOLS = /"tools"\s*:\s*\[\s*\{/;
+/** Rules about the routing, not the served provider's answer: they do not make a turn broken here. */
+const ROUTING_RULES = new Set(['pin-not-honoured']);
 const DATA = Buffer.from('data:');
 
 function modelOf(x: CapturedExchange): string | undefined {
@@ -95,7 +108,7 @@ export function scorecard(reader: CaptureReader, opts: ScorecardOptions = {}): S
     const key = `${model}\0${providerKey(provider)}`;
     let row = rows.get(key);
     if (!row) {
-      row = { model, provider, exchanges: 0, toolTurns: 0, brokenTurns: 0, brokenShare: 0, repairedTurns: 0, topRules: [], lastSeen: 0, ttfts: [], rules: new Map() };
+      row = { model, provider, slug: '', slugKnown: false, exchanges: 0, toolTurns: 0, brokenTurns: 0, brokenShare: 0, repairedTurns: 0, topRules: [], lastSeen: 0, ttfts: [], rules: new Map() };
       rows.set(key, row);
     }
     row.exchanges++;
@@ -108,16 +121,19 @@ export function scorecard(reader: CaptureReader, opts: ScorecardOptions = {}): S
     const body = reader.get(x.id)?.requestBody ?? '';
     if (!TOOLS.test(body)) continue;
     row.toolTurns++;
-    if ((x.summary?.counts.error ?? 0) > 0) {
+    const routing = x.summary?.rules.filter((r) => ROUTING_RULES.has(r)).length ?? 0;
+    if ((x.summary?.counts.error ?? 0) > routing) {
       row.brokenTurns++;
-      for (const rule of new Set(x.summary!.rules)) row.rules.set(rule, (row.rules.get(rule) ?? 0) + 1);
+      for (const rule of new Set(x.summary!.rules)) if (!ROUTING_RULES.has(rule)) row.rules.set(rule, (row.rules.get(rule) ?? 0) + 1);
     }
   }
   const stored = opts.comparisons ?? (reader as Stores).lastComparisons?.(opts.model) ?? [];
   const dir = new ProviderDirectory(opts.slugs ?? (reader as Stores).providerSlugs?.() ?? []);
   const matched = new Set<StoredComparison>();
   for (const row of rows.values()) {
-    const slug = dir.slugOf(row.provider).slug;
+    const { slug, known } = dir.slugOf(row.provider);
+    row.slug = slug;
+    row.slugKnown = known;
     const key = nameKey(row.provider);
     for (const c of stored) {
       if (c.model !== row.model || (opts.since !== undefined && c.at < opts.since) || (c.provider !== slug && nameKey(c.name) !== key)) continue;
@@ -135,7 +151,8 @@ export function scorecard(reader: CaptureReader, opts: ScorecardOptions = {}): S
       if (!row.lastComparison || row.lastComparison.at < c.at) row.lastComparison = lastOf(c);
       continue;
     }
-    rows.set(key, { model: c.model, provider: c.name, exchanges: 0, toolTurns: 0, brokenTurns: 0, brokenShare: 0, repairedTurns: 0, topRules: [], lastSeen: c.at, ttfts: [], rules: new Map(), lastComparison: lastOf(c) });
+    // The compared slug: a listing named it, or OpenRouter routed a sample to it.
+    rows.set(key, { model: c.model, provider: c.name, slug: providerOfTag(c.provider), slugKnown: dir.knows(c.provider) || c.failed < c.samples, exchanges: 0, toolTurns: 0, brokenTurns: 0, brokenShare: 0, repairedTurns: 0, topRules: [], lastSeen: c.at, ttfts: [], rules: new Map(), lastComparison: lastOf(c) });
   }
   return [...rows.values()]
     .map(({ ttfts, rules, ...row }) => ({

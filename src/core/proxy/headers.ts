@@ -35,3 +35,21 @@ export function clientResponseHeaders(headers: Record<string, string | string[] 
 export function headerText(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
+
+/** True for a request asking to switch to WebSocket (`Upgrade: websocket`, any case, possibly among other tokens). */
+export function isWebSocketUpgrade(headers: Record<string, string | string[] | undefined>): boolean {
+  const up = headers.upgrade;
+  return (Array.isArray(up) ? up.join(',') : (up ?? '')).split(',').some((t) => t.trim().toLowerCase() === 'websocket');
+}
+
+/**
+ * Request headers for a WebSocket upgrade to the upstream: the request's own (order and repeats kept, the agent's key
+ * among them), hop-by-hop ones replaced by `Connection: Upgrade` / `Upgrade: websocket`, and no
+ * `Sec-WebSocket-Extensions`: without permessage-deflate both legs carry the same uncompressed frames, which pass
+ * byte for byte and which the capture reads one message at a time (a compressed stream's messages can only be read
+ * with the whole connection's history).
+ */
+export function upstreamUpgradeHeaders(req: IncomingMessage): string[] {
+  const out = upstreamRequestHeaders(req).filter((_, i, all) => i % 2 === 0 ? all[i].toLowerCase() !== 'sec-websocket-extensions' : all[i - 1].toLowerCase() !== 'sec-websocket-extensions');
+  return [...out, 'Connection', 'Upgrade', 'Upgrade', 'websocket'];
+}

@@ -6,8 +6,8 @@
  * this path. Every failure is answered in the API shape the client speaks (./errors.ts): nothing is left hanging.
  */
 import { EventEmitter } from 'node:events';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, ServerResponse, type IncomingMessage } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
 import { UserError, type CapturedExchange } from '../model';
 import type { CaptureStore, ExchangeAnnotations, ExchangeWriter } from '../capture/store';
@@ -25,6 +25,8 @@ import { agentSessionId } from './session';
 import { DEFAULT_UPSTREAM_CONNECTIONS, UpstreamSlots, type SlotWait } from './slots';
 import { callUpstream, type UpstreamCall, type UpstreamResponse } from './upstream';
 import { agentFromHeaders } from './user-agent';
+import { handleUpgrade, type UpgradeHandle } from './websocket';
+import { isWebSocketUpgrade } from './headers';
 
 export const DEFAULT_PORT = 8719;
 
@@ -316,6 +318,41 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
     server.listen(port, '127.0.0.1', () => resolve());
   });
   server.on('error', (e) => log?.(`tokenscope proxy: ${oneLine(e)}`));
+  // A WebSocket upgrade (the Responses API's WebSocket mode) is passed through and captured (./websocket.ts). Any
+  // other upgrade (`h2c`) is answered as the HTTP request it also is, with no switch of protocol.
+  const upgrades = new Set<UpgradeHandle>();
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    if (!isWebSocketUpgrade(req.headers)) return plainRequest(req, socket, head);
+    const ws = handleUpgrade(
+      { store, upstreams: opts.upstreams, upstreamHeadersMs: timeouts.upstreamHeadersMs, decodeLimits, log, stopping: () => stopping, finished: (x) => emitter.emit('exchange', x) },
+      req,
+      socket,
+      head,
+    );
+    upgrades.add(ws);
+    const p = ws.done.finally(() => upgrades.delete(ws));
+    inFlight.add(p);
+    p.finally(() => inFlight.delete(p));
+  });
+
+  /** An upgrade request other than WebSocket: handled as a plain request (its body, if any, was read as `head`). */
+  function plainRequest(req: IncomingMessage, socket: Socket, head: Buffer): void {
+    socket.on('error', () => undefined);
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (req.headers['transfer-encoding'] !== undefined || !(declared >= 0) || head.length < declared) {
+      const text = errorBody(false, 400, 'Tokenscope forwards an Upgrade request other than WebSocket only without a streamed body; send it without the Upgrade header');
+      socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`);
+      return;
+    }
+    if (declared > 0) req.push(head.subarray(0, declared));
+    req.push(null);
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket);
+    res.once('finish', () => (res.detachSocket(socket), socket.end()));
+    res.once('close', () => socket.destroy());
+    server.emit('request', req, res);
+  }
   const actual = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${actual}`;
   log?.(`tokenscope proxy listening on ${url}`);
@@ -329,6 +366,7 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
         stopping = true;
         const stopped = new Promise<void>((r) => server.close(() => r()));
         server.closeAllConnections();
+        for (const ws of upgrades) ws.stop();
         await Promise.allSettled([...inFlight]);
         await stopped;
         if (!opts.dispatcher) await dispatcher.destroy();

@@ -20,7 +20,7 @@
 import type { RepairRecord } from '../model';
 import type { RepairedCall } from './calls';
 import { EventFramer, openerTest, splitEvents, type SseEvent } from './events';
-import { ChoiceRepair, repairRecord, type TurnContext } from './turn';
+import { ChoiceRepair, forProtocol, repairRecord, type TurnContext } from './turn';
 
 type Json = Record<string, any>;
 
@@ -93,8 +93,11 @@ export class AnthropicSseRepair {
   /** The stream was failed with an error event (a withheld call): its message_stop is not delivered. */
   private failed = false;
 
-  constructor(private readonly ctx: TurnContext) {
-    this.repair = new ChoiceRepair(ctx);
+  private readonly ctx: TurnContext;
+
+  constructor(ctx: TurnContext) {
+    this.ctx = forProtocol(ctx, 'anthropic-messages');
+    this.repair = new ChoiceRepair(this.ctx);
     this.mayOpen = openerTest(ctx.openers);
   }
 
@@ -120,7 +123,7 @@ export class AnthropicSseRepair {
 
   /** What was rewritten (undefined when the delivered stream is the upstream's). */
   record(): RepairRecord | undefined {
-    return repairRecord([this.repair], this.ctx.truncated, this.finish);
+    return repairRecord([this.repair], this.ctx, this.finish);
   }
 
   private event(ev: SseEvent): string {
@@ -286,7 +289,8 @@ export class AnthropicSseRepair {
 }
 
 /** Repair of a whole Anthropic Messages body (`type: "message"`); its bytes are kept when nothing changed. */
-export function repairAnthropicBody(body: Buffer, ctx: TurnContext): { bytes: Buffer; record?: RepairRecord } {
+export function repairAnthropicBody(body: Buffer, turn: TurnContext): { bytes: Buffer; record?: RepairRecord } {
+  const ctx = forProtocol(turn, 'anthropic-messages');
   let obj: Json;
   try {
     obj = JSON.parse(body.toString('utf8'));
@@ -325,5 +329,5 @@ export function repairAnthropicBody(body: Buffer, ctx: TurnContext): { bytes: Bu
     finish = { upstream, delivered: 'error' };
     delivered = errorObject(repair);
   }
-  return { bytes: Buffer.from(JSON.stringify(delivered)), record: repairRecord([repair], ctx.truncated, finish) };
+  return { bytes: Buffer.from(JSON.stringify(delivered)), record: repairRecord([repair], ctx, finish) };
 }

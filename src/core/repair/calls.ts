@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import { validatorFor } from '../checks/schema-validators';
-import type { FamilyId, FormatProblem, ToolDef } from '../model';
+import type { FamilyId, FormatProblem, RepairRecord, ToolDef } from '../model';
 import type { ModelFormat } from '../formats/types';
 import { schemaArguments } from '../formats/shared/schema-types';
 import { getFamily } from '../families/index';
@@ -43,7 +43,11 @@ export interface CallContext {
   historyCalls: number;
   /** A digest of the request's history: ids are stable when the same turn is delivered again. */
   seed: string;
+  /** The protocol the calls are delivered in (absent: Chat Completions); Anthropic's ids allow fewer characters. */
+  protocol?: RepairProtocol;
 }
+
+export type RepairProtocol = NonNullable<RepairRecord['protocol']>;
 
 /**
  * Reads the calls of one markup stretch, and the plain text the stretch holds besides them (gpt-oss writes its
@@ -83,17 +87,32 @@ function truncation(name: string, args: string, problems: FormatProblem[], jsonF
   return undefined;
 }
 
-/** The family's call-id rule (`repair.callIds`): Kimi numbering, the id as written, or a stable digest. */
+/**
+ * The family's call-id rule (`repair.callIds`): Kimi numbering, the id as written, or a stable digest; spelled as
+ * the protocol allows (anthropicId).
+ */
 function canonicalId(family: FamilyId, name: string, written: string | undefined, index: number, ctx: CallContext): string {
   const ids = getFamily(family).repair.callIds;
+  let id: string;
   if (ids === 'kimi') {
     const m = written && /^functions\.(.+):(\d+)$/.exec(written);
-    if (m && m[1] === name) return written!;
-    return `functions.${name}:${ctx.historyCalls + index}`;
+    id = m && m[1] === name ? written! : `functions.${name}:${ctx.historyCalls + index}`;
+  } else if (ids === 'written' && written) {
+    id = written;
+  } else {
+    id = `call_${createHash('sha256').update(`${ctx.seed}\0${index}\0${name}`).digest('hex').slice(0, 24)}`;
   }
-  if (ids === 'written' && written) return written;
-  const digest = createHash('sha256').update(`${ctx.seed}\0${index}\0${name}`).digest('hex').slice(0, 24);
-  return `call_${digest}`;
+  return ctx.protocol === 'anthropic-messages' ? anthropicId(id) : id;
+}
+
+/**
+ * An id as Anthropic's API accepts it (`^[a-zA-Z0-9_-]+$`: the agent sends it back in the next turn's `tool_use` and
+ * `tool_result`, and Anthropic answers 400 "tool_use.id: String should match pattern" otherwise). Every other
+ * character becomes `_`, as Anthropic-compatible gateways rewrite such ids: Kimi's `functions.Write:0` is delivered as
+ * `functions_Write_0`, which keeps the name and the conversation-wide number (`_0`, always the last `_` part).
+ */
+export function anthropicId(id: string): string {
+  return id.replace(/[^a-zA-Z0-9_-]/g, '_') || 'toolu_';
 }
 
 function schemaNote(name: string, args: string, tools: ToolDef[]): string | undefined {

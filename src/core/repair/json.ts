@@ -4,11 +4,12 @@
  * the upstream's bytes are delivered as they are.
  */
 import type { RepairRecord } from '../model';
-import { ChoiceRepair, repairRecord, type TurnContext } from './turn';
+import { ChoiceRepair, forProtocol, repairRecord, type TurnContext } from './turn';
 
 type Json = Record<string, any>;
 
-export function repairJsonBody(body: Buffer, ctx: TurnContext): { bytes: Buffer; record?: RepairRecord } {
+export function repairJsonBody(body: Buffer, turn: TurnContext): { bytes: Buffer; record?: RepairRecord } {
+  const ctx = forProtocol(turn, 'openai-chat');
   let obj: Json;
   try {
     obj = JSON.parse(body.toString('utf8'));
@@ -55,5 +56,5 @@ export function repairJsonBody(body: Buffer, ctx: TurnContext): { bytes: Buffer;
     }
   }
   if (!changed) return { bytes: body };
-  return { bytes: Buffer.from(JSON.stringify(obj)), record: repairRecord(repairs, ctx.truncated, finish) };
+  return { bytes: Buffer.from(JSON.stringify(obj)), record: repairRecord(repairs, ctx, finish) };
 }

@@ -7,7 +7,7 @@ import type { RepairRecord, ToolCall } from '../model';
 import { parseResponseBody } from '../wire/index';
 import { protocolRepair, repairContext } from './stage';
 import type { TruncatedMode } from './turn';
-import { repairSummary, safe } from './describe';
+import { repairSummary, repairWords, safe } from './describe';
 
 export interface RepairPreview {
   /** What repair would have changed (calls delivered, withheld or left as text; markup removed; finish reason). */
@@ -78,7 +78,7 @@ export function previewsLine(previews: readonly (RepairPreview | undefined)[]): 
   for (const p of got) for (const c of p.calls) names.set(c.name || '(no name)', (names.get(c.name || '(no name)') ?? 0) + 1);
   const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
   const parts = [
-    count('delivered') && `${plural(count('delivered'), 'call', 'calls')} delivered as tool_calls (${[...names].map(([n, k]) => `${safe(n)} ×${k}`).join(', ')})`,
+    count('delivered') && `${plural(count('delivered'), 'call', 'calls')} delivered as ${repairWords(got[0].record).calls} (${[...names].map(([n, k]) => `${safe(n)} ×${k}`).join(', ')})`,
     count('withheld') && `${plural(count('withheld'), 'truncated call', 'truncated calls')} withheld`,
     count('passed-through') && `${plural(count('passed-through'), 'truncated call', 'truncated calls')} left as text`,
   ].filter(Boolean);

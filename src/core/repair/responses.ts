@@ -19,7 +19,7 @@ import { createHash } from 'node:crypto';
 import type { RepairRecord } from '../model';
 import type { RepairedCall } from './calls';
 import { EventFramer, openerTest, splitEvents, type SseEvent } from './events';
-import { ChoiceRepair, repairRecord, type TurnContext } from './turn';
+import { ChoiceRepair, forProtocol, repairRecord, type TurnContext } from './turn';
 
 type Json = Record<string, any>;
 
@@ -42,7 +42,24 @@ interface Item {
   parts: Map<number, Part>;
   /** Calls recovered from its text, still to be delivered (as items right after it). */
   calls: RepairedCall[];
+  /** A message that held only markup: not delivered (its calls take its place). */
+  dropped?: boolean;
 }
+
+/** A message item in progress whose events are held until it has text to show. */
+interface Held {
+  item: Item;
+  upstreamIndex: number;
+  /** The events held, as they would have gone out. */
+  out: string[];
+  /** Its `output_item.done` went by (kept): it waits no more. */
+  done?: boolean;
+  /** The delivered `sequence_number` of the first one (undefined when the upstream numbers none). */
+  firstSeq?: number;
+}
+
+/** Whitespace-only (or empty) text. */
+const blank = (s: string) => !/\S/.test(s);
 
 export class ResponsesSseRepair {
   private readonly framer = new EventFramer();
@@ -69,9 +86,18 @@ export class ResponsesSseRepair {
   private nextFree = 0;
   private finish: RepairRecord['finishReason'];
   private terminated = false;
+  /** The message item whose start waits for text to show, if any. */
+  private held: Held | undefined;
+  /** Events a new message's start released (an earlier message still waiting), to go out before it. */
+  private spill = '';
+  /** Text parts were followed in a read parsed only for a message start: a read passed unparsed leaves a gap in them. */
+  private tracked = false;
 
-  constructor(private readonly ctx: TurnContext) {
-    this.repair = new ChoiceRepair(ctx);
+  private readonly ctx: TurnContext;
+
+  constructor(ctx: TurnContext) {
+    this.ctx = forProtocol(ctx, 'openai-responses');
+    this.repair = new ChoiceRepair(this.ctx);
     this.mayOpen = openerTest(ctx.openers);
   }
 
@@ -79,25 +105,59 @@ export class ResponsesSseRepair {
   push(chunk: Buffer): Buffer {
     const events = this.framer.push(chunk);
     if (events.length === 0) return events;
-    if (!this.parsing && !events.includes('"function_call"') && !this.mayOpen(events.toString('latin1'))) return events;
-    this.parsing = true;
+    // A message item starting is read (its start is held until it has text); otherwise reads pass unparsed until one
+    // could begin markup or carries a function_call.
+    const marked = events.includes('"function_call"') || this.mayOpen(events.toString('latin1'));
+    const starts = events.includes('"response.output_item.added"') && events.includes('"message"');
+    if (!this.parsing && !marked && !starts && !this.held) {
+      if (this.tracked) {
+        // What parts delivered is followed again from the next parsed read on (finalText needs no gap).
+        for (const item of this.items.values()) item.parts.clear();
+        this.open = undefined;
+        this.tracked = false;
+      }
+      return events;
+    }
+    if (marked) this.parsing = true;
+    else if (!this.parsing) this.tracked = true;
     return Buffer.from(splitEvents(events.toString('utf8')).map((e) => this.event(e)).join(''));
   }
 
   /** The rest at the end of the body: text still held and calls not yet sent (the stream ended early), then any unfinished event. */
   end(): Buffer {
+    const held = this.release();
     const out = this.terminated ? [] : [...this.flushText(), ...this.flushCalls()];
     const tail = this.framer.end();
-    if (out.length === 0) return tail;
-    return Buffer.concat([Buffer.from(this.serialize(this.stamp(out), [])), tail]);
+    if (out.length === 0) return held ? Buffer.concat([Buffer.from(held), tail]) : tail;
+    return Buffer.concat([Buffer.from(held + this.serialize(this.stamp(out), [])), tail]);
   }
 
   /** What was rewritten (undefined when the delivered stream is the upstream's). */
   record(): RepairRecord | undefined {
-    return repairRecord([this.repair], this.ctx.truncated, this.finish);
+    return repairRecord([this.repair], this.ctx, this.finish);
   }
 
+  /** One upstream event: what goes out now (held events of a message that waits for text are queued instead). */
   private event(ev: SseEvent): string {
+    const res = this.step(ev);
+    const spill = this.spill;
+    this.spill = '';
+    const held = this.held;
+    if (!held) return spill + res;
+    if (res !== '') held.out.push(res);
+    // The message goes out, from its start, once it has text to show (or it ended, kept).
+    if (!held.done && ![...held.item.parts.values()].some((p) => !blank(p.delivered))) return spill;
+    return spill + this.release();
+  }
+
+  /** The held events of the waiting message, as they were to go out; it waits no more. */
+  private release(): string {
+    const held = this.held;
+    this.held = undefined;
+    return held ? held.out.join('') : '';
+  }
+
+  private step(ev: SseEvent): string {
     if (ev.data === undefined) return ev.raw;
     let e: Json;
     try {
@@ -118,6 +178,10 @@ export class ResponsesSseRepair {
     switch (type) {
       case 'response.output_item.added':
         if (e.item?.type === 'function_call') this.repair.sawStructuredCall(this.upstreamCalls++);
+        if (e.item?.type === 'message' && item && !this.terminated) {
+          this.spill += this.release();
+          this.held = { item, upstreamIndex: upstreamIndex!, out: [], ...(typeof e.sequence_number === 'number' && { firstSeq: e.sequence_number }) };
+        }
         break;
       case 'response.output_text.delta': {
         if (!item || typeof e.delta !== 'string') break;
@@ -149,6 +213,10 @@ export class ResponsesSseRepair {
       case 'response.output_item.done': {
         if (!item) break;
         if (this.open?.item === item) before.push(...this.flushText());
+        if (this.held?.item === item) {
+          if (e.item?.type === 'message' && onlyMarkup(e.item, item)) return this.drop(e);
+          this.held.done = true;
+        }
         if (e.item?.type === 'message') changed = cleanMessage(e.item, item) || changed;
         after.push(...this.callsAfter(item, upstreamIndex!, item.index + 1));
         break;
@@ -156,13 +224,15 @@ export class ResponsesSseRepair {
       default:
         if (TERMINAL.has(type) && e.response && typeof e.response === 'object') {
           this.terminated = true;
+          const held = this.release();
+          if (held) return held + this.step(ev);
           before.push(...this.flushText(), ...this.flushCalls());
           changed = this.rewriteOutput(e.response) || changed;
           const finish = settle(this.repair, e.response, this.upstreamCalls);
           if (finish) {
             this.finish = finish;
             changed = true;
-            if (e.response.status === 'failed') e.type = 'response.failed';
+            e.type = e.response.status === 'failed' ? 'response.failed' : 'response.completed';
           }
         }
     }
@@ -173,6 +243,28 @@ export class ResponsesSseRepair {
     const list = this.stamp([...before, e, ...after], before.length);
     const others = ev.others.filter((l) => !l.startsWith('event:'));
     return this.serialize(list.slice(0, before.length), []) + this.serialize([e], others) + this.serialize(list.slice(before.length + 1), []);
+  }
+
+  /**
+   * The waiting message held only markup: none of its events goes out (an empty message item is no answer, and Anthropic
+   * repair drops an emptied text block alike). Its calls take its place; later items and events move down.
+   * `done` is its `output_item.done`, renumbered.
+   */
+  private drop(done: Json): string {
+    const held = this.held!;
+    this.held = undefined;
+    const { item, upstreamIndex } = held;
+    item.dropped = true;
+    const count = item.calls.length;
+    if (held.firstSeq !== undefined && typeof done.sequence_number === 'number') {
+      // The calls' events are numbered from the first dropped event's number; later upstream events follow them.
+      this.lastSeq = held.firstSeq - 1;
+      this.seqShift -= done.sequence_number - held.firstSeq + 1;
+    }
+    const events = this.callsAfter(item, upstreamIndex, item.index);
+    this.itemShift -= 1;
+    if (count === 0) this.nextFree--;
+    return events.length ? this.serialize(this.stamp(events), []) : '';
   }
 
   /** Moves an upstream event's `output_index` and `sequence_number` past what repair inserted; true when either moved. */
@@ -260,8 +352,9 @@ export class ResponsesSseRepair {
     let changed = false;
     const output: unknown[] = [];
     response.output.forEach((raw: unknown, i: number) => {
-      output.push(raw);
       const item = this.items.get(i);
+      if (item?.dropped) changed = true;
+      else output.push(raw);
       const o = raw as Json;
       if (item && o && typeof o === 'object' && o.type === 'message') changed = cleanMessage(o, item) || changed;
       const added = this.added.get(i);
@@ -301,6 +394,13 @@ function cleanMessage(message: Json, item: Item): boolean {
   return changed;
 }
 
+/** A message item whose text parts repair emptied (all blank now, and some had markup): it is not delivered. */
+function onlyMarkup(message: Json, item: Item): boolean {
+  if (!Array.isArray(message.content) || message.content.some((p: Json) => p?.type !== 'output_text')) return false;
+  const parts = [...item.parts.values()];
+  return parts.length > 0 && parts.every((p) => blank(p.delivered)) && parts.some((p) => p.delivered !== p.upstream);
+}
+
 /** A recovered call as a Responses `function_call` item (its item id stable for the same turn and call). */
 function callItem(call: RepairedCall, ctx: TurnContext): Json {
   const id = `fc_${createHash('sha256').update(`${ctx.seed}\0${call.index}\0${call.id}`).digest('hex').slice(0, 32)}`;
@@ -308,8 +408,11 @@ function callItem(call: RepairedCall, ctx: TurnContext): Json {
 }
 
 /**
- * The end of the response: a `completed` response whose truncated call was withheld becomes `failed` (never a
- * success). Returns the finish reasons to record (as Tokenscope reads a Responses status) when they differ.
+ * The end of the response, by the rule Chat Completions repair applies to its finish reason (ChoiceRepair.finishReason):
+ * a `completed` response whose truncated call was withheld becomes `failed` (never a success); an `incomplete` one
+ * (`max_output_tokens`) whose leaked call was complete, and nothing withheld, becomes `completed`, as a Chat
+ * `length` becomes `tool_calls`: the call is whole, and agents drop every item of an incomplete response (Codex
+ * fails the turn with "Incomplete response returned"). Returns the status change to record, in Responses terms.
  */
 function settle(repair: ChoiceRepair, response: Json, upstreamCalls: number): RepairRecord['finishReason'] {
   const status = response.status;
@@ -318,14 +421,19 @@ function settle(repair: ChoiceRepair, response: Json, upstreamCalls: number): Re
     status === 'completed' ? (upstreamCalls > 0 ? 'tool_calls' : 'stop') : status === 'incomplete' ? (reason === 'max_output_tokens' || typeof reason !== 'string' ? 'length' : reason) : status === 'failed' ? 'error' : undefined;
   if (upstream === undefined) return undefined;
   const wanted = repair.finishReason(upstream);
-  // Only a completed response changes: an incomplete or failed one already tells the agent the turn did not finish.
-  if (status !== 'completed' || wanted === upstream) return undefined;
-  if (wanted === 'error' || wanted === 'length') {
+  if (wanted === upstream) return undefined;
+  if (status === 'completed' && (wanted === 'error' || wanted === 'length')) {
     response.status = 'failed';
     response.error = { code: 'server_error', message: WITHHELD };
-    return { upstream, delivered: 'error' };
+    return { upstream: 'completed', delivered: 'failed' };
   }
-  return { upstream, delivered: wanted ?? null };
+  if (status === 'incomplete' && wanted === 'tool_calls') {
+    response.status = 'completed';
+    response.incomplete_details = null;
+    return { upstream: 'incomplete', delivered: 'completed' };
+  }
+  // A completed response that gets function_call items stays `completed`: its status already says so.
+  return undefined;
 }
 
 /**
@@ -333,7 +441,8 @@ function settle(repair: ChoiceRepair, response: Json, upstreamCalls: number): Re
  * calls as `function_call` items after their message, the status settled as for a stream. Re-serialized only when
  * something changed; otherwise the upstream's bytes are delivered as they are.
  */
-export function repairResponsesBody(body: Buffer, ctx: TurnContext): { bytes: Buffer; record?: RepairRecord } {
+export function repairResponsesBody(body: Buffer, turn: TurnContext): { bytes: Buffer; record?: RepairRecord } {
+  const ctx = forProtocol(turn, 'openai-responses');
   let obj: Json;
   try {
     obj = JSON.parse(body.toString('utf8'));
@@ -349,15 +458,18 @@ export function repairResponsesBody(body: Buffer, ctx: TurnContext): { bytes: Bu
   for (const item of obj.output as Json[]) {
     output.push(item);
     if (item?.type !== 'message' || !Array.isArray(item.content)) continue;
+    let touched = false;
     for (const part of item.content as Json[]) {
       if (part?.type !== 'output_text' || typeof part.text !== 'string' || part.text === '') continue;
       const out = repair.push('content', part.text) + repair.end('content');
-      if (out !== part.text) (part.text = out.trim()), (changed = true);
+      if (out !== part.text) (part.text = out.trim()), (changed = true), (touched = true);
     }
+    // A message that held only markup is not delivered, as a stream drops it.
+    if (touched && (item.content as Json[]).every((p) => p?.type === 'output_text' && blank(String(p.text ?? '')))) output.pop();
     for (const call of repair.take()) (output.push(callItem(call, ctx)), (changed = true));
   }
   const finish = settle(repair, obj, upstreamCalls);
   if (!changed && !finish) return { bytes: body };
   obj.output = output;
-  return { bytes: Buffer.from(JSON.stringify(obj)), record: repairRecord([repair], ctx.truncated, finish) };
+  return { bytes: Buffer.from(JSON.stringify(obj)), record: repairRecord([repair], ctx, finish) };
 }

@@ -11,7 +11,7 @@
  */
 import type { RepairedCall } from './calls';
 import { lastBoundary, openerTest } from './events';
-import { ChoiceRepair, repairRecord, type TurnContext } from './turn';
+import { ChoiceRepair, forProtocol, repairRecord, type TurnContext } from './turn';
 import type { RepairRecord } from '../model';
 
 type Json = Record<string, any>;
@@ -28,7 +28,10 @@ export class SseRepair {
   /** Tests a read for a character that could begin an opener: one that fails it cannot start markup. */
   private readonly mayOpen: (latin1: string) => boolean;
 
-  constructor(private readonly ctx: TurnContext) {
+  private readonly ctx: TurnContext;
+
+  constructor(ctx: TurnContext) {
+    this.ctx = forProtocol(ctx, 'openai-chat');
     this.mayOpen = openerTest(ctx.openers);
   }
 
@@ -53,7 +56,7 @@ export class SseRepair {
 
   /** What was rewritten (undefined when the delivered stream is the upstream's). */
   record(): RepairRecord | undefined {
-    return repairRecord(this.choices.values(), this.ctx.truncated, this.finish);
+    return repairRecord(this.choices.values(), this.ctx, this.finish);
   }
 
   private allIdle(): boolean {

@@ -4,7 +4,7 @@
  */
 import type { ModelFormat } from '../formats/types';
 import type { RepairRecord, RepairedCallRecord } from '../model';
-import { readCalls, type CallContext, type RepairedCall } from './calls';
+import { readCalls, type CallContext, type RepairedCall, type RepairProtocol } from './calls';
 import { MarkupChannel, openersFor, type Opener, type Part } from './channel';
 
 export type TruncatedMode = 'withhold' | 'passthrough';
@@ -18,6 +18,11 @@ export interface TurnContext extends CallContext {
 
 export function turnContext(format: ModelFormat | undefined, calls: CallContext, truncated: TruncatedMode): TurnContext {
   return { ...calls, format, openers: openersFor(format), truncated };
+}
+
+/** `ctx` for a repair of `protocol` (each protocol's repair sets its own: ids and the record depend on it). */
+export function forProtocol(ctx: TurnContext, protocol: RepairProtocol): TurnContext {
+  return ctx.protocol === protocol ? ctx : { ...ctx, protocol };
 }
 
 export type Channel = 'content' | 'reasoning';
@@ -135,7 +140,7 @@ export class ChoiceRepair {
 }
 
 /** The exchange's repair record from its choices (undefined when nothing was rewritten). */
-export function repairRecord(choices: Iterable<ChoiceRepair>, truncated: TruncatedMode, finish: RepairRecord['finishReason']): RepairRecord | undefined {
+export function repairRecord(choices: Iterable<ChoiceRepair>, ctx: TurnContext, finish: RepairRecord['finishReason']): RepairRecord | undefined {
   const calls: RepairedCallRecord[] = [];
   const removed = { content: 0, reasoning: 0 };
   let changed = false;
@@ -146,5 +151,5 @@ export function repairRecord(choices: Iterable<ChoiceRepair>, truncated: Truncat
     changed ||= c.changed;
   }
   if (!changed && calls.length === 0 && !finish) return undefined;
-  return { truncated, calls, removedChars: removed, ...(finish && { finishReason: finish }) };
+  return { protocol: ctx.protocol ?? 'openai-chat', truncated: ctx.truncated, calls, removedChars: removed, ...(finish && { finishReason: finish }) };
 }

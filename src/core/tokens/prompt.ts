@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { UserError } from '../model';
-import { translateBody } from '../upstream/translate';
+import { translateBody } from '../wire/dialects';
 import { downloadHubFile } from './hub';
 import { loadTokenizer, tokenizerRepoFor, type TokenizerRequest } from './resolve';
 import { readChatTemplate, renderChat, type ChatTemplate } from './template';

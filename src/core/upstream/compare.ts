@@ -6,7 +6,7 @@
  * against the endpoint list, never assumed from the pin), finish reasons, the K2 Vendor Verifier's trigger
  * similarity against a reference provider and schema accuracy (./metrics.ts), Tokenscope's findings by rule, time to
  * first token, tokens/s and cost. Failed requests are results too. With a store, each sample is a capture and each
- * provider's verdict is kept as the model × provider's last comparison (../providers/verdicts.ts).
+ * provider's verdict is kept as the model × provider's last comparison (./compare-verdicts.ts).
  */
 import { getMaxListeners, setMaxListeners } from 'node:events';
 import type { CaptureStore } from '../capture/store';
@@ -16,10 +16,9 @@ import { pinHonoured } from '../proxy/openrouter';
 import { isAbort, sleep } from './http';
 import { evaluate, findingsByRule, type Evaluation } from './evaluate';
 import { schemaAccuracy, triggerSimilarity, type SchemaMetrics, type TriggerMetrics } from './metrics';
-import { requireServed, type GenerationStats, type OpenRouterClient, type ProviderEndpoint } from './openrouter';
+import { entriesFromEndpoints, requireServed, type GenerationStats, type OpenRouterClient, type ProviderEndpoint } from './openrouter';
 import { runPool } from './pool';
-import { entriesFromEndpoints } from '../policy/slugs';
-import { comparisonVerdicts } from '../providers/verdicts';
+import { comparisonVerdicts } from './compare-verdicts';
 import { runRequest, type RunOutcome } from './run';
 
 export const DEFAULT_SAMPLES = 3;

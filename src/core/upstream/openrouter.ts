@@ -7,7 +7,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { UserError } from '../model';
-import type { SlugEntry } from '../policy/slugs';
+import type { SlugEntry } from '../capture/provider-rows';
 import { fetchJson, sendWithRetry, type HttpResponse, type RetryPolicy } from './http';
 
 export const OPENROUTER_API = 'https://openrouter.ai/api/v1';
@@ -44,6 +44,16 @@ export interface ProviderEndpoint {
   uptimeLast30m?: number;
   maxCompletionTokens?: number;
   supportedParameters?: string[];
+}
+
+/** The provider part of a routing tag (`deepinfra/fp4` → `deepinfra`). */
+export function providerOfTag(tag: string): string {
+  return tag.split('/')[0];
+}
+
+/** The display name → slug pairs an endpoint listing gives, as the capture store keeps them. */
+export function entriesFromEndpoints(endpoints: readonly ProviderEndpoint[], at = Date.now()): SlugEntry[] {
+  return endpoints.filter((e) => e.name && e.slug).map((e) => ({ name: e.name, slug: providerOfTag(e.slug), source: 'endpoints' as const, at }));
 }
 
 /** `GET /generation?id=` fields Tokenscope uses (§1.7). */
@@ -93,8 +103,7 @@ export function resolveOpenRouterKey(given?: string, env: NodeJS.ProcessEnv = pr
  * fetched) checks nothing.
  */
 export function requireServed(endpoints: readonly ProviderEndpoint[], slugs: readonly string[], model: string): void {
-  const provider = (slug: string) => slug.split('/')[0];
-  const unknown = endpoints.length > 0 ? slugs.filter((s) => !endpoints.some((e) => provider(e.slug) === provider(s))) : [];
+  const unknown = endpoints.length > 0 ? slugs.filter((s) => !endpoints.some((e) => providerOfTag(e.slug) === providerOfTag(s))) : [];
   if (unknown.length === 0) return;
   const names = unknown.map((s) => `"${s}"`).join(', ');
   throw new UserError(`${names} ${unknown.length === 1 ? 'does' : 'do'} not serve ${model} on OpenRouter; its providers: ${endpoints.map((e) => e.slug).join(', ')}`);

@@ -13,7 +13,7 @@ import { pinHonoured } from '../proxy/openrouter';
 import { errorLine, isAbort, UnreachableError, type HttpResponse } from './http';
 import { pinProvider, type OpenRouterClient } from './openrouter';
 import { SGLANG_DEFAULT_URL, SglangClient, type GenerateOptions, type SglangServer } from './sglang';
-import { translateBody } from './translate';
+import { translateBody } from '../wire/dialects';
 import { repairPreview, type RepairPreview } from '../repair/preview';
 
 /** Where a request goes. */
@@ -110,6 +110,9 @@ async function prepare(target: Target, body: Record<string, unknown>, ctx: RunCo
     url: client.url + SglangClient.path(target.api),
     headers: { 'content-type': 'application/json' },
     sent,
+    // A native `/generate` body names no model (it sends token ids): the capture records the server's, so `tokens`
+    // and the analysis know which tokenizer and family the ids are in.
+    ...(target.api === 'native' && { model: server.servedModel ?? server.modelPath }),
     go: (signal?: AbortSignal) => client.post(target.api, sent, signal),
   };
 }
@@ -209,6 +212,7 @@ export async function runRequest(target: Target, body: Record<string, unknown>, 
   if (writer) {
     const pin = target.kind === 'openrouter' && target.provider ? [target.provider] : undefined;
     writer.annotate({
+
       ...(outcome.generationId && { generationId: outcome.generationId }),
       ...(outcome.servedProvider && { servedProvider: outcome.servedProvider }),
       ...(pin && { pin: { requested: pin, ...(outcome.servedProvider && { honoured: pinHonoured(pin, outcome.servedProvider) }) } }),

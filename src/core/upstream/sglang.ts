@@ -12,7 +12,7 @@ import { loadTokenizer, tokenizerRepo } from '../tokens/resolve';
 import { readChatTemplate, renderChat } from '../tokens/template';
 import type { Tokenizer } from '../tokens/types';
 import { fetchJson, send, UnreachableError, type HttpResponse } from './http';
-import { translateBody } from './translate';
+import { translateBody } from '../wire/dialects';
 
 export { renderChat };
 

@@ -124,3 +124,43 @@ export async function verifyProvider(opts: VerifyOptions): Promise<VerifyReport>
     items,
   };
 }
+
+/** Pass marks for `verify`: shares from 0 to 1. */
+export interface VerifyThresholds {
+  /** Lowest acceptable ToolCall-Trigger F1 against the reference. */
+  minF1?: number;
+  /** Lowest acceptable ToolCall-Schema accuracy. */
+  minSchema?: number;
+}
+
+/** A threshold as the user writes it: a share (`0.95`) or a percentage (`95%`); anything else is a UserError. */
+export function parseThreshold(text: string, flag: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(%?)\s*$/.exec(text);
+  const v = m ? Number(m[1]) / (m[2] ? 100 : 1) : NaN;
+  if (!(v >= 0 && v <= 1)) throw new UserError(`${flag} takes a share from 0 to 1 (0.95) or a percentage (95%); got "${text}"`);
+  return v;
+}
+
+const pct = (v: number) => `${Math.round(v * 1000) / 10}%`;
+
+/**
+ * Why the verified provider falls short of the thresholds, in one line (undefined: it meets them). A metric that
+ * cannot be computed fails its threshold: a provider whose every call failed has no `tool_calls` finish to score,
+ * and that must not pass as "no schema error".
+ */
+export function thresholdFailure(r: VerifyReport, t: VerifyThresholds): string | undefined {
+  const failed = r.summary.failureCount;
+  const requests = `${failed} of ${r.total} request${r.total === 1 ? '' : 's'} failed`;
+  const reasons: string[] = [];
+  if (t.minSchema !== undefined) {
+    const a = r.schema.accuracy;
+    if (a === null) reasons.push(`schema accuracy n/a, below --min-schema ${pct(t.minSchema)}: no response finished with tool_calls (${requests})`);
+    else if (a < t.minSchema) reasons.push(`schema accuracy ${pct(a)} (${r.schema.successful}/${r.schema.finishToolCalls} tool_calls finishes valid) below --min-schema ${pct(t.minSchema)}`);
+  }
+  if (t.minF1 !== undefined && r.trigger) {
+    const f1 = r.trigger.f1;
+    if (f1 === null) reasons.push(`trigger F1 n/a, below --min-f1 ${pct(t.minF1)}: neither ${r.provider} nor ${r.reference} finished with tool_calls (${requests})`);
+    else if (f1 < t.minF1) reasons.push(`trigger F1 ${pct(f1)} vs ${r.reference} below --min-f1 ${pct(t.minF1)} (tp ${r.trigger.tp}, fp ${r.trigger.fp}, fn ${r.trigger.fn})`);
+  }
+  return reasons.length ? `${r.provider}: ${reasons.join('; ')}` : undefined;
+}

@@ -6,14 +6,20 @@
 import { resultFor } from '../capture/analysis';
 import { findCapture, type CaptureStore } from '../capture/store';
 import { UserError, type CaptureReader, type CapturedExchange } from '../model';
+import { isOpenRouter } from '../policy/policy';
+import { ProviderDirectory, type SlugCache } from '../policy/slugs';
 import { capturedChatRequest } from '../upstream/rerun';
 import { parseTarget, runRequest, type RunContext } from '../upstream/run';
 import { lastVerdict, type CheckResult, type SampleResult, type Verdict, type WatchCase, type WatchList } from './list';
 
 export { lastVerdict, withResult } from './list';
 
-/** Where a capture's re-checks go: its recorded pin or re-run target, the request's own pin, or its route. */
-export function targetOf(x: CapturedExchange, body: Record<string, unknown>): string | undefined {
+/**
+ * Where a capture's re-checks go: its recorded pin or re-run target, the request's own pin, its SGLang route, or
+ * (an agent's unpinned OpenRouter request) the provider that served it, by its OpenRouter slug from `slugs`
+ * (derived from the name when no listing named it: `ProviderDirectory.slugOf`).
+ */
+export function targetOf(x: CapturedExchange, body: Record<string, unknown>, slugs: ProviderDirectory = new ProviderDirectory()): string | undefined {
   if (x.target?.startsWith('openrouter:') || x.target?.startsWith('sglang')) return x.target;
   const pin = x.pin?.requested[0];
   if (pin) return `openrouter:${pin}`;
@@ -27,11 +33,25 @@ export function targetOf(x: CapturedExchange, body: Record<string, unknown>): st
       return undefined;
     }
   }
+  const served = servedOf(x);
+  if (served && isOpenRouter(x.route, x.upstreamUrl)) return `openrouter:${slugs.slugOf(served).slug}`;
   return undefined;
 }
 
-/** A new case from a stored capture (`idOrPrefix`); `target` overrides where it is re-checked. */
-export function caseFromCapture(reader: CaptureReader, idOrPrefix: string, opts: { target?: string; source?: string } = {}): Omit<WatchCase, 'id' | 'history'> {
+/** The provider that served a capture (display name), as OpenRouter named it. */
+export function servedOf(x: CapturedExchange): string | undefined {
+  return x.servedProvider ?? x.summary?.provider;
+}
+
+/**
+ * A new case from a stored capture (`idOrPrefix`); `target` overrides where it is re-checked. `slugs`: OpenRouter's
+ * provider slugs (default: the store's), for a target taken from the served provider.
+ */
+export function caseFromCapture(
+  reader: CaptureReader,
+  idOrPrefix: string,
+  opts: { target?: string; source?: string; slugs?: ProviderDirectory } = {},
+): Omit<WatchCase, 'id' | 'history'> {
   const { id, body } = capturedChatRequest(reader, idOrPrefix);
   const x = findCapture(reader, id);
   const res = reader.readResponse(id);
@@ -39,16 +59,19 @@ export function caseFromCapture(reader: CaptureReader, idOrPrefix: string, opts:
   const findings = resultFor(reader, x, res.bytes, res.chunks).analysis.findings;
   const errors = findings.filter((f) => f.severity === 'error');
   if (errors.length === 0) throw new UserError(`capture ${id} has no error finding: there is nothing to watch`);
-  const target = opts.target ?? targetOf(x, body);
-  if (!target) throw new UserError(`capture ${id} names no provider pin; pass --target openrouter:SLUG (or sglang:URL)`);
+  const slugs = opts.slugs ?? new ProviderDirectory((reader as Partial<SlugCache>).providerSlugs?.() ?? []);
+  const target = opts.target ?? targetOf(x, body, slugs);
+  if (!target) throw new UserError(`capture ${id} names no provider pin and no served provider; pass --target openrouter:SLUG (or sglang:URL)`);
+  // The model: the request's, else the one the capture recorded (the re-checks send it).
+  const model = typeof body.model === 'string' ? body.model : (x.summary?.model ?? x.requestModel);
   parseTarget(target); // a clear error now, not at the first re-check
   return {
     addedAt: Date.now(),
     captureId: id,
     source: opts.source ?? 'capture',
-    request: body,
+    request: model && body.model === undefined ? { ...body, model } : body,
     target,
-    ...(typeof body.model === 'string' && { model: body.model }),
+    ...(model && { model }),
     rules: [...new Set(errors.map((f) => f.rule))],
     findings: errors.map((f) => `${f.rule}: ${f.message}`.slice(0, 300)),
     firstBrokenAt: x.startedAt,

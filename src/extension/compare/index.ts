@@ -17,13 +17,11 @@ import { capturedChatRequest } from '../../core/upstream/rerun';
 import type { CompareHostMessage, DiffKind } from '../../../webview/compare/protocol';
 import type { TokenStreamView } from '../../../webview/protocol';
 import { exchangeIdOf } from '../capturesTree';
+import { Command, readSetting, registerCommand, runCommand } from '../contributions';
 import { openDiff, WIRE_SCHEME, WireDocuments } from './documents';
 import { defaultReference, parseCount, providerPickItem, type CompareState } from './matrix';
 import { ComparePanel } from './panel';
 import { alignTokenStreams } from './tokenDiff';
-
-export const COMMAND_COMPARE = 'tokenscope.compareProviders';
-export const COMMAND_DIFF = 'tokenscope.diffExchanges';
 
 const MAX_SAMPLES = 50;
 const MAX_CONCURRENCY = 256;
@@ -52,9 +50,9 @@ export function registerCompare(context: vscode.ExtensionContext, deps: CompareD
   const ids = (args: unknown[]) => args.flat().map(exchangeIdOf).filter((id): id is string => !!id);
   context.subscriptions.push(
     vscode.workspace.registerTextDocumentContentProvider(WIRE_SCHEME, new WireDocuments(deps.store)),
-    vscode.commands.registerCommand(COMMAND_COMPARE, (arg?: unknown) => flow.runCompare(exchangeIdOf(arg))),
+    registerCommand(vscode.commands, Command.CompareProviders, (arg) => flow.runCompare(exchangeIdOf(arg))),
     // From a tree with several rows selected, VS Code passes (clicked row, selected rows).
-    vscode.commands.registerCommand(COMMAND_DIFF, (...args: unknown[]) => {
+    registerCommand(vscode.commands, Command.DiffExchanges, (...args) => {
       const [left, right] = [...new Set(ids(args))];
       return flow.diffExchanges(left, right);
     }),
@@ -119,7 +117,7 @@ class CompareFlow {
     } catch (e) {
       if (!(e instanceof UserError)) throw e;
       const action = await vscode.window.showErrorMessage(`Tokenscope: ${e.message}`, 'Set OpenRouter API Key');
-      if (action) await vscode.commands.executeCommand('tokenscope.setOpenRouterKey');
+      if (action) await runCommand(vscode.commands, Command.SetOpenRouterKey);
       return;
     }
 
@@ -139,10 +137,9 @@ class CompareFlow {
 
     const chosen = await pickProviders(model, endpoints);
     if (!chosen?.length) return;
-    const cfg = vscode.workspace.getConfiguration('tokenscope');
-    const samples = await askSamples(cfg.get<number>('compare.samples') ?? DEFAULT_SAMPLES);
+    const samples = await askSamples(readSetting(vscode.workspace, 'compare.samples') ?? DEFAULT_SAMPLES);
     if (samples === undefined) return;
-    const concurrencySetting = cfg.get<number>('compare.concurrency');
+    const concurrencySetting = readSetting(vscode.workspace, 'compare.concurrency');
     const concurrency = Number.isInteger(concurrencySetting) && concurrencySetting! >= 1 ? Math.min(concurrencySetting!, MAX_CONCURRENCY) : DEFAULT_CONCURRENCY;
 
     const providers = chosen.map((e) => ({ slug: e.slug, endpoint: e }));

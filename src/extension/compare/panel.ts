@@ -3,7 +3,7 @@
  * asks for a snapshot with `ready` whenever it (re)loads, so the panel needs no retainContextWhenHidden. Closing the
  * panel cancels a comparison still running.
  */
-import * as vscode from 'vscode';
+import type * as vscode from 'vscode';
 import type { CompareReport, ProviderResult } from '../../core/upstream/compare';
 import {
   isCompareWebviewMessage,
@@ -11,10 +11,9 @@ import {
   type CompareWebviewMessage,
   type DiffKind,
 } from '../../../webview/compare/protocol';
-import { webviewShell } from '../webviewHtml';
+import { WebviewType } from '../contributions';
+import { WebviewPanel } from '../webviewPanel';
 import { compareView, sampleLabel, type CompareState } from './matrix';
-
-export const COMPARE_VIEW_TYPE = 'tokenscope.comparison';
 
 /** Snapshots are coalesced while samples stream in: at most one post per this many ms. */
 const POST_INTERVAL_MS = 100;
@@ -26,11 +25,9 @@ export interface PanelActions {
   log: vscode.LogOutputChannel;
 }
 
-export class ComparePanel {
-  private readonly panel: vscode.WebviewPanel;
+export class ComparePanel extends WebviewPanel<CompareHostMessage, CompareWebviewMessage> {
   readonly abort = new AbortController();
   private pending: NodeJS.Timeout | undefined;
-  private disposed = false;
   /** The last token diff shown, re-sent when the webview reloads. */
   private tokenDiff: CompareHostMessage | undefined;
 
@@ -39,26 +36,13 @@ export class ComparePanel {
     private readonly state: CompareState,
     private readonly actions: PanelActions,
   ) {
-    const media = vscode.Uri.joinPath(extensionUri, 'media');
     const title = `Compare: ${state.model.split('/').pop()} (${state.providers.length} providers)`;
-    this.panel = vscode.window.createWebviewPanel(COMPARE_VIEW_TYPE, title, vscode.ViewColumn.Active, { enableScripts: true, localResourceRoots: [media] });
-    this.panel.iconPath = vscode.Uri.joinPath(media, 'tokenscope.svg');
-    const asUri = (f: string) => this.panel.webview.asWebviewUri(vscode.Uri.joinPath(media, f)).toString();
-    this.panel.webview.html = webviewShell({
-      cspSource: this.panel.webview.cspSource,
-      script: asUri('compare.js'),
-      styles: [asUri('compare.css')],
-      codiconStyle: asUri('codicon.css'),
-      title,
-    });
-    this.panel.webview.onDidReceiveMessage((m: unknown) => {
-      if (isCompareWebviewMessage(m)) void this.onMessage(m).catch((e: Error) => actions.log.error('comparison view action failed', e));
-    });
-    this.panel.onDidDispose(() => {
-      this.disposed = true;
-      clearTimeout(this.pending);
-      this.abort.abort();
-    });
+    super({ viewType: WebviewType.Comparison, title, extensionUri, script: 'compare.js', styles: ['compare.css'], accepts: isCompareWebviewMessage, log: actions.log });
+  }
+
+  protected override onClosed(): void {
+    clearTimeout(this.pending);
+    this.abort.abort();
   }
 
   /** A sample finished: keep its provider's updated row. */
@@ -94,27 +78,24 @@ export class ComparePanel {
     }, POST_INTERVAL_MS);
   }
 
-  private post(m: CompareHostMessage): void {
-    // A hidden webview drops messages (postMessage resolves false); it asks again with `ready` when shown.
-    if (!this.disposed) void this.panel.webview.postMessage(m);
-  }
-
   private postSnapshot(): void {
     clearTimeout(this.pending);
     this.pending = undefined;
-    this.post({ type: 'snapshot', view: compareView(this.state) });
+    // A hidden webview drops messages; it asks again with `ready` when shown.
+    void this.post({ type: 'snapshot', view: compareView(this.state) });
   }
 
   private label(id: string): string {
     return sampleLabel(this.state, id) ?? id;
   }
 
-  private async onMessage(m: CompareWebviewMessage): Promise<void> {
+  protected override snapshot(): void {
+    this.postSnapshot();
+    if (this.tokenDiff) void this.post(this.tokenDiff);
+  }
+
+  protected override async handle(m: Exclude<CompareWebviewMessage, { type: 'ready' }>): Promise<void> {
     switch (m.type) {
-      case 'ready':
-        this.postSnapshot();
-        if (this.tokenDiff) this.post(this.tokenDiff);
-        return;
       case 'openExchange':
         return this.actions.openExchange(m.id);
       case 'setReference':
@@ -127,7 +108,7 @@ export class ComparePanel {
       case 'diff':
         return this.actions.diff(m.kind, { id: m.left, label: this.label(m.left) }, { id: m.right, label: this.label(m.right) }, (h) => {
           this.tokenDiff = h;
-          this.post(h);
+          void this.post(h);
         });
     }
   }

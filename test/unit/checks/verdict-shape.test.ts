@@ -3,7 +3,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze, prepare, runChecks } from '../../../src/core/analyze';
-import { verdictsFor } from '../../../src/core/engines/index';
+import { verdictsFor } from '../../../src/core/checks/engine-verdicts';
 import type { FamilyId, Finding } from '../../../src/core/model';
 import { response } from './helpers';
 

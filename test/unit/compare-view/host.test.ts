@@ -17,6 +17,7 @@ import type { TokenStreamView } from '../../../webview/protocol';
 import { startOpenRouterEmulator, type OpenRouterEmulator } from '../../fixtures/openrouter-emulator';
 import { COMPARE_PROVIDERS, COMPARE_REQUEST } from '../../helpers/compare';
 import * as stub from './vscode-stub';
+import { Command } from '../../../src/extension/contributions';
 
 stub.install();
 // Loaded after the stub is installed: these modules `require('vscode')`.
@@ -94,8 +95,8 @@ describe('Compare Providers… (host side)', () => {
   });
 
   it('registers its commands and the wire-document scheme', () => {
-    assert.ok(stub.ui.commands.has(compare.COMMAND_COMPARE));
-    assert.ok(stub.ui.commands.has(compare.COMMAND_DIFF));
+    assert.ok(stub.ui.commands.has(Command.CompareProviders));
+    assert.ok(stub.ui.commands.has(Command.DiffExchanges));
     assert.ok(stub.ui.contentProviders.has('tokenscope-wire'));
   });
 

@@ -46,10 +46,13 @@ export class ThemeIcon {
     readonly color?: ThemeColor,
   ) {}
 }
+export class MarkdownString {
+  constructor(readonly value = '') {}
+}
 export class TreeItem {
   id?: string;
   description?: string;
-  tooltip?: string;
+  tooltip?: string | MarkdownString;
   contextValue?: string;
   iconPath?: unknown;
   command?: unknown;

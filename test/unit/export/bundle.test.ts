@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readBundle, writeBundle, BUNDLE_FORMAT } from '../../../src/core/export/bundle';
+import { writeBundle } from '../../../src/core/export/bundle';
+import { readBundle, BUNDLE_FORMAT } from '../../../src/core/capture/bundle-read';
 import { prepareRepro } from '../../../src/core/export/repro';
 import { UserError } from '../../../src/core/model';
 import { brokenKimiCapture, CANARY } from '../../fixtures/export/captures';

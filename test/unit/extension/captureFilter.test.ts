@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import { main } from '../../../src/cli/main';
 import { openStore } from '../../../src/core/capture/store';
 import type { CapturedExchange } from '../../../src/core/model';
-import { FILTERED_CONTEXT, FilterCommands, filterDescription, filterQuery, filterText, parseFilter } from '../../../src/extension/captureFilter';
+import { filterDescription, filterQuery, filterText, parseFilter } from '../../../src/extension/captureFilter';
+import { Command, ContextKey } from '../../../src/extension/contributions';
 import { seedExchanges } from '../capture/db-helpers';
 import { tempDir } from '../proxy/local-upstream';
 
@@ -87,11 +88,11 @@ test('package.json contributes the filter commands, in the view title and the pa
   const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8'));
   const commands = new Set((pkg.contributes.commands as { command: string }[]).map((c) => c.command));
   const title = pkg.contributes.menus['view/title'] as { command: string; when: string }[];
-  for (const id of Object.values(FilterCommands)) {
+  for (const id of [Command.FilterCaptures, Command.ClearCaptureFilter]) {
     assert.ok(commands.has(id), `${id} is a command`);
     assert.ok(title.some((m) => m.command === id && m.when.includes('view == tokenscope.captures')), `${id} is in the Captures view title`);
   }
-  assert.match(title.find((m) => m.command === FilterCommands.clear)!.when, new RegExp(FILTERED_CONTEXT.replace('.', '\\.')), 'Clear shows only while filtered');
+  assert.match(title.find((m) => m.command === Command.ClearCaptureFilter)!.when, new RegExp(ContextKey.Filtered.replace('.', '\\.')), 'Clear shows only while filtered');
   const src = readFileSync(join(__dirname, '..', '..', '..', 'src', 'extension', 'extension.ts'), 'utf8');
-  for (const key of Object.keys(FilterCommands)) assert.match(src, new RegExp(`reg\\(FilterCommands\\.${key},`), `${key} is registered`);
+  for (const key of ['FilterCaptures', 'ClearCaptureFilter']) assert.match(src, new RegExp(`reg\\(Command\\.${key},`), `${key} is registered`);
 });

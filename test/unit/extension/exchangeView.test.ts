@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { analyze } from '../../../src/core/analyze';
 import { ruleInfo } from '../../../src/core/checks/index';
 import type { ParsedResponse } from '../../../src/core/model';
-import { agentRecipe } from '../../../src/core/proxy/agents';
+import { agentRecipe } from '../../../src/core/agents/recipes';
 import { exchangeTokenStream } from '../../../src/core/tokens/exchange';
 import { loadFromDir } from '../../../src/core/tokens/resolve';
 import { recipeClipboard, recipeMarkdown } from '../../../src/extension/agentText';

@@ -31,6 +31,8 @@ test('a malformed providerPolicy setting applies nothing and says why in one lin
 const ROW: ScorecardRow = {
   model: 'moonshotai/kimi-k2-0905',
   provider: 'Chutes',
+  slug: 'chutes',
+  slugKnown: true,
   exchanges: 4,
   toolTurns: 3,
   brokenTurns: 3,

@@ -110,3 +110,29 @@ test('the Providers view drops a provider when its captures are deleted, and say
     tmp.remove();
   }
 });
+
+test('a provider row shows the slug a policy takes beside the name: a guess marked until a listing names it', async () => {
+  const { ProvidersView } = (await import('../../../src/extension/providersView')) as ViewModule;
+  const tmp = tempDir();
+  const store = await openStore(tmp.dir);
+  const view = new ProvidersView(() => store, () => ({}));
+  try {
+    await record(store, 'NovitaAI');
+    await store.idle();
+    const row = () => {
+      const node = view.getChildren().flatMap((m) => view.getChildren(m))[0];
+      const item = view.getTreeItem(node);
+      return { label: String(item.label), tooltip: (item.tooltip as { value: string }).value };
+    };
+    // No listing read yet: the slug derived from the name, marked as a guess (OpenRouter's is `novita`).
+    assert.equal(row().label, 'NovitaAI (novitaai?)');
+    assert.match(row().tooltip, /OpenRouter slug: `novitaai`\? derived from the name "NovitaAI"/);
+    store.learnProviderSlugs([{ name: 'NovitaAI', slug: 'novita', source: 'endpoints', at: Date.now() }]);
+    assert.equal(row().label, 'NovitaAI (novita)');
+    assert.match(row().tooltip, /OpenRouter slug: `novita` \(what provider\.only/);
+  } finally {
+    view.dispose();
+    await store.close();
+    tmp.remove();
+  }
+});

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { analyze } from '../../../src/core/analyze';
 import { detectFamily, getFamily, getFormat } from '../../../src/core/families/index';
 import { prepare, runChecks } from '../../../src/core/analyze';
-import { verdictsFor } from '../../../src/core/engines/index';
+import { verdictsFor } from '../../../src/core/checks/engine-verdicts';
 import type { FamilyId, ParsedNative } from '../../../src/core/model';
 import { assertProblems, assertSegments, codes, slices } from '../formats/helpers';
 

@@ -115,7 +115,7 @@ test('a call leaked in a text block is delivered as a tool_use block after the t
   const v = clientView(text);
   assert.deepEqual(v.blocks, [
     { type: 'text', text: "I'll write it." },
-    { type: 'tool_use', id: 'functions.write:0', name: 'write', input: '{"path": "a.md", "content": "hi"}' },
+    { type: 'tool_use', id: 'functions_write_0', name: 'write', input: '{"path": "a.md", "content": "hi"}' },
   ]);
   assert.equal(v.stop, 'tool_use');
   assert.ok(v.stopped);
@@ -126,7 +126,7 @@ test('a call leaked in a text block is delivered as a tool_use block after the t
   assert.equal(record.removedChars.content, KIMI_LEAK.length - "I'll write it.".length);
   // The capture's parser reads the delivered stream as a tool call turn.
   const parsed = parseResponseBody(Buffer.from(text), { path: '/v1/messages', contentType: 'text/event-stream' });
-  assert.deepEqual(parsed.message.toolCalls.map((c) => [c.id, c.name, JSON.parse(c.arguments)]), [['functions.write:0', 'write', { path: 'a.md', content: 'hi' }]]);
+  assert.deepEqual(parsed.message.toolCalls.map((c) => [c.id, c.name, JSON.parse(c.arguments)]), [['functions_write_0', 'write', { path: 'a.md', content: 'hi' }]]);
   assert.equal(parsed.nativeFinishReason, 'tool_use');
 });
 
@@ -135,7 +135,7 @@ test('two calls (section closed) become two tool_use blocks with consecutive ind
   const v = clientView(feed(kimi(), [stream([{ type: 'text', deltas: pieces(leak, 3) }])]).text);
   assert.deepEqual(
     v.blocks.map((b) => (b.type === 'tool_use' ? [b.type, b.id, JSON.parse(b.input).path] : [b.type])),
-    [['text'], ['tool_use', 'functions.write:0', 'a.md'], ['tool_use', 'functions.write:1', 'b.md']],
+    [['text'], ['tool_use', 'functions_write_0', 'a.md'], ['tool_use', 'functions_write_1', 'b.md']],
   );
   assert.equal(v.stop, 'tool_use');
 });
@@ -181,7 +181,7 @@ test('the upstream\'s own tool_use blocks pass; a recovered call is numbered aft
   assert.deepEqual(v.blocks.map((b) => [b.type, (b as any).id, (b as any).input]), [
     ['text', undefined, undefined],
     ['tool_use', 'functions.read:0', '{"path":"x.md"}'],
-    ['tool_use', 'functions.write:1', '{"path": "a.md", "content": "hi"}'],
+    ['tool_use', 'functions_write_1', '{"path": "a.md", "content": "hi"}'],
   ]);
   assert.equal(v.stop, 'tool_use');
 });
@@ -254,7 +254,7 @@ test('without a model id the markup tells the family; a stream cut before messag
   const { text } = feed(ctxFor(undefined), [cut]);
   const events = text.split('\n\n').filter(Boolean).map((e) => JSON.parse(e.split('\n').find((l) => l.startsWith('data: '))!.slice(6)));
   const tool = events.find((e) => e.content_block?.type === 'tool_use');
-  assert.equal(tool?.content_block.id, 'functions.write:0');
+  assert.equal(tool?.content_block.id, 'functions_write_0');
   assert.equal(tool?.index, 1);
 });
 
@@ -267,8 +267,8 @@ test('whole bodies: text then tool_use blocks, stop_reason tool_use; truncated: 
   assert.deepEqual(out.content, [
     thinking,
     { type: 'text', text: 'Two.' },
-    { type: 'tool_use', id: 'functions.write:0', name: 'write', input: { path: 'a.md', content: '1' } },
-    { type: 'tool_use', id: 'functions.write:1', name: 'write', input: { path: 'b.md', content: '2' } },
+    { type: 'tool_use', id: 'functions_write_0', name: 'write', input: { path: 'a.md', content: '1' } },
+    { type: 'tool_use', id: 'functions_write_1', name: 'write', input: { path: 'b.md', content: '2' } },
   ]);
   assert.equal(out.stop_reason, 'tool_use');
   assert.deepEqual(record!.finishReason, { upstream: 'end_turn', delivered: 'tool_use' });

@@ -147,7 +147,9 @@ test('streamed: a leaked Kimi call becomes a function_call item after its messag
   const record = repair.record()!;
   assert.deepEqual(record.calls.map((c) => [c.status, c.id]), [['delivered', 'functions.exec_command:0']]);
   assert.equal(record.removedChars.content, CALL.length);
-  assert.deepEqual(record.finishReason, { upstream: 'stop', delivered: 'tool_calls' });
+  assert.equal(record.protocol, 'openai-responses');
+  // The status stays `completed`: no change of the turn's end to record.
+  assert.equal(record.finishReason, undefined);
   // Tokenscope's own Responses parser reads the delivered stream as one tool call and finish tool_calls.
   const parsed = parseResponseBody(out, { path: '/v1/responses', contentType: 'text/event-stream' });
   assert.deepEqual(parsed.message.toolCalls.map((c) => [c.id, c.name, c.arguments]), [['functions.exec_command:0', 'exec_command', ARGS]]);
@@ -175,7 +177,7 @@ test('streamed: a truncated call is never delivered: withhold turns response.com
   assert.match(v.terminal.error.message, /cut short/);
   const record = repair.record()!;
   assert.equal(record.calls[0].status, 'withheld');
-  assert.deepEqual(record.finishReason, { upstream: 'stop', delivered: 'error' });
+  assert.deepEqual(record.finishReason, { upstream: 'completed', delivered: 'failed' });
   assert.equal(parseResponseBody(out, { path: '/v1/responses' }).finishReason, 'error');
 });
 
@@ -205,11 +207,44 @@ test('streamed: text before and after the markup is kept, in order, without the 
   assert.equal(calls(v).length, 1);
 });
 
-test('streamed: a message that held only markup keeps its item, with empty text, before the call', () => {
-  const v = view(feed([responsesStream([{ type: 'message', deltas: pieces(CALL, 8) }])]).text);
-  assert.deepEqual(v.items.map((it) => it.type), ['message', 'function_call']);
-  assert.equal(text(v), '');
-  assert.equal(calls(v)[0].call_id, 'functions.exec_command:0');
+test('streamed: a message that held only markup is not delivered: its call takes its place, later items and events move down', () => {
+  const upstream = responsesStream([
+    { type: 'reasoning', text: 'Plan.' },
+    { type: 'message', deltas: pieces(`\n${CALL}${SE}\n`, 8) },
+    { type: 'message', deltas: ['After.'] },
+  ]);
+  for (const split of [[upstream], pieces(upstream, 1), upstream.split(/(?<=\n\n)/)]) {
+    const { text: out, repair } = feed(split);
+    // view() checks sequence numbers rise by one, items are added in output_index order, the terminal output agrees.
+    const v = view(out);
+    assert.deepEqual(v.items.map((it) => it.type), ['reasoning', 'function_call', 'message']);
+    assert.equal(calls(v)[0].call_id, 'functions.exec_command:0');
+    assert.equal(text(v), 'After.');
+    assert.doesNotMatch(out, /"msg_1"/, 'no event of the dropped message goes out');
+    assert.equal(v.terminal.output.length, 3);
+    assert.equal(repair.record()!.calls[0].status, 'delivered');
+  }
+  // A message that was empty at the upstream is its own: it is kept.
+  const empty = view(feed([responsesStream([{ type: 'message', deltas: [] }])]).text);
+  assert.deepEqual(empty.items.map((it) => it.type), ['message']);
+});
+
+test('streamed: markup-only message at the start, upstream without sequence numbers or event names', () => {
+  const upstream = responsesStream([{ type: 'message', deltas: pieces(CALL, 5) }, { type: 'message', deltas: ['Done.'] }])
+    .split('\n\n')
+    .filter(Boolean)
+    .map((b) => {
+      const data = JSON.parse(b.split('\n').find((l) => l.startsWith('data: '))!.slice(6));
+      delete data.sequence_number;
+      return `data: ${JSON.stringify(data)}\n\n`;
+    })
+    .join('');
+  const out = feed(pieces(upstream, 13)).text;
+  const evs = out.split('\n\n').filter(Boolean).map((b) => JSON.parse(b.slice(6)));
+  assert.ok(evs.every((e) => e.sequence_number === undefined));
+  const done = evs.filter((e) => e.type === 'response.output_item.done').map((e) => [e.output_index, e.item.type]);
+  assert.deepEqual(done, [[0, 'function_call'], [1, 'message']]);
+  assert.deepEqual(evs.at(-1).response.output.map((i: any) => i.type), ['function_call', 'message']);
 });
 
 test('streamed: reasoning items pass untouched; later items move up past the inserted call, upstream calls number first', () => {
@@ -249,7 +284,12 @@ test('streamed: a stream without markup passes byte for byte, in the reads it ca
   const parts = plain.split(/(?<=\n\n)/);
   const { outs, text: out, repair } = feed(parts);
   assert.equal(out, plain);
-  assert.deepEqual(outs.slice(0, parts.length).map(String), parts);
+  // Each event in the read it came in, but a message item's start (added, content_part.added), which waits for its
+  // first text: a message that turns out to hold only markup is not delivered.
+  const first = parts.findIndex((p) => p.includes('"response.output_text.delta"'));
+  const expected = parts.map((p, i) => (i === first - 2 || i === first - 1 ? '' : i === first ? parts.slice(first - 2, first + 1).join('') : p));
+  assert.match(parts[first - 2], /"response\.output_item\.added"/);
+  assert.deepEqual(outs.slice(0, parts.length).map(String), expected);
   assert.equal(repair.record(), undefined);
   const angle = responsesStream([{ type: 'message', deltas: ['if a <', '|b then'] }]);
   const v = view(feed([angle]).text);
@@ -281,7 +321,7 @@ test('whole body: the call becomes a function_call item after its message, the t
   assert.equal(o.output[1].content[0].text, "I'll write it.");
   assert.deepEqual({ ...o.output[2], id: 'x' }, { id: 'x', type: 'function_call', status: 'completed', arguments: ARGS, call_id: 'functions.exec_command:0', name: 'exec_command' });
   assert.equal(o.status, 'completed');
-  assert.deepEqual(record!.finishReason, { upstream: 'stop', delivered: 'tool_calls' });
+  assert.equal(record!.finishReason, undefined);
   const parsed = parseResponseBody(bytes, { path: '/v1/responses', contentType: 'application/json' });
   assert.equal(parsed.finishReason, 'tool_calls');
 });

@@ -8,7 +8,7 @@ import { UserError } from '../../../src/core/model';
 import { openRouterApiRoot, pinProvider, resolveOpenRouterKey } from '../../../src/core/upstream/openrouter';
 import { parseTarget, targetLabel } from '../../../src/core/upstream/run';
 import { findChatTemplate, renderChat } from '../../../src/core/upstream/sglang';
-import { thinkingIntent, translateBody } from '../../../src/core/upstream/translate';
+import { thinkingIntent, translateBody } from '../../../src/core/wire/dialects';
 
 test('thinking switch: read from every dialect, written in the target backend’s', () => {
   assert.equal(thinkingIntent({ thinking: { type: 'enabled' } }), true);

@@ -4,7 +4,7 @@
  * reason (never the line's text: it may hold anything).
  */
 import { parseExchange } from '../../analyze';
-import { BUNDLE_FORMAT, readBundle } from '../../export/bundle';
+import { BUNDLE_FORMAT, readBundle } from '../../capture/bundle-read';
 import { UserError, type NormalizedRequest, type ParsedResponse } from '../../model';
 import { normalizeRequest, parseResponseBody, parseResponseJson } from '../../wire/index';
 

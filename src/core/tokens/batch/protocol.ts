@@ -10,6 +10,16 @@ import type { SummaryCounts } from './summary';
 
 export interface BatchWorkerData {
   options: BatchOptions;
+  /**
+   * Set when the worker starts through dist/tokens-batch-boot.js (./worker-boot.ts): the worker bundle it runs, and
+   * the V8 code cache file it compiles that bundle from (./code-cache.ts; none without a data dir).
+   */
+  boot?: { bundle: string; codeCache?: string };
+}
+
+/** Sent to one booted worker once the run is done: write the code cache of what it has compiled. */
+export interface CodeCacheRequest {
+  saveCodeCache: true;
 }
 
 /** Rank tables the runner loaded once, in shared memory (./shared-ranks.ts): posted to each worker before any chunk. */
@@ -41,6 +51,10 @@ export type BatchWorkerReply =
       specforge?: Uint8Array;
     }
   | { type: 'progress'; progress: DownloadProgress }
+  /** From a booted worker before anything else: whether it was compiled from the code cache. */
+  | { type: 'code-cache'; loaded: boolean }
+  /** The answer to a CodeCacheRequest (`error`: why the cache could not be written). */
+  | { type: 'code-cache-saved'; error?: string }
   | { type: 'warning'; message: string };
 
 /**

@@ -16,7 +16,8 @@ import { Worker } from 'node:worker_threads';
 import { UserError } from '../../model';
 import type { DownloadProgress } from '../hub';
 import type { BatchOptions } from './process';
-import type { BatchChunk, BatchWorkerData, BatchWorkerReply, RanksHandover } from './protocol';
+import { codeCacheFile } from './code-cache';
+import type { BatchChunk, BatchWorkerData, BatchWorkerReply, CodeCacheRequest, RanksHandover } from './protocol';
 
 type DoneReply = Extract<BatchWorkerReply, { type: 'done' }>;
 import { shareBatchRanks } from './shared-ranks';
@@ -35,6 +36,11 @@ export interface BatchRunOptions extends BatchOptions {
   workers: number;
   /** The bundled worker.ts (dist/tokens-batch-worker.js). */
   workerFile: string;
+  /**
+   * The bundled worker-boot.ts (dist/tokens-batch-boot.js): when given, each worker starts through it and compiles
+   * `workerFile` from the V8 code cache kept in `cacheDir` (./code-cache.ts); a run that has none writes it at the end.
+   */
+  boot?: string;
   /** Stop reading; the lines in flight are finished and written. */
   signal?: AbortSignal;
   /** Stop at once: only the lines already done are written (whole chunks, so the files still end on a whole line). */
@@ -58,9 +64,18 @@ export interface BatchResult {
   summary: BatchSummary;
   interrupted: boolean;
   elapsedMs: number;
+  /** With `boot`: how many workers were compiled from the code cache, and whether this run wrote it. */
+  codeCache?: { loaded: number; saved: boolean };
 }
 
 const QUEUED_PER_WORKER = 2;
+/**
+ * A run without a usable code cache writes one at the end, taken from the worker that processed the most lines, when
+ * that worker processed at least this many (so the cache holds the line-processing code, not only the start-up code).
+ */
+const CODE_CACHE_MIN_LINES = 200;
+/** How long the end of a run waits for that cache to be written (it takes milliseconds). */
+const CODE_CACHE_WAIT_MS = 10_000;
 /** Thrown by the waits once `quit` is aborted. */
 const QUIT = Symbol('quit');
 /**
@@ -92,7 +107,17 @@ export async function runBatch(o: BatchRunOptions): Promise<BatchResult> {
   const summary = new BatchSummary();
   const options = { model: o.model, family: o.family, tokenizerDir: o.tokenizerDir, cacheDir: o.cacheDir, offline: o.offline, hub: o.hub, specforge: o.specforge };
   const workerData: BatchWorkerData = { options };
-  const workers = Array.from({ length: Math.max(1, o.workers) }, () => ({ worker: new Worker(o.workerFile, { workerData }), inFlight: 0 }));
+  const codeCache = o.boot && o.cacheDir ? codeCacheFile(o.cacheDir, o.workerFile) : undefined;
+  const bootData: BatchWorkerData = { ...workerData, boot: { bundle: o.workerFile, ...(codeCache && { codeCache }) } };
+  const workers = Array.from({ length: Math.max(1, o.workers) }, () => ({
+    worker: o.boot ? new Worker(o.boot, { workerData: bootData }) : new Worker(o.workerFile, { workerData }),
+    inFlight: 0,
+    /** Lines (blank ones too) the worker has processed. */
+    lines: 0,
+    /** Whether the worker was compiled from the code cache (with `boot`). */
+    fromCache: false,
+  }));
+  let codeCacheSaved: ((error?: string) => void) | undefined;
   // The tokenizer's rank table is loaded once, here, while the workers start, and shared with them all: posted before
   // any chunk, it is theirs before their first line.
   const ranks = shareBatchRanks(options, o.onWarning);
@@ -121,9 +146,12 @@ export async function runBatch(o: BatchRunOptions): Promise<BatchResult> {
     w.worker.on('message', (m: BatchWorkerReply) => {
       if (m.type === 'progress') return o.onDownload?.(m.progress);
       if (m.type === 'warning') return o.onWarning?.(m.message);
+      if (m.type === 'code-cache') return void (w.fromCache = m.loaded);
+      if (m.type === 'code-cache-saved') return codeCacheSaved?.(m.error);
       if (o.quit?.aborted) return; // dropped: nothing more is written
       w.inFlight--;
       inFlight--;
+      w.lines += m.summary.lines + m.summary.blank;
       done.set(m.seq, m);
       while (done.has(nextToWrite)) {
         write(done.get(nextToWrite)!);
@@ -174,6 +202,27 @@ export async function runBatch(o: BatchRunOptions): Promise<BatchResult> {
     for (const p of parts) (bytes.set(p, at), (at += p.byteLength));
     const chunk: BatchChunk = { seq: seq++, firstLine, bytes, ...(shardCount > 1 && { lineStep: shardCount }) };
     w.worker.postMessage(chunk, [bytes.buffer]);
+  };
+
+  /**
+   * When no worker started from the code cache, the one that processed the most lines writes it (each worker has
+   * compiled the code its lines reached: any of them gives the next run that code). A failure is said, not thrown.
+   */
+  let saved = false;
+  const saveCodeCache = async (file: string): Promise<boolean> => {
+    if (workers.some((w) => w.fromCache)) return false;
+    const w = workers.reduce((a, b) => (b.lines > a.lines ? b : a));
+    if (w.lines < CODE_CACHE_MIN_LINES) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const error = await new Promise<string | undefined>((ok) => {
+      codeCacheSaved = ok;
+      timer = setTimeout(() => ok('timed out'), CODE_CACHE_WAIT_MS);
+      w.worker.postMessage({ saveCodeCache: true } satisfies CodeCacheRequest);
+    });
+    clearTimeout(timer);
+    codeCacheSaved = undefined;
+    if (error) o.onWarning?.(`could not write the code cache ${file}: ${error}`);
+    return !error;
   };
 
   let interrupted = false;
@@ -236,6 +285,7 @@ export async function runBatch(o: BatchRunOptions): Promise<BatchResult> {
       inputLines = lineNo - 1 + (partial ? 1 : 0);
     }
     await until(() => inFlight === 0);
+    if (codeCache && !interrupted && !stopped()) saved = await saveCodeCache(codeCache);
   } catch (e) {
     if (e !== QUIT) throw e;
   } finally {
@@ -245,7 +295,12 @@ export async function runBatch(o: BatchRunOptions): Promise<BatchResult> {
     await Promise.all([closeOutput(out), sf && closeOutput(sf)]);
   }
   summary.shard = { index: shardIndex, count: shardCount, inputLines };
-  return { summary, interrupted: interrupted || stopped(), elapsedMs: performance.now() - t0 };
+  return {
+    summary,
+    interrupted: interrupted || stopped(),
+    elapsedMs: performance.now() - t0,
+    ...(o.boot && { codeCache: { loaded: workers.filter((w) => w.fromCache).length, saved } }),
+  };
 }
 
 function inputSize(file: string): number {

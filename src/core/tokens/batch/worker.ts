@@ -7,7 +7,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { adoptSharedRanks } from '../rank-cache';
 import { BatchProcessor } from './process';
-import { chunkLines, LineBytes, type BatchChunk, type BatchWorkerData, type BatchWorkerReply, type RanksHandover } from './protocol';
+import { chunkLines, LineBytes, type BatchChunk, type BatchWorkerData, type BatchWorkerReply, type CodeCacheRequest, type RanksHandover } from './protocol';
 import { BatchSummary } from './summary';
 
 const port = parentPort;
@@ -20,9 +20,10 @@ const processor = new BatchProcessor((workerData as BatchWorkerData).options, {
 
 // Chunks run one after another: the runner keeps two queued per worker so the next one is ready when this ends.
 let queue = Promise.resolve();
-port.on('message', (chunk: BatchChunk | RanksHandover) => {
+port.on('message', (chunk: BatchChunk | RanksHandover | CodeCacheRequest) => {
   // The runner's rank table comes first, before any chunk: the tokenizer is loaded on the first line, from it.
   if ('ranks' in chunk) return adoptSharedRanks(chunk.ranks);
+  if (!('bytes' in chunk)) return; // for the worker's boot (./worker-boot.ts)
   queue = queue.then(async () => {
     const summary = new BatchSummary();
     const out = new LineBytes();

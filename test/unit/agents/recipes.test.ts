@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AGENT_IDS, agentRecipe, agentRecipes, shellQuote } from '../../../src/core/proxy/agents';
+import { AGENT_IDS, agentRecipe, agentRecipes, shellQuote } from '../../../src/core/agents/recipes';
 
 const proxyUrl = 'http://127.0.0.1:8719';
 

@@ -1,5 +1,5 @@
 /**
- * Bodies in text formats. A body that is valid UTF-8 travels as text (readable, and the final redaction guard can
+ * Bodies in text formats (the repro bundle, HAR, the redaction guard). A body that is valid UTF-8 travels as text (readable, and the final redaction guard can
  * read it); anything else as base64. Decoding is strict and keeps a leading BOM, so text → bytes gives back the
  * exact bytes that were received.
  */

@@ -4,7 +4,7 @@
  * the variable the agent reads and which key to put in it, and the caller fills it from SecretStorage or its own
  * environment. Facts per agent: shared reference agents.md §2.
  */
-import { routePrefix } from './routes';
+import { routePrefix } from '../proxy/routes';
 
 export type AgentId = 'opencode' | 'claude-code' | 'codex' | 'qwen-code' | 'continue-cli' | 'kilo-cli' | 'aider' | 'cline' | 'roo-code' | 'kilo-code' | 'continue';
 export type WireApi = 'chat-completions' | 'responses' | 'anthropic-messages';

@@ -1,10 +1,10 @@
 /**
  * What the first bytes of an input file say before it is read whole, and reading it as text: shared by the CLI's
- * input reader (./input.ts) and its early read of a model-text file (src/cli/preread.ts), which must decide alike. No
+ * input reader (./input.ts) and its early read of a model-text file (./preread.ts), which must decide alike. No
  * imports beyond Node and a leaf of the wire layer: the early read loads this before the CLI's code.
  */
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
-import { textFramed } from './wire/framing';
+import { textFramed } from '../core/wire/framing';
 
 /** Larger inputs are refused rather than exhausting memory: a response this size is not a chat turn. */
 export const MAX_BYTES = 256 * 1024 * 1024;

@@ -5,17 +5,17 @@
  */
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, type Stats } from 'node:fs';
 import { basename, join } from 'node:path';
-import { parseExchange, parseExchangeChunks, type ExchangeAnalysis } from './analyze';
-import { resultFor } from './capture/analysis';
-import { DB_FILE, openStore, defaultDataDir } from './capture/store';
-import { LOG_FILE } from './capture/log';
-import { BUNDLE_EXTENSION, BUNDLE_FORMAT, readBundle } from './export/bundle';
-import { UserError, type CapturedExchange, type ChunkTiming, type NormalizedRequest, type ParsedResponse } from './model';
-import { recoverTruncatedJson } from './wire/common';
-import { normalizeRequest, parseResponseBody, parseTextBody } from './wire/index';
+import { parseExchange, parseExchangeChunks, type ExchangeAnalysis } from '../core/analyze';
+import { resultFor } from '../core/capture/analysis';
+import { DB_FILE, openStore, defaultDataDir } from '../core/capture/store';
+import { LOG_FILE } from '../core/capture/log';
+import { BUNDLE_EXTENSION, BUNDLE_FORMAT, readBundle } from '../core/capture/bundle-read';
+import { UserError, type CapturedExchange, type ChunkTiming, type NormalizedRequest, type ParsedResponse } from '../core/model';
+import { recoverTruncatedJson } from '../core/wire/common';
+import { normalizeRequest, parseResponseBody, parseTextBody } from '../core/wire/index';
 import { HEAD_BYTES, isBlank, isGzip, looksBinary, MAX_BYTES, modelTextHead, readTextFile, sameFile, takePreread, type Preread } from './input-head';
-import { parseResponseChunks, sseHead } from './wire/chunked';
-import { fsWhy } from './fs-errors';
+import { parseResponseChunks, sseHead } from '../core/wire/chunked';
+import { fsWhy } from '../core/fs-errors';
 
 export interface LoadedInput {
   response: ParsedResponse;
@@ -155,11 +155,11 @@ function protocolOfHead(v: Record<string, unknown>): 'openai-chat' | 'anthropic-
   return undefined;
 }
 
-/** A request body file (`--request`): JSON of any supported protocol. */
+/** A request body file (`--request`): JSON of any supported protocol; `-` reads it from stdin. */
 export function loadRequest(file: string): NormalizedRequest {
-  const label = basename(file);
-  if (!existsSync(file)) throw new UserError(`${file}: no such file`);
-  const bytes = readBytes(file);
+  const label = file === '-' ? 'stdin' : basename(file);
+  if (file !== '-' && !existsSync(file)) throw new UserError(`${file}: no such file`);
+  const bytes = file === '-' ? readStdin() : readBytes(file);
   const expected = '--request takes the request body the agent sent, as JSON';
   if (isBlank(bytes)) throw new UserError(`${label} is empty; ${expected}`);
   if (looksBinary(bytes)) throw new UserError(`${label} is binary; ${expected}`);
@@ -176,6 +176,18 @@ export function loadRequest(file: string): NormalizedRequest {
     throw new UserError(`${label} is a response body (${response.protocol}), not a request: give the response as FILE and the request body the agent sent to --request`);
   }
   return normalizeRequest(body);
+}
+
+/** All of stdin (a pipe, a redirected file), refused past the input size limit. */
+function readStdin(): Uint8Array {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(0);
+  } catch (e) {
+    throw new UserError(`cannot read stdin (${(e as Error).message})`);
+  }
+  if (bytes.length > MAX_BYTES) throw new UserError(`stdin holds more than ${MAX_BYTES} bytes; Tokenscope reads request bodies up to that size`);
+  return bytes;
 }
 
 /** The first 4 KB of a regular file within the size limit, and its size; undefined when `readBytes` would refuse it. */

@@ -1,34 +1,13 @@
 /**
  * The verdict a `compare` run gives each provider, kept in the capture store (one row per model × provider slug, the
- * last run's), so the scorecard's "last comparison" is what the user last compared, whichever process ran it.
+ * last run's: ../capture/provider-rows.ts), so the scorecard's "last comparison" is what the user last compared,
+ * whichever process ran it.
  *
  * Per provider, over its samples that were not cancelled: `broken` when any sample has an error finding (its rules
  * are the error rules seen), else `clean` when any sample answered, else `failed` (no sample answered at all).
  */
-import type { CompareReport, ProviderResult } from '../upstream/compare';
-
-export type ComparisonVerdict = 'clean' | 'broken' | 'failed';
-
-export interface StoredComparison {
-  model: string;
-  /** Provider slug as compared (`chutes`). */
-  provider: string;
-  /** Display name from the endpoint listing (`Chutes`). */
-  name: string;
-  /** Epoch ms the comparison ended. */
-  at: number;
-  verdict: ComparisonVerdict;
-  /** Error rules seen in the provider's samples. */
-  rules: string[];
-  /** Samples judged (cancelled ones do not count), how many broke and how many got no answer. */
-  samples: number;
-  broken: number;
-  failed: number;
-  /** Who really served the samples (display names). */
-  servedBy: string[];
-  /** The capture the comparison re-sent, when it was one. */
-  parentId?: string;
-}
+import type { ComparisonVerdict, StoredComparison } from '../capture/provider-rows';
+import type { CompareReport, ProviderResult } from './compare';
 
 export function providerVerdict(model: string, p: ProviderResult, at: number, parentId?: string): StoredComparison | undefined {
   const judged = p.samples.filter((s) => !s.outcome.cancelled);

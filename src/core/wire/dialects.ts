@@ -1,5 +1,6 @@
 /**
- * What differs between backends when one Chat Completions body is replayed elsewhere (wire-formats.md §8):
+ * The dialects of one Chat Completions request body: what differs between backends when it is replayed elsewhere
+ * (a re-run, a comparison) or rendered with a chat template (wire-formats.md §8):
  * - Kimi's thinking switch: Moonshot's API takes `thinking: {type: "enabled"|"disabled"}`, open-source servers
  *   (SGLang, vLLM) take `chat_template_kwargs: {thinking: bool}`, OpenRouter takes `reasoning: {enabled: bool}`;
  * - OpenRouter-only fields (routing, plugins, usage accounting) mean nothing to SGLang and are dropped.

@@ -1,12 +1,18 @@
 // The startup half of the tokens-batch bench, run as its own process from an esbuild bundle (plain Node: the workers
-// load the shipped bundle as `tokens --batch` does, not through the bench's TypeScript loader). For each file size, the
+// load the shipped bundles as `tokens --batch` does, not through the bench's TypeScript loader). For each file size, the
 // whole `runBatch` (new workers, their tokenizer hand-over, reading, ordering, writing) with 1 and with 2 workers, by
-// turns (1, 2, then 2, 1, …), so what pays off early is measured with every start-up cost in it. Prints one JSON
-// document: each run's wall time and the CPU time of the whole process, by size.
+// turns (1, 2, then 2, 1, …), so what pays off early is measured with every start-up cost in it. Each mode is run in
+// every round: `codeCache`, the workers started as shipped (dist/tokens-batch-boot.js, the worker bundle compiled from
+// the V8 code cache in the data dir, which an untimed first run writes); `noCodeCache`, the worker bundle loaded
+// directly, compiled from source. Prints one JSON document: each run's wall time and the CPU time (user + system) of
+// the whole process, by size.
 import { readFileSync, rmSync } from 'node:fs';
 import { runBatch } from '../src/core/tokens/batch/run';
 
+export type StartupMode = 'codeCache' | 'noCodeCache';
+
 export interface StartupRun {
+  mode: StartupMode;
   workers: number;
   wallMs: number;
   cpuMs: number;
@@ -14,27 +20,42 @@ export interface StartupRun {
 
 async function main() {
   const [inputs, dir, cacheDir, workerFile, config] = process.argv.slice(2);
-  const { runs } = JSON.parse(config) as { runs: number };
+  const { runs, boot, modes } = JSON.parse(config) as { runs: number; boot: string; modes: StartupMode[] };
   const out: Record<string, StartupRun[]> = {};
+  let reference: string | undefined;
+  const once = async (input: string, mode: StartupMode, workers: number) => {
+    const output = `${input}.out-${mode}-${workers}`;
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    const r = await runBatch({ input, output, workers, workerFile, ...(mode === 'codeCache' && { boot }), tokenizerDir: dir, cacheDir });
+    const wallMs = performance.now() - t0;
+    const c = process.cpuUsage(c0);
+    if (r.summary.bad) throw new Error(`${r.summary.bad} bad lines: ${r.summary.badLines[0]?.error}`);
+    const text = readFileSync(output, 'utf8');
+    rmSync(output);
+    return { run: { mode, workers, wallMs, cpuMs: (c.user + c.system) / 1000 }, text, codeCache: r.codeCache };
+  };
   for (const input of inputs.split(',')) {
     const lines = readFileSync(input, 'utf8').split('\n').length - 1;
     const runsOf: StartupRun[] = (out[lines] = []);
-    const outputs: Record<number, string> = {};
+    // Untimed: writes the code cache (when the data dir has none of this bundle yet) and the rank cache.
+    const first = await once(input, 'codeCache', 1);
+    if (first.codeCache?.loaded === 0 && !first.codeCache.saved) throw new Error('the code cache was not written');
+    const outputs = new Map<string, string>([['first', first.text]]);
     for (let i = 0; i < runs; i++) {
-      for (const workers of i % 2 ? [2, 1] : [1, 2]) {
-        const output = `${input}.out-${workers}`;
-        const c0 = process.cpuUsage();
-        const t0 = performance.now();
-        await runBatch({ input, output, workers, workerFile, tokenizerDir: dir, cacheDir });
-        const wallMs = performance.now() - t0;
-        const c = process.cpuUsage(c0);
-        runsOf.push({ workers, wallMs, cpuMs: (c.user + c.system) / 1000 });
-        outputs[workers] = readFileSync(output, 'utf8');
-        rmSync(output);
+      for (const mode of i % 2 ? [...modes].reverse() : modes) {
+        for (const workers of i % 2 ? [2, 1] : [1, 2]) {
+          const r = await once(input, mode, workers);
+          if (mode === 'codeCache' && r.codeCache?.loaded !== workers) throw new Error(`${workers} worker(s) not compiled from the code cache`);
+          runsOf.push(r.run);
+          outputs.set(`${mode} ${workers}`, r.text);
+        }
       }
-      if (outputs[1] !== outputs[2]) throw new Error(`${lines} lines: 1 and 2 workers wrote different output`);
+      for (const [k, text] of outputs) if (text !== first.text) throw new Error(`${lines} lines: ${k} wrote other output than 1 worker`);
     }
+    reference = first.text;
   }
+  if (reference === undefined) throw new Error('no input');
   process.stdout.write(JSON.stringify(out));
 }
 

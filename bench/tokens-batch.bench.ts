@@ -12,8 +12,12 @@
 //   (the workers' JavaScript, V8's helper threads, the batch main thread), and RSS while 100,000 lines stream through
 //   a `tokenscope tokens --batch` process (flat).
 // - startup (workers that pay off early): a process of its own (bench/tokens-batch-startup.ts, plain Node) runs
-//   `runBatch` whole, new workers and all, over 3,000 and 30,000 lines with 1 and 2 workers by turns; per size the
-//   median wall times and 2 workers over 1 (goals ≥ 1.6× at 3,000 lines and ≥ 1.8× at 30,000 on a 2-core machine).
+//   `runBatch` whole, new workers and all, over 3,000 and 30,000 lines with 1 and 2 workers by turns, the workers
+//   started as shipped (compiled from the V8 code cache in the data dir) and, beside them, compiled from source; per
+//   size the median wall times and 2 workers over 1 (goals ≥ 1.6× at 3,000 lines and ≥ 1.8× at 30,000 on a 2-core
+//   machine), and the same ratio in CPU time: 2 × CPU(1 worker) / CPU(2 workers), the speed-up two idle cores give
+//   when nothing waits (on a shared machine the wall-time ratio follows the load, this one much less).
+// BENCH_BATCH_PARTS (default paired,endToEnd,startup,stream) runs only the parts named.
 // The load average is printed beside each part: on a machine others share, wall-clock figures follow the load.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -26,7 +30,7 @@ import { runBatch } from '../src/core/tokens/batch/run';
 import { recording } from '../test/helpers/shared';
 import { kimiTokenizerDir } from '../test/unit/tokens/helpers';
 import { splitTimes, threadTimes } from './threads';
-import type { StartupRun } from './tokens-batch-startup';
+import type { StartupMode, StartupRun } from './tokens-batch-startup';
 import type { Block, Side } from './tokens-paired';
 
 const root = join(__dirname, '..');
@@ -42,6 +46,8 @@ const STREAM_LINES = 100_000;
 /** Startup part: file sizes (lines) and runs per size and worker count. */
 const STARTUP_SIZES = (process.env.BENCH_BATCH_STARTUP_SIZES ?? '3000,30000').split(',').map(Number);
 const STARTUP_RUNS = Number(process.env.BENCH_BATCH_STARTUP_RUNS ?? 5);
+const STARTUP_MODES = (process.env.BENCH_BATCH_STARTUP_MODES ?? 'codeCache,noCodeCache').split(',') as StartupMode[];
+const PARTS = new Set((process.env.BENCH_BATCH_PARTS ?? 'paired,endToEnd,startup,stream').split(','));
 /** 2 workers over 1, on the whole run with every start-up cost, at each size (a 2-core machine). */
 const STARTUP_GOALS: Record<number, number> = { 3000: 1.6, 30000: 1.8 };
 
@@ -146,8 +152,12 @@ async function startupFigures(tmp: string, samples: string[], dir: string, cache
     writeFileSync(file, Array.from({ length: n }, (_, i) => samples[i % samples.length]).join('\n') + '\n');
     return file;
   });
+  const boot = join(root, 'dist', 'tokens-batch-boot.js');
+  // A data dir of its own: the first run of the driver writes the code cache there, as a first `tokens --batch` does.
+  const data = join(cacheDir, 'startup');
   const load = [round(loadavg()[0], 1)];
-  const child = spawn(process.execPath, [driver, inputs.join(','), dir, cacheDir, workerFile, JSON.stringify({ runs: STARTUP_RUNS })], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const config = JSON.stringify({ runs: STARTUP_RUNS, boot, modes: STARTUP_MODES });
+  const child = spawn(process.execPath, [driver, inputs.join(','), dir, data, workerFile, config], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -156,24 +166,27 @@ async function startupFigures(tmp: string, samples: string[], dir: string, cache
   if (code !== 0) throw new Error(`startup run failed: ${stderr.split('\n')[0]}`);
   load.push(round(loadavg()[0], 1));
   const bySize = JSON.parse(stdout) as Record<string, StartupRun[]>;
+  const figures = (runs: StartupRun[], goal: number | undefined) => {
+    const one = runs.filter((r) => r.workers === 1);
+    const two = runs.filter((r) => r.workers === 2);
+    const ratio = round(median(one.map((r) => r.wallMs)) / median(two.map((r) => r.wallMs)));
+    const cpuRatio = round((2 * median(one.map((r) => r.cpuMs))) / median(two.map((r) => r.cpuMs)));
+    return {
+      wallMs: { batch1Worker: round(median(one.map((r) => r.wallMs)), 0), batch2Workers: round(median(two.map((r) => r.wallMs)), 0) },
+      processCpuMs: { batch1Worker: round(median(one.map((r) => r.cpuMs)), 0), batch2Workers: round(median(two.map((r) => r.cpuMs)), 0) },
+      ratio2vs1: ratio,
+      // 2 × CPU(1 worker) / CPU(2 workers): the ratio two otherwise idle cores give.
+      cpuRatio2vs1: cpuRatio,
+      // Each 2-worker run over the 1-worker run of the same round.
+      everyPair: one.map((r, i) => round(r.wallMs / two[i].wallMs)),
+      ...(goal ? { goalRatio: goal, meetsGoal: ratio >= goal } : {}),
+    };
+  };
   const sizes = Object.fromEntries(
-    Object.entries(bySize).map(([lines, runs]) => {
-      const one = runs.filter((r) => r.workers === 1);
-      const two = runs.filter((r) => r.workers === 2);
-      const ratio = round(median(one.map((r) => r.wallMs)) / median(two.map((r) => r.wallMs)));
-      const goal = STARTUP_GOALS[Number(lines)];
-      return [
-        lines,
-        {
-          wallMs: { batch1Worker: round(median(one.map((r) => r.wallMs)), 0), batch2Workers: round(median(two.map((r) => r.wallMs)), 0) },
-          processCpuMs: { batch1Worker: round(median(one.map((r) => r.cpuMs)), 0), batch2Workers: round(median(two.map((r) => r.cpuMs)), 0) },
-          ratio2vs1: ratio,
-          // Each 2-worker run over the 1-worker run beside it.
-          everyPair: one.map((r, i) => round(r.wallMs / two[i].wallMs)),
-          ...(goal ? { goalRatio: goal, meetsGoal: ratio >= goal } : {}),
-        },
-      ];
-    }),
+    Object.entries(bySize).map(([lines, runs]) => [
+      lines,
+      Object.fromEntries(STARTUP_MODES.map((m) => [m, figures(runs.filter((r) => r.mode === m), m === 'codeCache' ? STARTUP_GOALS[Number(lines)] : undefined)])),
+    ]),
   );
   return { runs: STARTUP_RUNS, loadAverage1m: load, lines: sizes };
 }
@@ -267,76 +280,100 @@ export default async () => {
   const tmp = mkdtempSync(join(tmpdir(), 'tokenscope-bench-batch-'));
   try {
     const cacheDir = join(tmp, 'data');
-    const load = () => round(loadavg()[0], 1);
-
-    // Paired: the single path and the batch workers by turns, in one process.
-    const driver = join(tmp, 'tokens-paired.js');
-    await build({ entryPoints: [join(__dirname, 'tokens-paired.ts')], outfile: driver, bundle: true, platform: 'node', format: 'cjs', target: 'node20', external: ['libsql'], logLevel: 'warning' });
-    const few = join(tmp, 'few.jsonl');
-    writeFileSync(few, Array.from({ length: 300 }, (_, i) => samples[i % samples.length]).join('\n') + '\n');
-    const pairedLoad = [load()];
-    const blocks = await pairedBlocks(driver, few, found.dir, cacheDir, workerFile);
-    pairedLoad.push(load());
-    const paired = { loadAverage1m: pairedLoad, ...pairedFigures(blocks) };
-
-    // End to end: runBatch with 1 and 2 workers, alternated (1, 2, then 2, 1, …).
-    const lines = Array.from({ length: LINES }, (_, i) => samples[i % samples.length]);
-    const input = join(tmp, 'in.jsonl');
-    writeFileSync(input, lines.join('\n') + '\n');
-    const rates: Record<'one' | 'two', Rate[]> = { one: [], two: [] };
-    const e2eLoad = [load()];
-    for (let i = 0; i < RUNS; i++) {
-      for (const k of i % 2 ? (['two', 'one'] as const) : (['one', 'two'] as const)) {
-        rates[k].push(await batchRate(input, join(tmp, `o-${k}.jsonl`), k === 'one' ? 1 : 2, found.dir, cacheDir, workerFile));
-      }
-    }
-    if (readFileSync(join(tmp, 'o-one.jsonl'), 'utf8') !== readFileSync(join(tmp, 'o-two.jsonl'), 'utf8')) throw new Error('1 and 2 workers wrote different output');
-    e2eLoad.push(load());
-    const med = (k: keyof typeof rates, f: keyof Rate, d = 3) => round(median(rates[k].map((r) => r[f] as number)), d);
-    const cores = (k: keyof typeof rates) => round(median(rates[k].map((r) => r.cpuMsPerLine / r.jsMsPerLine)), 2);
-    const pairRatios = rates.one.map((r, i) => rates.two[i].linesPerSecond / r.linesPerSecond);
-    const endToEnd = {
-      lines: LINES,
-      measuredFromLine: LINES * FROM,
-      runs: RUNS,
-      loadAverage1m: e2eLoad,
-      linesPerSecond: { batch1Worker: med('one', 'linesPerSecond', 0), batch2Workers: med('two', 'linesPerSecond', 0) },
-      warmingUpLinesPerSecond: { batch1Worker: med('one', 'warmingUpLinesPerSecond', 0), batch2Workers: med('two', 'warmingUpLinesPerSecond', 0) },
-      cpuMsPerLine: { batch1Worker: med('one', 'cpuMsPerLine'), batch2Workers: med('two', 'cpuMsPerLine') },
-      cpuMsPerLineByThread: Object.fromEntries(
-        (['one', 'two'] as const).map((k) => [
-          { one: 'batch1Worker', two: 'batch2Workers' }[k],
-          { javascript: med(k, 'jsMsPerLine'), v8Helpers: med(k, 'helpersMsPerLine'), batchMainThread: med(k, 'mainMsPerLine', 4) },
-        ]),
-      ),
-      coresPerWorker: { batch1Worker: cores('one'), batch2Workers: cores('two') },
-      // Each 2-worker run over the 1-worker run beside it: the median, and every pair.
-      scaling: { ratio2vs1: round(median(pairRatios)), everyPair: pairRatios.map((x) => round(x)), warmingUpRatio2vs1: round(med('two', 'warmingUpLinesPerSecond') / med('one', 'warmingUpLinesPerSecond')), ceiling2vs1: round(2 / cores('one')) },
-    };
-
-    const startup = await startupFigures(tmp, samples, found.dir, cacheDir, workerFile);
-
-    const stream = await streamRss(found.dir, tmp);
-    const rss = stream.rssMB.map((s) => s.MB);
-    // Growth from a quarter in (the workers' heaps and compiled code still reaching their working size), and over the
-    // second half (what a longer file would add: bounded memory means none).
-    const streamFigures = { loadAverage1m: load(), ...stream, rssGrowthMB: round(Math.max(...rss.slice(1)) - rss[1], 0), rssGrowthSecondHalfMB: round(Math.max(...rss.slice(2)) - rss[2], 0) };
+    // Paired: the single path and the batch workers by turns, in one process. End to end: `runBatch` with 1 and 2
+    // workers, alternated. Startup: whole runs over short files. Stream: RSS of a long run.
+    const paired = PARTS.has('paired') ? await pairedPart(tmp, samples, found.dir, cacheDir, workerFile) : undefined;
+    const endToEnd = PARTS.has('endToEnd') ? await endToEndPart(tmp, samples, found.dir, cacheDir, workerFile) : undefined;
+    const startup = PARTS.has('startup') ? await startupFigures(tmp, samples, found.dir, cacheDir, workerFile) : undefined;
+    const stream = PARTS.has('stream') ? await streamPart(found.dir, tmp) : undefined;
     return {
       goals: {
-        perCore: { ratioInThreadCpu: paired.perCore.ratioInThreadCpu.median, ratioInWallTime: paired.perCore.ratioInWallTime.median, goalRatio: 0.9, meetsGoal: paired.perCore.meetsGoal, loadAverage1m: pairedLoad },
-        scaling: { ratio2vs1Paired: paired.scaling.ratio2vs1.median, ratio2vs1EndToEnd: endToEnd.scaling.ratio2vs1, goalRatio: 1.6, meetsGoal: paired.scaling.meetsGoal && endToEnd.scaling.ratio2vs1 >= 1.6, loadAverage1m: [...pairedLoad, ...e2eLoad] },
-        rssGrowthSecondHalfMB: streamFigures.rssGrowthSecondHalfMB,
-        startupScaling: {
-          ...Object.fromEntries(Object.entries(startup.lines).map(([n, s]) => [`lines${n}`, { ratio2vs1: s.ratio2vs1, goalRatio: s.goalRatio, meetsGoal: s.meetsGoal }])),
-          loadAverage1m: startup.loadAverage1m,
-        },
+        ...(paired && {
+          perCore: { ratioInThreadCpu: paired.perCore.ratioInThreadCpu.median, ratioInWallTime: paired.perCore.ratioInWallTime.median, goalRatio: 0.9, meetsGoal: paired.perCore.meetsGoal, loadAverage1m: paired.loadAverage1m },
+        }),
+        ...(paired &&
+          endToEnd && {
+            scaling: { ratio2vs1Paired: paired.scaling.ratio2vs1.median, ratio2vs1EndToEnd: endToEnd.scaling.ratio2vs1, goalRatio: 1.6, meetsGoal: paired.scaling.meetsGoal && endToEnd.scaling.ratio2vs1 >= 1.6, loadAverage1m: [...paired.loadAverage1m, ...endToEnd.loadAverage1m] },
+          }),
+        ...(stream && { rssGrowthSecondHalfMB: stream.rssGrowthSecondHalfMB }),
+        ...(startup && {
+          startupScaling: {
+            ...Object.fromEntries(
+              Object.entries(startup.lines).map(([n, s]) => {
+                const c = s.codeCache ?? s.noCodeCache;
+                return [`lines${n}`, { ratio2vs1: c.ratio2vs1, cpuRatio2vs1: c.cpuRatio2vs1, goalRatio: c.goalRatio, meetsGoal: c.meetsGoal, ...(s.noCodeCache && s.codeCache && { withoutCodeCache: { ratio2vs1: s.noCodeCache.ratio2vs1, cpuRatio2vs1: s.noCodeCache.cpuRatio2vs1 } }) }];
+              }),
+            ),
+            loadAverage1m: startup.loadAverage1m,
+          },
+        }),
       },
       paired,
       endToEnd,
       startup,
-      stream: streamFigures,
+      stream,
     };
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
 };
+
+const load = () => round(loadavg()[0], 1);
+
+async function pairedPart(tmp: string, samples: string[], dir: string, cacheDir: string, workerFile: string) {
+  const driver = join(tmp, 'tokens-paired.js');
+  await build({ entryPoints: [join(__dirname, 'tokens-paired.ts')], outfile: driver, bundle: true, platform: 'node', format: 'cjs', target: 'node20', external: ['libsql'], logLevel: 'warning' });
+  const few = join(tmp, 'few.jsonl');
+  writeFileSync(few, Array.from({ length: 300 }, (_, i) => samples[i % samples.length]).join('\n') + '\n');
+  const pairedLoad = [load()];
+  const blocks = await pairedBlocks(driver, few, dir, cacheDir, workerFile);
+  pairedLoad.push(load());
+  return { loadAverage1m: pairedLoad, ...pairedFigures(blocks) };
+}
+
+async function endToEndPart(tmp: string, samples: string[], dir: string, cacheDir: string, workerFile: string) {
+  // End to end: runBatch with 1 and 2 workers, alternated (1, 2, then 2, 1, …).
+  const lines = Array.from({ length: LINES }, (_, i) => samples[i % samples.length]);
+  const input = join(tmp, 'in.jsonl');
+  writeFileSync(input, lines.join('\n') + '\n');
+  const rates: Record<'one' | 'two', Rate[]> = { one: [], two: [] };
+  const e2eLoad = [load()];
+  for (let i = 0; i < RUNS; i++) {
+    for (const k of i % 2 ? (['two', 'one'] as const) : (['one', 'two'] as const)) {
+      rates[k].push(await batchRate(input, join(tmp, `o-${k}.jsonl`), k === 'one' ? 1 : 2, dir, cacheDir, workerFile));
+    }
+  }
+  if (readFileSync(join(tmp, 'o-one.jsonl'), 'utf8') !== readFileSync(join(tmp, 'o-two.jsonl'), 'utf8')) throw new Error('1 and 2 workers wrote different output');
+  e2eLoad.push(load());
+  const med = (k: keyof typeof rates, f: keyof Rate, d = 3) => round(median(rates[k].map((r) => r[f] as number)), d);
+  const cores = (k: keyof typeof rates) => round(median(rates[k].map((r) => r.cpuMsPerLine / r.jsMsPerLine)), 2);
+  const pairRatios = rates.one.map((r, i) => rates.two[i].linesPerSecond / r.linesPerSecond);
+  const endToEnd = {
+    lines: LINES,
+    measuredFromLine: LINES * FROM,
+    runs: RUNS,
+    loadAverage1m: e2eLoad,
+    linesPerSecond: { batch1Worker: med('one', 'linesPerSecond', 0), batch2Workers: med('two', 'linesPerSecond', 0) },
+    warmingUpLinesPerSecond: { batch1Worker: med('one', 'warmingUpLinesPerSecond', 0), batch2Workers: med('two', 'warmingUpLinesPerSecond', 0) },
+    cpuMsPerLine: { batch1Worker: med('one', 'cpuMsPerLine'), batch2Workers: med('two', 'cpuMsPerLine') },
+    cpuMsPerLineByThread: Object.fromEntries(
+      (['one', 'two'] as const).map((k) => [
+        { one: 'batch1Worker', two: 'batch2Workers' }[k],
+        { javascript: med(k, 'jsMsPerLine'), v8Helpers: med(k, 'helpersMsPerLine'), batchMainThread: med(k, 'mainMsPerLine', 4) },
+      ]),
+    ),
+    coresPerWorker: { batch1Worker: cores('one'), batch2Workers: cores('two') },
+    // Each 2-worker run over the 1-worker run beside it: the median, and every pair.
+    scaling: { ratio2vs1: round(median(pairRatios)), everyPair: pairRatios.map((x) => round(x)), warmingUpRatio2vs1: round(med('two', 'warmingUpLinesPerSecond') / med('one', 'warmingUpLinesPerSecond')), ceiling2vs1: round(2 / cores('one')) },
+  };
+  return endToEnd;
+}
+
+async function streamPart(dir: string, tmp: string) {
+  const stream = await streamRss(dir, tmp);
+  const rss = stream.rssMB.map((s) => s.MB);
+  // Growth from a quarter in (the workers' heaps and compiled code still reaching their working size), and over the
+  // second half (what a longer file would add: bounded memory means none).
+  const streamFigures = { loadAverage1m: load(), ...stream, rssGrowthMB: round(Math.max(...rss.slice(1)) - rss[1], 0), rssGrowthSecondHalfMB: round(Math.max(...rss.slice(2)) - rss[2], 0) };
+  return streamFigures;
+}

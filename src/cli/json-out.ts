@@ -9,7 +9,7 @@
  */
 
 import type { CheckContext } from '../core/checks/types';
-import { messagePartsOf, PART_SEPARATOR } from '../core/formats/shared/build';
+import { messagePartsOf, PART_SEPARATOR } from '../core/families/shared/build';
 import type { TurnReport } from '../core/parsed';
 import type { CliIO } from './io';
 

@@ -7,7 +7,7 @@ import { CAPTURE_TRUNCATED, checks, exchangeChecks, INTERNAL_ERROR, requestCheck
 import { collapseFindings } from './checks/collapse';
 import type { Check, CheckContext } from './checks/types';
 import { detectFamily, getFormat } from './families/index';
-import type { ModelFormat } from './formats/types';
+import type { ModelFormat } from './families/shared/format';
 import type {
   Analysis,
   AssistantMessage,
@@ -23,7 +23,7 @@ import type {
 } from './model';
 import { endedTurn, normalizeRequest, parseResponseBody, protocolFromPath, type BodyHint } from './wire/index';
 import { parseResponseChunks } from './wire/chunked';
-import { withTextIndex } from './formats/shared/text';
+import { withTextIndex } from './families/shared/text';
 
 export interface AnalyzeInput {
   /** The response as the wire layer parsed it. `native-text` and SGLang `/generate` responses are raw text. */

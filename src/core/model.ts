@@ -2,8 +2,10 @@
  * The normalized data model every part of Tokenscope speaks.
  *
  * Data flows one way: bytes → wire events → exchange → family parse → findings / tokens → views and exports.
- * This file holds only types and tiny helpers; it imports nothing.
+ * This file holds only types and tiny helpers; it imports only the list of family ids (families/ids.ts, which imports
+ * nothing).
  */
+import type { FamilyId } from './families/ids';
 
 export type Severity = 'error' | 'warning' | 'info';
 
@@ -143,64 +145,7 @@ export interface NormalizedRequest {
 }
 
 /** Model family ids, one per module in `src/core/families/`. */
-export type FamilyId =
-  | 'kimi-k2'
-  | 'deepseek-v3'
-  | 'deepseek-v31'
-  | 'qwen3'
-  | 'qwen3-coder'
-  | 'glm45'
-  | 'gpt-oss'
-  | 'minimax-m2'
-  | 'hermes'
-  | 'mistral'
-  | 'llama3-json'
-  | 'jamba'
-  | 'nemotron'
-  | 'phi4'
-  | 'glm47'
-  | 'ling3'
-  | 'deepseek-v32'
-  | 'deepseek-v4'
-  | 'deepseek-v41'
-  | 'gemma4'
-  | 'llama4-pythonic'
-  | 'seed-oss'
-  | 'minimax-m3'
-  | 'kimi-k3'
-  | 'step3'
-  | 'glm53-flash'
-  | 'hunyuan'
-  | 'hunyuan-v3'
-  | 'cohere-command'
-  | 'gigachat3'
-  | 'gigachat35'
-  | 'internlm'
-  | 'granite3'
-  | 'granite4'
-  | 'granite42'
-  | 'functionary-v31'
-  | 'olmo3'
-  | 'apertus'
-  | 'dots'
-  | 'reka'
-  | 'poolside-v1'
-  | 'trinity'
-  | 'inkling'
-  | 'k2-horizon'
-  | 'lfm2'
-  | 'longcat'
-  | 'minicpm5'
-  | 'ernie45'
-  | 'functiongemma'
-  | 'granite-20b-fc'
-  | 'muse-glimmer'
-  | 'solar-open2'
-  | 'xlam'
-  | 'iquest-q1'
-  | 'functionary-v32'
-  // New family ids: one line each above this comment, as `| 'id'`.
-  ;
+export type { FamilyId };
 
 /** What a stretch of native text is. */
 export type SegmentKind =

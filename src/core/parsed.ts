@@ -16,7 +16,7 @@ import { unclosedCallState } from './checks/call-shape';
 import { verdictsFor } from './checks/engine-verdicts';
 import type { CheckContext } from './checks/types';
 import type { Analysis, FamilyId, Finding, ParsedNative, Segment, ToolCall, ToolDef } from './model';
-import { schemaArguments } from './formats/shared/schema-types';
+import { schemaArguments } from './families/shared/schema-types';
 import { cutShort } from './wire/index';
 
 export interface ParsedCall {

@@ -5,6 +5,7 @@
  */
 import * as vscode from 'vscode';
 import type { CaptureStore } from '../core/capture/store';
+import { repairSummary } from '../core/repair/describe';
 import { Command, registerCommand } from './contributions';
 import { deliveredDiffDocuments, type DiffDocuments } from './deliveredDiffText';
 
@@ -35,7 +36,8 @@ export class DeliveredDiff implements vscode.TextDocumentContentProvider, vscode
     const upstream = store?.readResponse(id)?.bytes;
     const delivered = store?.readDelivered(id);
     if (!upstream || !delivered) return undefined;
-    this.last = { id, docs: deliveredDiffDocuments(upstream, delivered) };
+    const repair = store?.get(id)?.repair;
+    this.last = { id, docs: deliveredDiffDocuments(upstream, delivered, repair && repairSummary(repair)) };
     return this.last.docs;
   }
 

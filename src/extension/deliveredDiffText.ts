@@ -311,8 +311,18 @@ function pretty(text: string): string {
   }
 }
 
-/** The diff editor's two documents for an exchange's upstream and delivered bytes. */
-export function deliveredDiffDocuments(upstream: Uint8Array, delivered: Uint8Array): DiffDocuments {
+/**
+ * The diff editor's two documents for an exchange's upstream and delivered bytes; `repaired` (what repair changed, in
+ * the protocol's words: repairSummary) is named under the first line of both.
+ */
+export function deliveredDiffDocuments(upstream: Uint8Array, delivered: Uint8Array, repaired?: string): DiffDocuments {
+  const docs = bodyDocuments(upstream, delivered);
+  if (!repaired) return docs;
+  const line = (doc: string) => doc.replace('\n', `\nRepaired: ${repaired}.\n`);
+  return { ...docs, upstream: line(docs.upstream), delivered: line(docs.delivered) };
+}
+
+function bodyDocuments(upstream: Uint8Array, delivered: Uint8Array): DiffDocuments {
   const up = decoder.decode(upstream);
   const down = decoder.decode(delivered);
   if (isSse(up) || isSse(down)) return sseDocuments(up, down);

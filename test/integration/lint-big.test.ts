@@ -29,7 +29,7 @@ import { repoRoot } from '../helpers/shared';
 const bin = join(repoRoot, 'bin', 'tokenscope.js');
 const built = join(repoRoot, 'dist', 'cli.js');
 const boot = join(repoRoot, 'dist', 'cli-boot.js');
-const SOURCES = ['src/cli/json-out.ts', 'src/cli/preread.ts', 'src/cli/boot.ts', 'src/cli/commands/lint.ts', 'src/cli/input-head.ts', 'src/cli/input.ts', 'src/core/formats/shared/text.ts'];
+const SOURCES = ['src/cli/json-out.ts', 'src/cli/preread.ts', 'src/cli/boot.ts', 'src/cli/commands/lint.ts', 'src/cli/input-head.ts', 'src/cli/input.ts', 'src/core/families/shared/text.ts'];
 const fresh = [built, boot].every((b) => existsSync(b) && SOURCES.every((f) => statSync(b).mtimeMs >= statSync(join(repoRoot, f)).mtimeMs));
 const skip = fresh ? false : 'dist/cli.js or dist/cli-boot.js is missing or older than the sources: run `npm run build` first';
 

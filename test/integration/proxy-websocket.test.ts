@@ -3,15 +3,19 @@
 // like the same events over SSE, refusals, unreachable and hanging upstreams, dropped sides, and shutdown.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, type Socket } from 'node:net';
 import { test } from 'node:test';
 import { WebSocket } from 'undici';
 import { main } from '../../src/cli/main';
+import { agentRecipe, routeKeyEnv, type TerminalLaunch } from '../../src/core/agents/recipes';
+import { operationName } from '../../src/core/export/otlp-span';
 import { containsSecret } from '../../src/core/redact';
 import { LEAKED_TEXT } from '../fixtures/agent-upstreams';
 import { frame, FixtureReader, responsesEvents, startWsUpstream, type WsUpstream } from '../fixtures/ws-upstream';
+import { runCli } from '../helpers/agent-cli';
+import { repoRoot } from '../helpers/shared';
 import { rawRequest, startRig, startUpstream, tempDir, waitFor, type Rig } from '../unit/proxy/local-upstream';
 
 const KEY = 'sk-proj-AbCdEfGhIjKlMnOp0123456789';
@@ -104,6 +108,7 @@ test('a Responses WebSocket passes through: messages both ways, the key forwarde
       assert.ok(events.startsWith('event: response.created\ndata: {"type":"response.created"'), events.slice(0, 80));
       assert.equal((events.match(/^event: /gm) ?? []).length, 9);
       assert.equal(x.summary?.protocol, 'openai-responses');
+      assert.equal(operationName(x), 'chat', 'an inference span for OpenTelemetry, as for a POST');
     }
   });
 });
@@ -432,5 +437,47 @@ test('an https upstream is reached as wss://: the same pass-through over TLS', a
     }
   } finally {
     dir.remove();
+  }
+});
+
+test('the real Codex CLI over WebSocket (supports_websockets) through /openai: answered, captured as WebSocket exchanges, flagged', async (t) => {
+  const bin = join(repoRoot, 'node_modules', '.bin', 'codex');
+  if (!existsSync(bin)) return void t.skip('skipped: @openai/codex (npm devDependency) is not installed for this platform');
+  const creates: Record<string, unknown>[] = [];
+  const up = await startWsUpstream({
+    onText: (msg, conn) => {
+      const m = JSON.parse(msg);
+      if (m.type !== 'response.create') return;
+      creates.push(m);
+      for (const e of responsesEvents(LEAKED_TEXT, { model: 'gpt-5' })) conn.sendText(JSON.stringify(e));
+    },
+  });
+  const rig = await startRig({ openai: up.url });
+  const home = tempDir('tokenscope-codex-ws-');
+  try {
+    const launch = agentRecipe('codex', { proxyUrl: rig.proxy.url, route: 'openai', model: 'gpt-5' }).launch as TerminalLaunch;
+    writeFileSync(join(home.dir, 'config.toml'), ['approval_policy = "never"', 'sandbox_mode = "workspace-write"', 'check_for_update_on_startup = false', '[analytics]', 'enabled = false', ''].join('\n'));
+    const args = ['exec', '--skip-git-repo-check', ...launch.args, '-c', 'model_providers.tokenscope.supports_websockets=true', '--enable', 'responses_websockets', 'Create a file named hello.py'];
+    const r = await runCli(bin, args, { PATH: process.env.PATH ?? '', HOME: home.dir, ...launch.env, [routeKeyEnv('openai')]: KEY, CODEX_HOME: home.dir }, home.dir);
+    assert.equal(r.code, 0, r.out.slice(-2000));
+    assert.ok(r.out.includes(LEAKED_TEXT), 'Codex printed the answer it got over the WebSocket');
+    assert.ok(up.conns.length >= 1 && creates.length >= 1, 'Codex spoke WebSocket to the upstream through the proxy');
+    assert.equal(up.requests[0].headers.authorization, `Bearer ${KEY}`);
+    await finished(rig, creates.length);
+    await rig.store.idle();
+    const xs = rig.store.list();
+    assert.equal(xs.length, creates.length, 'one capture per response.create');
+    for (const listed of xs) {
+      const x = rig.store.get(listed.id)!;
+      assert.ok(x.websocket, 'a WebSocket exchange');
+      assert.equal(x.agent, 'codex');
+      assert.equal(x.state, 'complete');
+      assert.ok(x.summary?.rules?.includes('markup-in-content'), JSON.stringify(x.summary));
+      assert.ok(!JSON.stringify(x).includes(KEY), 'the key is not in the capture');
+    }
+  } finally {
+    await rig.close();
+    await up.close();
+    home.remove();
   }
 });

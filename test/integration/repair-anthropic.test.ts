@@ -72,7 +72,9 @@ test('@anthropic-ai/sdk receives a tool_use block (streamed and not) for a Kimi 
     }
     const out: string[] = [];
     assert.equal(await main(['show', xs[0].id, '--data-dir', r.dataDir], { out: (t) => out.push(t), err: (t) => out.push(t) }), 0);
-    assert.match(out.join('\n'), /repair: delivered write \(id functions\.write:0, from content, kimi-k2\)/);
+    assert.match(out.join('\n'), /repair: delivered write \(id functions_write_0, from content, kimi-k2\)/);
+    assert.match(out.join('\n'), /repaired +1 call delivered as tool_use blocks, \d+ chars of markup removed from text, stop_reason end_turn → tool_use;/);
+    assert.doesNotMatch(out.join('\n'), /repaired .*(tool_calls|finish_reason)/);
   } finally {
     await r.close();
   }

@@ -11,6 +11,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { openStore } from '../../src/core/capture/store';
+import historyKimiIds from '../../src/core/checks/history-kimi-ids';
+import { normalizeRequest } from '../../src/core/wire/request';
+import { response, run } from '../unit/checks/helpers';
 import { parseResponseBody } from '../../src/core/wire/index';
 import { agentRecipe } from '../../src/core/agents/recipes';
 import { FINAL_TEXT, startAnthropicLeakyUpstream } from '../fixtures/anthropic-leaky-upstream';
@@ -104,6 +107,9 @@ test('Claude Code through serve --repair: Write runs from the leaked call, the f
   // Delivered as Anthropic's API accepts an id (^[a-zA-Z0-9_-]+$), the Kimi numbering kept.
   assert.match(history, /"type":"tool_use","id":"functions_Write_0","name":"Write"/, 'the assistant turn sent back holds the tool_use block');
   assert.match(history, /"tool_use_id":"functions_Write_0"/);
+  // The request-side Kimi id rule reads the id Claude Code sent back as Kimi's numbering.
+  const next = normalizeRequest(JSON.stringify(back!.body), { path: '/v1/messages' });
+  assert.deepEqual(run(historyKimiIds, { response: response({ message: { content: 'ok' } }), request: next }).findings, []);
   assert.doesNotMatch(history, /tool_call_begin/, 'the markup is not sent back to the model');
   const x = r.exchange!;
   assert.deepEqual(
@@ -117,7 +123,7 @@ test('Claude Code through serve --repair: Write runs from the leaked call, the f
   assert.deepEqual(upstream.message.toolCalls, []);
   const delivered = Buffer.from(r.delivered!).toString('utf8');
   assert.doesNotMatch(delivered, /tool_calls_section_begin|tool_call_begin/);
-  assert.match(delivered, /"content_block":\{"type":"tool_use","id":"functions\.Write:0","name":"Write","input":\{\}\}/);
+  assert.match(delivered, /"content_block":\{"type":"tool_use","id":"functions_Write_0","name":"Write","input":\{\}\}/);
   assert.match(delivered, /"stop_reason":"tool_use"/);
 });
 

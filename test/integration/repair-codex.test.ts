@@ -28,7 +28,7 @@ function missing(t: TestContext): boolean {
   return true;
 }
 
-async function runThrough(repair: boolean, opts: { cut?: boolean } = {}) {
+async function runThrough(repair: boolean, opts: { cut?: boolean; bare?: boolean; incomplete?: boolean } = {}) {
   const home = tempDir('tokenscope-codex-repair-');
   const data = tempDir('tokenscope-codex-repair-data-');
   const target = join(home.dir, 'hello.txt');
@@ -74,7 +74,7 @@ async function runThrough(repair: boolean, opts: { cut?: boolean } = {}) {
 
 /** The runs at once: each mostly waits on Codex's start-up. */
 let runs: Promise<Awaited<ReturnType<typeof runThrough>>[]> | undefined;
-const all = () => (runs ??= Promise.all([runThrough(false), runThrough(true), runThrough(true, { cut: true })]));
+const all = () => (runs ??= Promise.all([runThrough(false), runThrough(true), runThrough(true, { cut: true }), runThrough(true, { bare: true, incomplete: true })]));
 
 test('Codex through serve without --repair: the leaked markup is printed and nothing is written', async (t) => {
   if (missing(t)) return;
@@ -119,4 +119,19 @@ test('Codex through serve --repair, the call cut inside its arguments: it is nev
   assert.deepEqual(r.exchange?.repair?.calls.map((c) => c.status), ['withheld']);
   assert.deepEqual(r.exchange?.repair?.finishReason, { upstream: 'completed', delivered: 'failed' });
   assert.match(Buffer.from(r.delivered!).toString('utf8'), /"type":"response\.failed"/);
+});
+
+test('Codex through serve --repair, a message of markup alone at max_output_tokens: the message is dropped, the call runs', async (t) => {
+  if (missing(t)) return;
+  const r = (await all())[3];
+  assert.equal(r.code, 0, r.out.slice(-2000));
+  assert.equal(r.written, `${CONTENT}\n`, r.out.slice(-2000));
+  assert.ok(r.out.includes(FINAL_TEXT), 'Codex sent the tool output back and printed the final answer');
+  assert.equal(r.toolResults.length, 1);
+  // The next turn's input holds the call and its output, and no empty assistant message.
+  const input: any[] = r.toolResults[0].body.input;
+  assert.ok(!input.some((i) => i.type === 'message' && i.role === 'assistant'), JSON.stringify(input).slice(0, 2000));
+  assert.deepEqual(r.exchange?.repair?.finishReason, { upstream: 'incomplete', delivered: 'completed' });
+  const delivered = Buffer.from(r.delivered!).toString('utf8');
+  assert.doesNotMatch(delivered, /"msg_leaky"|response\.incomplete/);
 });

@@ -17,7 +17,7 @@ const KEY = 'sk-proj-AbCdEfGhIjKlMnOp0123456789';
 const TOOLS = [{ type: 'function' as const, name: 'exec_command', strict: false, parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'] } }];
 const INPUT = [{ role: 'user' as const, content: 'Create hello.txt' }];
 
-async function rig(command: string, opts: { cut?: boolean } = {}) {
+async function rig(command: string, opts: { cut?: boolean; bare?: boolean; incomplete?: boolean } = {}) {
   const up = await startResponsesLeakyUpstream(command, { ...opts, lingerMs: 0 });
   const tmp = tempDir();
   const store: CaptureStore = await openStore(tmp.dir);
@@ -65,6 +65,36 @@ test('the openai SDK receives the leaked call as a function_call item, streamed 
     await r.store.idle();
     const repaired = r.store.list().filter((x) => x.repair);
     assert.equal(repaired.length, 2);
+  } finally {
+    await r.close();
+  }
+});
+
+test('a message of markup alone, cut at max_output_tokens after the call: the SDK gets only the call, status completed', async () => {
+  const r = await rig("printf 'hi\\n' > hello.txt", { bare: true, incomplete: true });
+  try {
+    const stream = r.client.responses.stream({ model: 'moonshotai/kimi-k2-0905', input: INPUT, tools: TOOLS });
+    const types: string[] = [];
+    const seqs: number[] = [];
+    for await (const ev of stream) {
+      types.push(ev.type);
+      seqs.push(ev.sequence_number);
+    }
+    const final = await stream.finalResponse();
+    assert.deepEqual(seqs, seqs.map((_, i) => i), 'sequence numbers from 0, rising by one');
+    assert.ok(!types.some((t) => t.startsWith('response.output_text') || t.startsWith('response.content_part')), types.join(', '));
+    assert.equal(types.at(-1), 'response.completed');
+    assert.equal(final.status, 'completed');
+    assert.deepEqual(final.output.map((o) => o.type), ['function_call']);
+    assert.equal(final.output_text, '');
+    const whole = await r.client.responses.create({ model: 'moonshotai/kimi-k2-0905', input: INPUT, tools: TOOLS });
+    assert.equal(whole.status, 'completed');
+    assert.equal(whole.incomplete_details, null);
+    assert.deepEqual(whole.output.map((o) => o.type), ['function_call']);
+    await r.store.idle();
+    const x = r.store.list().find((e) => e.repair)!;
+    assert.equal(x.repair!.protocol, 'openai-responses');
+    assert.deepEqual(x.repair!.finishReason, { upstream: 'incomplete', delivered: 'completed' });
   } finally {
     await r.close();
   }

@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { prepare, runChecks } from '../../src/core/analyze';
 import { familyVerdicts, verdictFamilies, verdictsFor } from '../../src/core/checks/engine-verdicts';
-import { FIXTURES } from '../../src/core/engines/types';
+import { FIXTURES } from '../../src/core/families/shared/verdicts';
 import { markdownIssue } from '../../src/core/export/markdown';
 import { prepareRepro } from '../../src/core/export/repro';
 import { formats } from '../../src/core/families/index';

@@ -22,7 +22,7 @@ const QUIET_WAIT_MS = 50;
  * Bumped when the stored shape or the analysis changes in a way old results should not be trusted for. (How a row
  * keeps it, each text once, is ./stored-form.ts: that needs no bump.)
  */
-export const ANALYSIS_VERSION = 1;
+export const ANALYSIS_VERSION = 2;
 
 /** What the service stores per exchange. */
 export interface StoredAnalysis {

@@ -2,7 +2,7 @@
  * What the argument rules share: every call's arguments parsed as JSON once per analysis, the calls cut off (whose
  * arguments are incomplete by definition), and where a call's arguments sit in the native text.
  */
-import { schemaArguments } from '../formats/shared/schema-types';
+import { schemaArguments } from '../families/shared/schema-types';
 import { cutShort } from '../wire/index';
 import { segmentFor, structuralProblems } from './scan';
 import type { CheckContext } from './types';
@@ -19,7 +19,7 @@ export function parsedArguments(ctx: CheckContext): ArgsParse[] {
   if (cached) return cached;
   const out = ctx.message.toolCalls.map((c): ArgsParse => {
     try {
-      // XML-parameter calls typed by the request's schema, as the engines type them (formats/shared/schema-types.ts).
+      // XML-parameter calls typed by the request's schema, as the engines type them (families/shared/schema-types.ts).
       return { ok: true, value: JSON.parse(schemaArguments(c, ctx.request?.tools)) };
     } catch (e) {
       const error = (e as Error).message;

@@ -3,15 +3,15 @@
  * complete calls, output cut inside a call, an orphan closer), and what vLLM, SGLang and Dynamo do with that class for
  * the family. One cited data file per family; this file only picks the case, from the shape of the markup the finding
  * points at (what is open, what is closed, what is missing), never from the rule's name alone: a finding whose shape
- * is none the engines were measured on gets no verdict rather than a wrong one. The data files are in ../engines/
- * (each family's module names its own); this reader sits with the checks, whose scan it reuses.
+ * is none the engines were measured on gets no verdict rather than a wrong one. The data files are in each family's
+ * folder (`families/<id>/verdicts.ts`); this reader sits with the checks, whose scan it reuses.
  */
 import type { CheckContext } from './types';
 import { leaks } from './scan';
 import { BODY_CLOSE, closesValue, unclosedCallState } from './call-shape';
 import type { FamilyId, Finding, FormatProblem, ParsedNative } from '../model';
 import { families, getFormat } from '../families/index';
-import { ENGINE_NAMES, type Engine, type EngineInfo, type FamilyVerdicts, type Outcome, type VerdictCase } from '../engines/types';
+import { ENGINE_NAMES, type Engine, type EngineInfo, type FamilyVerdicts, type Outcome, type VerdictCase } from '../families/shared/verdicts';
 
 const ALL: readonly FamilyVerdicts[] = families.map((f) => f.verdicts);
 const byFamily = new Map<FamilyId, FamilyVerdicts>(ALL.map((v) => [v.family, v]));

@@ -1,6 +1,6 @@
 import type { Finding } from '../model';
 import type { Check } from './types';
-import { kimiIdShape } from '../formats/kimi';
+import { kimiIdShape } from '../families/kimi-k2/grammar';
 
 /**
  * Anthropic's API takes only `[A-Za-z0-9_-]` ids (400 "tool_use.id: String should match pattern" otherwise), so in

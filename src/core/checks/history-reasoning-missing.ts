@@ -2,7 +2,7 @@ import type { Finding } from '../model';
 import type { Check, CheckContext } from './types';
 import { getFamily } from '../families/index';
 import type { HistoryFacts } from '../families/types';
-import { modelKey } from '../formats/shared/text';
+import { modelKey } from '../families/shared/text';
 import { requestHistory, thinkingParam, type HistoryTurn, type RequestHistory } from './request-history';
 
 /** What the reasoning of an assistant turn is called in each protocol. */

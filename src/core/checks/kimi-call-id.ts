@@ -1,6 +1,6 @@
 import type { Finding } from '../model';
 import type { Check } from './types';
-import { kimiIdShape } from '../formats/kimi';
+import { getFamily } from '../families/index';
 import { segmentFor, structuralProblems } from './scan';
 
 /** sgl-project/sglang PR #21377 (`functionsexec5`), exo-explore/exo#2281 (`functions_<name>_<n>`), vLLM PRs #21259 / #46344. */
@@ -10,7 +10,8 @@ const check: Check = {
   title: 'Kimi tool-call id not functions.NAME:IDX',
   why: "Kimi parsers skip calls whose id is not `(functions.)NAME:IDX`, and every id is echoed into the next prompt: an off-format id makes K2 emit broken calls later.",
   run: (ctx) => {
-    if (ctx.format?.id !== 'kimi-k2') return [];
+    const ids = ctx.format && getFamily(ctx.format.id).indexedCallIds;
+    if (!ids) return [];
     // Calls outside the grammar (the Fireworks `channel_reply:0<|tool_call_argument_begin|>` leak): malformed-call
     // already lists their id among the defects.
     const own = ctx.native.source === 'raw' ? structuralProblems(ctx).filter((p) => p.family === ctx.parsed?.family) : [];
@@ -19,7 +20,7 @@ const check: Check = {
     const seen = new Map<string, number>();
     ctx.message.toolCalls.forEach((call, i) => {
       if (call.id === undefined) return;
-      // A reconstruction writes ids it cannot render as `functions.NAME:INDEX` (formats/kimi.ts): point at the id
+      // A reconstruction writes ids it cannot render as `functions.NAME:INDEX` (families/kimi-k2/grammar.ts): point at the id
       // only where the text holds it.
       const seg = segmentFor(ctx, 'call-id', i);
       const range = seg && ctx.native.text.slice(seg.start, seg.end) === call.id ? { start: seg.start, end: seg.end } : {};
@@ -27,7 +28,7 @@ const check: Check = {
         out.push({ rule: check.id, severity, message, location: `tool_calls[${i}].id`, ...range });
       };
       const id = JSON.stringify(call.id);
-      const shape = kimiIdShape(call.id);
+      const shape = ids.shape(call.id);
       const first = seen.get(call.id);
       seen.set(call.id, first ?? i);
       if (first !== undefined) {

@@ -10,23 +10,14 @@
  * no tool-call marker, that is the markup a correct server would have turned into tool calls.
  */
 import type { FamilyId, ParsedNative, Segment } from '../model';
-import { parseStrippedHarmony } from '../formats/harmony';
-import { parseStrippedKimi } from '../formats/kimi';
+import { getFamily } from '../families/index';
 import type { CheckContext } from './types';
 import type { Leak, MarkerHit } from './scan';
 
-/** Families whose call lists have no opening marker (the ones the marker scan cannot see). */
-const MARKERLESS = new Set<FamilyId>(['llama4-pythonic']);
-
-/** Families whose calls survive in content with their special tokens stripped, and how to read them there. */
-const STRIPPED: Partial<Record<FamilyId, (text: string) => ParsedNative>> = {
-  'gpt-oss': parseStrippedHarmony,
-  'kimi-k2': parseStrippedKimi,
-};
-
 /** The calls a content segment holds once the family's stripped markers are read back (undefined: none). */
 export function strippedCalls(family: FamilyId, text: string, segment: Segment): { parsed: ParsedNative; offset: number } | undefined {
-  const parse = segment.kind === 'content' ? STRIPPED[family] : undefined;
+  // Families whose calls survive in content with their special tokens stripped say how to read them there.
+  const parse = segment.kind === 'content' ? getFamily(family).leaks?.stripped : undefined;
   if (!parse || segment.end <= segment.start) return undefined;
   const parsed = parse(text.slice(segment.start, segment.end));
   return parsed.message.toolCalls.length ? { parsed, offset: segment.start } : undefined;
@@ -37,7 +28,8 @@ export function markerlessLeak(ctx: CheckContext, segment: Segment): Leak | unde
   if (!format || segment.end <= segment.start) return undefined;
   const from = segment.start;
   let parsed: ParsedNative;
-  if (MARKERLESS.has(format.id)) parsed = format.parse(ctx.native.text.slice(from, segment.end));
+  // A family whose call lists have no opening marker (the marker scan cannot see them): its parser reads the segment.
+  if (getFamily(format.id).leaks?.unmarked) parsed = format.parse(ctx.native.text.slice(from, segment.end));
   else {
     const stripped = strippedCalls(format.id, ctx.native.text, segment);
     if (!stripped) return undefined;

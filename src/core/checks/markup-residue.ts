@@ -1,5 +1,5 @@
 import type { Finding } from '../model';
-import { firstTruncated } from '../formats/base';
+import { firstTruncated } from '../families/shared';
 import type { Check } from './types';
 import { familyName, structuralProblems } from './scan';
 

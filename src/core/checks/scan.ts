@@ -9,7 +9,7 @@ import { formats, getFormat } from '../families/index';
 import type { CheckContext } from './types';
 import { markerlessLeak, strippedCalls } from './markerless-leak';
 import { unclosedCallState, type CallState } from './call-shape';
-import { NeedleScan, needlesFor } from '../formats/shared/text';
+import { NeedleScan, needlesFor } from '../families/shared/text';
 
 /** Display name of a family, for messages. */
 export function familyName(id: FamilyId): string {

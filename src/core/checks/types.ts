@@ -1,5 +1,5 @@
 import type { AssistantMessage, Finding, NativeText, NormalizedRequest, ParsedNative, ParsedResponse, Severity } from '../model';
-import type { ModelFormat } from '../formats/types';
+import type { ModelFormat } from '../families/shared/format';
 
 /** What every check sees. */
 export interface CheckContext {

@@ -8,7 +8,7 @@
  * token carries a `|` (or the fullwidth `｜`) inside its angle brackets, or is an all-caps bracket word with `_`.
  */
 import type { Finding, Segment } from '../model';
-import { NeedleScan } from '../formats/shared/text';
+import { NeedleScan } from '../families/shared/text';
 import { findMarkers } from './scan';
 import type { CheckContext } from './types';
 

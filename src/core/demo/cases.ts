@@ -3,7 +3,7 @@
  * markup is exactly what a Kimi K2 model writes, plus one healthy call for contrast. Each case is what the demo
  * upstream (./upstream.ts) streams back; the demo replay (./replay.ts) sends one request per case through the proxy.
  */
-import { getFormat } from '../families/index';
+import { detectFamily, type ModelFormat } from '../families/index';
 import type { AssistantMessage, ToolCall } from '../model';
 
 export { DEMO_PROVIDER, DEMO_ROUTE } from './mark';
@@ -37,7 +37,14 @@ export interface DemoCase {
   script: DemoScript;
 }
 
-const kimi = getFormat('kimi-k2');
+/** The grammar of the demo's model (Kimi K2), found from its model id as for any exchange. */
+const kimi = demoFormat();
+
+function demoFormat(): ModelFormat {
+  const found = detectFamily(DEMO_MODEL);
+  if (!found) throw new Error(`no model family matches the demo model ${DEMO_MODEL}`);
+  return found.format;
+}
 
 /** The one tool every demo request offers. */
 export const DEMO_TOOL = {

@@ -6,7 +6,7 @@
  */
 import { ruleInfo } from '../checks/index';
 import { verdictSources, verdictsFor } from '../checks/engine-verdicts';
-import { ENGINE_NAMES } from '../engines/types';
+import { ENGINE_NAMES } from '../families/shared/verdicts';
 import type { Finding, RawEvent } from '../model';
 import { formatCost } from '../cost';
 import { plural } from '../tokens/accounting';

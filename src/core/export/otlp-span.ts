@@ -68,7 +68,8 @@ export const FINDING_EVENT = 'tokenscope.finding';
 
 /** The inference operation of an exchange, or undefined for what is not one (a model list, a token count). */
 export function operationName(x: CapturedExchange, protocol?: string): string | undefined {
-  if (x.method.toUpperCase() !== 'POST') return undefined;
+  // A WebSocket exchange (one response of the connection a GET opened) is an inference like a POST's.
+  if (x.method.toUpperCase() !== 'POST' && !x.websocket) return undefined;
   const path = x.path.split('?')[0].replace(/\/+$/, '');
   if (path.endsWith('/count_tokens')) return undefined;
   if (path.endsWith('/chat/completions') || path.endsWith('/messages') || path.endsWith('/responses')) return 'chat';

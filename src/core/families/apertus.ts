@@ -10,8 +10,8 @@
  * name), vLLM `vllm/frontend/processing/tool_parsers/apertus_tool_parser.py` and `vllm/reasoning/apertus_reasoning_parser.py`,
  * and their tests.
  */
-import type { EngineVerdict, FamilyVerdicts } from '../engines/types';
-import { noParser, noParserInfo } from '../engines/types';
+import type { EngineVerdict, FamilyVerdicts } from './shared/verdicts';
+import { noParser, noParserInfo } from './shared/verdicts';
 import {
   callUnclosed,
   endsInMarker,
@@ -29,8 +29,8 @@ import {
   type MarkerHit,
   type ParseOut,
   type TurnGrammar,
-} from '../formats/base';
-import type { ModelFormat } from '../formats/types';
+} from './shared';
+import type { ModelFormat } from './shared/format';
 import type { Family } from './types';
 
 const PREFIX = '<|tools_prefix|>';

@@ -17,7 +17,7 @@
  * as the call's id. The reply wrappers are markers a correct server removes; citations (`<co>…</co: 0:[1]>`) are
  * reply text.
  */
-import { noParser, noParserInfo, type EngineVerdict, type FamilyVerdicts } from '../engines/types';
+import { noParser, noParserInfo, type EngineVerdict, type FamilyVerdicts } from './shared/verdicts';
 import {
   closing,
   jsonCallStarters,
@@ -31,8 +31,8 @@ import {
   type ParseOut,
   type Starter,
   type TurnGrammar,
-} from '../formats/base';
-import type { ModelFormat, RenderOptions } from '../formats/types';
+} from './shared';
+import type { ModelFormat, RenderOptions } from './shared/format';
 import type { AssistantMessage, NativeText } from '../model';
 import type { Family } from './types';
 

@@ -9,8 +9,8 @@
  * which the prompt may already have opened. Sources: SGLang `python/sglang/srt/function_call/dots_detector.py` (class
  * docstring, regexes, `_parse_block`) and `test_dots_detector.py`; vLLM `dots_tool_parser.py` and its test.
  */
-import type { EngineVerdict, FamilyVerdicts } from '../engines/types';
-import { noParser, noParserInfo } from '../engines/types';
+import type { EngineVerdict, FamilyVerdicts } from './shared/verdicts';
+import { noParser, noParserInfo } from './shared/verdicts';
 import {
   THINK_CLOSE,
   THINK_OPEN,
@@ -29,8 +29,8 @@ import {
   type ParseOut,
   type SectionGrammar,
   type TurnGrammar,
-} from '../formats/base';
-import type { ModelFormat } from '../formats/types';
+} from './shared';
+import type { ModelFormat } from './shared/format';
 import type { Family } from './types';
 
 const SECTION_BEGIN = '<dots_function_call>';

@@ -14,11 +14,11 @@
  * `vllm/reasoning/ernie45_reasoning_parser.py` (docstring: the `<response>` wrapper), and
  * `tests/tool_parsers/test_ernie45_moe_tool_parser.py`.
  */
-import type { EngineVerdict, FamilyVerdicts } from '../engines/types';
-import { noParser, noParserInfo } from '../engines/types';
-import { RenderOut, THINK_CLOSE, THINK_OPEN, closing, modelKey, parseTurn, present, renderThink, type ParseOut, type Starter, type TurnGrammar } from '../formats/base';
-import { jsonObjectCall, renderObjectCall } from '../formats/shared/json-object-call';
-import type { ModelFormat } from '../formats/types';
+import type { EngineVerdict, FamilyVerdicts } from './shared/verdicts';
+import { noParser, noParserInfo } from './shared/verdicts';
+import { RenderOut, THINK_CLOSE, THINK_OPEN, closing, modelKey, parseTurn, present, renderThink, type ParseOut, type Starter, type TurnGrammar } from './shared';
+import { jsonObjectCall, renderObjectCall } from './shared/json-object-call';
+import type { ModelFormat } from './shared/format';
 import type { Family } from './types';
 
 const CALL_OPEN = '<tool_call>';

@@ -17,7 +17,7 @@
  * Dynamo register no parser for it.
  */
 import type { AssistantMessage, NativeText, ParsedNative } from '../model';
-import { noParser, noParserInfo, type FamilyVerdicts } from '../engines/types';
+import { noParser, noParserInfo, type FamilyVerdicts } from './shared/verdicts';
 import {
   ParseOut,
   RenderOut,
@@ -36,8 +36,8 @@ import {
   thinkBlock,
   trimRange,
   truncatedAt,
-} from '../formats/base';
-import type { ModelFormat, RenderOptions } from '../formats/types';
+} from './shared';
+import type { ModelFormat, RenderOptions } from './shared/format';
 import type { Family } from './types';
 
 const SEP = '>>>';

@@ -10,7 +10,7 @@
  * handler (`common_chat_params_init_functionary_v3_1_llama_3_1`: `<function=` + name + `>` + JSON + `</function>`, or
  * `<|python_tag|>` + the rest as the python tool's code). vLLM, SGLang and Dynamo register no parser for it.
  */
-import { noParser, noParserInfo, type FamilyVerdicts } from '../engines/types';
+import { noParser, noParserInfo, type FamilyVerdicts } from './shared/verdicts';
 import {
   THINK_CLOSE,
   THINK_OPEN,
@@ -28,8 +28,8 @@ import {
   type ParseOut,
   type PatternStarter,
   type TurnGrammar,
-} from '../formats/base';
-import type { ModelFormat } from '../formats/types';
+} from './shared';
+import type { ModelFormat } from './shared/format';
 import type { Family } from './types';
 
 const FUNCTION_OPEN = '<function=';

@@ -13,8 +13,8 @@
  * Sources: vLLM `vllm/tool_parsers/functiongemma_tool_parser.py` and `tests/tool_parsers/test_functiongemma_tool_parser.py`;
  * Ollama `model/parsers/functiongemma.go`, `functiongemma_test.go` and `model/renderers/functiongemma.go`.
  */
-import type { EngineVerdict, FamilyVerdicts } from '../engines/types';
-import { noParser, noParserInfo } from '../engines/types';
+import type { EngineVerdict, FamilyVerdicts } from './shared/verdicts';
+import { noParser, noParserInfo } from './shared/verdicts';
 import {
   THINK_CLOSE,
   THINK_OPEN,
@@ -29,8 +29,8 @@ import {
   type MarkerHit,
   type ParseOut,
   type TurnGrammar,
-} from '../formats/base';
-import type { ModelFormat } from '../formats/types';
+} from './shared';
+import type { ModelFormat } from './shared/format';
 import type { Family } from './types';
 
 const CALL_OPEN = '<start_function_call>';

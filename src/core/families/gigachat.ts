@@ -20,7 +20,7 @@
  * parameter without the attribute as a string). Sources: ggml-org/llama.cpp models/templates/GigaChat3.5.jinja
  * @ 44cfbebb (`render_gcml_tool_calls`), vLLM `gigachat35_tool_parser.py`, SGLang `gigachat35_detector.py`.
  */
-import { noParser, noParserInfo, type EngineVerdict, type FamilyVerdicts, type VerdictCase } from '../engines/types';
+import { noParser, noParserInfo, type EngineVerdict, type FamilyVerdicts, type VerdictCase } from './shared/verdicts';
 import {
   THINK_CLOSE,
   THINK_OPEN,
@@ -38,9 +38,9 @@ import {
   type ParseOut,
   type SectionGrammar,
   type TurnGrammar,
-} from '../formats/base';
-import { header, jsonObjectCall, renderObjectCall } from '../formats/shared/json-object-call';
-import type { ModelFormat } from '../formats/types';
+} from './shared';
+import { header, jsonObjectCall, renderObjectCall } from './shared/json-object-call';
+import type { ModelFormat } from './shared/format';
 import type { Family } from './types';
 
 const MSG_SEP = '<|message_sep|>';

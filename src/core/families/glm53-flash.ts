@@ -11,7 +11,7 @@
  * the turn (the detector reads the arguments up to the next `<tool_call>`, a `</tool_call>` or the end). The chat
  * template writes earlier calls in the tag form, so render writes that form (as GLM-4.7 does, no newlines).
  *
- * The grammar is the GLM one (formats/glm.ts), with the JSON form read as a call; what departs from it is flagged:
+ * The grammar is the GLM one (families/glm45/grammar.ts), with the JSON form read as a call; what departs from it is flagged:
  * text between `NAME>` and the JSON, a JSON array for the arguments, a `</tool_call>` after a JSON-form call (SGLang
  * leaves it in the content), JSON that never closes before the next call. JSON cut off by the end of the output is
  * `call-unclosed`.
@@ -24,10 +24,10 @@
  *   a JSON-form call is never a call there.
  * - Dynamo: no GLM-5.3-Flash family in its parser list.
  */
-import { fixture, noParser, noParserInfo, type FamilyVerdicts } from '../engines/types';
-import { MARKERS, OBSERVATION, TOOL_MARKERS, glmGrammar, renderGlm } from '../formats/glm';
-import { modelKey, parseTurn, scoreText } from '../formats/base';
-import type { ModelFormat } from '../formats/types';
+import { fixture, noParser, noParserInfo, type FamilyVerdicts } from './shared/verdicts';
+import { MARKERS, OBSERVATION, TOOL_MARKERS, glmGrammar, renderGlm } from './glm45/grammar';
+import { modelKey, parseTurn, scoreText } from './shared';
+import type { ModelFormat } from './shared/format';
 import type { Family } from './types';
 
 const grammar = glmGrammar('glm53-flash', { jsonForm: 'call', nameNewline: false });

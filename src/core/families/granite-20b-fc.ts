@@ -11,11 +11,11 @@
  * `JSONDecoder.raw_decode` up to the next one), `tests/tool_parsers/test_granite_20b_fc_tool_parser.py`,
  * `examples/tool_chat_template_granite_20b_fc.jinja`.
  */
-import type { EngineVerdict, FamilyVerdicts } from '../engines/types';
-import { noParser, noParserInfo } from '../engines/types';
-import { THINK_CLOSE, THINK_OPEN, modelKey, parseTurn, renderStart, scoreText, skipWs, trimRange, type MarkerHit, type ParseOut, type TurnGrammar } from '../formats/base';
-import { jsonObjectCall, renderObjectCall } from '../formats/shared/json-object-call';
-import type { ModelFormat } from '../formats/types';
+import type { EngineVerdict, FamilyVerdicts } from './shared/verdicts';
+import { noParser, noParserInfo } from './shared/verdicts';
+import { THINK_CLOSE, THINK_OPEN, modelKey, parseTurn, renderStart, scoreText, skipWs, trimRange, type MarkerHit, type ParseOut, type TurnGrammar } from './shared';
+import { jsonObjectCall, renderObjectCall } from './shared/json-object-call';
+import type { ModelFormat } from './shared/format';
 import type { Family } from './types';
 
 const OPEN = '<function_call>';

@@ -16,7 +16,7 @@
  *   CONTENT\n<tool_call>\n{"name": "NAME", "arguments": {…}}\n</tool_call><|end_of_text|>
  *
  * The arguments may also come as a JSON string holding the object (vLLM `granite4_tool_parser.py` keeps such a string
- * as the arguments text: `dump_args`; its test "test granite behavior"). The grammar is Qwen3's (qwen3.ts) with
+ * as the arguments text: `dump_args`; its test "test granite behavior"). The grammar is Qwen3's (qwen3/grammar.ts) with
  * Granite's markers and end of turn.
  *
  * Granite 4.2 ('granite42') writes the Qwen3-Coder XML (`<tool_call>\n<function=NAME>\n<parameter=K>…`) with
@@ -24,8 +24,8 @@
  * the same tool call and reasoning format as Nemotron V3"); it is served with the `qwen3_coder` tool parser. Its
  * grammar and engine verdicts are Qwen3-Coder's; only the model ids are its own.
  */
-import qwen3CoderVerdicts from '../engines/qwen3-coder';
-import { noParser, noParserInfo, type EngineVerdict, type FamilyVerdicts } from '../engines/types';
+import qwen3CoderVerdicts from './qwen3-coder/verdicts';
+import { noParser, noParserInfo, type EngineVerdict, type FamilyVerdicts } from './shared/verdicts';
 import {
   THINK_CLOSE,
   THINK_OPEN,
@@ -39,10 +39,10 @@ import {
   type ParseOut,
   type Starter,
   type TurnGrammar,
-} from '../formats/base';
-import { qwen3Coder } from '../formats/qwen3-coder';
-import { jsonObjectCall, renderObjectCall } from '../formats/shared/json-object-call';
-import type { ModelFormat } from '../formats/types';
+} from './shared';
+import { qwen3Coder } from './qwen3-coder/grammar';
+import { jsonObjectCall, renderObjectCall } from './shared/json-object-call';
+import type { ModelFormat } from './shared/format';
 import type { Family } from './types';
 
 const EOT = '<|end_of_text|>';

@@ -30,7 +30,7 @@
  * - Dynamo: no Hunyuan family in its parser list.
  */
 import type { AssistantMessage, FamilyId, NativeText, ParsedNative } from '../model';
-import { noParser, noParserInfo, type FamilyVerdicts } from '../engines/types';
+import { noParser, noParserInfo, type FamilyVerdicts } from './shared/verdicts';
 import {
   endsInMarker,
   jsonToParams,
@@ -48,8 +48,8 @@ import {
   type ParseOut,
   type SectionGrammar,
   type TurnGrammar,
-} from '../formats/base';
-import type { ModelFormat, RenderOptions } from '../formats/types';
+} from './shared';
+import type { ModelFormat, RenderOptions } from './shared/format';
 import type { Family } from './types';
 
 /** The suffix the released tokenizers carry on their structural tokens (Hy4-preview: vLLM test_hy_v4_tool_parser.py `SUFFIX`; Hy3: SGLang `resolve_hunyuan_tokens`). */

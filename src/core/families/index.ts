@@ -1,9 +1,9 @@
 /**
- * The family registry: one line per family. Each family module (kimi-k2.ts, hermes.ts…) holds its grammar, its
+ * The family registry: one line per family. Each family module (kimi-k2/, xlam.ts…) holds its grammar, its
  * engine verdicts, its tokenizer and its repair facts (types.ts); this file only lists them, looks them up by id, and
  * tells the family of an exchange from a model id or from the markers in a text.
  *
- * What every grammar guarantees (details in formats/base.ts and each grammar's header):
+ * What every grammar guarantees (details in families/shared/index.ts and each grammar's header):
  * - `parse` never throws; truncation and off-grammar markup become `problems`. Cut-off calls are kept
  *   in the message with what arrived. `section-unclosed`/`call-unclosed` carry `expectedAt` (right after
  *   the last complete part) and the missing `marker`; a cut-short end marker is also `marker-truncated`.
@@ -12,9 +12,10 @@
  * - `parse(render(m).text).message` equals `m` for trimmed messages (ids dropped where the grammar has none).
  * - `render(m, { complete: false })` (a turn cut short) is a prefix of `render(m)`.
  */
-import { UserError, type FamilyId } from '../model';
-import type { ModelFormat } from '../formats/types';
-import { NeedleScan, needlesFor, textIndex, withTextIndex } from '../formats/shared/text';
+import { UserError } from '../model';
+import type { FamilyId } from './ids';
+import type { ModelFormat } from './shared/format';
+import { NeedleScan, needlesFor, textIndex, withTextIndex } from './shared/text';
 import { deepseekV3 } from './deepseek-v3';
 import { deepseekV31 } from './deepseek-v31';
 import { deepseekV32 } from './deepseek-v32';
@@ -70,7 +71,7 @@ import { functionaryV32 } from './functionary-v32';
 import type { Family } from './types';
 
 export type { Family, RepairFacts } from './types';
-export type { ModelFormat } from '../formats/types';
+export type { ModelFormat } from './shared/format';
 
 /** Every family by id: a `FamilyId` without its module, or a module under another id, is a compile error. */
 const REGISTRY: { [K in FamilyId]: Family<K> } = {
@@ -196,7 +197,7 @@ export function detectFamily(
     if (byId) return { format: byId, source: 'model-id' };
   }
   if (text) {
-    // Every family's signatures are looked for in one index of the text (formats/shared/text.ts).
+    // Every family's signatures are looked for in one index of the text (families/shared/text.ts).
     const best = withTextIndex(text, () => byMarkers(text));
     if (best) return { format: best, source: 'markers' };
   }

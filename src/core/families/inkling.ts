@@ -21,7 +21,7 @@
  * when the payload has none yet: a call cut before its `"name"`). Arguments are the raw text of `args`.
  */
 import type { AssistantMessage, NativeText, ParsedNative } from '../model';
-import type { FamilyVerdicts } from '../engines/types';
+import type { FamilyVerdicts } from './shared/verdicts';
 import {
   ParseOut,
   RenderOut,
@@ -39,8 +39,8 @@ import {
   truncatedAt,
   type JsonMember,
   type MarkerHit,
-} from '../formats/base';
-import type { ModelFormat, RenderOptions } from '../formats/types';
+} from './shared';
+import type { ModelFormat, RenderOptions } from './shared/format';
 import type { Family } from './types';
 
 const MESSAGE_MODEL = '<|message_model|>';

@@ -9,10 +9,10 @@
  * checks as markup in content. Sources: vLLM `internlm2_tool_parser.py` / `intern_s1_tool_parser.py`, SGLang
  * `internlm_detector.py` (class docstring, `structure_info`), and their tests.
  */
-import { noParser, noParserInfo, type EngineVerdict, type FamilyVerdicts } from '../engines/types';
-import { THINK_CLOSE, THINK_OPEN, modelKey, parseTurn, renderStart, scoreText, type MarkerHit, type ParseOut, type TurnGrammar } from '../formats/base';
-import { header, jsonObjectCall, renderObjectCall } from '../formats/shared/json-object-call';
-import type { ModelFormat } from '../formats/types';
+import { noParser, noParserInfo, type EngineVerdict, type FamilyVerdicts } from './shared/verdicts';
+import { THINK_CLOSE, THINK_OPEN, modelKey, parseTurn, renderStart, scoreText, type MarkerHit, type ParseOut, type TurnGrammar } from './shared';
+import { header, jsonObjectCall, renderObjectCall } from './shared/json-object-call';
+import type { ModelFormat } from './shared/format';
 import type { Family } from './types';
 
 const ACTION_START = '<|action_start|>';

@@ -11,8 +11,8 @@
  * Sources: SGLang `python/sglang/srt/function_call/iquest_q1_detector.py` (`_parse_body`, `detect_and_parse`) and
  * `test/registered/unit/function_call/test_iquest_q1_detector.py`.
  */
-import type { EngineVerdict, FamilyVerdicts } from '../engines/types';
-import { noParser, noParserInfo } from '../engines/types';
+import type { EngineVerdict, FamilyVerdicts } from './shared/verdicts';
+import { noParser, noParserInfo } from './shared/verdicts';
 import {
   THINK_CLOSE,
   THINK_OPEN,
@@ -28,8 +28,8 @@ import {
   type MarkerHit,
   type ParseOut,
   type TurnGrammar,
-} from '../formats/base';
-import type { ModelFormat } from '../formats/types';
+} from './shared';
+import type { ModelFormat } from './shared/format';
 import type { Family } from './types';
 
 const CALL_OPEN = '<iquest_tool_call>';

@@ -20,7 +20,7 @@
  * (or `<|ifm|endoftext|>`). A call outside `<ifm|tool_calls>` is read and flagged: vLLM reads calls only inside it.
  */
 import type { AssistantMessage, NativeText, ParsedNative } from '../model';
-import { noParser, noParserInfo, type FamilyVerdicts } from '../engines/types';
+import { noParser, noParserInfo, type FamilyVerdicts } from './shared/verdicts';
 import {
   callUnclosed,
   expectClosers,
@@ -43,8 +43,8 @@ import {
   type SectionGrammar,
   type ThinkTags,
   type TurnGrammar,
-} from '../formats/base';
-import type { ModelFormat, RenderOptions } from '../formats/types';
+} from './shared';
+import type { ModelFormat, RenderOptions } from './shared/format';
 import type { Family } from './types';
 
 const SECTION_BEGIN = '<ifm|tool_calls>';

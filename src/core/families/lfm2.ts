@@ -4,7 +4,7 @@
  *   <think>REASONING</think>CONTENT<|tool_call_start|>[get_weather(location="Paris"), ping()]<|tool_call_end|>CONTENT<|im_end|>
  *
  * The list is the pythonic one Llama 4 writes (keyword arguments, Python literals; the call reader is shared with
- * formats/llama4-pythonic.ts), and LFM2's chat template writes mappings and lists as JSON inside it, so `true`,
+ * families/llama4-pythonic/grammar.ts), and LFM2's chat template writes mappings and lists as JSON inside it, so `true`,
  * `false` and `null` are literals too (SGLang `lfm2_detector.py` `_PYTHONIC_NAME_LITERALS`). A JSON list of
  * `{"name": …, "arguments": {…}}` objects between the same tokens is also read (SGLang `lfm2_detector.py`
  * `_parse_json_content`; Liquid AI's own fine-tuning examples write it), although vLLM `lfm2_tool_parser.py` and
@@ -25,7 +25,7 @@
  * - Dynamo: no LFM2 parser in its registry.
  */
 import type { AssistantMessage, NativeText, ParsedNative } from '../model';
-import { noParser, noParserInfo, type FamilyVerdicts } from '../engines/types';
+import { noParser, noParserInfo, type FamilyVerdicts } from './shared/verdicts';
 import {
   THINK_CLOSE,
   THINK_OPEN,
@@ -42,9 +42,9 @@ import {
   type MarkerHit,
   type ParseOut,
   type TurnGrammar,
-} from '../formats/base';
-import { pyArgs, readCall } from '../formats/llama4-pythonic';
-import type { ModelFormat, RenderOptions } from '../formats/types';
+} from './shared';
+import { pyArgs, readCall } from './llama4-pythonic/grammar';
+import type { ModelFormat, RenderOptions } from './shared/format';
 import type { Family } from './types';
 
 const START = '<|tool_call_start|>';

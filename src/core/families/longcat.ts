@@ -22,7 +22,7 @@
  *   `parse_non_stream` returns the whole text as content.
  * - Dynamo: no LongCat parser.
  */
-import { noParser, noParserInfo, type FamilyVerdicts } from '../engines/types';
+import { noParser, noParserInfo, type FamilyVerdicts } from './shared/verdicts';
 import {
   RenderOut,
   callUnclosed,
@@ -40,8 +40,8 @@ import {
   type ParseOut,
   type ThinkTags,
   type TurnGrammar,
-} from '../formats/base';
-import type { ModelFormat, RenderOptions } from '../formats/types';
+} from './shared';
+import type { ModelFormat, RenderOptions } from './shared/format';
 import type { AssistantMessage, NativeText, ToolCall } from '../model';
 import type { Family } from './types';
 

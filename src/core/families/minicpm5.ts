@@ -23,7 +23,7 @@
  *   in the normal text.
  * - Dynamo: no MiniCPM parser.
  */
-import { noParser, noParserInfo, type FamilyVerdicts } from '../engines/types';
+import { noParser, noParserInfo, type FamilyVerdicts } from './shared/verdicts';
 import {
   ParseOut,
   THINK_CLOSE,
@@ -43,8 +43,8 @@ import {
   type ParamType,
   type Starter,
   type TurnGrammar,
-} from '../formats/base';
-import type { ModelFormat, RenderOptions } from '../formats/types';
+} from './shared';
+import type { ModelFormat, RenderOptions } from './shared/format';
 import type { AssistantMessage, NativeText } from '../model';
 import type { Family } from './types';
 

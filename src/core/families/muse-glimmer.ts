@@ -23,8 +23,8 @@
  * Ollama `model/parsers/glimmer.go`, `glimmer_test.go` and `model/renderers/testdata/glimmer_chat_template.jinja`.
  */
 import type { AssistantMessage, NativeText, ParsedNative } from '../model';
-import type { EngineVerdict, FamilyVerdicts } from '../engines/types';
-import { noParser, noParserInfo } from '../engines/types';
+import type { EngineVerdict, FamilyVerdicts } from './shared/verdicts';
+import { noParser, noParserInfo } from './shared/verdicts';
 import {
   ParseOut,
   RenderOut,
@@ -44,8 +44,8 @@ import {
   xmlCall,
   type ParamGrammar,
   type SectionGrammar,
-} from '../formats/base';
-import type { ModelFormat, RenderOptions } from '../formats/types';
+} from './shared';
+import type { ModelFormat, RenderOptions } from './shared/format';
 import type { Family } from './types';
 
 const START = '<|start|>';

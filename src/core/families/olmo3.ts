@@ -10,7 +10,7 @@
  * lines joined into a list and read with `ast`, `null`/`true`/`false` accepted), Ollama `model/parsers/olmo3.go`
  * (calls split by newline, read only once `</function_calls>` arrives) and `model/renderers/olmo3.go`.
  */
-import { noParser, noParserInfo, type EngineVerdict, type FamilyVerdicts } from '../engines/types';
+import { noParser, noParserInfo, type EngineVerdict, type FamilyVerdicts } from './shared/verdicts';
 import {
   THINK_CLOSE,
   THINK_OPEN,
@@ -26,8 +26,8 @@ import {
   type MarkerHit,
   type ParseOut,
   type TurnGrammar,
-} from '../formats/base';
-import type { ModelFormat, RenderOptions } from '../formats/types';
+} from './shared';
+import type { ModelFormat, RenderOptions } from './shared/format';
 import type { AssistantMessage, NativeText } from '../model';
 import type { Family } from './types';
 

@@ -11,8 +11,8 @@
  * `test_poolside_v1_detector.py`; vLLM `poolside_v1_tool_parser.py`; Ollama `model/parsers/laguna.go` and
  * `model/renderers/testdata/laguna_v8_chat_template.jinja2`.
  */
-import type { EngineVerdict, FamilyVerdicts } from '../engines/types';
-import { noParser, noParserInfo } from '../engines/types';
+import type { EngineVerdict, FamilyVerdicts } from './shared/verdicts';
+import { noParser, noParserInfo } from './shared/verdicts';
 import {
   THINK_CLOSE,
   THINK_OPEN,
@@ -29,8 +29,8 @@ import {
   type MarkerHit,
   type ParseOut,
   type TurnGrammar,
-} from '../formats/base';
-import type { ModelFormat } from '../formats/types';
+} from './shared';
+import type { ModelFormat } from './shared/format';
 import type { Family } from './types';
 
 const CALL_OPEN = '<tool_call>';

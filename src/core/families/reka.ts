@@ -15,8 +15,8 @@
  * No engine registers a Reka parser: vLLM, SGLang and Dynamo serve the grammar with their hermes parsers, whose
  * recorded verdicts these are. Sources: llama.cpp `tests/test-chat.cpp` ("Reka Edge", template `Reka-Edge.jinja`).
  */
-import hermes from '../engines/hermes';
-import type { FamilyVerdicts } from '../engines/types';
+import hermes from './hermes/verdicts';
+import type { FamilyVerdicts } from './shared/verdicts';
 import {
   THINK_CLOSE,
   THINK_OPEN,
@@ -28,9 +28,9 @@ import {
   type ParseOut,
   type ThinkTags,
   type TurnGrammar,
-} from '../formats/base';
-import { jsonObjectCall, renderObjectCall } from '../formats/shared/json-object-call';
-import type { ModelFormat } from '../formats/types';
+} from './shared';
+import { jsonObjectCall, renderObjectCall } from './shared/json-object-call';
+import type { ModelFormat } from './shared/format';
 import type { Family } from './types';
 
 export const CALL_OPEN = '<tool_call>';

@@ -11,8 +11,8 @@
  * `tool_arg_pattern`, `extract_tool_calls`) and `tests/tool_parsers/test_solar_open2_tool_parser.py`; the token names
  * (`<|im:start|>`, `<|im:content|>`, `<|im:end|>`, `<|tool_response:start|>`…) as Solar Open2 serving code lists them.
  */
-import type { EngineVerdict, FamilyVerdicts } from '../engines/types';
-import { noParser, noParserInfo } from '../engines/types';
+import type { EngineVerdict, FamilyVerdicts } from './shared/verdicts';
+import { noParser, noParserInfo } from './shared/verdicts';
 import {
   modelKey,
   parseTurn,
@@ -27,8 +27,8 @@ import {
   type ParseOut,
   type ThinkTags,
   type TurnGrammar,
-} from '../formats/base';
-import type { ModelFormat } from '../formats/types';
+} from './shared';
+import type { ModelFormat } from './shared/format';
 import type { Family } from './types';
 
 const CALL_OPEN = '<|tool_call:start|>';

@@ -11,11 +11,11 @@
  * `test_trinity_detector.py` (`test_streaming_tool_call_inside_think_split`). vLLM and Dynamo have no Trinity parser;
  * they serve it with their hermes parsers, whose recorded verdicts theirs are.
  */
-import hermes from '../engines/hermes';
-import type { EngineVerdict, FamilyVerdicts } from '../engines/types';
-import { THINK_CLOSE, THINK_OPEN, ParseOut, firstTruncated, freeText, modelKey, renderStart, skipWs, trimRange } from '../formats/base';
-import { renderObjectCall } from '../formats/shared/json-object-call';
-import type { ModelFormat } from '../formats/types';
+import hermes from './hermes/verdicts';
+import type { EngineVerdict, FamilyVerdicts } from './shared/verdicts';
+import { THINK_CLOSE, THINK_OPEN, ParseOut, firstTruncated, freeText, modelKey, renderStart, skipWs, trimRange } from './shared';
+import { renderObjectCall } from './shared/json-object-call';
+import type { ModelFormat } from './shared/format';
 import type { ParsedNative } from '../model';
 import { CALL_CLOSE, CALL_OPEN, hermesBlock } from './reka';
 import type { Family } from './types';

@@ -6,11 +6,14 @@
  * - what vLLM, SGLang and Dynamo do with its broken outputs (`verdicts`, per engine release, cited);
  * - where its tokenizer comes from (`tokenizer`);
  * - what repair mode needs (`repair`: the markers that open a leaked call, what a correct server strips, how the
- *   arguments are written).
+ *   arguments are written);
+ * - what the checks need beyond the grammar (`history`, `indexedCallIds`, `leaks`), each absent where it does not apply.
+ * Code outside this folder asks a family for such a fact and never names a family id.
  */
-import type { FamilyVerdicts } from '../engines/types';
-import type { ModelFormat } from '../formats/types';
-import type { FamilyId } from '../model';
+import type { FamilyVerdicts } from './shared/verdicts';
+import type { ModelFormat } from './shared/format';
+import type { ParsedNative } from '../model';
+import type { FamilyId } from './ids';
 
 export interface RepairFacts {
   /**
@@ -39,6 +42,35 @@ export interface RepairFacts {
 export interface TokenizerFacts {
   /** The Hugging Face repo whose tokenizer the family's models use, when only the family is known. */
   repo: string;
+  /**
+   * The tokenizer Tokenscope ships for the family (no download): its folder under `tokenizers/` (files and licence)
+   * and the Hub repos whose tokenizer it is, as `tokenizerRepo` spells them.
+   */
+  bundled?: { dir: string; repos: readonly string[] };
+}
+
+/**
+ * Call ids written `functions.NAME:IDX`, IDX counting calls over the whole conversation, that the chat template renders
+ * verbatim into the prompt, so an off-format id in the history pushes the model off its format (Kimi K2). The
+ * `kimi-call-id` and `history-kimi-ids` rules check them.
+ */
+export interface IndexedCallIds {
+  /**
+   * What an id is: `canonical` (`functions.NAME:IDX`), `bare` (`NAME:IDX`), `malformed` (the model's broken attempt at
+   * the format) or `foreign` (another server's `call_…`).
+   */
+  shape(id: string): { kind: 'canonical' | 'bare'; name: string; index: number } | { kind: 'malformed' | 'foreign' };
+}
+
+/** How the family's calls leak into content without a marker the marker scan can see (the `markerless-leak` rule). */
+export interface LeakFacts {
+  /** Its call lists open with no marker of their own (Llama 4 pythonic `[read(path="a.md")]`): a leak looks like plain text. */
+  unmarked?: true;
+  /**
+   * Its markers are all special tokens, so a provider decoding with `skip_special_tokens` leaves calls as text without
+   * them: how to read such calls back from a content segment.
+   */
+  stripped?: (text: string) => ParsedNative;
 }
 
 /**
@@ -67,4 +99,8 @@ export interface Family<K extends FamilyId = FamilyId> {
   repair: RepairFacts;
   /** What its servers demand of the history; absent when they are known to demand nothing of it. */
   history?: HistoryFacts;
+  /** Set when its call ids are `functions.NAME:IDX` counted over the conversation. */
+  indexedCallIds?: IndexedCallIds;
+  /** Set when its calls can leak without a marker the scan sees. */
+  leaks?: LeakFacts;
 }

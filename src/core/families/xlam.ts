@@ -16,8 +16,8 @@
  * `extract_tool_calls`) and `tests/tool_parsers/test_xlam_tool_parser.py`.
  */
 import type { AssistantMessage, NativeText } from '../model';
-import type { EngineVerdict, FamilyVerdicts } from '../engines/types';
-import { noParser, noParserInfo } from '../engines/types';
+import type { EngineVerdict, FamilyVerdicts } from './shared/verdicts';
+import { noParser, noParserInfo } from './shared/verdicts';
 import {
   THINK_CLOSE,
   THINK_OPEN,
@@ -30,8 +30,8 @@ import {
   type JsonCallsGrammar,
   type PatternStarter,
   type TurnGrammar,
-} from '../formats/base';
-import type { ModelFormat, RenderOptions } from '../formats/types';
+} from './shared';
+import type { ModelFormat, RenderOptions } from './shared/format';
 import type { Family } from './types';
 
 const MISTRAL_OPEN = '[TOOL_CALLS]';

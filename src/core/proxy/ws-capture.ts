@@ -11,9 +11,9 @@
  * pongs and the close (`: close 1000 …`), a binary message (its size), a message cut at the capture's cap.
  *
  * A message that comes while no response is open (before the first `response.create`, after a terminal event) opens
- * an exchange of its own, without a request body, that ends at the next `response.create` or the connection's end;
- * pings, pongs and the close between responses are connection upkeep and open none. The exchange open when the
- * connection ends is finished then, marked incomplete unless its response had ended.
+ * an exchange of its own, without a request body, that ends (complete) at the next `response.create` or the
+ * connection's end; pings, pongs and the close between responses are connection upkeep and open none. A response
+ * open when the connection ends is finished then, marked incomplete.
  */
 import type { ExchangeWriter } from '../capture/store';
 import { closeText, type WsMessage } from './ws-frames';
@@ -43,6 +43,8 @@ export class WsCapture {
   private ended = false;
   /** The open exchange's start is recorded (its time to first byte: from the request to the first event). */
   private responded = false;
+  /** The open exchange began with a response.create (not with a message outside any response). */
+  private requested = false;
 
   constructor(private readonly host: WsCaptureHost) {}
 
@@ -51,7 +53,7 @@ export class WsCapture {
     if (m.kind === 'text' && typeOf(m.data) === 'response.create') {
       this.finishOpen({ incomplete: true, error: 'the client sent the next response.create before this response ended' });
       // A request over the capture's cap is not kept (its start alone is no JSON); its size is.
-      this.open(m.cutFrom ? undefined : m.data);
+      this.open(m.cutFrom ? undefined : m.data, true);
       if (m.cutFrom) this.writer!.annotate({ requestNotKept: { bytes: m.cutFrom, why: `the response.create message is over the ${Math.round(m.data.length / 1024 / 1024)} MB Tokenscope records of a message` } });
       return;
     }
@@ -80,10 +82,11 @@ export class WsCapture {
     this.finishOpen(error ? { incomplete: true, error } : {});
   }
 
-  private open(requestBody: Buffer | undefined): void {
+  private open(requestBody: Buffer | undefined, requested: boolean): void {
     this.index++;
     this.ended = false;
     this.responded = false;
+    this.requested = requested;
     this.writer = this.host.begin(this.index, requestBody);
   }
 
@@ -91,7 +94,7 @@ export class WsCapture {
   private write(bytes: Buffer, opens = true): void {
     if (!this.writer) {
       if (!opens) return;
-      this.open(undefined);
+      this.open(undefined, false);
     }
     if (!this.responded) (this.responded = true), this.host.respond(this.writer!);
     this.writer!.chunk(bytes);
@@ -102,7 +105,8 @@ export class WsCapture {
     if (!w) return;
     this.writer = undefined;
     if (!this.responded) (this.responded = true), this.host.respond(w);
-    this.host.finished(w.finish(this.ended ? {} : outcome));
+    // Messages outside any response were all there was to them: only a response can be cut.
+    this.host.finished(w.finish(this.ended || !this.requested ? {} : outcome));
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * From one stretch of leaked tool-call markup to the calls a correct server would have delivered.
  *
- * The family's own parser (formats/) reads the markup; this module decides, call by call, whether it is
+ * The family's own parser (families/) reads the markup; this module decides, call by call, whether it is
  * **complete** (its arguments are whole) or **truncated** (cut before its arguments ended). A complete call may be
  * delivered as a structured call even when its section end or call end is missing; a truncated one never is
  * (Kiro #11533, anton PR #342: a partial-JSON fix-up "cannot invent the value that never arrived").
@@ -15,8 +15,8 @@
 import { createHash } from 'node:crypto';
 import { validatorFor } from '../checks/schema-validators';
 import type { FamilyId, FormatProblem, RepairRecord, ToolDef } from '../model';
-import type { ModelFormat } from '../formats/types';
-import { schemaArguments } from '../formats/shared/schema-types';
+import type { ModelFormat } from '../families/shared/format';
+import { schemaArguments } from '../families/shared/schema-types';
 import { getFamily } from '../families/index';
 
 

@@ -7,7 +7,7 @@
  * section closed) or the turn ends. A held prefix that turns out not to be a marker is released with the next text.
  */
 import { detectFamily, formats, getFamily } from '../families/index';
-import type { ModelFormat } from '../formats/types';
+import type { ModelFormat } from '../families/shared/format';
 
 export interface Opener {
   marker: string;

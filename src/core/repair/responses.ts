@@ -280,7 +280,7 @@ export class ResponsesSseRepair {
       }
       if (item.index !== upstreamIndex) (e.output_index = item.index), (changed = true);
     }
-    if (this.seqShift > 0 && typeof e.sequence_number === 'number') (e.sequence_number += this.seqShift), (changed = true);
+    if (this.seqShift !== 0 && typeof e.sequence_number === 'number') (e.sequence_number += this.seqShift), (changed = true);
     return changed;
   }
 

@@ -2,7 +2,7 @@
  * The repair of one choice of a Chat Completions turn, shared by the streamed and the whole-body paths: its content
  * and reasoning channels, the calls recovered from their markup, and the finish reason a correct server would give.
  */
-import type { ModelFormat } from '../formats/types';
+import type { ModelFormat } from '../families/shared/format';
 import type { RepairRecord, RepairedCallRecord } from '../model';
 import { readCalls, type CallContext, type RepairedCall, type RepairProtocol } from './calls';
 import { MarkupChannel, openersFor, type Opener, type Part } from './channel';

@@ -5,19 +5,15 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { families } from '../families/index';
 import { UserError } from '../model';
 
 /**
  * The shipped tokenizers: folder name under `tokenizers/` → the Hub repos whose tokenizer it is (as `tokenizerRepo`
- * spells them). Each folder holds the files and their licence (`tokenizers/<name>/LICENSE`, `README.md`).
+ * spells them), as each family's tokenizer facts give them. Each folder holds the files and their licence
+ * (`tokenizers/<name>/LICENSE`, `README.md`).
  */
-export const BUNDLED_TOKENIZERS: readonly { dir: string; repos: readonly string[] }[] = [
-  {
-    // One rank file serves K2, K2-Thinking, K2.5 and K2.6; the special-token table is the K2-Thinking / K2.5 one.
-    dir: 'kimi-k2',
-    repos: ['moonshotai/Kimi-K2-Instruct', 'moonshotai/Kimi-K2-Instruct-0905', 'moonshotai/Kimi-K2-Thinking', 'moonshotai/Kimi-K2.5', 'moonshotai/Kimi-K2.6'],
-  },
-];
+export const BUNDLED_TOKENIZERS: readonly { dir: string; repos: readonly string[] }[] = families.flatMap((f) => (f.tokenizer.bundled ? [f.tokenizer.bundled] : []));
 
 /**
  * The folder holding the shipped tokenizers: `tokenizers/` beside `dist/` (this code bundled into `dist/*.js`) or at

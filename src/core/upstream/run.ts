@@ -212,7 +212,7 @@ export async function runRequest(target: Target, body: Record<string, unknown>, 
   if (writer) {
     const pin = target.kind === 'openrouter' && target.provider ? [target.provider] : undefined;
     writer.annotate({
-
+      ...('model' in p && p.model && { requestModel: p.model }),
       ...(outcome.generationId && { generationId: outcome.generationId }),
       ...(outcome.servedProvider && { servedProvider: outcome.servedProvider }),
       ...(pin && { pin: { requested: pin, ...(outcome.servedProvider && { honoured: pinHonoured(pin, outcome.servedProvider) }) } }),

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import kimiCallId from '../../../src/core/checks/kimi-call-id';
 import historyKimiIds from '../../../src/core/checks/history-kimi-ids';
 import malformedCall from '../../../src/core/checks/malformed-call';
-import { kimiIdShape } from '../../../src/core/formats/kimi';
+import { kimiIdShape } from '../../../src/core/families/kimi-k2/grammar';
 import type { ToolCall } from '../../../src/core/model';
 import { FIREWORKS_LEAK, K, KIMI, call, request, response, run, slice } from './helpers';
 

@@ -106,3 +106,27 @@ test('a shared field an event lacks is said, so leaving fields out never hides a
   assert.deepEqual(onlyIn(d.upstream, d.delivered), []);
   assert.deepEqual(onlyIn(d.delivered, d.upstream), ['(without choices[0].native_finish_reason)']);
 });
+
+test("both documents name what repair changed, in the protocol's words, under their first line", async () => {
+  const { AnthropicSseRepair } = await import('../../../src/core/repair/anthropic');
+  const { repairSummary } = await import('../../../src/core/repair/describe');
+  const ev = (o: Record<string, unknown>) => `event: ${o.type}\ndata: ${JSON.stringify(o)}\n\n`;
+  const upstream =
+    ev({ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', content: [], stop_reason: null } }) +
+    ev({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }) +
+    LEAK.map((text) => ev({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } })).join('') +
+    ev({ type: 'content_block_stop', index: 0 }) +
+    ev({ type: 'message_delta', delta: { stop_reason: 'end_turn' } }) +
+    ev({ type: 'message_stop' });
+  const repair = new AnthropicSseRepair(ctxFor('kimi-k2'));
+  const delivered = Buffer.concat([repair.push(Buffer.from(upstream)), repair.end()]).toString('utf8');
+  const d = deliveredDiffDocuments(bytes(upstream), bytes(delivered), repairSummary(repair.record()!));
+  for (const doc of [d.upstream, d.delivered]) {
+    const [first, second] = doc.split('\n');
+    assert.match(first, /^Raw ⇄ Delivered, event by event:/);
+    assert.match(second, /^Repaired: 1 call delivered as tool_use blocks, \d+ chars of markup removed from text, stop_reason end_turn → tool_use\.$/);
+  }
+  assert.doesNotMatch(d.delivered, /Repaired: .*(tool_calls|finish_reason)/);
+  // Without a summary the documents are as before.
+  assert.match(deliveredDiffDocuments(bytes(upstream), bytes(delivered)).upstream.split('\n')[1], /^(Fields|$)/);
+});

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze } from '../../../src/core/analyze';
-import { schemaArguments } from '../../../src/core/formats/base';
+import { schemaArguments } from '../../../src/core/families/shared';
 import { detectFamily, getFormat } from '../../../src/core/families/index';
 import { assertProblems, assertSegments, codes, slices } from '../formats/helpers';
 

@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze } from '../../../src/core/analyze';
 import markupInContent from '../../../src/core/checks/markup-in-content';
-import { parseStrippedHarmony } from '../../../src/core/formats/harmony';
+import { parseStrippedHarmony } from '../../../src/core/families/gpt-oss/grammar';
 import { response, run } from '../checks/helpers';
 
 const MODEL = 'openai/gpt-oss-120b';

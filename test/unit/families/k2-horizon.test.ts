@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze } from '../../../src/core/analyze';
 import { detectFamily, getFamily, getFormat } from '../../../src/core/families/index';
-import { schemaArguments } from '../../../src/core/formats/base';
+import { schemaArguments } from '../../../src/core/families/shared';
 import { assertProblems, assertSegments, codes } from '../formats/helpers';
 
 const f = getFormat('k2-horizon');

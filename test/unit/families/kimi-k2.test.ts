@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze } from '../../../src/core/analyze';
 import markupInContent from '../../../src/core/checks/markup-in-content';
-import { parseStrippedKimi } from '../../../src/core/formats/kimi';
+import { parseStrippedKimi } from '../../../src/core/families/kimi-k2/grammar';
 import { getFormat } from '../../../src/core/families/index';
 import { KIMI, response, run } from '../checks/helpers';
 

@@ -1,4 +1,4 @@
-// Reasoning that never closes, read as the engines read it (the shared turn engine, formats/shared/turn.ts): calls
+// Reasoning that never closes, read as the engines read it (the shared turn engine, families/shared/turn.ts): calls
 // written inside a `<think>` block left open are reasoning, not calls, and the turn is an error.
 // Sources:
 // - vLLM vllm-project/vllm tests/reasoning/test_qwen3_reasoning_parser.py @ 049d8df27dda4fd0caffa289ea12bfe5a47ac794

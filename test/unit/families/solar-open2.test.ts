@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze } from '../../../src/core/analyze';
 import { detectFamily, getFormat } from '../../../src/core/families/index';
-import { schemaArguments } from '../../../src/core/formats/shared/schema-types';
+import { schemaArguments } from '../../../src/core/families/shared/schema-types';
 import { assertProblems, assertSegments, codes, slices } from '../formats/helpers';
 
 const f = getFormat('solar-open2');

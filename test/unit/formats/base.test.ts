@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { findTruncated, firstTruncated, jsonMembers, jsonToParams, jsonValueEnd, modelKey, paramsToJson, truncatedAt } from '../../../src/core/formats/base';
+import { findTruncated, firstTruncated, jsonMembers, jsonToParams, jsonValueEnd, modelKey, paramsToJson, truncatedAt } from '../../../src/core/families/shared';
 import { prng } from '../../helpers/prng';
 
 const SE = '<|tool_calls_section_end|>';

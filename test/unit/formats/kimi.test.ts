@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { kimi } from '../../../src/core/formats/kimi';
+import { kimi } from '../../../src/core/families/kimi-k2/grammar';
 import { assertProblems, assertSegments, codes, slices } from './helpers';
 
 const SB = '<|tool_calls_section_begin|>';

@@ -1,4 +1,4 @@
-// The native-scan marker searches (formats/shared/text.ts `NeedleScan`, `TextIndex`, `findTruncated`; checks/scan.ts
+// The native-scan marker searches (families/shared/text.ts `NeedleScan`, `TextIndex`, `findTruncated`; checks/scan.ts
 // `findMarkers`; families/index.ts `detectFamily`) find exactly what the regex and `includes` searches they replace
 // found, on random texts made of markers, pieces of markers and prose, short and long.
 import { describe, test } from 'node:test';
@@ -7,8 +7,8 @@ import { findMarkers } from '../../../src/core/checks/scan';
 import { unknownMarkup } from '../../../src/core/checks/unknown-markup';
 import { analyzeWithContext } from '../../../src/core/analyze';
 import { detectFamily, formats } from '../../../src/core/families/index';
-import { findTruncated, requiredLiteral, scoreText, TextIndex, truncatedAt, withTextIndex } from '../../../src/core/formats/shared/text';
-import type { ModelFormat } from '../../../src/core/formats/types';
+import { findTruncated, requiredLiteral, scoreText, TextIndex, truncatedAt, withTextIndex } from '../../../src/core/families/shared/text';
+import type { ModelFormat } from '../../../src/core/families/shared/format';
 import { prng } from '../../helpers/prng';
 
 const ALL_MARKERS = [...new Set(formats.flatMap((f) => [...f.markers, ...f.toolMarkers]))].filter((m) => m !== '');

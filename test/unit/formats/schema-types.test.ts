@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyzeWithContext } from '../../../src/core/analyze';
 import { getFormat } from '../../../src/core/families/index';
-import { schemaArguments } from '../../../src/core/formats/shared/schema-types';
+import { schemaArguments } from '../../../src/core/families/shared/schema-types';
 import type { FamilyId, NormalizedRequest, ToolDef } from '../../../src/core/model';
 import { turnReport } from '../../../src/core/parsed';
 import { readCalls } from '../../../src/core/repair/calls';

@@ -77,6 +77,7 @@ test('a response.create before the previous response ended finishes it as incomp
   assert.equal(made.length, 3);
   assert.equal(made[0].request, undefined);
   assert.match(made[0].body, /^event: session.created\n/);
+  assert.deepEqual(made[0].outcome, {}, 'messages outside a response are not a cut response');
   assert.match(made[1].outcome!.error!, /next response.create before this response ended/);
   assert.deepEqual(made[2].outcome, {}, 'an error event ends the response');
 });

@@ -339,6 +339,15 @@ test('whole body: two calls, text around, and a truncated call', () => {
   assert.equal(cut.record!.calls[0].status, 'withheld');
 });
 
+test('whole body: a message that held only markup is not delivered, its call in its place; an empty upstream message is kept', () => {
+  const { bytes } = repairResponsesBody(body([reasoningItem, message(`\n${CALL}${SE}\n`), message('After.', 'msg_2')]), ctx());
+  const o = JSON.parse(bytes.toString());
+  assert.deepEqual(o.output.map((it: any) => [it.type, it.id === 'msg_2' || it.type !== 'message']), [['reasoning', true], ['function_call', true], ['message', true]]);
+  assert.equal(o.output[1].call_id, 'functions.exec_command:0');
+  const kept = repairResponsesBody(body([message(''), message(LEAK, 'msg_2')]), ctx());
+  assert.deepEqual(JSON.parse(kept.bytes.toString()).output.map((it: any) => it.type), ['message', 'message', 'function_call']);
+});
+
 test('whole body: nothing to repair gives the upstream bytes back untouched', () => {
   const b = body([message('plain <b>text</b>')]);
   const r = repairResponsesBody(b, ctx());

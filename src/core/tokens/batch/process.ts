@@ -19,6 +19,11 @@ export interface BatchOptions {
   model?: string;
   family?: FamilyId;
   tokenizerDir?: string;
+  /**
+   * The folder of the tokenizers Tokenscope ships, as the runner found it: a worker's bundle may sit elsewhere than
+   * the runner's (TOKENSCOPE_BATCH_WORKER), and the runner's rank-table hand-over is of the runner's folder.
+   */
+  bundledDir?: string;
   /** Data dir (Hub downloads and the Kimi rank cache). */
   cacheDir?: string;
   offline?: boolean;
@@ -87,6 +92,7 @@ export class BatchProcessor {
       model,
       family: o.family,
       tokenizerDir: o.tokenizerDir,
+      bundledDir: o.bundledDir,
       cacheDir: o.cacheDir,
       offline: o.offline,
       hub: { ...o.hub, onProgress: this.callbacks.onProgress },

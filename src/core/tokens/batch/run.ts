@@ -16,6 +16,7 @@ import { Worker } from 'node:worker_threads';
 import { UserError } from '../../model';
 import type { DownloadProgress } from '../hub';
 import type { BatchOptions } from './process';
+import { defaultBundledRoot } from '../local';
 import { codeCacheFile } from './code-cache';
 import type { BatchChunk, BatchWorkerData, BatchWorkerReply, CodeCacheRequest, RanksHandover } from './protocol';
 
@@ -105,7 +106,17 @@ export async function runBatch(o: BatchRunOptions): Promise<BatchResult> {
   const out = await openOutput(o.output);
   const sf = o.specforge && o.specforgeOutput ? await openOutput(o.specforgeOutput) : undefined;
   const summary = new BatchSummary();
-  const options = { model: o.model, family: o.family, tokenizerDir: o.tokenizerDir, cacheDir: o.cacheDir, offline: o.offline, hub: o.hub, specforge: o.specforge };
+  const options: BatchOptions = {
+    model: o.model,
+    family: o.family,
+    tokenizerDir: o.tokenizerDir,
+    // The workers look for the shipped tokenizers where this thread finds them, wherever their bundle is.
+    bundledDir: o.bundledDir ?? defaultBundledRoot(),
+    cacheDir: o.cacheDir,
+    offline: o.offline,
+    hub: o.hub,
+    specforge: o.specforge,
+  };
   const workerData: BatchWorkerData = { options };
   const codeCache = o.boot && o.cacheDir ? codeCacheFile(o.cacheDir, o.workerFile) : undefined;
   const bootData: BatchWorkerData = { ...workerData, boot: { bundle: o.workerFile, ...(codeCache && { codeCache }) } };

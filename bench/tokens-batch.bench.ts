@@ -20,7 +20,7 @@
 // BENCH_BATCH_PARTS (default paired,endToEnd,startup,stream) runs only the parts named.
 // The load average is printed beside each part: on a machine others share, wall-clock figures follow the load.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -152,12 +152,17 @@ async function startupFigures(tmp: string, samples: string[], dir: string, cache
     writeFileSync(file, Array.from({ length: n }, (_, i) => samples[i % samples.length]).join('\n') + '\n');
     return file;
   });
-  const boot = join(root, 'dist', 'tokens-batch-boot.js');
+  // Copies of the shipped bundles, so a build during the bench changes nothing (the code cache is of one bundle).
+  const dist = join(tmp, 'startup-dist');
+  mkdirSync(dist);
+  const [boot, worker] = ['tokens-batch-boot.js', 'tokens-batch-worker.js'].map((f) => join(dist, f));
+  copyFileSync(join(root, 'dist', 'tokens-batch-boot.js'), boot);
+  copyFileSync(workerFile, worker);
   // A data dir of its own: the first run of the driver writes the code cache there, as a first `tokens --batch` does.
   const data = join(cacheDir, 'startup');
   const load = [round(loadavg()[0], 1)];
   const config = JSON.stringify({ runs: STARTUP_RUNS, boot, modes: STARTUP_MODES });
-  const child = spawn(process.execPath, [driver, inputs.join(','), dir, data, workerFile, config], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [driver, inputs.join(','), dir, data, worker, config], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -276,7 +281,7 @@ export default async () => {
   const samples = sampleLines();
   if (!samples) return { skipped: 'shared recordings not found' };
   const workerFile = join(root, 'dist', 'tokens-batch-worker.js');
-  if (!existsSync(workerFile)) return { skipped: 'dist/tokens-batch-worker.js missing: run npm run build' };
+  if (!existsSync(workerFile) || !existsSync(join(root, 'dist', 'tokens-batch-boot.js'))) return { skipped: 'dist/tokens-batch-worker.js or dist/tokens-batch-boot.js missing: run npm run build' };
   const tmp = mkdtempSync(join(tmpdir(), 'tokenscope-bench-batch-'));
   try {
     const cacheDir = join(tmp, 'data');

@@ -6,7 +6,7 @@
  * - docs/cli.md, between `<!-- generated:commands -->` and `<!-- /generated:commands -->`: each command's `--help`.
  *
  *   npm run docs              rewrite them
- *   npm run docs -- --check   exit 1 if either is out of date (test/unit/docs.test.ts checks the same)
+ *   npm run docs -- --check   exit 1 if either is out of date (test/unit/project/docs.test.ts checks the same)
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';

@@ -20,11 +20,12 @@ export function policyWord(policies: Policies, model: string, provider: string, 
 
 /** A provider row's label: its display name with the slug a policy takes beside it (`NovitaAI (novita)`); `?` marks a guess. */
 export function providerLabel(r: Pick<ScorecardRow, 'provider' | 'slug' | 'slugKnown'>): string {
-  return `${r.provider} (${r.slug}${r.slugKnown ? '' : '?'})`;
+  return r.slug ? `${r.provider} (${r.slug}${r.slugKnown ? '' : '?'})` : r.provider;
 }
 
 /** The tooltip's line about the slug: where it came from. */
 export function slugLine(r: Pick<ScorecardRow, 'provider' | 'slug' | 'slugKnown'>): string {
+  if (!r.slug) return 'No provider is named for these exchanges (the upstream answered an error before any provider did), so no slug.';
   return r.slugKnown
     ? `OpenRouter slug: \`${r.slug}\` (what provider.only / ignore and a policy take)`
     : `OpenRouter slug: \`${r.slug}\`? derived from the name "${r.provider}": no OpenRouter listing read yet names it (a comparison reads the model's)`;

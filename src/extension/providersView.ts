@@ -170,7 +170,7 @@ export class ProvidersView implements vscode.TreeDataProvider<Node>, vscode.Disp
 /** (model, provider) from a Providers view row, a Captures tree exchange or an exchange id. */
 function targetOf(arg: unknown, reader: CaptureReader | undefined): { model: string; provider: string } | undefined {
   const a = arg as { kind?: string; row?: ScorecardRow; exchange?: CapturedExchange } | string | undefined;
-  if (a && typeof a === 'object' && a.kind === 'provider' && a.row) return { model: a.row.model, provider: a.row.provider };
+  if (a && typeof a === 'object' && a.kind === 'provider' && a.row) return a.row.slug ? { model: a.row.model, provider: a.row.provider } : undefined;
   const x = typeof a === 'string' ? reader?.get(a) : a && typeof a === 'object' && a.kind === 'exchange' ? a.exchange : undefined;
   const model = x?.summary?.model ?? x?.requestModel;
   const provider = x?.servedProvider ?? x?.summary?.provider;

@@ -11,7 +11,8 @@ const HELP = `usage: tokenscope captures [--data-dir DIR] [--broken] [--model M]
                            [--session S] [--since T] [--until T] [--limit N] [--json]
        tokenscope captures --prune [--data-dir DIR] [--max-age-days N] [--max-size-mb N]
 
-Lists captured exchanges, newest first: id, time, agent, model via served provider, status, finish reason, findings.
+Lists captured exchanges, newest first: id, time, agent, model via served provider, status, finish reason, findings,
+and "repaired" when repair mode changed what the agent got (\`show ID\` says how).
 Filters (all must hold): --broken (an error finding, an error or cut-short exchange, or an HTTP error), --model,
 --provider (the served one), --rule (a finding's rule id), --agent, --session; --since/--until take a duration back
 from now (30m, 1h, 2d) or a date (2026-12-01, 2026-12-01T10:00). --json prints the stored records (without bodies).
@@ -56,7 +57,7 @@ const captures: Command = async (argv, io) => {
     const list = store.query(query);
     if (args.bool('json')) io.out(JSON.stringify(list, null, 2));
     else if (list.length === 0) io.out(Object.entries(query).some(([k, v]) => k !== 'limit' && v !== undefined) ? 'no captures match' : `no captures in ${dataDir}`);
-    else for (const x of list) io.out(`${localTime(x.startedAt)}  ${safeLine(exchangeLine(x))}`);
+    else for (const x of list) io.out(`${localTime(x.startedAt)}  ${safeLine(exchangeLine(x))}${x.repair ? '  repaired' : ''}`);
   } finally {
     await store.close();
   }

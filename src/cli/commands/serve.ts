@@ -66,6 +66,7 @@ OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set (--no-o
 turns it off). ${OTLP_HELP}
 --max-body-mb: the most decoded bytes kept per response body, and per request body (default 64; the agent and the
 upstream still get every byte, and the capture says what it did not keep).
+--openrouter-url is OpenRouter's API (default https://openrouter.ai/api; the …/api/v1 form other commands take works too).
 Upstream URLs may carry a credential (?key=…, user:pass@): it is used, and never printed or recorded.`;
 
 /** `base` + `suffix` (before the base's query, where a path goes), shown with its credentials redacted. */
@@ -80,6 +81,18 @@ function timeoutMs(args: ReturnType<typeof parseArgs>, flag: string): number | u
   const s = args.num(flag, 0);
   if (!(s > 0 && s <= 24 * 3600)) throw new UserError(`--${flag} must be a number of seconds above 0 and at most 86400, got ${args.str(flag)}`);
   return Math.round(s * 1000);
+}
+
+/**
+ * The OpenRouter route's base: `/openrouter/v1/…` goes to BASE/v1/…, so BASE is `…/api`. The API root the other
+ * commands take (`…/api/v1`) is taken too, rather than sending every request to `…/api/v1/v1/…`.
+ */
+function openRouterBase(checked: string | undefined): string | undefined {
+  if (checked === undefined) return undefined;
+  const u = new URL(checked);
+  if (!/\/api\/v1\/?$/.test(u.pathname)) return checked;
+  u.pathname = u.pathname.replace(/\/v1\/?$/, '');
+  return u.toString();
 }
 
 function upstreamsFrom(args: ReturnType<typeof parseArgs>): Upstreams {
@@ -109,7 +122,7 @@ function upstreamsFrom(args: ReturnType<typeof parseArgs>): Upstreams {
   }
   return {
     default: url('upstream'),
-    openrouter: named.openrouter ?? url('openrouter-url'),
+    openrouter: named.openrouter ?? openRouterBase(url('openrouter-url')),
     sglang: named.sglang ?? url('sglang-url'),
     anthropic: named.anthropic ?? url('anthropic-url'),
     openai: named.openai ?? url('openai-url'),

@@ -2,6 +2,7 @@ import { resultFor } from '../../core/capture/analysis';
 import { exchangeLine, findingLine, localTime } from '../../core/capture/describe';
 import { defaultDataDir, openStore, type CaptureStore } from '../../core/capture/store';
 import { inFlight, inFlightLine, QuietStreams } from '../../core/live/inflight';
+import { repairSummary } from '../../core/repair/describe';
 import { UserError, type CapturedExchange, type Finding } from '../../core/model';
 import { MAX_COUNT, parseArgs } from '../args';
 import type { CliIO, Command } from '../io';
@@ -88,6 +89,7 @@ export async function follow(io: CliIO, o: TailOptions): Promise<void> {
         if (o.broken && !isBroken(s)) continue;
         io.out(`${time(x.startedAt)}  ${safe(exchangeLine(s.x))}${s.x.status === undefined && s.x.error ? `  ${safe(s.x.error)}` : ''}`);
         for (const f of s.findings) if (f.severity === 'error') io.out(`    ${safe(findingLine(f))}`);
+        if (s.x.repair) io.out(`    repaired: ${safe(repairSummary(s.x.repair))}`);
       }
       for (const f of quiet.due(inFlight(store, Date.now(), o.quietAfterMs))) io.out(`${time(Date.now())}  ${safe(inFlightLine(f))}`);
     } catch (e) {

@@ -1,6 +1,6 @@
 import type { Finding } from '../model';
 import type { Check } from './types';
-import { kimiIdShape } from '../families/kimi-k2/grammar';
+import { getFamily } from '../families/index';
 
 /**
  * Anthropic's API takes only `[A-Za-z0-9_-]` ids (400 "tool_use.id: String should match pattern" otherwise), so in
@@ -21,7 +21,8 @@ const check: Check = {
   title: 'History carries non-canonical Kimi tool-call ids',
   why: 'Kimi K2 copies the id pattern it sees in the history; off-format ids there make its next tool calls fail (the failure cascades turn after turn).',
   run: (ctx) => {
-    if (ctx.format?.id !== 'kimi-k2' || !ctx.request) return [];
+    const ids = ctx.format && getFamily(ctx.format.id).indexedCallIds;
+    if (!ids || !ctx.request) return [];
     const off: { at: string; id: string }[] = [];
     const bare: { at: string; id: string }[] = [];
     const dup: { at: string; id: string }[] = [];
@@ -34,7 +35,7 @@ const check: Check = {
         seen.add(c.id);
         const spelled = ctx.request?.protocol === 'anthropic-messages' ? ANTHROPIC_SPELLING.exec(c.id) : null;
         if (spelled && spelled[1] === c.name.replace(/[^a-zA-Z0-9_-]/g, '_')) return;
-        const kind = kimiIdShape(c.id).kind;
+        const kind = ids.shape(c.id).kind;
         if (kind === 'malformed' || kind === 'foreign') off.push({ at, id: c.id });
         else if (kind === 'bare') bare.push({ at, id: c.id });
       });
@@ -57,7 +58,7 @@ const check: Check = {
       out.push({
         rule: check.id,
         severity: 'warning',
-        message: `${dup.length} tool-call id${dup.length > 1 ? 's' : ''} in the request history repeat an earlier one (${examples(dup)}); K2 expects IDX to count calls over the whole conversation.`,
+        message: `${dup.length} tool-call id${dup.length > 1 ? 's' : ''} in the request history ${dup.length > 1 ? 'repeat' : 'repeats'} an earlier one (${examples(dup)}); K2 expects IDX to count calls over the whole conversation.`,
         location: dup[0].at,
       });
     }
@@ -65,7 +66,7 @@ const check: Check = {
       out.push({
         rule: check.id,
         severity: 'info',
-        message: `${bare.length} tool-call id${bare.length > 1 ? 's' : ''} in the request history lack the functions. prefix (${examples(bare)}); Moonshot's own API renames them to functions.NAME:IDX, other servers may not.`,
+        message: `${bare.length} tool-call id${bare.length > 1 ? 's' : ''} in the request history ${bare.length > 1 ? 'lack' : 'lacks'} the functions. prefix (${examples(bare)}); Moonshot's own API renames them to functions.NAME:IDX, other servers may not.`,
         location: bare[0].at,
       });
     }

@@ -17,6 +17,7 @@ import markerPlaceholder from './marker-placeholder';
 import markupInContent from './markup-in-content';
 import markupInReasoning from './markup-in-reasoning';
 import specialTokenInText from './special-token-in-text';
+import unknownDialectCall from './unknown-dialect-call';
 import markupInToolCall from './markup-in-tool-call';
 import argsInvalidJson from './args-invalid-json';
 import argsSchema from './args-schema';
@@ -49,6 +50,7 @@ export const checks: readonly Check[] = [
   markupInContent,
   markupInReasoning,
   specialTokenInText,
+  unknownDialectCall,
   markupInToolCall,
   argsInvalidJson,
   argsSchema,

@@ -23,7 +23,7 @@ export interface ScorecardRow {
   model: string;
   /** The served provider's display name, as responses name it (`NovitaAI`). */
   provider: string;
-  /** Its OpenRouter routing slug, what a policy or a pin takes (`novita`): from OpenRouter's listings when one named it. */
+  /** Its OpenRouter routing slug, what a policy or a pin takes (`novita`): from OpenRouter's listings when one named it; '' for the row of exchanges no provider is named for. */
   slug: string;
   /** False when no listing Tokenscope has read named the provider: `slug` is derived from the name, a guess. */
   slugKnown: boolean;
@@ -66,8 +66,11 @@ function modelOf(x: CapturedExchange): string | undefined {
   return x.summary?.model ?? x.requestModel;
 }
 
+/** The row of exchanges no provider is named for (an upstream error before any answer): it has no slug. */
+const NOT_NAMED = '(not named)';
+
 function providerOf(x: CapturedExchange): string {
-  return x.servedProvider ?? x.summary?.provider ?? (x.target?.startsWith('openrouter:') ? x.target.slice('openrouter:'.length) : undefined) ?? '(not named)';
+  return x.servedProvider ?? x.summary?.provider ?? (x.target?.startsWith('openrouter:') ? x.target.slice('openrouter:'.length) : undefined) ?? NOT_NAMED;
 }
 
 function lastOf(c: StoredComparison): NonNullable<ScorecardRow['lastComparison']> {
@@ -131,7 +134,7 @@ export function scorecard(reader: CaptureReader, opts: ScorecardOptions = {}): S
   const dir = new ProviderDirectory(opts.slugs ?? (reader as Stores).providerSlugs?.() ?? []);
   const matched = new Set<StoredComparison>();
   for (const row of rows.values()) {
-    const { slug, known } = dir.slugOf(row.provider);
+    const { slug, known } = row.provider === NOT_NAMED ? { slug: '', known: false } : dir.slugOf(row.provider);
     row.slug = slug;
     row.slugKnown = known;
     const key = nameKey(row.provider);

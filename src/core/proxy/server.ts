@@ -324,7 +324,7 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     if (!isWebSocketUpgrade(req.headers)) return plainRequest(req, socket, head);
     const ws = handleUpgrade(
-      { store, upstreams: opts.upstreams, upstreamHeadersMs: timeouts.upstreamHeadersMs, decodeLimits, log, stopping: () => stopping, finished: (x) => emitter.emit('exchange', x) },
+      { store, upstreams: opts.upstreams, upstreamHeadersMs: timeouts.upstreamHeadersMs, decodeLimits, log, stopping: () => stopping, finished: (x) => emitter.emit('exchange', x), responseStage: opts.responseStage },
       req,
       socket,
       head,

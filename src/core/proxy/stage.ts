@@ -29,7 +29,15 @@ export interface ResponseStage {
   abort?(): void;
 }
 
-export type ResponseStageFactory = (init: ResponseStageInit) => ResponseStage | undefined;
+export type ResponseStageFactory = ((init: ResponseStageInit) => ResponseStage | undefined) & {
+  /**
+   * Whether the factory may act on responses of a WebSocket connection on this route and path (asked once, at the
+   * upgrade). Only then are the upstream's messages decoded on the forwarding path and handed to the stage of each
+   * response as the SSE events the same response carries over HTTP (./ws-stage.ts); absent or false, the connection
+   * stays a raw pipe.
+   */
+  webSocket?(route: string, path: string): boolean;
+};
 
 export interface RequestStageInit {
   route: string;

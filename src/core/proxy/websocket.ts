@@ -4,6 +4,8 @@
  * and the same headers (the agent's key forwarded, never recorded). The upgrade is opened to the upstream (`ws://` for
  * an http upstream, `wss://` for https), the upstream's 101 head goes back to the client as it came, and from then on
  * the two sockets are piped to each other: every frame passes byte for byte in both directions, nothing re-framed.
+ * In repair mode, on a connection repair may act on, only the upstream's direction is read and re-framed instead
+ * (./ws-stage.ts); the client's stays a raw pipe.
  *
  * The capture reads a copy of each direction off the forwarding path (./ws-frames.ts decodes the frames on a later
  * turn of the loop) and records the messages as exchanges (./ws-capture.ts: one per `response.create`). An upstream
@@ -29,7 +31,9 @@ import { BadPathError, resolveRoute, type ResolvedRoute, type Upstreams } from '
 import { agentSessionId } from './session';
 import { agentFromHeaders } from './user-agent';
 import { WsCapture } from './ws-capture';
-import { WsFrameReader, type WsMessage, type WsProtocolError } from './ws-frames';
+import { serverFrame, WsFrameReader, type WsMessage, type WsProtocolError } from './ws-frames';
+import { WS_STAGE_HEADERS, WsServerRestage } from './ws-stage';
+import type { ResponseStageFactory } from './stage';
 
 export interface UpgradeContext {
   store: CaptureStore;
@@ -42,6 +46,8 @@ export interface UpgradeContext {
   stopping(): boolean;
   /** A finished exchange, as stored. */
   finished(x: CapturedExchange): void;
+  /** Rewrites responses on their way to the client (repair mode), on connections it says it may act on (./ws-stage.ts). */
+  responseStage?: ResponseStageFactory;
 }
 
 /** One WebSocket connection through the proxy, from the upgrade request to both sockets closed. */
@@ -191,17 +197,29 @@ export function handleUpgrade(ctx: UpgradeContext, req: IncomingMessage, client:
       const connection = `${startedAt.toString(36)}-${randomBytes(4).toString('hex')}`;
       // The connection is over once every exchange it opened is finished (Tokenscope's close waits for that).
       const finishing: Promise<void>[] = [];
+      // Repair mode reads the upstream's direction on the forwarding path (./ws-stage.ts); otherwise both are piped raw.
+      // A compressed connection (never negotiated: the offer is stripped) could not be re-framed message by message.
+      const factory = ctx.responseStage;
+      const restaging = factory?.webSocket?.(r.route, path) === true && res.headers['sec-websocket-extensions'] === undefined;
+      let restage: WsServerRestage | undefined;
       const capture = new WsCapture({
         begin: (index, body) => {
           const writer = begin(body, index);
           writer.annotate({ websocket: { connection, response: index } });
           const info = requestInfo(body);
           if (info.model) writer.annotate({ requestModel: info.model });
+          if (restage && factory && body) {
+            // The stage is asked as for the same response requested over HTTP: a POST to the path, streamed.
+            const stage = factory({ route: r.route, method: 'POST', path, requestBody: body.toString('utf8'), status: 200, headers: { ...WS_STAGE_HEADERS }, writer });
+            if (stage) restage.attach(writer, stage);
+          }
           return writer;
         },
         respond: (writer) => writer.responseStarted(101, res.headers),
         finished: (p) => void finishing.push(finish(p as Promise<CapturedExchange>)),
+        ending: (writer, ended) => restage?.ending(writer, ended),
       });
+      if (restaging) restage = new WsServerRestage(capture, MAX_MESSAGE);
       // The decoders read copies of both directions a turn of the loop later: the forwarding path only forwards.
       const fromClient = new WsFrameReader(MAX_MESSAGE);
       const fromServer = new WsFrameReader(MAX_MESSAGE);
@@ -226,13 +244,38 @@ export function handleUpgrade(ctx: UpgradeContext, req: IncomingMessage, client:
       // The upstream's 101 head as it came, then whatever followed it in the same read.
       const sockets = [client, upstream] as const;
       for (const s of sockets) (s as { setNoDelay?: (b: boolean) => void }).setNoDelay?.(true), (s as { setTimeout?: (ms: number) => void }).setTimeout?.(0);
-      client.write(Buffer.concat([headText(101, res.statusMessage || 'Switching Protocols', res.rawHeaders), upHead]));
-      if (upHead.length) tee('server', upHead);
-      if (head.length) (upstream.write(head), tee('client', head));
-      client.on('data', (c: Buffer) => tee('client', c));
-      upstream.on('data', (c: Buffer) => tee('server', c));
-      client.pipe(upstream);
-      upstream.pipe(client);
+      const head101 = headText(101, res.statusMessage || 'Switching Protocols', res.rawHeaders);
+      if (!restage) {
+        client.write(Buffer.concat([head101, upHead]));
+        if (upHead.length) tee('server', upHead);
+        if (head.length) (upstream.write(head), tee('client', head));
+        client.on('data', (c: Buffer) => tee('client', c));
+        upstream.on('data', (c: Buffer) => tee('server', c));
+        client.pipe(upstream);
+        upstream.pipe(client);
+      } else {
+        if (head.length) (upstream.write(head), tee('client', head));
+        client.on('data', (c: Buffer) => tee('client', c));
+        client.pipe(upstream);
+        const rs = restage;
+        // The client's messages that came before this read are read first: a response's stage exists before its events.
+        const fromUpstream = (c: Buffer) => {
+          drain();
+          const { out, error } = rs.push(c);
+          if (out.length && !client.write(out)) upstream.pause();
+          if (error) {
+            // Nothing after a broken frame can be read or re-framed: the client is told, and the connection ends.
+            const reason = Buffer.from(`Tokenscope: the upstream broke the WebSocket protocol`);
+            client.end(serverFrame('close', Buffer.concat([Buffer.from([0x03, 0xea]), reason])));
+            upstream.destroy();
+          }
+        };
+        client.write(head101);
+        client.on('drain', () => upstream.resume());
+        if (upHead.length) fromUpstream(upHead);
+        upstream.on('data', fromUpstream);
+        upstream.once('end', () => client.end());
+      }
 
       let firstClosed: 'client' | 'upstream' | undefined;
       // A side that sent its FIN is done (WebSocket has no half-close): the pipe ends the other, and this one is ended

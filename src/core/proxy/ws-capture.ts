@@ -34,6 +34,8 @@ export interface WsCaptureHost {
   respond(writer: ExchangeWriter): void;
   /** A finished exchange, as stored. */
   finished(done: Promise<unknown>): void;
+  /** The exchange on `writer` is about to finish: `ended` when its response's terminal event came (see ./ws-stage.ts). */
+  ending?(writer: ExchangeWriter, ended: boolean): void;
 }
 
 export class WsCapture {
@@ -47,6 +49,11 @@ export class WsCapture {
   private requested = false;
 
   constructor(private readonly host: WsCaptureHost) {}
+
+  /** The exchange open now (the one the server's next message belongs to), if any. */
+  get current(): ExchangeWriter | undefined {
+    return this.writer;
+  }
 
   /** A message or control frame the client sent. */
   fromClient(m: WsMessage): void {
@@ -105,13 +112,14 @@ export class WsCapture {
     if (!w) return;
     this.writer = undefined;
     if (!this.responded) (this.responded = true), this.host.respond(w);
+    this.host.ending?.(w, this.ended);
     // Messages outside any response were all there was to them: only a response can be cut.
     this.host.finished(w.finish(this.ended || !this.requested ? {} : outcome));
   }
 }
 
 /** The `type` of a JSON message (looked for in its first bytes first: a delta event is parsed whole only when needed). */
-function typeOf(data: Buffer): string | undefined {
+export function typeOf(data: Buffer): string | undefined {
   const head = /^\s*\{\s*"type"\s*:\s*"([^"\\]{1,128})"/.exec(data.subarray(0, 256).toString('utf8'));
   if (head) return head[1];
   // A message too large to parse at every turn is judged by its first key alone.
@@ -125,7 +133,7 @@ function typeOf(data: Buffer): string | undefined {
 }
 
 /** A text message as the SSE event that would carry it over HTTP. */
-function sseEvent(type: string | undefined, data: Buffer): Buffer {
+export function sseEvent(type: string | undefined, data: Buffer): Buffer {
   const text = data.toString('utf8');
   const head = type !== undefined && EVENT_NAME.test(type) ? `event: ${type}\n` : '';
   return Buffer.from(`${head}data: ${text.split(/\r\n|\r|\n/).join('\ndata: ')}\n\n`);

@@ -1,7 +1,8 @@
 /**
  * A WebSocket frame reader (RFC 6455 §5) for the capture: fed the bytes of one direction of a connection in any
  * pieces, it hands back whole messages (fragments joined, client masks removed) and control frames (ping, pong,
- * close). It only reads: the proxy forwards the same bytes untouched, and this runs off the forwarding path on a copy.
+ * close). It only reads: the proxy forwards the same bytes untouched, and this runs off the forwarding path on a copy
+ * (except for the upstream's direction of a connection repair mode rewrites: ./ws-stage.ts re-frames what it reads).
  *
  * Compressed messages (RSV1, permessage-deflate) are inflated per message when they can be (an upstream that compresses
  * without context takeover); the proxy strips the extension from the client's offer (./websocket.ts), so a conforming
@@ -209,4 +210,21 @@ export function closeText(data: Buffer): string {
   if (data.length < 2) return '';
   const reason = data.subarray(2).toString('utf8');
   return reason ? `${data.readUInt16BE(0)} ${reason}` : String(data.readUInt16BE(0));
+}
+
+const OPCODE_BITS: Record<WsOpcode, number> = { text: 1, binary: 2, close: 8, ping: 9, pong: 10 };
+
+/**
+ * One whole frame as a server sends it (RFC 6455 §5.2): FIN set, no RSV bits, unmasked, the payload length in its
+ * shortest form (7 bits, 16 bits after 126, 64 bits after 127). Control frames carry at most 125 bytes (a reader
+ * only hands those on).
+ */
+export function serverFrame(kind: WsOpcode, payload: Buffer): Buffer {
+  const len = payload.length;
+  const head = len < 126 ? Buffer.alloc(2) : len < 0x10000 ? Buffer.alloc(4) : Buffer.alloc(10);
+  head[0] = 0x80 | OPCODE_BITS[kind];
+  if (len < 126) head[1] = len;
+  else if (len < 0x10000) (head[1] = 126), head.writeUInt16BE(len, 2);
+  else (head[1] = 127), head.writeBigUInt64BE(BigInt(len), 2);
+  return Buffer.concat([head, payload]);
 }

@@ -82,7 +82,7 @@ export function repairContext(settings: RepairSettings, init: Pick<ResponseStage
 
 /** The proxy's response stage for repair mode; `settings` is read per exchange (the extension changes it live). */
 export function repairStage(settings: () => RepairSettings): ResponseStageFactory {
-  return (init) => {
+  const factory: ResponseStageFactory = (init) => {
     if (init.status !== 200) return undefined;
     const encoding = init.headers['content-encoding'];
     if (encoding !== undefined && encoding !== 'identity') return undefined;
@@ -94,6 +94,13 @@ export function repairStage(settings: () => RepairSettings): ResponseStageFactor
     if (!ctx || !protocol) return undefined;
     return sse ? streamStage(protocol.stream(ctx), init) : wholeStage((body) => protocol.body(body, ctx), init);
   };
+  // A WebSocket connection (the Responses API's WebSocket mode) is repaired on the routes repair applies to; which of
+  // its responses are is decided per `response.create`, by model, as for a POST.
+  factory.webSocket = (route, path) => {
+    const s = settings();
+    return s.enabled && protocolRepair(path) !== undefined && (!s.routes || s.routes.length === 0 || s.routes.includes(route));
+  };
+  return factory;
 }
 
 function streamStage(repair: StreamRepair, init: ResponseStageInit): ResponseStage {

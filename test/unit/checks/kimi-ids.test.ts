@@ -111,11 +111,14 @@ describe('history-kimi-ids', () => {
   test('a per-turn counter that restarts at 0 repeats ids (llxprt-code #712)', () => {
     const r = run(historyKimiIds, { response: ok, request: history('functions.read:0', 'functions.read:0') });
     assert.equal(r.findings.length, 1);
-    assert.match(r.findings[0].message, /repeat an earlier one/);
+    assert.match(r.findings[0].message, /^1 tool-call id in the request history repeats an earlier one/);
   });
 
   test('bare ids are info; canonical ids and non-Kimi models are silent', () => {
-    assert.equal(run(historyKimiIds, { response: ok, request: history('weather:0') }).findings[0].severity, 'info');
+    const bare = run(historyKimiIds, { response: ok, request: history('weather:0') }).findings[0];
+    assert.equal(bare.severity, 'info');
+    assert.match(bare.message, /^1 tool-call id in the request history lacks the functions\. prefix/, 'one id: the verb agrees');
+    assert.match(run(historyKimiIds, { response: ok, request: history('weather:0', 'weather:1') }).findings[0].message, /^2 tool-call ids in the request history lack the/);
     assert.deepEqual(run(historyKimiIds, { response: ok, request: history('functions.read:0', 'functions.read:1') }).findings, []);
     const other = response({ model: 'acme/other-model', message: { content: 'Done.' } });
     assert.deepEqual(run(historyKimiIds, { response: other, request: { ...history('call_1'), model: 'acme/other-model' } }).findings, []);

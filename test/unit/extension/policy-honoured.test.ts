@@ -16,7 +16,7 @@ import { entriesFromEndpoints, ProviderDirectory } from '../../../src/core/polic
 import { openExchange } from '../../../src/extension/openExchange';
 import { recordExchange } from '../../helpers/exchanges';
 import { sourceMatches } from '../../helpers/source';
-import * as stub from '../compare-view/vscode-stub';
+import * as stub from './vscode-stub';
 import { tempDir } from '../proxy/local-upstream';
 
 stub.install();

@@ -11,7 +11,7 @@ import type { CapturedExchange } from '../../../src/core/model';
 import { PROBLEM_CAPTURES, problemCaptures, problemRecords } from '../../../src/extension/problems';
 import { READ_TOOL } from '../../fixtures/openrouter-emulator';
 import { openRouterExchange, recordExchange } from '../../helpers/exchanges';
-import * as stub from '../compare-view/vscode-stub';
+import * as stub from './vscode-stub';
 import { tempDir } from '../proxy/local-upstream';
 
 stub.install();

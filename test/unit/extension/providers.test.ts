@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import type { RepairRecord } from '../../../src/core/model';
 import type { ScorecardRow } from '../../../src/core/providers/scorecard';
 import { exchangeView } from '../../../src/extension/exchangeView';
-import { policyWord, providerDescription } from '../../../src/extension/providersText';
+import { policyWord, providerDescription, providerLabel, slugLine } from '../../../src/extension/providersText';
 import { readPolicies, readRepairSettings } from '../../../src/extension/repairSettings';
 import { exchangeRow } from '../../../src/extension/viewModel';
 import { openRouterExchange } from '../../helpers/exchanges';
@@ -74,4 +74,11 @@ test('a repaired exchange: "repaired" in its tree row, the badge text and meta r
   assert.ok(v.meta.some((m) => m.label === 'Repaired' && m.value.startsWith(v.repaired!)));
   assert.ok(v.meta.some((m) => m.label === 'Policy' && /served by Fireworks, honoured/.test(m.value)));
   assert.equal(exchangeView({ exchange: { ...x, repair: undefined }, chunks: [] }).repaired, undefined);
+});
+
+test('the Providers view row of exchanges no provider is named for shows no slug (none a policy could take)', () => {
+  const row = { provider: '(not named)', slug: '', slugKnown: false };
+  assert.equal(providerLabel(row), '(not named)');
+  assert.doesNotMatch(slugLine(row), /`/, 'no slug quoted');
+  assert.equal(providerLabel({ provider: 'NovitaAI', slug: 'novita', slugKnown: false }), 'NovitaAI (novita?)');
 });

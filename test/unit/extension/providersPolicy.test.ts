@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { openStore } from '../../../src/core/capture/store';
 import { LivePolicies, readStoredPolicies, updateStoredPolicies } from '../../../src/core/policy/stored';
 import { recordExchange } from '../../helpers/exchanges';
-import * as stub from '../compare-view/vscode-stub';
+import * as stub from './vscode-stub';
 import { tempDir } from '../proxy/local-upstream';
 
 stub.install();

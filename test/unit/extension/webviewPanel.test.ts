@@ -13,7 +13,7 @@ import { isCompareWebviewMessage } from '../../../webview/compare/protocol';
 import { messageGuard, type PanelErrorMessage } from '../../../webview/panel/protocol';
 import { isWebviewMessage } from '../../../webview/protocol';
 import { recordExchange } from '../../helpers/exchanges';
-import * as stub from '../compare-view/vscode-stub';
+import * as stub from './vscode-stub';
 import { tempDir } from '../proxy/local-upstream';
 
 stub.install();

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { openStore } from '../../../src/core/capture/store';
 import { WIRE_SHOWN } from '../../../webview/protocol';
 import { OPENROUTER_CHAT } from '../../helpers/exchanges';
-import * as stub from '../compare-view/vscode-stub';
+import * as stub from './vscode-stub';
 import { tempDir } from '../proxy/local-upstream';
 
 stub.install();

@@ -54,3 +54,19 @@ test('a turn whose only error is pin-not-honoured does not count against the pro
     tmp.remove();
   }
 });
+
+test('a row for exchanges no provider answered (an upstream error) offers no slug: there is none a policy could take', async () => {
+  const tmp = tempDir();
+  const store = await openStore(tmp.dir);
+  try {
+    const error = JSON.stringify({ error: { code: 404, message: 'Not found: POST /api/v1/v1/chat/completions' } });
+    await recordExchange(store, { request: { model: K2, messages: [{ role: 'user', content: 'hi' }], tools: [READ_TOOL] }, response: error });
+    await store.idle();
+    const [row] = scorecard(store);
+    assert.equal(row.provider, '(not named)');
+    assert.deepEqual([row.slug, row.slugKnown], ['', false], 'no slug derived from "(not named)"');
+  } finally {
+    await store.close();
+    tmp.remove();
+  }
+});

@@ -272,3 +272,28 @@ test('importing a devtools HAR keeps the model call only, and no secret it carri
   assert.equal(imported.x.route, 'openrouter');
   assert.ok(imported.findings.some((f) => f.rule === 'section-unclosed'));
 });
+
+test('import prints the imported exchanges with control characters from the network escaped', async () => {
+  const from = fresh('from');
+  const to = fresh('to');
+  // The fixture capture, its served provider named with escape sequences (JSON escapes on the wire).
+  const c = brokenKimiCapture();
+  const body = new TextEncoder().encode(new TextDecoder().decode(c.responseBody).replaceAll('"Chutes"', JSON.stringify('Evil\u001b[31mRED\u001b[0m')));
+  const store = await openStore(from, { analyze: false });
+  let id: string;
+  try {
+    const x = c.exchange;
+    const w = store.begin({ route: x.route, upstreamUrl: x.upstreamUrl, method: x.method, path: x.path, requestHeaders: x.requestHeaders, requestBody: x.requestBody, agent: x.agent, startedAt: x.startedAt });
+    w.responseStarted(x.status!, x.responseHeaders!, x.ttfbMs);
+    w.chunk(body, 1);
+    id = (await w.finish({ endedAt: x.endedAt })).id;
+  } finally {
+    await store.close();
+  }
+  const file = join(root, 'evil.tokenscope.json');
+  assert.equal((await cli('export', id, '--format', 'bundle', '-o', file, '--data-dir', from)).code, 0);
+  const im = await cli('import', file, '--data-dir', to);
+  assert.equal(im.code, 0, im.err);
+  assert.match(im.out, /via Evil\\e\[31mRED\\e\[0m /);
+  assert.ok(!im.out.includes('\u001b'), JSON.stringify(im.out));
+});

@@ -188,3 +188,43 @@ test('compare CLI: a capture id, samples recorded as linked captures, JSON repor
     await emu.close();
   }
 });
+
+test('compare --list escapes control characters in the listing it prints (a provider name with colour codes)', async () => {
+  const emu = await startOpenRouterEmulator({ providers: [{ slug: 'evil', name: 'Evil\u001b[31mRED\u001b]0;pwned\u0007', personality: 'correct' }] });
+  const saved = process.env.OPENROUTER_API_KEY;
+  process.env.OPENROUTER_API_KEY = 'sk-or-v1-test';
+  try {
+    const list: string[] = [];
+    assert.equal(await main(['compare', '--list', '--model', 'moonshotai/kimi-k2-0905', '--openrouter-url', emu.url], { out: (t) => list.push(t), err: (t) => list.push(t) }), 0);
+    const text = list.join('\n');
+    assert.match(text, /evil +Evil\\e\[31mRED\\e\]0;pwned\\u\{7\}/);
+    assert.ok(!/[\u0000-\u0009\u000b-\u001f\u007f]/.test(text), JSON.stringify(text));
+  } finally {
+    if (saved === undefined) delete process.env.OPENROUTER_API_KEY;
+    else process.env.OPENROUTER_API_KEY = saved;
+    await emu.close();
+  }
+});
+
+test('compare --list keeps the listed slugs in the data dir, for policy set and the scorecard to check against', async () => {
+  const emu = await startOpenRouterEmulator();
+  const dir = mkdtempSync(join(tmpdir(), 'tokenscope-list-'));
+  const saved = process.env.OPENROUTER_API_KEY;
+  process.env.OPENROUTER_API_KEY = 'sk-or-v1-test';
+  try {
+    const out: string[] = [];
+    assert.equal(await main(['compare', '--list', '--model', 'moonshotai/kimi-k2-0905', '--openrouter-url', emu.url, '--data-dir', dir], { out: (t) => out.push(t), err: (t) => out.push(t) }), 0);
+    const store = await openStore(dir, { readOnly: true, analyze: false });
+    const slugs = store.providerSlugs().map((e) => e.slug);
+    await store.close();
+    assert.ok(slugs.includes('atlas-cloud') && slugs.includes('chutes'), slugs.join(', '));
+    const policy: string[] = [];
+    assert.equal(await main(['policy', 'set', 'moonshotai/kimi-k2-0905', '--ignore', 'chutes', '--data-dir', dir], { out: (t) => policy.push(t), err: (t) => policy.push(`ERR ${t}`) }), 0);
+    assert.ok(!policy.some((l) => l.startsWith('ERR')), policy.join('\n'));
+  } finally {
+    if (saved === undefined) delete process.env.OPENROUTER_API_KEY;
+    else process.env.OPENROUTER_API_KEY = saved;
+    rmSync(dir, { recursive: true, force: true });
+    await emu.close();
+  }
+});

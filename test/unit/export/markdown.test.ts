@@ -106,3 +106,17 @@ test('an upstream error body: its own words are shown, the expectation is no fin
   assert.ok(!/0 of 0 tool call/.test(actual), actual);
   assert.match(actual, /HTTP 502: Provider returned error \(provider AtlasCloud\)$/);
 });
+
+test('a provider name with control characters reaches the issue title and table escaped, not raw', () => {
+  const c = brokenKimiCapture();
+  const name = 'Evil\u001b[31mRED\u001b]0;x\u0007';
+  const text = new TextDecoder().decode(c.responseBody).replaceAll('"Chutes"', JSON.stringify(name));
+  const body = new TextEncoder().encode(text);
+  const r = prepareRepro({ ...c, exchange: { ...c.exchange, servedProvider: name }, responseBody: body, chunks: [{ t: 1, offset: 0, length: body.length }] });
+  const md = writeMarkdown(r);
+  const head = md.split('\n')[0];
+  const row = md.split('\n').find((l) => l.startsWith('| Provider served |'))!;
+  assert.match(head, /Evil\\x1b\[31mRED\\x1b\]0;x\\x07 via OpenRouter/);
+  assert.match(row, /\| Provider served \| Evil\\x1b\[31mRED\\x1b\]0;x\\x07 \(through OpenRouter\)/);
+  assert.ok(!/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(head + row), JSON.stringify(head + row));
+});

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze } from '../../../src/core/analyze';
 import { detectFamily, getFamily, getFormat } from '../../../src/core/families/index';
-import { assertProblems, assertSegments, codes } from '../formats/helpers';
+import { assertProblems, assertSegments, codes, slices } from '../formats/helpers';
 
 const f = getFormat('cohere-command');
 
@@ -50,8 +50,17 @@ test('cohere-command: the engines\' healthy outputs parse to their calls, plan a
   const reply = parse(VLLM_CITATIONS);
   assert.deepEqual(reply.problems, []);
   assert.deepEqual(reply.message.toolCalls, []);
-  // The reply wrappers are markers; citations are the model's reply text.
-  assert.equal(reply.message.content, 'foo <co>bar</co: 0:[1,2],1:[3,4]>');
+  // The reply wrappers are markers, and so are a citation's tags: vLLM's Cohere parser moves them to the response's
+  // citations and keeps the cited words (vllm-project/vllm tests/parser/cohere/test_tool_calls.py
+  // citations_no_tool_calls @ 57eabfad178bb3679faccd50aaa178b93d9bbbb6, for the cmd3 and cmd4 wrappers alike).
+  assert.equal(reply.message.content, 'foo bar');
+  assert.equal(reply.message.reasoning, 'This is a rainbow emoji: 🌈');
+  assert.deepEqual(slices(reply, 'marker').filter((m) => m.startsWith('<co') || m.startsWith('</co')), ['<co>', '</co: 0:[1]>', '<co>', '</co: 0:[1,2],1:[3,4]>']);
+  const text4 = parse(VLLM_CITATIONS.replace(/RESPONSE/g, 'TEXT'));
+  assert.deepEqual([text4.message.content, text4.problems], ['foo bar', []]);
+  // tests/parser/cohere/test_citations.py TestParserStreamingEndToEnd @ 756794a9a7f08900c00fbfaa6d8332631503f528
+  const cited = parse('<|START_THINKING|>Let me check.<|END_THINKING|><|START_RESPONSE|>The capital is <co>Paris</co: 0:[1]>.<|END_RESPONSE|>');
+  assert.deepEqual([cited.message.reasoning, cited.message.content, cited.problems], ['Let me check.', 'The capital is Paris.', []]);
 
   const parallel = parse(SGLANG_PARALLEL);
   assert.deepEqual(parallel.problems, []);

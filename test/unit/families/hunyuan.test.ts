@@ -63,6 +63,16 @@ test('hunyuan (HY-v4): healthy outputs from vLLM\'s and SGLang\'s tests parse to
   assert.deepEqual(slices(p, 'end'), [`<｜hy_eos${S}｜>`]);
 });
 
+test('hunyuan (HY-v4): a key written twice keeps its later value, as vLLM does streamed and whole', () => {
+  // vllm-project/vllm tests/tool_parsers/test_hy_v4_duplicate_arg_key.py @ 23d9778ba516652208e4bdfe65f646b681c7a698 (MODEL_OUTPUT)
+  const text =
+    '<tool_calls><tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>city</arg_key><arg_value>Berlin</arg_value></tool_call>' +
+    '<tool_call>get_weather<arg_key>days</arg_key><arg_value>1</arg_value><arg_key>days</arg_key><arg_value>2</arg_value></tool_call></tool_calls>';
+  const p = parse('hunyuan', text);
+  assert.deepEqual(p.problems, []);
+  assert.deepEqual(calls(p), [['get_weather', { city: 'Berlin' }], ['get_weather', { days: 2 }]]);
+});
+
 test('hunyuan: any suffix the engines accept, and none (test_regex_metacharacters_in_suffix, vLLM docstring :6124c78e)', () => {
   for (const s of [':a+b(c', ':6124c78e', '']) {
     const p = parse('hunyuan', block(call('get_current_date', '', s), s));

@@ -83,6 +83,24 @@ test('k2-horizon: vLLM test_k2_horizon_tool_parser.py — text around the group,
   assert.deepEqual(calls('<ifm|tool_calls><ifm|tool_call>lookup<ifm|arg_key>query</ifm|arg_key><ifm|arg_type>string</ifm|arg_type><ifm|arg_value>weather</ifm|arg_value><ifm|arg_key>limit</ifm|arg_key><ifm|arg_type>integer</ifm|arg_type><ifm|arg_value>2</ifm|arg_value></ifm|tool_call></ifm|tool_calls>'), [['lookup', { query: 'weather', limit: 2 }]]);
 });
 
+test('k2-horizon: streamed, every prefix of the three call forms is only cut off (vLLM test_character_split_streaming)', () => {
+  // vllm-project/vllm tests/tool_parsers/test_k2_horizon_tool_parser.py @ 0d2bafa9f1680325f0734530342c1385a55626c6:
+  // _group(call, prefix="Before", suffix="after") for the xml, json and xml_typed forms.
+  for (const call of [
+    '<ifm|tool_call>lookup<ifm|arg_key>limit</ifm|arg_key><ifm|arg_value>2</ifm|arg_value></ifm|tool_call>',
+    '<ifm|tool_call>{"name": "lookup", "arguments": {"limit": "2"}}</ifm|tool_call>',
+    '<ifm|tool_call>lookup<ifm|arg_key>limit</ifm|arg_key><ifm|arg_type>integer</ifm|arg_type><ifm|arg_value>2</ifm|arg_value></ifm|tool_call>',
+  ]) {
+    const text = `Before<ifm|tool_calls>${call}</ifm|tool_calls>after`;
+    assert.deepEqual(parse(text).problems, [], text);
+    assert.equal(parse(text).message.toolCalls[0].name, 'lookup');
+    for (let i = 1; i < text.length; i++) {
+      const cut = codes(parse(text.slice(0, i))).filter((c) => !['section-unclosed', 'call-unclosed', 'marker-truncated'].includes(c));
+      assert.deepEqual(cut, [], text.slice(0, i));
+    }
+  }
+});
+
 test('k2-horizon: broken outputs are flagged and the calls keep what arrived', () => {
   // vLLM test_malformed_and_incomplete_input_is_content: the group never closed, the call cut after its name.
   assert.deepEqual(codes(parse('<ifm|tool_calls><ifm|tool_call>ping</ifm|tool_call>')), ['section-unclosed']);

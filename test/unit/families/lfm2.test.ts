@@ -2,6 +2,7 @@
 // Fixtures from the engines' tests, source beside each:
 // - SGLang: sgl-project/sglang test/registered/unit/function_call/test_lfm2_detector.py @ 38de5808e13ce232ccd88f1bc2f418e3d879e015
 // - Ollama: ollama/ollama model/parsers/lfm2_test.go @ 24e37f51bd05efde54057cbb63809a3dafaf5082
+// - vLLM: vllm-project/vllm tests/tool_parsers/test_lfm2_tool_parser.py @ 011cde7c177a29bbcb0052d80e5ab7671a70f634
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze } from '../../../src/core/analyze';
@@ -79,6 +80,74 @@ test('lfm2: healthy outputs from Ollama lfm2_test.go (thinking, several blocks, 
     assert.deepEqual(q.message.toolCalls, [], t);
     assert.deepEqual(q.problems, [], t);
   }
+});
+
+test('lfm2: healthy outputs from vLLM test_lfm2_tool_parser.py, the slips both engines repair included, parse to the reference calls', () => {
+  const cases: [string, unknown[][]][] = [
+    // more_types
+    [`${BOT}[register_user(name='John Doe', age=37, address={'city': 'San Francisco', 'state': 'CA'}, role=None, passed_test=True, aliases=['John', 'Johnny'])]${EOT}`, [['register_user', { name: 'John Doe', age: 37, address: { city: 'San Francisco', state: 'CA' }, role: null, passed_test: true, aliases: ['John', 'Johnny'] }]]],
+    // set_arg: a set literal is a list
+    [`${BOT}[label(tags={'urgent', 'bug'})]${EOT}`, [['label', { tags: ['urgent', 'bug'] }]]],
+    // leading_zero_int
+    [`${BOT}[set_date(month=07, day=05)]${EOT}`, [['set_date', { month: 7, day: 5 }]]],
+    // nested_quote: unescaped quotes of the string's own kind inside a shell command
+    [`${BOT}[bash(command='sed -n '360,450p' /testbed/sympy/matrices/common.py')]${EOT}`, [['bash', { command: "sed -n '360,450p' /testbed/sympy/matrices/common.py" }]]],
+    // nested_python_c: the only quote after which the call still reads is the last one
+    [`${BOT}[bash(command='cd /testbed && python3 -c "from sympy import latex\nprint(latex(3*x, mul_symbol='\\,'))"')]${EOT}`, [['bash', { command: `cd /testbed && python3 -c "from sympy import latex\nprint(latex(3*x, mul_symbol='\\,'))"` }]]],
+    // escaped_string
+    [`${BOT}[get_weather(city='Martha\\'s Vineyard', metric='\\"cool units\\"')]${EOT}`, [['get_weather', { city: "Martha's Vineyard", metric: '"cool units"' }]]],
+    // dotted_name
+    [`${BOT}[grocery.orderIngredients(ingredientList=[{'name': 'Lasagna noodles', 'amount': 250, 'unit': 'g'}], deliveryAddress='845 Willow Lane, Springfield, IL 62704')]${EOT}`, [['grocery.orderIngredients', { ingredientList: [{ name: 'Lasagna noodles', amount: 250, unit: 'g' }], deliveryAddress: '845 Willow Lane, Springfield, IL 62704' }]]],
+    // bracket_in_string, multiline_string_arg, nul_byte_string_arg
+    [`${BOT}[exec(command='grep -F "]" log.txt')]${EOT}`, [['exec', { command: 'grep -F "]" log.txt' }]]],
+    [`${BOT}[exec(command='cat > f.py << EOF\nimport csv\nprint(1)\nEOF')]${EOT}`, [['exec', { command: 'cat > f.py << EOF\nimport csv\nprint(1)\nEOF' }]]],
+    [`${BOT}[exec(command='printf a\u0000b')]${EOT}`, [['exec', { command: 'printf a\u0000b' }]]],
+    // test_empty_tool_call_block, test_whitespace_after_start_token
+    [`${BOT}[]${EOT}`, []],
+    [`${BOT} [get_candidate_status(candidate_id='12345')]${EOT}`, [['get_candidate_status', { candidate_id: '12345' }]]],
+    // test_streaming_char_by_char_multi_dict_list
+    [`${BOT}[grocery.orderIngredients(ingredientList=[{"name": "apple", "quantity": "2"}, {"name": "bread", "quantity": "1"}])]${EOT}`, [['grocery.orderIngredients', { ingredientList: [{ name: 'apple', quantity: '2' }, { name: 'bread', quantity: '1' }] }]]],
+  ];
+  for (const [text, want] of cases) {
+    assert.deepEqual(parse(text).problems, [], text);
+    assert.deepEqual(calls(text), want, text);
+    // Streamed (test_streaming_char_by_char_multi_dict_list): every prefix is only ever cut off, never malformed.
+    for (let i = 1; i < text.length; i++) {
+      const q = parse(text.slice(0, i));
+      assert.deepEqual(codes(q).filter((c) => !['section-unclosed', 'call-unclosed', 'marker-truncated'].includes(c)), [], text.slice(0, i));
+    }
+  }
+  // content_after_tool_call_nonstreaming, test_streaming_leading_block_and_trailing_in_single_delta
+  const p = parse(`Let me check. ${BOT}[get_candidate_status(candidate_id='12345')]${EOT}\nDone.`);
+  assert.deepEqual(p.problems, []);
+  assert.equal(p.message.content, 'Let me check.\n\nDone.');
+});
+
+test('lfm2: nested-quote readings that do not settle on one quote stay broken', () => {
+  // Two quotes after which the call reads: neither engine guesses, so neither does Tokenscope.
+  assert.deepEqual(codes(parse(`${BOT}[f(a='x 'y', b='z')]${EOT}`)), ['malformed-call']);
+  // No quote can close the string.
+  assert.deepEqual(codes(parse(`${BOT}[f(a='x'y)]${EOT}`)), ['malformed-call']);
+  // A reading that would swallow the next call into the string is not one (SGLang counts the calls by brackets).
+  assert.deepEqual(calls(`${BOT}[f(a='x 'y'), g(b='z')]${EOT}`), [['f', { a: "x 'y" }], ['g', { b: 'z' }]]);
+  // Cut inside such a string: only cut off.
+  assert.deepEqual(codes(parse(`${BOT}[bash(command='sed -n '360,4`)).sort(), ['call-unclosed', 'section-unclosed']);
+  // test_bad_sibling_call_does_not_drop_good_calls: a bytes argument has no JSON form (the engines skip that call).
+  const p = parse(`${BOT}[get_candidate_status(candidate_id='12345'), bad(x=b'z')]${EOT}`);
+  assert.deepEqual(codes(p), ['malformed-call']);
+  assert.deepEqual(p.message.toolCalls.map((c) => c.name), ['get_candidate_status', 'bad']);
+  assert.deepEqual(JSON.parse(p.message.toolCalls[0].arguments), { candidate_id: '12345' });
+  // A number past the float range has no JSON form (vLLM test_olmo3_tool_parser.py test_non_finite_argument_rejected
+  // @ 2aac44dc3f7b41fca0273ff024fa557c4c7ab1ee, the same pythonic reading): flagged, never delivered as null.
+  const inf = parse(`${BOT}[calc(x=1e999), get_weather(city='SF')]${EOT}`);
+  assert.deepEqual(codes(inf), ['malformed-call']);
+  assert.deepEqual(JSON.parse(inf.message.toolCalls[1].arguments), { city: 'SF' });
+  // test_echoed_tool_call_body_not_leaked_to_content: the body again after the block, capped by a second closer.
+  // vLLM hides the echo; it is still the model's markup outside a block, and flagged.
+  const body = "[grocery.orderIngredients(ingredientList=[{'name': 'apple', 'quantity': '2'}], deliveryAddress='123 Main St')]";
+  const echo = parse(`${BOT}${body}${EOT}${body}${EOT}`);
+  assert.equal(echo.message.toolCalls[0].name, 'grocery.orderIngredients');
+  assert.ok(echo.problems.length > 0);
 });
 
 test('lfm2: broken outputs are flagged and the calls keep what arrived', () => {

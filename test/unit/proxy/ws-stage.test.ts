@@ -90,7 +90,10 @@ test('text messages go through the stage and out as whole unmasked text frames; 
     ],
   );
   assert.equal(JSON.parse(got[2].data.toString()).delta, 'hello', 'the fragments joined');
-  assert.ok(got.filter((m) => m.opcode === 1 && JSON.parse(m.data.toString()).type !== 'extra').every((m) => JSON.parse(m.data.toString()).staged), 'every event went through the stage');
+  assert.ok(
+    got.filter((m) => m.opcode === 1 && JSON.parse(m.data.toString()).type !== 'extra').every((m) => JSON.parse(m.data.toString()).staged),
+    'every event went through the stage',
+  );
   // The stage saw each message as the SSE event the capture stores.
   assert.equal(log[1], `event: response.output_text.delta\ndata: ${delta}\n\n`);
   assert.equal(log.at(-1), 'end', 'the stage ended at the terminal event');
@@ -127,7 +130,14 @@ test('the close, pongs and binary messages pass as they came; a cut response onl
   const log: string[] = [];
   const r = rig(() => marking(log));
   r.capture.fromClient({ kind: 'text', data: create });
-  const got = r.read(Buffer.concat([frame(1, ev('response.created')), frame(10, 'pong'), frame(2, Buffer.from([0, 1, 2])), frame(8, Buffer.from([0x03, 0xe8, 0x62, 0x79, 0x65]))]));
+  const got = r.read(
+    Buffer.concat([
+      frame(1, ev('response.created')),
+      frame(10, 'pong'),
+      frame(2, Buffer.from([0, 1, 2])),
+      frame(8, Buffer.from([0x03, 0xe8, 0x62, 0x79, 0x65])),
+    ]),
+  );
   assert.deepEqual(
     got.map((m) => m.opcode),
     [1, 10, 2, 8],
@@ -143,7 +153,11 @@ test('messages of a response no stage acts on, and outside any response, go out 
   const upstream = Buffer.concat([frame(1, ev('session.updated')), frame(9, '')]);
   r.read(upstream);
   r.capture.fromClient({ kind: 'text', data: create });
-  const events = Buffer.concat([frame(1, ev('response.created')), frame(1, 'x'.repeat(300)), frame(1, ev('response.completed', { response: {} }))]);
+  const events = Buffer.concat([
+    frame(1, ev('response.created')),
+    frame(1, 'x'.repeat(300)),
+    frame(1, ev('response.completed', { response: {} })),
+  ]);
   r.read(events);
   assert.ok(Buffer.concat(r.frames).equals(Buffer.concat([upstream, events])));
 });

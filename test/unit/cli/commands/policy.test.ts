@@ -29,7 +29,7 @@ test('set, list, list --json and rm, as a user runs them; a variant is pointed a
     assert.equal(r.code, 0, r.err);
     assert.equal(r.out.split('\n')[0], `${K2}: ignore chutes, groq · order fireworks · no fallbacks`);
     assert.match(r.out, /its variants \(moonshotai\/kimi-k2-0905:exacto, :nitro, :free…\) follow it unless they have their own/);
-    assert.deepEqual(r.errLines, [`tokenscope policy: warning: the slugs could not be checked: no OpenRouter provider listing is stored in ${tmp.dir} yet (\`tokenscope compare MODEL\`, or the Providers view's actions with an OpenRouter key, read one)`]);
+    assert.deepEqual(r.errLines, [`tokenscope policy: warning: the slugs could not be checked: no OpenRouter provider listing is stored in ${tmp.dir} yet (\`tokenscope compare --list --model MODEL\` reads one, with OPENROUTER_API_KEY set)`]);
     assert.deepEqual(JSON.parse(readFileSync(policyFilePath(tmp.dir), 'utf8')), { [K2]: { ignore: ['chutes', 'groq'], order: ['fireworks'], allow_fallbacks: false } });
 
     r = await run(['policy', 'set', K2, '--only', 'deepinfra/fp4', ...d]);

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { CaptureStore } from '../../core/capture/store';
 import { defaultDataDir } from '../../core/capture/store';
 import { UserError } from '../../core/model';
@@ -5,11 +6,13 @@ import { plural } from '../../core/tokens/accounting';
 import { requestPromptTokens } from '../../core/tokens/prompt';
 import { compareProviders, DEFAULT_CONCURRENCY, DEFAULT_SAMPLES } from '../../core/upstream/compare';
 import { compareJson, compareText } from '../../core/upstream/describe';
-import { OpenRouterClient } from '../../core/upstream/openrouter';
+import { entriesFromEndpoints, OpenRouterClient } from '../../core/upstream/openrouter';
+import type { SlugEntry } from '../../core/policy/slugs';
 import { capturedChatRequest } from '../../core/upstream/rerun';
 import { parseArgs } from '../args';
 import { interruptSignal, readTextFile, type CliIO, type Command } from '../io';
 import { progressOf } from '../progress';
+import { safeLine } from '../terminal';
 import { openStoreForWriting, openStoreWithCaptures } from '../store';
 
 /** Samples per provider at most: each one is a paid request. */
@@ -19,33 +22,49 @@ const MAX_CONCURRENCY = 64;
 
 const HELP = `usage: tokenscope compare (ID | --request REQUEST.json) [--model ID] [--providers a,b,…] [--reference SLUG]
                          [--samples N] [--concurrency N] [--openrouter-url URL] [--data-dir DIR] [--tokenizer-dir DIR] [--json]
-       tokenscope compare --list --model ID [--openrouter-url URL] [--json]
+       tokenscope compare --list --model ID [--openrouter-url URL] [--data-dir DIR] [--json]
 
 Sends one Chat Completions request to every OpenRouter provider of its model (each pinned, no fallbacks), N times
 each (default ${DEFAULT_SAMPLES}), at most --concurrency at once (default ${DEFAULT_CONCURRENCY}), and compares: who really served it,
 finish reasons, the K2 Vendor Verifier's trigger F1 (against --reference, default the first provider) and schema
 accuracy, Tokenscope's findings per rule, time to first token, tokens/s and cost. Failed requests are listed.
 With a capture ID the samples are recorded as captures linked to it (also with --data-dir).
---list prints the providers serving a model now (their slugs are what --providers and rerun --target take).
+--list prints the providers serving a model now (their slugs are what --providers, rerun --target and a policy
+take) and keeps their slugs in the data dir, so \`policy set\` and \`providers\` check slugs against them.
 With the model's tokenizer at hand (--tokenizer-dir, or one \`tokenscope tokens\` downloaded before), each sample's
 usage.prompt_tokens is checked against the prompt the model's own chat template renders (prompt-token-mismatch).
 The OpenRouter key comes from OPENROUTER_API_KEY. Ctrl-C stops the comparison and aborts requests in flight.
 On a terminal, stderr shows progress (done, rate, ETA) and each sample as it finishes; piped, nothing.`;
 
-async function listProviders(client: OpenRouterClient, model: string, json: boolean, io: CliIO): Promise<number> {
+async function listProviders(client: OpenRouterClient, model: string, json: boolean, io: CliIO, dataDir: string | undefined): Promise<number> {
   const endpoints = await client.endpoints(model);
+  if (dataDir) await keepSlugs(dataDir, entriesFromEndpoints(endpoints), io);
   if (json) {
     io.out(JSON.stringify(endpoints, null, 2));
     return 0;
   }
   const perM = (x: number | undefined) => (x === undefined ? '-' : `$${(x * 1e6).toFixed(2)}`);
-  io.out(`${model}: ${plural(endpoints.length, 'provider')} (price per million tokens, prompt / completion)`);
+  io.out(`${safeLine(model)}: ${plural(endpoints.length, 'provider')} (price per million tokens, prompt / completion)`);
   for (const e of endpoints) {
     const state = e.status === undefined || e.status >= 0 ? 'up' : `degraded or down (status ${e.status})`;
     const uptime = e.uptimeLast30m === undefined ? '' : `, uptime ${e.uptimeLast30m.toFixed(1)}%`;
-    io.out(`  ${e.slug.padEnd(16)} ${e.name.padEnd(16)} ${(e.quantization ?? '-').padEnd(8)} ${perM(e.pricing?.prompt)} / ${perM(e.pricing?.completion)}  ${state}${uptime}`);
+    io.out(`  ${safeLine(e.slug).padEnd(16)} ${safeLine(e.name).padEnd(16)} ${safeLine(e.quantization ?? '-').padEnd(8)} ${perM(e.pricing?.prompt)} / ${perM(e.pricing?.completion)}  ${state}${uptime}`);
   }
   return 0;
+}
+
+/** Keeps the listed slugs in the data dir (what `policy set` and the scorecard check slugs against); best effort. */
+async function keepSlugs(dataDir: string, entries: SlugEntry[], io: CliIO): Promise<void> {
+  try {
+    const store = await openStoreForWriting(dataDir, io, { analyze: false });
+    try {
+      store.learnProviderSlugs(entries);
+    } finally {
+      await store.close();
+    }
+  } catch {
+    // The listing was printed; a store that cannot be written only means it is read again next time.
+  }
 }
 
 function readRequest(file: string): Record<string, unknown> {
@@ -78,7 +97,9 @@ const cmd: Command = async (argv, io) => {
   if (args.bool('list')) {
     const model = args.str('model');
     if (!model) throw new UserError('which model? `tokenscope compare --list --model author/slug`');
-    return listProviders(client, model, args.bool('json'), io);
+    // Kept in the data dir when one is given or already exists: a listing alone never creates one.
+    const keepIn = args.str('data-dir') ?? (existsSync(defaultDataDir()) ? defaultDataDir() : undefined);
+    return listProviders(client, model, args.bool('json'), io, keepIn);
   }
   const [id] = args.positional;
   const file = args.str('request');

@@ -6,6 +6,7 @@ import { plural } from '../../core/tokens/accounting';
 import { parseArgs } from '../args';
 import { readTextFile, type Command } from '../io';
 import { openStoreForWriting } from '../store';
+import { safeLine } from '../terminal';
 
 const HELP = `usage: tokenscope import FILE.har|FILE${BUNDLE_EXTENSION} [--data-dir DIR]
 
@@ -30,7 +31,7 @@ const importCommand: Command = async (argv, io) => {
     const imported = await importCaptures(store, parsed.captures);
     await store.idle();
     io.out(`imported ${plural(imported.length, 'exchange')} from ${file} into ${dataDir}:`);
-    for (const x of imported) io.out(`  ${exchangeLine(store.get(x.id) ?? x)}`);
+    for (const x of imported) io.out(`  ${safeLine(exchangeLine(store.get(x.id) ?? x))}`);
     if (parsed.skipped.length > 0) {
       const reasons = [...new Set(parsed.skipped.map((s) => s.why))].join('; ');
       io.err(`skipped ${parsed.skipped.length} HAR entr${parsed.skipped.length === 1 ? 'y' : 'ies'} (${reasons})`);

@@ -71,7 +71,7 @@ function unlisted(p: ProviderPolicy, dir: ProviderDirectory): string[] {
 }
 
 function noListing(dataDir: string): string {
-  return `the slugs could not be checked: no OpenRouter provider listing is stored in ${dataDir} yet (\`tokenscope compare MODEL\`, or the Providers view's actions with an OpenRouter key, read one)`;
+  return `the slugs could not be checked: no OpenRouter provider listing is stored in ${dataDir} yet (\`tokenscope compare --list --model MODEL\` reads one, with OPENROUTER_API_KEY set)`;
 }
 
 async function set(args: ReturnType<typeof parseArgs>, dataDir: string, io: CliIO): Promise<number> {

@@ -52,7 +52,7 @@ const providers: Command = async (argv, io) => {
   else if (rows.length === 0) io.out(`no captured exchanges${args.str('model') ? ` for ${safe(args.str('model')!)}` : ''}${args.str('since') ? ` since ${args.str('since')}` : ''} in ${dataDir}`);
   else {
     for (const l of table(rows)) io.out(l);
-    if (rows.some((r) => r.slug && !r.slugKnown)) io.out(`? a slug derived from the provider's name: no OpenRouter listing read yet names it (\`tokenscope compare\` reads the model's)`);
+    if (rows.some((r) => r.slug && !r.slugKnown)) io.out(`? a slug derived from the provider's name: no OpenRouter listing read yet names it (\`tokenscope compare --list --model MODEL\` reads the model's)`);
   }
   return 0;
 };

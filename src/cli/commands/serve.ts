@@ -45,9 +45,9 @@ Point an agent's base URL at a route (\`tokenscope agents\` prints the exact set
   /u/NAME/v1       a --custom upstream   /v1          the --upstream (default OpenRouter)
 A --custom NAME that is a built-in route (openrouter, sglang, anthropic, openai) replaces that route.
 --repair delivers tool calls a provider leaked as markup into content or reasoning as structured calls (OpenAI Chat
-Completions and Responses, Anthropic Messages; the capture keeps the upstream's bytes and the delivered ones). A
-truncated call is never delivered as a call: it is withheld with finish_reason length/error (withhold, the default)
-or left as text (passthrough).
+Completions and Responses, also over a WebSocket, Anthropic Messages; the capture keeps the upstream's bytes and the
+delivered ones). A truncated call is never delivered as a call: it is withheld with finish_reason length/error
+(withhold, the default) or left as text (passthrough).
 Provider policies (per-model OpenRouter provider preferences, added to and merged with the agent's own \`provider\`
 object on OpenRouter routes) are the ones stored in the data dir (\`tokenscope policy set\`, the VS Code Providers
 view), plus --policy FILE: a JSON object of model id → {ignore, order, only, allow_fallbacks}. For a model both name,

@@ -146,10 +146,11 @@ async function run(ids: string[], samples: number, json: boolean, openrouterUrl:
 const watch: Command = async (argv, io) => {
   const args = parseArgs(argv, { values: ['data-dir', 'target', 'samples', 'openrouter-url'], booleans: ['json'] });
   const [sub, ...rest] = args.positional;
-  if (args.bool('help') || !sub) {
+  if (args.bool('help')) {
     io.out(HELP);
-    return sub || args.bool('help') ? 0 : 2;
+    return 0;
   }
+  if (!sub) throw new UserError('watch needs add, list, run or remove; see --help');
   const dataDir = args.str('data-dir') ?? defaultDataDir();
   switch (sub) {
     case 'add':

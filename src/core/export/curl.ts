@@ -7,6 +7,7 @@ import { OPENROUTER_KEY_ENV, pinProvider } from '../upstream/openrouter';
 import { header, isOpenRouter, replayPin, requestJson, type Repro } from './repro';
 import { sealExport } from './redaction';
 import { jsonText } from './json-text';
+import { httpEquivalent } from '../wire/websocket-request';
 
 /** Request headers worth replaying: they change what the upstream does. Everything else is the client's own. */
 const REPLAYED_HEADERS = new Set([
@@ -22,6 +23,8 @@ const REPLAYED_HEADERS = new Set([
 ]);
 
 export interface Replay {
+  /** The HTTP method (a WebSocket exchange's `response.create` is replayed as the POST it stands for). */
+  method: string;
   url: string;
   /** Headers as sent, the credential as a shell reference to `keyEnv`. */
   headers: [string, string][];
@@ -60,11 +63,14 @@ export function replayOf(r: Repro): Replay {
   for (const [name, value] of Object.entries(x.requestHeaders)) {
     if (REPLAYED_HEADERS.has(name.toLowerCase())) headers.push([name, value]);
   }
-  let body = x.requestBody;
+  const ws = httpEquivalent(x);
+  if (ws && !headers.some(([name]) => name.toLowerCase() === 'content-type')) headers.push(['Content-Type', 'application/json']);
+  let body = ws?.body ?? x.requestBody;
   const pin = isOpenRouter(x) ? replayPin(r) : undefined;
   const json = pin ? requestJson(r) : undefined;
   if (pin && json) body = jsonText(pinProvider(json, pin.slug));
   return {
+    method: ws?.method ?? x.method,
     url: x.upstreamUrl,
     headers,
     ...(body !== undefined ? { body } : {}),
@@ -106,7 +112,7 @@ function dq(s: string): string {
 /** The curl command alone (what the Markdown issue body quotes). */
 export function curlCommand(r: Repro): string {
   const rep = replayOf(r);
-  const lines = [`curl -sS -N -X ${r.exchange.method} ${sq(rep.url)}`];
+  const lines = [`curl -sS -N -X ${rep.method} ${sq(rep.url)}`];
   for (const [name, value] of rep.headers) {
     const h = `${name}: ${value}`;
     lines.push(rep.keyEnv && value.includes(`$${rep.keyEnv}`) ? `-H ${dq(h)}` : `-H ${sq(h)}`);

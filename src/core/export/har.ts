@@ -19,6 +19,7 @@ import { bodyNotKeptLine } from './curl';
 import { jsonText } from './json-text';
 import { sealExport } from './redaction';
 import { facts, header, type Repro } from './repro';
+import { httpEquivalent } from '../wire/websocket-request';
 
 export interface HarHeader {
   name: string;
@@ -114,22 +115,26 @@ function entryOf(r: Repro): HarEntry {
   const wait = Math.min(x.ttfbMs ?? r.chunks[0]?.t ?? 0, time);
   const body = encodeBody(r.responseBody);
   const requestType = header(x.requestHeaders, 'content-type') ?? 'application/json';
+  // A WebSocket exchange's response.create message: the POST it stands for.
+  const ws = httpEquivalent(x);
+  const requestBody = ws?.body ?? x.requestBody;
   const flagged = f.findings.filter((d) => d.severity === 'error');
   return {
     startedDateTime: new Date(x.startedAt).toISOString(),
     time,
     request: {
-      method: x.method,
+      method: ws?.method ?? x.method,
       url: x.upstreamUrl,
       httpVersion: 'HTTP/1.1',
       cookies: [],
       headers: pairs(x.requestHeaders),
       queryString: queryOf(x.upstreamUrl),
-      ...(x.requestBody !== undefined ? { postData: { mimeType: requestType, text: x.requestBody } } : {}),
+      ...(requestBody !== undefined ? { postData: { mimeType: requestType, text: requestBody } } : {}),
       headersSize: -1,
-      bodySize: x.requestBody !== undefined ? Buffer.byteLength(x.requestBody) : (x.requestNotKept?.bytes ?? 0),
+      bodySize: requestBody !== undefined ? Buffer.byteLength(requestBody) : (x.requestNotKept?.bytes ?? 0),
       // A body the capture did not keep: the entry says so (its size above is what was sent), it is not an empty body.
       ...(x.requestBody === undefined && x.requestNotKept ? { comment: `Tokenscope: ${bodyNotKeptLine(x.requestNotKept)}` } : {}),
+      ...(ws ? { comment: 'Tokenscope: sent as a response.create message over a WebSocket; shown as the POST it stands for' } : {}),
     },
     response: {
       status: x.status ?? 0,

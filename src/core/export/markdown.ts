@@ -36,14 +36,15 @@ function fenced(text: string, info = ''): string {
   return `${fence}${info}\n${text}\n${fence}`;
 }
 
-/** Escapes text for Markdown prose (and table cells): no HTML, no table breaks, one line. */
+/** Escapes text for Markdown prose (and table cells): no HTML, no table breaks, one line, control characters visible. */
 function esc(s: string): string {
   return s
+    .replace(/\r?\n/g, ' ')
+    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')
     .replace(/>/g, '&gt;')
-    .replace(/\|/g, '\\|')
-    .replace(/\r?\n/g, ' ');
+    .replace(/\|/g, '\\|');
 }
 
 /** Inline code that survives backticks in the value; in a table cell, pipes are escaped (GFM reads them there). */

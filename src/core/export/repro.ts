@@ -12,6 +12,7 @@ import { exchangeTokenStream } from '../tokens/exchange';
 import type { TokenStream } from '../tokens/stream';
 import type { Tokenizer } from '../tokens/types';
 import { containsSecret } from '../redact';
+import { httpEquivalent } from '../wire/websocket-request';
 import type { CaptureReader, ChunkTiming, CapturedExchange, Finding, ToolDef, Usage } from '../model';
 import { nameKey, ProviderDirectory, providerOfTag, type SlugCache, type SlugEntry } from '../policy/slugs';
 import { redactCapture, summarizeRedactions, type CaptureInput, type RedactionItem, type UserPattern } from './redaction';
@@ -126,9 +127,11 @@ export function header(headers: Record<string, string> | undefined, name: string
 
 /** The request body as JSON, when it is JSON. */
 export function requestJson(r: Repro): Record<string, unknown> | undefined {
-  if (r.exchange.requestBody === undefined) return undefined;
+  // A WebSocket exchange's response.create message: the POST body it stands for.
+  const text = httpEquivalent(r.exchange)?.body ?? r.exchange.requestBody;
+  if (text === undefined) return undefined;
   try {
-    const v: unknown = JSON.parse(r.exchange.requestBody);
+    const v: unknown = JSON.parse(text);
     return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
   } catch {
     return undefined;

@@ -264,10 +264,13 @@ export function handleUpgrade(ctx: UpgradeContext, req: IncomingMessage, client:
           const { out, error } = rs.push(c);
           if (out.length && !client.write(out)) upstream.pause();
           if (error) {
-            // Nothing after a broken frame can be read or re-framed: the client is told, and the connection ends.
-            const reason = Buffer.from(`Tokenscope: the upstream broke the WebSocket protocol`);
+            // Nothing after a broken frame can be read or re-framed: the client gets a close (1002, protocol error)
+            // and the connection ends once it has (its close takes the upstream down with it).
+            upstream.removeListener('data', fromUpstream);
+            upstream.pause();
+            const reason = Buffer.from('Tokenscope: the upstream broke the WebSocket protocol');
             client.end(serverFrame('close', Buffer.concat([Buffer.from([0x03, 0xea]), reason])));
-            upstream.destroy();
+            setTimeout(() => client.destroy(), 5000).unref();
           }
         };
         client.write(head101);

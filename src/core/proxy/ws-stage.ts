@@ -72,7 +72,9 @@ export class WsServerRestage {
       frames = delivered.equals(event) ? [serverFrame('text', m.data)] : textFrames(delivered);
     } else frames = [serverFrame(m.kind, m.data)];
     // The capture records the upstream's message (and finishes the response at its terminal event: the stage's rest).
-    this.capture.fromServer(m.data.length > this.maxCaptured ? { kind: m.kind, data: m.data.subarray(0, this.maxCaptured), cutFrom: m.data.length } : m);
+    this.capture.fromServer(
+      m.data.length > this.maxCaptured ? { kind: m.kind, data: m.data.subarray(0, this.maxCaptured), cutFrom: m.data.length } : m,
+    );
     if (this.rest.length) frames.push(...this.rest.splice(0));
     return frames;
   }

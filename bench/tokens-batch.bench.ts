@@ -16,7 +16,8 @@
 //   started as shipped (compiled from the V8 code cache in the data dir) and, beside them, compiled from source; per
 //   size the median wall times and 2 workers over 1 (goals ≥ 1.6× at 3,000 lines and ≥ 1.8× at 30,000 on a 2-core
 //   machine), and the same ratio in CPU time: 2 × CPU(1 worker) / CPU(2 workers), the speed-up two idle cores give
-//   when nothing waits (on a shared machine the wall-time ratio follows the load, this one much less).
+//   when nothing waits (on a shared machine the wall-time ratio follows the load, this one much less); beside them the
+//   machine's ceiling, 2 threads of pure computation over 1 in the same rounds (the most any 2-worker ratio could be).
 // BENCH_BATCH_PARTS (default paired,endToEnd,startup,stream) runs only the parts named.
 // The load average is printed beside each part: on a machine others share, wall-clock figures follow the load.
 import { spawn } from 'node:child_process';
@@ -30,7 +31,7 @@ import { runBatch } from '../src/core/tokens/batch/run';
 import { recording } from '../test/helpers/shared';
 import { kimiTokenizerDir } from '../test/unit/tokens/helpers';
 import { splitTimes, threadTimes } from './threads';
-import type { StartupMode, StartupRun } from './tokens-batch-startup';
+import type { StartupMode, StartupOutput, StartupRun } from './tokens-batch-startup';
 import type { Block, Side } from './tokens-paired';
 
 const root = join(__dirname, '..');
@@ -170,7 +171,7 @@ async function startupFigures(tmp: string, samples: string[], dir: string, cache
   const code = await new Promise((ok) => child.on('exit', ok));
   if (code !== 0) throw new Error(`startup run failed: ${stderr.split('\n')[0]}`);
   load.push(round(loadavg()[0], 1));
-  const bySize = JSON.parse(stdout) as Record<string, StartupRun[]>;
+  const { runs: bySize, ceiling } = JSON.parse(stdout) as StartupOutput;
   const figures = (runs: StartupRun[], goal: number | undefined) => {
     const one = runs.filter((r) => r.workers === 1);
     const two = runs.filter((r) => r.workers === 2);
@@ -190,7 +191,11 @@ async function startupFigures(tmp: string, samples: string[], dir: string, cache
   const sizes = Object.fromEntries(
     Object.entries(bySize).map(([lines, runs]) => [
       lines,
-      Object.fromEntries(STARTUP_MODES.map((m) => [m, figures(runs.filter((r) => r.mode === m), m === 'codeCache' ? STARTUP_GOALS[Number(lines)] : undefined)])),
+      {
+        ...(Object.fromEntries(STARTUP_MODES.map((m) => [m, figures(runs.filter((r) => r.mode === m), m === 'codeCache' ? STARTUP_GOALS[Number(lines)] : undefined)])) as Partial<Record<StartupMode, ReturnType<typeof figures>>>),
+        // What 2 threads gave over 1 on pure computation in the same rounds: the most any 2-worker ratio could be.
+        machineCeiling2vs1: { median: round(median(ceiling[lines])), everyRound: ceiling[lines].map((x) => round(x)) },
+      },
     ]),
   );
   return { runs: STARTUP_RUNS, loadAverage1m: load, lines: sizes };
@@ -305,8 +310,8 @@ export default async () => {
           startupScaling: {
             ...Object.fromEntries(
               Object.entries(startup.lines).map(([n, s]) => {
-                const c = s.codeCache ?? s.noCodeCache;
-                return [`lines${n}`, { ratio2vs1: c.ratio2vs1, cpuRatio2vs1: c.cpuRatio2vs1, goalRatio: c.goalRatio, meetsGoal: c.meetsGoal, ...(s.noCodeCache && s.codeCache && { withoutCodeCache: { ratio2vs1: s.noCodeCache.ratio2vs1, cpuRatio2vs1: s.noCodeCache.cpuRatio2vs1 } }) }];
+                const c = (s.codeCache ?? s.noCodeCache)!;
+                return [`lines${n}`, { ratio2vs1: c.ratio2vs1, cpuRatio2vs1: c.cpuRatio2vs1, machineCeiling2vs1: s.machineCeiling2vs1.median, goalRatio: c.goalRatio, meetsGoal: c.meetsGoal, ...(s.noCodeCache && s.codeCache && { withoutCodeCache: { ratio2vs1: s.noCodeCache.ratio2vs1, cpuRatio2vs1: s.noCodeCache.cpuRatio2vs1 } }) }];
               }),
             ),
             loadAverage1m: startup.loadAverage1m,

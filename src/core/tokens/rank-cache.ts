@@ -10,9 +10,10 @@
  * old entry up just before the change and then finds it gone rebuilds the table: a race costs at most a rebuild.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync, unlinkSync, type Stats } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { fsWhy } from '../fs-errors';
+import { writeFileAtomic } from './write-atomic';
 import { UserError } from '../model';
 import { decodeRankCache, encodeRankCache, parseRankFile, RANK_CACHE_HEAD, rankCacheSource, sharedRankTable, shareRankTable, type RankTable, type SharedRankTable } from './ranks';
 
@@ -207,19 +208,3 @@ function ageMs(file: string): number {
   }
 }
 
-/** Writes through a temporary file and a rename, so readers never see half a file; private like the rest of the data dir. */
-export function writeFileAtomic(file: string, data: Uint8Array | string): void {
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  const tmp = `${file}.${process.pid}.${Date.now().toString(36)}.tmp`;
-  try {
-    writeFileSync(tmp, data, { mode: 0o600 });
-    renameSync(tmp, file);
-  } catch (e) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // nothing was written
-    }
-    throw e;
-  }
-}

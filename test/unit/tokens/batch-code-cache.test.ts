@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { build } from 'esbuild';
 import { CODE_CACHE_HEADER, codeCacheFile, readCodeCache, writeCodeCache } from '../../../src/core/tokens/batch/code-cache';
 import { runBatch, type BatchRunOptions } from '../../../src/core/tokens/batch/run';
-import { recording } from '../../helpers/shared';
+import { RECORDINGS, recording } from '../../helpers/shared';
 import { KIMI_SAMPLE_TURNS, MULTILINGUAL_SAMPLES } from './corpus';
 import { kimiTokenizerDir } from './helpers';
 
@@ -51,16 +51,7 @@ describe('the code cache file', () => {
 });
 
 const found = kimiTokenizerDir();
-const names = [
-  '17-kimi-fantasy-openrouter-tool-json',
-  '18-kimi-fantasy-openrouter-tool-stream',
-  '19-glm-fantasy-openrouter-tool-stream',
-  '20-harmony-fantasy-llamacpp-tool-json',
-  '21-deepseek-fantasy-v31-tool-json',
-  '22-qwen-fantasy-qwen3-235b-tool-json',
-  '23-kimi-fantasy-k25-prose-only',
-];
-const recs = names.map((n) => recording(n));
+const recs = RECORDINGS.map((n) => recording(n));
 const skip = 'skip' in found ? found.skip : recs.some((r) => !r) ? 'shared recordings not found (../shared/recordings)' : false;
 
 /**

@@ -8,8 +8,9 @@
  * Files are private (0600, in a 0700 folder) and written whole or not at all.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, fstatSync, mkdirSync, openSync, readSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
+import { writeFileAtomic } from '../write-atomic';
 
 /** Bundle size and mtime (two float64s), then the SHA-256 of the V8 data. */
 export const CODE_CACHE_HEADER = 16 + 32;
@@ -55,18 +56,5 @@ export function writeCodeCache(cacheFile: string, bundle: string, code: Uint8Arr
   header.writeDoubleLE(st.size, 0);
   header.writeDoubleLE(st.mtimeMs, 8);
   createHash('sha256').update(code).digest().copy(header, 16);
-  const dir = join(cacheFile, '..');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const tmp = `${cacheFile}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-  try {
-    writeFileSync(tmp, Buffer.concat([header, code]), { mode: 0o600 });
-    renameSync(tmp, cacheFile);
-  } catch (e) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // not created
-    }
-    throw e;
-  }
+  writeFileAtomic(cacheFile, Buffer.concat([header, code]));
 }

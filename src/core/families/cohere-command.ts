@@ -14,8 +14,8 @@
  * `tool_call_id` dropped), vLLM `cohere_command_tool_parser.py` and Cohere's `cohere_melody` filter (the `cmd3` and
  * `cmd4` presets: `<|START_RESPONSE|>` / `<|START_TEXT|>` open the reply, `<|START_THINKING|>` the plan).
  * `tool_call_id` is the call's position as a string; the servers give the call an id of their own, so it is not read
- * as the call's id. The reply wrappers are markers a correct server removes; citations (`<co>…</co: 0:[1]>`) are
- * reply text.
+ * as the call's id. The reply wrappers are markers a correct server removes, and so are the tags of a citation
+ * (`<co>…</co: 0:[1]>`), whose words stay in the reply.
  */
 import { noParser, noParserInfo, type EngineVerdict, type FamilyVerdicts } from './shared/verdicts';
 import {
@@ -79,6 +79,14 @@ const CALLS: JsonCallsGrammar = {
   think: THINK,
 };
 
+/**
+ * A citation's tags in the plan or the reply: `<co>` before the cited words, `</co: 0:[1,2],1:[3,4]>` after them (tool
+ * call 0's results 1 and 2…). vLLM's Cohere parser (cohere_melody) moves them to the response's citations and leaves
+ * the words: "foo <co>bar</co: 0:[1]>" is the content "foo bar" (tests/parser/cohere/test_tool_calls.py
+ * citations_no_tool_calls, test_citations.py @ 756794a9).
+ */
+const CITATION = /<co>|<\/co:[^<>]*>/g;
+
 /** A reply wrapper: a marker segment; the text between the two is the content. */
 const wrapper = (marker: string): Starter => ({ marker, parse: (out: ParseOut, _start, hit) => (out.seg('marker', hit.start, hit.end), hit.end) });
 
@@ -91,6 +99,7 @@ const GRAMMAR: TurnGrammar = {
   think: THINK,
   ends: [END],
   starters: [...jsonCallStarters(CALLS).starters, ...[RESPONSE_OPEN, RESPONSE_CLOSE, TEXT_OPEN, TEXT_CLOSE].map(wrapper)],
+  annotations: CITATION,
 };
 
 /** Command R7B, Command A and its Plus / Reasoning / Vision / Translate checkpoints; not Command R / R+ (2024), which write `Action: ```json`. */

@@ -23,6 +23,7 @@ import type { AssistantMessage, NativeText, ParsedNative } from '../model';
 import { noParser, noParserInfo, type FamilyVerdicts } from './shared/verdicts';
 import {
   callUnclosed,
+  endsInMarker,
   expectClosers,
   jsonMembers,
   jsonValueEnd,
@@ -94,6 +95,8 @@ const PARAMS: ParamGrammar = {
   headStart: KEY_OPEN,
   close: VALUE_CLOSE,
   newlines: false,
+  // vLLM refuses a call that writes a key twice (_parse_xml_call: "Duplicate IFM XML argument").
+  duplicates: 'reject',
   head: (out, pos, to) => {
     const { text } = out;
     if (!text.startsWith(KEY_OPEN, pos)) return undefined;
@@ -248,11 +251,13 @@ function jsonCall(out: ParseOut, start: number, at: number, stop: MarkerHit | un
       args = decoded;
     } else if (argsMember && (decoded === null || typeof decoded !== 'object' || Array.isArray(decoded))) defects.push('the arguments are not a JSON object');
     const rest = trimRange(text, jsonEnd, to);
-    if (rest[1] > rest[0]) defects.push('text after the JSON');
+    // What follows the JSON up to the end of the text may be the closer still arriving (`<`, `</ifm|tool_`).
+    if (rest[1] > rest[0] && !(rest[1] === text.length && endsInMarker(text, rest[0], MARKERS))) defects.push('text after the JSON');
   }
   const nameText = typeof name === 'string' ? name : '';
   out.addCall(nameText, args);
-  const bodyTo = Math.max(bodyEnd, complete ? trimRange(text, jsonEnd, to)[1] : bodyEnd);
+  const rest = complete ? trimRange(text, jsonEnd, to) : undefined;
+  const bodyTo = Math.max(bodyEnd, rest && !(rest[1] === text.length && endsInMarker(text, rest[0], MARKERS)) ? rest[1] : bodyEnd);
   let end = bodyTo;
   let missing: string | undefined;
   let expectedAt = bodyTo;

@@ -8,7 +8,11 @@
  * `false` and `null` are literals too (SGLang `lfm2_detector.py` `_PYTHONIC_NAME_LITERALS`). A JSON list of
  * `{"name": …, "arguments": {…}}` objects between the same tokens is also read (SGLang `lfm2_detector.py`
  * `_parse_json_content`; Liquid AI's own fine-tuning examples write it), although vLLM `lfm2_tool_parser.py` and
- * Ollama `model/parsers/lfm2.go` read only the pythonic list. Several blocks may follow one another, with text
+ * Ollama `model/parsers/lfm2.go` read only the pythonic list. Both engines repair the slips LFM2 models make in the
+ * pythonic list before reading it (vLLM `tool_parsers/utils.py` `escape_nested_quotes_in_strings` and kin @ 011cde7c,
+ * SGLang `_recovery_candidates` @ 02caf64a): a set literal is a list, `month=07` is 7, a raw newline stays in the
+ * string, and a shell command holding quotes of its string's own kind (`command='sed -n '1,9p' f.py'`) closes at the
+ * one quote after which the call reads; so are they read here, and not flagged. Several blocks may follow one another, with text
  * between them (Ollama `lfm2_test.go`). The LFM2.5 thinking models write `<think>…</think>` first, and the prompt may
  * already hold the `<think>`.
  *
@@ -150,7 +154,7 @@ function section(out: ParseOut, start: number, hit: MarkerHit): number {
       break;
     }
     if (pos >= text.length) break;
-    const c = readCall(out, pos, true);
+    const c = readCall(out, pos, { jsonWords: true, repairs: true });
     if (c.end <= pos) break;
     lastEnd = c.end;
     if (!c.complete) {

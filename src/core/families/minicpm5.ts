@@ -83,6 +83,8 @@ const PARAMS: ParamGrammar = {
   headStart: '<param',
   close: PARAM_CLOSE,
   newlines: false,
+  // vLLM refuses a call that writes a key twice (test_duplicate_param_names_invalid).
+  duplicates: 'reject',
   head: (out, pos, to) => {
     const head = PARAM_HEADS.find((h) => out.text.startsWith(h, pos));
     if (!head) return undefined;

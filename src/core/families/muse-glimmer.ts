@@ -13,7 +13,9 @@
  *
  * The generation prompt ends with `<|start|>assistant`, so a completion starts at ` to=self<|message|>` (`render`
  * writes the first header in full, `generationPrompt` says what the prompt already holds). A header without a
- * recipient (`<|message|>` alone) is content. Values are written raw (strings as they are, other values as JSON) and
+ * recipient (`<|message|>` alone) is content. A body that runs into the next message's header with its
+ * `<|eom|><|start|>assistant` left out (`… to=weather.get<|message|>`) ends at that header, as vLLM `_iter_messages` reads
+ * it, and is flagged: SGLang reads on to the next `<|eom|>`. Values are written raw (strings as they are, other values as JSON) and
  * the arguments come back as canonical compact JSON, typed by the request's schema where known. The chat template
  * advertises a bare tool `NAME` as `NAME.*`, so the model writes `NAME.NAME`: that doubled name is read as `NAME`, as
  * the engines resolve it. ATEM markup inside a `to=self` or `to=user` body is text there (a quoted example), never a
@@ -71,6 +73,10 @@ const BODY_ENDS = [EOM, EOT, START];
 const TEXT_MARKERS = MARKERS.filter((m) => !TOOL_MARKERS.includes(m));
 /** A recipient as the engines read it (vLLM `_MSG_HEADER_RE`, SGLang `RECIPIENT_RE`). */
 const RECIPIENT = /\bto=([^\s<]+)/;
+/** A header without its `<|start|>assistant` (vLLM `_MSG_HEADER_RE`): ` to=NAME<|message|>` or a bare `<|message|>`. */
+const BARE_HEADER = /^[^\S\n]*(?:to=[A-Za-z0-9_.-]+)?<\|message\|>/;
+/** The same, ending where a body reaches it. */
+const HEADER_BEFORE = /[^\S\n]*(?:to=[A-Za-z0-9_.-]+)?$/;
 /** The first header of a completion, whose `<|start|>assistant` is the prompt's. */
 const FIRST_HEADER = /^[^\S\n]*(?:to=([^\s<]+))?<\|message\|>/;
 
@@ -154,6 +160,11 @@ function parse(text: string): ParsedNative {
   const first = FIRST_HEADER.exec(text);
   if (first) pos = message(out, { start: 0, started: false });
   while (pos < text.length) {
+    // A body cut short by the next message's header (its `<|start|>assistant` missing): that message, from its header.
+    if (BARE_HEADER.test(text.slice(pos, pos + 320))) {
+      pos = Math.max(message(out, { start: pos, started: false }), pos + 1);
+      continue;
+    }
     const next = out.find([START], pos);
     const to = next ? next.start : text.length;
     const reached = loose(out, pos, to);
@@ -224,8 +235,16 @@ function message(out: ParseOut, h: Header): number {
 /** A `to=self` (reasoning) or `to=user` (content) body, to its terminator. */
 function textBody(out: ParseOut, bodyStart: number, kind: 'reasoning' | 'content', headerStart: number): number {
   const { text } = out;
-  const stop = out.find(BODY_ENDS, bodyStart);
+  let stop = out.find([...BODY_ENDS, MESSAGE], bodyStart);
   let bodyEnd = stop ? stop.start : text.length;
+  if (stop?.marker === MESSAGE) {
+    // The next message's header with its `<|start|>assistant` left out (a known model slip: `to=self` reasoning that
+    // writes `to=weather.get<|message|>` instead of `<|eom|><|start|>assistant to=…`). vLLM ends the body there and
+    // reads the message; SGLang's reasoning channel runs on to the next `<|eom|>`. The body ends at the header.
+    const head = HEADER_BEFORE.exec(text.slice(Math.max(bodyStart, stop.start - 300), stop.start));
+    bodyEnd = stop.start - (head ? head[0].length : 0);
+    stop = { marker: MESSAGE, start: bodyEnd, end: stop.end };
+  }
   const cut = stop ? undefined : firstTruncated(text, [EOM, EOT, START], bodyStart, bodyEnd);
   if (cut && cut.end === text.length) bodyEnd = cut.start;
   freeText(out, kind, bodyStart, bodyEnd, TEXT_MARKERS);
@@ -242,7 +261,10 @@ function textBody(out: ParseOut, bodyStart: number, kind: 'reasoning' | 'content
     return stop.end;
   }
   const expectedAt = trimRange(text, bodyStart, bodyEnd)[1];
-  if (kind === 'reasoning') {
+  if (stop?.marker === MESSAGE) {
+    const next = kind === 'reasoning' ? 'vLLM ends the reasoning there and reads that message, SGLang keeps it (a call included) in the reasoning' : 'vLLM ends the answer there';
+    out.problem('malformed-call', `to=${kind === 'reasoning' ? SELF : USER} message not closed by ${EOM}${START}${ROLE} before the next header: ${next}`, bodyEnd, stop.end, { marker: EOM, expectedAt });
+  } else if (kind === 'reasoning') {
     // SGLang's reasoning channel runs to the next `<|eom|>`: a message that follows without one is swallowed.
     out.problem('reasoning-unclosed', `to=self message never closed by ${EOM}`, headerStart, cut ? cut.end : bodyEnd, { expectedAt, marker: EOM });
   } else if (stop) {

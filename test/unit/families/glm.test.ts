@@ -86,3 +86,37 @@ test('GLM-4.7 and Ling 3 write a no-argument call closed at once: healthy, and s
   // The GLM-4.5 layout still reads as GLM-4.5.
   assert.equal(detectFamily(undefined, '<tool_call>ls\n<arg_key>dirPath</arg_key>\n<arg_value>src</arg_value>\n</tool_call>')?.format.id, 'glm45');
 });
+
+test('GLM-4.7: a <tool_call> with no call right before another is stray, and the real call is read (vLLM #60703)', () => {
+  // vllm-project/vllm tests/parser/engine/test_glm47_stray_tool_call.py @ 6acf0c21a7fdac47e7781c7cf626830540ea485f
+  let p = parse('glm47', 'text <tool_call><tool_call>get_weather</tool_call>');
+  assert.deepEqual([calls(p), codes(p), p.message.content], [[['get_weather', {}]], ['stray-marker'], 'text']);
+  p = parse('glm47', 'prose <tool_call><tool_call>get_weather<arg_key>city</arg_key><arg_value>BJ</arg_value></tool_call>');
+  assert.deepEqual([calls(p), codes(p)], [[['get_weather', { city: 'BJ' }]], ['stray-marker']]);
+  assert.ok(serious(p.text, 'zai-org/GLM-4.7').length > 0);
+  // test_lone_stray_tag: a <tool_call> at the very end is the start of a call cut off.
+  assert.deepEqual(codes(parse('glm47', 'text <tool_call>')), ['call-unclosed']);
+});
+
+test('GLM-4.7: the engines\' streamed outputs read to their calls, and every prefix is only cut off', () => {
+  // sgl-project/sglang test/registered/unit/function_call/test_glm47_stream_chunks.py @ 94a38457b0dcc9d28441e6aaceb9b6b6ad9fd332
+  // (test_partition_invariance_with_normal_text_and_no_args, test_single_call_arguments_are_not_repeated) and
+  // vllm-project/vllm tests/tool_parsers/test_glm47_final_delta_bug.py @ 5637b791b2befedcbbac82d07fc03b0bcd452f1e.
+  const read = (path: string) => `<tool_call>read_file<arg_key>path</arg_key><arg_value>${path}</arg_value></tool_call>`;
+  const cases: [string, unknown[][]][] = [
+    [`Before: ${read('目录/café.py')} Between: <tool_call>status</tool_call>${read('quote"and\\slash.py')} After.`, [['read_file', { path: '目录/café.py' }], ['status', {}], ['read_file', { path: 'quote"and\\slash.py' }]]],
+    [
+      '<tool_call>search<arg_key>path_prefix</arg_key><arg_value>Doc/library/glob.rst</arg_value><arg_key>max_matches</arg_key><arg_value>5</arg_value><arg_key>query</arg_key><arg_value>filenames starting with</arg_value></tool_call>',
+      [['search', { path_prefix: 'Doc/library/glob.rst', max_matches: 5, query: 'filenames starting with' }]],
+    ],
+    ['<tool_call>get_weather\n<arg_key>city</arg_key><arg_value>Beijing</arg_value><arg_key>date</arg_key><arg_value>2025-08-01</arg_value></tool_call>', [['get_weather', { city: 'Beijing', date: '2025-08-01' }]]],
+  ];
+  for (const [text, want] of cases) {
+    const p = parse('glm47', text);
+    assert.deepEqual([p.problems, calls(p)], [[], want], text);
+    for (let i = 1; i < text.length; i++) {
+      const bad = codes(parse('glm47', text.slice(0, i))).filter((c) => !['call-unclosed', 'marker-truncated', 'section-unclosed'].includes(c));
+      assert.deepEqual(bad, [], JSON.stringify(text.slice(0, i)));
+    }
+  }
+});

@@ -126,6 +126,13 @@ test('k2-horizon: broken outputs are flagged and the calls keep what arrived', (
   assert.ok(codes(parse('<ifm|tool_calls><ifm|tool_call>{"name":"get_weather","arguments":{"city":"To')).includes('call-unclosed'));
 });
 
+test('k2-horizon: a key written twice is refused by vLLM, and flagged', () => {
+  // vllm-project/vllm vllm/tool_parsers/k2_horizon_tool_parser.py _parse_xml_call ("Duplicate IFM XML argument") @ 194efa2d
+  const p = parse('<ifm|tool_calls><ifm|tool_call>lookup<ifm|arg_key>limit</ifm|arg_key><ifm|arg_value>2</ifm|arg_value><ifm|arg_key>limit</ifm|arg_key><ifm|arg_value>3</ifm|arg_value></ifm|tool_call></ifm|tool_calls>');
+  assert.deepEqual(codes(p), ['malformed-call']);
+  assert.match(p.problems[0].message, /'limit' written twice/);
+});
+
 test('k2-horizon: model ids and markers pick the family', () => {
   for (const id of ['IFM/K2-Horizon-7B', 'IFM/K2-Horizon-MoVA-36B-A4B', 'IFM/K2-Horizon-375B-A23B', 'abenzerps/K2-Horizon-MoVA-36B-A4B-MLX-4bit', 'IFM/K2-Horizon-7B-GGUF:Q4_K_M', 'ifm/k2-horizon']) {
     assert.equal(detectFamily(id)?.format.id, 'k2-horizon', id);

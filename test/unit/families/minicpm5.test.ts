@@ -85,6 +85,12 @@ test('minicpm5: broken outputs are flagged (test_incomplete_missing_function_end
   assert.ok(codes(parse('<function name="get_weather"><param name="city">北')).includes('call-unclosed'));
   assert.ok(codes(parse('<function name="get_weather"><param name="city">北京</param></func')).includes('marker-truncated'));
   assert.ok(codes(parse('<function name="get_weather><param name="city">北京</param></function>')).length > 0);
+  // vllm-project/vllm tests/tool_parsers/test_minicpm5xml_tool_parser.py @ 08eaf4cf001acb35879237aa5bf4d504a4a1925d
+  // test_duplicate_param_names_invalid, test_param_missing_name_invalid: vLLM refuses the call.
+  const twice = parse('<function name="get_weather"><param name="city">北京</param><param name="city">上海</param></function>\n');
+  assert.deepEqual(codes(twice), ['malformed-call']);
+  assert.match(twice.problems[0].message, /'city' written twice/);
+  assert.deepEqual(codes(parse('<function name="get_weather"><param>北京</param><param name="date">2024-06-27</param></function>\n')), ['malformed-call']);
   const orphan = analyze({ nativeText: 'Done.<param name="city">北京</param></function>', family: 'minicpm5' });
   assert.ok(orphan.findings.some((x) => x.severity === 'error'), orphan.findings.map((x) => x.rule).join());
 });

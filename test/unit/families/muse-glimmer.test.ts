@@ -92,6 +92,34 @@ test('muse-glimmer: ATEM inside reasoning or an answer is text, not a call', () 
   }
 });
 
+test('muse-glimmer: vLLM tests/parser/engine/test_muse_glimmer.py — channels, and a tool header written without <|eom|><|start|>', () => {
+  // vllm-project/vllm tests/parser/engine/test_muse_glimmer.py @ 8f1dea0a0562f91e6df4858e25eb0f23f11f8e4b
+  const answer = parse(' to=self<|message|>Think about it.<|eom|><|start|>assistant to=user<|message|>The answer is 42.<|eot|>');
+  assert.deepEqual([answer.message.reasoning, answer.message.content, answer.problems], ['Think about it.', 'The answer is 42.', []]);
+  // test_bare_header_is_untagged_content, test_unframed_output_passes_through, test_content_only
+  for (const [text, content] of [
+    [' <|message|>public text<|eot|>', 'public text'],
+    ['Just a direct answer.', 'Just a direct answer.'],
+    [' to=user<|message|>Just a direct answer.<|eot|>', 'Just a direct answer.'],
+  ]) {
+    const p = parse(text);
+    assert.deepEqual([p.message.content, p.message.reasoning, p.problems], [content, undefined, []], text);
+  }
+  // test_prose_to_in_reasoning_is_not_a_channel_switch
+  const prose = parse(' to=self<|message|>set flag to=5 and send it to=alice<|eom|><|start|>assistant to=user<|message|>done<|eot|>');
+  assert.deepEqual([prose.message.reasoning, prose.message.content, prose.problems], ['set flag to=5 and send it to=alice', 'done', []]);
+  // test_truncated_cot_keeps_echoed_atem_as_reasoning: ATEM quoted in reasoning cut off is reasoning, never a call.
+  const quoted = parse(' to=self<|message|>Maybe I should call <atem:function_calls>\n<atem:invoke name="read.read">\n<atem:parameter name="path">/etc/hostname</atem:parameter>\n</atem:invoke>\n</atem:function_calls> but wait');
+  assert.deepEqual([quoted.message.toolCalls, codes(quoted)], [[], ['reasoning-unclosed']]);
+  // test_bare_tool_header_without_eom_routes_tool_call: "known model defect"; vLLM ends the reasoning at the header
+  // and the call survives (SGLang's reasoning channel swallows it): read, and the missing <|eom|><|start|> flagged.
+  const bare = parse(' to=self<|message|>calling now to=weather.get<|message|><atem:function_calls>\n<atem:invoke name="weather.get">\n<atem:parameter name="city">Paris</atem:parameter>\n</atem:invoke>\n</atem:function_calls>');
+  assert.equal(bare.message.reasoning, 'calling now');
+  assert.deepEqual(calls(bare), [['weather.get', { city: 'Paris' }]]);
+  assert.deepEqual(codes(bare), ['malformed-call']);
+  assert.ok(errors(bare.text).length > 0);
+});
+
 test('muse-glimmer: broken outputs are flagged', () => {
   // Cut inside a value (SGLang test_truncated_tool_channel_drops_partial_invoke): the call is kept with what arrived.
   const cut = parse(TRUNCATED);

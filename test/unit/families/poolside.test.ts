@@ -74,6 +74,32 @@ test('poolside-v1: the detector tests\' truncated outputs are flagged', () => {
   assert.deepEqual(parse('just a sentence.').problems, []);
 });
 
+test('poolside-v1: vLLM test_poolside_v1_tool_parser.py — string values verbatim, a name without its line break, a nameless call', () => {
+  // vllm-project/vllm tests/tool_parsers/test_poolside_v1_tool_parser.py @ 2a8137f637c3827eff3dd1a61223274e67fb8851
+  const code = '    def f():\n        return 1\n';
+  // test_string_arg_preserves_whitespace: the value keeps its indent and its last line break.
+  const kept = parse(`<tool_call>write_file\n<arg_key>content</arg_key>\n<arg_value>${code}</arg_value>\n</tool_call>`);
+  assert.deepEqual([kept.problems, calls(kept)], [[], [['write_file', { content: code }]]]);
+  // test_non_string_arg_still_deserialized
+  assert.deepEqual(calls(parse('<tool_call>write_file\n<arg_key>content</arg_key>\n<arg_value>hi</arg_value>\n<arg_key>mode</arg_key>\n<arg_value> 420 </arg_value>\n</tool_call>')), [
+    ['write_file', { content: 'hi', mode: 420 }],
+  ]);
+  // test_no_newline_after_name_non_streaming / _streaming: every prefix is only cut off.
+  const tight = '<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>';
+  assert.deepEqual([parse(tight).problems, calls(parse(tight))], [[], [['get_weather', { city: 'Paris' }]]]);
+  for (let i = 1; i < tight.length; i++) {
+    assert.deepEqual(codes(parse(tight.slice(0, i))).filter((c) => !['call-unclosed', 'marker-truncated', 'section-unclosed'].includes(c)), [], tight.slice(0, i));
+  }
+  // test_function_name_with_internal_whitespace_still_parses
+  assert.deepEqual(calls(parse('<tool_call>  get weather  <arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>')), [['get weather', { city: 'Paris' }]]);
+  // test_whitespace_only_tool_call_name_is_rejected: vLLM skips the call; it is flagged.
+  assert.deepEqual(codes(parse('<tool_call>   </tool_call>')), ['malformed-call']);
+  assert.ok(errors('<tool_call>   </tool_call>').length > 0);
+  // test_whitespace_padded_tool_call_is_not_quadratic: not a call, flagged, and read at once.
+  const padded = `<tool_call>${' '.repeat(4096)}<x</tool_call>`;
+  assert.deepEqual(codes(parse(padded)), ['malformed-call']);
+});
+
 test('poolside-v1: model ids and markers pick the family; GLM text stays GLM', () => {
   for (const id of ['poolside/Laguna-XS.2', 'poolside/laguna-m.1', 'openrouter/poolside/laguna-xs.2', 'Laguna-XS.2-GGUF']) {
     assert.equal(detectFamily(id)?.format.id, 'poolside-v1', id);

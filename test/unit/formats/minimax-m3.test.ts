@@ -18,8 +18,10 @@ function parse(text: string) {
   return p;
 }
 
+// M3 reasons in `<mm:think>…</mm:think>` (ggml-org/llama.cpp common/parsers/minimax-m3.cpp, tests/test-chat.cpp "MiniMax-M3"
+// @ 0042e2079d3428ba7af410df553202aa7fdf8d7a).
 test('minimax-m3: healthy single call, typed scalars, found by model id and by markers', () => {
-  const text = `<think>\nOne read.\n</think>\n\nOn it.\n${NS}<tool_call>\n${invoke('read', `${el('path', 'a.ts')}\n${el('limit', '5')}`)}\n${NS}</tool_call>[e~[`;
+  const text = `<mm:think>One read.</mm:think>On it.\n${NS}<tool_call>\n${invoke('read', `${el('path', 'a.ts')}\n${el('limit', '5')}`)}\n${NS}</tool_call>[e~[`;
   const p = parse(text);
   assert.deepEqual(p.problems, []);
   assert.deepEqual(p.message, { reasoning: 'One read.', content: 'On it.', toolCalls: [{ index: 0, name: 'read', arguments: '{"path":"a.ts","limit":5}' }] });

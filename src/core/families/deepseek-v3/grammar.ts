@@ -115,10 +115,18 @@ function format(variant: Variant): ModelFormat {
 const DS = /deepseek[-._](?:chat[-._])?/.source;
 const BEDROCK_V31 = /(?:^|[.])deepseek\.v3-v\d/;
 
-/** DeepSeek V3 (-0324), `deepseek-chat` and the R1 line, but not V3.1+ (own grammar) nor V3.2 (DSML). */
+/**
+ * Deep Cogito's DeepSeek-V3-based checkpoints write these calls (Ollama's `cogito` parser, model/parsers/cogito.go):
+ * `deepcogito/cogito-v2.1-671B` (OpenRouter `deepcogito/cogito-v2.1-671b`, Ollama `cogito-2.1:671b`) and
+ * `deepcogito/cogito-v2-preview-deepseek-671B-MoE`. The other Cogito checkpoints are Llama or Qwen models.
+ */
+const COGITO_DEEPSEEK = /(?:^|[^a-z])cogito-(?:v?2\.1(?![\d])|v2-preview-deepseek)/;
+
+/** DeepSeek V3 (-0324), `deepseek-chat`, the R1 line and Cogito's DeepSeek models, but not V3.1+ (own grammar) nor V3.2 (DSML). */
 function isV3(modelId: string): boolean {
   const key = modelKey(modelId);
   if (BEDROCK_V31.test(key)) return false;
+  if (COGITO_DEEPSEEK.test(key)) return true;
   return key === 'deepseek-chat' || new RegExp(`${DS}v3(?![.\\d])`).test(key) || new RegExp(`${DS}r1(?![.\\d])`).test(key);
 }
 

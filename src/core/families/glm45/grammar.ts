@@ -52,6 +52,7 @@ export const OBSERVATION = '<|observation|>';
 const USER = '<|user|>';
 const ENDOFTEXT = '<|endoftext|>';
 const ENDS = [OBSERVATION, USER, ENDOFTEXT];
+const ROLE_END = '<|role_end|>';
 
 export const TOOL_MARKERS = [CALL_OPEN, CALL_CLOSE, KEY_OPEN, KEY_CLOSE, VALUE_OPEN, VALUE_CLOSE];
 export const MARKERS = [CALL_CLOSE, VALUE_CLOSE, KEY_CLOSE, THINK_CLOSE, ...ENDS, CALL_OPEN, KEY_OPEN, VALUE_OPEN, THINK_OPEN, '<|assistant|>', '<|system|>'];
@@ -69,8 +70,14 @@ const PARAMS: ParamGrammar = {
     // A key cut off (or never closed) leaves no value: it ends the body.
     if (keyEnd === undefined) return { key: text.slice(keyStart, to).trim(), valueStart: to };
     const at = skipLiteralNewlines(text, keyEnd + KEY_CLOSE.length, to);
-    const valueStart = text.startsWith(VALUE_OPEN, at) ? at + VALUE_OPEN.length : at;
-    return { key: text.slice(keyStart, keyEnd), valueStart };
+    const key = text.slice(keyStart, keyEnd);
+    if (text.startsWith(VALUE_OPEN, at)) return { key, valueStart: at + VALUE_OPEN.length };
+    // A value written without its <arg_value> (Ollama model/parsers/glm46_test.go "unopened arg_value after arg_key"):
+    // Ollama repairs it, but vLLM's and SGLang's GLM parsers pair a key only with an <arg_value>…</arg_value> after it
+    // and drop the argument. Only the end of the text cutting `<arg_value>` short is not a defect.
+    const cutShort = to === text.length && VALUE_OPEN.startsWith(text.slice(at, to));
+    if (!cutShort) out.problem('malformed-call', `parameter '${key}' lacks ${VALUE_OPEN}`, pos, at, { marker: VALUE_OPEN, callIndex: out.calls.length });
+    return { key, valueStart: at };
   },
 };
 
@@ -92,12 +99,16 @@ export interface GlmDialect {
   jsonForm: 'call' | 'foreign';
   /** A call closed right after its name, with no line break, is flagged (GLM-4.5: SGLang drops it). */
   nameNewline: boolean;
+  /** End-of-turn markers of the family besides GLM's (Ling 3's `<|role_end|>`). */
+  ends?: readonly string[];
 }
 
 const DIALECTS: Record<'glm45' | 'glm47' | 'ling3', GlmDialect> = {
   glm45: { jsonForm: 'foreign', nameNewline: true },
   glm47: { jsonForm: 'foreign', nameNewline: false },
-  ling3: { jsonForm: 'foreign', nameNewline: false },
+  // Ling 3 ends its turn with `<|role_end|>`, which the model may also spell out as text (llama.cpp
+  // common/parsers/ling3.cpp `ROLE_END`, consumed rather than left in the content; tests/test-chat.cpp "Ling 3.0").
+  ling3: { jsonForm: 'foreign', nameNewline: false, ends: [ROLE_END] },
 };
 
 /** The turn grammar of a GLM-style family. */
@@ -107,7 +118,7 @@ export function glmGrammar(family: FamilyId, dialect: GlmDialect): TurnGrammar {
     toolMarkers: TOOL_MARKERS,
     markers: MARKERS,
     implicitThink: true,
-    ends: ENDS,
+    ends: [...ENDS, ...(dialect.ends ?? [])],
     // A call opened inside a thinking block left open ends it: vLLM's and SGLang's GLM reasoning parsers stop at
     // `<tool_call>`, so the engines still deliver the call.
     reasoningEnds: [CALL_OPEN],
@@ -121,7 +132,7 @@ function glmFamily(id: 'glm45' | 'glm47' | 'ling3', displayName: string, newline
   return {
     id,
     displayName,
-    markers: MARKERS,
+    markers: [...MARKERS, ...(DIALECTS[id].ends ?? [])],
     toolMarkers: TOOL_MARKERS,
     matchesModel: (modelId) => matches(modelKey(modelId)),
     detectText: (text) =>
@@ -168,7 +179,14 @@ export function renderGlm(m: AssistantMessage, opts: RenderOptions | undefined, 
 
 function call(out: ParseOut, start: number, hit: MarkerHit, dialect: GlmDialect): number {
   const { text } = out;
-  const stop = bodyStop(out, hit.end);
+  if (text.startsWith(CALL_OPEN, skipLiteralNewlines(text, hit.end, text.length))) {
+    // A `<tool_call>` the next one follows at once, with no name (`prose <tool_call><tool_call>get_weather…`): no call
+    // opened there. vLLM's glm47 parser drops it (tests/parser/engine/test_glm47_stray_tool_call.py).
+    out.seg('marker', hit.start, hit.end);
+    out.problem('stray-marker', `${CALL_OPEN} with no call, right before another ${CALL_OPEN}`, hit.start, hit.end, { marker: CALL_OPEN });
+    return hit.end;
+  }
+  const stop = bodyStop(out, hit.end, dialect.ends ?? []);
   const to = stop ? stop.start : text.length;
   // The name runs to the first newline (real or a literal `\n`) or markup; a `>` ends it in the JSON form.
   const nameStop = out.find(['\n', '\\n', '<', '>'], hit.end, to);
@@ -181,7 +199,7 @@ function call(out: ParseOut, start: number, hit: MarkerHit, dialect: GlmDialect)
     );
   }
   const bodyStart = skipLiteralNewlines(text, nameRange[1], to);
-  return xmlCall(out, { start, nameRange, bodyStart, stop, closers: [CALL_CLOSE], defects }, PARAMS, MARKERS);
+  return xmlCall(out, { start, nameRange, bodyStart, stop, closers: [CALL_CLOSE], defects }, PARAMS, dialect.ends ? [...MARKERS, ...dialect.ends] : MARKERS);
 }
 
 /**
@@ -189,14 +207,15 @@ function call(out: ParseOut, start: number, hit: MarkerHit, dialect: GlmDialect)
  * `</arg_value>` closes, a `<tool_call>` is text (the model writing about the format); a value whose close never comes
  * before other markup ends at the first of them, as before.
  */
-function bodyStop(out: ParseOut, from: number): MarkerHit | undefined {
+function bodyStop(out: ParseOut, from: number, ends: readonly string[]): MarkerHit | undefined {
+  const stops = [...BODY_STOPS, ...ends];
   let pos = from;
   for (;;) {
-    const hit = out.find([...BODY_STOPS, VALUE_OPEN], pos);
+    const hit = out.find([...stops, VALUE_OPEN], pos);
     if (!hit || hit.marker !== VALUE_OPEN) return hit;
     const close = out.find([VALUE_CLOSE], hit.end);
-    const markup = out.find([CALL_CLOSE, ...ENDS, KEY_OPEN, KEY_CLOSE, VALUE_OPEN], hit.end);
-    if (!close || (markup && markup.start < close.start)) return out.find(BODY_STOPS, hit.end);
+    const markup = out.find([CALL_CLOSE, ...ENDS, ...ends, KEY_OPEN, KEY_CLOSE, VALUE_OPEN], hit.end);
+    if (!close || (markup && markup.start < close.start)) return out.find(stops, hit.end);
     pos = close.end;
   }
 }
@@ -216,7 +235,7 @@ function jsonCall(out: ParseOut, start: number, nameRange: [number, number], fro
     defects.push(`${name}>{…} is GLM-5.3-Flash's JSON call form, which this family's parsers do not read (vLLM and SGLang take no call from it, or one named "${name}>{…}")`);
   }
   let jsonStart = skipWs(text, from);
-  const next = out.find(JSON_STOPS, jsonStart);
+  const next = out.find([...JSON_STOPS, ...(dialect.ends ?? [])], jsonStart);
   const limit = next ? next.start : text.length;
   if (text[jsonStart] !== '{' && text[jsonStart] !== '[' && jsonStart < limit) {
     const brace = text.indexOf('{', jsonStart);

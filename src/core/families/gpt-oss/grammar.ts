@@ -107,9 +107,22 @@ function render(m: AssistantMessage, opts?: RenderOptions): NativeText {
   return out.done();
 }
 
+/**
+ * The rest of a first header whose `<|start|>assistant` was the prompt's: a call as the completion's first message begins
+ * with its recipient, ` to=functions.NAME<|channel|>commentary json<|message|>{…}` (ggml-org/llama.cpp
+ * tests/test-chat.cpp "Tool call with recipient in role header"; Ollama harmony/harmonyparser_test.go reads
+ * `to=functions.get_weather<|channel|>analysis` as a header whose role the recipient replaced).
+ */
+const LEAD_RECIPIENT = /^\s*(?:assistant[ \t]*)?to=[^\s<]+[^<\n]*(?=<\|(?:channel|constrain|message)\|>)/;
+
 function parse(text: string): ParsedNative {
   const out = new ParseOut('gpt-oss', text);
   let pos = 0;
+  const lead = LEAD_RECIPIENT.exec(text);
+  if (lead) {
+    const start = text.length - text.trimStart().length;
+    pos = Math.max(message(out, start, start), start + 1);
+  }
   while (pos < text.length) {
     const head = out.find(HEADER_STARTS, pos);
     // Text outside any message (before the first header, between messages): content as the agent sees it.

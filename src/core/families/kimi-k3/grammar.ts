@@ -2,7 +2,7 @@
  * Kimi K3 ('kimi-k3'), the channel grammar built from `<|open|>`, `<|close|>` and `<|sep|>` (not K2's format):
  *
  *   <|open|>think<|sep|>REASONING<|close|>think<|sep|><|open|>response<|sep|>CONTENT<|close|>response<|sep|>
- *   <|open|>tools<|sep|><|open|>call tool="NAME" index="0"<|sep|><|open|>argument key="K" type="string"<|sep|>V<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|><|end_of_msg|>
+ *   <|open|>tools<|sep|><|open|>call tool="NAME" index="0"<|sep|><|open|>argument key="K" type="string"<|sep|>V<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|><|close|>message<|sep|><|end_of_msg|>
  *
  * (written here on two lines; the model writes no line breaks). vLLM `kimi_k3_tool_parser.py`, SGLang `kimik3_format.py`:
  * a `type="string"` value is the text as written, any other type is JSON-decoded and falls back to the text. Render
@@ -43,10 +43,13 @@ const CALL_CLOSE = shut('call');
 const ARG_OPEN = '<|open|>argument key="';
 const ARG_CLOSE = shut('argument');
 const END = '<|end_of_msg|>';
+// The assistant message closes with `<|close|>message<|sep|>` before `<|end_of_msg|>` (the Kimi-K3 chat template; llama.cpp
+// common/parsers/kimi-k3.cpp `MSG_END`, tests/test-chat.cpp "Kimi-K3"); a server that stops on the close keeps only it.
+const MSG_END = shut('message');
 
 const TOOL_MARKERS = [TOOLS_OPEN, TOOLS_CLOSE, CALL_OPEN, CALL_CLOSE, ARG_OPEN, ARG_CLOSE];
-const MARKERS = [...TOOL_MARKERS, THINK.open, THINK.close, RESPONSE_OPEN, RESPONSE_CLOSE, END];
-const BODY_STOPS = [CALL_CLOSE, CALL_OPEN, TOOLS_CLOSE, TOOLS_OPEN, END];
+const MARKERS = [...TOOL_MARKERS, THINK.open, THINK.close, RESPONSE_OPEN, RESPONSE_CLOSE, MSG_END, END];
+const BODY_STOPS = [CALL_CLOSE, CALL_OPEN, TOOLS_CLOSE, TOOLS_OPEN, MSG_END, END];
 
 const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&amp;/g, '&');
 const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
@@ -67,7 +70,7 @@ const PARAMS: ParamGrammar = {
   },
 };
 
-const SECTION: SectionGrammar = { ends: [TOOLS_CLOSE], callBegin: CALL_OPEN, breaks: [END, TOOLS_OPEN], markers: MARKERS, call };
+const SECTION: SectionGrammar = { ends: [TOOLS_CLOSE], callBegin: CALL_OPEN, breaks: [MSG_END, END, TOOLS_OPEN], markers: MARKERS, call };
 
 /** A response channel marker: a marker segment; the text between them is the content. */
 const channel = (marker: string) => ({ marker, parse: (out: ParseOut, _start: number, hit: { start: number; end: number }) => (out.seg('marker', hit.start, hit.end), hit.end) });
@@ -80,7 +83,7 @@ const GRAMMAR: TurnGrammar = {
   // completion can start inside the reasoning: text before a close is reasoning.
   implicitThink: true,
   think: THINK,
-  ends: [END],
+  ends: [MSG_END, END],
   starters: [
     { marker: TOOLS_OPEN, parse: (out, start, hit) => parseSection(out, SECTION, start, hit) },
     { marker: CALL_OPEN, parse: (out, start) => parseSection(out, SECTION, start) },
@@ -141,7 +144,7 @@ function render(m: AssistantMessage, opts?: RenderOptions): NativeText {
       if (close.turn) out.put(TOOLS_CLOSE);
     });
   }
-  if (close.turn) out.put(END, 'end');
+  if (close.turn) out.put(MSG_END, 'end').put(END, 'end');
   return out.done();
 }
 

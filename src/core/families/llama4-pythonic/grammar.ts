@@ -172,22 +172,51 @@ interface Read {
   bad?: boolean;
 }
 
+/**
+ * How far a family's call lists stray from Python:
+ * - `jsonWords`: `true`/`false`/`null` are literals too (LFM2's chat template writes mappings and lists as JSON);
+ * - `repairs`: the slips the engines' LFM2 parsers read as the model meant them (vLLM `lfm2_tool_parser.py` with
+ *   `tool_parsers/utils.py`, SGLang `lfm2_detector.py` `_recovery_candidates`): a set literal is a list, `+5` a
+ *   number, and a string holding unescaped quotes of its own kind (`command='sed -n '1,9p' f.py'`) closes at the one
+ *   quote after which the call still reads (see `readCall`).
+ */
+export interface PyDialect {
+  jsonWords?: boolean;
+  repairs?: boolean;
+}
+
+/** State of one reading of a call's arguments. */
+interface ReadCtx {
+  d: PyDialect;
+  /** A string opened at `[0]` closes at `[1]` (a nested-quote reading being tried). */
+  override?: [number, number];
+  /** The first string whose first closing quote cannot close it (what follows is none of `,)]}:`). */
+  broken?: number;
+}
+
 const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', '\\': '\\', "'": "'", '"': '"', '0': '\0', b: '\b', f: '\f' };
 
-/**
- * A Python literal at `pos` (strings, numbers, True/False/None, lists, dicts, tuples as lists). `jsonWords`: also
- * `true`/`false`/`null` (LFM2's chat template writes mappings and lists as JSON).
- */
-function readValue(text: string, pos: number, depth = 0, jsonWords = false): Read {
+/** After a quote at `q`, what follows can end a string: `,)]}:`, or the end of the text (more may come). */
+function canClose(text: string, q: number): boolean {
+  const k = skipWs(text, q + 1);
+  return k >= text.length || ',)]}:'.includes(text[k]);
+}
+
+/** A Python literal at `pos` (strings, numbers, True/False/None, lists, dicts, tuples as lists). */
+function readValue(text: string, pos: number, ctx: ReadCtx, depth = 0): Read {
   const i = skipWs(text, pos);
   if (i >= text.length) return { end: i, complete: false };
   if (depth > 64) return { end: i, complete: true, bad: true };
   const c = text[i];
   if (c === '"' || c === "'") {
+    const closeAt = ctx.override?.[0] === i ? ctx.override[1] : -1;
     let s = '';
     for (let j = i + 1; j < text.length; j++) {
       const ch = text[j];
-      if (ch === c) return { value: s, end: j + 1, complete: true };
+      if (ch === c && (closeAt < 0 || j === closeAt)) {
+        if (ctx.d.repairs && closeAt < 0 && ctx.broken === undefined && !canClose(text, j)) ctx.broken = i;
+        return { value: s, end: j + 1, complete: true };
+      }
       if (ch === '\\') {
         const n = text[++j];
         if (n === undefined) break;
@@ -204,39 +233,42 @@ function readValue(text: string, pos: number, depth = 0, jsonWords = false): Rea
   }
   if (c === '[' || c === '(' || c === '{') {
     const closeCh = c === '{' ? '}' : c === '[' ? ']' : ')';
-    const dict = c === '{';
-    const result: unknown[] | Record<string, unknown> = dict ? {} : [];
+    let dict = c === '{';
+    let result: unknown[] | Record<string, unknown> = dict ? {} : [];
     let p = skipWs(text, i + 1);
-    for (;;) {
+    for (let first = true; ; first = false) {
       if (p >= text.length) return { end: p, complete: false };
       if (text[p] === closeCh) return { value: result, end: p + 1, complete: true };
-      let key: unknown;
+      const v = readValue(text, p, ctx, depth + 1);
+      if (!v.complete || v.bad) return v;
+      p = skipWs(text, v.end);
+      if (dict && first && ctx.d.repairs && (text[p] === ',' || text[p] === '}')) {
+        // A set literal (`{'urgent', 'bug'}`): JSON has no set, the engines give a list in source order.
+        dict = false;
+        result = [];
+      }
       if (dict) {
-        const k = readValue(text, p, depth + 1, jsonWords);
-        if (!k.complete || k.bad) return k;
-        p = skipWs(text, k.end);
         if (p >= text.length) return { end: p, complete: false };
         if (text[p] !== ':') return { end: p, complete: true, bad: true };
-        key = k.value;
-        p++;
-      }
-      const v = readValue(text, p, depth + 1, jsonWords);
-      if (!v.complete || v.bad) return v;
-      if (dict) (result as Record<string, unknown>)[String(key)] = v.value;
-      else (result as unknown[]).push(v.value);
-      p = skipWs(text, v.end);
+        const x = readValue(text, p + 1, ctx, depth + 1);
+        if (!x.complete || x.bad) return x;
+        (result as Record<string, unknown>)[String(v.value)] = x.value;
+        p = skipWs(text, x.end);
+      } else (result as unknown[]).push(v.value);
       if (text[p] === ',') p = skipWs(text, p + 1);
       else if (p < text.length && text[p] !== closeCh) return { end: p, complete: true, bad: true };
     }
   }
-  const m = (jsonWords ? /^(?:True|False|None|true|false|null|-?(?:\d[\d_]*)(?:\.\d*)?(?:[eE][-+]?\d+)?)/ : /^(?:True|False|None|-?(?:\d[\d_]*)(?:\.\d*)?(?:[eE][-+]?\d+)?)/).exec(text.slice(i, i + 64));
-  if (!m) return { end: i, complete: true, bad: true };
+  const m = (ctx.d.jsonWords ? /^(?:True|False|None|true|false|null|[-+]?(?:\d[\d_]*)(?:\.\d*)?(?:[eE][-+]?\d+)?)/ : /^(?:True|False|None|-?(?:\d[\d_]*)(?:\.\d*)?(?:[eE][-+]?\d+)?)/).exec(text.slice(i, i + 64));
+  if (!m || (m[0][0] === '+' && !ctx.d.repairs)) return { end: i, complete: true, bad: true };
   const e = i + m[0].length;
   // A number or a name cut by the end of the text may be longer than what arrived.
   if (e >= text.length) return { end: e, complete: false };
   if (/[\w.]/.test(text[e])) return { end: e, complete: true, bad: true };
   const word = m[0];
   const value = word === 'True' || word === 'true' ? true : word === 'False' || word === 'false' ? false : word === 'None' || word === 'null' ? null : Number(word.replace(/_/g, ''));
+  // A literal past the float range (`1e999`) has no JSON form: the engines reject the call.
+  if (typeof value === 'number' && !Number.isFinite(value)) return { end: e, complete: true, bad: true };
   return { value, end: e, complete: true };
 }
 
@@ -282,54 +314,116 @@ function list(out: ParseOut, start: number, at: number): number {
   return lastEnd;
 }
 
-/** `NAME(k=v, …)` at `pos`; `jsonWords` as for `readValue`. */
-export function readCall(out: ParseOut, pos: number, jsonWords = false): { end: number; complete: boolean } {
+interface ArgsRead {
+  args: Record<string, unknown>;
+  /** Where reading stopped: the call's `)` when `closed`. */
+  p: number;
+  closed: boolean;
+  bad: boolean;
+}
+
+/** The `k=v, …` of a call from `argStart` (after its `(`), up to its `)`. */
+function readArgs(text: string, argStart: number, ctx: ReadCtx): ArgsRead {
+  const args: Record<string, unknown> = {};
+  let p = argStart;
+  for (;;) {
+    p = skipWs(text, p);
+    if (p >= text.length) return { args, p, closed: false, bad: false };
+    if (text[p] === ')') return { args, p, closed: true, bad: false };
+    const key = /^([A-Za-z_]\w*)\s*=/.exec(text.slice(p, p + 256));
+    if (!key) {
+      // Cut inside the keyword, or not a keyword argument.
+      const cut = /^[A-Za-z_]\w*\s*$/.test(text.slice(p));
+      return { args, p: cut ? text.length : p, closed: false, bad: !cut };
+    }
+    const v = readValue(text, p + key[0].length, ctx);
+    if (!v.complete) return { args, p: text.length, closed: false, bad: false };
+    if (v.bad) return { args, p, closed: false, bad: true };
+    args[key[1]] = v.value;
+    p = skipWs(text, v.end);
+    if (text[p] === ',') p++;
+    else if (p < text.length && text[p] !== ')') return { args, p, closed: false, bad: true };
+  }
+}
+
+/** A `)` the list goes on after (`,`) or closes after (`]`). */
+const LIST_GOES_ON = /\)\s*[\],]/g;
+
+/** Where bracket counting alone (blind to quotes, so a stray quote cannot mislead it) ends the call opened at `open`. */
+function bracketEnd(text: string, open: number): number {
+  let depth = 0;
+  for (let j = open; j < text.length; j++) {
+    const ch = text[j];
+    if (ch === '(' || ch === '[' || ch === '{') depth++;
+    else if ((ch === ')' || ch === ']' || ch === '}') && --depth === 0) return j;
+  }
+  return -1;
+}
+
+/**
+ * The arguments of a call whose reading failed on a string holding unescaped quotes of its own kind (`repairs`),
+ * read as the engines' LFM2 parsers do: every quote after which the string could close (`,)]}:` follows) is tried,
+ * and the string closes at the one quote after which the call reads to its `)` and the list goes on (`,` `]`, or the
+ * end of the text). None, or several, and the call stays broken; none while the text may still be arriving (no `)`
+ * that could end the list seen yet) and the call is only cut off. A reading that swallows the next call into the
+ * string is not one (SGLang `_escape_nested_quotes_in_strings` counts the calls by brackets to the same end).
+ */
+function requote(text: string, argStart: number, open: number, d: PyDialect): ArgsRead | 'cut' | undefined {
+  const quote = text[open];
+  const end = bracketEnd(text, argStart - 1);
+  const sibling = end >= 0 && /^\s*,\s*[A-Za-z_][\w.]*\s*\(/.test(text.slice(end + 1, end + 257));
+  let winner: ArgsRead | undefined;
+  let winners = 0;
+  let tried = 0;
+  for (let j = open + 1; j < text.length && tried < 64; j++) {
+    if (text[j] === '\\') {
+      j++;
+      continue;
+    }
+    if (text[j] !== quote || !canClose(text, j) || skipWs(text, j + 1) >= text.length) continue;
+    if (sibling && j > end) break;
+    tried++;
+    const r = readArgs(text, argStart, { d, override: [open, j] });
+    if (!r.closed || r.bad) continue;
+    const after = skipWs(text, r.p + 1);
+    if (after < text.length && text[after] !== ',' && text[after] !== ']') continue;
+    winners++;
+    winner = r;
+  }
+  if (winners === 1) return winner;
+  LIST_GOES_ON.lastIndex = open;
+  if (winners === 0 && !LIST_GOES_ON.test(text)) return 'cut';
+  return undefined;
+}
+
+/** The `)` that ends a call: the list goes on, closes, or the text ends after it. */
+const CALL_END = /\)\s*(?:[\],]|$)/g;
+
+/** `NAME(k=v, …)` at `pos`, in the dialect `d`. */
+export function readCall(out: ParseOut, pos: number, d: PyDialect = {}): { end: number; complete: boolean } {
   const { text } = out;
   const index = out.calls.length;
   const nm = /^[A-Za-z_][\w.]*/.exec(text.slice(pos, pos + 256));
   if (!nm) return { end: pos, complete: true };
   const nameEnd = pos + nm[0].length;
-  let p = skipWs(text, nameEnd);
+  const p = skipWs(text, nameEnd);
   if (p >= text.length) return finish(index, pos, nameEnd, undefined, '', false, p);
   if (text[p] !== '(') return { end: pos, complete: true };
   const argStart = skipWs(text, p + 1);
-  p = argStart;
-  const args: Record<string, unknown> = {};
-  let bad = false;
-  for (;;) {
-    p = skipWs(text, p);
-    if (p >= text.length) break;
-    if (text[p] === ')') {
-      return finish(index, pos, nameEnd, [argStart, trimRange(text, argStart, p)[1]], JSON.stringify(args), true, p + 1);
-    }
-    const key = /^([A-Za-z_]\w*)\s*=/.exec(text.slice(p, p + 256));
-    if (!key) {
-      if (/^[A-Za-z_]\w*\s*$/.test(text.slice(p))) break; // cut inside the keyword
-      bad = true;
-      break;
-    }
-    const v = readValue(text, p + key[0].length, 0, jsonWords);
-    if (!v.complete) {
-      p = text.length;
-      break;
-    }
-    if (v.bad) {
-      bad = true;
-      break;
-    }
-    args[key[1]] = v.value;
-    p = skipWs(text, v.end);
-    if (text[p] === ',') p++;
-    else if (p < text.length && text[p] !== ')') {
-      bad = true;
-      break;
-    }
+  const ctx: ReadCtx = { d };
+  let r = readArgs(text, argStart, ctx);
+  if (!r.closed && d.repairs && ctx.broken !== undefined) {
+    const fixed = requote(text, argStart, ctx.broken, d);
+    if (fixed === 'cut') r = { args: r.args, p: text.length, closed: false, bad: false };
+    else if (fixed) r = fixed;
   }
-  if (bad) {
+  if (r.closed) return finish(index, pos, nameEnd, [argStart, trimRange(text, argStart, r.p)[1]], JSON.stringify(r.args), true, r.p + 1);
+  if (r.bad) {
     // Not keyword literals: the raw text up to the `)` that ends the call.
-    const close = /\)\s*(?:[\],]|$)/.exec(text.slice(argStart));
+    CALL_END.lastIndex = argStart;
+    const close = CALL_END.exec(text);
     if (close) {
-      const end = argStart + close.index;
+      const end = close.index;
       out.problem('malformed-call', `call ${index}: the arguments are not keyword=literal pairs`, pos, end + 1, { callIndex: index });
       return finish(index, pos, nameEnd, trimRange(text, argStart, end), text.slice(...trimRange(text, argStart, end)), true, end + 1);
     }

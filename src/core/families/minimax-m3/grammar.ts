@@ -1,17 +1,18 @@
 /**
  * MiniMax M3 ('minimax-m3'): every tag carries the namespace sentinel `]<]minimax[>[`:
  *
- *   <think>\nREASONING\n</think>\n\nCONTENT\n]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name="f">\n]<]minimax[>[<path>a.ts]<]minimax[>[</path>\n]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>[e~[
+ *   <mm:think>REASONING</mm:think>CONTENT]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name="f">\n]<]minimax[>[<path>a.ts]<]minimax[>[</path>\n]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>[e~[
  *
  * A parameter is an element named after its key (SGLang `minimax_m3.py`, vLLM `test_minimax_m3_tool_parser.py`).
  * Objects may come as nested elements, arrays as `<item>` children, and repeated same-name children form a list;
  * `parse` reads those. `render` writes one element per key with non-string values as JSON text, so a string `"2"`
- * and the number 2 stay apart without the tool schema. Scalars are typed as in the other XML families. The
- * reasoning tags and the `[e~[` end of turn are MiniMax-M2's (the sources do not describe M3's). No call ids.
+ * and the number 2 stay apart without the tool schema. Scalars are typed as in the other XML families. The reasoning is
+ * `<mm:think>…</mm:think>`, and a turn without reasoning may start with a bare `</mm:think>` (written by the prompt with
+ * thinking off, or by the model): ggml-org/llama.cpp common/parsers/minimax-m3.cpp and tests/test-chat.cpp "MiniMax-M3"
+ * @ 0042e2079d3428ba7af410df553202aa7fdf8d7a, whose template writes no line breaks around it and none between the
+ * content and the section. The `[e~[` end of turn is MiniMax-M2's (the sources do not describe M3's). No call ids.
  */
 import {
-  THINK_CLOSE,
-  THINK_OPEN,
   callUnclosed,
   endsInMarker,
   expectClosers,
@@ -35,16 +36,17 @@ export const SECTION_END = `${NS}</tool_call>`;
 export const INVOKE_OPEN = `${NS}<invoke name="`;
 export const INVOKE_CLOSE = `${NS}</invoke>`;
 const END = '[e~[';
+const THINK = { open: '<mm:think>', close: '</mm:think>' };
 
 const TOOL_MARKERS = [SECTION_BEGIN, SECTION_END, INVOKE_OPEN, INVOKE_CLOSE];
-const MARKERS = [SECTION_END, INVOKE_CLOSE, SECTION_BEGIN, INVOKE_OPEN, THINK_CLOSE, THINK_OPEN, END];
+const MARKERS = [SECTION_END, INVOKE_CLOSE, SECTION_BEGIN, INVOKE_OPEN, THINK.close, THINK.open, END];
 const BODY_STOPS = [INVOKE_CLOSE, INVOKE_OPEN, SECTION_END, SECTION_BEGIN, END];
 const KEY = /^[^\s<>/"]+/;
 const KEY_TAIL = /^[^\s<>/"]*$/;
 
 const DIALECT = { sectionBegin: SECTION_BEGIN, sectionEnd: SECTION_END, invokeOpen: INVOKE_OPEN, invokeClose: INVOKE_CLOSE };
-const GRAMMAR = invokeGrammar('minimax-m3', DIALECT, END, MARKERS, TOOL_MARKERS, call);
-const RENDER: InvokeRender = { ...DIALECT, end: END, thinkNewlines: true, beforeSection: '\n', param: (k, v) => `${NS}<${k}>${v}${NS}</${k}>` };
+const GRAMMAR = invokeGrammar('minimax-m3', DIALECT, END, MARKERS, TOOL_MARKERS, call, THINK);
+const RENDER: InvokeRender = { ...DIALECT, end: END, thinkNewlines: false, thinkTags: THINK, beforeSection: '', param: (k, v) => `${NS}<${k}>${v}${NS}</${k}>` };
 
 export const minimaxM3: ModelFormat = {
   id: 'minimax-m3',

@@ -66,11 +66,14 @@ const MISTRAL_ID = /^[A-Za-z0-9]{9}$/;
 /** The list form (pre-v11) goes to the shared JSON-calls grammar; the named forms are read here. */
 const LIST_STARTER = jsonCallStarters(GRAMMAR).starters[0];
 
+// A completion may start inside the reasoning: Ollama's ministral parser begins in `[THINK]` when thinking is on
+// (ollama/ollama model/parsers/ministral_test.go "thinking content": `thinking here[/THINK]content after`), and vLLM's
+// mistral reasoning parser, a DeepSeek-R1 parser, takes the text before a `[/THINK]` without its opener as reasoning.
 const TURN: TurnGrammar = {
   family: 'mistral',
   markers: MARKERS,
   toolMarkers: TOOL_MARKERS,
-  implicitThink: false,
+  implicitThink: true,
   think: THINK,
   ends: [EOS],
   starters: [

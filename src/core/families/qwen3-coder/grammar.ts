@@ -62,6 +62,8 @@ export interface FunctionXml {
   rawValues?: boolean;
   /** Starters that end a reasoning block left open, as the engines read it (`TurnGrammar.reasoningEnds`). */
   reasoningEnds?: readonly string[];
+  /** The prompt may open the reasoning, so a completion can start inside it (`TurnGrammar.implicitThink`). */
+  implicitThink?: boolean;
 }
 
 /** The turn grammar of a `<function=…>` XML family. */
@@ -70,7 +72,7 @@ export function functionXmlGrammar(x: FunctionXml): TurnGrammar {
     family: x.family,
     toolMarkers: x.toolMarkers,
     markers: x.markers,
-    implicitThink: false,
+    implicitThink: x.implicitThink ?? false,
     think: x.think,
     ends: x.ends,
     reasoningEnds: x.reasoningEnds,
@@ -83,7 +85,19 @@ export function functionXmlGrammar(x: FunctionXml): TurnGrammar {
 
 // Qwen3.5 may open `<tool_call>` without closing `</think>`: vLLM's qwen3 reasoning parser (when `<function=` follows)
 // and SGLang's Qwen3Detector (`tool_start_token`) both end the reasoning there, so the call still runs.
-const XML: FunctionXml = { family: 'qwen3-coder', callOpen: CALL_OPEN, callClose: CALL_CLOSE, ends: QWEN_ENDS, markers: MARKERS, toolMarkers: TOOL_MARKERS, reasoningEnds: [CALL_OPEN] };
+// The thinking prompts of Qwen3.5 / 3.6, Nemotron 3 Nano and Step-3.5 end with `<think>\n`, so their completions start
+// inside the reasoning and close it with a bare `</think>` (llama.cpp tests/test-chat.cpp "Qwen3.5", "NVIDIA Nemotron-3
+// Nano", "StepFun3.5-Flash"; Ollama model/parsers/nemotron3nano_test.go, qwen35_test.go): text before it is reasoning.
+const XML: FunctionXml = {
+  family: 'qwen3-coder',
+  callOpen: CALL_OPEN,
+  callClose: CALL_CLOSE,
+  ends: QWEN_ENDS,
+  markers: MARKERS,
+  toolMarkers: TOOL_MARKERS,
+  reasoningEnds: [CALL_OPEN],
+  implicitThink: true,
+};
 const GRAMMAR = functionXmlGrammar(XML);
 const RAW_PARAMS: ParamGrammar = { ...PARAMS, newlines: false };
 
@@ -94,7 +108,8 @@ export const qwen3Coder: ModelFormat = {
   toolMarkers: TOOL_MARKERS,
   // Qwen3.5 / 3.6, MiMo, Step-3.5 and Nemotron 3 Nano use the same XML (vLLM `qwen3_coder`/`qwen3_xml`/`mimo`/
   // `step3p5` parsers; SGLang maps `step3p5` to `Qwen3CoderDetector`; Dynamo fixtures `nemotron_nano`).
-  matchesModel: (modelId) => /qwen3-coder|qwen3\.[5-9]|(?:^|[^a-z])mimo|step-?3\.5|step3p5|nemotron-3-nano|nemotron-nano-3/.test(modelKey(modelId)),
+  // MiMo-VL (a Qwen2.5-VL model) writes Qwen2.5's `<tool_call>` JSON instead (qwen3/grammar.ts).
+  matchesModel: (modelId) => /qwen3-coder|qwen3\.[5-9]|(?:^|[^a-z])mimo(?!-?vl)|step-?3\.5|step3p5|nemotron-3-nano|nemotron-nano-3/.test(modelKey(modelId)),
   detectText: (text) =>
     scoreText(text, [
       // Not `<function=NAME>{…`: a JSON object there is Functionary v3.1's call (families/functionary.ts).

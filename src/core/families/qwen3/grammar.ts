@@ -67,7 +67,9 @@ export const qwen3: ModelFormat = {
   toolMarkers: TOOL_MARKERS,
   matchesModel: (modelId) => {
     const key = modelKey(modelId);
-    // Qwen3.5 / 3.6 write the Qwen3-Coder XML (qwen3-coder/grammar.ts).
+    // Qwen3.5 / 3.6 write the Qwen3-Coder XML (qwen3-coder/grammar.ts). MiMo-VL, built on Qwen2.5-VL, writes these
+    // calls (llama.cpp tests/test-chat.cpp runs its MiMo-VL.jinja with the Qwen 2.5 cases).
+    if (/(?:^|[^a-z])mimo-?vl/.test(key)) return true;
     return /(?:^|[^a-z])(?:qwen3|qwen2\.5|qwq)/.test(key) && !key.includes('coder') && !/qwen3\.[5-9]/.test(key);
   },
   detectText: (text) =>

@@ -23,6 +23,11 @@ export class ParseOut {
   readonly calls: ToolCall[] = [];
   private readonly reasoning: string[] = [];
   private readonly content: string[] = [];
+  /**
+   * Inline annotations a correct server takes out of content and reasoning (`TurnGrammar.annotations`: Cohere's
+   * citation tags): `freeText` makes them marker segments, and they are left out of the message's text.
+   */
+  annotations?: RegExp;
 
   constructor(
     readonly family: FamilyId,
@@ -70,11 +75,17 @@ export class ParseOut {
   }
 
   addReasoning(s: string): void {
+    s = this.unannotated(s);
     if (s.trim()) this.reasoning.push(s.trim());
   }
 
   addContent(s: string): void {
+    s = this.unannotated(s);
     if (s.trim()) this.content.push(s.trim());
+  }
+
+  private unannotated(s: string): string {
+    return this.annotations ? s.replace(this.annotations, '') : s;
   }
 
   addCall(name: string, args: string, id?: string): number {
@@ -182,6 +193,18 @@ export function freeText(out: ParseOut, kind: 'content' | 'reasoning', start: nu
   else out.addReasoning(text.slice(start, end));
   let pos = start;
   const piece = (to: number) => {
+    if (out.annotations) {
+      // Annotations split the text: marker segments between its pieces.
+      const re = new RegExp(out.annotations.source, 'g');
+      re.lastIndex = pos;
+      for (let m = re.exec(text); m && m.index + m[0].length <= to; m = re.exec(text)) {
+        if (!m[0]) break;
+        const [s, e] = trimRange(text, pos, m.index);
+        out.seg(kind, s, e);
+        out.seg('marker', m.index, m.index + m[0].length);
+        pos = m.index + m[0].length;
+      }
+    }
     const [s, e] = trimRange(text, pos, to);
     out.seg(kind, s, e);
   };

@@ -7,7 +7,7 @@
 import type { AssistantMessage, FamilyId, NativeText } from '../../model';
 import type { RenderOptions } from './format';
 import type { ParseOut } from './build';
-import { parseSection, renderStart, type SectionGrammar, type Starter, type TurnGrammar } from './turn';
+import { parseSection, renderStart, type SectionGrammar, type Starter, type ThinkTags, type TurnGrammar } from './turn';
 import { renderParams } from './xml-args';
 
 export interface InvokeMarkers {
@@ -26,15 +26,25 @@ export function invokeStarters(m: InvokeMarkers, end: string, markers: readonly 
   ];
 }
 
-/** The turn grammar of an invoke dialect: reasoning may start inside `<think>`, `end` ends the turn. */
-export function invokeGrammar(family: FamilyId, m: InvokeMarkers, end: string, markers: readonly string[], toolMarkers: readonly string[], call: SectionGrammar['call']): TurnGrammar {
-  return { family, toolMarkers, markers, implicitThink: true, ends: [end], starters: invokeStarters(m, end, markers, call) };
+/** The turn grammar of an invoke dialect: reasoning may start inside `<think>` (or the dialect's `think` tags), `end` ends the turn. */
+export function invokeGrammar(
+  family: FamilyId,
+  m: InvokeMarkers,
+  end: string,
+  markers: readonly string[],
+  toolMarkers: readonly string[],
+  call: SectionGrammar['call'],
+  think?: ThinkTags,
+): TurnGrammar {
+  return { family, toolMarkers, markers, implicitThink: true, think, ends: [end], starters: invokeStarters(m, end, markers, call) };
 }
 
 export interface InvokeRender extends InvokeMarkers {
   end: string;
   /** Newlines around the reasoning (`<think>\n…\n</think>`). */
   thinkNewlines: boolean;
+  /** The reasoning tags, when not `<think>…</think>`. */
+  thinkTags?: ThinkTags;
   /** What separates content from the section. */
   beforeSection: string;
   /** One parameter element. */
@@ -43,7 +53,7 @@ export interface InvokeRender extends InvokeMarkers {
 
 /** The render: reasoning, content, then the section with one invoke per line, and the end of turn. */
 export function renderInvokes(d: InvokeRender, m: AssistantMessage, opts?: RenderOptions): NativeText {
-  const { out, close, hasContent } = renderStart(m, opts, { newlines: d.thinkNewlines });
+  const { out, close, hasContent } = renderStart(m, opts, { newlines: d.thinkNewlines, tags: d.thinkTags });
   if (m.toolCalls.length) {
     if (hasContent) out.put(d.beforeSection);
     out.wrap('section', () => {

@@ -121,6 +121,10 @@ function section(out: ParseOut, g: JsonCallsGrammar, start: number, hit?: Marker
       continue;
     }
     if (!inList) break;
+    // Two calls with no comma between them: the list is not JSON, so a parser that loads it whole takes no call from
+    // it (Ollama model/parsers/cohere_test.go repairs the "missing comma between calls"; the engines that load the list
+    // as JSON do not). The calls are still read.
+    if (text[pos] === '{') out.problem('malformed-call', `no , between two calls of the ${g.open} list`, end, pos + 1, { callIndex: out.calls.length - 1 });
   }
   let end = lastEnd;
   let unclosed: string | undefined;
@@ -271,13 +275,15 @@ export interface TaggedListFamily {
   /** The chat format's other markers (flagged when they show up in content). */
   others: readonly string[];
   matchesModel: (modelId: string) => boolean;
+  /** The prompt may open `<think>`, so a completion can start inside the reasoning (default: it cannot). */
+  implicitThink?: boolean;
 }
 
-/** The format of a tagged-list family: the list grammar with `arguments` (or `parameters`) objects, no implicit reasoning. */
+/** The format of a tagged-list family: the list grammar with `arguments` (or `parameters`) objects. */
 export function taggedListFormat(f: TaggedListFamily): ModelFormat {
   const toolMarkers = [f.open, f.close];
   const markers = [f.close, f.end, f.open, ...f.others];
-  const g: JsonCallsGrammar = { family: f.id, markers, toolMarkers, open: f.open, close: f.close, list: 'array', argKeys: ['arguments', 'parameters'], ends: [f.end], implicitThink: false };
+  const g: JsonCallsGrammar = { family: f.id, markers, toolMarkers, open: f.open, close: f.close, list: 'array', argKeys: ['arguments', 'parameters'], ends: [f.end], implicitThink: f.implicitThink ?? false };
   const opener = new RegExp(`${f.open.replace(/[|<>]/g, (c) => `\\${c}`)}\\s*\\[`);
   return {
     id: f.id,

@@ -183,6 +183,11 @@ export interface TurnGrammar {
   toolMarkers?: readonly string[];
   /** Structure found by shape rather than by a marker (Llama's bare JSON call, a pythonic call list). */
   patterns?: readonly PatternStarter[];
+  /**
+   * Inline annotations a correct server takes out of content and reasoning, leaving the text around them (Cohere's
+   * citation tags `<co>` … `</co: 0:[1]>`): marker segments, with no finding.
+   */
+  annotations?: RegExp;
 }
 
 /** A structure that opens without a marker; `find` gives where the next one starts at or after `from` (-1: none). */
@@ -195,6 +200,7 @@ export interface PatternStarter {
 /** The parse loop the families share: reasoning, then content interleaved with structure and end markers. */
 export function parseTurn(g: TurnGrammar, text: string): ParsedNative {
   const out = new ParseOut(g.family, text);
+  if (g.annotations) out.annotations = g.annotations;
   const structural = [...g.starters.map((s) => s.marker), ...g.ends];
   let pos = thinkBlock(out, 0, {
     implicitOpen: g.implicitThink,

@@ -78,6 +78,11 @@ export interface ParamGrammar {
   close: string;
   /** Drop one newline on each side of a value (Qwen3-Coder writes `>\nV\n</parameter>`). */
   newlines: boolean;
+  /**
+   * `reject`: the engines refuse a call that writes one key twice (vLLM minicpm5, k2_horizon), so it is malformed.
+   * Otherwise the later value wins, as JSON decoding and vLLM's hy_v4 parser have it.
+   */
+  duplicates?: 'reject';
 }
 
 /**
@@ -111,7 +116,12 @@ export function xmlParams(
       // The next parameter starts before this one closed: keep both, flag the missing close.
       valueEnd = nextHead;
       last = trimRange(text, head.valueStart, valueEnd)[1];
-      out.problem('malformed-call', `parameter '${head.key}' lacks ${g.close}`, pos, last, { marker: g.close, callIndex: out.calls.length });
+      // A close that drifted (`</parameter1>`, `</parameter_x>`, `</parameter` cut short of its `>`) ends the value, as
+      // SGLang's qwen3_coder detector reads it: not part of the value.
+      const drift = driftedClose(text, head.valueStart, last, g.close);
+      if (drift >= 0) valueEnd = drift;
+      const what = drift >= 0 ? `is closed by ${JSON.stringify(text.slice(drift, last))}, not ${g.close}` : `lacks ${g.close}`;
+      out.problem('malformed-call', `parameter '${head.key}' ${what}`, pos, last, { marker: g.close, callIndex: out.calls.length });
     } else {
       valueEnd = to;
       const cut = findTruncated(text, [g.close, ...markers], head.valueStart, to).find((c) => c.end === to);
@@ -129,6 +139,15 @@ export function xmlParams(
     if (unclosed) break;
   }
   return { params, range: first === undefined ? undefined : [first, last], rest: pos, unclosed };
+}
+
+/** Where a misspelt close of `close` (`</parameter1>` for `</parameter>`) ends the value [from, to), or -1. */
+function driftedClose(text: string, from: number, to: number, close: string): number {
+  const m = /^<\/([\w-]+)>$/.exec(close);
+  if (!m) return -1;
+  const at = text.lastIndexOf(`</${m[1]}`, to);
+  if (at < from) return -1;
+  return new RegExp(`^</${m[1]}[\\w-]*>?\\s*$`).test(text.slice(at, to)) ? at : -1;
 }
 
 /** One XML-argument call as the family located it (qwen3-coder, glm45, minimax-m2). */
@@ -192,6 +211,18 @@ export function xmlCall(out: ParseOut, c: XmlCall, grammar: ParamGrammar, marker
     expectedAt = tail.expectedAt ?? end;
     defects.push(...tail.skipped.map((s) => `no ${s}`));
   }
+  if (grammar.duplicates === 'reject') {
+    const seen = new Set<string>();
+    for (const [k] of params.params) {
+      if (seen.has(k)) {
+        defects.push(`parameter '${k}' written twice`);
+        break;
+      }
+      seen.add(k);
+    }
+  }
+  // A call that closed with no name (`<tool_call>   </tool_call>`): every engine drops it.
+  if (!missing && c.nameRange[1] <= c.nameRange[0]) defects.push('no function name');
   out.addCall(text.slice(...c.nameRange), args);
   // The texts, for typing by the request's schema (schema-types.ts).
   if (params.params.length) keepParamTexts(out.calls[index], params.params);

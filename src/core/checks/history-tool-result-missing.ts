@@ -46,28 +46,22 @@ const check: Check = {
     const words = WORDS[h.protocol];
     const error = (template: string, ids: string[]) => template.replace('{ids}', ids.join(', ')).replace('{id}', ids[0]);
 
-    const unanswered = calls.filter((c) => !resultIds.has(c.id));
-    if (unanswered.length > 0) {
-      const ids = unanswered.map((c) => c.id);
-      const n = ids.length;
-      out.push({
-        rule: check.id,
-        severity: check.severity,
-        message: `${n} ${words.call}${n > 1 ? 's' : ''} in the request history ${n > 1 ? 'have' : 'has'} no result (${idList(ids)}, first at ${unanswered[0].at}): providers answer 400 ("${error(ERRORS[h.protocol].unanswered, ids)}"). Send a result for every call, even one saying the tool did not run.`,
-        location: unanswered[0].at,
-      });
-    }
-    const orphans = h.partial ? [] : results.filter((r) => !callIds.has(r.id));
-    if (orphans.length > 0) {
-      const ids = orphans.map((r) => r.id);
-      const n = ids.length;
-      out.push({
-        rule: check.id,
-        severity: check.severity,
-        message: `${n} ${words.result}${n > 1 ? 's' : ''} in the request history answer${n > 1 ? '' : 's'} no call in it (${idList(ids)}, first at ${orphans[0].at}): providers answer 400 ("${error(ERRORS[h.protocol].orphan, ids)}"). The call was dropped (a trimmed or compacted history) or its id rewritten.`,
-        location: orphans[0].at,
-      });
-    }
+    const flag = (items: { id: string; at: string }[], message: (ids: string[], n: number, first: string) => string) => {
+      if (items.length === 0) return;
+      const ids = items.map((x) => x.id);
+      out.push({ rule: check.id, severity: check.severity, message: message(ids, ids.length, items[0].at), location: items[0].at });
+    };
+
+    flag(
+      calls.filter((c) => !resultIds.has(c.id)),
+      (ids, n, first) =>
+        `${n} ${words.call}${n > 1 ? 's' : ''} in the request history ${n > 1 ? 'have' : 'has'} no result (${idList(ids)}, first at ${first}): providers answer 400 ("${error(ERRORS[h.protocol].unanswered, ids)}"). Send a result for every call, even one saying the tool did not run.`,
+    );
+    flag(
+      h.partial ? [] : results.filter((r) => !callIds.has(r.id)),
+      (ids, n, first) =>
+        `${n} ${words.result}${n > 1 ? 's' : ''} in the request history answer${n > 1 ? '' : 's'} no call in it (${idList(ids)}, first at ${first}): providers answer 400 ("${error(ERRORS[h.protocol].orphan, ids)}"). The call was dropped (a trimmed or compacted history) or its id rewritten.`,
+    );
     return out;
   },
 };

@@ -6,12 +6,13 @@
  * It reports, in content and reasoning (what no parser turned into calls), a call-shaped structure inside a wrapper:
  * - a tag around a JSON call (`<function_call>{"name": …, "arguments": …}</function_call>`, `<tool>{"tool_name": …,
  *   "tool_input": …}</tool>`), around `NAME{…}` / `NAME(…)` when the tag is call-like (`<call>get_weather{…}</call>`),
- *   a call-like element with a `name` attribute and parameter children (`<tool name="x"><param name="a">1</param>`),
+ *   a call-like element with a `name` attribute and parameter children (`<tool name="x"><arg name="a">1</arg></tool>`),
  *   or an element named after an offered tool (`<get_weather><city>Paris</city></get_weather>`);
  * - a bracket token around a JSON call (`[TOOL_REQUEST]{…}[END_TOOL_REQUEST]`), or a call-list word before one
  *   (`functools[{…}]`, `tool_calls: [{…}]`);
  * - a fenced block holding a JSON call (```` ```json ````, ```` ```tool_code ````);
- * - ReAct lines (`Action: get_weather` then `Action Input: {…}`).
+ * - ReAct lines (`Action: get_weather` then `Action Input: {…}`);
+ * - a JSON call that is the whole content (or reasoning) and nothing else: a model that left out its markers.
  *
  * A call is call-shaped when its name is one of the request's tools (when the request is known), or, without a
  * request, when it is JSON with a name key and an object of arguments (`arguments`, `parameters`, `input`…) and no
@@ -71,8 +72,47 @@ const CALL_LABELLED = /^(?:tool|function|call|action)/;
 
 /** Words of a tag's name that make it call-like (`<call>`, `<tool_use>`, `<functionCall>`, `<fn:invoke>`). */
 const CALL_WORDS = new Set(['call', 'calls', 'tool', 'tools', 'invoke', 'function', 'functions', 'func', 'fn', 'action', 'toolcall', 'toolcalls', 'functioncall', 'functioncalls']);
-/** Call-list words before a JSON list (`functools[`, `tool_calls:`). */
-const LIST_WORDS = new Set(['functools', 'toolcalls', 'toolcall', 'functioncalls', 'functioncall', 'calls', 'toolcode', 'functions']);
+/** HTML elements that show code: a call written inside one is an example. */
+const CODE_TAGS = new Set(['code', 'pre', 'samp', 'kbd', 'tt', 'script', 'style', 'textarea', 'template', 'xmp', 'listing', 'plaintext']);
+/** Call-list words before a JSON call or list of calls (`functools[`, `tool_calls: [`, `TOOL_CALL {`). */
+const LIST_WORD = /(?<![\w"'`$.-])(?:functools|tool_?calls?|function_?calls?|calls|tool_?code|functions)(?![\w-])[ \t]*:?[ \t]*(?=[[{])/gi;
+
+/**
+ * Characters the scan of one segment may still read in JSON values, parenthesised arguments, element bodies and
+ * closer searches. Ordinary text never comes near it (eight times the segment, plus a million); text built to make
+ * every opener scan to its end (`<call>{` 30,000 times) stops being scanned when it is spent, instead of taking
+ * quadratic time.
+ */
+let work = 0;
+
+/** Counts [from, to) against the budget; false once it is spent. */
+function spend(from: number, to: number): boolean {
+  work -= Math.max(1, to - from);
+  return work >= 0;
+}
+
+/** Fixed ranges (they may overlap), for overlap queries in logarithmic time. */
+class RangeIndex {
+  private readonly starts: number[];
+  private readonly maxEnds: number[];
+  constructor(ranges: readonly (readonly [number, number])[]) {
+    const sorted = [...ranges].sort((a, b) => a[0] - b[0]);
+    this.starts = sorted.map((r) => r[0]);
+    let max = -Infinity;
+    this.maxEnds = sorted.map((r) => (max = Math.max(max, r[1])));
+  }
+  /** Whether some range overlaps [s, e) (a point when e = s + 1). */
+  overlaps(s: number, e: number): boolean {
+    let lo = 0;
+    let hi = this.starts.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.starts[mid] < e) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo > 0 && this.maxEnds[lo - 1] > s;
+  }
+}
 
 function words(name: string): string[] {
   return name
@@ -82,9 +122,18 @@ function words(name: string): string[] {
     .filter(Boolean);
 }
 
+const callLike = new Map<string, boolean>();
+
 function callLikeTag(tag: string): boolean {
-  const w = words(tag);
-  return w.some((x) => CALL_WORDS.has(x)) || CALL_WORDS.has(w.join(''));
+  let yes = callLike.get(tag);
+  if (yes === undefined) {
+    const w = words(tag);
+    yes = w.some((x) => CALL_WORDS.has(x)) || CALL_WORDS.has(w.join(''));
+    // Tag names repeat (an HTML answer's <div>s): each is split into words once.
+    if (callLike.size > 4096) callLike.clear();
+    callLike.set(tag, yes);
+  }
+  return yes;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -178,10 +227,12 @@ function cutJsonCall(text: string, pos: number, to: number, tools: Set<string> |
 /** A JSON call at `pos`: its end (exclusive, or `to` when cut short), the calls, and whether it was cut short. */
 function jsonCallAt(text: string, pos: number, to: number, tools: Set<string> | undefined): { end: number; calls: Calls; cut: boolean } | undefined {
   const i = skipWs(text, pos, to);
-  if (text[i] !== '{' && text[i] !== '[') return undefined;
+  if ((text[i] !== '{' && text[i] !== '[') || work <= 0) return undefined;
   const end = jsonValueEnd(text, i, to);
+  if (!spend(i, end < 0 ? to : end)) return undefined;
   if (end < 0) {
     // Cut short: only when nothing but the call's own text follows, up to the end of the segment.
+    if (!spend(i, to)) return undefined;
     const calls = cutJsonCall(text, i, to, tools);
     return calls ? { end: to, calls, cut: true } : undefined;
   }
@@ -211,26 +262,40 @@ function parenEnd(text: string, pos: number, to: number): number {
   return -1;
 }
 
-/** `NAME{…}`, `NAME: {…}`, `NAME\n{…}` or `NAME(…)` at `pos`. */
+/**
+ * `NAME{…}`, `NAME: {…}`, `NAME\n{…}` or `NAME(…)` at `pos`. A namespaced name (`default_api.get_weather`, `functions.read`)
+ * is the tool its last part names, and `print(NAME(…))` (Gemma's tool_code) is the call inside.
+ */
 function namedCallAt(text: string, pos: number, to: number, tools: Set<string> | undefined): { end: number; calls: Calls; paren: boolean } | undefined {
   const i = skipWs(text, pos, to);
+  const printed = /print[ \t]*\(/y;
+  printed.lastIndex = i;
+  if (printed.test(text) && printed.lastIndex < to) {
+    const inner = namedCallAt(text, printed.lastIndex, to, tools);
+    const close = inner?.paren ? skipWs(text, inner.end, to) : -1;
+    if (inner && close < to && text[close] === ')') return { ...inner, end: close + 1 };
+  }
   const m = /[A-Za-z_][\w.-]{0,80}/y;
   m.lastIndex = i;
   const hit = m.exec(text);
   if (!hit || hit.index + hit[0].length > to) return undefined;
-  const name = hit[0];
-  if (tools && !tools.has(name)) return undefined;
-  let j = i + name.length;
+  const written = hit[0];
+  const short = written.slice(written.lastIndexOf('.') + 1);
+  const name = !tools ? written : tools.has(written) ? written : tools.has(short) ? short : undefined;
+  if (name === undefined) return undefined;
+  let j = i + written.length;
   while (j < to && (text[j] === ' ' || text[j] === '\t')) j++;
   if (text[j] === ':') j++;
   j = skipWs(text, j, to);
+  if (work <= 0) return undefined;
   if (text[j] === '(') {
     const e = parenEnd(text, j, to);
+    if (!spend(j, e < 0 ? to : e)) return undefined;
     return e < 0 ? undefined : { end: e, calls: { names: [name], args: [undefined] }, paren: true };
   }
   if (text[j] !== '{') return undefined;
   const e = jsonValueEnd(text, j, to);
-  if (e < 0) return undefined;
+  if (!spend(j, e < 0 ? to : e) || e < 0) return undefined;
   try {
     const v: unknown = JSON.parse(text.slice(j, e));
     if (!isObject(v)) return undefined;
@@ -273,9 +338,16 @@ function codeRegions(text: string, from: number, to: number): { fences: Block[];
   const inline: [number, number][] = [];
   const span = /`[^`\n]+`/g;
   span.lastIndex = from;
+  // Spans and fences both come in text order: one pointer walks the fences.
+  let f = 0;
   for (let m = span.exec(text); m && m.index < to; m = span.exec(text)) {
     if (m.index + m[0].length > to) break;
-    if (!fences.some((f) => f.start <= m!.index && m!.index < f.end)) inline.push([m.index, m.index + m[0].length]);
+    while (f < fences.length && fences[f].end <= m.index) f++;
+    if (f < fences.length && fences[f].start <= m.index) {
+      span.lastIndex = Math.max(span.lastIndex, fences[f].end);
+      continue;
+    }
+    inline.push([m.index, m.index + m[0].length]);
   }
   return { fences, inline };
 }
@@ -293,14 +365,16 @@ export function dialectCalls(ctx: CheckContext): DialectCall[] {
   const tools = ctx.request ? new Set(ctx.request.tools.map((t) => t.name)) : undefined;
   // A request that offered no tools: no call can have been lost.
   if (!tools || tools.size > 0) {
-    const reported: [number, number][] = [];
-    for (const { hits } of freeTextMarkers(ctx)) for (const h of hits) reported.push([h.start, h.end]);
-    for (const l of leaks(ctx)) reported.push([l.start, l.end]);
-    for (const u of unknownMarkup(ctx)) reported.push([u.start, u.end]);
+    const ranges: [number, number][] = [];
+    // Tool-call markers of any family are the leak rules' (a family's other markers, `<think>`, `<response>`, are not).
+    for (const { hits } of freeTextMarkers(ctx)) for (const h of hits) if (h.tool) ranges.push([h.start, h.end]);
+    for (const l of leaks(ctx)) ranges.push([l.start, l.end]);
+    for (const u of unknownMarkup(ctx)) ranges.push([u.start, u.end]);
+    const reported = new RangeIndex(ranges);
     for (const segment of ctx.native.segments) {
       if (segment.kind !== 'content' && segment.kind !== 'reasoning') continue;
       for (const c of scanSegment(ctx.native.text, segment, tools)) {
-        if (reported.some(([s, e]) => s < c.end && c.start < e)) continue;
+        if (reported.overlaps(c.start, c.end)) continue;
         if (delivered(ctx, c)) continue;
         out.push(c);
       }
@@ -313,6 +387,7 @@ export function dialectCalls(ctx: CheckContext): DialectCall[] {
 /** The turn also delivered these calls as structured calls (a model that echoes its call in its text). */
 function delivered(ctx: CheckContext, c: DialectCall): boolean {
   const calls = ctx.message.toolCalls;
+  if (calls.length === 0) return false;
   return c.names.every((name, i) =>
     calls.some((d) => {
       if (d.name !== name) return false;
@@ -331,85 +406,135 @@ function scanSegment(text: string, segment: Segment, tools: Set<string> | undefi
   const from = segment.start;
   const to = segment.end;
   const region = segment.kind as DialectCall['region'];
+  work = 8 * (to - from) + 1_000_000;
+  // Found structures, sorted and never overlapping.
   const found: DialectCall[] = [];
   const { fences, inline } = codeRegions(text, from, to);
-  const inCode = (p: number): boolean => fences.some((f) => f.start <= p && p < f.end) || inline.some(([s, e]) => s <= p && p < e);
-  const taken = (s: number, e: number): boolean => found.some((c) => c.start < e && s < c.end);
-  const add = (start: number, end: number, shape: string, calls: Calls, cut: boolean): void => {
-    if (!taken(start, end)) found.push({ region, start, end, shape, names: calls.names, args: calls.args, cut });
+  const code = new RangeIndex([...fences.map((f) => [f.start, f.end] as const), ...inline]);
+  const inCode = (p: number): boolean => code.overlaps(p, p + 1);
+  /** Index of the first found structure that ends after `s`. */
+  const after = (s: number): number => {
+    let lo = 0;
+    let hi = found.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (found[mid].end <= s) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   };
-  const restIsBlank = (p: number): boolean => skipWs(text, p, to) >= to;
+  const taken = (s: number, e: number): boolean => {
+    const i = after(s);
+    return i < found.length && found[i].start < e;
+  };
+  const add = (start: number, end: number, shape: string, calls: Calls, cut: boolean): void => {
+    if (!taken(start, end)) found.splice(after(start), 0, { region, start, end, shape, names: calls.names, args: calls.args, cut });
+  };
+  // Where each closing tag next occurs: one forward search per closer, not one per opener.
+  const closers = new Map<string, { from: number; at: number }>();
+  const nextCloser = (closer: string, pos: number): number => {
+    const known = closers.get(closer);
+    if (known && known.from <= pos && (known.at < 0 || known.at >= pos)) return known.at;
+    const hit = text.indexOf(closer, pos);
+    const at = hit >= 0 && hit + closer.length <= to ? hit : -1;
+    spend(pos, at < 0 ? to : at);
+    closers.set(closer, { from: pos, at });
+    return at;
+  };
 
-  // Fenced blocks that hold a call.
-  for (const f of fences) {
+  // The whole segment is one JSON call (or a list of calls) and nothing else: its bounds are the wrapper (a model that
+  // left out its dialect's tags).
+  const first = skipWs(text, from, to);
+  if (text[first] === '{' || text[first] === '[') {
+    const json = jsonCallAt(text, first, to, tools);
+    if (json && skipWs(text, json.end, to) >= to) add(first, json.end, `the whole ${region} is a JSON call, with none of the dialect's markers`, json.calls, json.cut);
+  }
+
+  // Fenced blocks that hold a call. A JSON call only where the model ended its turn on it (or on more such calls): an
+  // example in an explanation is followed by more explanation. Read from the last block back, so a block knows
+  // whether the one after it is a call.
+  let nextCall = to;
+  for (const f of [...fences].reverse()) {
     if (!CALL_FENCES.has(f.lang)) continue;
     const label = f.lang ? `a \`\`\`${f.lang} block` : 'a fenced block';
+    const last = skipWs(text, f.end, to) >= nextCall;
     const json = jsonCallAt(text, f.bodyStart, f.bodyEnd, tools);
     if (json && !json.cut && skipWs(text, json.end, f.bodyEnd) >= f.bodyEnd) {
-      // Without the request's tools, a JSON call only where the model ended its turn on it (an example in an
-      // explanation is followed by more explanation).
-      if (tools || CALL_LABELLED.test(f.lang) || restIsBlank(f.end)) add(f.start, f.end, `${label} holding a JSON call`, json.calls, f.end === to && f.bodyEnd === to);
+      if (last || CALL_LABELLED.test(f.lang)) {
+        add(f.start, f.end, `${label} holding a JSON call`, json.calls, f.bodyEnd === to);
+        nextCall = f.start;
+      }
       continue;
     }
     if (CALL_LABELLED.test(f.lang)) {
       const named = namedCallAt(text, f.bodyStart, f.bodyEnd, tools);
-      if (named && skipWs(text, named.end, f.bodyEnd) >= f.bodyEnd) add(f.start, f.end, `${label} holding ${named.calls.names[0]}${named.paren ? '(…)' : '{…}'}`, named.calls, false);
+      if (named && skipWs(text, named.end, f.bodyEnd) >= f.bodyEnd) {
+        add(f.start, f.end, `${label} holding ${named.calls.names[0]}${named.paren ? '(…)' : '{…}'}`, named.calls, f.bodyEnd === to);
+        nextCall = f.start;
+      }
     }
   }
 
   // Tags.
   const tag = /<([A-Za-z_][\w.:-]{0,63})((?:\s[^<>]{0,400}?)?)(\/?)>/g;
   tag.lastIndex = from;
-  for (let m = tag.exec(text); m && m.index < to; m = tag.exec(text)) {
+  for (let m = tag.exec(text); m && m.index < to && work > 0; m = tag.exec(text)) {
     const start = m.index;
     const openEnd = start + m[0].length;
     if (openEnd > to) break;
     if (inCode(start) || taken(start, openEnd)) continue;
-    const hit = judgeTag(text, m[1], m[2], m[3] === '/', openEnd, to, tools);
+    const hit = judgeTag(text, m[1], m[2], m[3] === '/', openEnd, to, tools, nextCloser);
     if (hit) {
       add(start, hit.end, hit.shape, hit.calls, hit.cut);
       tag.lastIndex = hit.end;
     }
   }
 
-  // Bracket tokens and call-list words before JSON calls.
-  const bracket = /\[([A-Za-z_][\w-]{0,40})\]|(?<![\w"'`$.])([A-Za-z_][\w]{0,40})[ \t]*:?[ \t]*(?=[[{])/g;
+  // Bracket tokens before JSON calls.
+  const bracket = /\[([A-Za-z_][\w-]{0,40})\]/g;
   bracket.lastIndex = from;
-  for (let m = bracket.exec(text); m && m.index < to; m = bracket.exec(text)) {
+  for (let m = bracket.exec(text); m && m.index < to && work > 0; m = bracket.exec(text)) {
     const start = m.index;
     const after = start + m[0].length;
     if (inCode(start) || taken(start, after)) continue;
-    if (m[1] !== undefined) {
-      const json = jsonCallAt(text, after, to, tools);
-      if (json) {
-        const close = closerAfter(text, m[1], json.end, to);
-        const end = close ?? json.end;
-        add(start, end, close !== undefined ? `[${m[1]}] … ${text.slice(skipWs(text, json.end, to), end)} around a JSON call` : `a [${m[1]}] token before a JSON call`, json.calls, json.cut);
+    const json = jsonCallAt(text, after, to, tools);
+    if (json) {
+      const close = closerAfter(text, m[1], json.end, to);
+      const end = close ?? json.end;
+      add(start, end, close !== undefined ? `[${m[1]}] … ${text.slice(skipWs(text, json.end, to), end)} around a JSON call` : `a [${m[1]}] token before a JSON call`, json.calls, json.cut);
+      bracket.lastIndex = Math.max(bracket.lastIndex, end);
+      continue;
+    }
+    if (callLikeTag(m[1])) {
+      const named = namedCallAt(text, after, to, tools);
+      if (named && !named.paren) {
+        const close = closerAfter(text, m[1], named.end, to);
+        const end = close ?? named.end;
+        add(start, end, `a [${m[1]}] token before ${named.calls.names[0]}{…}`, named.calls, false);
         bracket.lastIndex = Math.max(bracket.lastIndex, end);
-        continue;
-      }
-      if (callLikeTag(m[1])) {
-        const named = namedCallAt(text, after, to, tools);
-        if (named && !named.paren) {
-          const close = closerAfter(text, m[1], named.end, to);
-          const end = close ?? named.end;
-          add(start, end, `a [${m[1]}] token before ${named.calls.names[0]}{…}`, named.calls, false);
-          bracket.lastIndex = Math.max(bracket.lastIndex, end);
-        }
-      }
-    } else if (LIST_WORDS.has(words(m[2]).join(''))) {
-      const json = jsonCallAt(text, after, to, tools);
-      if (json) {
-        add(start, json.end, `${m[2]}${text[skipWs(text, after, to)]}…${text[skipWs(text, after, to)] === '[' ? ']' : '}'} holding JSON calls`, json.calls, json.cut);
-        bracket.lastIndex = Math.max(bracket.lastIndex, json.end);
       }
     }
+  }
+
+  // Call-list words before JSON calls.
+  const list = new RegExp(LIST_WORD.source, 'gi');
+  list.lastIndex = from;
+  for (let m = list.exec(text); m && m.index < to && work > 0; m = list.exec(text)) {
+    const start = m.index;
+    const after = start + m[0].length;
+    if (inCode(start) || taken(start, after)) continue;
+    const json = jsonCallAt(text, after, to, tools);
+    if (!json) continue;
+    const word = m[0].replace(/[\s:]+$/, '');
+    const open = text[after];
+    add(start, json.end, `${word}${open}…${open === '[' ? ']' : '}'} holding JSON calls`, json.calls, json.cut);
+    list.lastIndex = Math.max(list.lastIndex, json.end);
   }
 
   // ReAct: `Action: NAME` then `Action Input: …`.
   const react = /^[ \t]*(?:\*\*)?Action(?:\*\*)?[ \t]*:[ \t]*(?:\*\*)?`?([A-Za-z_][\w.-]{0,80})`?(?:\*\*)?[ \t]*\r?\n(?:[ \t]*\r?\n)?[ \t]*(?:\*\*)?Action[ \t]+Input(?:\*\*)?[ \t]*:[ \t]*/gm;
   react.lastIndex = from;
-  for (let m = react.exec(text); m && m.index < to; m = react.exec(text)) {
+  for (let m = react.exec(text); m && m.index < to && work > 0; m = react.exec(text)) {
     const start = m.index + (m[0].length - m[0].trimStart().length);
     const inputStart = m.index + m[0].length;
     if (inputStart > to || inCode(start) || taken(start, inputStart)) continue;
@@ -418,6 +543,7 @@ function scanSegment(text: string, segment: Segment, tools: Set<string> | undefi
     let end: number;
     let args: string | undefined;
     const json = text[inputStart] === '{' ? jsonValueEnd(text, inputStart, to) : -1;
+    spend(inputStart, json < 0 ? inputStart : json);
     if (json > 0) {
       end = json;
       try {
@@ -434,22 +560,25 @@ function scanSegment(text: string, segment: Segment, tools: Set<string> | undefi
       end = s && s.index < to ? s.index : to;
     }
     add(start, end, 'ReAct `Action:` / `Action Input:` lines', { names: [name], args: [args] }, false);
+    react.lastIndex = Math.max(react.lastIndex, end);
   }
 
   // A call-like wrapper right around one found structure belongs to it (`<function_calls><invoke …>…</invoke></function_calls>`).
-  for (const c of found) {
+  found.forEach((c, i) => {
     const before = /<([A-Za-z_][\w.:-]{0,63})>\s*$/.exec(text.slice(Math.max(from, c.start - 80), c.start));
-    if (!before || !callLikeTag(before[1])) continue;
+    if (!before || !callLikeTag(before[1])) return;
     const closeAt = skipWs(text, c.end, to);
     const closer = `</${before[1]}>`;
-    if (!text.startsWith(closer, closeAt) || closeAt + closer.length > to) continue;
+    if (!text.startsWith(closer, closeAt) || closeAt + closer.length > to) return;
     const start = c.start - before[0].length;
-    if (found.some((o) => o !== c && o.start < closeAt + closer.length && start < o.end)) continue;
+    const end = closeAt + closer.length;
+    // Only when the wrapper holds this one structure (the neighbours, in text order, stay outside it).
+    if ((i > 0 && found[i - 1].end > start) || (i + 1 < found.length && found[i + 1].start < end)) return;
     c.start = start;
-    c.end = closeAt + closer.length;
+    c.end = end;
     c.shape = `<${before[1]}> around ${c.shape}`;
-  }
-  return found.sort((a, b) => a.start - b.start);
+  });
+  return found;
 }
 
 /** The end of the closing token of `[WORD]` at `pos` (after blanks): `[/WORD]`, `[END_WORD]`, `[WORD_END]`, `[END]`. */
@@ -479,7 +608,9 @@ function judgeTag(
   openEnd: number,
   to: number,
   tools: Set<string> | undefined,
+  nextCloser: (closer: string, pos: number) => number,
 ): { end: number; shape: string; calls: Calls; cut: boolean } | undefined {
+  if (CODE_TAGS.has(name.toLowerCase())) return undefined;
   const callLike = callLikeTag(name);
   const open = `<${name}${attrs ? ' …' : ''}>`;
   if (!selfClosing) {
@@ -505,7 +636,9 @@ function judgeTag(
   // `<tool name="get_weather"><param name="city">Paris</param></tool>`: a call-like element named by an attribute.
   const attr = /(?:^|\s)(?:name|tool|tool_name|function)\s*=\s*(?:"([^"]{1,81})"|'([^']{1,81})')/.exec(attrs);
   const named = attr ? (attr[1] ?? attr[2]) : undefined;
-  const byAttr = callLike && named !== undefined && TOOL_NAME.test(named) && (!tools || tools.has(named));
+  // (`<action name=…>` is also a web framework's mapping: an action is no call-like element here.)
+  const byAttr =
+    named !== undefined && callLike && words(name).some((w) => w !== 'action' && CALL_WORDS.has(w)) && TOOL_NAME.test(named) && (!tools || tools.has(named));
   // `<get_weather><city>Paris</city></get_weather>`: an element named after an offered tool.
   const byTool = tools?.has(name) === true && !attrs.trim();
   if (!byAttr && !byTool) return undefined;
@@ -514,10 +647,10 @@ function judgeTag(
   const closer = `</${name}>`;
   // A call's body is bounded: a closer far away is no longer this element's.
   const limit = Math.min(to, openEnd + 200_000);
-  const at = text.indexOf(closer, openEnd);
+  const at = nextCloser(closer, openEnd);
   const closed = at >= 0 && at + closer.length <= limit;
   const bodyEnd = closed ? at : to;
-  if (!closed && limit < to) return undefined;
+  if ((!closed && limit < to) || !spend(openEnd, bodyEnd)) return undefined;
   const body = text.slice(openEnd, bodyEnd);
   const trimmed = body.trim();
   let ok: boolean;
@@ -534,12 +667,12 @@ const check: Check = {
   id: 'unknown-dialect-call',
   severity: 'warning',
   title: 'Tool call in a dialect with no grammar',
-  why: "The model wrote a tool call in a dialect no parser of its family reads: no server turns it into a structured call, so the agent shows it as text and the call never runs.",
+  why: 'The model wrote a tool call in a dialect no parser of its family reads: no server turns it into a structured call, so the agent shows it as text and the call never runs.',
   run: (ctx) =>
     dialectCalls(ctx).map((c): Finding => {
       const names = [...new Set(c.names)].map((n) => (n.length > 64 ? `${n.slice(0, 63)}…` : n));
       const calling = `calling ${names.slice(0, 3).join(', ')}${names.length > 3 ? ` and ${names.length - 3} more` : ''}`;
-      const parser = `a parser for ${ctx.format ? ctx.format.displayName : "this model"}`;
+      const parser = `a parser for ${ctx.format ? ctx.format.displayName : 'this model'}`;
       const hint = ctx.format
         ? ` If this model does not write ${ctx.format.displayName} markup, name its family (--family).`
         : ' Name the model (--model) or the family (--family) if it is one Tokenscope knows.';

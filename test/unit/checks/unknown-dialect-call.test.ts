@@ -149,6 +149,28 @@ describe('unknown-dialect-call', () => {
     assert.deepEqual(findings({ nativeText: '<action>{"action": "get_weather", "action_input": "Paris"}</action>', model: UNKNOWN }), []);
   });
 
+  test("Gemma's tool_code: print(default_api.NAME(…)) is the call to NAME", () => {
+    const text = '```tool_code\nprint(default_api.get_weather(city="Paris"))\n```';
+    const f = findings({ nativeText: text, request: withTools([WEATHER]) });
+    assert.equal(f.length, 1);
+    assert.match(f[0].message, /```tool_code block holding get_weather\(…\), calling get_weather\)/);
+    assert.deepEqual(findings({ nativeText: text, request: withTools([READ]) }), []);
+  });
+
+  test('a whole content that is one JSON call, from a family whose calls need markers (its tags left out)', () => {
+    const text = '{"name": "get_weather", "arguments": {"city": "Paris"}}';
+    const qwen = findings({ nativeText: text, model: 'Qwen/Qwen3-8B', request: withTools([WEATHER], 'Qwen/Qwen3-8B') });
+    assert.equal(qwen.length, 1);
+    assert.match(qwen[0].message, /the whole content is a JSON call, with none of the dialect's markers, calling get_weather\); a parser for Qwen3/);
+    assert.equal(text.slice(qwen[0].start, qwen[0].end), text);
+    // Llama 3 writes its calls bare: its parser takes it, and there is nothing to report.
+    const llama = analyze({ nativeText: text, model: 'meta-llama/Llama-3.1-8B-Instruct' });
+    assert.equal(llama.message.toolCalls.length, 1);
+    assert.ok(!llama.findings.some((x) => x.rule === check.id));
+    // The same JSON inside a sentence is no call.
+    assert.deepEqual(findings({ nativeText: `${text} is the JSON you would send.`, model: 'Qwen/Qwen3-8B' }), []);
+  });
+
   test('a call the turn also delivered as a structured call is no loss', () => {
     const echoed = response({
       model: UNKNOWN,
@@ -301,9 +323,12 @@ format it is [TOOL_CALLS] and a list. The [TODO] items in README.md and the chec
 const JS_SNIPPET = `Use the hook like this: <Button onClick={() => setOpen(true)}>Open</Button> renders the trigger, and
 \`calls[0]\` is the first recorded call in the mock (\`expect(fn.mock.calls[0]).toEqual(["Paris"])\`).`;
 
+const HTML_CODE = `The endpoint takes the call as <code>{"name": "get_weather", "arguments": {"city": "Paris"}}</code> and answers with
+<pre>{"name": "get_weather", "arguments": {"city": "Paris"}}</pre>`;
+
 const REASONING = 'The user wants the weather in Paris. I should call get_weather with {"city": "Paris"} and then summarise the result.';
 
-const HEALTHY = { HTML_REPLY, JSON_CONFIG, PYTHON_DEF, TOOL_DEFINITION, EXPLAINED_CALL, JSON_DATA, XML_ANSWER, SPRING_XML, REACT_EXPLAINED, PROSE, JS_SNIPPET };
+const HEALTHY = { HTML_REPLY, JSON_CONFIG, PYTHON_DEF, TOOL_DEFINITION, EXPLAINED_CALL, JSON_DATA, XML_ANSWER, SPRING_XML, REACT_EXPLAINED, PROSE, JS_SNIPPET, HTML_CODE };
 
 describe('unknown-dialect-call: realistic answers stay clean', () => {
   for (const [name, text] of Object.entries(HEALTHY)) {

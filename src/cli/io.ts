@@ -7,7 +7,11 @@ import { fsWhy } from '../core/fs-errors';
 export interface CliIO {
   out(text: string): void;
   err(text: string): void;
-  /** Colour on stdout (severity, rule ids): true on a terminal unless NO_COLOR or --no-color; default false. */
+  /**
+   * Colour on stdout (severity, rule ids): true on a terminal unless NO_COLOR or --no-color; default false. The
+   * palette then writes colour markers, not escape sequences: `out`/`err` must pass text through `terminalGuard`
+   * (terminal.ts), which turns just those markers into colour.
+   */
   colour?: boolean;
   /**
    * Draws the one progress line of long work (undefined: erase it), set only when stderr is a terminal; see

@@ -1,6 +1,7 @@
 import { UserError } from '../core/model';
 import { VERSION } from '../core/version';
 import { processIO, type CliIO, type Command } from './io';
+import { safeLine } from './terminal';
 
 /** Each command lives in its own module under commands/, loaded on demand. */
 const commands: Record<string, { summary: string; load: () => Promise<{ default: Command }> }> = {
@@ -122,7 +123,7 @@ export function runFromProcess(): void {
       process.exitCode = code;
     },
     (e) => {
-      process.stderr.write(`tokenscope: ${e instanceof Error ? e.message : String(e)}\n`);
+      process.stderr.write(`tokenscope: ${safeLine(e instanceof Error ? e.message : String(e))}\n`);
       process.exitCode = 2;
     },
   );

@@ -10,6 +10,7 @@ import { openStore, type CaptureStore, type StoreOptions } from '../core/capture
 import { dbFailure } from '../core/capture/database';
 import { diskProblem } from '../core/capture/disk-guard';
 import { captureOffStore } from '../core/capture/off';
+import type { SlugEntry } from '../core/capture/provider-rows';
 import { UserError } from '../core/model';
 import type { CliIO } from './io';
 import { safeLine } from './terminal';
@@ -102,4 +103,22 @@ export async function openStoreWithCaptures(dir: string, io: CliIO, what: string
   const store = await openStoreForReading(dir, io, opts);
   if (!store) throw new UserError(`no capture ${what}: there is no capture store in ${dir} (\`tokenscope serve\` creates it)`);
   return store;
+}
+
+/**
+ * Keeps provider slugs that OpenRouter's listings named in the data dir (what `policy set`, the scorecard and the
+ * next export check slugs against); best effort: a store that cannot be written only means they are read again next
+ * time.
+ */
+export async function keepSlugs(dataDir: string, entries: SlugEntry[], io: CliIO): Promise<void> {
+  try {
+    const store = await openStoreForWriting(dataDir, io, { analyze: false });
+    try {
+      store.learnProviderSlugs(entries);
+    } finally {
+      await store.close();
+    }
+  } catch {
+    // The caller already printed or wrote what it has; the slugs are learnt again next time.
+  }
 }

@@ -3,7 +3,13 @@
  * messages that quote them) reaches the terminal only through `safeLine`/`safeText`: control characters are
  * escaped (`ESC]0;…BEL` cannot retitle the window, `\r` cannot overwrite a line, CSI cannot move the cursor), and a
  * long body is cut, the cut said. Colour (severity, rule ids) is added after escaping, only on a terminal.
+ *
+ * Colour is safe by construction: the palette does not write escape sequences, it writes markers that only this
+ * process can make, and `terminalGuard` turns just those into colour. Every ESC that reaches the guard is shown
+ * escaped (`\e[31m`), so network text that a command forgot to pass through `safeLine` still cannot colour, hide
+ * (`ESC[8m`), blink or retitle anything.
  */
+import { randomBytes } from 'node:crypto';
 import type { Finding, Severity } from '../core/model';
 
 /** The most characters one network-sourced field prints (a 5 MB error body is cut here). */
@@ -11,10 +17,11 @@ export const MAX_FIELD = 1000;
 /** The most characters a multi-line network-sourced text prints. */
 export const MAX_TEXT = 20_000;
 
-// C0 (but \n and \t in multi-line text), DEL, C1, line/paragraph separators, bidi overrides and isolates, BOM.
-const UNSAFE_LINE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g;
+// C0 (but \n and \t in multi-line text), DEL, C1, line/paragraph separators, bidi overrides and isolates, BOM, and
+// the noncharacters U+FDD0–U+FDEF the palette's markers are made of (so network text never carries one).
+const UNSAFE_LINE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufdd0-\ufdef\ufeff]/g;
 const UNSAFE_CHAR = new RegExp(UNSAFE_LINE.source);
-const UNSAFE_TEXT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g;
+const UNSAFE_TEXT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufdd0-\ufdef\ufeff]/g;
 
 function escapeControl(c: string): string {
   switch (c) {
@@ -27,7 +34,10 @@ function escapeControl(c: string): string {
     case '\u001b':
       return '\\e';
   }
-  return `\\u{${c.codePointAt(0)!.toString(16)}}`;
+  const cp = c.codePointAt(0)!;
+  // A marker character is written `\ufdd0`, which is also a valid escape inside a JSON string (--json on a terminal).
+  if (cp >= 0xfdd0 && cp <= 0xfdef) return `\\u${cp.toString(16)}`;
+  return `\\u{${cp.toString(16)}}`;
 }
 
 /**
@@ -81,11 +91,31 @@ export function safeText(text: string, max = MAX_TEXT): string {
 }
 
 /**
- * The last guard before the terminal, for text already formatted: control characters other than newline, tab and
- * Tokenscope's own colour codes (SGR, `ESC[…m`) are escaped.
+ * The palette's markers. A marker is U+FDD0 (a Unicode noncharacter, reserved for a program's internal use), a
+ * nonce of 16 noncharacters drawn at random once per process (64 bits: network text cannot guess it, and it never
+ * leaves the process, since the guard replaces it), then one noncharacter naming the style (an index in STYLES).
+ * Noncharacters are escaped by `safeLine`/`safeText` and by the guard, so a marker-looking string from the network is
+ * shown escaped, and only the few styles below can ever be produced.
+ */
+const STYLES = ['0', '1', '2', '31;1', '33', '36', '35'] as const;
+type Style = (typeof STYLES)[number];
+const NONCE = Array.from(randomBytes(16), (b) => String.fromCharCode(0xfde0 + (b & 15))).join('');
+const MARKS = new Map<Style, string>(STYLES.map((code, i) => [code, `\ufdd0${NONCE}${String.fromCharCode(0xfdd1 + i)}`]));
+const SEQUENCES = STYLES.map((code) => `\u001b[${code}m`);
+// One pass: a whole marker (its last character names the style), or one character to escape (C0 but \n and \t,
+// DEL, C1, every ESC, the marker characters).
+const LAST_STYLE = String.fromCharCode(0xfdd1 + STYLES.length - 1);
+const GUARD = new RegExp(`\ufdd0${NONCE}[\ufdd1-${LAST_STYLE}]|[\u0000-\u0008\u000b-\u001f\u007f-\u009f\ufdd0-\ufdef]`, 'g');
+const guardOne = (m: string) => (m.length === 1 ? escapeControl(m) : SEQUENCES[m.charCodeAt(m.length - 1) - 0xfdd1]);
+
+/**
+ * The last guard before the terminal, for text already formatted: Tokenscope's own colour markers (see `palette`)
+ * become their SGR sequences; every other control character but newline and tab is escaped, every ESC included (an
+ * `ESC[31m` or `ESC[8m` from the network is shown as `\e[31m`), as are the marker characters U+FDD0–U+FDEF. Text
+ * without colour comes out unchanged unless it holds such characters.
  */
 export function terminalGuard(text: string): string {
-  return text.replace(/\u001b\[[0-9;]*m|[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (m) => (m.length > 1 ? m : escapeControl(m)));
+  return text.replace(GUARD, guardOne);
 }
 
 export interface Palette {
@@ -96,7 +126,7 @@ export interface Palette {
   bold(text: string): string;
 }
 
-const SGR = (code: string) => (text: string) => `\u001b[${code}m${text}\u001b[0m`;
+const SGR = (code: Style) => (text: string) => `${MARKS.get(code)}${text}${MARKS.get('0')}`;
 const SEVERITY: Record<Severity, (t: string) => string> = { error: SGR('31;1'), warning: SGR('33'), info: SGR('36') };
 
 export function palette(on: boolean): Palette {

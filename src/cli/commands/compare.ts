@@ -7,13 +7,12 @@ import { requestPromptTokens } from '../../core/tokens/prompt';
 import { compareProviders, DEFAULT_CONCURRENCY, DEFAULT_SAMPLES } from '../../core/upstream/compare';
 import { compareJson, compareText } from '../../core/upstream/describe';
 import { entriesFromEndpoints, OpenRouterClient } from '../../core/upstream/openrouter';
-import type { SlugEntry } from '../../core/policy/slugs';
 import { capturedChatRequest } from '../../core/upstream/rerun';
 import { parseArgs } from '../args';
 import { interruptSignal, readTextFile, type CliIO, type Command } from '../io';
 import { progressOf } from '../progress';
 import { safeLine } from '../terminal';
-import { openStoreForWriting, openStoreWithCaptures } from '../store';
+import { keepSlugs, openStoreForWriting, openStoreWithCaptures } from '../store';
 
 /** Samples per provider at most: each one is a paid request. */
 const MAX_SAMPLES = 1000;
@@ -51,20 +50,6 @@ async function listProviders(client: OpenRouterClient, model: string, json: bool
     io.out(`  ${safeLine(e.slug).padEnd(16)} ${safeLine(e.name).padEnd(16)} ${safeLine(e.quantization ?? '-').padEnd(8)} ${perM(e.pricing?.prompt)} / ${perM(e.pricing?.completion)}  ${state}${uptime}`);
   }
   return 0;
-}
-
-/** Keeps the listed slugs in the data dir (what `policy set` and the scorecard check slugs against); best effort. */
-async function keepSlugs(dataDir: string, entries: SlugEntry[], io: CliIO): Promise<void> {
-  try {
-    const store = await openStoreForWriting(dataDir, io, { analyze: false });
-    try {
-      store.learnProviderSlugs(entries);
-    } finally {
-      await store.close();
-    }
-  } catch {
-    // The listing was printed; a store that cannot be written only means it is read again next time.
-  }
 }
 
 function readRequest(file: string): Record<string, unknown> {

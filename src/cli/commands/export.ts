@@ -26,7 +26,7 @@ import { OPENROUTER_KEY_ENV, OpenRouterClient, openRouterApiRoot } from '../../c
 import { safeLine } from '../terminal';
 import { parseArgs } from '../args';
 import { readTextFile, type CliIO, type Command } from '../io';
-import { openStoreForWriting, openStoreWithCaptures } from '../store';
+import { keepSlugs, openStoreWithCaptures } from '../store';
 import type { SlugCache, SlugEntry } from '../../core/policy/slugs';
 import { VERSION } from '../../core/version';
 
@@ -81,20 +81,6 @@ function openRouterListing(url: string | undefined, offline: boolean): { client?
   } catch (e) {
     if (!(e instanceof UserError)) throw e;
     return { why: `no ${OPENROUTER_KEY_ENV} to read OpenRouter's provider listing` };
-  }
-}
-
-/** Keeps the provider slugs OpenRouter's listings named, for the next export and the scorecard; best effort. */
-async function keepSlugs(dataDir: string, entries: SlugEntry[], io: CliIO): Promise<void> {
-  try {
-    const store = await openStoreForWriting(dataDir, io, { analyze: false });
-    try {
-      store.learnProviderSlugs(entries);
-    } finally {
-      await store.close();
-    }
-  } catch {
-    // The slugs are in this export; a store that cannot be written only means the next export reads them again.
   }
 }
 

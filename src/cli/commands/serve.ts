@@ -27,7 +27,7 @@ const QUIET_POLL_MS = 5_000;
 
 /** The in-flight line with the model id and agent (network text) made safe for a terminal. */
 function inFlightSafe(f: InFlight): string {
-  return inFlightLine(f).replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return inFlightLine(f).replace(/[\u0000-\u001f\u007f-\u009f\ufdd0-\ufdef]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
 const HELP = `usage: tokenscope serve [--port N] [--data-dir DIR] [--upstream URL] [--openrouter-url URL] [--sglang-url URL]

@@ -17,7 +17,7 @@ default 1); Ctrl+C stops.`;
 
 /** Network text (model ids, provider names, finding messages) for a terminal: control characters escaped. */
 function safe(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => (c === '\n' ? ' ' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\ufdd0-\ufdef]/g, (c) => (c === '\n' ? ' ' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
 }
 
 interface Shown {

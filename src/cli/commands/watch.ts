@@ -35,7 +35,7 @@ const WORDS: Record<Verdict, string> = { 'still-broken': 'still broken', fixed: 
 
 /** Network text (finding messages, upstream errors) for a terminal: control characters escaped. */
 function safe(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => (c === '\n' ? ' ' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\ufdd0-\ufdef]/g, (c) => (c === '\n' ? ' ' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
 }
 
 function caseLine(c: WatchCase): string {

@@ -356,7 +356,7 @@ const verdicts: FamilyVerdicts = {
       parser: 'inkling',
       code: SGLANG_CODE,
       evidence: `${SGLANG_CODE} detect_and_parse (_parse_canonical, _recover_last_json_call), pinned by test/registered/unit/function_call/test_inkling_detector.py @ 4d9d5463`,
-      note: 'read from the code; no conformance fixture. The earlier detector (@ 0fbab45d) read only calls closed by <|end_message|>: an unclosed one was dropped with all text after its opener',
+      note: 'read from the code; no conformance fixture. The earlier detector (@ 0fbab45d) read only calls closed by <|end_message|>: an unclosed one was dropped with all text after its opener. Streamed, a call still buffered when the output ends comes back as text at finish() (test/registered/unit/function_call/test_inkling_detector_finish.py test_partial_tool_call_at_end_is_flushed @ 5b8a7564)',
     },
     dynamo: {
       release: 'main @ 117eab15',

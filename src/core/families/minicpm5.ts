@@ -199,7 +199,7 @@ const verdicts: FamilyVerdicts = {
       parser: 'minicpm5',
       code: SGLANG,
       evidence: `${SGLANG} (detect_and_parse) @ c060bc6b999959c3d06a2160d9a4cc0377749c3e; parser_names.py @ 042de61b; test/registered/unit/function_call/test_minicpm5_detector.py @ 032cfb6f206222145c6d0b377a90b89d05a3c170`,
-      note: 'read from the code; older releases also register "minicpm4_xml" (minicpm4_xml_detector.py, function_call_parser.py @ b844e97b), the same code',
+      note: 'read from the code; older releases also register "minicpm4_xml" (minicpm4_xml_detector.py, function_call_parser.py @ b844e97b), the same code. Streamed, a block cut off at the end of the output is dropped at finish() rather than kept as text (test/registered/unit/function_call/test_minicpm5_detector_finish.py test_truncated_call_at_end_drops_protocol_block @ f140590e)',
     },
     dynamo: noParserInfo('3.0.0', 'ai-dynamo/dynamo lib/parsers/src/tool_calling/parsers.rs get_tool_parser_map @ 0436586e; ai-dynamo/frontend-crates parsers/v2/README.md "Parser families" @ 0b8a06fe47d0 (no MiniCPM)'),
   },

@@ -123,7 +123,7 @@ const verdicts: FamilyVerdicts = {
       parser: 'poolside_v1',
       code: SGLANG,
       evidence: `${SGLANG} detect_and_parse @ 0c85b9a3; test/registered/unit/function_call/test_poolside_v1_detector.py @ 199614ee (test_truncated_post_value_emits_no_calls, test_truncated_after_complete_call_keeps_complete)`,
-      note: 'read from the code and its tests: content is the text before the first <tool_call>; calls to tools the request does not offer are dropped',
+      note: 'read from the code and its tests: content is the text before the first <tool_call>; calls to tools the request does not offer are dropped. Streamed, a call cut off at the end of the output comes back as text at finish() (test/registered/unit/function_call/test_poolside_v1_detector_finish.py test_partial_tool_call_at_end_is_flushed @ c94b6b38), where the whole output drops it',
     },
     dynamo: noParserInfo('3.0.0', 'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no poolside)'),
   },

@@ -4,9 +4,12 @@
  */
 import type { RepairRecord } from '../model';
 
-/** Control characters (C0, DEL, C1) shown as escapes, so model text cannot drive a terminal. */
+/**
+ * Control characters (C0, DEL, C1) and the noncharacters U+FDD0–U+FDEF (the CLI's colour markers are made of them)
+ * shown as escapes, so model text cannot drive a terminal.
+ */
 export function safe(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\ufdd0-\ufdef]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
 /** What each protocol calls a delivered call, the text markup was removed from, and the turn's end. */

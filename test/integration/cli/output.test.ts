@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { COMMAND_NAMES, main } from '../../../src/cli/main';
 import type { CliIO } from '../../../src/cli/io';
+import { terminalGuard } from '../../../src/cli/terminal';
 import { exited, rawRequest, serveChild, startRig, startUpstream, tempDir, waitFor } from '../../unit/proxy/local-upstream';
 
 const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
@@ -13,7 +14,8 @@ const HOSTILE = 'Provider failed \u001b]0;pwned\u0007 \u001b[2J\u001b[H\roverwri
 async function cli(argv: string[], colour = false): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  const io: CliIO = { out: (t) => (out += t.endsWith('\n') ? t : t + '\n'), err: (t) => (err += t.endsWith('\n') ? t : t + '\n'), colour };
+  // As a terminal gets it: through the last guard, which turns the palette's colour markers into SGR sequences.
+  const io: CliIO = { out: (t) => (out += terminalGuard(t.endsWith('\n') ? t : t + '\n')), err: (t) => (err += terminalGuard(t.endsWith('\n') ? t : t + '\n')), colour };
   const code = await main(argv, io);
   return { code, out, err };
 }

@@ -376,12 +376,12 @@ function requote(text: string, argStart: number, open: number, d: PyDialect): Ar
   let winners = 0;
   let tried = 0;
   for (let j = open + 1; j < text.length && tried < 64; j++) {
+    if (sibling && j > end) break;
     if (text[j] === '\\') {
       j++;
       continue;
     }
     if (text[j] !== quote || !canClose(text, j) || skipWs(text, j + 1) >= text.length) continue;
-    if (sibling && j > end) break;
     tried++;
     const r = readArgs(text, argStart, { d, override: [open, j] });
     if (!r.closed || r.bad) continue;

@@ -145,9 +145,12 @@ export function xmlParams(
 function driftedClose(text: string, from: number, to: number, close: string): number {
   const m = /^<\/([\w-]+)>$/.exec(close);
   if (!m) return -1;
-  const at = text.lastIndexOf(`</${m[1]}`, to);
-  if (at < from) return -1;
-  return new RegExp(`^</${m[1]}[\\w-]*>?\\s*$`).test(text.slice(at, to)) ? at : -1;
+  // A misspelt close is short: look for it only near the end of the value.
+  const near = Math.max(from, to - 128);
+  const at = text.slice(near, to).lastIndexOf(`</${m[1]}`);
+  if (at < 0) return -1;
+  const pos = near + at;
+  return new RegExp(`^</${m[1]}[\\w-]*>?\\s*$`).test(text.slice(pos, to)) ? pos : -1;
 }
 
 /** One XML-argument call as the family located it (qwen3-coder, glm45, minimax-m2). */

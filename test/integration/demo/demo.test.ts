@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { main } from '../../../src/cli/main';
+import { cliLines as cli } from '../../helpers/cli-main';
 import { openStore } from '../../../src/core/capture/store';
 import { DEMO_CASE_HEADER } from '../../../src/core/demo/cases';
 import { DEMO_CASES, DEMO_PROVIDER, isDemoCapture } from '../../../src/core/demo/index';
@@ -36,13 +36,6 @@ function startDemo(args: string[], connectionLog: string, trace?: string): { chi
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   return { child, output: () => out };
-}
-
-async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await main(argv, { out: (t) => (out += t + '\n'), err: (t) => (err += t + '\n') });
-  return { code, out, err };
 }
 
 /** The remote addresses the process connected to, from the preload's log. */

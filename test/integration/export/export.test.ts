@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { main } from '../../../src/cli/main';
+import { cli } from '../../helpers/cli-main';
 import { analyzeExchange } from '../../../src/core/analyze';
 import { openStore } from '../../../src/core/capture/store';
 import type { CapturedExchange } from '../../../src/core/model';
@@ -24,13 +24,6 @@ after(() => {
 });
 let n = 0;
 const fresh = (name: string) => join(root, `${name}-${n++}`);
-
-async function cli(...argv: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(argv, { out: (t) => out.push(t), err: (t) => err.push(t) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
 
 /** Writes the fixture capture into a store through the writer, exactly as the proxy does, with its chunk timing. */
 async function seed(dataDir: string, opts: { secrets?: boolean; startedAt?: number } = {}): Promise<CapturedExchange> {

@@ -6,20 +6,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { main } from '../../../src/cli/main';
+import { cli } from '../../helpers/cli-main';
 import { openStore } from '../../../src/core/capture/store';
 import { brokenKimiCapture, CANARY } from '../../fixtures/export/captures';
 import { startReceiver } from '../../fixtures/otlp-receiver';
 
 const root = mkdtempSync(join(tmpdir(), 'tokenscope-otlp-cli-'));
 after(() => rmSync(root, { recursive: true, force: true }));
-
-async function cli(...argv: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(argv, { out: (t) => out.push(t), err: (t) => err.push(t) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
 
 /** Two captures written as the proxy writes them: one three days old, one from a minute ago (with planted secrets). */
 async function seed(dataDir: string): Promise<void> {

@@ -7,14 +7,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
-import { openStore, type CaptureStore } from '../../../src/core/capture/store';
-import { repairStage } from '../../../src/core/repair/stage';
-import { startProxy } from '../../../src/core/proxy/server';
 import { main } from '../../../src/cli/main';
 import { kimiLeak, startAnthropicLeakyUpstream, type AnthropicLeakyUpstream } from '../../fixtures/anthropic-leaky-upstream';
 import { prng, randomSplit } from '../../helpers/prng';
 import { anthropicThinkingStream, anthropicToolStream } from '../../unit/wire/samples';
-import { rawRequest, startUpstream, tempDir } from '../../unit/proxy/local-upstream';
+import { rawRequest, startUpstream } from '../../unit/proxy/local-upstream';
+import { startRepairProxy } from '../../helpers/repair-proxy';
 
 const TOOLS: Anthropic.Tool[] = [
   { name: 'write', description: 'Write a file', input_schema: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } }, required: ['path', 'content'] } },
@@ -24,21 +22,8 @@ const MODEL = 'moonshotai/kimi-k2-0905';
 const ASK = { model: MODEL, max_tokens: 1024, messages: [{ role: 'user' as const, content: 'Write notes.md' }], tools: TOOLS };
 
 async function rig(up: { url: string; close(): Promise<void> }) {
-  const tmp = tempDir();
-  const store: CaptureStore = await openStore(tmp.dir);
-  const proxy = await startProxy({ port: 0, store, upstreams: { anthropic: up.url }, responseStage: repairStage(() => ({ enabled: true, truncated: 'withhold' })) });
-  return {
-    client: new Anthropic({ baseURL: `${proxy.url}/anthropic`, apiKey: 'sk-ant-api03-sdktest0123456789abcdef', maxRetries: 0 }),
-    url: proxy.url,
-    dataDir: tmp.dir,
-    store,
-    close: async () => {
-      await proxy.close();
-      await store.close();
-      await up.close();
-      tmp.remove();
-    },
-  };
+  const proxy = await startRepairProxy(up, { anthropic: up.url });
+  return { ...proxy, client: new Anthropic({ baseURL: `${proxy.url}/anthropic`, apiKey: 'sk-ant-api03-sdktest0123456789abcdef', maxRetries: 0 }) };
 }
 
 test('@anthropic-ai/sdk receives a tool_use block (streamed and not) for a Kimi call leaked into a text block', async () => {

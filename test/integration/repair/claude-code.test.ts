@@ -7,10 +7,9 @@
  * (shared reference agents.md §2.10).
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { openStore } from '../../../src/core/capture/store';
 import historyKimiIds from '../../../src/core/checks/history-kimi-ids';
 import { normalizeRequest } from '../../../src/core/wire/request';
 import { response, run } from '../../unit/checks/helpers';
@@ -19,7 +18,7 @@ import { agentRecipe } from '../../../src/core/agents/recipes';
 import { FINAL_TEXT, startAnthropicLeakyUpstream } from '../../fixtures/anthropic-leaky-upstream';
 import { runCli } from '../../helpers/agent-cli';
 import { repoRoot } from '../../helpers/shared';
-import { exited, serveChild, tempDir } from '../../unit/proxy/local-upstream';
+import { runAgentThroughServe } from '../../helpers/agent-repair';
 
 const KEY = 'sk-ant-api03-repairtest0123456789abcdefghij';
 const bin = join(repoRoot, 'node_modules', '.bin', 'claude');
@@ -31,51 +30,32 @@ function missing(t: TestContext): boolean {
   return true;
 }
 
-async function runThrough(repair: boolean, cut = false) {
-  const home = tempDir('tokenscope-claude-repair-');
-  const data = tempDir('tokenscope-claude-repair-data-');
-  const target = join(home.dir, 'hello.txt');
-  const up = await startAnthropicLeakyUpstream({ name: 'Write', arguments: { file_path: target, content: CONTENT } }, { cut });
-  const s = await serveChild(['--port', '0', '--data-dir', data.dir, '--anthropic-url', up.url, ...(repair ? ['--repair'] : [])]);
-  try {
-    const recipe = agentRecipe('claude-code', { proxyUrl: s.url, route: 'anthropic', model: 'moonshotai/kimi-k2-0905' });
-    assert.equal(recipe.launch.kind, 'terminal');
-    const launch = recipe.launch as Extract<typeof recipe.launch, { kind: 'terminal' }>;
-    const env = {
-      PATH: process.env.PATH ?? '',
-      HOME: home.dir,
-      ...launch.env,
-      ...Object.fromEntries(launch.secrets.map((x) => [x.env, KEY])),
-      DISABLE_TELEMETRY: '1',
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      DISABLE_AUTOUPDATER: '1',
-      DISABLE_ERROR_REPORTING: '1',
-    };
-    // acceptEdits: Write runs without asking (a headless run cannot answer).
-    const { code, out } = await runCli(bin, [...launch.args, '-p', 'Create hello.txt', '--permission-mode', 'acceptEdits'], env, home.dir);
-    s.child.kill('SIGTERM');
-    await exited(s.child);
-    const store = await openStore(data.dir, { analyze: false });
-    const turns = store.list().filter((x) => /"tools"/.test(store.get(x.id)?.requestBody ?? '') && !/"tool_result"/.test(store.get(x.id)?.requestBody ?? ''));
-    const first = turns.at(-1);
-    const result = {
-      code,
-      out,
-      written: existsSync(target) ? readFileSync(target, 'utf8') : undefined,
-      exchange: first && store.get(first.id),
-      upstream: first && Buffer.from(store.readResponse(first.id)!.bytes).toString('utf8'),
-      delivered: first && store.readDelivered(first.id),
-      messages: up.requests.filter((r) => r.path.endsWith('/messages')),
-      leaked: up.leaked,
-    };
-    await store.close();
-    return result;
-  } finally {
-    if (s.child.exitCode === null) s.child.kill('SIGKILL');
-    await up.close();
-    home.remove();
-    data.remove();
-  }
+function runThrough(repair: boolean, cut = false) {
+  return runAgentThroughServe({
+    name: 'claude',
+    repair,
+    upstream: (target) => startAnthropicLeakyUpstream({ name: 'Write', arguments: { file_path: target, content: CONTENT } }, { cut }),
+    serveArgs: (up) => ['--anthropic-url', up.url],
+    agent: (proxyUrl, home) => {
+      const recipe = agentRecipe('claude-code', { proxyUrl, route: 'anthropic', model: 'moonshotai/kimi-k2-0905' });
+      assert.equal(recipe.launch.kind, 'terminal');
+      const launch = recipe.launch as Extract<typeof recipe.launch, { kind: 'terminal' }>;
+      const env = {
+        PATH: process.env.PATH ?? '',
+        HOME: home,
+        ...launch.env,
+        ...Object.fromEntries(launch.secrets.map((x) => [x.env, KEY])),
+        DISABLE_TELEMETRY: '1',
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        DISABLE_AUTOUPDATER: '1',
+        DISABLE_ERROR_REPORTING: '1',
+      };
+      // acceptEdits: Write runs without asking (a headless run cannot answer).
+      return runCli(bin, [...launch.args, '-p', 'Create hello.txt', '--permission-mode', 'acceptEdits'], env, home);
+    },
+    isTurn: (_x, body) => /"tools"/.test(body) && !/"tool_result"/.test(body),
+    more: (up) => ({ messages: up.requests.filter((r) => r.path.endsWith('/messages')), leaked: up.leaked }),
+  });
 }
 
 /** The runs at once: each mostly waits on Claude Code's start-up. */

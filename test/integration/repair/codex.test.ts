@@ -7,15 +7,14 @@
  * 127.0.0.1, the key is fake, Codex launched as `tokenscope agents codex` says (shared reference agents.md §2.10).
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { agentRecipe, routeKeyEnv } from '../../../src/core/agents/recipes';
-import { openStore } from '../../../src/core/capture/store';
 import { FINAL_TEXT, startResponsesLeakyUpstream } from '../../fixtures/responses-leaky-upstream';
 import { runCli } from '../../helpers/agent-cli';
 import { repoRoot } from '../../helpers/shared';
-import { exited, serveChild, tempDir } from '../../unit/proxy/local-upstream';
+import { runAgentThroughServe } from '../../helpers/agent-repair';
 
 const KEY = 'sk-proj-repairtest0123456789abcdefghij';
 const bin = join(repoRoot, 'node_modules', '.bin', 'codex');
@@ -28,48 +27,32 @@ function missing(t: TestContext): boolean {
   return true;
 }
 
-async function runThrough(repair: boolean, opts: { cut?: boolean; bare?: boolean; incomplete?: boolean } = {}) {
-  const home = tempDir('tokenscope-codex-repair-');
-  const data = tempDir('tokenscope-codex-repair-data-');
-  const target = join(home.dir, 'hello.txt');
-  const up = await startResponsesLeakyUpstream(COMMAND, opts);
-  const s = await serveChild(['--port', '0', '--data-dir', data.dir, '--openai-url', `${up.url}/v1`, ...(repair ? ['--repair'] : [])]);
-  try {
-    const recipe = agentRecipe('codex', { proxyUrl: s.url, route: 'openai', model: 'moonshotai/kimi-k2-0905' });
-    assert.equal(recipe.launch.kind, 'terminal');
-    const launch = recipe.launch as Extract<typeof recipe.launch, { kind: 'terminal' }>;
-    // No approval prompts in a headless run; the command runs unsandboxed in the throwaway folder (a container may
-    // lack the user namespaces Codex's sandbox needs).
-    writeFileSync(
-      join(home.dir, 'config.toml'),
-      ['approval_policy = "never"', 'sandbox_mode = "danger-full-access"', 'check_for_update_on_startup = false', '[analytics]', 'enabled = false', ''].join('\n'),
-    );
-    const env = { PATH: process.env.PATH ?? '', HOME: home.dir, CODEX_HOME: home.dir, ...launch.env, [routeKeyEnv('openai')]: KEY };
-    const { code, out } = await runCli(bin, ['exec', '--skip-git-repo-check', ...launch.args, 'Create hello.txt'], env, home.dir);
-    s.child.kill('SIGTERM');
-    await exited(s.child);
-    const store = await openStore(data.dir, { analyze: false });
-    const turns = store.list().filter((x) => x.path.endsWith('/responses') && !/"function_call_output"/.test(store.get(x.id)?.requestBody ?? ''));
-    const first = turns.at(-1);
-    const result = {
-      code,
-      out,
-      written: existsSync(target) ? readFileSync(target, 'utf8') : undefined,
-      exchange: first && store.get(first.id),
-      upstream: first && Buffer.from(store.readResponse(first.id)!.bytes).toString('utf8'),
-      delivered: first && store.readDelivered(first.id),
+function runThrough(repair: boolean, opts: { cut?: boolean; bare?: boolean; incomplete?: boolean } = {}) {
+  return runAgentThroughServe({
+    name: 'codex',
+    repair,
+    upstream: () => startResponsesLeakyUpstream(COMMAND, opts),
+    serveArgs: (up) => ['--openai-url', `${up.url}/v1`],
+    agent: (proxyUrl, home) => {
+      const recipe = agentRecipe('codex', { proxyUrl, route: 'openai', model: 'moonshotai/kimi-k2-0905' });
+      assert.equal(recipe.launch.kind, 'terminal');
+      const launch = recipe.launch as Extract<typeof recipe.launch, { kind: 'terminal' }>;
+      // No approval prompts in a headless run; the command runs unsandboxed in the throwaway folder (a container may
+      // lack the user namespaces Codex's sandbox needs).
+      writeFileSync(
+        join(home, 'config.toml'),
+        ['approval_policy = "never"', 'sandbox_mode = "danger-full-access"', 'check_for_update_on_startup = false', '[analytics]', 'enabled = false', ''].join('\n'),
+      );
+      const env = { PATH: process.env.PATH ?? '', HOME: home, CODEX_HOME: home, ...launch.env, [routeKeyEnv('openai')]: KEY };
+      return runCli(bin, ['exec', '--skip-git-repo-check', ...launch.args, 'Create hello.txt'], env, home);
+    },
+    isTurn: (x, body) => x.path.endsWith('/responses') && !/"function_call_output"/.test(body),
+    more: (up, store) => ({
       keyInCapture: store.list().some((x) => JSON.stringify(store.get(x.id)).includes(KEY)),
       toolResults: up.requests.filter((r) => r.path.endsWith('/responses') && JSON.stringify(r.body ?? {}).includes('"function_call_output"')),
       leaked: up.leaked,
-    };
-    await store.close();
-    return result;
-  } finally {
-    if (s.child.exitCode === null) s.child.kill('SIGKILL');
-    await up.close();
-    home.remove();
-    data.remove();
-  }
+    }),
+  });
 }
 
 /** The runs at once: each mostly waits on Codex's start-up. */

@@ -5,56 +5,35 @@
  * upstream's bytes and the bytes delivered.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import { openStore } from '../../../src/core/capture/store';
 import { startOpenRouterEmulator } from '../../fixtures/openrouter-emulator';
 import { openCodeMissing, runOpenCode } from '../../helpers/agent-cli';
-import { exited, serveChild, tempDir } from '../../unit/proxy/local-upstream';
+import { runAgentThroughServe } from '../../helpers/agent-repair';
 
 const KEY = 'sk-or-v1-repairtest0123456789abcdef';
 
-async function runThrough(repair: boolean) {
-  const home = tempDir('tokenscope-opencode-repair-');
-  const data = tempDir('tokenscope-repair-data-');
-  const target = join(home.dir, 'hello.txt');
-  const emu = await startOpenRouterEmulator({
-    providers: [{ slug: 'chutes', name: 'Chutes', personality: 'leak-content' }],
-    call: { tool: 'write', arguments: { filePath: target, content: 'written through repair\n' } },
+function runThrough(repair: boolean) {
+  return runAgentThroughServe({
+    name: 'opencode',
+    repair,
+    upstream: (target) =>
+      startOpenRouterEmulator({
+        providers: [{ slug: 'chutes', name: 'Chutes', personality: 'leak-content' }],
+        call: { tool: 'write', arguments: { filePath: target, content: 'written through repair\n' } },
+      }),
+    serveArgs: (emu) => ['--openrouter-url', `${emu.url}/api`],
+    agent: (proxyUrl, home) =>
+      runOpenCode({
+        proxyUrl,
+        home,
+        key: KEY,
+        prompt: 'Write hello.txt.',
+        // The write tool asks for permission by default; a headless run allows it.
+        extraEnv: { OPENCODE_PERMISSION: JSON.stringify({ edit: 'allow', bash: 'allow' }) },
+      }),
+    isTurn: (_x, body) => /"tools"/.test(body),
+    more: (emu) => ({ turns: emu.requests.filter((r) => r.path.endsWith('/chat/completions')).length }),
   });
-  const s = await serveChild(['--port', '0', '--data-dir', data.dir, '--openrouter-url', `${emu.url}/api`, ...(repair ? ['--repair'] : [])]);
-  try {
-    const { code, out } = await runOpenCode({
-      proxyUrl: s.url,
-      home: home.dir,
-      key: KEY,
-      prompt: 'Write hello.txt.',
-      // The write tool asks for permission by default; a headless run allows it.
-      extraEnv: { OPENCODE_PERMISSION: JSON.stringify({ edit: 'allow', bash: 'allow' }) },
-    });
-    s.child.kill('SIGTERM');
-    await exited(s.child);
-    const store = await openStore(data.dir, { analyze: false });
-    const withTools = store.list().filter((x) => /"tools"/.test(store.get(x.id)?.requestBody ?? ''));
-    const first = withTools.at(-1);
-    const result = {
-      code,
-      out,
-      written: existsSync(target) ? readFileSync(target, 'utf8') : undefined,
-      exchange: first && store.get(first.id),
-      upstream: first && Buffer.from(store.readResponse(first.id)!.bytes).toString('utf8'),
-      delivered: first && store.readDelivered(first.id),
-      turns: emu.requests.filter((r) => r.path.endsWith('/chat/completions')).length,
-    };
-    await store.close();
-    return result;
-  } finally {
-    if (s.child.exitCode === null) s.child.kill('SIGKILL');
-    await emu.close();
-    home.remove();
-    data.remove();
-  }
 }
 
 /** Both runs at once: each mostly waits on OpenCode's start-up. */

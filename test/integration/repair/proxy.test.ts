@@ -12,15 +12,14 @@ import { test } from 'node:test';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { jsonSchema, streamText, tool } from 'ai';
 import OpenAI from 'openai';
-import { openStore, type CaptureStore } from '../../../src/core/capture/store';
 import { getFormat } from '../../../src/core/families/index';
 import type { FamilyId } from '../../../src/core/model';
-import { repairStage, type RepairSettings } from '../../../src/core/repair/stage';
-import { startProxy, type ProxyHandle } from '../../../src/core/proxy/server';
+import type { RepairSettings } from '../../../src/core/repair/stage';
 import { main } from '../../../src/cli/main';
 import { RECORDINGS, recording } from '../../helpers/shared';
 import { prng, randomSplit } from '../../helpers/prng';
-import { rawRequest, startUpstream, tempDir } from '../../unit/proxy/local-upstream';
+import { rawRequest, startUpstream } from '../../unit/proxy/local-upstream';
+import { startRepairProxy } from '../../helpers/repair-proxy';
 
 const TOOLS = [{ type: 'function' as const, function: { name: 'read', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } }];
 
@@ -30,20 +29,8 @@ async function rig(handler: (req: IncomingMessage, res: ServerResponse, body: an
     req.on('data', (c) => parts.push(c));
     req.on('end', () => handler(req, res, JSON.parse(Buffer.concat(parts).toString('utf8') || 'null')));
   });
-  const tmp = tempDir();
-  const store: CaptureStore = await openStore(tmp.dir);
-  const proxy: ProxyHandle = await startProxy({ port: 0, store, upstreams: { default: up.url, openrouter: up.url }, responseStage: repairStage(() => ({ enabled: true, truncated: 'withhold', ...settings })) });
-  return {
-    url: `${proxy.url}/v1`,
-    dataDir: tmp.dir,
-    store,
-    close: async () => {
-      await proxy.close();
-      await store.close();
-      await up.close();
-      tmp.remove();
-    },
-  };
+  const proxy = await startRepairProxy(up, { default: up.url, openrouter: up.url }, settings);
+  return { ...proxy, url: `${proxy.url}/v1` };
 }
 
 /** The family's native text for "Let me look." plus one read call, up to the end of the call (no end-of-turn marker). */

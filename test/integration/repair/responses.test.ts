@@ -7,11 +7,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import OpenAI from 'openai';
-import { openStore, type CaptureStore } from '../../../src/core/capture/store';
-import { repairStage } from '../../../src/core/repair/stage';
-import { startProxy, type ProxyHandle } from '../../../src/core/proxy/server';
 import { startResponsesLeakyUpstream } from '../../fixtures/responses-leaky-upstream';
-import { tempDir } from '../../unit/proxy/local-upstream';
+import { startRepairProxy } from '../../helpers/repair-proxy';
 
 const KEY = 'sk-proj-AbCdEfGhIjKlMnOp0123456789';
 const TOOLS = [{ type: 'function' as const, name: 'exec_command', strict: false, parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'] } }];
@@ -19,20 +16,8 @@ const INPUT = [{ role: 'user' as const, content: 'Create hello.txt' }];
 
 async function rig(command: string, opts: { cut?: boolean; bare?: boolean; incomplete?: boolean } = {}) {
   const up = await startResponsesLeakyUpstream(command, { ...opts, lingerMs: 0 });
-  const tmp = tempDir();
-  const store: CaptureStore = await openStore(tmp.dir);
-  const proxy: ProxyHandle = await startProxy({ port: 0, store, upstreams: { default: up.url, openai: `${up.url}/v1` }, responseStage: repairStage(() => ({ enabled: true, truncated: 'withhold' })) });
-  return {
-    client: new OpenAI({ baseURL: `${proxy.url}/openai/v1`, apiKey: 'sk-test' }),
-    store,
-    up,
-    close: async () => {
-      await proxy.close();
-      await store.close();
-      await up.close();
-      tmp.remove();
-    },
-  };
+  const proxy = await startRepairProxy(up, { default: up.url, openai: `${up.url}/v1` });
+  return { ...proxy, client: new OpenAI({ baseURL: `${proxy.url}/openai/v1`, apiKey: 'sk-test' }), up };
 }
 
 test('the openai SDK receives the leaked call as a function_call item, streamed (stream helper) and not', async () => {

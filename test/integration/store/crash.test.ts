@@ -8,18 +8,11 @@ import { request } from 'node:http';
 import { test } from 'node:test';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { main } from '../../../src/cli/main';
+import { cliLines as cli } from '../../helpers/cli-main';
 import { openStore } from '../../../src/core/capture/store';
 import { decodeFrames } from '../../../src/core/capture/log';
 import { containsSecret } from '../../../src/core/redact';
 import { exited, serveChild as serve, startUpstream, tempDir, waitFor } from '../../unit/proxy/local-upstream';
-
-async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await main(argv, { out: (t) => (out += t + '\n'), err: (t) => (err += t + '\n') });
-  return { code, out, err };
-}
 
 test('SIGKILL mid-stream, restart: every byte the client saw is stored, the exchange is incomplete', async () => {
   const up = await startUpstream((req, res) => {

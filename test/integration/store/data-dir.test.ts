@@ -9,19 +9,12 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { main } from '../../../src/cli/main';
+import { cliLines as cli } from '../../helpers/cli-main';
 import { CaptureDb, DB_FILE } from '../../../src/core/capture/database';
 import { openStore } from '../../../src/core/capture/store';
 import { exited, rawRequest, serveChild as serve, startUpstream, tempDir, waitFor } from '../../unit/proxy/local-upstream';
 import { TS_LOADER } from '../../helpers/ts-loader';
 import { repoRoot } from '../../helpers/shared';
-
-async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await main(argv, { out: (t) => (out += t + '\n'), err: (t) => (err += t + '\n') });
-  return { code, out, err };
-}
 
 /** Every path under `dir` with its size and mtime. */
 function snapshot(dir: string): string[] {

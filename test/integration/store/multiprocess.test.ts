@@ -18,7 +18,6 @@ import { DB_FILE, openStore } from '../../../src/core/capture/store';
 import type { CapturedExchange } from '../../../src/core/model';
 import { exited, serveChild as serve, startUpstream, tempDir, waitFor } from '../../unit/proxy/local-upstream';
 import { repoRoot } from '../../helpers/shared';
-import { TS_LOADER } from '../../helpers/ts-loader';
 
 const FULL = process.env.TOKENSCOPE_SOAK === 'full';
 const CLIENTS = FULL ? 20 : 6;
@@ -73,24 +72,7 @@ process.stdin.on('end', () => {
 
 /** `tokenscope serve` in a child whose clock reads `aheadMs` ahead of the real one (Date.now, for the whole process). */
 function serveAhead(args: string[], aheadMs: number): ReturnType<typeof serve> {
-  const clock = `data:text/javascript,const real = Date.now; Date.now = () => real() + ${aheadMs};`;
-  const child = spawn(process.execPath, ['--import', clock, ...TS_LOADER, '--eval', `require('./src/cli/main').main(${JSON.stringify(['serve', ...args])}).then((c) => process.exit(c))`], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => (child.kill('SIGKILL'), reject(new Error(`serve did not start in 120 s:\n${out}`))), 120_000);
-    const check = () => {
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m && out.includes('Press Ctrl+C')) (clearTimeout(timer), resolve({ child, url: m[1], output: () => out }));
-    };
-    child.stdout!.on('data', check);
-    child.stderr!.on('data', check);
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}:\n${out}`)));
-  });
+  return serve(args, { nodeArgs: ['--import', `data:text/javascript,const real = Date.now; Date.now = () => real() + ${aheadMs};`] });
 }
 
 const EVENTS = 12;

@@ -9,17 +9,18 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { Readable, Writable } from 'node:stream';
-import { build } from 'esbuild';
 import { parseArgs } from '../../../src/cli/args';
 import { batch } from '../../../src/cli/commands/tokens-batch';
 import { main } from '../../../src/cli/main';
+import { cli } from '../../helpers/cli-main';
 import { writeBundle } from '../../../src/core/export/bundle';
 import { prepareRepro } from '../../../src/core/export/repro';
 import { brokenKimiCapture } from '../../fixtures/export/captures';
 import { recording, repoRoot } from '../../helpers/shared';
 import { TS_LOADER } from '../../helpers/ts-loader';
+import { useBuiltBatchWorker } from '../../helpers/batch-worker';
 import { kimiTokenizerDir } from '../../unit/tokens/helpers';
 
 const tmp = mkdtempSync(join(tmpdir(), 'tokenscope-batch-shards-'));
@@ -33,12 +34,7 @@ const workerFile = join(tmp, 'tokens-batch-worker.js');
 const SUMMARY_KEYS = ['lines', 'badLines', 'samples', 'families', 'toolCalls', 'accounting', 'findingsByRule', 'shard', 'firstSeen'];
 const summaryOf = (j: Record<string, unknown>) => Object.fromEntries(SUMMARY_KEYS.map((k) => [k, j[k]]));
 
-async function run(...argv: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(['tokens', ...argv], { out: (t) => out.push(t), err: (t) => err.push(t) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const run = (...argv: string[]) => cli('tokens', ...argv);
 
 function file(name: string, body: string | Buffer): string {
   const p = join(tmp, name);
@@ -98,17 +94,8 @@ const byLine = (outs: string[]) =>
 const noRecordings = 'shared recordings not found (../shared/recordings or TOKENSCOPE_SHARED)';
 
 describe('tokens --batch as a partition step: stdin, stdout, --shard, --merge-summaries', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
-  let saved: string | undefined;
-  before(async () => {
-    // The worker runs as shipped: bundled the way scripts/build.mjs bundles dist/tokens-batch-worker.js.
-    await build({ entryPoints: [join(repoRoot, 'src/core/tokens/batch/worker.ts')], outfile: workerFile, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
-    saved = process.env.TOKENSCOPE_BATCH_WORKER;
-    process.env.TOKENSCOPE_BATCH_WORKER = workerFile;
-  });
-  after(() => {
-    if (saved === undefined) delete process.env.TOKENSCOPE_BATCH_WORKER;
-    else process.env.TOKENSCOPE_BATCH_WORKER = saved;
-  });
+  // The worker runs as shipped: bundled the way scripts/build.mjs bundles dist/tokens-batch-worker.js.
+  useBuiltBatchWorker(workerFile);
 
   test('three shards in separate processes fed from stdin: sorted by line, their stdout is one run’s output byte for byte; their merged summaries are its summary', async (t) => {
     const text = dataset(6);

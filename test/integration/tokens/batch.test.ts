@@ -3,15 +3,16 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import { build } from 'esbuild';
+import { after, describe, test } from 'node:test';
 import { main } from '../../../src/cli/main';
+import { cli } from '../../helpers/cli-main';
 import { writeBundle } from '../../../src/core/export/bundle';
 import { prepareRepro } from '../../../src/core/export/repro';
 import { brokenKimiCapture } from '../../fixtures/export/captures';
 import { recording, repoRoot } from '../../helpers/shared';
 import { kimiTokenizerDir } from '../../unit/tokens/helpers';
 import { TS_LOADER } from '../../helpers/ts-loader';
+import { useBuiltBatchWorker } from '../../helpers/batch-worker';
 
 const tmp = mkdtempSync(join(tmpdir(), 'tokenscope-batch-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -19,12 +20,7 @@ const kimi = kimiTokenizerDir();
 const dir = 'dir' in kimi ? kimi.dir : '';
 const workerFile = join(tmp, 'tokens-batch-worker.js');
 
-async function run(...argv: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(['tokens', ...argv], { out: (t) => out.push(t), err: (t) => err.push(t) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const run = (...argv: string[]) => cli('tokens', ...argv);
 
 function file(name: string, body: string): string {
   const p = join(tmp, name);
@@ -86,17 +82,8 @@ function mixedInput(): { lines: string[]; singles: (string[] | { bad: RegExp })[
 
 describe('tokens --batch', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
   const data = join(tmp, 'data');
-  let saved: string | undefined;
-  before(async () => {
-    // The worker runs as shipped: bundled the way scripts/build.mjs bundles dist/tokens-batch-worker.js.
-    await build({ entryPoints: [join(repoRoot, 'src/core/tokens/batch/worker.ts')], outfile: workerFile, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
-    saved = process.env.TOKENSCOPE_BATCH_WORKER;
-    process.env.TOKENSCOPE_BATCH_WORKER = workerFile;
-  });
-  after(() => {
-    if (saved === undefined) delete process.env.TOKENSCOPE_BATCH_WORKER;
-    else process.env.TOKENSCOPE_BATCH_WORKER = saved;
-  });
+  // The worker runs as shipped: bundled the way scripts/build.mjs bundles dist/tokens-batch-worker.js.
+  useBuiltBatchWorker(workerFile);
 
   test('every line of a mixed file has the ids the single-response command gives; bad lines reported, the rest processed', async (t) => {
     const mixed = mixedInput();

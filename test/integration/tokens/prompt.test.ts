@@ -3,26 +3,18 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { build } from 'esbuild';
-import { main } from '../../../src/cli/main';
+import { cli } from '../../helpers/cli-main';
 import { loadKimiTokenizer } from '../../../src/core/tokens/kimi';
 import { renderChat } from '../../../src/core/tokens/template';
 import { startHfEmulator } from '../../fixtures/hf-emulator';
 import { KIMI_LAYOUT_TEMPLATE, kimiDirWithTemplate, kimiLayoutPrompt } from '../../fixtures/kimi-template';
 import { READ_TOOL, startOpenRouterEmulator, type OpenRouterEmulator } from '../../fixtures/openrouter-emulator';
-import { repoRoot } from '../../helpers/shared';
+import { buildBatchWorker } from '../../helpers/batch-worker';
 import { kimiTokenizerDir } from '../../unit/tokens/helpers';
 
 const kimi = kimiTokenizerDir();
 const tmp = mkdtempSync(join(tmpdir(), 'tokenscope-prompt-it-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
-
-async function cli(...argv: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(argv, { out: (t) => out.push(t), err: (t) => err.push(t) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
 
 const REQUEST = {
   model: 'moonshotai/kimi-k2-0905',
@@ -109,7 +101,7 @@ describe('prompt tokens against the bill', { skip: 'skip' in kimi ? kimi.skip : 
 
   test('tokens --batch: prompt ids per line, the mismatch counted by rule and in the prompt accounting', async () => {
     const workerFile = join(tmp, 'tokens-batch-worker.js');
-    await build({ entryPoints: [join(repoRoot, 'src/core/tokens/batch/worker.ts')], outfile: workerFile, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
+    await buildBatchWorker(workerFile);
     const lines = [];
     for (const slug of ['fireworks', 'novita']) lines.push(JSON.stringify({ dataset: slug, request: REQUEST, response: await answer(slug) }));
     const input = join(tmp, 'in.jsonl');

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { main } from '../../../src/cli/main';
+import { cli } from '../../helpers/cli-main';
 import { startHfEmulator, type HfEmulator } from '../../fixtures/hf-emulator';
 import { recording } from '../../helpers/shared';
 import { kimiTokenizerDir, lenmlDir } from '../../unit/tokens/helpers';
@@ -11,12 +11,7 @@ import { kimiTokenizerDir, lenmlDir } from '../../unit/tokens/helpers';
 const tmp = mkdtempSync(join(tmpdir(), 'tokenscope-cli-tokens-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-async function run(...argv: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(['tokens', ...argv], { out: (t) => out.push(t), err: (t) => err.push(t) });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const run = (...argv: string[]) => cli('tokens', ...argv);
 
 function file(name: string, body: unknown): string {
   const p = join(tmp, name);

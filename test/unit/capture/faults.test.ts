@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { main } from '../../../src/cli/main';
+import { cliLines as cli } from '../../helpers/cli-main';
 import { analyzeExchange } from '../../../src/core/analyze';
 import { LOG_FILE, SPARE_DIR } from '../../../src/core/capture/log';
 import { DB_FILE, openStore } from '../../../src/core/capture/store';
@@ -50,13 +50,6 @@ async function sparesReady(dir: string, count: number): Promise<void> {
     if (Date.now() - t0 > 60_000) throw new Error(`the store did not top its spare files up to ${count} in 60 s`);
     await new Promise((r) => setTimeout(r, 5));
   }
-}
-
-async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await main(argv, { out: (t) => (out += t + '\n'), err: (t) => (err += t + '\n') });
-  return { code, out, err };
 }
 
 test('captures, show, lint ID and export change nothing in the data dir while the proxy streams; the exchange ends complete', async () => {

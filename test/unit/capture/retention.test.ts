@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { main } from '../../../src/cli/main';
+import { cliLines as cli } from '../../helpers/cli-main';
 import { openStore } from '../../../src/core/capture/store';
 import type { RetentionClock } from '../../../src/core/capture/retention';
 import { tempDir } from '../proxy/local-upstream';
@@ -29,13 +29,6 @@ const init = (startedAt?: number) => ({
   requestBody: '{"model":"m/one"}',
   ...(startedAt !== undefined && { startedAt }),
 });
-
-async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await main(argv, { out: (t) => (out += t + '\n'), err: (t) => (err += t + '\n') });
-  return { code, out, err };
-}
 
 test('a start with the clock 31 days ahead removes nothing and says why; a capture recorded then removes nothing by age either', async () => {
   const tmp = tempDir();

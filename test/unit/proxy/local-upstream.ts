@@ -108,9 +108,9 @@ export async function waitFor(cond: () => boolean, what: string, ms = 30_000): P
   }
 }
 
-/** Starts `tokenscope serve` in a child process; resolves with its URL once it listens. */
-export function serveChild(args: string[]): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const child = spawn(process.execPath, [...TS_LOADER, '--eval', `require('./src/cli/main').main(${JSON.stringify(['serve', ...args])}).then((c) => process.exit(c))`], {
+/** Starts `tokenscope serve` in a child process (Node given `nodeArgs` first); resolves with its URL once it listens. */
+export function serveChild(args: string[], opts: { nodeArgs?: string[] } = {}): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...TS_LOADER, '--eval', `require('./src/cli/main').main(${JSON.stringify(['serve', ...args])}).then((c) => process.exit(c))`], {
     cwd: repoRoot,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -15,17 +15,18 @@ import {
   THINK_CLOSE,
   THINK_OPEN,
   callUnclosed,
+  invokeCall,
   jsonMembers,
+  jsonStringMember,
   jsonValueEnd,
   modelKey,
   parseSection,
   parseTurn,
+  quotedParams,
   renderInvokes,
   scoreText,
   trimRange,
-  xmlCall,
   type InvokeRender,
-  type ParamGrammar,
   type ParseOut,
   type SectionGrammar,
   type TurnGrammar,
@@ -63,46 +64,18 @@ const MARKERS = [
 ];
 const BODY_STOPS = [INVOKE_CLOSE, INVOKE_OPEN, SECTION_END, SECTION_BEGIN, ...ENDS];
 
-/** `PREFIX` + quoted name + `">` at `pos`: the name range and where the head ends. */
-function quotedHead(out: ParseOut, pos: number, prefix: string, to: number): { name: [number, number]; end: number; closed: boolean } {
-  const { text } = out;
-  const nameStart = pos + prefix.length;
-  const close = out.find(['">', '\n', '<'], nameStart, to);
-  if (close?.marker === '">') return { name: [nameStart, close.start], end: close.end, closed: true };
-  const nameEnd = close ? close.start : to;
-  return { name: trimRange(text, nameStart, nameEnd), end: nameEnd, closed: false };
-}
-
-const PARAMS: ParamGrammar = {
-  headStart: PARAM_OPEN,
-  close: PARAM_CLOSE,
-  newlines: false,
-  head: (out, pos, to) => {
-    if (!out.text.startsWith(PARAM_OPEN, pos)) return undefined;
-    const head = quotedHead(out, pos, PARAM_OPEN, to);
-    return { key: out.text.slice(...head.name), valueStart: head.closed ? head.end : to };
-  },
-};
+const PARAMS = quotedParams(PARAM_OPEN, PARAM_CLOSE);
 
 /** One `<invoke name="…">` from `start`; `sectioned` is false when no `<dots_function_call>` opened. */
 function invoke(out: ParseOut, start: number, _bodyStart: number, sectioned: boolean): number {
-  const { text } = out;
-  const stop = out.find(BODY_STOPS, start + INVOKE_OPEN.length);
-  const head = quotedHead(out, start, INVOKE_OPEN, stop ? stop.start : text.length);
-  return xmlCall(
-    out,
-    {
-      start,
-      nameRange: head.name,
-      nameUnclosed: head.closed ? undefined : '">',
-      bodyStart: head.end,
-      stop,
-      closers: [INVOKE_CLOSE],
-      defects: sectioned ? [] : [`${INVOKE_OPEN}…"> outside ${SECTION_BEGIN}`],
-    },
-    PARAMS,
-    MARKERS,
-  );
+  return invokeCall(out, start, sectioned, {
+    invokeOpen: INVOKE_OPEN,
+    invokeClose: INVOKE_CLOSE,
+    sectionBegin: SECTION_BEGIN,
+    bodyStops: BODY_STOPS,
+    markers: MARKERS,
+    params: PARAMS,
+  });
 }
 
 /** The JSON fallback inside a block: `{"name": "NAME", "arguments": {…}}`, its arguments kept as written. */
@@ -117,15 +90,7 @@ function jsonCall(out: ParseOut, pos: number, sectioned: boolean): number | unde
   const members = jsonMembers(text, pos, end) ?? [];
   const nameMember = members.find((m) => m.key === 'name' && m.complete);
   const argsMember = members.find((m) => m.key === 'arguments' || m.key === 'parameters');
-  let name = '';
-  if (nameMember) {
-    try {
-      const v: unknown = JSON.parse(text.slice(...nameMember.valueRange));
-      if (typeof v === 'string') name = v;
-    } catch {
-      // A name that is not a JSON string stays empty; malformed-call below says so.
-    }
-  }
+  const name = jsonStringMember(text, nameMember);
   const index = out.addCall(name, argsMember ? text.slice(...argsMember.valueRange) : complete ? '{}' : '');
   out.seg('call', pos, end, index);
   if (nameMember && name && text.slice(nameMember.valueRange[0] + 1, nameMember.valueRange[1] - 1) === name) {

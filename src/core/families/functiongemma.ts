@@ -18,19 +18,17 @@ import { noParser, noParserInfo } from './shared/verdicts';
 import {
   THINK_CLOSE,
   THINK_OPEN,
-  callUnclosed,
   modelKey,
   parseTurn,
   renderStart,
   scoreText,
   skipWs,
-  trimRange,
-  truncatedAt,
   type MarkerHit,
   type ParseOut,
   type TurnGrammar,
 } from './shared';
 import type { ModelFormat } from './shared/format';
+import { keyValueArgs, keyValueCall, type KeyValueRead } from './shared/key-value-call';
 import type { Family } from './types';
 
 const CALL_OPEN = '<start_function_call>';
@@ -60,31 +58,11 @@ const GRAMMAR: TurnGrammar = {
 
 const BARE_KEY = /^[A-Za-z0-9_.$-]+$/;
 
-/** JSON arguments in FunctionGemma's syntax; text that is not a JSON object is written as it is. */
-function fgArgs(args: string): string {
-  try {
-    const v: unknown = JSON.parse(args);
-    if (v && typeof v === 'object' && !Array.isArray(v)) return fgValue(v);
-  } catch {
-    // Not JSON: raw.
-  }
-  return args;
-}
+/** JSON arguments in FunctionGemma's syntax (a key that is not bare in `<escape>`); text that is not a JSON object is written as it is. */
+const fgArgs = (args: string): string => keyValueArgs(args, ESC, (k) => (BARE_KEY.test(k) ? k : `${ESC}${k}${ESC}`));
 
-function fgValue(v: unknown): string {
-  if (typeof v === 'string') return `${ESC}${v}${ESC}`;
-  if (Array.isArray(v)) return `[${v.map(fgValue).join(',')}]`;
-  if (v && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${BARE_KEY.test(k) ? k : `${ESC}${k}${ESC}`}:${fgValue(x)}`).join(',')}}`;
-  return JSON.stringify(v);
-}
-
-/** A value read from `pos`: `end` is where it stops; `complete` false when the text ran out first; `bad` when off-grammar. */
-interface Read {
-  value?: unknown;
-  end: number;
-  complete: boolean;
-  bad?: boolean;
-}
+/** A value read from `pos` (see `KeyValueRead`). */
+type Read = KeyValueRead;
 
 const KEY_CHAR = /[A-Za-z0-9_.$-]/;
 
@@ -166,68 +144,7 @@ function readValue(text: string, pos: number, bound: number, depth = 0): Read {
 
 /** One `<start_function_call>call:NAME{…}<end_function_call>` from `start`. The arguments are read first, so markers inside strings stay text. */
 function call(out: ParseOut, start: number, hit: MarkerHit): number {
-  const { text } = out;
-  const index = out.calls.length;
-  const stop = out.find(CALL_STOPS, hit.end);
-  const to = stop ? stop.start : text.length;
-  let pos = skipWs(text, hit.end, to);
-  const defects: string[] = [];
-  if (text.startsWith(PREFIX, pos)) pos += PREFIX.length;
-  else if (!(to === text.length && PREFIX.startsWith(text.slice(pos, to).trim()))) defects.push(`no ${PREFIX} before the name`);
-  const brace = text.indexOf('{', pos);
-  const hasBody = brace >= 0 && brace < to;
-  const nameRange = trimRange(text, pos, hasBody ? brace : to);
-  let args = '';
-  let argRange: [number, number] | undefined;
-  let end: number;
-  let closed = false;
-  let expectedAt: number;
-  const read = hasBody ? readValue(text, brace, to) : undefined;
-  if (read && read.complete && !read.bad) {
-    args = JSON.stringify(read.value);
-    argRange = [brace, read.end];
-    const after = skipWs(text, read.end);
-    expectedAt = read.end;
-    if (text.startsWith(CALL_CLOSE, after)) {
-      closed = true;
-      end = after + CALL_CLOSE.length;
-    } else {
-      const cut = truncatedAt(text, after, [CALL_CLOSE]);
-      if (cut) out.problem('marker-truncated', `${CALL_CLOSE} is cut short`, cut.start, cut.end, { marker: CALL_CLOSE, callIndex: index });
-      end = cut ? cut.end : read.end;
-      if (!cut && after < text.length) {
-        // Something else follows the arguments: the call ends at the next marker, flagged.
-        defects.push(`no ${CALL_CLOSE} after the arguments`);
-        closed = stop?.marker === CALL_CLOSE;
-        end = closed ? stop!.end : read.end;
-      }
-    }
-  } else if (read && !read.complete) {
-    // Cut off inside the arguments: what arrived, as written.
-    argRange = trimRange(text, brace, text.length);
-    args = text.slice(...argRange);
-    end = argRange[1];
-    expectedAt = end;
-  } else {
-    // No argument body, or one that is not FunctionGemma's syntax: the text up to the next marker, raw.
-    closed = stop?.marker === CALL_CLOSE;
-    const body = hasBody ? trimRange(text, brace, to) : undefined;
-    if (body && body[1] > body[0]) {
-      argRange = body;
-      args = text.slice(...body);
-      if (closed) defects.push('the arguments are not {key:value,…}');
-    } else if (closed) args = '{}';
-    end = closed ? stop!.end : trimRange(text, hit.end, to)[1];
-    expectedAt = end;
-  }
-  end = Math.max(end, hit.end);
-  out.addCall(text.slice(...nameRange), args);
-  out.seg('call', start, end, index);
-  out.seg('call-name', nameRange[0], nameRange[1], index);
-  if (argRange) out.seg('arguments', argRange[0], argRange[1], index);
-  if (!closed) callUnclosed(out, index, start, end, CALL_CLOSE, Math.max(expectedAt, hit.end));
-  else if (defects.length) out.problem('malformed-call', `call ${index}: ${defects.join('; ')}`, start, end, { callIndex: index });
-  return end;
+  return keyValueCall(out, start, hit, { close: CALL_CLOSE, stops: CALL_STOPS, prefix: PREFIX, read: (o, brace, to) => readValue(o.text, brace, to) }).end;
 }
 
 const format: ModelFormat = {

@@ -24,6 +24,8 @@ import { noParser, noParserInfo, type EngineVerdict, type FamilyVerdicts, type V
 import {
   THINK_CLOSE,
   THINK_OPEN,
+  attrHead,
+  invokeCall,
   modelKey,
   parseSection,
   parseTurn,
@@ -31,7 +33,6 @@ import {
   renderStart,
   scoreText,
   trimRange,
-  xmlCall,
   type InvokeRender,
   type MarkerHit,
   type ParamGrammar,
@@ -214,27 +215,13 @@ const G35_TOOL_MARKERS = [BEGIN, END, INVOKE_OPEN, INVOKE_CLOSE, PARAM_OPEN, PAR
 const G35_MARKERS = [END, INVOKE_CLOSE, PARAM_CLOSE, THINK_CLOSE, EOS, BEGIN, INVOKE_OPEN, PARAM_OPEN, THINK_OPEN, MSG_SEP, ROLE_SEP];
 const G35_ENDS = [EOS, MSG_SEP];
 
-/** `PREFIX` + quoted name + attributes + `>` at `pos`: the name range, the attributes, where the head ends. */
-function gcmlHead(out: ParseOut, pos: number, prefix: string, to: number): { name: [number, number]; attrs: string; end: number; closed: boolean } {
-  const { text } = out;
-  const nameStart = pos + prefix.length;
-  const quote = out.find(['"', '\n', '<'], nameStart, to);
-  if (quote?.marker !== '"') {
-    const nameEnd = quote ? quote.start : to;
-    return { name: trimRange(text, nameStart, nameEnd), attrs: '', end: nameEnd, closed: false };
-  }
-  const gt = out.find(['>', '\n', '<'], quote.end, to);
-  if (gt?.marker !== '>') return { name: [nameStart, quote.start], attrs: '', end: gt ? gt.start : to, closed: false };
-  return { name: [nameStart, quote.start], attrs: text.slice(quote.end, gt.start), end: gt.end, closed: true };
-}
-
 const PARAMS: ParamGrammar = {
   headStart: PARAM_OPEN,
   close: PARAM_CLOSE,
   newlines: false,
   head: (out, pos, to) => {
     if (!out.text.startsWith(PARAM_OPEN, pos)) return undefined;
-    const h = gcmlHead(out, pos, PARAM_OPEN, to);
+    const h = attrHead(out, pos, PARAM_OPEN, to);
     // vLLM reads a parameter without `string="…"` as a string.
     const typed = /string\s*=\s*"(true|false)"/i.exec(h.attrs)?.[1]?.toLowerCase();
     return { key: out.text.slice(...h.name), valueStart: h.closed ? h.end : to, type: typed === 'false' ? 'json' : 'string' };
@@ -244,22 +231,15 @@ const PARAMS: ParamGrammar = {
 const BODY_STOPS = [INVOKE_CLOSE, INVOKE_OPEN, END, BEGIN, ...G35_ENDS];
 
 function invoke(out: ParseOut, start: number, _bodyStart: number, sectioned: boolean): number {
-  const stop = out.find(BODY_STOPS, start + INVOKE_OPEN.length);
-  const h = gcmlHead(out, start, INVOKE_OPEN, stop ? stop.start : out.text.length);
-  return xmlCall(
-    out,
-    {
-      start,
-      nameRange: h.name,
-      nameUnclosed: h.closed ? undefined : '">',
-      bodyStart: h.end,
-      stop,
-      closers: [INVOKE_CLOSE],
-      defects: sectioned ? [] : [`${INVOKE_OPEN}…"> outside ${BEGIN}`],
-    },
-    PARAMS,
-    G35_MARKERS,
-  );
+  return invokeCall(out, start, sectioned, {
+    invokeOpen: INVOKE_OPEN,
+    invokeClose: INVOKE_CLOSE,
+    sectionBegin: BEGIN,
+    bodyStops: BODY_STOPS,
+    markers: G35_MARKERS,
+    params: PARAMS,
+    head: attrHead,
+  });
 }
 
 const SECTION: SectionGrammar = { ends: [END], callBegin: INVOKE_OPEN, breaks: [...G35_ENDS, BEGIN], markers: G35_MARKERS, call: invoke };

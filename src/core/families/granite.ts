@@ -33,7 +33,6 @@ import {
   modelKey,
   parseTurn,
   renderJsonCalls,
-  renderStart,
   scoreText,
   type JsonCallsGrammar,
   type ParseOut,
@@ -41,6 +40,7 @@ import {
   type TurnGrammar,
 } from './shared';
 import { qwen3Coder } from './qwen3-coder/grammar';
+import { renderQwenTurn } from './qwen3/grammar';
 import { jsonObjectCall, renderObjectCall } from './shared/json-object-call';
 import type { ModelFormat } from './shared/format';
 import type { Family } from './types';
@@ -201,23 +201,7 @@ const granite4Format: ModelFormat = {
           [GRANITE_TOKEN, 4],
         ])
       : 0,
-  render: (m, opts) => {
-    const { out, close, hasContent } = renderStart(m, opts, { newlines: true });
-    m.toolCalls.forEach((c, i) => {
-      if (hasContent || i > 0) out.put('\n');
-      out.wrap(
-        'call',
-        () => {
-          out.put(`${CALL_OPEN}\n`);
-          renderObjectCall(out, c, i, 'arguments', close.call(i));
-          if (close.call(i)) out.put(`\n${CALL_CLOSE}`);
-        },
-        i,
-      );
-    });
-    if (close.turn) out.put(EOT, 'end');
-    return out.done();
-  },
+  render: (m, opts) => renderQwenTurn(m, opts, (out, c, i, closed) => renderObjectCall(out, c, i, 'arguments', closed), EOT),
   parse: (text) => parseTurn(G4_GRAMMAR, text),
 };
 

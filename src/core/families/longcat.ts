@@ -28,10 +28,12 @@ import {
   callUnclosed,
   jsonBody,
   jsonMembers,
+  jsonStringMember,
   modelKey,
   parseTurn,
   renderStart,
   scoreText,
+  skipLiteralNewlines,
   skipWs,
   trimRange,
   xmlCall,
@@ -58,15 +60,6 @@ const TOOL_MARKERS = [CALL_OPEN, CALL_CLOSE, KEY_OPEN, KEY_CLOSE, VALUE_OPEN, VA
 /** Closers first, so a cut-short fragment is read as the marker most often cut. */
 const MARKERS = [CALL_CLOSE, VALUE_CLOSE, KEY_CLOSE, THINK.close, EOS, CALL_OPEN, KEY_OPEN, VALUE_OPEN, THINK.open];
 const BODY_STOPS = [CALL_CLOSE, CALL_OPEN, EOS];
-
-/** Whitespace, including the literal `\n` escapes the key/value body can carry between tags (mlx-lm's `(?:\\n|\s)*`). */
-function skipLiteralNewlines(text: string, pos: number, to: number): number {
-  for (;;) {
-    const at = skipWs(text, pos, to);
-    if (!text.startsWith('\\n', at)) return at;
-    pos = at + 2;
-  }
-}
 
 const PARAMS: ParamGrammar = {
   headStart: KEY_OPEN,
@@ -99,15 +92,7 @@ function jsonCall(out: ParseOut, start: number, hit: MarkerHit): number {
   const members = jsonMembers(text, hit.end, body.range[1]);
   const nameMember = members?.find((m) => m.key === 'name' && m.complete);
   const argsMember = members?.find((m) => m.key === 'arguments' || m.key === 'parameters');
-  let name = '';
-  if (nameMember) {
-    try {
-      const v: unknown = JSON.parse(text.slice(...nameMember.valueRange));
-      if (typeof v === 'string') name = v;
-    } catch {
-      // A name that is not a JSON string stays empty; malformed-call below says so.
-    }
-  }
+  const name = jsonStringMember(text, nameMember);
   const argRange = argsMember ? argsMember.valueRange : members ? undefined : body.range;
   let end = body.range[1];
   let closed = false;

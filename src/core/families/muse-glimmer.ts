@@ -38,13 +38,14 @@ import {
   modelKey,
   parseSection,
   present,
+  quotedHead,
+  quotedParams,
   renderParams,
   scoreText,
   skipWs,
   trimRange,
   truncatedAt,
   xmlCall,
-  type ParamGrammar,
   type SectionGrammar,
 } from './shared';
 import type { ModelFormat, RenderOptions } from './shared/format';
@@ -93,26 +94,7 @@ const resolvedName = (name: string): string => {
   return dot > 0 && name.lastIndexOf('.') === dot && name.slice(0, dot) === name.slice(dot + 1) ? name.slice(dot + 1) : name;
 };
 
-/** `PREFIX` + quoted name + `">` at `pos`: the name range and where the head ends. */
-function quotedHead(out: ParseOut, pos: number, prefix: string, to: number): { name: [number, number]; end: number; closed: boolean } {
-  const { text } = out;
-  const nameStart = pos + prefix.length;
-  const close = out.find(['">', '\n', '<'], nameStart, to);
-  if (close?.marker === '">') return { name: [nameStart, close.start], end: close.end, closed: true };
-  const nameEnd = close ? close.start : to;
-  return { name: trimRange(text, nameStart, nameEnd), end: nameEnd, closed: false };
-}
-
-const PARAMS: ParamGrammar = {
-  headStart: PARAM_OPEN,
-  close: PARAM_CLOSE,
-  newlines: false,
-  head: (out, pos, to) => {
-    if (!out.text.startsWith(PARAM_OPEN, pos)) return undefined;
-    const head = quotedHead(out, pos, PARAM_OPEN, to);
-    return { key: out.text.slice(...head.name), valueStart: head.closed ? head.end : to };
-  },
-};
+const PARAMS = quotedParams(PARAM_OPEN, PARAM_CLOSE);
 
 /**
  * The section grammar of one tool message. `recipient` is the header's (undefined for an ATEM block outside any

@@ -13,8 +13,9 @@
  */
 import hermes from './hermes/verdicts';
 import type { EngineVerdict, FamilyVerdicts } from './shared/verdicts';
-import { THINK_CLOSE, THINK_OPEN, ParseOut, firstTruncated, freeText, modelKey, renderStart, skipWs, trimRange } from './shared';
+import { THINK_CLOSE, THINK_OPEN, ParseOut, firstTruncated, freeText, modelKey, skipWs, trimRange } from './shared';
 import { renderObjectCall } from './shared/json-object-call';
+import { renderQwenTurn } from './qwen3/grammar';
 import type { ModelFormat } from './shared/format';
 import type { ParsedNative } from '../model';
 import { CALL_CLOSE, CALL_OPEN, hermesBlock } from './reka';
@@ -99,23 +100,7 @@ const format: ModelFormat = {
   matchesModel: (modelId) => /^trinity(?:-|$)/.test(modelKey(modelId)),
   // Its markup is Qwen3's Hermes form: nothing in the text is Trinity's own, so only the model id names it.
   detectText: () => 0,
-  render: (m, opts) => {
-    const { out, close, hasContent } = renderStart(m, opts, { newlines: true });
-    m.toolCalls.forEach((c, i) => {
-      if (hasContent || i > 0) out.put('\n');
-      out.wrap(
-        'call',
-        () => {
-          out.put(`${CALL_OPEN}\n`);
-          renderObjectCall(out, c, i, 'arguments', close.call(i));
-          if (close.call(i)) out.put(`\n${CALL_CLOSE}`);
-        },
-        i,
-      );
-    });
-    if (close.turn) out.put(IM_END, 'end');
-    return out.done();
-  },
+  render: (m, opts) => renderQwenTurn(m, opts, (out, c, i, closed) => renderObjectCall(out, c, i, 'arguments', closed), IM_END),
   parse,
 };
 

@@ -33,6 +33,7 @@ import {
 } from './shared';
 import type { ModelFormat, RenderOptions } from './shared/format';
 import type { Family } from './types';
+import { renderObjectCall } from './shared/json-object-call';
 
 const MISTRAL_OPEN = '[TOOL_CALLS]';
 const CALL_OPEN = '<tool_call>';
@@ -120,18 +121,7 @@ function render(m: AssistantMessage, opts?: RenderOptions): NativeText {
       out.put('[');
       m.toolCalls.forEach((c, i) => {
         if (i > 0) out.put(', ');
-        out.wrap(
-          'call',
-          () => {
-            const name = JSON.stringify(c.name);
-            out.put('{"name": "');
-            if (name === `"${c.name}"` && c.name) out.put(c.name, 'call-name', i);
-            else out.put(name.slice(1, -1));
-            out.put('", "arguments": ').put(c.arguments, 'arguments', i);
-            if (close.call(i)) out.put('}');
-          },
-          i,
-        );
+        out.wrap('call', () => renderObjectCall(out, c, i, 'arguments', close.call(i)), i);
       });
       if (close.turn) out.put(hasContent ? `]\n${FENCE}` : ']');
     });

@@ -26,6 +26,7 @@ import type { FamilyId } from '../../model';
 import {
   THINK_CLOSE,
   THINK_OPEN,
+  attrHead,
   callUnclosed,
   expectClosers,
   invokeStarters,
@@ -35,7 +36,6 @@ import {
   renderInvokes,
   scoreText,
   skipWs,
-  trimRange,
   xmlCall,
   type InvokeRender,
   type ParamGrammar,
@@ -50,20 +50,6 @@ const EOS = '<｜end▁of▁sentence｜>';
 /** What the canonical spellings write between `<` (or `</`) and the tag name. */
 const CORE = '｜DSML｜';
 const CORE_V41 = '｜DSML｜ ';
-
-/** `PREFIX` + quoted name + attributes + `>` at `pos`: the name range, the attributes, where the head ends. */
-function head(out: ParseOut, pos: number, prefix: string, to: number): { name: [number, number]; attrs: string; end: number; closed: boolean } {
-  const { text } = out;
-  const nameStart = pos + prefix.length;
-  const quote = out.find(['"', '\n', '<'], nameStart, to);
-  if (quote?.marker !== '"') {
-    const nameEnd = quote ? quote.start : to;
-    return { name: trimRange(text, nameStart, nameEnd), attrs: '', end: nameEnd, closed: false };
-  }
-  const gt = out.find(['>', '\n', '<'], quote.end, to);
-  if (gt?.marker !== '>') return { name: [nameStart, quote.start], attrs: '', end: gt ? gt.start : to, closed: false };
-  return { name: [nameStart, quote.start], attrs: text.slice(quote.end, gt.start), end: gt.end, closed: true };
-}
 
 /** One spelling of the DSML markup: the block name and what is written between `<` and each tag name (`core`). */
 interface Spelling {
@@ -124,7 +110,7 @@ function grammarOf(sp: Spelling, markers: readonly string[], variant = false): {
     newlines: false,
     head: (out, pos, to) => {
       if (!out.text.startsWith(sp.paramOpen, pos)) return undefined;
-      const h = head(out, pos, sp.paramOpen, to);
+      const h = attrHead(out, pos, sp.paramOpen, to);
       const typed = /string\s*=\s*"(true|false)"/.exec(h.attrs)?.[1];
       return { key: out.text.slice(...h.name), valueStart: h.closed ? h.end : to, type: typed === 'true' ? 'string' : typed === 'false' ? 'json' : undefined };
     },
@@ -132,7 +118,7 @@ function grammarOf(sp: Spelling, markers: readonly string[], variant = false): {
   const bodyStops = [sp.invokeClose, sp.invokeOpen, sp.end, sp.begin, EOS];
   const call = (out: ParseOut, start: number, _bodyStart: number, sectioned: boolean): number => {
     const stop = out.find(bodyStops, start + sp.invokeOpen.length);
-    const h = head(out, start, sp.invokeOpen, stop ? stop.start : out.text.length);
+    const h = attrHead(out, start, sp.invokeOpen, stop ? stop.start : out.text.length);
     const defects = sectioned || variant ? [] : [`${sp.invokeOpen}…"> outside ${sp.begin}`];
     if (h.closed) {
       const json = jsonObjectBody(out.text, h.end, stop ? stop.start : out.text.length);

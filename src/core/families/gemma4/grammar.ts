@@ -15,7 +15,8 @@
  * `<|tool_response>` right after a call ends the turn (the chat template opens the tool's turn with it).
  */
 import type { AssistantMessage, NativeText } from '../../model';
-import { callUnclosed, modelKey, parseTurn, renderStart, scoreText, skipWs, stringEnd, trimRange, truncatedAt, type MarkerHit, type ParseOut, type TurnGrammar } from '../shared';
+import { modelKey, parseTurn, renderStart, scoreText, skipWs, stringEnd, trimRange, type MarkerHit, type ParseOut, type TurnGrammar } from '../shared';
+import { keyValueArgs, keyValueCall, type KeyValueCallSyntax, type KeyValueRead } from '../shared/key-value-call';
 import type { ModelFormat, RenderOptions } from '../shared/format';
 
 const CALL_OPEN = '<|tool_call>';
@@ -74,31 +75,11 @@ function render(m: AssistantMessage, opts?: RenderOptions): NativeText {
   return out.done();
 }
 
-/** JSON arguments in Gemma's syntax; text that is not a JSON object is written as it is. */
-function gemmaArgs(args: string): string {
-  try {
-    const v: unknown = JSON.parse(args);
-    if (v && typeof v === 'object' && !Array.isArray(v)) return gemmaValue(v);
-  } catch {
-    // Not JSON: raw.
-  }
-  return args;
-}
+/** JSON arguments in Gemma's syntax (bare keys); text that is not a JSON object is written as it is. */
+const gemmaArgs = (args: string): string => keyValueArgs(args, Q, (k) => k);
 
-function gemmaValue(v: unknown): string {
-  if (typeof v === 'string') return `${Q}${v}${Q}`;
-  if (Array.isArray(v)) return `[${v.map(gemmaValue).join(',')}]`;
-  if (v && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${k}:${gemmaValue(x)}`).join(',')}}`;
-  return JSON.stringify(v);
-}
-
-/** A value read from `pos`: `end` is where it stops; `complete` false when the text ran out first; `bad` when off-grammar. */
-interface Read {
-  value?: unknown;
-  end: number;
-  complete: boolean;
-  bad?: boolean;
-}
+/** A value read from `pos` (see `KeyValueRead`). */
+type Read = KeyValueRead;
 
 /** What a read found off the grammar but recovered (a string opened with one quote form and closed with another). */
 type Notes = string[];
@@ -296,71 +277,22 @@ function readValue(text: string, pos: number, to: number, r: Reader, container: 
   }
 }
 
+/** Gemma's call: its closer, what ends a call region, and its value syntax (with the repairs it reads, flagged). */
+const CALL_SYNTAX: KeyValueCallSyntax = {
+  close: CALL_CLOSE,
+  stops: [CALL_CLOSE, CALL_OPEN, END],
+  prefix: PREFIX,
+  read: (out, brace) => {
+    const { text } = out;
+    const reader: Reader = { bound: (p) => out.find([CALL_CLOSE, CALL_OPEN, END], p)?.start ?? text.length, notes: [] };
+    return { ...readValue(text, brace, text.length, reader), notes: reader.notes };
+  },
+};
+
 /** One `<|tool_call>call:NAME{…}<tool_call|>` from `start`. The arguments are read first, so markers inside strings stay text. */
 function call(out: ParseOut, start: number, hit: MarkerHit): number {
   const { text } = out;
-  const index = out.calls.length;
-  const stop = out.find([CALL_CLOSE, CALL_OPEN, END], hit.end);
-  const to = stop ? stop.start : text.length;
-  let pos = skipWs(text, hit.end, to);
-  const defects: string[] = [];
-  if (text.startsWith(PREFIX, pos)) pos += PREFIX.length;
-  else if (!(to === text.length && PREFIX.startsWith(text.slice(pos, to).trim()))) defects.push(`no ${PREFIX} before the name`);
-  const brace = text.indexOf('{', pos);
-  const hasBody = brace >= 0 && brace < to;
-  const nameRange = trimRange(text, pos, hasBody ? brace : to);
-  let args = '';
-  let argRange: [number, number] | undefined;
-  let end: number;
-  let closed = false;
-  let expectedAt: number;
-  const reader: Reader = { bound: (p) => out.find([CALL_CLOSE, CALL_OPEN, END], p)?.start ?? text.length, notes: [] };
-  const read = hasBody ? readValue(text, brace, text.length, reader) : undefined;
-  if (read && read.complete && !read.bad) {
-    args = JSON.stringify(read.value);
-    defects.push(...reader.notes);
-    argRange = [brace, read.end];
-    const after = skipWs(text, read.end);
-    expectedAt = read.end;
-    if (text.startsWith(CALL_CLOSE, after)) {
-      closed = true;
-      end = after + CALL_CLOSE.length;
-    } else {
-      const cut = truncatedAt(text, after, [CALL_CLOSE]);
-      if (cut) out.problem('marker-truncated', `${CALL_CLOSE} is cut short`, cut.start, cut.end, { marker: CALL_CLOSE, callIndex: index });
-      end = cut ? cut.end : read.end;
-      if (!cut && after < text.length) {
-        // Something else follows the arguments: the call ends at the next marker, flagged.
-        defects.push(`no ${CALL_CLOSE} after the arguments`);
-        closed = stop?.marker === CALL_CLOSE;
-        end = closed ? stop!.end : read.end;
-      }
-    }
-  } else if (read && !read.complete) {
-    // Cut off inside the arguments: what arrived, as written.
-    argRange = trimRange(text, brace, text.length);
-    args = text.slice(...argRange);
-    end = argRange[1];
-    expectedAt = end;
-  } else {
-    // No argument body, or one that is not Gemma's syntax: the text up to the next marker, raw.
-    closed = stop?.marker === CALL_CLOSE;
-    const body = hasBody ? trimRange(text, brace, to) : undefined;
-    if (body && body[1] > body[0]) {
-      argRange = body;
-      args = text.slice(...body);
-      if (closed) defects.push('the arguments are not {key:value,…}');
-    } else if (closed) args = '{}';
-    end = closed ? stop!.end : trimRange(text, hit.end, to)[1];
-    expectedAt = end;
-  }
-  end = Math.max(end, hit.end);
-  out.addCall(text.slice(...nameRange), args);
-  out.seg('call', start, end, index);
-  out.seg('call-name', nameRange[0], nameRange[1], index);
-  if (argRange) out.seg('arguments', argRange[0], argRange[1], index);
-  if (!closed) callUnclosed(out, index, start, end, CALL_CLOSE, Math.max(expectedAt, hit.end));
-  else if (defects.length) out.problem('malformed-call', `call ${index}: ${defects.join('; ')}`, start, end, { callIndex: index });
+  const { end, closed } = keyValueCall(out, start, hit, CALL_SYNTAX);
   // The chat template follows a call with `<|tool_response>` (the turn the tool's result goes in), and the model may
   // write it before stopping: it ends the model's turn (Ollama `TestGemma4Parser_IgnoresToolResponseBoundaryAfterToolCall`).
   const response = skipWs(text, end);

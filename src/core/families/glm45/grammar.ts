@@ -32,6 +32,7 @@ import {
   parseTurn,
   present,
   scoreText,
+  skipLiteralNewlines,
   skipWs,
   trimRange,
   xmlCall,
@@ -80,15 +81,6 @@ const PARAMS: ParamGrammar = {
     return { key, valueStart: at };
   },
 };
-
-/** Whitespace, including the literal `\n` escapes some GLM outputs carry between markers. */
-function skipLiteralNewlines(text: string, pos: number, to: number): number {
-  for (;;) {
-    const at = skipWs(text, pos, to);
-    if (!text.startsWith('\\n', at)) return at;
-    pos = at + 2;
-  }
-}
 
 /** How a GLM-style family departs from the shared grammar. */
 export interface GlmDialect {

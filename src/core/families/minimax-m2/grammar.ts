@@ -12,15 +12,14 @@
 import {
   THINK_CLOSE,
   THINK_OPEN,
+  invokeCall,
   invokeGrammar,
   modelKey,
+  quotedParams,
   parseTurn,
   renderInvokes,
   scoreText,
-  trimRange,
-  xmlCall,
   type InvokeRender,
-  type ParamGrammar,
   type ParseOut,
 } from '../shared';
 import type { ModelFormat } from '../shared/format';
@@ -37,26 +36,7 @@ const TOOL_MARKERS = [SECTION_BEGIN, SECTION_END, INVOKE_OPEN, INVOKE_CLOSE, PAR
 const MARKERS = [SECTION_END, INVOKE_CLOSE, PARAM_CLOSE, THINK_CLOSE, END, SECTION_BEGIN, INVOKE_OPEN, PARAM_OPEN, THINK_OPEN, ']~b]', ']~!b['];
 const BODY_STOPS = [INVOKE_CLOSE, INVOKE_OPEN, SECTION_END, SECTION_BEGIN, END];
 
-/** `PREFIX` + quoted name + `">` at `pos`: the name range and where the head ends. */
-function quotedHead(out: ParseOut, pos: number, prefix: string, to: number): { name: [number, number]; end: number; closed: boolean } {
-  const { text } = out;
-  const nameStart = pos + prefix.length;
-  const close = out.find(['">', '\n', '<'], nameStart, to);
-  if (close?.marker === '">') return { name: [nameStart, close.start], end: close.end, closed: true };
-  const nameEnd = close ? close.start : to;
-  return { name: trimRange(text, nameStart, nameEnd), end: nameEnd, closed: false };
-}
-
-const PARAMS: ParamGrammar = {
-  headStart: PARAM_OPEN,
-  close: PARAM_CLOSE,
-  newlines: false,
-  head: (out, pos, to) => {
-    if (!out.text.startsWith(PARAM_OPEN, pos)) return undefined;
-    const head = quotedHead(out, pos, PARAM_OPEN, to);
-    return { key: out.text.slice(...head.name), valueStart: head.closed ? head.end : to };
-  },
-};
+const PARAMS = quotedParams(PARAM_OPEN, PARAM_CLOSE);
 
 const DIALECT = { sectionBegin: SECTION_BEGIN, sectionEnd: SECTION_END, invokeOpen: INVOKE_OPEN, invokeClose: INVOKE_CLOSE };
 const GRAMMAR = invokeGrammar('minimax-m2', DIALECT, END, MARKERS, TOOL_MARKERS, call);
@@ -82,21 +62,5 @@ export const minimaxM2: ModelFormat = {
 
 /** One `<invoke name="…">` from `start`; `sectioned` is false when no `<minimax:tool_call>` opened. */
 function call(out: ParseOut, start: number, _bodyStart: number, sectioned: boolean): number {
-  const { text } = out;
-  const stop = out.find(BODY_STOPS, start + INVOKE_OPEN.length);
-  const head = quotedHead(out, start, INVOKE_OPEN, stop ? stop.start : text.length);
-  return xmlCall(
-    out,
-    {
-      start,
-      nameRange: head.name,
-      nameUnclosed: head.closed ? undefined : '">',
-      bodyStart: head.end,
-      stop,
-      closers: [INVOKE_CLOSE],
-      defects: sectioned ? [] : [`${INVOKE_OPEN}…"> outside ${SECTION_BEGIN}`],
-    },
-    PARAMS,
-    MARKERS,
-  );
+  return invokeCall(out, start, sectioned, { ...DIALECT, bodyStops: BODY_STOPS, markers: MARKERS, params: PARAMS });
 }

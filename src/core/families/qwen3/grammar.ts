@@ -17,6 +17,7 @@ import {
   callUnclosed,
   jsonBody,
   jsonMembers,
+  jsonStringMember,
   modelKey,
   parseTurn,
   withPlaceholders,
@@ -94,14 +95,15 @@ export const qwen3: ModelFormat = {
 };
 
 /**
- * A turn as the Qwen chat template writes it (shared with qwen3-coder): each call in its own
- * `<tool_call>\n…\n</tool_call>` block on a new line, then `<|im_end|>`. `body` writes what is inside the
+ * A turn as the Qwen chat template writes it (shared with qwen3-coder, Granite 4 and Trinity): each call in its own
+ * `<tool_call>\n…\n</tool_call>` block on a new line, then `end` (`<|im_end|>`). `body` writes what is inside the
  * block, with its own closing markup only when `closed`.
  */
 export function renderQwenTurn(
   m: AssistantMessage,
   opts: RenderOptions | undefined,
   body: (out: RenderOut, c: ToolCall, index: number, closed: boolean) => void,
+  end = IM_END,
 ): NativeText {
   const { out, close, hasContent } = renderStart(m, opts, { newlines: true });
   m.toolCalls.forEach((c, i) => {
@@ -116,7 +118,7 @@ export function renderQwenTurn(
       i,
     );
   });
-  if (close.turn) out.put(IM_END, 'end');
+  if (close.turn) out.put(end, 'end');
   return out.done();
 }
 
@@ -127,15 +129,7 @@ function call(out: ParseOut, start: number, hit: MarkerHit): number {
   const members = jsonMembers(text, hit.end, body.range[1]);
   const nameMember = members?.find((m) => m.key === 'name' && m.complete);
   const argsMember = members?.find((m) => m.key === 'arguments' || m.key === 'parameters');
-  let name = '';
-  if (nameMember) {
-    try {
-      const v: unknown = JSON.parse(text.slice(...nameMember.valueRange));
-      if (typeof v === 'string') name = v;
-    } catch {
-      // A name that is not a JSON string stays empty; malformed-call below says so.
-    }
-  }
+  const name = jsonStringMember(text, nameMember);
   const argRange = argsMember ? argsMember.valueRange : members ? undefined : body.range;
   let end = body.range[1];
   let closed = false;

@@ -8,7 +8,8 @@ import type { AssistantMessage, FamilyId, NativeText } from '../../model';
 import type { RenderOptions } from './format';
 import type { ParseOut } from './build';
 import { parseSection, renderStart, type SectionGrammar, type Starter, type ThinkTags, type TurnGrammar } from './turn';
-import { renderParams } from './xml-args';
+import { trimRange } from './text';
+import { renderParams, xmlCall, type ParamGrammar } from './xml-args';
 
 export interface InvokeMarkers {
   sectionBegin: string;
@@ -75,4 +76,76 @@ export function renderInvokes(d: InvokeRender, m: AssistantMessage, opts?: Rende
   }
   if (close.turn) out.put(d.end, 'end');
   return out.done();
+}
+
+/** `PREFIX` + quoted name + `">` at `pos`: the name range and where the head ends. */
+export function quotedHead(out: ParseOut, pos: number, prefix: string, to: number): { name: [number, number]; end: number; closed: boolean } {
+  const { text } = out;
+  const nameStart = pos + prefix.length;
+  const close = out.find(['">', '\n', '<'], nameStart, to);
+  if (close?.marker === '">') return { name: [nameStart, close.start], end: close.end, closed: true };
+  const nameEnd = close ? close.start : to;
+  return { name: trimRange(text, nameStart, nameEnd), end: nameEnd, closed: false };
+}
+
+/** `PREFIX` + quoted name + attributes + `>` at `pos`: the name range, the attributes, where the head ends. */
+export function attrHead(out: ParseOut, pos: number, prefix: string, to: number): { name: [number, number]; attrs: string; end: number; closed: boolean } {
+  const { text } = out;
+  const nameStart = pos + prefix.length;
+  const quote = out.find(['"', '\n', '<'], nameStart, to);
+  if (quote?.marker !== '"') {
+    const nameEnd = quote ? quote.start : to;
+    return { name: trimRange(text, nameStart, nameEnd), attrs: '', end: nameEnd, closed: false };
+  }
+  const gt = out.find(['>', '\n', '<'], quote.end, to);
+  if (gt?.marker !== '>') return { name: [nameStart, quote.start], attrs: '', end: gt ? gt.start : to, closed: false };
+  return { name: [nameStart, quote.start], attrs: text.slice(quote.end, gt.start), end: gt.end, closed: true };
+}
+
+/** Parameters written `OPEN KEY">VALUE CLOSE` (`<parameter name="KEY">VALUE</parameter>`), the value as written. */
+export function quotedParams(open: string, close: string): ParamGrammar {
+  return {
+    headStart: open,
+    close,
+    newlines: false,
+    head: (out, pos, to) => {
+      if (!out.text.startsWith(open, pos)) return undefined;
+      const head = quotedHead(out, pos, open, to);
+      return { key: out.text.slice(...head.name), valueStart: head.closed ? head.end : to };
+    },
+  };
+}
+
+/** How one `<invoke name="…">` element of a dialect is read. */
+export interface InvokeCall {
+  invokeOpen: string;
+  invokeClose: string;
+  /** The section's opener, named when an invoke stands outside one. */
+  sectionBegin: string;
+  /** The markers that end an invoke's body when its close is missing. */
+  bodyStops: readonly string[];
+  markers: readonly string[];
+  params: ParamGrammar;
+  /** The invoke's head (default `quotedHead`: the name in quotes, then `">`). */
+  head?: (out: ParseOut, pos: number, prefix: string, to: number) => { name: [number, number]; end: number; closed: boolean };
+}
+
+/** One `<invoke name="…">` from `start`; `sectioned` is false when no section opened. */
+export function invokeCall(out: ParseOut, start: number, sectioned: boolean, d: InvokeCall): number {
+  const stop = out.find(d.bodyStops, start + d.invokeOpen.length);
+  const head = (d.head ?? quotedHead)(out, start, d.invokeOpen, stop ? stop.start : out.text.length);
+  return xmlCall(
+    out,
+    {
+      start,
+      nameRange: head.name,
+      nameUnclosed: head.closed ? undefined : '">',
+      bodyStart: head.end,
+      stop,
+      closers: [d.invokeClose],
+      defects: sectioned ? [] : [`${d.invokeOpen}…"> outside ${d.sectionBegin}`],
+    },
+    d.params,
+    d.markers,
+  );
 }

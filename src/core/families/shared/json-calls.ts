@@ -11,8 +11,9 @@
 import type { AssistantMessage, FamilyId, NativeText, ParsedNative } from '../../model';
 import type { ModelFormat, RenderOptions } from './format';
 import type { ParseOut } from './build';
-import { endsInMarker, jsonMembers, jsonValueEnd, scoreText, skipWs, trimRange, truncatedAt, type MarkerHit } from './text';
+import { endsInMarker, jsonMembers, jsonStringMember, jsonValueEnd, scoreText, skipWs, trimRange, truncatedAt, type MarkerHit } from './text';
 import { callUnclosed, parseTurn, renderStart, type PatternStarter, type ThinkTags, type TurnGrammar } from './turn';
+import { renderObjectCall } from './json-object-call';
 
 export interface JsonCallsGrammar {
   family: FamilyId;
@@ -209,15 +210,7 @@ function readCall(out: ParseOut, g: JsonCallsGrammar, from: number, to: number, 
   const members = jsonMembers(text, from, to) ?? [];
   const nameMember = members.find((m) => m.key === (g.nameKey ?? 'name') && m.complete);
   const argsMember = members.find((m) => m.key !== undefined && g.argKeys.includes(m.key));
-  let name = '';
-  if (nameMember) {
-    try {
-      const v: unknown = JSON.parse(text.slice(...nameMember.valueRange));
-      if (typeof v === 'string') name = v;
-    } catch {
-      // A name that is not a JSON string stays empty; malformed-call below says so.
-    }
-  }
+  const name = jsonStringMember(text, nameMember);
   const end = complete ? to : trimRange(text, from, to)[1];
   // A call object without arguments is a call with none (`{"name": "now"}`).
   const args = argsMember ? text.slice(...argsMember.valueRange) : complete ? '{}' : '';
@@ -241,18 +234,7 @@ export function renderJsonCalls(g: JsonCallsGrammar, m: AssistantMessage, opts?:
       if (g.list === 'array') out.put('[');
       m.toolCalls.forEach((c, i) => {
         if (i > 0) out.put(g.list === 'array' ? ', ' : ';');
-        out.wrap(
-          'call',
-          () => {
-            const name = JSON.stringify(c.name);
-            out.put('{"name": "');
-            if (name === `"${c.name}"` && c.name) out.put(c.name, 'call-name', i);
-            else out.put(name.slice(1, -1));
-            out.put(`", "${g.argKeys[0]}": `).put(c.arguments, 'arguments', i);
-            if (close.call(i)) out.put('}');
-          },
-          i,
-        );
+        out.wrap('call', () => renderObjectCall(out, c, i, g.argKeys[0], close.call(i)), i);
       });
       if (close.turn) {
         if (g.list === 'array') out.put(']');

@@ -597,6 +597,30 @@ export function modelKey(modelId: string): string {
 }
 
 
+/**
+ * Whitespace from `pos`, including the literal `\n` escapes (backslash, n) some outputs carry between the markers of
+ * a key/value body (GLM, LongCat; mlx-lm reads them as `(?:\\n|\s)*`).
+ */
+export function skipLiteralNewlines(text: string, pos: number, to: number): number {
+  for (;;) {
+    const at = skipWs(text, pos, to);
+    if (!text.startsWith('\\n', at)) return at;
+    pos = at + 2;
+  }
+}
+
+/** The string a JSON member holds (a call's `"name"`); empty when there is no member or its value is not a JSON string. */
+export function jsonStringMember(text: string, member: JsonMember | undefined): string {
+  if (!member) return '';
+  try {
+    const v: unknown = JSON.parse(text.slice(...member.valueRange));
+    return typeof v === 'string' ? v : '';
+  } catch {
+    // Not a JSON string: empty, and the call's checks say so.
+    return '';
+  }
+}
+
 /** One member of a JSON object: key (decoded when its string is complete) and the raw value range. */
 export interface JsonMember {
   key?: string;

@@ -13,7 +13,7 @@
  * turn is a stop token. Arguments are canonical compact JSON; with the request's tools they are typed by the schema.
  */
 import type { AssistantMessage, NativeText } from '../../model';
-import { invokeGrammar, modelKey, parseTurn, renderParams, renderStart, scoreText, trimRange, xmlCall, type ParamGrammar, type ParseOut } from '../shared';
+import { invokeGrammar, modelKey, parseTurn, quotedHead, quotedParams, renderParams, renderStart, scoreText, xmlCall, type ParseOut } from '../shared';
 import type { ModelFormat, RenderOptions } from '../shared/format';
 
 const SECTION_BEGIN = '<｜tool_calls_begin｜>';
@@ -33,23 +33,7 @@ const TOOL_MARKERS = [SECTION_BEGIN, SECTION_END, CALL_BEGIN, CALL_END, SEP, INV
 const MARKERS = [...TOOL_MARKERS, '<think>', '</think>', EOT, BOT];
 const BODY_STOPS = [INVOKE_CLOSE, CALL_END, CALL_BEGIN, SECTION_END, SECTION_BEGIN, EOT];
 
-function quotedHead(out: ParseOut, nameStart: number, to: number): { name: [number, number]; end: number; closed: boolean } {
-  const close = out.find(['">', '\n', '<'], nameStart, to);
-  if (close?.marker === '">') return { name: [nameStart, close.start], end: close.end, closed: true };
-  const nameEnd = close ? close.start : to;
-  return { name: trimRange(out.text, nameStart, nameEnd), end: nameEnd, closed: false };
-}
-
-const PARAMS: ParamGrammar = {
-  headStart: PARAM_OPEN,
-  close: PARAM_CLOSE,
-  newlines: false,
-  head: (out, pos, to) => {
-    if (!out.text.startsWith(PARAM_OPEN, pos)) return undefined;
-    const head = quotedHead(out, pos + PARAM_OPEN.length, to);
-    return { key: out.text.slice(...head.name), valueStart: head.closed ? head.end : to };
-  },
-};
+const PARAMS = quotedParams(PARAM_OPEN, PARAM_CLOSE);
 
 /** A call begins at <｜tool_call_begin｜>: the section grammar of the invoke dialects with that as the call's start. */
 const GRAMMAR = invokeGrammar('step3', { sectionBegin: SECTION_BEGIN, sectionEnd: SECTION_END, invokeOpen: CALL_BEGIN, invokeClose: CALL_END }, EOT, MARKERS, TOOL_MARKERS, call);
@@ -102,6 +86,6 @@ function call(out: ParseOut, start: number, bodyStart: number, sectioned: boolea
   const hasHead = text.startsWith(HEAD, bodyStart);
   if (!hasHead && text.length - bodyStart >= HEAD.length) defects.push(`no ${HEAD}`);
   const nameStart = hasHead ? bodyStart + HEAD.length : Math.min(to, bodyStart + HEAD.length);
-  const head = hasHead ? quotedHead(out, nameStart, to) : { name: [nameStart, nameStart] as [number, number], end: nameStart, closed: false };
+  const head = hasHead ? quotedHead(out, nameStart, '', to) : { name: [nameStart, nameStart] as [number, number], end: nameStart, closed: false };
   return xmlCall(out, { start, nameRange: head.name, nameUnclosed: head.closed ? undefined : '">', bodyStart: head.end, stop, closers: [INVOKE_CLOSE, CALL_END], defects }, PARAMS, MARKERS);
 }

@@ -6,14 +6,30 @@ import { OpenRouterClient } from '../src/core/upstream/openrouter';
 import { runRequest } from '../src/core/upstream/run';
 import { startOpenRouterEmulator, type Personality, type ProviderSpec } from '../test/fixtures/openrouter-emulator';
 
-const PERSONALITIES: Personality[] = ['correct', 'correct', 'leak-content', 'truncated-args', 'reasoning-markup', 'bad-id', 'schema-violation', 'html-injection', 'correct', 'correct'];
+const PERSONALITIES: Personality[] = [
+  'correct',
+  'correct',
+  'leak-content',
+  'truncated-args',
+  'reasoning-markup',
+  'bad-id',
+  'schema-violation',
+  'html-injection',
+  'correct',
+  'correct',
+];
 const SLUGS = ['fireworks', 'novita', 'chutes', 'together', 'baseten', 'parasail', 'groq', 'deepinfra', 'gmicloud', 'atlas-cloud'];
 
 const REQUEST = {
   model: 'moonshotai/kimi-k2-0905',
   stream: true,
   messages: [{ role: 'user', content: 'Read the README and summarise it.' }],
-  tools: [{ type: 'function', function: { name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } }],
+  tools: [
+    {
+      type: 'function',
+      function: { name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
+    },
+  ],
 };
 
 export default async () => {

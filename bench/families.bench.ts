@@ -27,7 +27,11 @@ const WORDS = 'The user wants the file read before editing, so I will open src/a
 export function familyInput(id: FamilyId, size: number): string {
   const f = getFormat(id);
   const content = WORDS.repeat(Math.ceil(size / WORDS.length));
-  const calls = Array.from({ length: CALLS }, (_, i) => ({ index: i, name: 'read_file', arguments: JSON.stringify({ path: `src/file${i}.ts`, offset: i, limit: 40 }) }));
+  const calls = Array.from({ length: CALLS }, (_, i) => ({
+    index: i,
+    name: 'read_file',
+    arguments: JSON.stringify({ path: `src/file${i}.ts`, offset: i, limit: 40 }),
+  }));
   const m: AssistantMessage = { content, toolCalls: calls };
   const r = f.render(m);
   const last = r.segments.filter((s) => s.kind === 'call').at(-1)!;
@@ -43,11 +47,19 @@ interface Run {
 
 function run(args: string[]): Run {
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, ['-e', `${PRELOAD};${args[0] === '-e' ? args[1] : `process.argv.splice(1,0,${JSON.stringify(join(ROOT, 'bin/tokenscope.js'))});require(${JSON.stringify(join(ROOT, 'bin/tokenscope.js'))})`}`, ...(args[0] === '-e' ? args.slice(2) : args)], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'pipe'],
-    maxBuffer: 1 << 26,
-  });
+  const r = spawnSync(
+    process.execPath,
+    [
+      '-e',
+      `${PRELOAD};${args[0] === '-e' ? args[1] : `process.argv.splice(1,0,${JSON.stringify(join(ROOT, 'bin/tokenscope.js'))});require(${JSON.stringify(join(ROOT, 'bin/tokenscope.js'))})`}`,
+      ...(args[0] === '-e' ? args.slice(2) : args),
+    ],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      maxBuffer: 1 << 26,
+    },
+  );
   const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
   const m = /bench-usage (\d+) (\d+)/.exec(r.stderr.toString());
   if (!m) throw new Error(`no usage line: ${r.stderr.toString().slice(0, 400)}`);
@@ -61,7 +73,10 @@ function median(runs: Run[], k: keyof Run): number {
 
 export default async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tokenscope-bench-families-'));
-  const out: Record<string, { bytes: number; wallMBps: number; cpuMBps: number; rssX: number; ratioToBaseline: number; meetsGoal: boolean }> = {};
+  const out: Record<
+    string,
+    { bytes: number; wallMBps: number; cpuMBps: number; rssX: number; ratioToBaseline: number; meetsGoal: boolean }
+  > = {};
   let baseline: { wallMBps: number; rssX: number } | undefined;
   try {
     for (const f of families) {
@@ -71,12 +86,17 @@ export default async () => {
       const bytes = Buffer.byteLength(text);
       if (!baseline) {
         const b = Array.from({ length: RUNS }, () =>
-          run(['-e', `const s=require('node:fs').readFileSync(process.argv[1],'utf8');process.stdout.write(JSON.stringify({content:s}))`, file]),
+          run([
+            '-e',
+            `const s=require('node:fs').readFileSync(process.argv[1],'utf8');process.stdout.write(JSON.stringify({content:s}))`,
+            file,
+          ]),
         );
         baseline = { wallMBps: mbPerS(bytes, median(b, 'wallMs')), rssX: Math.round(((median(b, 'rssKb') * 1024) / bytes) * 10) / 10 };
       }
       const runs = Array.from({ length: RUNS }, () => run(['lint', '--json', '--family', f.id, file]));
-      if (runs.some((r) => r.exit !== 1)) throw new Error(`${f.id}: lint did not flag the cut call (exit ${runs.map((r) => r.exit).join(',')})`);
+      if (runs.some((r) => r.exit !== 1))
+        throw new Error(`${f.id}: lint did not flag the cut call (exit ${runs.map((r) => r.exit).join(',')})`);
       const wallMBps = mbPerS(bytes, median(runs, 'wallMs'));
       const rssX = Math.round(((median(runs, 'rssKb') * 1024) / bytes) * 10) / 10;
       out[f.id] = {
@@ -91,8 +111,12 @@ export default async () => {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  const rates = Object.values(out).map((f) => f.wallMBps).sort((x, y) => x - y);
-  const mem = Object.values(out).map((f) => f.rssX).sort((x, y) => x - y);
+  const rates = Object.values(out)
+    .map((f) => f.wallMBps)
+    .sort((x, y) => x - y);
+  const mem = Object.values(out)
+    .map((f) => f.rssX)
+    .sort((x, y) => x - y);
   return {
     goal: { MBps: GOAL_MB_S, rssX: GOAL_RSS_X },
     bytes: SIZE,

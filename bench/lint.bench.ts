@@ -14,12 +14,21 @@ const SIZE = 1_000_000;
 
 const WORDS = 'The user wants the file read before editing so I will open src/app.ts and check the handler first. '.split(/(?<= )/);
 /** K2 Thinking calling a tool inside its reasoning, cut at the section end (anomalyco/opencode#8851). */
-const REASONING_LEAK = ' <|tool_calls_section_begin|> <|tool_call_begin|> functions.bash:0 <|tool_call_argument_begin|> {"command":"ls"} <|tool_call_end|> <|tool_calls_section_end|';
+const REASONING_LEAK =
+  ' <|tool_calls_section_begin|> <|tool_call_begin|> functions.bash:0 <|tool_call_argument_begin|> {"command":"ls"} <|tool_call_end|> <|tool_calls_section_end|';
 /** A whole call returned as content, never closed (anomalyco/opencode#1021). */
-const CONTENT_LEAK = '<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"filePath":"src/app.ts"}<|tool_call_end|>';
+const CONTENT_LEAK =
+  '<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"filePath":"src/app.ts"}<|tool_call_end|>';
 
 function chunk(delta: object, finish: string | null = null): string {
-  const data = { id: 'gen-1777319903-e8Q7Du7mmUgiYBDzoHE6', object: 'chat.completion.chunk', created: 1777319903, model: MODEL, provider: 'Chutes', choices: [{ index: 0, delta, finish_reason: finish, native_finish_reason: finish }] };
+  const data = {
+    id: 'gen-1777319903-e8Q7Du7mmUgiYBDzoHE6',
+    object: 'chat.completion.chunk',
+    created: 1777319903,
+    model: MODEL,
+    provider: 'Chutes',
+    choices: [{ index: 0, delta, finish_reason: finish, native_finish_reason: finish }],
+  };
   return `data: ${JSON.stringify(data)}\n\n`;
 }
 
@@ -99,7 +108,10 @@ export default async () => {
 
   const raw = Buffer.from(`<think>Plan.${REASONING_LEAK}</think>${prose(SIZE)}${CONTENT_LEAK}`);
   const rawParsed = parseResponseBody(raw);
-  expectFlagged(analyze({ response: rawParsed, model: MODEL }).findings.map((f) => f.rule), RAW_RULES);
+  expectFlagged(
+    analyze({ response: rawParsed, model: MODEL }).findings.map((f) => f.rule),
+    RAW_RULES,
+  );
   const rawJson = Buffer.from(JSON.stringify(utf8.decode(raw)));
 
   return {

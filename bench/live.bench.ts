@@ -73,7 +73,7 @@ export default async function bench() {
   let lineWaiter: (() => void) | undefined;
   up.stdout.on('data', (d) => {
     buf += d;
-    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) (lines.push(buf.slice(0, i)), (buf = buf.slice(i + 1)));
+    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) lines.push(buf.slice(0, i)), (buf = buf.slice(i + 1));
     lineWaiter?.();
   });
   const line = async (k: number) => {
@@ -194,8 +194,13 @@ export default async function bench() {
       streamMs: wallMs,
       tokensShown: lags.length,
       lagMs: { p50: round(pct(lags, 50)), p95: round(pct(lags, 95)), max: round(Math.max(...lags)) },
-      lastQuarterLagMs: { p50: round(pct(lags.slice(-Math.floor(lags.length / 4)), 50)), p95: round(pct(lags.slice(-Math.floor(lags.length / 4)), 95)) },
-      stepMs: Object.fromEntries(Object.entries(timing).map(([k, v]) => [k, { p50: round(pct(v, 50), 2), p95: round(pct(v, 95), 2), count: v.length }])),
+      lastQuarterLagMs: {
+        p50: round(pct(lags.slice(-Math.floor(lags.length / 4)), 50)),
+        p95: round(pct(lags.slice(-Math.floor(lags.length / 4)), 95)),
+      },
+      stepMs: Object.fromEntries(
+        Object.entries(timing).map(([k, v]) => [k, { p50: round(pct(v, 50), 2), p95: round(pct(v, 95), 2), count: v.length }]),
+      ),
       messages: { posted: posts, megabytes: round(postBytes / 1e6, 1) },
       finishedInPlace: finishedView,
       goalMs: 100,

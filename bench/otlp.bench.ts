@@ -47,8 +47,18 @@ export default async function bench() {
     return {
       chunks: CHUNKS,
       runs: RUNS,
-      perChunkLatency: { exportOffMsP50: round(median(lat.off)), exportOnMsP50: round(median(lat.on)), addedMsP50: round(added), runToRunSpreadMs: round(noise), met: added <= Math.max(0.02, noise) },
-      wallTime: { exportOffMs: round(median(wall.off), 1), exportOnMs: round(median(wall.on), 1), ratio: round(median(wall.on) / median(wall.off)) },
+      perChunkLatency: {
+        exportOffMsP50: round(median(lat.off)),
+        exportOnMsP50: round(median(lat.on)),
+        addedMsP50: round(added),
+        runToRunSpreadMs: round(noise),
+        met: added <= Math.max(0.02, noise),
+      },
+      wallTime: {
+        exportOffMs: round(median(wall.off), 1),
+        exportOnMs: round(median(wall.on), 1),
+        ratio: round(median(wall.on) / median(wall.off)),
+      },
       spans: { exchanges: counts.on, received: rx.spans.length },
     };
   } finally {

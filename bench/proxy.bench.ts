@@ -93,7 +93,10 @@ export async function startUpstream() {
     burst();
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+  };
 }
 
 /**
@@ -107,7 +110,13 @@ function explained(req: ReturnType<typeof request>, reject: (e: Error) => void):
     how = s.freedAt === undefined ? 'a new connection' : `a kept-alive connection idle for ${Math.round(performance.now() - s.freedAt)} ms`;
     if (s.listenerCount('free') < 2) s.on('free', () => (s.freedAt = performance.now()));
   });
-  req.once('error', (e) => reject(new Error(`${e.message} (${req.method} ${req.host}:${(req as unknown as { socket?: { remotePort?: number } }).socket?.remotePort ?? ''}${req.path}, on ${how})`)));
+  req.once('error', (e) =>
+    reject(
+      new Error(
+        `${e.message} (${req.method} ${req.host}:${(req as unknown as { socket?: { remotePort?: number } }).socket?.remotePort ?? ''}${req.path}, on ${how})`,
+      ),
+    ),
+  );
 }
 
 /** Idle kept-alive connections are closed by the client after this long (the servers here keep them 65 s). */
@@ -120,23 +129,27 @@ export function fetchStream(url: string, agent: Agent, body?: string): Promise<{
     let ttfb = -1;
     let buf = '';
     const latencies: number[] = [];
-    const req = request(url, { agent, method: body === undefined ? 'GET' : 'POST', headers: body === undefined ? {} : { 'content-type': 'application/json' } }, (res) => {
-      res.setEncoding('utf8');
-      res.on('data', (s: string) => {
-        const now = performance.now();
-        if (ttfb < 0) ttfb = now - start;
-        buf += s;
-        let cut: number;
-        while ((cut = buf.indexOf('\n\n')) >= 0) {
-          const ev = buf.slice(0, cut);
-          buf = buf.slice(cut + 2);
-          const m = /^data: \{"t":([\d.]+)/.exec(ev);
-          if (m) latencies.push(now - Number(m[1]));
-        }
-      });
-      res.once('end', () => resolve({ wallMs: performance.now() - start, ttfbMs: ttfb, latencies }));
-      res.once('error', reject);
-    });
+    const req = request(
+      url,
+      { agent, method: body === undefined ? 'GET' : 'POST', headers: body === undefined ? {} : { 'content-type': 'application/json' } },
+      (res) => {
+        res.setEncoding('utf8');
+        res.on('data', (s: string) => {
+          const now = performance.now();
+          if (ttfb < 0) ttfb = now - start;
+          buf += s;
+          let cut: number;
+          while ((cut = buf.indexOf('\n\n')) >= 0) {
+            const ev = buf.slice(0, cut);
+            buf = buf.slice(cut + 2);
+            const m = /^data: \{"t":([\d.]+)/.exec(ev);
+            if (m) latencies.push(now - Number(m[1]));
+          }
+        });
+        res.once('end', () => resolve({ wallMs: performance.now() - start, ttfbMs: ttfb, latencies }));
+        res.once('error', reject);
+      },
+    );
     explained(req, reject);
     req.end(body);
   });
@@ -146,11 +159,15 @@ export function fetchStream(url: string, agent: Agent, body?: string): Promise<{
 export function postLarge(url: string, mb: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const start = performance.now();
-    const req = request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': String(mb * 1024 * 1024) } }, (res) => {
-      res.resume();
-      res.once('end', () => resolve(performance.now() - start));
-      res.once('error', reject);
-    });
+    const req = request(
+      url,
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': String(mb * 1024 * 1024) } },
+      (res) => {
+        res.resume();
+        res.once('end', () => resolve(performance.now() - start));
+        res.once('error', reject);
+      },
+    );
     req.once('error', reject);
     const chunk = Buffer.alloc(1024 * 1024, 'a');
     let sent = 0;
@@ -231,7 +248,12 @@ server.listen(0, '127.0.0.1', () => console.log('bare on http://127.0.0.1:' + se
   const url = await new Promise<string>((resolve) => child.stdout!.on('data', (d) => resolve(/http:\/\/\S+/.exec(String(d))![0])));
   let exited: string | undefined;
   child.once('exit', (code, signal) => (exited = `bare pass-through exited (${signal ?? code})`));
-  return { url, pid: child.pid!, exited: () => exited, stop: () => new Promise((r) => (exited ? r(undefined) : (child.once('exit', r), child.kill('SIGTERM')))) };
+  return {
+    url,
+    pid: child.pid!,
+    exited: () => exited,
+    stop: () => new Promise((r) => (exited ? r(undefined) : (child.once('exit', r), child.kill('SIGTERM')))),
+  };
 }
 
 /** `tokenscope serve` in a child process: the built binary (`npm run bench` builds first), else the sources through tsx. */
@@ -240,7 +262,13 @@ export async function startServe(upstream: string, dataDir: string, extraArgs: s
   const root = resolve(process.env.BENCH_PROXY_SERVE ?? resolve(__dirname, '..'));
   const args = ['serve', '--port', '0', '--data-dir', dataDir, '--upstream', upstream, ...extraArgs];
   // BENCH_PROXY_PROF=DIR writes a CPU profile of the proxy process there (`--cpu-prof`), for a look at the forwarding path.
-  const prof = process.env.BENCH_PROXY_PROF ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_PROXY_PROF)}`, `--cpu-prof-interval=${process.env.BENCH_PROXY_PROF_US ?? 200}`] : [];
+  const prof = process.env.BENCH_PROXY_PROF
+    ? [
+        '--cpu-prof',
+        `--cpu-prof-dir=${resolve(process.env.BENCH_PROXY_PROF)}`,
+        `--cpu-prof-interval=${process.env.BENCH_PROXY_PROF_US ?? 200}`,
+      ]
+    : [];
   const argv = existsSync(join(root, 'dist', 'cli.js'))
     ? [...prof, join(root, 'bin', 'tokenscope.js'), ...args]
     : [...prof, '--import', 'tsx', '--eval', `require('./src/cli/main').main(${JSON.stringify(args)}).then((c) => process.exit(c))`];
@@ -263,7 +291,8 @@ export async function startServe(upstream: string, dataDir: string, extraArgs: s
   });
   /** Exchange lines printed so far (one per finished, analysed exchange). */
   const finished = () => (out.match(/^\d\d:\d\d:\d\d {2}\S+ {2}/gm) ?? []).length;
-  const status = (field: 'VmHWM' | 'VmRSS') => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
+  const status = (field: 'VmHWM' | 'VmRSS') =>
+    Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
   const stop = async () => {
     child.kill('SIGTERM');
     if (child.exitCode === null) await new Promise((r) => child.once('exit', r));
@@ -306,7 +335,14 @@ export default async function bench() {
     say('paced and unpaced streams');
     // Paced: direct, the bare pass-through and Tokenscope, in an order that rotates per run (each event's latency is
     // taken against its send time, so the bare figure is the floor any second process adds on this machine).
-    const paced = { direct: [] as number[], bare: [] as number[], proxy: [] as number[], latDirect: [] as number[], latBare: [] as number[], latProxy: [] as number[] };
+    const paced = {
+      direct: [] as number[],
+      bare: [] as number[],
+      proxy: [] as number[],
+      latDirect: [] as number[],
+      latBare: [] as number[],
+      latProxy: [] as number[],
+    };
     const unpaced = { direct: [] as number[], proxy: [] as number[] };
     const targets = ['direct', 'bare', 'proxy'] as const;
     for (let run = 0; run < RUNS; run++) {
@@ -401,7 +437,12 @@ export default async function bench() {
     const concurrently = async (base: string, pid?: number) => {
       const all = Promise.all(Array.from({ length: CONCURRENT }, () => fetchStream(`${base}/v1/stream?n=2000&paced=1`, agent)));
       const { peakMb, result } = pid === undefined ? { peakMb: NaN, result: await all } : await peakRss(pid, all);
-      return { wallMs: median(result.map((s) => s.wallMs)), latencyMs: median(result.flatMap((s) => s.latencies)), events: result.every((s) => s.latencies.length === 2000), peakMb };
+      return {
+        wallMs: median(result.map((s) => s.wallMs)),
+        latencyMs: median(result.flatMap((s) => s.latencies)),
+        events: result.every((s) => s.latencies.length === 2000),
+        peakMb,
+      };
     };
     const concDirect = await concurrently(up.url);
     const concBare = await concurrently(bare.url, bare.pid);
@@ -415,7 +456,10 @@ export default async function bench() {
     // Tokenscope (an upstream connection cap would hold the ones past it for a whole stream).
     say(`${CONCURRENT} concurrent ${LONG_MS / 1000}-second streams`);
     const p90 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.ceil(xs.length * 0.9) - 1];
-    const longStreams = async (base: string) => (await Promise.all(Array.from({ length: CONCURRENT }, () => fetchStream(`${base}/v1/hold?ms=${LONG_MS}`, agent)))).map((r) => r.ttfbMs);
+    const longStreams = async (base: string) =>
+      (await Promise.all(Array.from({ length: CONCURRENT }, () => fetchStream(`${base}/v1/hold?ms=${LONG_MS}`, agent)))).map(
+        (r) => r.ttfbMs,
+      );
     const longDirect = await longStreams(up.url);
     const longProxy = await longStreams(proxy.url);
     requests += CONCURRENT;
@@ -430,8 +474,20 @@ export default async function bench() {
     return {
       chunks: CHUNKS,
       runs: RUNS,
-      pacedStream: { directMs: round(median(paced.direct), 1), bareMs: round(median(paced.bare), 1), proxyMs: round(median(paced.proxy), 1), wallTimeRatio: round(wallRatio), spread: spread(perRun((i) => paced.proxy[i] / paced.direct[i])), goal: 1.02, met: wallRatio <= 1.02 },
-      unpacedStream: { directMs: round(median(unpaced.direct), 1), proxyMs: round(median(unpaced.proxy), 1), wallTimeRatio: round(median(unpaced.proxy) / median(unpaced.direct)) },
+      pacedStream: {
+        directMs: round(median(paced.direct), 1),
+        bareMs: round(median(paced.bare), 1),
+        proxyMs: round(median(paced.proxy), 1),
+        wallTimeRatio: round(wallRatio),
+        spread: spread(perRun((i) => paced.proxy[i] / paced.direct[i])),
+        goal: 1.02,
+        met: wallRatio <= 1.02,
+      },
+      unpacedStream: {
+        directMs: round(median(unpaced.direct), 1),
+        proxyMs: round(median(unpaced.proxy), 1),
+        wallTimeRatio: round(median(unpaced.proxy) / median(unpaced.direct)),
+      },
       ttfb: {
         directMsP50: round(median(ttfbDirect)),
         proxyMsP50: round(median(ttfbProxy)),
@@ -445,7 +501,12 @@ export default async function bench() {
         goal: 1,
         met: addedTtfb <= 1,
         // One block before the warm-up: a proxy that has answered only `afterRequests` requests so far.
-        firstRequests: { afterRequests: firstRequests.afterRequests, addedMsP50: round(firstRequests.proxy), bareAddedMsP50: round(firstRequests.bare), overBareMsP50: round(firstRequests.overBare) },
+        firstRequests: {
+          afterRequests: firstRequests.afterRequests,
+          addedMsP50: round(firstRequests.proxy),
+          bareAddedMsP50: round(firstRequests.bare),
+          overBareMsP50: round(firstRequests.overBare),
+        },
       },
       perChunkLatency: {
         directMsP50: round(median(paced.latDirect)),
@@ -463,10 +524,27 @@ export default async function bench() {
       burst: Object.fromEntries(
         Object.entries(burst).map(([n, b]) => {
           const ratio = median(b.proxy) / median(b.bare);
-          return [n, { directMs: round(median(b.direct), 1), bareMs: round(median(b.bare), 1), proxyMs: round(median(b.proxy), 1), bareVsDirect: round(median(b.bare) / median(b.direct)), proxyVsBare: round(ratio), goal: 1.15, met: ratio <= 1.15 }];
+          return [
+            n,
+            {
+              directMs: round(median(b.direct), 1),
+              bareMs: round(median(b.bare), 1),
+              proxyMs: round(median(b.proxy), 1),
+              bareVsDirect: round(median(b.bare) / median(b.direct)),
+              proxyVsBare: round(ratio),
+              goal: 1.15,
+              met: ratio <= 1.15,
+            },
+          ];
         }),
       ),
-      headersFirst: { directMsP50: round(median(headersDirect)), proxyMsP50: round(median(headersProxy)), addedMsP50: round(median(headersProxy) - median(headersDirect)), goal: 5, met: Math.abs(median(headersProxy) - median(headersDirect)) <= 5 },
+      headersFirst: {
+        directMsP50: round(median(headersDirect)),
+        proxyMsP50: round(median(headersProxy)),
+        addedMsP50: round(median(headersProxy) - median(headersDirect)),
+        goal: 5,
+        met: Math.abs(median(headersProxy) - median(headersDirect)) <= 5,
+      },
       largeRequest: {
         mb: LARGE_MB,
         proxyMs: round(large.result, 1),

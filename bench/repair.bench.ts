@@ -33,7 +33,10 @@ async function chatUpstream() {
     burst();
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+  };
 }
 
 export default async function bench() {
@@ -65,8 +68,20 @@ export default async function bench() {
     return {
       chunks: CHUNKS,
       runs: RUNS,
-      prose: { noRepairMsP50: round(median(lat.plain)), repairMsP50: round(median(lat.repair)), addedMsP50: round(added), goal: 0.2, met: added <= 0.2 },
-      proseWithAngleBrackets: { noRepairMsP50: round(median(lat.plainAngle)), repairMsP50: round(median(lat.repairAngle)), addedMsP50: round(addedAngle), goal: 0.2, met: addedAngle <= 0.2 },
+      prose: {
+        noRepairMsP50: round(median(lat.plain)),
+        repairMsP50: round(median(lat.repair)),
+        addedMsP50: round(added),
+        goal: 0.2,
+        met: added <= 0.2,
+      },
+      proseWithAngleBrackets: {
+        noRepairMsP50: round(median(lat.plainAngle)),
+        repairMsP50: round(median(lat.repairAngle)),
+        addedMsP50: round(addedAngle),
+        goal: 0.2,
+        met: addedAngle <= 0.2,
+      },
     };
   } finally {
     agent.destroy();

@@ -48,15 +48,42 @@ export function mbPerS(bytes: number, ms: number): number {
 }
 
 function buildStream(targetBytes: number): Uint8Array {
-  const head = { id: 'gen-1777319903-e8Q7Du7mmUgiYBDzoHE6', object: 'chat.completion.chunk', created: 1777319903, model: 'moonshotai/kimi-k2.5-0127', provider: 'Chutes' };
-  const words = [' The', ' user', ' wants', ' the', ' weather', ' in', ' Florence', ',', ' Italy', '.', ' Olá', ' café', ' 😀', ' — ', '\n'];
+  const head = {
+    id: 'gen-1777319903-e8Q7Du7mmUgiYBDzoHE6',
+    object: 'chat.completion.chunk',
+    created: 1777319903,
+    model: 'moonshotai/kimi-k2.5-0127',
+    provider: 'Chutes',
+  };
+  const words = [
+    ' The',
+    ' user',
+    ' wants',
+    ' the',
+    ' weather',
+    ' in',
+    ' Florence',
+    ',',
+    ' Italy',
+    '.',
+    ' Olá',
+    ' café',
+    ' 😀',
+    ' — ',
+    '\n',
+  ];
   const chunk = (delta: object, finish: string | null = null) =>
     `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta, finish_reason: finish, native_finish_reason: finish }] })}\n\n`;
   const parts: string[] = [': OPENROUTER PROCESSING\n\n', ': OPENROUTER PROCESSING\n\n'];
   let size = 0;
   for (let i = 0; size < targetBytes * 0.6; i++) {
     const w = words[i % words.length];
-    const s = chunk({ content: '', role: 'assistant', reasoning: w, reasoning_details: [{ type: 'reasoning.text', text: w, format: 'unknown', index: 0 }] });
+    const s = chunk({
+      content: '',
+      role: 'assistant',
+      reasoning: w,
+      reasoning_details: [{ type: 'reasoning.text', text: w, format: 'unknown', index: 0 }],
+    });
     parts.push(s);
     size += s.length;
   }
@@ -65,14 +92,21 @@ function buildStream(targetBytes: number): Uint8Array {
     parts.push(s);
     size += s.length;
   }
-  parts.push(chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'functions.weather:0', type: 'function', function: { name: 'weather', arguments: '' } }] }));
+  parts.push(
+    chunk({
+      role: 'assistant',
+      tool_calls: [{ index: 0, id: 'functions.weather:0', type: 'function', function: { name: 'weather', arguments: '' } }],
+    }),
+  );
   for (let i = 0; size < targetBytes; i++) {
     const s = chunk({ role: 'assistant', tool_calls: [{ index: 0, function: { arguments: i === 0 ? '{"location": "' : 'Flo' } }] });
     parts.push(s);
     size += s.length;
   }
   parts.push(chunk({ role: 'assistant', tool_calls: [{ index: 0, function: { arguments: '"}' } }] }, 'tool_calls'));
-  parts.push(`data: ${JSON.stringify({ ...head, choices: [], usage: { prompt_tokens: 69, completion_tokens: 87, total_tokens: 156 } })}\n\ndata: [DONE]\n\n`);
+  parts.push(
+    `data: ${JSON.stringify({ ...head, choices: [], usage: { prompt_tokens: 69, completion_tokens: 87, total_tokens: 156 } })}\n\ndata: [DONE]\n\n`,
+  );
   return new TextEncoder().encode(parts.join(''));
 }
 

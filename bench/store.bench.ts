@@ -41,7 +41,12 @@ function seed(dir: string): void {
         summary: { counts: { error: broken ? 1 : 0, warning: 0, info: 0 }, rules: broken ? ['section-unclosed'] : [] },
       };
       db.put(x, 2000, undefined);
-      if (broken) db.putAnalysis(x, [{ rule: 'section-unclosed', severity: 'error', message: '', location: 'content' }], JSON.stringify({ version: 0 }));
+      if (broken)
+        db.putAnalysis(
+          x,
+          [{ rule: 'section-unclosed', severity: 'error', message: '', location: 'content' }],
+          JSON.stringify({ version: 0 }),
+        );
     }
   });
   db.close();
@@ -63,7 +68,9 @@ export default async function bench() {
       'captures --since 1h (all 3,600)': { since: Date.now() - 3_600_000 },
       'captures --session S': { session: 's800' },
       // The Captures tree's Filter Captures… runs the same query from the same flags.
-      'tree filter "--broken --agent claude-code --since 1d --limit 200"': filterQuery(parseFilter('--broken --agent claude-code --since 1d --limit 200')!),
+      'tree filter "--broken --agent claude-code --since 1d --limit 200"': filterQuery(
+        parseFilter('--broken --agent claude-code --since 1d --limit 200')!,
+      ),
     };
     const cli: Record<string, number> = {};
     const open: Record<string, number> = {};

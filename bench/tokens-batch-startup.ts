@@ -24,7 +24,9 @@ export interface StartupOutput {
 async function spin(threads: number): Promise<number> {
   const code = `let x = 0; for (let i = 0; i < 1e8; i++) x = (x * 31 + i) | 0; require('node:worker_threads').parentPort.postMessage(x);`;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: threads }, () => new Promise((ok, fail) => new Worker(code, { eval: true }).on('message', ok).on('error', fail))));
+  await Promise.all(
+    Array.from({ length: threads }, () => new Promise((ok, fail) => new Worker(code, { eval: true }).on('message', ok).on('error', fail))),
+  );
   return performance.now() - t0;
 }
 
@@ -64,7 +66,8 @@ async function main() {
       for (const mode of i % 2 ? [...modes].reverse() : modes) {
         for (const workers of i % 2 ? [2, 1] : [1, 2]) {
           const r = await once(input, mode, workers);
-          if (mode === 'codeCache' && r.codeCache?.loaded !== workers) throw new Error(`${workers} worker(s) not compiled from the code cache`);
+          if (mode === 'codeCache' && r.codeCache?.loaded !== workers)
+            throw new Error(`${workers} worker(s) not compiled from the code cache`);
           runsOf.push(r.run);
           outputs.set(`${mode} ${workers}`, r.text);
         }

@@ -147,7 +147,16 @@ async function pairedBlocks(driver: string, input: string, dir: string, cacheDir
  */
 async function startupFigures(tmp: string, samples: string[], dir: string, cacheDir: string, workerFile: string) {
   const driver = join(tmp, 'tokens-batch-startup.js');
-  await build({ entryPoints: [join(__dirname, 'tokens-batch-startup.ts')], outfile: driver, bundle: true, platform: 'node', format: 'cjs', target: 'node20', external: ['libsql'], logLevel: 'warning' });
+  await build({
+    entryPoints: [join(__dirname, 'tokens-batch-startup.ts')],
+    outfile: driver,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: ['libsql'],
+    logLevel: 'warning',
+  });
   const inputs = STARTUP_SIZES.map((n) => {
     const file = join(tmp, `startup-${n}.jsonl`);
     writeFileSync(file, Array.from({ length: n }, (_, i) => samples[i % samples.length]).join('\n') + '\n');
@@ -192,7 +201,15 @@ async function startupFigures(tmp: string, samples: string[], dir: string, cache
     Object.entries(bySize).map(([lines, runs]) => [
       lines,
       {
-        ...(Object.fromEntries(STARTUP_MODES.map((m) => [m, figures(runs.filter((r) => r.mode === m), m === 'codeCache' ? STARTUP_GOALS[Number(lines)] : undefined)])) as Partial<Record<StartupMode, ReturnType<typeof figures>>>),
+        ...(Object.fromEntries(
+          STARTUP_MODES.map((m) => [
+            m,
+            figures(
+              runs.filter((r) => r.mode === m),
+              m === 'codeCache' ? STARTUP_GOALS[Number(lines)] : undefined,
+            ),
+          ]),
+        ) as Partial<Record<StartupMode, ReturnType<typeof figures>>>),
         // What 2 threads gave over 1 on pure computation in the same rounds: the most any 2-worker ratio could be.
         machineCeiling2vs1: { median: round(median(ceiling[lines])), everyRound: ceiling[lines].map((x) => round(x)) },
       },
@@ -210,8 +227,10 @@ function overRounds(blocks: Block[], f: (b: Record<Side, Block>) => number) {
 }
 
 function pairedFigures(blocks: Block[]) {
-  if (blocks.some((b) => b.side === 'two' && b.perWorkerLines!.some((n) => n < b.lines / 4))) throw new Error('a 2-worker block was not shared by both workers');
-  const perLine = (side: Side, f: (b: Block) => number) => round(median(blocks.filter((b) => b.side === side).map((b) => f(b) / b.lines)), 4);
+  if (blocks.some((b) => b.side === 'two' && b.perWorkerLines!.some((n) => n < b.lines / 4)))
+    throw new Error('a 2-worker block was not shared by both workers');
+  const perLine = (side: Side, f: (b: Block) => number) =>
+    round(median(blocks.filter((b) => b.side === side).map((b) => f(b) / b.lines)), 4);
   const threadCpu = overRounds(blocks, (r) => r.single.workMs / r.single.lines / (r.one.workMs / r.one.lines));
   const wall = overRounds(blocks, (r) => r.single.wallMs / r.one.wallMs);
   const processCpu = overRounds(blocks, (r) => r.single.processMs / r.one.processMs);
@@ -245,7 +264,10 @@ function pairedFigures(blocks: Block[]) {
 }
 
 /** A `tokenscope tokens --batch` process over STREAM_LINES short answers; VmRSS sampled as its output grows. */
-async function streamRss(dir: string, tmp: string): Promise<{ lines: number; seconds: number; rssMB: { atPercent: number; MB: number }[] }> {
+async function streamRss(
+  dir: string,
+  tmp: string,
+): Promise<{ lines: number; seconds: number; rssMB: { atPercent: number; MB: number }[] }> {
   const line = JSON.stringify({
     id: 'gen-1',
     object: 'chat.completion',
@@ -256,9 +278,27 @@ async function streamRss(dir: string, tmp: string): Promise<{ lines: number; sec
   const input = join(tmp, 'stream.jsonl');
   writeFileSync(input, (line + '\n').repeat(STREAM_LINES));
   const out = join(tmp, 'stream.out.jsonl');
-  const child = spawn(process.execPath, [join(root, 'bin', 'tokenscope.js'), 'tokens', '--batch', input, '--out', out, '--tokenizer-dir', dir, '--data-dir', join(tmp, 'data'), '--workers', '2', '--json'], {
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      join(root, 'bin', 'tokenscope.js'),
+      'tokens',
+      '--batch',
+      input,
+      '--out',
+      out,
+      '--tokenizer-dir',
+      dir,
+      '--data-dir',
+      join(tmp, 'data'),
+      '--workers',
+      '2',
+      '--json',
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
+  );
   let stdout = '';
   child.stdout.on('data', (d) => (stdout += d));
   const samples: { bytes: number; MB: number }[] = [];
@@ -276,8 +316,13 @@ async function streamRss(dir: string, tmp: string): Promise<{ lines: number; sec
   const seconds = (performance.now() - t0) / 1000;
   const total = statSync(out).size;
   const written = JSON.parse(stdout).lines.processed as number;
-  const at = (pct: number) => samples.reduce((best, s) => (Math.abs(s.bytes - total * pct) < Math.abs(best.bytes - total * pct) ? s : best));
-  return { lines: written, seconds: round(seconds, 1), rssMB: [0.1, 0.25, 0.5, 0.75, 0.95].map((p) => ({ atPercent: Math.round((at(p).bytes / total) * 100), MB: round(at(p).MB, 0) })) };
+  const at = (pct: number) =>
+    samples.reduce((best, s) => (Math.abs(s.bytes - total * pct) < Math.abs(best.bytes - total * pct) ? s : best));
+  return {
+    lines: written,
+    seconds: round(seconds, 1),
+    rssMB: [0.1, 0.25, 0.5, 0.75, 0.95].map((p) => ({ atPercent: Math.round((at(p).bytes / total) * 100), MB: round(at(p).MB, 0) })),
+  };
 }
 
 export default async () => {
@@ -286,7 +331,8 @@ export default async () => {
   const samples = sampleLines();
   if (!samples) return { skipped: 'shared recordings not found' };
   const workerFile = join(root, 'dist', 'tokens-batch-worker.js');
-  if (!existsSync(workerFile) || !existsSync(join(root, 'dist', 'tokens-batch-boot.js'))) return { skipped: 'dist/tokens-batch-worker.js or dist/tokens-batch-boot.js missing: run npm run build' };
+  if (!existsSync(workerFile) || !existsSync(join(root, 'dist', 'tokens-batch-boot.js')))
+    return { skipped: 'dist/tokens-batch-worker.js or dist/tokens-batch-boot.js missing: run npm run build' };
   const tmp = mkdtempSync(join(tmpdir(), 'tokenscope-bench-batch-'));
   try {
     const cacheDir = join(tmp, 'data');
@@ -299,11 +345,23 @@ export default async () => {
     return {
       goals: {
         ...(paired && {
-          perCore: { ratioInThreadCpu: paired.perCore.ratioInThreadCpu.median, ratioInWallTime: paired.perCore.ratioInWallTime.median, goalRatio: 0.9, meetsGoal: paired.perCore.meetsGoal, loadAverage1m: paired.loadAverage1m },
+          perCore: {
+            ratioInThreadCpu: paired.perCore.ratioInThreadCpu.median,
+            ratioInWallTime: paired.perCore.ratioInWallTime.median,
+            goalRatio: 0.9,
+            meetsGoal: paired.perCore.meetsGoal,
+            loadAverage1m: paired.loadAverage1m,
+          },
         }),
         ...(paired &&
           endToEnd && {
-            scaling: { ratio2vs1Paired: paired.scaling.ratio2vs1.median, ratio2vs1EndToEnd: endToEnd.scaling.ratio2vs1, goalRatio: 1.6, meetsGoal: paired.scaling.meetsGoal && endToEnd.scaling.ratio2vs1 >= 1.6, loadAverage1m: [...paired.loadAverage1m, ...endToEnd.loadAverage1m] },
+            scaling: {
+              ratio2vs1Paired: paired.scaling.ratio2vs1.median,
+              ratio2vs1EndToEnd: endToEnd.scaling.ratio2vs1,
+              goalRatio: 1.6,
+              meetsGoal: paired.scaling.meetsGoal && endToEnd.scaling.ratio2vs1 >= 1.6,
+              loadAverage1m: [...paired.loadAverage1m, ...endToEnd.loadAverage1m],
+            },
           }),
         ...(stream && { rssGrowthSecondHalfMB: stream.rssGrowthSecondHalfMB }),
         ...(startup && {
@@ -311,7 +369,20 @@ export default async () => {
             ...Object.fromEntries(
               Object.entries(startup.lines).map(([n, s]) => {
                 const c = (s.codeCache ?? s.noCodeCache)!;
-                return [`lines${n}`, { ratio2vs1: c.ratio2vs1, cpuRatio2vs1: c.cpuRatio2vs1, machineCeiling2vs1: s.machineCeiling2vs1.median, goalRatio: c.goalRatio, meetsGoal: c.meetsGoal, ...(s.noCodeCache && s.codeCache && { withoutCodeCache: { ratio2vs1: s.noCodeCache.ratio2vs1, cpuRatio2vs1: s.noCodeCache.cpuRatio2vs1 } }) }];
+                return [
+                  `lines${n}`,
+                  {
+                    ratio2vs1: c.ratio2vs1,
+                    cpuRatio2vs1: c.cpuRatio2vs1,
+                    machineCeiling2vs1: s.machineCeiling2vs1.median,
+                    goalRatio: c.goalRatio,
+                    meetsGoal: c.meetsGoal,
+                    ...(s.noCodeCache &&
+                      s.codeCache && {
+                        withoutCodeCache: { ratio2vs1: s.noCodeCache.ratio2vs1, cpuRatio2vs1: s.noCodeCache.cpuRatio2vs1 },
+                      }),
+                  },
+                ];
               }),
             ),
             loadAverage1m: startup.loadAverage1m,
@@ -332,7 +403,16 @@ const load = () => round(loadavg()[0], 1);
 
 async function pairedPart(tmp: string, samples: string[], dir: string, cacheDir: string, workerFile: string) {
   const driver = join(tmp, 'tokens-paired.js');
-  await build({ entryPoints: [join(__dirname, 'tokens-paired.ts')], outfile: driver, bundle: true, platform: 'node', format: 'cjs', target: 'node20', external: ['libsql'], logLevel: 'warning' });
+  await build({
+    entryPoints: [join(__dirname, 'tokens-paired.ts')],
+    outfile: driver,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: ['libsql'],
+    logLevel: 'warning',
+  });
   const few = join(tmp, 'few.jsonl');
   writeFileSync(few, Array.from({ length: 300 }, (_, i) => samples[i % samples.length]).join('\n') + '\n');
   const pairedLoad = [load()];
@@ -353,7 +433,8 @@ async function endToEndPart(tmp: string, samples: string[], dir: string, cacheDi
       rates[k].push(await batchRate(input, join(tmp, `o-${k}.jsonl`), k === 'one' ? 1 : 2, dir, cacheDir, workerFile));
     }
   }
-  if (readFileSync(join(tmp, 'o-one.jsonl'), 'utf8') !== readFileSync(join(tmp, 'o-two.jsonl'), 'utf8')) throw new Error('1 and 2 workers wrote different output');
+  if (readFileSync(join(tmp, 'o-one.jsonl'), 'utf8') !== readFileSync(join(tmp, 'o-two.jsonl'), 'utf8'))
+    throw new Error('1 and 2 workers wrote different output');
   e2eLoad.push(load());
   const med = (k: keyof typeof rates, f: keyof Rate, d = 3) => round(median(rates[k].map((r) => r[f] as number)), d);
   const cores = (k: keyof typeof rates) => round(median(rates[k].map((r) => r.cpuMsPerLine / r.jsMsPerLine)), 2);
@@ -364,7 +445,10 @@ async function endToEndPart(tmp: string, samples: string[], dir: string, cacheDi
     runs: RUNS,
     loadAverage1m: e2eLoad,
     linesPerSecond: { batch1Worker: med('one', 'linesPerSecond', 0), batch2Workers: med('two', 'linesPerSecond', 0) },
-    warmingUpLinesPerSecond: { batch1Worker: med('one', 'warmingUpLinesPerSecond', 0), batch2Workers: med('two', 'warmingUpLinesPerSecond', 0) },
+    warmingUpLinesPerSecond: {
+      batch1Worker: med('one', 'warmingUpLinesPerSecond', 0),
+      batch2Workers: med('two', 'warmingUpLinesPerSecond', 0),
+    },
     cpuMsPerLine: { batch1Worker: med('one', 'cpuMsPerLine'), batch2Workers: med('two', 'cpuMsPerLine') },
     cpuMsPerLineByThread: Object.fromEntries(
       (['one', 'two'] as const).map((k) => [
@@ -374,7 +458,12 @@ async function endToEndPart(tmp: string, samples: string[], dir: string, cacheDi
     ),
     coresPerWorker: { batch1Worker: cores('one'), batch2Workers: cores('two') },
     // Each 2-worker run over the 1-worker run beside it: the median, and every pair.
-    scaling: { ratio2vs1: round(median(pairRatios)), everyPair: pairRatios.map((x) => round(x)), warmingUpRatio2vs1: round(med('two', 'warmingUpLinesPerSecond') / med('one', 'warmingUpLinesPerSecond')), ceiling2vs1: round(2 / cores('one')) },
+    scaling: {
+      ratio2vs1: round(median(pairRatios)),
+      everyPair: pairRatios.map((x) => round(x)),
+      warmingUpRatio2vs1: round(med('two', 'warmingUpLinesPerSecond') / med('one', 'warmingUpLinesPerSecond')),
+      ceiling2vs1: round(2 / cores('one')),
+    },
   };
   return endToEnd;
 }
@@ -384,6 +473,11 @@ async function streamPart(dir: string, tmp: string) {
   const rss = stream.rssMB.map((s) => s.MB);
   // Growth from a quarter in (the workers' heaps and compiled code still reaching their working size), and over the
   // second half (what a longer file would add: bounded memory means none).
-  const streamFigures = { loadAverage1m: load(), ...stream, rssGrowthMB: round(Math.max(...rss.slice(1)) - rss[1], 0), rssGrowthSecondHalfMB: round(Math.max(...rss.slice(2)) - rss[2], 0) };
+  const streamFigures = {
+    loadAverage1m: load(),
+    ...stream,
+    rssGrowthMB: round(Math.max(...rss.slice(1)) - rss[1], 0),
+    rssGrowthSecondHalfMB: round(Math.max(...rss.slice(2)) - rss[2], 0),
+  };
   return streamFigures;
 }

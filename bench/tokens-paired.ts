@@ -120,7 +120,7 @@ async function main() {
     new Promise<void>((ok) => {
       const chunk = new Uint8Array(lines.reduce((n, i) => n + bytes[i].length, 0));
       let at = 0;
-      for (const i of lines) (chunk.set(bytes[i], at), (at += bytes[i].length));
+      for (const i of lines) chunk.set(bytes[i], at), (at += bytes[i].length);
       const s = seq++;
       pending.set(s, ok);
       w.lines += lines.length;

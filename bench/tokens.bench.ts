@@ -116,14 +116,28 @@ export default async () => {
     const corpus = mixedCorpus();
     const mb = Buffer.byteLength(corpus) / 1e6;
     const kimi = loadKimiTokenizer({ dir, cacheDir });
-    const regexSplit = new TiktokenBpe({ name: 'regex split', ranks: loadRanks(join(dir, 'tiktoken.model'), cacheDir), pattern: KIMI_PATTERN, specials: kimi.specials });
+    const regexSplit = new TiktokenBpe({
+      name: 'regex split',
+      ranks: loadRanks(join(dir, 'tiktoken.model'), cacheDir),
+      pattern: KIMI_PATTERN,
+      specials: kimi.specials,
+    });
     const oracle = new Tiktoken(readFileSync(join(dir, 'tiktoken.model'), 'utf8'), Object.fromEntries(kimi.specials), KIMI_PAT_STR);
-    const { kimi: ours, kimiRegexSplit: byRegex, tiktokenWasm: theirs } = throughput(
-      { kimi: () => kimi.encode(corpus).length, kimiRegexSplit: () => regexSplit.encode(corpus).length, tiktokenWasm: () => oracle.encode(corpus, 'all').length },
+    const {
+      kimi: ours,
+      kimiRegexSplit: byRegex,
+      tiktokenWasm: theirs,
+    } = throughput(
+      {
+        kimi: () => kimi.encode(corpus).length,
+        kimiRegexSplit: () => regexSplit.encode(corpus).length,
+        tiktokenWasm: () => oracle.encode(corpus, 'all').length,
+      },
       mb,
     );
     oracle.free();
-    if (ours.tokens !== theirs.tokens || byRegex.tokens !== theirs.tokens) throw new Error(`token counts differ: ${ours.tokens}, ${byRegex.tokens} vs ${theirs.tokens}`);
+    if (ours.tokens !== theirs.tokens || byRegex.tokens !== theirs.tokens)
+      throw new Error(`token counts differ: ${ours.tokens}, ${byRegex.tokens} vs ${theirs.tokens}`);
 
     return {
       corpus: { MB: round(mb, 3), tokens: ours.tokens },

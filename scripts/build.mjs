@@ -118,7 +118,10 @@ for (const file of ['dist/cli.js', 'dist/tokens-batch-worker.js'].map((f) => joi
   const src = readFileSync(file, 'utf8');
   if (!/[^\x00-\x7f]/.test(src)) continue;
   const hex = (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
-  writeFileSync(file, src.replace(/(\\*)([^\x00-\x7f])/g, (_, slashes, c) => slashes.slice(slashes.length % 2) + hex(c)));
+  writeFileSync(
+    file,
+    src.replace(/(\\*)([^\x00-\x7f])/g, (_, slashes, c) => slashes.slice(slashes.length % 2) + hex(c)),
+  );
 }
 
 // The CLI's V8 code cache, read by src/cli/boot.ts: compiling the bundle from source is a sixth of a short command's

@@ -52,7 +52,11 @@ export function familiesBlock(): string {
  */
 export async function commandHelp(name: string): Promise<string> {
   let out = '';
-  const code = await main([name, '--help'], { out: (t) => (out += t.endsWith('\n') ? t : `${t}\n`), err: (t) => (out += t.endsWith('\n') ? t : `${t}\n`), colour: false });
+  const code = await main([name, '--help'], {
+    out: (t) => (out += t.endsWith('\n') ? t : `${t}\n`),
+    err: (t) => (out += t.endsWith('\n') ? t : `${t}\n`),
+    colour: false,
+  });
   if (code !== 0) throw new Error(`tokenscope ${name} --help exited ${code}:\n${out}`);
   // The default data dir as a user without TOKENSCOPE_DATA_DIR sees it, whoever runs this.
   return out

@@ -70,7 +70,12 @@ function npmEnv() {
   const prefix = dirname(dirname(process.execPath));
   if (existsSync(join(prefix, 'include', 'node', 'common.gypi'))) settings.nodedir = prefix;
   else console.log(`e2e: no Node headers under ${prefix}/include/node; node-gyp downloads them`);
-  writeFileSync(npmrc, Object.entries(settings).map(([k, v]) => `${k}=${v}\n`).join(''));
+  writeFileSync(
+    npmrc,
+    Object.entries(settings)
+      .map(([k, v]) => `${k}=${v}\n`)
+      .join(''),
+  );
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_config_/i.test(k)));
   return { ...env, npm_config_userconfig: npmrc };
 }
@@ -122,7 +127,17 @@ function runTests() {
   const tap = join(cache, 'last-run.tap');
   const r = spawnSync(
     process.execPath,
-    ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=tap', `--test-reporter-destination=${tap}`, ...files],
+    [
+      '--import',
+      'tsx',
+      '--test',
+      '--test-concurrency=1',
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      '--test-reporter=tap',
+      `--test-reporter-destination=${tap}`,
+      ...files,
+    ],
     { stdio: 'inherit', cwd: root, env },
   );
   const text = existsSync(tap) ? readFileSync(tap, 'utf8') : '';

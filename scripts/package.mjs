@@ -84,7 +84,9 @@ function parseArgs(argv) {
     else if (a === '--offline') offline = true;
     else fail(`unknown argument ${a} (usage: node scripts/package.mjs [--target T]… [-o FILE] [--out-dir DIR])`);
   }
-  const chosen = (targets.length ? targets : output ? ['current'] : Object.keys(TARGETS)).map((t) => (t === 'current' ? currentTarget() : t));
+  const chosen = (targets.length ? targets : output ? ['current'] : Object.keys(TARGETS)).map((t) =>
+    t === 'current' ? currentTarget() : t,
+  );
   for (const t of chosen) if (!TARGETS[t]) fail(`no VSIX for ${t}: libsql has prebuilt binaries for ${Object.keys(TARGETS).join(', ')}`);
   const unique = [...new Set(chosen)];
   if (output && unique.length !== 1) fail('-o names one file: give one --target with it');
@@ -195,7 +197,9 @@ function run() {
       const pkg = TARGETS[target];
       const tarball = nativeTarball(pkg, version, integrity[pkg], offline);
       if (!tarball) {
-        console.log(`package: skipped ${target}: @libsql/${pkg}@${version} is in neither .cache/package/libsql nor npm's cache (--offline)`);
+        console.log(
+          `package: skipped ${target}: @libsql/${pkg}@${version} is in neither .cache/package/libsql nor npm's cache (--offline)`,
+        );
         continue;
       }
       const stage = join(work, target);
@@ -212,19 +216,27 @@ function run() {
       execFileSync('tar', ['-xzf', tarball, '-C', native, '--strip-components=1'], { stdio: 'inherit' });
       const ignoreFile = join(work, `${target}.vscodeignore`);
       const carried = [...runtime.keys(), `@libsql/${pkg}`];
-      writeFileSync(ignoreFile, `${readFileSync(join(root, '.vscodeignore'), 'utf8')}\n${carried.map((p) => `!node_modules/${p}/**`).join('\n')}\n`);
+      writeFileSync(
+        ignoreFile,
+        `${readFileSync(join(root, '.vscodeignore'), 'utf8')}\n${carried.map((p) => `!node_modules/${p}/**`).join('\n')}\n`,
+      );
       const file = output ? resolve(output) : join(outDir, `tokenscope-${target}-${JSON.parse(manifest).version}.vsix`);
       // README links to files of the repository (docs/…) stay relative: the package names no public repository to point them at.
-      execFileSync(process.execPath, [vsce, 'package', '--target', target, '--ignoreFile', ignoreFile, '--no-rewrite-relative-links', '-o', file], {
-        cwd: stage,
-        stdio: ['ignore', 'ignore', 'inherit'],
-      });
+      execFileSync(
+        process.execPath,
+        [vsce, 'package', '--target', target, '--ignoreFile', ignoreFile, '--no-rewrite-relative-links', '-o', file],
+        {
+          cwd: stage,
+          stdio: ['ignore', 'ignore', 'inherit'],
+        },
+      );
       if (target === currentTarget()) smokeTest(stage);
       verify(file, target, pkg);
       made.push({ file, target, pkg });
     }
     if (!made.length) fail('no VSIX made');
-    for (const m of made) console.log(`package: ${m.file} (${m.target}, ${(statSync(m.file).size / 1e6).toFixed(1)} MB) carries @libsql/${m.pkg}`);
+    for (const m of made)
+      console.log(`package: ${m.file} (${m.target}, ${(statSync(m.file).size / 1e6).toFixed(1)} MB) carries @libsql/${m.pkg}`);
     console.log(`package: ${made.length} VSIX in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -233,11 +245,18 @@ function run() {
 
 /** The staged libsql loads its binary and runs a query here (the target of this machine): its runtime is complete. */
 function smokeTest(stage) {
-  const script = "const D = require(process.argv[1]); const db = new D(':memory:'); if (db.prepare('select 41 + 1 as x').get().x !== 42) process.exit(1);";
+  const script =
+    "const D = require(process.argv[1]); const db = new D(':memory:'); if (db.prepare('select 41 + 1 as x').get().x !== 42) process.exit(1);";
   try {
     execFileSync(process.execPath, ['-e', script, join(stage, 'node_modules', 'libsql')], { stdio: ['ignore', 'ignore', 'pipe'] });
   } catch (e) {
-    fail(`the staged libsql does not load here: ${String(e.stderr ?? e.message).trim().split('\n')[0]}`);
+    fail(
+      `the staged libsql does not load here: ${
+        String(e.stderr ?? e.message)
+          .trim()
+          .split('\n')[0]
+      }`,
+    );
   }
 }
 
@@ -247,7 +266,9 @@ function verify(file, target, pkg) {
   const binary = `extension/node_modules/@libsql/${pkg}/index.node`;
   const missing = [...REQUIRED, binary].filter((n) => !names.includes(n));
   if (missing.length) fail(`${file} lacks ${missing.join(', ')}`);
-  const others = [...new Set(names.filter((n) => n.startsWith('extension/node_modules/@libsql/')).map((n) => n.split('/')[3]))].filter((p) => p !== pkg);
+  const others = [...new Set(names.filter((n) => n.startsWith('extension/node_modules/@libsql/')).map((n) => n.split('/')[3]))].filter(
+    (p) => p !== pkg,
+  );
   if (others.length) fail(`${file} (${target}) also carries @libsql/${others.join(', @libsql/')}`);
   const maps = names.filter((n) => n.endsWith('.map'));
   if (maps.length) fail(`${file} carries source maps: ${maps.join(', ')}`);

@@ -18,18 +18,37 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = join(root, 'bin', 'tokenscope.js');
 const out = join(root, 'docs', 'images', 'broken-tool-call.png');
 const COLUMNS = 104;
-const THEME = { background: '#1f1f1f', text: '#cccccc', dim: '#8b8b8b', prompt: '#73c991', special: '#4fc1ff', spelled: '#e2a45c', finding: '#f14c4c', rule: '#c586c0' };
+const THEME = {
+  background: '#1f1f1f',
+  text: '#cccccc',
+  dim: '#8b8b8b',
+  prompt: '#73c991',
+  special: '#4fc1ff',
+  spelled: '#e2a45c',
+  finding: '#f14c4c',
+  rule: '#c586c0',
+};
 
 const flag = process.argv.indexOf('--tokenizer-dir');
 const shared = process.env.TOKENSCOPE_SHARED ?? join(root, '..', 'shared');
-const tokenizerDir = flag > 0 ? process.argv[flag + 1] : existsSync(join(shared, 'tokenizers', 'kimi-k2')) ? join(shared, 'tokenizers', 'kimi-k2') : undefined;
+const tokenizerDir =
+  flag > 0 ? process.argv[flag + 1] : existsSync(join(shared, 'tokenizers', 'kimi-k2')) ? join(shared, 'tokenizers', 'kimi-k2') : undefined;
 
 const data = mkdtempSync(join(tmpdir(), 'tokenscope-readme-image-'));
 try {
   const demo = await runDemo(data);
-  const id = /^ {4}(\w{14}) {2}/m.exec(demo.split('\n').slice(demo.split('\n').findIndex((l) => l.startsWith('Replayed'))).join('\n'))?.[1];
+  const id = /^ {4}(\w{14}) {2}/m.exec(
+    demo
+      .split('\n')
+      .slice(demo.split('\n').findIndex((l) => l.startsWith('Replayed')))
+      .join('\n'),
+  )?.[1];
   if (!id) throw new Error(`no capture id in the demo's output:\n${demo}`);
-  const tokens = spawnSync(process.execPath, [bin, 'tokens', id, '--data-dir', data, ...(tokenizerDir ? ['--tokenizer-dir', tokenizerDir] : [])], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+  const tokens = spawnSync(
+    process.execPath,
+    [bin, 'tokens', id, '--data-dir', data, ...(tokenizerDir ? ['--tokenizer-dir', tokenizerDir] : [])],
+    { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } },
+  );
   if (tokens.status !== 0) throw new Error(`tokens failed: ${tokens.stderr}`);
   const demoLines = demo.split('\n');
   const first = demoLines.findIndex((l) => l.startsWith('Replayed'));
@@ -40,11 +59,16 @@ try {
     '  …',
     '',
     `$ tokenscope tokens ${id}${tokenizerDir ? ' --tokenizer-dir ~/kimi-k2' : ''}`,
-    ...tokens.stdout.replaceAll(tokenizerDir ?? '\u0000', '~/kimi-k2').trimEnd().split('\n'),
+    ...tokens.stdout
+      .replaceAll(tokenizerDir ?? '\u0000', '~/kimi-k2')
+      .trimEnd()
+      .split('\n'),
   ].flatMap((l) => wrap(l, COLUMNS));
   mkdirSync(dirname(out), { recursive: true });
   const sharp = createRequire(import.meta.url)('sharp');
-  const info = await sharp(Buffer.from(svg(lines)), { density: 144 }).png({ compressionLevel: 9, palette: true }).toFile(out);
+  const info = await sharp(Buffer.from(svg(lines)), { density: 144 })
+    .png({ compressionLevel: 9, palette: true })
+    .toFile(out);
   console.log(`readme-image: ${out} (${info.width}×${info.height}, ${Math.round(info.size / 1024)} kB)`);
 } finally {
   rmSync(data, { recursive: true, force: true });
@@ -53,7 +77,10 @@ try {
 /** Runs `tokenscope demo` until it has replayed its exchanges; its output. */
 function runDemo(dir) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, 'demo', '--port', '0', '--data-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(process.execPath, [bin, 'demo', '--port', '0', '--data-dir', dir], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     let text = '';
     const timer = setTimeout(() => (child.kill('SIGKILL'), reject(new Error(`the demo did not finish in 120 s:\n${text}`))), 120_000);
     const look = (d) => {
@@ -87,8 +114,13 @@ function wrap(line, width) {
 
 /** Coloured runs of one line: special tokens, markers spelled as text, findings, rules. */
 function runs(line) {
-  if (line.startsWith('$ ')) return [{ text: '$ ', colour: THEME.prompt }, { text: line.slice(2), colour: '#ffffff', bold: true }];
-  const pattern = /(\[<[^\]]+>\]|\[x\])|(«[^»]*»)|(⟦#\d+⟧|⟨missing [^⟩]*⟩|\berror\b|\d+ findings? \(\d+ errors?\))|(\b(?:section-unclosed|markup-in-content|finish-reason-mismatch)\b)|(·|↵)|^(marker|reasoning|content|end|accounting:)(?= )/g;
+  if (line.startsWith('$ '))
+    return [
+      { text: '$ ', colour: THEME.prompt },
+      { text: line.slice(2), colour: '#ffffff', bold: true },
+    ];
+  const pattern =
+    /(\[<[^\]]+>\]|\[x\])|(«[^»]*»)|(⟦#\d+⟧|⟨missing [^⟩]*⟩|\berror\b|\d+ findings? \(\d+ errors?\))|(\b(?:section-unclosed|markup-in-content|finish-reason-mismatch)\b)|(·|↵)|^(marker|reasoning|content|end|accounting:)(?= )/g;
   const parts = [];
   let at = 0;
   for (const m of line.matchAll(pattern)) {
@@ -117,7 +149,12 @@ function svg(lines) {
       const y = pad + 14 + (i + 1) * row - 5;
       let col = 0;
       const spans = runs(line)
-        .flatMap((r) => r.text.split(/([^\x00-\x7f])/u).filter(Boolean).map((text) => ({ ...r, text })))
+        .flatMap((r) =>
+          r.text
+            .split(/([^\x00-\x7f])/u)
+            .filter(Boolean)
+            .map((text) => ({ ...r, text })),
+        )
         .map((r) => {
           const x = (pad + col * cell).toFixed(2);
           col += [...r.text].length;

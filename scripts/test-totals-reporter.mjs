@@ -12,7 +12,8 @@ export default new Transform({
   writableObjectMode: true,
   transform(event, _encoding, done) {
     const file = process.env.TOKENSCOPE_TEST_TOTALS;
-    if (file && event.type === 'test:diagnostic' && event.data?.nesting === 0 && FIGURE.test(event.data.message)) appendFileSync(file, `${event.data.message}\n`);
+    if (file && event.type === 'test:diagnostic' && event.data?.nesting === 0 && FIGURE.test(event.data.message))
+      appendFileSync(file, `${event.data.message}\n`);
     done();
   },
 });

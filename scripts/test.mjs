@@ -55,7 +55,12 @@ const loader = join(import.meta.dirname, '..', 'test', 'helpers', 'ts-register.m
 const totalsDir = mkdtempSync(join(tmpdir(), 'tokenscope-test-totals-'));
 const totalsReporter = join(import.meta.dirname, 'test-totals-reporter.mjs');
 const userReporters = passthrough.filter((a) => a.startsWith('--test-reporter='));
-const reporters = userReporters.length === 0 ? ['--test-reporter=spec', '--test-reporter-destination=stdout'] : passthrough.some((a) => a.startsWith('--test-reporter-destination=')) ? [] : userReporters.map(() => '--test-reporter-destination=stdout');
+const reporters =
+  userReporters.length === 0
+    ? ['--test-reporter=spec', '--test-reporter-destination=stdout']
+    : passthrough.some((a) => a.startsWith('--test-reporter-destination='))
+      ? []
+      : userReporters.map(() => '--test-reporter-destination=stdout');
 const counted = { passed: 0, failed: 0, skipped: 0 };
 
 function pass(list, n, what) {
@@ -65,7 +70,18 @@ function pass(list, n, what) {
   // A test stuck for 10 minutes fails (tests may set their own limit), and a file's process ends once its tests are
   // done even if something it started is still open: a hang fails the run instead of stopping it for good.
   const limits = ['--test-timeout=600000', '--test-force-exit'];
-  const args = ['--import', loader, '--test', `--test-concurrency=${n}`, ...reporters, ...limits, ...passthrough, `--test-reporter=${totalsReporter}`, '--test-reporter-destination=stdout', ...list];
+  const args = [
+    '--import',
+    loader,
+    '--test',
+    `--test-concurrency=${n}`,
+    ...reporters,
+    ...limits,
+    ...passthrough,
+    `--test-reporter=${totalsReporter}`,
+    '--test-reporter-destination=stdout',
+    ...list,
+  ];
   const r = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...env, TOKENSCOPE_TEST_TOTALS: totals } });
   const status = r.status ?? 1;
   const figures = existsSync(totals) ? readTotals(readFileSync(totals, 'utf8')) : undefined;

@@ -23,4 +23,3 @@ export function inlineImages(markdown, root) {
     return `${open}data:${type};base64,${readFileSync(file).toString('base64')}${title})`;
   });
 }
-

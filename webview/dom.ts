@@ -9,8 +9,16 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   attrs?: Record<string, string | number | boolean | undefined> | null,
   ...children: (Child | Child[])[]
 ): HTMLElementTagNameMap[K];
-export function h(tag: string, attrs?: Record<string, string | number | boolean | undefined> | null, ...children: (Child | Child[])[]): HTMLElement;
-export function h(tag: string, attrs: Record<string, string | number | boolean | undefined> | null = null, ...children: (Child | Child[])[]): HTMLElement {
+export function h(
+  tag: string,
+  attrs?: Record<string, string | number | boolean | undefined> | null,
+  ...children: (Child | Child[])[]
+): HTMLElement;
+export function h(
+  tag: string,
+  attrs: Record<string, string | number | boolean | undefined> | null = null,
+  ...children: (Child | Child[])[]
+): HTMLElement {
   const el = document.createElement(tag);
   if (attrs) {
     for (const [k, v] of Object.entries(attrs)) {

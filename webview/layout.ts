@@ -145,7 +145,12 @@ export function layoutRows({ texts, cols, showWhitespace, ghosts = [], maxRows =
  * edge, nor half under what sits above the view: the finding chips, the toolbar. The first row shown is the first
  * one that lies whole below the top edge (a scroll height of `rowCount * rowHeight` then ends on the last row).
  */
-export function visibleRows(scrollTop: number, viewportHeight: number, rowHeight: number, rowCount: number): { first: number; last: number } {
+export function visibleRows(
+  scrollTop: number,
+  viewportHeight: number,
+  rowHeight: number,
+  rowCount: number,
+): { first: number; last: number } {
   const fit = rowsThatFit(viewportHeight, rowHeight);
   // A hair under a row boundary (fractional scroll offsets on zoomed screens) is that boundary.
   const top = Math.ceil(scrollTop / rowHeight - 0.01);

@@ -12,7 +12,15 @@ import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
 import './style.css';
 import { append, h, icon, json, type Child } from './dom';
-import type { ExchangeView, FindingView, HostMessage, TokenizerNeededView, TokenizerProgressView, TokenStreamView, WebviewMessage } from './protocol';
+import type {
+  ExchangeView,
+  FindingView,
+  HostMessage,
+  TokenizerNeededView,
+  TokenizerProgressView,
+  TokenStreamView,
+  WebviewMessage,
+} from './protocol';
 import { showPanelError } from './panel/error';
 import { parsedPanel } from './parsed';
 import { TokenGrid } from './tokenGrid';
@@ -83,7 +91,11 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
     // The stream's findings are the same analysis placed on its tokens (plus token accounting): show one list.
     if (m.stream && exchange) {
       const findings = m.stream.findings;
-      exchange = { ...exchange, findings, worst: (['error', 'warning', 'info'] as const).find((s) => findings.some((f) => f.severity === s)) };
+      exchange = {
+        ...exchange,
+        findings,
+        worst: (['error', 'warning', 'info'] as const).find((s) => findings.some((f) => f.severity === s)),
+      };
       app.querySelector('header')?.replaceWith(header(exchange));
       panel('findings')?.replaceChildren(findingsList(exchange));
     }
@@ -137,7 +149,15 @@ function updateBadges(x: ExchangeView): void {
 
 function countBadge(tab: string, x: ExchangeView): HTMLElement | null {
   const n =
-    tab === 'Findings' ? x.findings.length : tab === 'Wire' ? x.wire.eventCount : tab === 'Tokens' ? tokenCount(tokens?.stream) : tab === 'Parsed' ? x.parsed?.calls.length : undefined;
+    tab === 'Findings'
+      ? x.findings.length
+      : tab === 'Wire'
+        ? x.wire.eventCount
+        : tab === 'Tokens'
+          ? tokenCount(tokens?.stream)
+          : tab === 'Parsed'
+            ? x.parsed?.calls.length
+            : undefined;
   if (!n) return null;
   const alarm = (tab === 'Findings' && x.worst === 'error') || (tab === 'Parsed' && (x.parsed?.mismatches.length ?? 0) > 0);
   return h('vscode-badge', { variant: 'counter', class: alarm ? 'badge-error' : undefined }, n);
@@ -168,7 +188,11 @@ function header(x: ExchangeView): HTMLElement {
         action('Export…', 'export', { type: 'command', command: 'export' }),
       ),
     ),
-    h('dl', { class: 'meta' }, x.meta.map((m) => h('div', null, h('dt', null, m.label), h('dd', null, m.value)))),
+    h(
+      'dl',
+      { class: 'meta' },
+      x.meta.map((m) => h('div', null, h('dt', null, m.label), h('dd', null, m.value))),
+    ),
     x.unavailable ? h('p', { class: 'notice' }, icon('info'), x.unavailable) : null,
     x.live
       ? h(
@@ -192,7 +216,9 @@ function renderTokens(): void {
     return;
   }
   if (!tokens.stream) {
-    const offer = tokens.needed ? tokenizerOffer(tokens.needed) : h('p', { class: 'notice' }, icon('info'), tokens.reason ?? 'No token stream for this exchange.');
+    const offer = tokens.needed
+      ? tokenizerOffer(tokens.needed)
+      : h('p', { class: 'notice' }, icon('info'), tokens.reason ?? 'No token stream for this exchange.');
     el.replaceChildren(offer, nativeFallback(exchange));
     return;
   }
@@ -215,11 +241,22 @@ function renderTokens(): void {
     h(
       'div',
       { class: 'token-toolbar' },
-      h('span', { class: 'source' }, icon('symbol-key'), `${tokenCount(s)!.toLocaleString()} ${s.countMeaning ?? 'tokens'} · ${s.tokenizer} · ${SOURCE_TEXT[s.source]}`),
+      h(
+        'span',
+        { class: 'source' },
+        icon('symbol-key'),
+        `${tokenCount(s)!.toLocaleString()} ${s.countMeaning ?? 'tokens'} · ${s.tokenizer} · ${SOURCE_TEXT[s.source]}`,
+      ),
       legend(),
       ws,
     ),
-    findings.length ? h('div', { class: 'finding-strip' }, findings.map((f, i) => findingChip(f, i))) : null,
+    findings.length
+      ? h(
+          'div',
+          { class: 'finding-strip' },
+          findings.map((f, i) => findingChip(f, i)),
+        )
+      : null,
     s.ids.length
       ? grid.element
       : h(
@@ -228,7 +265,13 @@ function renderTokens(): void {
           exchange.live ? h('vscode-progress-ring') : icon('info'),
           exchange.live ? 'No tokens yet: the model has sent no output text so far.' : 'No tokens: the response has no output text.',
         ),
-    s.accounting.length ? h('dl', { class: 'accounting' }, s.accounting.map((a) => h('div', null, h('dt', null, a.label), h('dd', null, a.value)))) : null,
+    s.accounting.length
+      ? h(
+          'dl',
+          { class: 'accounting' },
+          s.accounting.map((a) => h('div', null, h('dt', null, a.label), h('dd', null, a.value))),
+        )
+      : null,
   ]);
   if (s.ids.length) grid.start(state.scrollTop);
 }
@@ -250,7 +293,14 @@ function tokenizerOffer(n: TokenizerNeededView): HTMLElement {
   return h(
     'div',
     { class: 'tokenizer-offer' },
-    h('p', { class: 'notice' }, icon('info'), 'No tokenizer for ', h('code', null, n.repo), ' on this machine yet. The token view shows the response in the model’s own tokenizer.'),
+    h(
+      'p',
+      { class: 'notice' },
+      icon('info'),
+      'No tokenizer for ',
+      h('code', null, n.repo),
+      ' on this machine yet. The token view shows the response in the model’s own tokenizer.',
+    ),
     h(
       'p',
       { class: 'muted' },
@@ -264,9 +314,19 @@ function tokenizerOffer(n: TokenizerNeededView): HTMLElement {
       h('code', null, 'tokenizer_config.json'),
       ').',
     ),
-    h('div', { class: 'tokenizer-actions' }, button('Download from Hugging Face', 'cloud-download', 'download', false), button('Choose Folder…', 'folder-opened', 'folder', true)),
+    h(
+      'div',
+      { class: 'tokenizer-actions' },
+      button('Download from Hugging Face', 'cloud-download', 'download', false),
+      button('Choose Folder…', 'folder-opened', 'folder', true),
+    ),
     download !== undefined
-      ? h('p', { class: 'notice tokenizer-progress' }, h('vscode-progress-ring'), h('span', { class: 'tokenizer-progress-text' }, download ? progressText(download) : 'Starting the download…'))
+      ? h(
+          'p',
+          { class: 'notice tokenizer-progress' },
+          h('vscode-progress-ring'),
+          h('span', { class: 'tokenizer-progress-text' }, download ? progressText(download) : 'Starting the download…'),
+        )
       : null,
     n.error && download === undefined ? h('p', { class: 'notice tokenizer-error' }, icon('error', 'sev-error'), n.error) : null,
   );
@@ -287,11 +347,20 @@ function legend(): HTMLElement {
     ['k-special', 'special id'],
     ['k-marker-as-text', 'marker as text'],
   ];
-  return h('span', { class: 'legend' }, items.map(([cls, label]) => h('span', { class: `tok ${cls}` }, label)));
+  return h(
+    'span',
+    { class: 'legend' },
+    items.map(([cls, label]) => h('span', { class: `tok ${cls}` }, label)),
+  );
 }
 
 function findingChip(f: FindingView, i: number): HTMLElement {
-  const b = h('button', { class: `finding-chip sev-${f.severity}`, title: f.why ?? f.message }, icon(SEVERITY_ICON[f.severity]), f.title ?? f.rule);
+  const b = h(
+    'button',
+    { class: `finding-chip sev-${f.severity}`, title: f.why ?? f.message },
+    icon(SEVERITY_ICON[f.severity]),
+    f.title ?? f.rule,
+  );
   b.addEventListener('click', () => revealFinding(i));
   return b;
 }
@@ -312,7 +381,8 @@ function nativeFallback(x: ExchangeView): HTMLElement | string {
 
 function findingsList(x: ExchangeView): HTMLElement {
   if (x.unavailable && x.findings.length === 0) return h('p', { class: 'notice' }, x.unavailable);
-  if (x.findings.length === 0) return h('p', { class: 'notice' }, icon('pass', 'sev-ok'), 'No findings: nothing in this exchange is known to break agents.');
+  if (x.findings.length === 0)
+    return h('p', { class: 'notice' }, icon('pass', 'sev-ok'), 'No findings: nothing in this exchange is known to break agents.');
   return h(
     'ol',
     { class: 'findings' },
@@ -320,7 +390,14 @@ function findingsList(x: ExchangeView): HTMLElement {
       const li = h(
         'li',
         { class: `finding sev-${f.severity}` },
-        h('div', { class: 'finding-head' }, icon(SEVERITY_ICON[f.severity]), h('strong', null, f.title ?? f.rule), h('code', null, f.rule), h('span', { class: 'loc' }, f.location)),
+        h(
+          'div',
+          { class: 'finding-head' },
+          icon(SEVERITY_ICON[f.severity]),
+          h('strong', null, f.title ?? f.rule),
+          h('code', null, f.rule),
+          h('span', { class: 'loc' }, f.location),
+        ),
         h('div', { class: 'finding-message' }, f.message),
         f.why ? h('div', { class: 'finding-why' }, 'Why this breaks agents: ', f.why) : null,
         f.expectedMarker ? h('div', { class: 'finding-why' }, `Expected ${f.expectedMarker} at offset ${f.expectedAt}`) : null,
@@ -341,7 +418,9 @@ function kv(entries: [string, unknown][]): HTMLElement {
   return h(
     'dl',
     { class: 'kv' },
-    entries.filter(([, v]) => v !== undefined).map(([k, v]) => h('div', null, h('dt', null, k), h('dd', null, typeof v === 'string' ? v : json(v)))),
+    entries
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => h('div', null, h('dt', null, k), h('dd', null, typeof v === 'string' ? v : json(v)))),
   );
 }
 
@@ -368,7 +447,14 @@ function requestPanel(x: ExchangeView): HTMLElement {
     ),
     section(
       `Tools (${r.tools.length})`,
-      r.tools.map((t) => h('details', null, h('summary', null, h('code', null, t.name), t.description ? ` — ${t.description}` : ''), h('pre', null, json(t.parameters ?? {})))),
+      r.tools.map((t) =>
+        h(
+          'details',
+          null,
+          h('summary', null, h('code', null, t.name), t.description ? ` — ${t.description}` : ''),
+          h('pre', null, json(t.parameters ?? {})),
+        ),
+      ),
     ),
   );
 }
@@ -390,12 +476,28 @@ function responsePanel(x: ExchangeView): HTMLElement {
         ['error', r.error],
       ]),
     ),
-    r.wireIssues.length ? section('Wire issues', h('ul', null, r.wireIssues.map((w) => h('li', null, h('code', null, w.code), ' ', w.message)))) : null,
+    r.wireIssues.length
+      ? section(
+          'Wire issues',
+          h(
+            'ul',
+            null,
+            r.wireIssues.map((w) => h('li', null, h('code', null, w.code), ' ', w.message)),
+          ),
+        )
+      : null,
     m.reasoning ? section('Reasoning', h('pre', { class: 'reasoning' }, m.reasoning)) : null,
     section('Content', m.content ? h('pre', { class: 'content' }, m.content) : h('p', { class: 'muted' }, '(empty)')),
     section(
       `Tool calls (${m.toolCalls.length})`,
-      m.toolCalls.map((c) => h('div', { class: 'message' }, h('div', { class: 'role' }, `#${c.index} ${c.name || '(no name)'}`, c.id ? ` · ${c.id}` : ''), h('pre', null, json(c.arguments)))),
+      m.toolCalls.map((c) =>
+        h(
+          'div',
+          { class: 'message' },
+          h('div', { class: 'role' }, `#${c.index} ${c.name || '(no name)'}`, c.id ? ` · ${c.id}` : ''),
+          h('pre', null, json(c.arguments)),
+        ),
+      ),
     ),
   );
 }

@@ -4,7 +4,7 @@
  * Every string here is model or provider output: it is inserted as text only (dom.ts `h`), never as HTML.
  */
 import { h, icon } from './dom';
-import type { ExchangeView, ParsedCallView, ParsedView } from './protocol';
+import type { ExchangeView, ParsedCallView } from './protocol';
 
 export function parsedPanel(x: ExchangeView): HTMLElement {
   const p = x.parsed;
@@ -12,9 +12,18 @@ export function parsedPanel(x: ExchangeView): HTMLElement {
   return h(
     'div',
     { class: 'doc parsed' },
-    h('p', { class: 'muted parsed-source' }, p.family ? `${p.family} parser. ` : 'Family unknown: the text is read as plain content. ', p.sourceText),
+    h(
+      'p',
+      { class: 'muted parsed-source' },
+      p.family ? `${p.family} parser. ` : 'Family unknown: the text is read as plain content. ',
+      p.sourceText,
+    ),
     p.mismatches.length
-      ? h('ul', { class: 'parsed-mismatches sev-error' }, p.mismatches.map((m) => h('li', null, icon('error'), ' ', m)))
+      ? h(
+          'ul',
+          { class: 'parsed-mismatches sev-error' },
+          p.mismatches.map((m) => h('li', null, icon('error'), ' ', m)),
+        )
       : p.provider && p.source !== 'reconstruction'
         ? h('p', { class: 'parsed-agree' }, icon('pass', 'sev-ok'), ' The provider returned exactly the calls in the model’s text.')
         : null,
@@ -33,7 +42,12 @@ export function parsedPanel(x: ExchangeView): HTMLElement {
         h('h2', null, 'What the provider returned'),
         p.provider
           ? turn(p.provider.reasoning, p.provider.content, p.provider.calls)
-          : h('p', { class: 'notice' }, icon('info'), 'No provider parser ran: this is the raw model output, as an engine’s parser would receive it.'),
+          : h(
+              'p',
+              { class: 'notice' },
+              icon('info'),
+              'No provider parser ran: this is the raw model output, as an engine’s parser would receive it.',
+            ),
       ),
     ),
   );
@@ -61,7 +75,15 @@ function callCard(c: ParsedCallView): HTMLElement {
   return h(
     'div',
     { class: `call-card${c.mismatch ? ' mismatch' : ''}`, 'data-call': c.index },
-    h('div', { class: 'role' }, `#${c.index} `, h('code', null, c.name || '(no name)'), c.id ? ` · ${c.id}` : '', c.start !== undefined ? ` · [${c.start}–${c.end})` : '', ...flags),
+    h(
+      'div',
+      { class: 'role' },
+      `#${c.index} `,
+      h('code', null, c.name || '(no name)'),
+      c.id ? ` · ${c.id}` : '',
+      c.start !== undefined ? ` · [${c.start}–${c.end})` : '',
+      ...flags,
+    ),
     h('pre', null, c.argumentsPretty ?? c.arguments),
   );
 }

@@ -6,7 +6,17 @@
  * a time, so a row is never cut by the top edge (half under the finding chips above the view) or the bottom one.
  */
 import { h, icon } from './dom';
-import { displayText, ghostText, layoutRows, markFindings, rowsThatFit, utf8Hex, visibleRows, type Layout, type TokenMarks } from './layout';
+import {
+  displayText,
+  ghostText,
+  layoutRows,
+  markFindings,
+  rowsThatFit,
+  utf8Hex,
+  visibleRows,
+  type Layout,
+  type TokenMarks,
+} from './layout';
 import { SEGMENT_KINDS, TOKEN_KINDS, type FindingView, type TokenStreamView } from './protocol';
 
 export const ROW_HEIGHT = 22;
@@ -43,7 +53,8 @@ export class TokenGrid {
     this.element = this.scroller;
     this.scroller.addEventListener('scroll', () => this.schedule());
     // The user scrolling wins over a saved position still waiting to be applied.
-    for (const e of ['wheel', 'keydown', 'pointerdown', 'touchstart']) this.scroller.addEventListener(e, () => (this.pendingScroll = undefined), { passive: true });
+    for (const e of ['wheel', 'keydown', 'pointerdown', 'touchstart'])
+      this.scroller.addEventListener(e, () => (this.pendingScroll = undefined), { passive: true });
     this.rowsEl.addEventListener('click', (e) => {
       const target = (e.target as HTMLElement).closest<HTMLElement>('[data-finding]');
       if (target) this.onFinding(Number(target.dataset.finding));
@@ -168,7 +179,15 @@ export class TokenGrid {
       return;
     }
     // First screen first: lay out only the rows the viewport shows, draw them, then lay out the rest.
-    this.apply(layoutRows({ texts: this.stream.texts, cols: this.cols, showWhitespace: this.showWhitespace, ghosts: this.marks!.ghosts, maxRows: FIRST_ROWS }));
+    this.apply(
+      layoutRows({
+        texts: this.stream.texts,
+        cols: this.cols,
+        showWhitespace: this.showWhitespace,
+        ghosts: this.marks!.ghosts,
+        maxRows: FIRST_ROWS,
+      }),
+    );
     this.draw();
     // A timer set inside an animation frame fires after that frame is painted: the full layout never delays it.
     if (!this.layout!.complete) requestAnimationFrame(() => setTimeout(() => this.relayout(), 0));
@@ -201,7 +220,11 @@ export class TokenGrid {
         const f = this.findings[ghost.finding];
         const el = h(
           'span',
-          { class: `ghost${this.flash?.ghost === -1 - item ? ' flash' : ''}`, 'data-finding': ghost.finding, title: `${f.message}\n(click for the finding)` },
+          {
+            class: `ghost${this.flash?.ghost === -1 - item ? ' flash' : ''}`,
+            'data-finding': ghost.finding,
+            title: `${f.message}\n(click for the finding)`,
+          },
           icon('debug-breakpoint-unsupported'),
           ghostText(ghost.label),
         );

@@ -91,7 +91,11 @@ export class WireTab {
     }
     const gapLink = () => {
       if (longestGapAt === undefined) return `${ms(longestGapMs)} ms`;
-      const a = h('a', { href: '#', class: 'wire-gap-link', title: `Show event ${num(longestGapAt + 1)}, the one after the longest gap` }, `${ms(longestGapMs)} ms, before event ${num(longestGapAt + 1)}`);
+      const a = h(
+        'a',
+        { href: '#', class: 'wire-gap-link', title: `Show event ${num(longestGapAt + 1)}, the one after the longest gap` },
+        `${ms(longestGapMs)} ms, before event ${num(longestGapAt + 1)}`,
+      );
       a.addEventListener('click', (e) => {
         e.preventDefault();
         this.go(this.pageOf(longestGapAt), longestGapAt);
@@ -113,7 +117,13 @@ export class WireTab {
     });
     this.element.replaceChildren();
     append(this.element, [
-      h('p', { class: 'muted' }, `${num(eventCount)} events in ${num(chunkCount)} network chunks; the longest gap between events was `, gapLink(), '.'),
+      h(
+        'p',
+        { class: 'muted' },
+        `${num(eventCount)} events in ${num(chunkCount)} network chunks; the longest gap between events was `,
+        gapLink(),
+        '.',
+      ),
       this.nav('top'),
       this.problem ? h('p', { class: 'notice wire-problem' }, icon('warning'), this.problem) : null,
       // The rows scroll under the range and the buttons, which stay in view.
@@ -123,7 +133,19 @@ export class WireTab {
         h(
           'table',
           { class: 'wire' },
-          h('thead', null, h('tr', null, h('th', null, '#'), h('th', null, 't (ms)'), h('th', null, 'gap (ms)'), h('th', null, 'event'), h('th', null, 'data'))),
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              h('th', null, '#'),
+              h('th', null, 't (ms)'),
+              h('th', null, 'gap (ms)'),
+              h('th', null, 'event'),
+              h('th', null, 'data'),
+            ),
+          ),
           h('tbody', null, rows),
         ),
         eventCount > WIRE_SHOWN ? this.nav('bottom') : null,
@@ -134,7 +156,8 @@ export class WireTab {
     const scroll = this.scroll;
     this.scroll = undefined;
     if (target) requestAnimationFrame(() => target.scrollIntoView({ block: 'center' }));
-    else if (scroll === 'end') requestAnimationFrame(() => this.element.querySelector('tbody tr:last-child')?.scrollIntoView({ block: 'end' }));
+    else if (scroll === 'end')
+      requestAnimationFrame(() => this.element.querySelector('tbody tr:last-child')?.scrollIntoView({ block: 'end' }));
     else if (scroll === 'start') this.element.querySelector('.wire-scroll')?.scrollTo({ top: 0 });
   }
 
@@ -168,8 +191,12 @@ export class WireTab {
       paged ? button('Previous', 'chevron-left', 'previous', Math.max(0, this.from - WIRE_SHOWN), this.from > 0) : null,
       paged ? button('Next', 'chevron-right', 'next', shownTo, shownTo < count) : null,
       paged ? button('End', 'arrow-down', 'end', last, shownTo < count, 'end') : null,
-      busy ? h('span', { class: 'notice wire-loading' }, h('vscode-progress-ring'), `Reading events from ${num(this.loading! + 1)}…`) : null,
-      paged && still && where === 'top' ? h('span', { class: 'muted' }, 'The stream is still going: the other pages open once it has finished.') : null,
+      busy
+        ? h('span', { class: 'notice wire-loading' }, h('vscode-progress-ring'), `Reading events from ${num(this.loading! + 1)}…`)
+        : null,
+      paged && still && where === 'top'
+        ? h('span', { class: 'muted' }, 'The stream is still going: the other pages open once it has finished.')
+        : null,
     );
   }
 }

@@ -1,5 +1,12 @@
 // `tokenscope lint --families`: which Tokenscope family reads each tool-call parser the engines register.
-import { ENGINE_PARSERS, PARSER_ENGINE_NAMES, PARSER_ENGINES, PARSER_SOURCES, UNNAMED_FAMILIES, type ParserEngine } from '../core/families/engine-parsers';
+import {
+  ENGINE_PARSERS,
+  PARSER_ENGINE_NAMES,
+  PARSER_ENGINES,
+  PARSER_SOURCES,
+  UNNAMED_FAMILIES,
+  type ParserEngine,
+} from '../core/families/engine-parsers';
 import { families } from '../core/families/index';
 import { UserError, type FamilyId } from '../core/model';
 
@@ -14,7 +21,16 @@ export interface FamiliesMapParser {
 }
 
 export interface FamiliesMap {
-  engines: { engine: ParserEngine; name: string; repo: string; lists: { path: string; commit: string }[]; notes: string[]; parsers: FamiliesMapParser[]; mapped: number; unsupported: number }[];
+  engines: {
+    engine: ParserEngine;
+    name: string;
+    repo: string;
+    lists: { path: string; commit: string }[];
+    notes: string[];
+    parsers: FamiliesMapParser[];
+    mapped: number;
+    unsupported: number;
+  }[];
   /** Registered families no engine parser names, with why. */
   unnamedFamilies: { family: FamilyId; familyName: string; note: string }[];
 }
@@ -44,7 +60,11 @@ export function familiesMap(): FamiliesMap {
       unsupported: parsers.filter((p) => p.unsupported).length,
     };
   });
-  const unnamedFamilies = (Object.entries(UNNAMED_FAMILIES) as [FamilyId, string][]).map(([family, note]) => ({ family, familyName: displayName(family), note }));
+  const unnamedFamilies = (Object.entries(UNNAMED_FAMILIES) as [FamilyId, string][]).map(([family, note]) => ({
+    family,
+    familyName: displayName(family),
+    note,
+  }));
   return { engines, unnamedFamilies };
 }
 

@@ -51,7 +51,12 @@ export function readTextFile(file: string): string {
   let text: string;
   try {
     const size = fstatSync(fd).size;
-    const memory = new (ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => ArrayBuffer & { resize(n: number): void })(size, {
+    const memory = new (
+      ArrayBuffer as unknown as new (
+        n: number,
+        o: { maxByteLength: number },
+      ) => ArrayBuffer & { resize(n: number): void }
+    )(size, {
       maxByteLength: size,
     });
     const bytes = Buffer.from(memory);

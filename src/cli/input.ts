@@ -13,7 +13,18 @@ import { BUNDLE_EXTENSION, BUNDLE_FORMAT, readBundle } from '../core/capture/bun
 import { UserError, type CapturedExchange, type ChunkTiming, type NormalizedRequest, type ParsedResponse } from '../core/model';
 import { recoverTruncatedJson } from '../core/wire/common';
 import { normalizeRequest, parseResponseBody, parseTextBody } from '../core/wire/index';
-import { HEAD_BYTES, isBlank, isGzip, looksBinary, MAX_BYTES, modelTextHead, readTextFile, sameFile, takePreread, type Preread } from './input-head';
+import {
+  HEAD_BYTES,
+  isBlank,
+  isGzip,
+  looksBinary,
+  MAX_BYTES,
+  modelTextHead,
+  readTextFile,
+  sameFile,
+  takePreread,
+  type Preread,
+} from './input-head';
 import { parseResponseChunks, sseHead } from '../core/wire/chunked';
 import { fsWhy } from '../core/fs-errors';
 
@@ -51,11 +62,19 @@ export async function loadInput(file: string, opts: LoadInputOptions = {}): Prom
   if (!existsSync(file)) return loadCapture(file, opts.dataDir ?? defaultDataDir(), opts.storedResult === true);
   const label = basename(file);
   const head = readHead(file);
-  if (head && !isBlank(head.bytes) && !looksBinary(head.bytes) && !BUNDLE_HEAD.test(new TextDecoder().decode(head.bytes.subarray(0, 512))) && !file.endsWith(BUNDLE_EXTENSION)) {
+  if (
+    head &&
+    !isBlank(head.bytes) &&
+    !looksBinary(head.bytes) &&
+    !BUNDLE_HEAD.test(new TextDecoder().decode(head.bytes.subarray(0, 512))) &&
+    !file.endsWith(BUNDLE_EXTENSION)
+  ) {
     // An SSE dump is parsed as it is read, a block at a time, keeping none of its events.
-    if (sseHead(head.bytes, undefined, head.size <= head.bytes.length)) return { ...streamedResponse(parseResponseChunks(fileBlocks(file, head.size)), label), label };
+    if (sseHead(head.bytes, undefined, head.size <= head.bytes.length))
+      return { ...streamedResponse(parseResponseChunks(fileBlocks(file, head.size)), label), label };
     // Model text is read straight into a string, its bytes freed as soon as they are decoded (input-head.ts).
-    if (modelTextHead(head.bytes, head.size <= head.bytes.length)) return { ...modelText(readText(file, head.stat, early), label, /\.json$/i.test(file)), label };
+    if (modelTextHead(head.bytes, head.size <= head.bytes.length))
+      return { ...modelText(readText(file, head.stat, early), label, /\.json$/i.test(file)), label };
   }
   const bytes = readBytes(file);
   if (isBlank(bytes)) throw new UserError(`${label} is empty`);
@@ -87,7 +106,8 @@ function readResponse(bytes: Uint8Array, label: string, jsonFile: boolean): { re
   const value = jsonValue(body, cut);
   if (isObj(value)) {
     const request = looksLikeRequest(value);
-    if (request) throw new UserError(`${label} looks like a request body (it has "${request}"); pass it with --request and give the response as FILE`);
+    if (request)
+      throw new UserError(`${label} looks like a request body (it has "${request}"); pass it with --request and give the response as FILE`);
     if (cut) {
       // A response cut so early that its shape is not certain yet: its head still says which API it is.
       const protocol = protocolOfHead(value);
@@ -96,7 +116,9 @@ function readResponse(bytes: Uint8Array, label: string, jsonFile: boolean): { re
         return { response: again, model: again.model };
       }
     } else if (typeof value.object === 'string') {
-      throw new UserError(`${label} is JSON of an unknown API (an "object" document), not a response of OpenAI Chat, Anthropic Messages, OpenAI Responses or SGLang`);
+      throw new UserError(
+        `${label} is JSON of an unknown API (an "object" document), not a response of OpenAI Chat, Anthropic Messages, OpenAI Responses or SGLang`,
+      );
     }
   }
   return { response: parseResponseBody(bytes, { protocol: 'native-text' }) };
@@ -120,7 +142,8 @@ function refuseBareJson(response: ParsedResponse, label: string): void {
 function streamedResponse(response: ParsedResponse, label: string): { response: ParsedResponse; model?: string } {
   if (response.protocol !== 'unknown' || response.error) return { response, model: response.model };
   // An SSE stream whose events name no known API, and nothing wrong with it: not a turn of any protocol Tokenscope reads.
-  if (response.wireIssues.length === 0) throw new UserError(`${label} is a stream of an unknown API, not OpenAI Chat, Anthropic Messages, OpenAI Responses or SGLang`);
+  if (response.wireIssues.length === 0)
+    throw new UserError(`${label} is a stream of an unknown API, not OpenAI Chat, Anthropic Messages, OpenAI Responses or SGLang`);
   return { response };
 }
 
@@ -142,9 +165,12 @@ function jsonValue(body: string, cut: boolean): unknown {
  * `chat.completion` or `response`), a response id (`chatcmpl-`, `gen-`, `cmpl-`, `msg_`, `resp_`), `choices`,
  * `meta_info`. Undefined for anything else (a cut Llama call or argument text is model text).
  */
-function protocolOfHead(v: Record<string, unknown>): 'openai-chat' | 'anthropic-messages' | 'openai-responses' | 'sglang-generate' | undefined {
+function protocolOfHead(
+  v: Record<string, unknown>,
+): 'openai-chat' | 'anthropic-messages' | 'openai-responses' | 'sglang-generate' | undefined {
   const object = typeof v.object === 'string' && v.object.length >= 2 ? v.object : undefined;
-  if (object && ('chat.completion'.startsWith(object) || object.startsWith('chat.completion') || 'text_completion'.startsWith(object))) return 'openai-chat';
+  if (object && ('chat.completion'.startsWith(object) || object.startsWith('chat.completion') || 'text_completion'.startsWith(object)))
+    return 'openai-chat';
   if (object && 'response'.startsWith(object)) return 'openai-responses';
   if ('choices' in v) return 'openai-chat';
   if ('meta_info' in v) return 'sglang-generate';
@@ -170,10 +196,13 @@ export function loadRequest(file: string): NormalizedRequest {
   } catch (e) {
     throw new UserError(`${label} is not valid JSON (${jsonFault(text, e as Error)}); ${expected}`);
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new UserError(`${label} is ${jsonKind(body)}, not a JSON object; ${expected}`);
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new UserError(`${label} is ${jsonKind(body)}, not a JSON object; ${expected}`);
   const response = parseResponseBody(bytes);
   if (response.protocol !== 'unknown') {
-    throw new UserError(`${label} is a response body (${response.protocol}), not a request: give the response as FILE and the request body the agent sent to --request`);
+    throw new UserError(
+      `${label} is a response body (${response.protocol}), not a request: give the response as FILE and the request body the agent sent to --request`,
+    );
   }
   return normalizeRequest(body);
 }
@@ -186,7 +215,8 @@ function readStdin(): Uint8Array {
   } catch (e) {
     throw new UserError(`cannot read stdin (${(e as Error).message})`);
   }
-  if (bytes.length > MAX_BYTES) throw new UserError(`stdin holds more than ${MAX_BYTES} bytes; Tokenscope reads request bodies up to that size`);
+  if (bytes.length > MAX_BYTES)
+    throw new UserError(`stdin holds more than ${MAX_BYTES} bytes; Tokenscope reads request bodies up to that size`);
   return bytes;
 }
 
@@ -233,7 +263,8 @@ function* fileBlocks(file: string, size: number): Generator<{ bytes: Uint8Array 
 function readBytes(file: string): Uint8Array {
   const st = statSync(file);
   if (st.isDirectory()) throw new UserError(`${file} is a directory`);
-  if (st.size > MAX_BYTES) throw new UserError(`${basename(file)} is ${Math.round(st.size / 1024 ** 2)} MB; the limit is ${MAX_BYTES / 1024 ** 2} MB`);
+  if (st.size > MAX_BYTES)
+    throw new UserError(`${basename(file)} is ${Math.round(st.size / 1024 ** 2)} MB; the limit is ${MAX_BYTES / 1024 ** 2} MB`);
   try {
     return readFileSync(file);
   } catch (e) {
@@ -264,7 +295,8 @@ function jsonKind(value: unknown): string {
 function jsonFault(text: string, e: Error): string {
   const bytesBefore = (chars: number) => new TextEncoder().encode(text.slice(0, chars)).length;
   const at = /position (\d+)/.exec(e.message);
-  if (/end of JSON input/.test(e.message) || (at && Number(at[1]) >= text.trimEnd().length)) return `cut short at byte ${bytesBefore(text.length)}`;
+  if (/end of JSON input/.test(e.message) || (at && Number(at[1]) >= text.trimEnd().length))
+    return `cut short at byte ${bytesBefore(text.length)}`;
   return at ? `unexpected character at byte ${bytesBefore(Number(at[1]))}` : 'unexpected character';
 }
 
@@ -302,13 +334,28 @@ async function loadCapture(id: string, dataDir: string, withResult: boolean): Pr
       const frames = store.readResponseFrames(exchange.id);
       if (!frames) throw noBody();
       const { response, request } = parseExchangeChunks(exchange, frames);
-      return { response, request, model: response.model ?? exchange.requestModel ?? request?.model, label, exchange, captureId: exchange.id };
+      return {
+        response,
+        request,
+        model: response.model ?? exchange.requestModel ?? request?.model,
+        label,
+        exchange,
+        captureId: exchange.id,
+      };
     }
     const body = store.readResponse(exchange.id);
     if (!body) throw noBody();
     const stored = resultFor(store, exchange, body.bytes, body.chunks);
     const { response, request } = stored;
-    return { response, request, model: response.model ?? exchange.requestModel ?? request?.model, label, exchange, captureId: exchange.id, stored };
+    return {
+      response,
+      request,
+      model: response.model ?? exchange.requestModel ?? request?.model,
+      label,
+      exchange,
+      captureId: exchange.id,
+      stored,
+    };
   } finally {
     await store.close();
   }

@@ -40,7 +40,10 @@ export const processIO: CliIO = {
   },
   get progress() {
     if (!process.stderr.isTTY) return undefined;
-    return (line: string | undefined) => process.stderr.write(`\r\x1b[K${line === undefined ? '' : terminalGuard(line).slice(0, Math.max(20, (process.stderr.columns ?? 80) - 1))}`);
+    return (line: string | undefined) =>
+      process.stderr.write(
+        `\r\x1b[K${line === undefined ? '' : terminalGuard(line).slice(0, Math.max(20, (process.stderr.columns ?? 80) - 1))}`,
+      );
   },
   write: writeStdout,
 };

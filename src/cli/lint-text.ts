@@ -18,7 +18,9 @@ const SOURCE: Record<NonNullable<Analysis['familySource']>, string> = {
 };
 
 export function formatText(label: string, a: Analysis, ctx?: CheckContext, p: Palette = palette(false)): string {
-  const family = a.family ? `${formats.find((f) => f.id === a.family)?.displayName ?? a.family} (${SOURCE[a.familySource ?? 'none']})` : 'family unknown';
+  const family = a.family
+    ? `${formats.find((f) => f.id === a.family)?.displayName ?? a.family} (${SOURCE[a.familySource ?? 'none']})`
+    : 'family unknown';
   const counts = (['error', 'warning', 'info'] as const)
     .map((s) => [s, a.findings.filter((f) => f.severity === s).length] as const)
     .filter(([, n]) => n > 0)
@@ -29,8 +31,13 @@ export function formatText(label: string, a: Analysis, ctx?: CheckContext, p: Pa
   const shownCases = new Set<string>();
   const sources = new Set<string>();
   for (const f of a.findings) {
-    lines.push('', `${p.severity(f.severity, f.severity.padEnd(7))} ${p.rule(f.rule)}  ${safeLine(f.location, 200)}${rangeLabel(f)}`, `  ${safeLine(f.message)}`);
-    if (f.start !== undefined && f.end !== undefined && text.length > 0) lines.push(...excerpt(text, f.start, f.end).map((l) => `    ${l}`));
+    lines.push(
+      '',
+      `${p.severity(f.severity, f.severity.padEnd(7))} ${p.rule(f.rule)}  ${safeLine(f.location, 200)}${rangeLabel(f)}`,
+      `  ${safeLine(f.message)}`,
+    );
+    if (f.start !== undefined && f.end !== undefined && text.length > 0)
+      lines.push(...excerpt(text, f.start, f.end).map((l) => `    ${l}`));
     if (f.expectedAt !== undefined && text.length > 0) {
       const [code, caret] = excerpt(text, f.expectedAt, f.expectedAt);
       lines.push(`    ${code}`, `    ${caret} expected ${f.expectedMarker ?? 'a marker'} here`);
@@ -39,13 +46,19 @@ export function formatText(label: string, a: Analysis, ctx?: CheckContext, p: Pa
     if (engines && shownCases.has(engines.case)) lines.push(`  Engines: as above (conformance case ${engines.case}).`);
     else if (engines) {
       shownCases.add(engines.case);
-      lines.push(`  What the engines do with this (conformance case ${engines.case}: ${engines.what}):`, ...verdictLines(engines).map((l) => `    ${l}`));
+      lines.push(
+        `  What the engines do with this (conformance case ${engines.case}: ${engines.what}):`,
+        ...verdictLines(engines).map((l) => `    ${l}`),
+      );
       for (const src of verdictSources(engines)) sources.add(src);
     }
   }
   if (sources.size > 0) lines.push('', 'Engine verdicts from:', ...[...sources].map((s) => `  ${s}`));
   if (a.native.source === 'rendered' && a.findings.some((f) => f.start !== undefined)) {
-    lines.push('', `(offsets are in the ${a.family ? 'native text rendered from the structured response' : 'response laid out as plain text'})`);
+    lines.push(
+      '',
+      `(offsets are in the ${a.family ? 'native text rendered from the structured response' : 'response laid out as plain text'})`,
+    );
   }
   return lines.join('\n');
 }

@@ -8,25 +8,44 @@ const commands: Record<string, { summary: string; load: () => Promise<{ default:
   lint: { summary: 'flag broken tool calls in a response, SSE dump, native text or capture', load: () => import('./commands/lint') },
   tokens: { summary: "show the token stream with the model's own tokenizer", load: () => import('./commands/tokens') },
   serve: { summary: 'run the capture proxy', load: () => import('./commands/serve') },
-  demo: { summary: 'a first look: replay broken tool calls from a built-in local upstream through the proxy', load: () => import('./commands/demo') },
+  demo: {
+    summary: 'a first look: replay broken tool calls from a built-in local upstream through the proxy',
+    load: () => import('./commands/demo'),
+  },
   captures: { summary: 'list captured exchanges', load: () => import('./commands/captures') },
   show: { summary: 'show one captured exchange with its findings', load: () => import('./commands/show') },
   agents: { summary: 'print how to start each agent through the proxy', load: () => import('./commands/agents') },
   rerun: { summary: 're-run a captured request on an OpenRouter provider or SGLang', load: () => import('./commands/rerun') },
   compare: { summary: 'run one request on every provider of a model and compare', load: () => import('./commands/compare') },
   verify: { summary: 'K2-Vendor-Verifier-style batch over a JSONL of requests', load: () => import('./commands/verify') },
-  export: { summary: 'export a capture as a repro bundle, Markdown, curl, HAR, K2VV or promptfoo case', load: () => import('./commands/export') },
+  export: {
+    summary: 'export a capture as a repro bundle, Markdown, curl, HAR, K2VV or promptfoo case',
+    load: () => import('./commands/export'),
+  },
   import: { summary: 'import a HAR or a repro bundle into the capture store', load: () => import('./commands/import') },
   tail: { summary: 'follow new exchanges from another terminal (--broken: only broken ones)', load: () => import('./commands/tail') },
-  watch: { summary: 'watch broken exchanges: re-check them on their provider, say fixed or still broken', load: () => import('./commands/watch') },
-  policy: { summary: 'set, list or remove per-model OpenRouter provider policies (applied live by running proxies)', load: () => import('./commands/policy') },
-  providers: { summary: 'the provider scorecard: per model and served provider, tool-call turns, share broken, top rules, TTFT', load: () => import('./commands/providers') },
-  'export-otlp': { summary: 'send stored captures to an OpenTelemetry collector as GenAI spans', load: () => import('./commands/export-otlp') },
+  watch: {
+    summary: 'watch broken exchanges: re-check them on their provider, say fixed or still broken',
+    load: () => import('./commands/watch'),
+  },
+  policy: {
+    summary: 'set, list or remove per-model OpenRouter provider policies (applied live by running proxies)',
+    load: () => import('./commands/policy'),
+  },
+  providers: {
+    summary: 'the provider scorecard: per model and served provider, tool-call turns, share broken, top rules, TTFT',
+    load: () => import('./commands/providers'),
+  },
+  'export-otlp': {
+    summary: 'send stored captures to an OpenTelemetry collector as GenAI spans',
+    load: () => import('./commands/export-otlp'),
+  },
 };
 
 /** Each command's exit codes, printed under its --help (lint states its own). */
 const COMMAND_EXIT: Record<string, string> = {
-  tokens: '0 shown, 2 bad usage or unusable input; with --batch also 1 every input line was unusable, 130 interrupted with Ctrl+C (OUT holds complete lines).',
+  tokens:
+    '0 shown, 2 bad usage or unusable input; with --batch also 1 every input line was unusable, 130 interrupted with Ctrl+C (OUT holds complete lines).',
   serve: '0 stopped with Ctrl+C or SIGTERM, 2 bad usage, a taken port or an unusable --data-dir.',
   captures: '0 listed (also when there are none), 2 bad usage or an unusable --data-dir.',
   show: '0 shown, 2 bad usage or no such capture.',
@@ -40,7 +59,8 @@ const COMMAND_EXIT: Record<string, string> = {
   tail: '0 stopped with Ctrl+C or SIGTERM, 2 bad usage or an unusable --data-dir.',
   policy: '0 done, 2 bad usage, a bad slug or model id, no such stored policy (rm), or policies that cannot be written.',
   providers: '0 printed (also when nothing is captured yet), 2 bad usage or an unusable --data-dir.',
-  'export-otlp': '0 every span was accepted, 1 the collector refused or dropped some (the counts are printed), 2 bad usage or an unusable --data-dir.',
+  'export-otlp':
+    '0 every span was accepted, 1 the collector refused or dropped some (the counts are printed), 2 bad usage or an unusable --data-dir.',
 };
 
 /** Every command's name, for `tokenscope --help` and the tests. */
@@ -75,7 +95,13 @@ export async function main(argv: string[], io: CliIO = processIO): Promise<numbe
   if (argv.slice(0, end).some((a) => a === '--no-color' || a === '--no-colour')) {
     argv = [...argv.slice(0, end).filter((a) => a !== '--no-color' && a !== '--no-colour'), ...argv.slice(end)];
     const base = io;
-    io = { out: (t) => base.out(t), err: (t) => base.err(t), colour: false, progress: base.progress, ...(base.write ? { write: (c: string) => base.write!(c) } : {}) };
+    io = {
+      out: (t) => base.out(t),
+      err: (t) => base.err(t),
+      colour: false,
+      progress: base.progress,
+      ...(base.write ? { write: (c: string) => base.write!(c) } : {}),
+    };
   }
   // `tokenscope help lint` is `tokenscope lint --help`.
   const [name, ...rest] = argv[0] === 'help' && argv[1] ? [argv[1], '--help'] : argv;

@@ -19,9 +19,17 @@ http/protobuf); headers from OTEL_EXPORTER_OTLP_HEADERS; service name OTEL_SERVI
 --otlp-content also sends the (redacted) messages as gen_ai.input.messages / gen_ai.output.messages.`;
 
 export function otlpFromArgs(args: Args, io: CliIO): OtlpExporter {
-  const config = readOtlpConfig({ endpoint: args.str('otlp-endpoint'), protocol: args.str('otlp-protocol'), content: args.bool('otlp-content') });
+  const config = readOtlpConfig({
+    endpoint: args.str('otlp-endpoint'),
+    protocol: args.str('otlp-protocol'),
+    content: args.bool('otlp-content'),
+  });
   const patterns = args.list('redact').map(parseRedactPattern);
-  return new OtlpExporter(config, { version: VERSION, onWarning: (m) => io.err(`tokenscope: ${m}`), redactPatterns: patterns.length ? patterns : undefined });
+  return new OtlpExporter(config, {
+    version: VERSION,
+    onWarning: (m) => io.err(`tokenscope: ${m}`),
+    redactPatterns: patterns.length ? patterns : undefined,
+  });
 }
 
 export function otlpTarget(e: OtlpExporter): string {

@@ -55,7 +55,9 @@ export function progressOf(io: CliIO, what: string, now: () => number = () => pe
       const s = (t - start) / 1000;
       const rate = s > 0 ? done / s : 0;
       const eta = done > 0 && done < total ? ((total - done) / done) * s : undefined;
-      line.draw(`${what}: ${done}/${total} done${failed ? `, ${failed} failed` : ''}, ${rate < 10 ? rate.toFixed(1) : Math.round(rate)}/s${eta === undefined ? '' : `, ETA ${clock(eta)}`}`);
+      line.draw(
+        `${what}: ${done}/${total} done${failed ? `, ${failed} failed` : ''}, ${rate < 10 ? rate.toFixed(1) : Math.round(rate)}/s${eta === undefined ? '' : `, ETA ${clock(eta)}`}`,
+      );
     },
     note: line.note,
     clear: line.clear,

@@ -73,7 +73,8 @@ export async function openStoreForServing(dir: string, io: CliIO, opts: StoreOpt
   } catch (e) {
     if (e instanceof UserError) throw e;
     const code = String((e as NodeJS.ErrnoException)?.code ?? '');
-    if (dbFailure(e) === undefined && !code.startsWith('SQLITE_')) throw new UserError(`cannot open the capture store: ${fsProblem(e, dir)}`);
+    if (dbFailure(e) === undefined && !code.startsWith('SQLITE_'))
+      throw new UserError(`cannot open the capture store: ${fsProblem(e, dir)}`);
     return captureOffStore(dir, `the capture database in ${dir} cannot be used (${diskProblem(e)})`);
   }
 }
@@ -92,7 +93,10 @@ export async function openStoreForReading(dir: string, io: CliIO, opts: StoreOpt
     } catch {
       // missing, or not readable: no store can be there
     }
-    if (!parentIsDir) throw new UserError(`cannot open the capture store: ${dir} does not exist, nor does the folder above it (${parent}); check --data-dir`);
+    if (!parentIsDir)
+      throw new UserError(
+        `cannot open the capture store: ${dir} does not exist, nor does the folder above it (${parent}); check --data-dir`,
+      );
     return undefined;
   }
   return openStoreForWriting(dir, io, { analyze: false, readOnly: true, ...opts });

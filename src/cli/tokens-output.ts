@@ -48,7 +48,13 @@ export interface PromptJson {
  * "accounting","findings","ids","prompt"}. Everything but the two per-token arrays is stringified whole (it is small);
  * those are written an element at a time.
  */
-export function writeJson(t: TokenTable, family: FamilyId | undefined, ids: ArrayLike<number>, prompt: PromptJson | null, emit: Emit): void {
+export function writeJson(
+  t: TokenTable,
+  family: FamilyId | undefined,
+  ids: ArrayLike<number>,
+  prompt: PromptJson | null,
+  emit: Emit,
+): void {
   const marks = { tokens: `\u0000tokens-${Math.random()}`, ids: `\u0000ids-${Math.random()}` };
   const skeleton = JSON.stringify({ ...jsonHead(t, family, marks.tokens), ids: marks.ids, prompt }, null, 2);
   const out = new Pieces(emit);
@@ -115,7 +121,10 @@ function tokenJson(t: TokenTable, i: number): string {
   let s = `    {\n      "id": ${c.ids[i]},\n      "text": ${text},\n      "kind": "${TOKEN_KINDS[c.kinds[i]]}",\n      "segment": ${segment ? `"${segment}"` : 'null'},`;
   if (c.calls[i] >= 0) s += `\n      "callIndex": ${c.calls[i]},`;
   s += `\n      "start": ${c.starts[i]},\n      "end": ${c.ends[i]}`;
-  if (label.bytes) s += label.bytes.length ? `,\n      "bytes": [\n${label.bytes.map((b) => `        ${b}`).join(',\n')}\n      ]` : `,\n      "bytes": []`;
+  if (label.bytes)
+    s += label.bytes.length
+      ? `,\n      "bytes": [\n${label.bytes.map((b) => `        ${b}`).join(',\n')}\n      ]`
+      : `,\n      "bytes": []`;
   return `${s}\n    }`;
 }
 
@@ -141,7 +150,9 @@ export function writeText(label: string, s: TokenTable, p: Palette, emit: Emit):
   s.findings.forEach((f, i) => {
     if (f.tokens && f.tokens[1] > f.tokens[0]) (starts.get(f.tokens[0]) ?? starts.set(f.tokens[0], []).get(f.tokens[0])!).push(`#${i + 1}`);
     if (f.expectedBefore !== undefined) {
-      (ghosts.get(f.expectedBefore) ?? ghosts.set(f.expectedBefore, []).get(f.expectedBefore)!).push(f.finding.expectedMarker ?? `#${i + 1}`);
+      (ghosts.get(f.expectedBefore) ?? ghosts.set(f.expectedBefore, []).get(f.expectedBefore)!).push(
+        f.finding.expectedMarker ?? `#${i + 1}`,
+      );
     }
   });
   out.line('');
@@ -167,16 +178,22 @@ export function writeText(label: string, s: TokenTable, p: Palette, emit: Emit):
   const a = s.accounting;
   out.line('');
   out.line(`accounting: ${plural(a.counted, 'completion token')} counted${a.countedReasoning ? ` (${a.countedReasoning} reasoning)` : ''}`);
-  if (s.notEmitted) out.line(`            the first ${plural(s.notEmitted, 'token')} are the prompt's generation prompt, not the model's: not counted`);
+  if (s.notEmitted)
+    out.line(`            the first ${plural(s.notEmitted, 'token')} are the prompt's generation prompt, not the model's: not counted`);
   if (a.billed !== undefined) {
     const reasoning = a.billedReasoning !== undefined ? ` (${a.billedReasoning} reasoning)` : '';
-    out.line(`            ${a.billed} billed${reasoning}, difference ${a.delta! > 0 ? '+' : ''}${a.delta}${a.mismatch ? '  MISMATCH' : ''}`);
+    out.line(
+      `            ${a.billed} billed${reasoning}, difference ${a.delta! > 0 ? '+' : ''}${a.delta}${a.mismatch ? '  MISMATCH' : ''}`,
+    );
   } else {
     out.line('            the response reports no completion token usage');
   }
   const pa = a.prompt;
   if (pa) {
-    const billed = pa.billed === undefined ? 'the response reports no prompt token usage' : `${pa.billed} billed, difference ${pa.delta! > 0 ? '+' : ''}${pa.delta}${pa.mismatch ? '  MISMATCH' : ''}`;
+    const billed =
+      pa.billed === undefined
+        ? 'the response reports no prompt token usage'
+        : `${pa.billed} billed, difference ${pa.delta! > 0 ? '+' : ''}${pa.delta}${pa.mismatch ? '  MISMATCH' : ''}`;
     out.line(`prompt:     ${plural(pa.counted, 'token')} rendered with the model's chat template; ${billed}`);
   }
   if (s.findings.length) out.line('');

@@ -83,7 +83,10 @@ export function isModelTurn(response: ParsedResponse | undefined): boolean {
  * A request body on its own (`lint --request` without a response): the family from `family`, the request's model
  * or `model`, and the findings of the rules that judge the request alone (its history).
  */
-export function analyzeRequest(input: { request: NormalizedRequest; model?: string; family?: FamilyId }): { analysis: Analysis; ctx: CheckContext } {
+export function analyzeRequest(input: { request: NormalizedRequest; model?: string; family?: FamilyId }): {
+  analysis: Analysis;
+  ctx: CheckContext;
+} {
   const message: AssistantMessage = { toolCalls: [] };
   const native: Analysis['native'] = { text: '', segments: [], source: 'rendered' };
   const picked = pickFamily({ request: input.request, model: input.model, family: input.family }, () => '');
@@ -167,7 +170,10 @@ function build(input: AnalyzeInput, detect = true): ReturnType<typeof prepare> {
 }
 
 /** Given family → a model id (response, request, then the caller's) → the markers in the text → none. */
-function pickFamily(input: AnalyzeInput, text: () => string): { format: ModelFormat; source: 'given' | 'model-id' | 'markers' } | undefined {
+function pickFamily(
+  input: AnalyzeInput,
+  text: () => string,
+): { format: ModelFormat; source: 'given' | 'model-id' | 'markers' } | undefined {
   if (input.family) return { format: getFormat(input.family), source: 'given' };
   for (const id of [input.response?.model, input.request?.model, input.model]) {
     const hit = id ? detectFamily(id) : undefined;
@@ -196,7 +202,8 @@ export function renderPlain(m: AssistantMessage): NativeText {
   const put = (s: string, kind?: NativeText['segments'][number]['kind'], callIndex?: number): void => {
     const start = text.length;
     text += s;
-    if (kind && s) segments.push(callIndex === undefined ? { kind, start, end: text.length } : { kind, start, end: text.length, callIndex });
+    if (kind && s)
+      segments.push(callIndex === undefined ? { kind, start, end: text.length } : { kind, start, end: text.length, callIndex });
   };
   if (m.reasoning) put(m.reasoning, 'reasoning');
   if (m.content) {
@@ -320,8 +327,18 @@ const TURN_PROTOCOLS = new Set(['openai-chat', 'anthropic-messages', 'openai-res
 /** The result for an exchange whose body was not analysed: one finding that says why, no checks run. */
 function notAnalysedResult(exchange: CapturedExchange): ExchangeAnalysis {
   const { response, request } = parseExchange(exchange, new Uint8Array(0));
-  const finding: Finding = { rule: CAPTURE_TRUNCATED.id, severity: CAPTURE_TRUNCATED.severity, message: `Tokenscope did not analyse this response: ${exchange.notAnalysed!.replace(/^not analysed: /, '')}.`, location: 'wire' };
-  const analysis: Analysis = { familySource: 'none', native: { text: '', segments: [], source: 'rendered' }, message: { toolCalls: [] }, findings: [finding] };
+  const finding: Finding = {
+    rule: CAPTURE_TRUNCATED.id,
+    severity: CAPTURE_TRUNCATED.severity,
+    message: `Tokenscope did not analyse this response: ${exchange.notAnalysed!.replace(/^not analysed: /, '')}.`,
+    location: 'wire',
+  };
+  const analysis: Analysis = {
+    familySource: 'none',
+    native: { text: '', segments: [], source: 'rendered' },
+    message: { toolCalls: [] },
+    findings: [finding],
+  };
   return { response, request, analysis, summary: summarize(response, analysis, request) };
 }
 

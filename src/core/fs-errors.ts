@@ -28,6 +28,9 @@ export function fsWhy(e: unknown): string {
       return 'too many symbolic links on its path';
   }
   // Node's own message without its `CODE: ` prefix and the syscall tail (`, open '/x'`).
-  const msg = String(err?.message ?? e).split('\n')[0].replace(/^[A-Z]+: /, '').replace(/, \w+ '[^']*'$/, '');
+  const msg = String(err?.message ?? e)
+    .split('\n')[0]
+    .replace(/^[A-Z]+: /, '')
+    .replace(/, \w+ '[^']*'$/, '');
   return msg || 'it cannot be used';
 }

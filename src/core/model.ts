@@ -10,13 +10,7 @@ import type { FamilyId } from './families/ids';
 export type Severity = 'error' | 'warning' | 'info';
 
 /** Which API a body speaks. `native-text` is raw model output (no JSON envelope). */
-export type Protocol =
-  | 'openai-chat'
-  | 'anthropic-messages'
-  | 'openai-responses'
-  | 'sglang-generate'
-  | 'native-text'
-  | 'unknown';
+export type Protocol = 'openai-chat' | 'anthropic-messages' | 'openai-responses' | 'sglang-generate' | 'native-text' | 'unknown';
 
 /** A tool call as the agent sees it (structured), or as a family parser recovered it from native text. */
 export interface ToolCall {
@@ -300,11 +294,11 @@ export interface CapturedExchange {
   /** The request had a body the capture does not hold: its size as received, and why (`requestBody` is absent). */
   requestNotKept?: { bytes: number; why: string };
   /** The response was not decoded whole for the capture (a decompression bomb), so it is not analysed: why, in one line. */
-  notAnalysed?: string;  /**
+  notAnalysed?: string /**
    * The exchange is one response of a WebSocket connection (the Responses API's WebSocket mode): `connection` names
    * the connection (its exchanges share it), `response` counts the responses on it from 1. Its request body is the
    * `response.create` message; its body the server's events, stored as the SSE stream that carries them over HTTP.
-   */
+   */;
   websocket?: { connection: string; response: number };
 }
 

@@ -87,14 +87,26 @@ function build(ctx: CheckContext): TurnParse {
   if (ctx.native.source === 'raw') {
     const parsed = ctx.parsed;
     if (!parsed) return { source: 'raw', content: orNull(ctx.native.text.trim()), reasoning: null, calls: [], providerCalls: null };
-    return { source: 'raw', content: orNull(parsed.message.content), reasoning: orNull(parsed.message.reasoning), calls: fromParse(parsed, 0, ctx.request?.tools), providerCalls: null };
+    return {
+      source: 'raw',
+      content: orNull(parsed.message.content),
+      reasoning: orNull(parsed.message.reasoning),
+      calls: fromParse(parsed, 0, ctx.request?.tools),
+      providerCalls: null,
+    };
   }
   const structured = ctx.message.toolCalls;
   const providerCalls = ctx.response ? structured.map(providerCall) : null;
   const fromLogprobs = logprobParse(ctx);
   if (fromLogprobs) {
     const calls = fromParse(fromLogprobs, null, ctx.request?.tools);
-    return { source: 'logprobs', content: orNull(fromLogprobs.message.content), reasoning: orNull(fromLogprobs.message.reasoning), calls, providerCalls };
+    return {
+      source: 'logprobs',
+      content: orNull(fromLogprobs.message.content),
+      reasoning: orNull(fromLogprobs.message.reasoning),
+      calls,
+      providerCalls,
+    };
   }
   // The provider's calls, as far as they arrived (the last call of a turn cut short is incomplete), plus calls whose
   // markup leaked into content and that the provider did not also deliver.
@@ -123,15 +135,27 @@ function build(ctx: CheckContext): TurnParse {
 function fromParse(parsed: ParsedNative, shift: number | null, tools: readonly ToolDef[] | undefined): ParsedCall[] {
   const cut = new Set<number>();
   for (const p of parsed.problems) {
-    if (p.callIndex !== undefined && (p.code === 'call-unclosed' || p.code === 'malformed-call' || p.code === 'marker-truncated')) cut.add(p.callIndex);
+    if (p.callIndex !== undefined && (p.code === 'call-unclosed' || p.code === 'malformed-call' || p.code === 'marker-truncated'))
+      cut.add(p.callIndex);
   }
   const callSegs = callSegments(parsed.segments);
   return parsed.message.toolCalls.map((c, i) => {
     const seg = callSegs.get(i);
     const at = (n: number | undefined) => (n === undefined || shift === null ? null : n + shift);
     const argumentsJson = parseJson(schemaArguments(c, tools));
-    const missing = !cut.has(i) ? undefined : argumentsJson !== null && unclosedCallState(parsed, i) === 'complete' ? ('closers' as const) : ('cut' as const);
-    return { ...providerCall(c, i), argumentsJson, complete: !cut.has(i), ...(missing && { missing }), start: at(seg?.start), end: at(seg?.end) };
+    const missing = !cut.has(i)
+      ? undefined
+      : argumentsJson !== null && unclosedCallState(parsed, i) === 'complete'
+        ? ('closers' as const)
+        : ('cut' as const);
+    return {
+      ...providerCall(c, i),
+      argumentsJson,
+      complete: !cut.has(i),
+      ...(missing && { missing }),
+      start: at(seg?.start),
+      end: at(seg?.end),
+    };
   });
 }
 
@@ -168,7 +192,9 @@ const utf8 = new TextDecoder();
 function logprobParse(ctx: CheckContext): ParsedNative | undefined {
   const tokens = ctx.response?.logprobTokens;
   if (!ctx.format || !tokens || tokens.length === 0) return undefined;
-  const text = tokens.every((t) => t.bytes) ? utf8.decode(Uint8Array.from(tokens.flatMap((t) => t.bytes!))) : tokens.map((t) => t.token).join('');
+  const text = tokens.every((t) => t.bytes)
+    ? utf8.decode(Uint8Array.from(tokens.flatMap((t) => t.bytes!)))
+    : tokens.map((t) => t.token).join('');
   const content = ctx.message.content?.trim();
   if (content && !text.includes(content.slice(0, 200))) return undefined;
   if (!ctx.format.toolMarkers.some((m) => m && text.includes(m))) return undefined;
@@ -211,13 +237,19 @@ function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (typeof v === 'object') {
     const o = v as Record<string, unknown>;
-    return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`).join(',')}}`;
+    return `{${Object.keys(o)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+      .join(',')}}`;
   }
   return `s${String(v)}`;
 }
 
 /** Same name and the same arguments: compared as parsed JSON when both parse, else as text. */
-export function sameCall(a: { name: string; arguments: string; argumentsJson: unknown }, b: { name: string; arguments: string; argumentsJson: unknown }): boolean {
+export function sameCall(
+  a: { name: string; arguments: string; argumentsJson: unknown },
+  b: { name: string; arguments: string; argumentsJson: unknown },
+): boolean {
   if (a.name !== b.name) return false;
   if (a.argumentsJson !== null && b.argumentsJson !== null) return sameJson(a.argumentsJson, b.argumentsJson);
   return a.arguments.trim() === b.arguments.trim();
@@ -247,7 +279,10 @@ export function callMismatches(p: TurnParse): CallMismatch[] {
   // A call whose arguments are not JSON compares as text with any call (`sameCall`).
   const textKey = (x: ParsedCall | ProviderCall) => `${x.name}\u0000${x.arguments.trim()}`;
   const byText = queues(p.calls, textKey);
-  const byTextOnly = queues(p.calls.filter((x) => x.argumentsJson === null), textKey);
+  const byTextOnly = queues(
+    p.calls.filter((x) => x.argumentsJson === null),
+    textKey,
+  );
   const take = (q: Queue | undefined): ParsedCall | undefined => {
     if (!q) return undefined;
     while (q.at < q.items.length && used.has(q.items[q.at].index)) q.at++;
@@ -360,11 +395,14 @@ export function callLines(p: Pick<TurnReport, 'calls' | 'providerCalls' | 'sourc
     // A call whose arguments are whole JSON was not closed, not cut off: only its closing markup is missing.
     const open = c.complete ? '' : c.missing === 'closers' ? 'not closed' : 'cut off';
     const state = [open, c.argumentsJson === null ? 'arguments not JSON' : ''].filter(Boolean).join(', ');
-    lines.push(`  ${c.index}  ${c.name || '(no name)'}${c.id ? ` (id ${c.id})` : ''} ${shorten(c.arguments)}${range}${state ? `  ${state}` : ''}`);
+    lines.push(
+      `  ${c.index}  ${c.name || '(no name)'}${c.id ? ` (id ${c.id})` : ''} ${shorten(c.arguments)}${range}${state ? `  ${state}` : ''}`,
+    );
   }
   if (p.providerCalls && p.source !== 'reconstruction') {
     lines.push(p.providerCalls.length === 0 ? 'provider tool_calls: none' : 'provider tool_calls:');
-    for (const c of p.providerCalls) lines.push(`  ${c.index}  ${c.name || '(no name)'}${c.id ? ` (id ${c.id})` : ''} ${shorten(c.arguments)}`);
+    for (const c of p.providerCalls)
+      lines.push(`  ${c.index}  ${c.name || '(no name)'}${c.id ? ` (id ${c.id})` : ''} ${shorten(c.arguments)}`);
   }
   return lines;
 }

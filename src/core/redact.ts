@@ -55,9 +55,57 @@ export function isSecretName(name: string): boolean {
  */
 type FieldKind = 'key' | 'secret' | 'cookie' | 'authorization';
 
-const KEY_QUALIFIERS = new Set(['api', 'access', 'secret', 'private', 'virtual', 'session', 'admin', 'service', 'master', 'signing', 'client', 'auth', 'subscription', 'license', 'encryption', 'portkey']);
-const TOKEN_QUALIFIERS = new Set(['access', 'refresh', 'id', 'session', 'security', 'auth', 'bearer', 'api', 'csrf', 'xsrf', 'oauth', 'personal', 'bot', 'secret', 'client', 'app', 'user']);
-const ONE_WORD_KEYS = new Set(['apikey', 'portkey', 'secretkey', 'accesskey', 'privatekey', 'accesstoken', 'refreshtoken', 'sessiontoken', 'idtoken', 'authtoken', 'apitoken', 'bearertoken']);
+const KEY_QUALIFIERS = new Set([
+  'api',
+  'access',
+  'secret',
+  'private',
+  'virtual',
+  'session',
+  'admin',
+  'service',
+  'master',
+  'signing',
+  'client',
+  'auth',
+  'subscription',
+  'license',
+  'encryption',
+  'portkey',
+]);
+const TOKEN_QUALIFIERS = new Set([
+  'access',
+  'refresh',
+  'id',
+  'session',
+  'security',
+  'auth',
+  'bearer',
+  'api',
+  'csrf',
+  'xsrf',
+  'oauth',
+  'personal',
+  'bot',
+  'secret',
+  'client',
+  'app',
+  'user',
+]);
+const ONE_WORD_KEYS = new Set([
+  'apikey',
+  'portkey',
+  'secretkey',
+  'accesskey',
+  'privatekey',
+  'accesstoken',
+  'refreshtoken',
+  'sessiontoken',
+  'idtoken',
+  'authtoken',
+  'apitoken',
+  'bearertoken',
+]);
 
 /** A name holding none of these cannot be secret-named (a quick test before splitting it into words). */
 const FIELD_HINT = /key|token|secret|pass|cookie|auth|credential/i;
@@ -82,7 +130,8 @@ export function secretFieldKind(name: string): FieldKind | undefined {
 }
 
 /** A value that only names where a credential goes (`YOUR_API_KEY`, `{env:X}`, `${X}`, `<key>`, `***`). */
-const PLACEHOLDER_VALUE = /^(?:\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*|\{env:[^}]*\}|\{\{[^}]*\}\}|<[^>]*>|\*+|x{3,}|\.{3}|…|null|none|true|false|undefined|[A-Z][A-Z0-9_]+)$/;
+const PLACEHOLDER_VALUE =
+  /^(?:\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*|\{env:[^}]*\}|\{\{[^}]*\}\}|<[^>]*>|\*+|x{3,}|\.{3}|…|null|none|true|false|undefined|[A-Z][A-Z0-9_]+)$/;
 
 /** Whether `value` of a field of this kind looks like a credential (and not like a placeholder or prose). */
 function credentialValue(kind: FieldKind, value: string): boolean {
@@ -161,9 +210,17 @@ const KEY_PATTERNS: KeyPattern[] = [
   // `"authorization"`), as a request's headers are: a body that echoes headers or credentials (an upstream's debug
   // echo, a tool's output) keeps them no more than the request does. A string value, or a list of them (`set-cookie`).
   { label: 'secret-field', re: /(\\?"([A-Za-z][\w.-]{0,63})\\?"\s*:\s*\\?")([^"\\\r\n]{1,8192})(?=\\?")/g, accept: secretField },
-  { label: 'secret-field', re: /(\\?"([A-Za-z][\w.-]{0,63})\\?"\s*:\s*\[\s*\\?")((?:[^"\\\r\n\]]|\\?"\s*,\s*\\?"){1,8192})(?=\\?"\s*\])/g, accept: secretField },
+  {
+    label: 'secret-field',
+    re: /(\\?"([A-Za-z][\w.-]{0,63})\\?"\s*:\s*\[\s*\\?")((?:[^"\\\r\n\]]|\\?"\s*,\s*\\?"){1,8192})(?=\\?"\s*\])/g,
+    accept: secretField,
+  },
   // The same as a header line (`Authorization: Basic …`, `Cookie: …`, `> x-api-key: …` in a tool's curl output).
-  { label: 'secret-field', re: /((?:^|[\r\n]|\\r|\\n)[ \t<>*]*([A-Za-z][\w-]{0,63})[ \t]*:[ \t]*)([^\r\n"\\]{1,8192})/g, accept: secretLine },
+  {
+    label: 'secret-field',
+    re: /((?:^|[\r\n]|\\r|\\n)[ \t<>*]*([A-Za-z][\w-]{0,63})[ \t]*:[ \t]*)([^\r\n"\\]{1,8192})/g,
+    accept: secretLine,
+  },
   // An environment assignment (`AWS_SESSION_TOKEN=…`, `OPENAI_API_KEY="…"`).
   {
     label: 'secret-field',
@@ -539,7 +596,16 @@ export function maskSecrets<T extends string | Uint8Array>(input: T, opts: Redac
   }
   const keyRules = !escaped && hint && ANY_KEY.test(text) ? KEY_MASK_RULES : [];
   const rules = opts.patterns?.length
-    ? [...keyRules, ...opts.patterns.map(({ label, pattern }) => ({ label, re: compile(pattern), reported: `user-pattern:${label}`, context: false, accept: undefined }))]
+    ? [
+        ...keyRules,
+        ...opts.patterns.map(({ label, pattern }) => ({
+          label,
+          re: compile(pattern),
+          reported: `user-pattern:${label}`,
+          context: false,
+          accept: undefined,
+        })),
+      ]
     : keyRules;
   for (const { label, re, reported, context, accept } of rules) {
     // A chunk that may hold a key: one test per pattern finds the ones to run.

@@ -4,7 +4,10 @@ import { agentRecipes, shellQuote, type AgentRecipe, type TerminalLaunch } from 
 import { recipeClipboard, recipeMarkdown } from './agentText';
 
 /** Fills an agent's key variables from SecretStorage, else from the editor's own environment. Never logged. */
-async function secretEnv(launch: TerminalLaunch, secrets: vscode.SecretStorage): Promise<{ env: Record<string, string>; missing: string[] }> {
+async function secretEnv(
+  launch: TerminalLaunch,
+  secrets: vscode.SecretStorage,
+): Promise<{ env: Record<string, string>; missing: string[] }> {
   const env: Record<string, string> = {};
   const missing: string[] = [];
   for (const s of launch.secrets) {
@@ -23,7 +26,10 @@ export async function launchAgent(proxyUrl: string | undefined, secrets: vscode.
   const recipes = agentRecipes({ proxyUrl }).filter((r): r is AgentRecipe & { launch: TerminalLaunch } => r.launch.kind === 'terminal');
   const pick = await vscode.window.showQuickPick(
     recipes.map((r) => ({ label: r.name, description: r.launch.command, detail: r.notes[0], recipe: r })),
-    { title: 'Launch Agent Through Tokenscope', placeHolder: 'Which agent? A terminal opens with its traffic routed through the capture proxy.' },
+    {
+      title: 'Launch Agent Through Tokenscope',
+      placeHolder: 'Which agent? A terminal opens with its traffic routed through the capture proxy.',
+    },
   );
   if (!pick) return;
   const r = pick.recipe;

@@ -9,7 +9,8 @@ export function recipeMarkdown(r: AgentRecipe): string {
   } else {
     lines.push(...r.launch.steps.map((s, i) => `${i + 1}. ${s}`), '');
     lines.push('| Field | Value |', '| --- | --- |', ...r.launch.fields.map((f) => `| ${f.label} | \`${f.value}\` |`));
-    if (r.launch.snippet) lines.push('', `\`${r.launch.snippet.file}\`:`, '', '```' + r.launch.snippet.language, r.launch.snippet.text.trimEnd(), '```');
+    if (r.launch.snippet)
+      lines.push('', `\`${r.launch.snippet.file}\`:`, '', '```' + r.launch.snippet.language, r.launch.snippet.text.trimEnd(), '```');
   }
   if (r.notes.length) lines.push('', ...r.notes.map((n) => `- ${n}`));
   return lines.join('\n') + '\n';

@@ -48,7 +48,8 @@ export function parseFilter(input: string, now = Date.now()): CaptureFilter | un
     const known = (TEXT_FLAGS as readonly string[]).includes(name) || (TIME_FLAGS as readonly string[]).includes(name) || name === 'limit';
     if (!known) throw new UserError(`unknown filter --${name}; use ${FILTER_HELP}`);
     const value = inline ?? ws[++i];
-    if (value === undefined || value === '' || (inline === undefined && value.startsWith('--'))) throw new UserError(`--${name} needs a value`);
+    if (value === undefined || value === '' || (inline === undefined && value.startsWith('--')))
+      throw new UserError(`--${name} needs a value`);
     if (name === 'limit') {
       if (!/^\d+$/.test(value) || Number(value) < 1) throw new UserError(`--limit expects a whole number of at least 1, got "${value}"`);
       f.limit = Number(value);

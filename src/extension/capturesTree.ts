@@ -87,7 +87,10 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
 
   /** The exchange of the selected row, waiting out a redraw that has just emptied VS Code's view of it. */
   selectedExchangeId(): Promise<string | undefined> {
-    return settledSelection(() => exchangeIdOf(this.view.selection[0]), () => this.redrawnAt);
+    return settledSelection(
+      () => exchangeIdOf(this.view.selection[0]),
+      () => this.redrawnAt,
+    );
   }
 
   private rebuild(): void {
@@ -101,7 +104,7 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
     });
     const streaming = all.some((x) => x.state === 'streaming');
     if (streaming && !this.ticker) this.ticker = setInterval(() => this.refresh(), 1000);
-    else if (!streaming && this.ticker) (clearInterval(this.ticker), (this.ticker = undefined));
+    else if (!streaming && this.ticker) clearInterval(this.ticker), (this.ticker = undefined);
     const broken = this.sessions.reduce((n, s) => n + s.broken, 0);
     this.view.badge = broken ? { value: broken, tooltip: `${broken} broken exchange${broken === 1 ? '' : 's'}` } : undefined;
   }
@@ -117,7 +120,9 @@ export class CapturesTree implements vscode.TreeDataProvider<Node>, vscode.Dispo
       const item = new vscode.TreeItem(node.text, vscode.TreeItemCollapsibleState.None);
       item.id = 'message';
       item.iconPath = new vscode.ThemeIcon('filter');
-      item.tooltip = this.filter ? `${node.text} Click to edit the filter; Clear Capture Filter in the view's title bar lists every exchange.` : `${node.text} Click to list every exchange.`;
+      item.tooltip = this.filter
+        ? `${node.text} Click to edit the filter; Clear Capture Filter in the view's title bar lists every exchange.`
+        : `${node.text} Click to list every exchange.`;
       item.command = this.filter ? asCommand(Command.FilterCaptures) : asCommand(Command.ShowAll);
       return item;
     }

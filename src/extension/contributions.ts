@@ -139,7 +139,11 @@ export const ALL_COMMANDS: readonly CommandId[] = Object.keys(COMMANDS) as Comma
 export const isCommandId = (v: unknown): v is CommandId => typeof v === 'string' && Object.hasOwn(COMMANDS, v);
 
 /** Registers a command with handler arguments typed by CommandArgs. */
-export function registerCommand<K extends CommandId>(ns: typeof vscode.commands, id: K, fn: (...args: CommandArgs[K]) => unknown): vscode.Disposable {
+export function registerCommand<K extends CommandId>(
+  ns: typeof vscode.commands,
+  id: K,
+  fn: (...args: CommandArgs[K]) => unknown,
+): vscode.Disposable {
   return ns.registerCommand(id, fn as (...args: unknown[]) => unknown);
 }
 
@@ -284,7 +288,15 @@ export const KEYBINDINGS: readonly Keybinding[] = [];
 
 type JsonType = 'boolean' | 'integer' | 'number' | 'string' | 'array' | 'object';
 /** The JSON schema type a TypeScript setting type is declared with in the manifest. */
-type JsonTypeOf<T> = T extends boolean ? 'boolean' : T extends number ? 'integer' | 'number' : T extends string ? 'string' : T extends readonly unknown[] ? 'array' : 'object';
+type JsonTypeOf<T> = T extends boolean
+  ? 'boolean'
+  : T extends number
+    ? 'integer' | 'number'
+    : T extends string
+      ? 'string'
+      : T extends readonly unknown[]
+        ? 'array'
+        : 'object';
 
 export interface SettingSchema {
   type: JsonType;
@@ -361,7 +373,12 @@ export function inspectSetting<K extends SettingKey>(ws: typeof vscode.workspace
   return ws.getConfiguration(EXTENSION_ID).inspect<SettingTypes[K]>(key);
 }
 
-export function writeSetting<K extends SettingKey>(ws: typeof vscode.workspace, key: K, value: SettingTypes[K] | undefined, target: vscode.ConfigurationTarget): Thenable<void> {
+export function writeSetting<K extends SettingKey>(
+  ws: typeof vscode.workspace,
+  key: K,
+  value: SettingTypes[K] | undefined,
+  target: vscode.ConfigurationTarget,
+): Thenable<void> {
   return ws.getConfiguration(EXTENSION_ID).update(key, value, target);
 }
 

@@ -45,7 +45,9 @@ export class DeliveredDiff implements vscode.TextDocumentContentProvider, vscode
     const x = id ? this.store()?.get(id) : undefined;
     if (!x) return;
     if (!x.repair) {
-      void vscode.window.showInformationMessage('Tokenscope: repair mode did not change this exchange; the agent got the upstream bytes as they were.');
+      void vscode.window.showInformationMessage(
+        'Tokenscope: repair mode did not change this exchange; the agent got the upstream bytes as they were.',
+      );
       return;
     }
     this.last = undefined; // read afresh each time the diff opens

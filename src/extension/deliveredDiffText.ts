@@ -76,7 +76,13 @@ function parse(data: string): { value: unknown; json: boolean } {
 function events(text: string): Ev[] {
   return parseSse(text).map((e) => {
     const { value, json } = e.comment ? { value: e.data, json: false } : parse(e.data);
-    return { event: e.event, comment: e.comment, value, json, key: `${e.comment ? ':' : ''}${e.event ?? ''}\n${json ? canonical(value) : String(value)}` };
+    return {
+      event: e.event,
+      comment: e.comment,
+      value,
+      json,
+      key: `${e.comment ? ':' : ''}${e.event ?? ''}\n${json ? canonical(value) : String(value)}`,
+    };
   });
 }
 
@@ -84,7 +90,9 @@ function events(text: string): Ev[] {
 type Path = (string | number)[];
 
 function pathText(path: Path): string {
-  return path.map((k, i) => (typeof k === 'number' ? `[${k}]` : /^[A-Za-z_$][\w$]*$/.test(k) ? `${i ? '.' : ''}${k}` : `[${JSON.stringify(k)}]`)).join('');
+  return path
+    .map((k, i) => (typeof k === 'number' ? `[${k}]` : /^[A-Za-z_$][\w$]*$/.test(k) ? `${i ? '.' : ''}${k}` : `[${JSON.stringify(k)}]`))
+    .join('');
 }
 
 const isContainer = (v: unknown): v is Record<string, unknown> | unknown[] => v !== null && typeof v === 'object';
@@ -209,7 +217,10 @@ export function fitJson(v: unknown, width = WIDTH, indent = 0, used = 0): string
 /** JSON on one line, spaced as people write it: `{"a": 1, "b": [2, 3]}`. */
 function oneLine(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(oneLine).join(', ')}]`;
-  if (v && typeof v === 'object') return `{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `${JSON.stringify(k)}: ${oneLine(x)}`).join(', ')}}`;
+  if (v && typeof v === 'object')
+    return `{${Object.entries(v as Record<string, unknown>)
+      .map(([k, x]) => `${JSON.stringify(k)}: ${oneLine(x)}`)
+      .join(', ')}}`;
   return JSON.stringify(v) ?? 'null';
 }
 
@@ -231,7 +242,8 @@ export function alignKeys(left: readonly string[], right: readonly string[]): Op
     const lcs = new Uint32Array((n + 1) * w);
     for (let i = n - 1; i >= 0; i--) {
       for (let j = m - 1; j >= 0; j--) {
-        lcs[i * w + j] = left[start + i] === right[start + j] ? lcs[(i + 1) * w + j + 1] + 1 : Math.max(lcs[(i + 1) * w + j], lcs[i * w + j + 1]);
+        lcs[i * w + j] =
+          left[start + i] === right[start + j] ? lcs[(i + 1) * w + j + 1] + 1 : Math.max(lcs[(i + 1) * w + j], lcs[i * w + j + 1]);
       }
     }
     let i = 0;
@@ -274,8 +286,8 @@ function sseDocuments(upstreamText: string, deliveredText: string): DiffDocument
   for (let k = 0; k < ops.length; ) {
     const op = ops[k];
     if (op.kind !== 'equal') {
-      if (op.kind === 'removed') (left.push(eventText(a[op.a], shared)), removed++);
-      else (right.push(eventText(b[op.b], shared)), added++);
+      if (op.kind === 'removed') left.push(eventText(a[op.a], shared)), removed++;
+      else right.push(eventText(b[op.b], shared)), added++;
       k++;
       continue;
     }
@@ -295,7 +307,10 @@ function sseDocuments(upstreamText: string, deliveredText: string): DiffDocument
     k = run;
   }
   const counts = `${plural(a.length, 'upstream event')}, ${plural(b.length, 'delivered event')}`;
-  const changes = removed || added ? `${removed} only upstream (held back or rewritten by repair), ${added} only delivered (written by repair)` : 'the same events, payload for payload';
+  const changes =
+    removed || added
+      ? `${removed} only upstream (held back or rewritten by repair), ${added} only delivered (written by repair)`
+      : 'the same events, payload for payload';
   const summary = `Raw ⇄ Delivered, event by event: ${counts}; ${changes}.`;
   const common = [...shared].map(([p, f]) => `  ${p}: ${oneLine(f.value)}`);
   const head = [summary, ...(common.length ? ['Fields most events share, left out of every event below that has them:', ...common] : [])];
@@ -332,5 +347,12 @@ function bodyDocuments(upstream: Uint8Array, delivered: Uint8Array): DiffDocumen
   const removed = ops.filter((o) => o.kind === 'removed').length;
   const added = ops.filter((o) => o.kind === 'added').length;
   const summary = `Raw ⇄ Delivered, the whole body: ${removed || added ? `${plural(removed, 'line')} only upstream, ${plural(added, 'line')} only delivered` : 'the same JSON'}.`;
-  return { upstream: `${summary}\n\n${left.join('\n')}\n`, delivered: `${summary}\n\n${right.join('\n')}\n`, summary, removed, added, folded: 0 };
+  return {
+    upstream: `${summary}\n\n${left.join('\n')}\n`,
+    delivered: `${summary}\n\n${right.join('\n')}\n`,
+    summary,
+    removed,
+    added,
+    folded: 0,
+  };
 }

@@ -41,12 +41,17 @@ export class DemoCommands implements vscode.Disposable {
   private async run(): Promise<void> {
     const store = this.deps.store();
     if (!store) {
-      void vscode.window.showErrorMessage('Tokenscope: the capture store is not open, so the demo has nowhere to go (see Tokenscope: Show Log).');
+      void vscode.window.showErrorMessage(
+        'Tokenscope: the capture store is not open, so the demo has nowhere to go (see Tokenscope: Show Log).',
+      );
       return;
     }
     try {
       const results = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: 'Tokenscope: replaying broken tool calls from the built-in demo upstream…' },
+        {
+          location: vscode.ProgressLocation.Notification,
+          title: 'Tokenscope: replaying broken tool calls from the built-in demo upstream…',
+        },
         async () => {
           const demo = await startDemoProxy({ store, log: (l) => this.deps.log.info(`demo: ${l}`) });
           try {
@@ -81,7 +86,9 @@ export class DemoCommands implements vscode.Disposable {
     if (!store) return;
     for (const x of store.list()) if (isDemoCapture(x)) this.deps.clearDiagnostics(x.id);
     const n = await clearDemoCaptures(store);
-    void vscode.window.showInformationMessage(n ? `Tokenscope: removed ${n} demo capture${n === 1 ? '' : 's'}.` : 'Tokenscope: there are no demo captures.');
+    void vscode.window.showInformationMessage(
+      n ? `Tokenscope: removed ${n} demo capture${n === 1 ? '' : 's'}.` : 'Tokenscope: there are no demo captures.',
+    );
   }
 
   dispose(): void {

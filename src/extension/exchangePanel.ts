@@ -116,7 +116,15 @@ class ExchangePanel extends WebviewPanel<HostMessage, WebviewMessage> {
     log: vscode.LogOutputChannel,
     private readonly hooks: ExchangePanelHooks,
   ) {
-    super({ viewType: WebviewType.Exchange, title: opened.view.title, extensionUri, script: 'webview.js', styles: ['webview.css'], accepts: isWebviewMessage, log });
+    super({
+      viewType: WebviewType.Exchange,
+      title: opened.view.title,
+      extensionUri,
+      script: 'webview.js',
+      styles: ['webview.css'],
+      accepts: isWebviewMessage,
+      log,
+    });
     this.feed = new PanelFeed(opened, tokenSource, {
       post: (m) => this.post(m),
       free: () => hooks.free(),
@@ -183,6 +191,13 @@ async function chooseTokenizerFolder(): Promise<void> {
   if (!dir) return;
   checkTokenizerDir(dir);
   const now = inspectSetting(vscode.workspace, 'tokenizer.folder');
-  await writeSetting(vscode.workspace, 'tokenizer.folder', dir, now?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global);
-  void vscode.window.showInformationMessage(`Tokenscope: the token view now uses the tokenizer in ${dir} for every exchange (setting ${settingId('tokenizer.folder')}).`);
+  await writeSetting(
+    vscode.workspace,
+    'tokenizer.folder',
+    dir,
+    now?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global,
+  );
+  void vscode.window.showInformationMessage(
+    `Tokenscope: the token view now uses the tokenizer in ${dir} for every exchange (setting ${settingId('tokenizer.folder')}).`,
+  );
 }

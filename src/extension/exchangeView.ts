@@ -142,7 +142,12 @@ export function exchangeView({ exchange: x, chunks, result, unavailable, ruleInf
   const meta: { label: string; value: string | undefined }[] = [
     { label: 'Model', value: model },
     { label: 'Provider', value: provider },
-    { label: 'Finish', value: res?.finishReason ? `${res.finishReason}${res.nativeFinishReason && res.nativeFinishReason !== res.finishReason ? ` (native: ${res.nativeFinishReason})` : ''}` : undefined },
+    {
+      label: 'Finish',
+      value: res?.finishReason
+        ? `${res.finishReason}${res.nativeFinishReason && res.nativeFinishReason !== res.finishReason ? ` (native: ${res.nativeFinishReason})` : ''}`
+        : undefined,
+    },
     { label: 'Status', value: x.status !== undefined ? `HTTP ${x.status} · ${x.state}` : x.state },
     { label: 'Route', value: `${x.method} ${x.path} → ${x.upstreamUrl}` },
     { label: 'Agent', value: x.agent },
@@ -177,9 +182,14 @@ export function exchangeView({ exchange: x, chunks, result, unavailable, ruleInf
 const SOURCE_TEXT: Record<ParsedView['source'], string> = {
   raw: 'Parsed from the raw model output.',
   logprobs: "Parsed from the output the response's logprobs spell, markers included.",
-  reconstruction: "Only the structured response is known: the parse is the provider's calls plus any call whose markup leaked into content.",
+  reconstruction:
+    "Only the structured response is known: the parse is the provider's calls plus any call whose markup leaked into content.",
 };
-const MISMATCH_TEXT = { dropped: 'not in the provider’s tool_calls', 'arguments-changed': 'arguments changed by the provider', 'not-in-text': 'not in the model’s text' } as const;
+const MISMATCH_TEXT = {
+  dropped: 'not in the provider’s tool_calls',
+  'arguments-changed': 'arguments changed by the provider',
+  'not-in-text': 'not in the model’s text',
+} as const;
 
 function callView(c: ParsedCall | ProviderCall): ParsedCallView {
   const v: ParsedCallView = { index: c.index, name: c.name, arguments: c.arguments, complete: 'complete' in c ? c.complete : true };
@@ -192,10 +202,14 @@ function callView(c: ParsedCall | ProviderCall): ParsedCallView {
 /** The Parsed tab's data: the parse and the provider's structured turn, each call marked with how it differs. */
 export function parsedView(r: TurnReport, delivered?: { content?: string; reasoning?: string }): ParsedView {
   const calls = r.calls.map(callView);
-  const provider = r.providerCalls ? { content: delivered?.content, reasoning: delivered?.reasoning, calls: r.providerCalls.map(callView) } : undefined;
+  const provider = r.providerCalls
+    ? { content: delivered?.content, reasoning: delivered?.reasoning, calls: r.providerCalls.map(callView) }
+    : undefined;
   for (const m of r.mismatches) {
-    if (m.parsedIndex !== undefined && calls[m.parsedIndex]) calls[m.parsedIndex].mismatch = MISMATCH_TEXT[m.kind === 'arguments-changed' ? 'arguments-changed' : 'dropped'];
-    if (m.providerIndex !== undefined && provider?.calls[m.providerIndex]) provider.calls[m.providerIndex].mismatch = MISMATCH_TEXT[m.kind === 'arguments-changed' ? 'arguments-changed' : 'not-in-text'];
+    if (m.parsedIndex !== undefined && calls[m.parsedIndex])
+      calls[m.parsedIndex].mismatch = MISMATCH_TEXT[m.kind === 'arguments-changed' ? 'arguments-changed' : 'dropped'];
+    if (m.providerIndex !== undefined && provider?.calls[m.providerIndex])
+      provider.calls[m.providerIndex].mismatch = MISMATCH_TEXT[m.kind === 'arguments-changed' ? 'arguments-changed' : 'not-in-text'];
   }
   return {
     source: r.source,
@@ -282,13 +296,19 @@ function accountingRows(a: TokenAccounting, shown: number): { label: string; val
   const rows = [{ label: 'Counted', value: `${a.counted} completion tokens (${a.countedReasoning} in reasoning)${drawn}` }];
   if (a.billed !== undefined) {
     const delta = a.delta !== undefined ? ` (${a.delta > 0 ? '+' : ''}${a.delta} counted vs billed)` : '';
-    rows.push({ label: 'Billed', value: `${a.billed} completion tokens${a.billedReasoning !== undefined ? `, ${a.billedReasoning} reasoning` : ''}${delta}` });
+    rows.push({
+      label: 'Billed',
+      value: `${a.billed} completion tokens${a.billedReasoning !== undefined ? `, ${a.billedReasoning} reasoning` : ''}${delta}`,
+    });
   } else rows.push({ label: 'Billed', value: 'not reported by the upstream' });
   if (a.mismatch) rows.push({ label: 'Accounting', value: 'MISMATCH: see the token-accounting finding' });
   const p = a.prompt;
   if (p) {
     const billed = p.billed === undefined ? 'no prompt usage reported' : `${p.billed} billed (${p.delta! > 0 ? '+' : ''}${p.delta})`;
-    rows.push({ label: 'Prompt', value: `${p.counted} tokens in the model's chat template, ${billed}${p.mismatch ? '. MISMATCH: see the prompt-token-mismatch finding' : ''}` });
+    rows.push({
+      label: 'Prompt',
+      value: `${p.counted} tokens in the model's chat template, ${billed}${p.mismatch ? '. MISMATCH: see the prompt-token-mismatch finding' : ''}`,
+    });
   } else if (a.promptNote) rows.push({ label: 'Prompt', value: `not rendered: ${a.promptNote}` });
   return rows;
 }

@@ -113,7 +113,11 @@ export class Exchanges implements vscode.TextDocumentContentProvider, vscode.Dis
     this.diagnostics.set(
       uri,
       records.map((r) => {
-        const d = new vscode.Diagnostic(new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character), r.message, SEVERITY[r.severity]);
+        const d = new vscode.Diagnostic(
+          new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character),
+          r.message,
+          SEVERITY[r.severity],
+        );
         d.source = 'tokenscope';
         d.code = r.code;
         return d;

@@ -18,7 +18,18 @@ import { OpenRouterClient } from '../core/upstream/openrouter';
 import { copyAgentSnippet, launchAgent } from './agentCommands';
 import { CapturesTree, exchangeIdOf, filterCaptures } from './capturesTree';
 import { registerCompare } from './compare/index';
-import { affectsSetting, Command, openSettings, registerCommand, settingId, settingReader, SHOW_CONTAINER_COMMAND, STATUS_BAR_ID, type CommandArgs, type CommandId } from './contributions';
+import {
+  affectsSetting,
+  Command,
+  openSettings,
+  registerCommand,
+  settingId,
+  settingReader,
+  SHOW_CONTAINER_COMMAND,
+  STATUS_BAR_ID,
+  type CommandArgs,
+  type CommandId,
+} from './contributions';
 import { DemoCommands } from './demoCommands';
 import { copyIssue, exportRepro, openRepro, rerunExchange, type ReproDeps } from './reproCommands';
 import { ExchangePanels } from './exchangePanel';
@@ -108,7 +119,12 @@ class App implements vscode.Disposable {
     this.status.name = 'Tokenscope';
     this.status.command = SHOW_CONTAINER_COMMAND;
     const live = (id: string) => (this.store ? inFlightOf(this.store, id) : undefined);
-    this.tree = new CapturesTree(() => this.store?.list() ?? [], live, (q) => this.store?.query(q) ?? [], () => this.slugDirectory());
+    this.tree = new CapturesTree(
+      () => this.store?.list() ?? [],
+      live,
+      (q) => this.store?.query(q) ?? [],
+      () => this.slugDirectory(),
+    );
     this.exchanges = new Exchanges(() => this.store, log);
     this.tokenizer = new ExchangeTokenizer(vscode.Uri.joinPath(context.extensionUri, 'dist', 'tokens-worker.js').fsPath, async () => ({
       tokenizerDir: this.settings.tokenizerFolder,
@@ -121,8 +137,21 @@ class App implements vscode.Disposable {
     }));
     this.panels = new ExchangePanels(context.extensionUri, this.exchanges, (o, job) => this.tokenizer.tokens(o.result, job), log, live);
     this.otlp = new OtlpBridge(context, log, () => this.settings.redactionPatterns);
-    this.providers = new ProvidersView(() => this.store, () => this.currentPolicies(), () => this.openRouterClient(), () => this.livePolicies?.check(true));
-    this.disposables.push(this.status, this.tree, this.exchanges, this.panels, this.otlp, this.providers, new DeliveredDiff(() => this.store));
+    this.providers = new ProvidersView(
+      () => this.store,
+      () => this.currentPolicies(),
+      () => this.openRouterClient(),
+      () => this.livePolicies?.check(true),
+    );
+    this.disposables.push(
+      this.status,
+      this.tree,
+      this.exchanges,
+      this.panels,
+      this.otlp,
+      this.providers,
+      new DeliveredDiff(() => this.store),
+    );
     this.disposables.push(new WatchCommands(context, { store: () => this.store, openrouter: () => this.openRouterClient(), log }));
     this.demo = new DemoCommands({
       store: () => this.store,
@@ -270,7 +299,16 @@ class App implements vscode.Disposable {
       if (running || this.settings.autostart) await this.startProxy();
       return;
     }
-    const proxyChanged = affectsSetting(e, 'proxy.port', 'proxy.upstreamTimeout', 'proxy.idleTimeout', 'proxy.headerTimeout', 'proxy.upstreamConnections', 'upstreams', 'sglang');
+    const proxyChanged = affectsSetting(
+      e,
+      'proxy.port',
+      'proxy.upstreamTimeout',
+      'proxy.idleTimeout',
+      'proxy.headerTimeout',
+      'proxy.upstreamConnections',
+      'upstreams',
+      'sglang',
+    );
     if (proxyChanged && this.proxy) {
       await this.stopProxy();
       await this.startProxy();
@@ -282,7 +320,8 @@ class App implements vscode.Disposable {
   /** Known provider slugs, read again at most every 5 s (the status bar redraws on every store change). */
   private slugDirectory(): ProviderDirectory | undefined {
     if (!this.store) return undefined;
-    if (!this.slugs || Date.now() - this.slugs.at > 5000) this.slugs = { at: Date.now(), dir: new ProviderDirectory(this.store.providerSlugs()) };
+    if (!this.slugs || Date.now() - this.slugs.at > 5000)
+      this.slugs = { at: Date.now(), dir: new ProviderDirectory(this.store.providerSlugs()) };
     return this.slugs.dir;
   }
 
@@ -301,12 +340,16 @@ class App implements vscode.Disposable {
     const sources = this.livePolicies?.sources() ?? {};
     const policyTip = policyLines(policies, slugs).map((l, i) => (sources[Object.keys(policies)[i]] === 'setting' ? `${l} [setting]` : l));
     const where = `stored in ${this.store ? policyFilePath(this.store.dataDir) : 'the data dir'}, \`tokenscope policy\`; [setting]: ${settingId('providerPolicy')}`;
-    this.status.tooltip = [statusBarTooltip(this.proxyStatus, this.proxy?.url), ...(policyTip.length ? ['', `Provider policy (${where}):`, ...policyTip] : [])].join('\n');
+    this.status.tooltip = [
+      statusBarTooltip(this.proxyStatus, this.proxy?.url),
+      ...(policyTip.length ? ['', `Provider policy (${where}):`, ...policyTip] : []),
+    ].join('\n');
     this.status.backgroundColor = this.proxyStatus.state === 'failed' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
   }
 
   private registerCommands(): void {
-    const reg = <K extends CommandId>(id: K, fn: (...args: CommandArgs[K]) => unknown) => this.disposables.push(registerCommand(vscode.commands, id, fn));
+    const reg = <K extends CommandId>(id: K, fn: (...args: CommandArgs[K]) => unknown) =>
+      this.disposables.push(registerCommand(vscode.commands, id, fn));
 
     reg(Command.Open, async (arg) => {
       // A click on a row passes nothing: the row clicked is the Captures tree's selection (see capturesTree.ts).
@@ -328,7 +371,8 @@ class App implements vscode.Disposable {
     reg(Command.StopProxy, () => this.stopProxy());
     reg(Command.ShowLog, () => this.log.show());
     reg(Command.CopyBaseUrl, async () => {
-      if (!this.proxy) return vscode.window.showWarningMessage('Tokenscope: the capture proxy is not running (Tokenscope: Start Capture Proxy).');
+      if (!this.proxy)
+        return vscode.window.showWarningMessage('Tokenscope: the capture proxy is not running (Tokenscope: Start Capture Proxy).');
       const url = `${this.proxy.url}/v1`;
       await vscode.env.clipboard.writeText(url);
       void vscode.window.showInformationMessage(`Tokenscope: copied ${url}`);
@@ -355,7 +399,9 @@ class App implements vscode.Disposable {
       if (token === undefined) return;
       if (token.trim()) await this.context.secrets.store(SECRET_HF, token.trim());
       else await this.context.secrets.delete(SECRET_HF);
-      void vscode.window.showInformationMessage(token.trim() ? 'Tokenscope: Hugging Face token stored.' : 'Tokenscope: Hugging Face token removed.');
+      void vscode.window.showInformationMessage(
+        token.trim() ? 'Tokenscope: Hugging Face token stored.' : 'Tokenscope: Hugging Face token removed.',
+      );
     });
     reg(Command.LaunchAgent, () => launchAgent(this.proxy?.url, this.context.secrets));
     reg(Command.CopyAgentSnippet, () => copyAgentSnippet(this.proxy?.url));

@@ -144,7 +144,8 @@ export class PanelFeed<O extends OpenedCore> {
     try {
       const t = await this.retokenize({
         download: true,
-        onProgress: (p) => void this.host.post({ type: 'tokenizerProgress', progress: { file: p.file, received: p.received, total: p.total } }),
+        onProgress: (p) =>
+          void this.host.post({ type: 'tokenizerProgress', progress: { file: p.file, received: p.received, total: p.total } }),
       });
       return !!t.stream;
     } finally {

@@ -16,7 +16,11 @@ export interface OpenedView extends OpenedCore {
   unavailable?: string;
 }
 
-export async function openExchange(store: CaptureStore | undefined, id: string, onError: (message: string, e: Error) => void): Promise<OpenedView | undefined> {
+export async function openExchange(
+  store: CaptureStore | undefined,
+  id: string,
+  onError: (message: string, e: Error) => void,
+): Promise<OpenedView | undefined> {
   const exchange = store?.get(id);
   const body = exchange && store?.readResponse(id);
   if (!store || !exchange || !body) return undefined;
@@ -31,7 +35,14 @@ export async function openExchange(store: CaptureStore | undefined, id: string, 
       onError(`analysis of ${id} failed`, e as Error);
     }
   }
-  const view = exchangeView({ exchange, chunks: body.chunks, result, unavailable, ruleInfo, slugs: new ProviderDirectory(store.providerSlugs()) });
+  const view = exchangeView({
+    exchange,
+    chunks: body.chunks,
+    result,
+    unavailable,
+    ruleInfo,
+    slugs: new ProviderDirectory(store.providerSlugs()),
+  });
   // Kept for as long as the panel is open (and in the exchanges cache): only what the view and the tokenizer need.
   return { exchange, result: result && withoutWireEvents(result), unavailable, view };
 }

@@ -45,7 +45,11 @@ export class OtlpBridge implements vscode.Disposable {
     };
     try {
       const version = String(this.context.extension.packageJSON.version ?? '0.1.0');
-      this.running = await startOtlpExport(settings, this.context.secrets, this.store, { version, redactPatterns: this.patterns(), onWarning: (m) => this.log.warn(m) });
+      this.running = await startOtlpExport(settings, this.context.secrets, this.store, {
+        version,
+        redactPatterns: this.patterns(),
+        onWarning: (m) => this.log.warn(m),
+      });
       if (this.running) this.log.info(`OpenTelemetry export to ${this.running.description}`);
     } catch (e) {
       const msg = (e as Error).message.split('\n')[0];
@@ -67,7 +71,8 @@ export class OtlpBridge implements vscode.Disposable {
   private async setHeaders(): Promise<void> {
     const value = await vscode.window.showInputBox({
       title: 'OpenTelemetry export headers',
-      prompt: 'key=value pairs separated by commas, values URL-encoded (Langfuse: Authorization=Basic%20<base64 of pk:sk>). Kept in secret storage. Empty removes them.',
+      prompt:
+        'key=value pairs separated by commas, values URL-encoded (Langfuse: Authorization=Basic%20<base64 of pk:sk>). Kept in secret storage. Empty removes them.',
       password: true,
       ignoreFocusOut: true,
       validateInput: headersInputError,
@@ -75,7 +80,9 @@ export class OtlpBridge implements vscode.Disposable {
     if (value === undefined) return;
     if (value.trim()) await this.context.secrets.store(SECRET_HEADERS, value.trim());
     else await this.context.secrets.delete(SECRET_HEADERS);
-    void vscode.window.showInformationMessage(value.trim() ? 'Tokenscope: OpenTelemetry headers stored.' : 'Tokenscope: OpenTelemetry headers removed.');
+    void vscode.window.showInformationMessage(
+      value.trim() ? 'Tokenscope: OpenTelemetry headers stored.' : 'Tokenscope: OpenTelemetry headers removed.',
+    );
     await this.restart();
   }
 

@@ -25,7 +25,11 @@ export interface SecretReader {
 }
 
 /** The exporter config of these settings and stored headers; undefined when export is off. A bad value throws a one-line UserError. */
-export async function exporterConfig(s: OtlpSettings, secrets: SecretReader, env: Record<string, string | undefined> = process.env): Promise<OtlpConfig | undefined> {
+export async function exporterConfig(
+  s: OtlpSettings,
+  secrets: SecretReader,
+  env: Record<string, string | undefined> = process.env,
+): Promise<OtlpConfig | undefined> {
   if (!s.enabled) return undefined;
   const secret = await secrets.get(SECRET_HEADERS);
   return readOtlpConfig(
@@ -63,7 +67,12 @@ export async function startOtlpExport(
   s: OtlpSettings,
   secrets: SecretReader,
   store: ObservableStore,
-  opts: { version: string; redactPatterns?: RedactOptions['patterns']; onWarning?: (m: string) => void; env?: Record<string, string | undefined> },
+  opts: {
+    version: string;
+    redactPatterns?: RedactOptions['patterns'];
+    onWarning?: (m: string) => void;
+    env?: Record<string, string | undefined>;
+  },
 ): Promise<RunningExport | undefined> {
   const config = await exporterConfig(s, secrets, opts.env);
   if (!config) return undefined;

@@ -80,7 +80,8 @@ export function providersEmptyMessage(c: CaptureCounts): string | undefined {
   if (total === 0) return undefined;
   const parts = [
     c.streaming && `${c.streaming} still streaming`,
-    c.reruns && `${c.reruns} re-run${c.reruns === 1 ? '' : 's'} or comparison sample${c.reruns === 1 ? '' : 's'} (scored by their comparison)`,
+    c.reruns &&
+      `${c.reruns} re-run${c.reruns === 1 ? '' : 's'} or comparison sample${c.reruns === 1 ? '' : 's'} (scored by their comparison)`,
     c.unnamed && `${c.unnamed} without a model or a served provider`,
   ].filter(Boolean);
   return `No provider to score yet: ${total} capture${total === 1 ? '' : 's'}, ${parts.join(', ')}.`;

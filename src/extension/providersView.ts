@@ -13,11 +13,26 @@ import { ProviderDirectory, resolveSlug } from '../core/policy/slugs';
 import type { OpenRouterClient } from '../core/upstream/openrouter';
 import { scorecard, type ScorecardRow } from '../core/providers/scorecard';
 import { Command, registerCommand, View } from './contributions';
-import { captureCounts, policyWord, providerDescription, providerLabel, providersDescription, providersEmptyMessage, slugLine } from './providersText';
+import {
+  captureCounts,
+  policyWord,
+  providerDescription,
+  providerLabel,
+  providersDescription,
+  providersEmptyMessage,
+  slugLine,
+} from './providersText';
 
-type Node = { kind: 'model'; model: string; rows: ScorecardRow[] } | { kind: 'provider'; row: ScorecardRow } | { kind: 'message'; text: string };
+type Node =
+  | { kind: 'model'; model: string; rows: ScorecardRow[] }
+  | { kind: 'provider'; row: ScorecardRow }
+  | { kind: 'message'; text: string };
 
-const ICON_COLOR = { bad: new vscode.ThemeColor('testing.iconFailed'), some: new vscode.ThemeColor('testing.iconQueued'), ok: new vscode.ThemeColor('testing.iconPassed') };
+const ICON_COLOR = {
+  bad: new vscode.ThemeColor('testing.iconFailed'),
+  some: new vscode.ThemeColor('testing.iconQueued'),
+  ok: new vscode.ThemeColor('testing.iconPassed'),
+};
 
 export class ProvidersView implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<Node | undefined>();
@@ -65,7 +80,7 @@ export class ProvidersView implements vscode.TreeDataProvider<Node>, vscode.Disp
    */
   refresh(delay = 2000): void {
     if (!this.view.visible) return;
-    if (delay === 0 && this.pending) (clearTimeout(this.pending), (this.pending = undefined));
+    if (delay === 0 && this.pending) clearTimeout(this.pending), (this.pending = undefined);
     this.pending ??= setTimeout(() => {
       this.pending = undefined;
       this.changed.fire(undefined);
@@ -127,7 +142,10 @@ export class ProvidersView implements vscode.TreeDataProvider<Node>, vscode.Disp
     );
     // A provider only compared (no agent turns) is judged by its comparison.
     const share = r.toolTurns === 0 && r.lastComparison ? (r.lastComparison.verdict === 'clean' ? 0 : 1) : r.brokenShare;
-    item.iconPath = new vscode.ThemeIcon(share > 0.2 ? 'error' : share > 0 ? 'warning' : 'pass', share > 0.2 ? ICON_COLOR.bad : share > 0 ? ICON_COLOR.some : ICON_COLOR.ok);
+    item.iconPath = new vscode.ThemeIcon(
+      share > 0.2 ? 'error' : share > 0 ? 'warning' : 'pass',
+      share > 0.2 ? ICON_COLOR.bad : share > 0 ? ICON_COLOR.some : ICON_COLOR.ok,
+    );
     item.contextValue = 'provider';
     return item;
   }
@@ -135,7 +153,9 @@ export class ProvidersView implements vscode.TreeDataProvider<Node>, vscode.Disp
   private async apply(arg: unknown, action: PolicyAction): Promise<void> {
     const target = targetOf(arg, this.store());
     if (!target) {
-      void vscode.window.showWarningMessage('Tokenscope: this exchange names no model or no served provider, so there is no policy to set.');
+      void vscode.window.showWarningMessage(
+        'Tokenscope: this exchange names no model or no served provider, so there is no policy to set.',
+      );
       return;
     }
     const store = this.store() as CaptureStore | undefined;
@@ -153,7 +173,9 @@ export class ProvidersView implements vscode.TreeDataProvider<Node>, vscode.Disp
     }
     this.written();
     const verb = { avoid: 'avoids', prefer: 'prefers', only: 'uses only' }[action];
-    const guess = slug.known ? '' : ` The slug "${slug.slug}" is derived from the name "${target.provider}" (${slug.why}); check it against OpenRouter's provider list.`;
+    const guess = slug.known
+      ? ''
+      : ` The slug "${slug.slug}" is derived from the name "${target.provider}" (${slug.why}); check it against OpenRouter's provider list.`;
     const message = `Tokenscope: requests for ${target.model} on OpenRouter routes now ${verb} ${target.provider} (slug ${slug.slug}, stored in ${policyFilePath(store.dataDir)}).${guess}`;
     void (slug.known ? vscode.window.showInformationMessage(message) : vscode.window.showWarningMessage(message));
     this.refresh(0);
@@ -170,7 +192,8 @@ export class ProvidersView implements vscode.TreeDataProvider<Node>, vscode.Disp
 /** (model, provider) from a Providers view row, a Captures tree exchange or an exchange id. */
 function targetOf(arg: unknown, reader: CaptureReader | undefined): { model: string; provider: string } | undefined {
   const a = arg as { kind?: string; row?: ScorecardRow; exchange?: CapturedExchange } | string | undefined;
-  if (a && typeof a === 'object' && a.kind === 'provider' && a.row) return a.row.slug ? { model: a.row.model, provider: a.row.provider } : undefined;
+  if (a && typeof a === 'object' && a.kind === 'provider' && a.row)
+    return a.row.slug ? { model: a.row.model, provider: a.row.provider } : undefined;
   const x = typeof a === 'string' ? reader?.get(a) : a && typeof a === 'object' && a.kind === 'exchange' ? a.exchange : undefined;
   const model = x?.summary?.model ?? x?.requestModel;
   const provider = x?.servedProvider ?? x?.summary?.provider;

@@ -6,7 +6,8 @@ import { checkPolicies, type Policies } from '../core/policy/policy';
 import { DEFAULT_REPAIR, type RepairSettings } from '../core/repair/stage';
 import { settingId, type SettingGet } from './contributions';
 
-const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string' && s.trim() !== '').map((s) => s.trim()) : []);
+const strings = (v: unknown): string[] =>
+  Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string' && s.trim() !== '').map((s) => s.trim()) : [];
 
 export function readRepairSettings(get: SettingGet): RepairSettings {
   const truncated = get('repair.truncated');

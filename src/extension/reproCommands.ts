@@ -81,7 +81,10 @@ export function rerunExchange(deps: ReproDeps, id: string | undefined): Promise<
     );
     if (outcome.cancelled) return;
     if (outcome.exchangeId) await deps.openExchange(outcome.exchangeId);
-    if (!outcome.ok) void vscode.window.showWarningMessage(`Tokenscope: the re-run on ${outcome.target} failed: ${outcome.error ?? `HTTP ${outcome.status}`}`);
+    if (!outcome.ok)
+      void vscode.window.showWarningMessage(
+        `Tokenscope: the re-run on ${outcome.target} failed: ${outcome.error ?? `HTTP ${outcome.status}`}`,
+      );
   });
 }
 
@@ -89,7 +92,12 @@ export function rerunExchange(deps: ReproDeps, id: string | undefined): Promise<
  * The provider to pin: picked from OpenRouter's live list for the capture's model (slug, quantization, price,
  * uptime). When the list cannot be had (no model in the capture, OpenRouter unreachable) the slug is typed instead.
  */
-async function pickProvider(client: OpenRouterClient, store: CaptureStore, id: string, log: vscode.LogOutputChannel): Promise<string | undefined> {
+async function pickProvider(
+  client: OpenRouterClient,
+  store: CaptureStore,
+  id: string,
+  log: vscode.LogOutputChannel,
+): Promise<string | undefined> {
   const x = store.get(id);
   const model = x?.requestModel ?? x?.summary?.model;
   let why = 'the capture names no model';
@@ -121,7 +129,11 @@ async function pickProvider(client: OpenRouterClient, store: CaptureStore, id: s
 
 const FORMAT_PICKS: { label: string; detail: string; format: ExportFormat }[] = [
   { label: 'Repro bundle', detail: 'Everything Tokenscope knows, re-openable with Open Repro… and the CLI', format: 'bundle' },
-  { label: 'Markdown issue', detail: 'For a bug report to a provider or an agent: findings, excerpts, how to reproduce', format: 'markdown' },
+  {
+    label: 'Markdown issue',
+    detail: 'For a bug report to a provider or an agent: findings, excerpts, how to reproduce',
+    format: 'markdown',
+  },
   { label: 'curl script', detail: 'Replays the request (your key from the environment)', format: 'curl' },
   { label: 'HAR', detail: 'For browser dev tools and HTTP tooling', format: 'har' },
   { label: 'K2 Vendor Verifier sample', detail: 'One JSONL line for K2VV', format: 'k2vv' },
@@ -138,8 +150,14 @@ export function exportRepro(deps: ReproDeps, id: string | undefined): Promise<vo
     const patterns = deps.patterns();
     // Show what will be redacted before anything is written.
     const redactions = previewRedactions(input, { patterns });
-    const summary = redactions.length ? redactions.map((r) => `${r.label} ×${r.count} in ${r.where}`).join('\n') : 'Nothing left to redact: auth headers, cookies and key-shaped strings were already removed when the exchange was captured.';
-    const ok = await vscode.window.showInformationMessage('Tokenscope: export this exchange?', { modal: true, detail: `Redacted:\n${summary}` }, 'Export');
+    const summary = redactions.length
+      ? redactions.map((r) => `${r.label} ×${r.count} in ${r.where}`).join('\n')
+      : 'Nothing left to redact: auth headers, cookies and key-shaped strings were already removed when the exchange was captured.';
+    const ok = await vscode.window.showInformationMessage(
+      'Tokenscope: export this exchange?',
+      { modal: true, detail: `Redacted:\n${summary}` },
+      'Export',
+    );
     if (ok !== 'Export') return;
     const repro = prepareRepro(input, { patterns, tokenscopeVersion: deps.version });
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
@@ -162,7 +180,10 @@ export function copyIssue(deps: ReproDeps, id: string | undefined): Promise<void
   return guarded('Copy as GitHub Issue', deps.log, async () => {
     if (!id) throw new UserError('pick an exchange in the Captures tree to copy as an issue');
     const store = requireStore(deps);
-    const repro = prepareRepro(await withSlug(deps, store, readCapture(store, id)), { patterns: deps.patterns(), tokenscopeVersion: deps.version });
+    const repro = prepareRepro(await withSlug(deps, store, readCapture(store, id)), {
+      patterns: deps.patterns(),
+      tokenscopeVersion: deps.version,
+    });
     warnIfGuessed(repro);
     const { title, body } = markdownIssue(repro);
     await vscode.env.clipboard.writeText(`# ${title}\n\n${body}`);
@@ -181,7 +202,9 @@ async function withSlug(deps: ReproDeps, store: CaptureStore, input: CaptureInpu
 function warnIfGuessed(repro: Repro): void {
   const pin = replayPin(repro);
   if (pin?.derivedFrom) {
-    void vscode.window.showWarningMessage(`Tokenscope: the replay's provider slug "${pin.slug}" is a guess, derived from the name "${pin.derivedFrom}" (${pin.why}); check it on the model's OpenRouter page.`);
+    void vscode.window.showWarningMessage(
+      `Tokenscope: the replay's provider slug "${pin.slug}" is a guess, derived from the name "${pin.derivedFrom}" (${pin.why}); check it on the model's OpenRouter page.`,
+    );
   }
 }
 

@@ -29,7 +29,6 @@ export interface Settings {
   redactionProblems: string[];
 }
 
-
 const NAMED_ROUTES = new Set(['openrouter', 'sglang', 'anthropic', 'openai', 'default']);
 
 /** `folder` settings may be relative: to the first workspace folder, as VS Code users expect. */
@@ -99,6 +98,15 @@ function connections(v: number | undefined): number {
 }
 
 /** What the settings decide of the proxy the extension starts (the rest of its options are the extension's own). */
-export function proxySettings(s: Settings): Pick<ProxyOptions, 'port' | 'upstreams' | 'timeouts' | 'upstreamConnections' | 'maxRequestBodyBytes' | 'maxDecodedBytes'> {
-  return { port: s.port, upstreams: s.upstreams, timeouts: s.timeouts, upstreamConnections: s.upstreamConnections, maxRequestBodyBytes: s.maxBodyBytes, maxDecodedBytes: s.maxBodyBytes };
+export function proxySettings(
+  s: Settings,
+): Pick<ProxyOptions, 'port' | 'upstreams' | 'timeouts' | 'upstreamConnections' | 'maxRequestBodyBytes' | 'maxDecodedBytes'> {
+  return {
+    port: s.port,
+    upstreams: s.upstreams,
+    timeouts: s.timeouts,
+    upstreamConnections: s.upstreamConnections,
+    maxRequestBodyBytes: s.maxBodyBytes,
+    maxDecodedBytes: s.maxBodyBytes,
+  };
 }

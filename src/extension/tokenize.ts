@@ -81,7 +81,8 @@ export class ExchangeTokenizer {
           needed: { repo: e.repo, dir: e.dir },
         };
       }
-      if (e instanceof UserError) return { reason: `No tokenizer: ${e.message}${tokenizerDir ? ' (the folder of the setting tokenscope.tokenizer.folder)' : ''}` };
+      if (e instanceof UserError)
+        return { reason: `No tokenizer: ${e.message}${tokenizerDir ? ' (the folder of the setting tokenscope.tokenizer.folder)' : ''}` };
       throw e;
     } finally {
       sink?.done();

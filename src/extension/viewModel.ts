@@ -51,7 +51,9 @@ export interface ExchangeRow {
 
 /** Broken = it would hurt an agent: an error finding, or the exchange itself failed or was cut off. */
 export function isBroken(x: CapturedExchange): boolean {
-  return (x.summary?.counts.error ?? 0) > 0 || x.state === 'error' || x.state === 'incomplete' || (x.status !== undefined && x.status >= 400);
+  return (
+    (x.summary?.counts.error ?? 0) > 0 || x.state === 'error' || x.state === 'incomplete' || (x.status !== undefined && x.status >= 400)
+  );
 }
 
 export function worstSeverity(x: CapturedExchange): Severity | undefined {
@@ -93,14 +95,22 @@ export function exchangeRow(x: CapturedExchange, live?: LiveInfo, slugs?: Provid
   const finish = x.summary?.finishReason;
   const demo = isDemoCapture(x);
   const policy = exchangePolicy(x, slugs);
-  const label = [provider ?? x.route, model ? undefined : `${x.method} ${x.path.split('?')[0]}`, outcomeWord(x, live), count ? `${count} finding${count === 1 ? '' : 's'}` : undefined, time(x.startedAt)];
+  const label = [
+    provider ?? x.route,
+    model ? undefined : `${x.method} ${x.path.split('?')[0]}`,
+    outcomeWord(x, live),
+    count ? `${count} finding${count === 1 ? '' : 's'}` : undefined,
+    time(x.startedAt),
+  ];
   const description = [model, demo && 'demo', x.repair && 'repaired', policy?.word];
   const lines = [
     model ?? `${x.method} ${x.path}`,
     `${x.method} ${x.path} → ${x.route}${x.status !== undefined ? ` (HTTP ${x.status})` : ''}`,
     provider ? `served by ${provider}` : undefined,
     finish ? `finish reason: ${finish}` : undefined,
-    x.summary ? `findings: ${x.summary.counts.error} errors, ${x.summary.counts.warning} warnings, ${x.summary.counts.info} notes` : 'not analysed yet',
+    x.summary
+      ? `findings: ${x.summary.counts.error} errors, ${x.summary.counts.warning} warnings, ${x.summary.counts.info} notes`
+      : 'not analysed yet',
     x.summary?.rules.length ? `rules: ${[...new Set(x.summary.rules)].join(', ')}` : undefined,
     x.error ? `error: ${x.error}` : undefined,
     x.target ? `re-run on ${x.target}` : undefined,
@@ -153,7 +163,8 @@ export function groupSessions(exchanges: readonly CapturedExchange[], brokenOnly
     const first = list[list.length - 1];
     const broken = list.filter(isBroken).length;
     const agent = list.find((x) => x.agent)?.agent ?? 'unknown agent';
-    const day = new Date(first.startedAt).toDateString() === new Date().toDateString() ? '' : `${new Date(first.startedAt).toLocaleDateString()} `;
+    const day =
+      new Date(first.startedAt).toDateString() === new Date().toDateString() ? '' : `${new Date(first.startedAt).toLocaleDateString()} `;
     nodes.push({
       kind: 'session',
       id,

@@ -37,7 +37,11 @@ export class WatchCommands implements vscode.Disposable {
         warn: (t) => void vscode.window.showWarningMessage(t),
         error: (t) => void vscode.window.showErrorMessage(t),
         progress: (title, work) =>
-          Promise.resolve(vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title }, (p) => work((message) => p.report({ message })))),
+          Promise.resolve(
+            vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title }, (p) =>
+              work((message) => p.report({ message })),
+            ),
+          ),
         log: { info: (l) => deps.log.info(l), error: (l) => deps.log.error(l) },
       },
     });
@@ -58,7 +62,9 @@ export class WatchCommands implements vscode.Disposable {
 
   private add(store: CaptureStore, id: string, source?: string): void {
     const c = openWatchList(store.dataDir).add(caseFromCapture(store, id, { source }));
-    void vscode.window.showInformationMessage(`Tokenscope: watching ${c.id} (${c.model ?? c.captureId} on ${c.target}; rules ${c.rules.join(', ')}). "Re-check Watched" re-runs it.`);
+    void vscode.window.showInformationMessage(
+      `Tokenscope: watching ${c.id} (${c.model ?? c.captureId} on ${c.target}; rules ${c.rules.join(', ')}). "Re-check Watched" re-runs it.`,
+    );
   }
 
   private async watchExchange(id: string | undefined): Promise<void> {
@@ -74,12 +80,17 @@ export class WatchCommands implements vscode.Disposable {
   private async watchRepro(): Promise<void> {
     const store = this.deps.store();
     if (!store) return;
-    const picked = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'Tokenscope repro bundle': ['json'] }, title: 'Watch a repro bundle' });
+    const picked = await vscode.window.showOpenDialog({
+      canSelectMany: false,
+      filters: { 'Tokenscope repro bundle': ['json'] },
+      title: 'Watch a repro bundle',
+    });
     const file = picked?.[0]?.fsPath;
     if (!file) return;
     try {
       const parsed = parseImport(readFileSync(file, 'utf8'), basename(file));
-      if (parsed.captures.length !== 1) throw new Error(`${basename(file)} holds ${parsed.captures.length} exchanges; watch one repro bundle at a time`);
+      if (parsed.captures.length !== 1)
+        throw new Error(`${basename(file)} holds ${parsed.captures.length} exchanges; watch one repro bundle at a time`);
       const [x] = await importCaptures(store, parsed.captures);
       this.add(store, x.id, basename(file));
     } catch (e) {

@@ -8,7 +8,12 @@ import type { OpenRouterClient } from '../core/upstream/openrouter';
 import { runWatch } from '../core/watch/check';
 import { openWatchList, type CheckResult, type Verdict, type WatchCase } from '../core/watch/list';
 
-const WORDS: Record<Verdict, string> = { 'still-broken': 'still broken', fixed: 'fixed', 'broken-differently': 'broken differently', unchecked: 'not checked' };
+const WORDS: Record<Verdict, string> = {
+  'still-broken': 'still broken',
+  fixed: 'fixed',
+  'broken-differently': 'broken differently',
+  unchecked: 'not checked',
+};
 
 export function summary(c: WatchCase, r: CheckResult): string {
   const broke = r.samples.filter((s) => !s.ok || s.errorRules.length > 0).length;

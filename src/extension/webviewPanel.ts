@@ -52,7 +52,10 @@ export abstract class WebviewPanel<H extends { type: string }, W extends { type:
     this.accepts = o.accepts;
     this.log = o.log;
     const media = vscode.Uri.joinPath(o.extensionUri, 'media');
-    this.panel = vscode.window.createWebviewPanel(o.viewType, o.title, vscode.ViewColumn.Active, { enableScripts: true, localResourceRoots: [media] });
+    this.panel = vscode.window.createWebviewPanel(o.viewType, o.title, vscode.ViewColumn.Active, {
+      enableScripts: true,
+      localResourceRoots: [media],
+    });
     this.panel.iconPath = vscode.Uri.joinPath(media, 'tokenscope.svg');
     const asUri = (f: string) => this.panel.webview.asWebviewUri(vscode.Uri.joinPath(media, f)).toString();
     this.panel.webview.html = webviewShell({

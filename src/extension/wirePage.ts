@@ -28,7 +28,10 @@ export async function readWirePage(store: PageSource | undefined, id: string, fr
     const exchange = store?.get(id);
     if (!store || !exchange) return answer('gone', `Exchange ${id} is no longer in the capture store.`);
     if (exchange.state === 'streaming') {
-      return answer('streaming', `The stream is still going: events past the first ${WIRE_SHOWN.toLocaleString('en-US')} can be paged once it has finished.`);
+      return answer(
+        'streaming',
+        `The stream is still going: events past the first ${WIRE_SHOWN.toLocaleString('en-US')} can be paged once it has finished.`,
+      );
     }
     if (!Number.isSafeInteger(from) || from < 0) return answer('out-of-range', `There is no event ${from}.`);
     const frames = store.readResponseFrames(id);
@@ -42,7 +45,13 @@ export async function readWirePage(store: PageSource | undefined, id: string, fr
     const range = reader.end();
     if (range.events.length === 0) {
       const total = range.total ?? 0;
-      return answer('out-of-range', total === 0 ? 'This response has no events.' : `There is no event ${(from + 1).toLocaleString('en-US')}: the response has ${total.toLocaleString('en-US')} events.`, total);
+      return answer(
+        'out-of-range',
+        total === 0
+          ? 'This response has no events.'
+          : `There is no event ${(from + 1).toLocaleString('en-US')}: the response has ${total.toLocaleString('en-US')} events.`,
+        total,
+      );
     }
     let prev = range.timeBefore;
     const events = range.events.map((e): WireEventView => {

@@ -52,7 +52,15 @@ describe('comparison webview in Chromium', { skip }, () => {
       providers: PROVIDERS.map((slug) => ({ slug, endpoint: endpoints.find((e) => e.slug === slug) })),
       results: new Map(),
     };
-    const report = await compareProviders({ request: REQUEST, client, providers: PROVIDERS, samples: 2, reference: 'fireworks', store, onSample: (_s, row) => state.results.set(row.slug, row) });
+    const report = await compareProviders({
+      request: REQUEST,
+      client,
+      providers: PROVIDERS,
+      samples: 2,
+      reference: 'fireworks',
+      store,
+      onSample: (_s, row) => state.results.set(row.slug, row),
+    });
     state.state = 'done';
     state.wallMs = report.wallMs;
     state.progress = { done: 8, total: 8, running: 0, failed: report.providers.reduce((n, p) => n + p.failed, 0) };
@@ -108,7 +116,10 @@ describe('comparison webview in Chromium', { skip }, () => {
       accounting: [],
       findings: [],
     });
-    const diff = alignTokenStreams({ label: 'l', exchangeId: 'a', stream: stream(['Hi', INJECTION]) }, { label: 'r', exchangeId: 'b', stream: stream(['Hi']) });
+    const diff = alignTokenStreams(
+      { label: 'l', exchangeId: 'a', stream: stream(['Hi', INJECTION]) },
+      { label: 'r', exchangeId: 'b', stream: stream(['Hi']) },
+    );
     await web.post({ type: 'tokenDiff', diff });
     await page.locator('table.diff').waitFor();
     // Token chips show whitespace visibly (a space as ·).

@@ -41,7 +41,9 @@ describe('the demo step of the walkthrough', { skip, timeout: 10 * 60_000 }, () 
 
   it('runs the demo from the step and opens the broken exchange in the token view', async () => {
     await page.locator('.gettingStartedContainer .getting-started-step', { hasText: 'See a broken tool call now' }).click();
-    const button = page.locator('.gettingStartedContainer .getting-started-step.expanded .monaco-button', { hasText: 'See a Broken Tool Call' });
+    const button = page.locator('.gettingStartedContainer .getting-started-step.expanded .monaco-button', {
+      hasText: 'See a Broken Tool Call',
+    });
     await button.waitFor({ timeout: 30_000 });
     await button.click();
 
@@ -81,8 +83,15 @@ describe('the demo step of the walkthrough', { skip, timeout: 10 * 60_000 }, () 
   it('scores the demo provider in the Providers view', async () => {
     const pane = await providersPane();
     await pane.locator('.monaco-list-row', { hasText: 'Demo (local)' }).first().waitFor({ timeout: 30_000 });
-    assert.equal(await pane.locator('.welcome-view-content', { hasText: 'No exchanges with a model' }).count(), 0, 'no "nothing yet" beside the captures');
-    await pane.locator('.monaco-list-row', { hasText: /\d+ tool turns? · \d+% broken/ }).first().waitFor({ timeout: 30_000 });
+    assert.equal(
+      await pane.locator('.welcome-view-content', { hasText: 'No exchanges with a model' }).count(),
+      0,
+      'no "nothing yet" beside the captures',
+    );
+    await pane
+      .locator('.monaco-list-row', { hasText: /\d+ tool turns? · \d+% broken/ })
+      .first()
+      .waitFor({ timeout: 30_000 });
     await screenshot(page, 'demo-03b-providers');
   });
 

@@ -23,7 +23,6 @@ import { assertRowsWhole, rowGeometry } from './webview-rig';
 
 const skip = missingPrerequisite();
 
-
 describe('Tokenscope in VS Code', { skip, timeout: 10 * 60_000 }, () => {
   let rig: WorkbenchRig;
   let page: Page;
@@ -31,12 +30,10 @@ describe('Tokenscope in VS Code', { skip, timeout: 10 * 60_000 }, () => {
   const dialogs: string[] = [];
 
   before(async () => {
-    rig = await startWorkbenchRig(
-      [
-        { slug: 'chutes', name: 'Chutes', personality: 'leak-content' },
-        { slug: 'novita', name: 'Novita', personality: 'html-injection' },
-      ],
-    );
+    rig = await startWorkbenchRig([
+      { slug: 'chutes', name: 'Chutes', personality: 'leak-content' },
+      { slug: 'novita', name: 'Novita', personality: 'html-injection' },
+    ]);
     ({ page, proxyPort } = rig);
     page.on('dialog', (d) => {
       dialogs.push(d.message());
@@ -114,7 +111,10 @@ describe('Tokenscope in VS Code', { skip, timeout: 10 * 60_000 }, () => {
     // One token count: the tab's badge, the toolbar and the accounting's Counted row give the same number, saying what it counts.
     const badge = Number(await view.locator('vscode-tab-header[data-tab="tokens"] vscode-badge').innerText());
     const toolbar = await view.locator('.token-toolbar .source').innerText();
-    const counted = await view.locator('.accounting div', { has: view.locator('dt', { hasText: /^Counted$/ }) }).locator('dd').innerText();
+    const counted = await view
+      .locator('.accounting div', { has: view.locator('dt', { hasText: /^Counted$/ }) })
+      .locator('dd')
+      .innerText();
     assert.ok(badge > 0);
     assert.match(toolbar, new RegExp(`^${badge.toLocaleString()} completion tokens as the model emitted them`), toolbar);
     assert.match(counted, new RegExp(`^${badge} completion tokens`), counted);
@@ -126,7 +126,10 @@ describe('Tokenscope in VS Code', { skip, timeout: 10 * 60_000 }, () => {
     });
     assert.ok(style.offset >= 0.4 * style.size, `underline offset ${style.offset}px at font size ${style.size}px`);
     assert.notEqual(style.background, 'rgba(0, 0, 0, 0)', 'a finding tints its tokens');
-    await view.locator('.row', { has: view.locator('.tok.k-marker-as-text.f-error') }).first().screenshot({ path: join(screenshotsDir, '03c-marker-as-text-row.png') });
+    await view
+      .locator('.row', { has: view.locator('.tok.k-marker-as-text.f-error') })
+      .first()
+      .screenshot({ path: join(screenshotsDir, '03c-marker-as-text-row.png') });
     await screenshot(page, '03-token-view');
     // The rows of a normal-size view: whole, and none under the finding chips above them.
     assertRowsWhole(await rowGeometry(view.locator('.scroller')), 'the token view', 2);
@@ -140,7 +143,11 @@ describe('Tokenscope in VS Code', { skip, timeout: 10 * 60_000 }, () => {
     await finding.click();
     await view.locator('.flash').first().waitFor();
 
-    for (const [tab, name] of [['Request', '05-request'], ['Response', '06-response'], ['Wire', '07-wire']] as const) {
+    for (const [tab, name] of [
+      ['Request', '05-request'],
+      ['Response', '06-response'],
+      ['Wire', '07-wire'],
+    ] as const) {
       await view.locator('vscode-tab-header', { hasText: tab }).click();
       await view.locator(`[data-panel="${tab.toLowerCase()}"] .doc`).waitFor();
       await screenshot(page, name);
@@ -154,7 +161,10 @@ describe('Tokenscope in VS Code', { skip, timeout: 10 * 60_000 }, () => {
     await runCommand(page, 'Problems: Focus on Problems View');
     const problems = page.locator('.markers-panel');
     await problems.waitFor();
-    await problems.locator('.monaco-list-row', { hasText: /tool_calls_section_end/ }).first().waitFor({ timeout: 30_000 });
+    await problems
+      .locator('.monaco-list-row', { hasText: /tool_calls_section_end/ })
+      .first()
+      .waitFor({ timeout: 30_000 });
     assert.match(await problems.innerText(), /moonshotai_kimi-k2-0905\.txt/);
     await screenshot(page, '08-problems');
   });
@@ -169,7 +179,9 @@ describe('Tokenscope in VS Code', { skip, timeout: 10 * 60_000 }, () => {
     await sidebar.locator('.pane-header', { hasText: 'filter: provider fireworks · since 1h' }).waitFor({ timeout: 30_000 });
     const captures = sidebar.locator('.pane', { has: page.locator('.pane-header h3.title', { hasText: /^captures$/i }) });
     // The message is the tree's one row: nothing else is drawn beside it.
-    await captures.locator('.monaco-list-row', { hasText: 'No captures match the filter (provider fireworks · since 1h)' }).waitFor({ timeout: 30_000 });
+    await captures
+      .locator('.monaco-list-row', { hasText: 'No captures match the filter (provider fireworks · since 1h)' })
+      .waitFor({ timeout: 30_000 });
     assert.equal(await captures.locator('.monaco-list-row').count(), 1);
     await screenshot(page, '08b-captures-filtered');
     // Edited to match: the rows come back and the message goes with them.
@@ -188,8 +200,19 @@ describe('Tokenscope in VS Code', { skip, timeout: 10 * 60_000 }, () => {
   it('follows a capture another process records (a CLI serve on the same folder): the tree and the Providers view', async () => {
     const other = await openStore(rig.captures);
     try {
-      const response = JSON.stringify({ id: 'gen-x', object: 'chat.completion', model: 'moonshotai/kimi-k2-0905', provider: 'Fireworks', choices: [{ index: 0, message: { role: 'assistant', content: 'Done.' }, finish_reason: 'stop' }] });
-      await recordExchange(other, { request: { model: 'moonshotai/kimi-k2-0905', messages: [{ role: 'user', content: 'Hi' }], tools: [READ_TOOL] }, response, annotate: { servedProvider: 'Fireworks' }, agent: 'opencode' });
+      const response = JSON.stringify({
+        id: 'gen-x',
+        object: 'chat.completion',
+        model: 'moonshotai/kimi-k2-0905',
+        provider: 'Fireworks',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'Done.' }, finish_reason: 'stop' }],
+      });
+      await recordExchange(other, {
+        request: { model: 'moonshotai/kimi-k2-0905', messages: [{ role: 'user', content: 'Hi' }], tools: [READ_TOOL] },
+        response,
+        annotate: { servedProvider: 'Fireworks' },
+        agent: 'opencode',
+      });
       await other.idle();
     } finally {
       await other.close();

@@ -102,7 +102,9 @@ describe('Tokenscope context-menu flows in VS Code', { skip, timeout: 10 * 60_00
     await contextMenu(page, captureRow('Chutes'), 'Re-run…');
     await quickInput().locator('.monaco-list-row', { hasText: 'OpenRouter, pinned to a provider…' }).click();
     // The live provider list of the capture's model, from the (emulated) OpenRouter endpoints API.
-    await quickInput().locator('.quick-input-title', { hasText: 'Re-run on one provider of moonshotai/kimi-k2-0905' }).waitFor({ timeout: 30_000 });
+    await quickInput()
+      .locator('.quick-input-title', { hasText: 'Re-run on one provider of moonshotai/kimi-k2-0905' })
+      .waitFor({ timeout: 30_000 });
     const fireworks = quickInput().locator('.monaco-list-row', { hasText: 'Fireworks' });
     await fireworks.waitFor();
     await screenshot(page, '31-rerun-provider');
@@ -167,10 +169,12 @@ describe('Tokenscope context-menu flows in VS Code', { skip, timeout: 10 * 60_00
     assert.ok(!capturedBytesInclude(CANARY), 'the agent key never reached the capture folder either');
   });
 
-  it('compares the providers from the tree: a broken provider\'s samples are marked broken, never a green ✓', async () => {
+  it("compares the providers from the tree: a broken provider's samples are marked broken, never a green ✓", async () => {
     await contextMenu(page, captureRow('Chutes'), 'Compare Providers…');
     // Every provider serving the model, from the (emulated) OpenRouter endpoints API, ticked.
-    await quickInput().locator('.quick-input-title', { hasText: 'compare moonshotai/kimi-k2-0905 across providers' }).waitFor({ timeout: 30_000 });
+    await quickInput()
+      .locator('.quick-input-title', { hasText: 'compare moonshotai/kimi-k2-0905 across providers' })
+      .waitFor({ timeout: 30_000 });
     await quickInput().locator('.monaco-list-row', { hasText: 'Fireworks' }).waitFor();
     await quickInput().locator('.monaco-list-row', { hasText: 'Chutes' }).waitFor();
     await screenshot(page, '36-compare-pick');
@@ -187,10 +191,11 @@ describe('Tokenscope context-menu flows in VS Code', { skip, timeout: 10 * 60_00
     // Chutes leaks its call as text: each sample answered HTTP 200, with error findings. Broken, not ✓.
     assert.equal(await row('Chutes').locator('.cell.state-broken').count(), 2);
     assert.equal(await row('Chutes').locator('.cell .codicon-pass').count(), 0, 'no green ✓ on a broken sample');
-    assert.equal(await row('Chutes').locator('.cell .codicon-error').count() >= 2, true);
+    assert.equal((await row('Chutes').locator('.cell .codicon-error').count()) >= 2, true);
     assert.equal(await row('Fireworks').locator('.cell.state-ok .codicon-pass').count(), 2, 'the healthy provider keeps its ✓');
     // Costs read as money, never as float noise.
-    for (const text of await view.locator('td.perf div[title="Median USD per request"]').allInnerTexts()) assert.match(text, /^(\$\d+\.\d+|—)$/, text);
+    for (const text of await view.locator('td.perf div[title="Median USD per request"]').allInnerTexts())
+      assert.match(text, /^(\$\d+\.\d+|—)$/, text);
     await screenshot(page, '37-compare-view');
   });
 });

@@ -245,12 +245,15 @@ export async function startWorkbenchRig(
   const emulator = await startOpenRouterEmulator({ providers, ...(opts.models && { models: opts.models }) });
   const proxyPort = await freePort();
   const captures = mkdtempSync(join(tmpdir(), 'tokenscope-e2e-captures-'));
-  const server = await startCodeServer({
-    'tokenscope.proxy.port': proxyPort,
-    'tokenscope.upstreams': { openrouter: `${emulator.url}/api` },
-    'tokenscope.capture.folder': captures,
-    ...settings,
-  }, opts.env);
+  const server = await startCodeServer(
+    {
+      'tokenscope.proxy.port': proxyPort,
+      'tokenscope.upstreams': { openrouter: `${emulator.url}/api` },
+      'tokenscope.capture.folder': captures,
+      ...settings,
+    },
+    opts.env,
+  );
   const browser = await launchBrowser();
   const page = await openWorkbench(browser, server.url);
   return {

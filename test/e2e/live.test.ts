@@ -23,7 +23,9 @@ describe('Tokenscope live view in VS Code', { skip, timeout: 10 * 60_000 }, () =
 
   before(async () => {
     // The token view tokenizes with the Kimi K2 tokenizer shipped in the extension.
-    rig = await startWorkbenchRig([{ slug: 'chutes', name: 'Chutes', personality: 'leak-content', ttftMs: TTFT_MS, chunks: CHUNKS, chunkDelayMs: GAP_MS }]);
+    rig = await startWorkbenchRig([
+      { slug: 'chutes', name: 'Chutes', personality: 'leak-content', ttftMs: TTFT_MS, chunks: CHUNKS, chunkDelayMs: GAP_MS },
+    ]);
     page = rig.page;
     await page.locator('.activitybar .action-item a[aria-label^="Tokenscope"]').click({ timeout: 60_000 });
     await page.locator('.statusbar-item', { hasText: `Tokenscope :${rig.proxyPort}` }).waitFor({ timeout: 30_000 });
@@ -38,7 +40,13 @@ describe('Tokenscope live view in VS Code', { skip, timeout: 10 * 60_000 }, () =
     const res = await fetch(`http://127.0.0.1:${rig.proxyPort}/openrouter/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: 'Bearer sk-or-e2e-live', 'user-agent': 'opencode/1.0 e2e' },
-      body: JSON.stringify({ model: 'moonshotai/kimi-k2-0905', stream: true, provider: { only: ['chutes'] }, messages: [{ role: 'user', content: 'Read README.md' }], tools: [READ_TOOL] }),
+      body: JSON.stringify({
+        model: 'moonshotai/kimi-k2-0905',
+        stream: true,
+        provider: { only: ['chutes'] },
+        messages: [{ role: 'user', content: 'Read README.md' }],
+        tools: [READ_TOOL],
+      }),
     });
     assert.equal(res.status, 200);
     const reading = (async () => {
@@ -75,14 +83,20 @@ describe('Tokenscope live view in VS Code', { skip, timeout: 10 * 60_000 }, () =
     }
     await screenshot(page, '41-live-gap');
     // Mid-stream, a finding only the end of the stream can make true is not shown (the panel opened while streaming).
-    assert.equal(await view.locator('.finding-chip', { hasText: /terminal event/ }).count(), 0, 'no "ended without its terminal event" while streaming');
+    assert.equal(
+      await view.locator('.finding-chip', { hasText: /terminal event/ }).count(),
+      0,
+      'no "ended without its terminal event" while streaming',
+    );
 
     // Tokens appear before the stream has ended.
     await view.locator('.row .tok').first().waitFor({ timeout: 20_000 });
     const tokensSeenAt = Date.now();
     assert.equal(ended, undefined, 'tokens were shown while the stream was still going');
     assert.ok(firstDataAt !== undefined);
-    console.log(`live view: first tokens on screen ${tokensSeenAt - firstDataAt!} ms after the client received the first data chunk (includes the test's polling)`);
+    console.log(
+      `live view: first tokens on screen ${tokensSeenAt - firstDataAt!} ms after the client received the first data chunk (includes the test's polling)`,
+    );
     const countEarly = await view.locator('.token-toolbar .source').innerText();
     await page.waitForTimeout(1500);
     const countLater = await view.locator('.token-toolbar .source').innerText();
@@ -95,8 +109,15 @@ describe('Tokenscope live view in VS Code', { skip, timeout: 10 * 60_000 }, () =
     await reading;
     await view.locator('.live-banner').waitFor({ state: 'detached', timeout: 20_000 });
     await view.locator('.title-icon.sev-error').waitFor({ timeout: 20_000 });
-    await view.locator('.finding-chip', { hasText: /section|markup|finish/i }).first().waitFor({ timeout: 20_000 });
-    assert.equal(await view.locator('body[data-live-mark="kept"]').count(), 1, 'the same document: it became the finished exchange in place');
+    await view
+      .locator('.finding-chip', { hasText: /section|markup|finish/i })
+      .first()
+      .waitFor({ timeout: 20_000 });
+    assert.equal(
+      await view.locator('body[data-live-mark="kept"]').count(),
+      1,
+      'the same document: it became the finished exchange in place',
+    );
     await screenshot(page, '43-live-finished');
   });
 });

@@ -14,7 +14,13 @@ import { launchBrowser, screenshot, type Browser } from './harness';
 import { openWebviewPage, webviewSkip, type WebviewPage } from './webview-rig';
 
 const skip = webviewSkip('webview');
-const K = { S: '<|tool_calls_section_begin|>', E: '<|tool_calls_section_end|>', C: '<|tool_call_begin|>', A: '<|tool_call_argument_begin|>', Z: '<|tool_call_end|>' };
+const K = {
+  S: '<|tool_calls_section_begin|>',
+  E: '<|tool_calls_section_end|>',
+  C: '<|tool_call_begin|>',
+  A: '<|tool_call_argument_begin|>',
+  Z: '<|tool_call_end|>',
+};
 const HOSTILE = '<img src=x onerror="window.__pwned=1">';
 
 function exchange(): ExchangeView {
@@ -33,8 +39,19 @@ function exchange(): ExchangeView {
   };
   const { ctx, familySource, message } = prepare({ response });
   const findings = runChecks(ctx);
-  const parsed = parsedView(turnReport({ family: ctx.format?.id, familySource, native: ctx.native, message, findings }, ctx), response.message);
-  return { id: 'parsed', title: 'moonshotai/kimi-k2-0905 · Example', meta: [], worst: 'error', findings: [], wire: { events: [], eventCount: 0, longestGapMs: 0, chunkCount: 0 }, parsed };
+  const parsed = parsedView(
+    turnReport({ family: ctx.format?.id, familySource, native: ctx.native, message, findings }, ctx),
+    response.message,
+  );
+  return {
+    id: 'parsed',
+    title: 'moonshotai/kimi-k2-0905 · Example',
+    meta: [],
+    worst: 'error',
+    findings: [],
+    wire: { events: [], eventCount: 0, longestGapMs: 0, chunkCount: 0 },
+    parsed,
+  };
 }
 
 describe('Parsed tab in Chromium', { skip }, () => {

@@ -24,7 +24,13 @@ describe('Tokenscope repair mode and provider policy in VS Code', { skip, timeou
     fetch(`http://127.0.0.1:${rig.proxyPort}/openrouter/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: 'Bearer sk-or-v1-e2erepair', 'user-agent': 'opencode/1.0 e2e' },
-      body: JSON.stringify({ model: MODEL, stream: true, provider, messages: [{ role: 'user', content: 'Read README.md.' }], tools: [READ_TOOL] }),
+      body: JSON.stringify({
+        model: MODEL,
+        stream: true,
+        provider,
+        messages: [{ role: 'user', content: 'Read README.md.' }],
+        tools: [READ_TOOL],
+      }),
     });
 
   before(async () => {
@@ -75,10 +81,22 @@ describe('Tokenscope repair mode and provider policy in VS Code', { skip, timeou
     // what it changed on short lines of their own: the upstream's markup on the left, the structured call on the right.
     const original = page.locator('.monaco-diff-editor .original .view-lines');
     const modified = page.locator('.monaco-diff-editor .modified .view-lines');
-    await original.getByText(/^Raw\s⇄\sDelivered,\sevent\sby\sevent:\s\d+\supstream\sevents,\s\d+\sdelivered\sevents;/).first().waitFor({ timeout: 30_000 });
-    await original.getByText(/^Fields\smost\sevents\sshare,\sleft\sout\sof\severy\sevent\sbelow\sthat\shas\sthem:/).first().waitFor();
-    await original.getByText(/^\s+id:\s"gen-/).first().waitFor();
-    await original.getByText(/┄┄\s\d+\sidentical\sevents?\sfolded\s┄┄/).first().waitFor();
+    await original
+      .getByText(/^Raw\s⇄\sDelivered,\sevent\sby\sevent:\s\d+\supstream\sevents,\s\d+\sdelivered\sevents;/)
+      .first()
+      .waitFor({ timeout: 30_000 });
+    await original
+      .getByText(/^Fields\smost\sevents\sshare,\sleft\sout\sof\severy\sevent\sbelow\sthat\shas\sthem:/)
+      .first()
+      .waitFor();
+    await original
+      .getByText(/^\s+id:\s"gen-/)
+      .first()
+      .waitFor();
+    await original
+      .getByText(/┄┄\s\d+\sidentical\sevents?\sfolded\s┄┄/)
+      .first()
+      .waitFor();
     await original.locator('.view-line', { hasText: 'tool_calls_section_begin' }).first().waitFor({ timeout: 30_000 });
     await modified.locator('.view-line', { hasText: '"id": "functions.read:0"' }).first().waitFor({ timeout: 30_000 });
     // No event line repeats the shared fields (the long `data: {"id":"gen-…` lines that hid the change off-screen).
@@ -98,7 +116,11 @@ describe('Tokenscope repair mode and provider policy in VS Code', { skip, timeou
 
     await contextMenu(page, chutes, 'Avoid This Provider for This Model');
     await page.locator('.notifications-toasts', { hasText: 'now avoids Chutes (slug chutes' }).waitFor({ timeout: 15_000 });
-    assert.deepEqual(JSON.parse(readFileSync(join(rig.captures, 'policies.json'), 'utf8')), { [MODEL]: { ignore: ['chutes'] } }, 'stored where `tokenscope policy` keeps it');
+    assert.deepEqual(
+      JSON.parse(readFileSync(join(rig.captures, 'policies.json'), 'utf8')),
+      { [MODEL]: { ignore: ['chutes'] } },
+      'stored where `tokenscope policy` keeps it',
+    );
     await pane.locator('.monaco-list-row', { hasText: 'policy: avoided' }).waitFor({ timeout: 30_000 });
     await screenshot(page, '43-policy-applied');
 
@@ -111,11 +133,29 @@ describe('Tokenscope repair mode and provider policy in VS Code', { skip, timeou
 
     // The status bar names the policy for the latest exchange's model; the exchange's row says it was honoured.
     await page.locator('.statusbar-item', { hasText: 'kimi-k2-0905: avoid Chutes' }).waitFor({ timeout: 30_000 });
-    await page.locator('.part.sidebar .monaco-list-row', { hasText: /^Fireworks · .*policy honoured/ }).first().waitFor({ timeout: 30_000 });
+    await page
+      .locator('.part.sidebar .monaco-list-row', { hasText: /^Fireworks · .*policy honoured/ })
+      .first()
+      .waitFor({ timeout: 30_000 });
     await screenshot(page, '44-policy-status-bar');
 
     // Set from the command line while the editor runs: the extension's status bar (and proxy) follow it.
-    const cli = spawnSync(process.execPath, [join(__dirname, '..', '..', 'bin', 'tokenscope.js'), 'policy', 'set', MODEL, '--ignore', 'chutes', '--order', 'fireworks', '--data-dir', rig.captures], { encoding: 'utf8' });
+    const cli = spawnSync(
+      process.execPath,
+      [
+        join(__dirname, '..', '..', 'bin', 'tokenscope.js'),
+        'policy',
+        'set',
+        MODEL,
+        '--ignore',
+        'chutes',
+        '--order',
+        'fireworks',
+        '--data-dir',
+        rig.captures,
+      ],
+      { encoding: 'utf8' },
+    );
     assert.equal(cli.status, 0, cli.stderr);
     await page.locator('.statusbar-item', { hasText: 'kimi-k2-0905: avoid Chutes · prefer Fireworks' }).waitFor({ timeout: 30_000 });
   });

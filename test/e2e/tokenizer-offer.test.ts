@@ -72,7 +72,8 @@ describe('Tokens tab: getting a missing tokenizer', { skip }, () => {
     await web.post({ type: 'tokenizerProgress', progress: { file: 'tokenizer.json', received: 3_400_000, total: 11_400_000 } });
     await page.locator('.tokenizer-progress-text', { hasText: 'Downloading tokenizer.json: 3.4 of 11.4 MB' }).waitFor();
     await screenshot(page, '31-webview-tokenizer-download');
-    const error = 'No tokenizer: cannot reach the Hugging Face Hub at https://huggingface.co (ENOTFOUND) to fetch Qwen/Qwen3-235B-A22B-Instruct-2507/tokenizer.json';
+    const error =
+      'No tokenizer: cannot reach the Hugging Face Hub at https://huggingface.co (ENOTFOUND) to fetch Qwen/Qwen3-235B-A22B-Instruct-2507/tokenizer.json';
     await web.post({ type: 'tokens', reason: error, needed: { ...NEEDED, error } });
     await page.locator('.tokenizer-error', { hasText: 'cannot reach the Hugging Face Hub' }).waitFor();
     assert.equal(await page.locator('.tokenizer-progress').count(), 0);

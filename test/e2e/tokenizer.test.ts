@@ -22,11 +22,19 @@ describe('Tokenscope tokenizers in VS Code', { skip, timeout: 10 * 60_000 }, () 
 
   before(async () => {
     const dir = (qwen as { dir: string }).dir;
-    hub = await startHfEmulator({ [QWEN_REPO]: { files: { 'tokenizer.json': join(dir, 'tokenizer.json'), 'tokenizer_config.json': join(dir, 'tokenizer_config.json') } } });
-    rig = await startWorkbenchRig([{ slug: 'novita', name: 'Novita', personality: 'correct' }], {}, {
-      env: { HF_ENDPOINT: hub.url },
-      models: ['moonshotai/kimi-k2-0905', 'qwen/qwen3-235b-a22b-2507', 'z-ai/glm-4.6'],
+    hub = await startHfEmulator({
+      [QWEN_REPO]: {
+        files: { 'tokenizer.json': join(dir, 'tokenizer.json'), 'tokenizer_config.json': join(dir, 'tokenizer_config.json') },
+      },
     });
+    rig = await startWorkbenchRig(
+      [{ slug: 'novita', name: 'Novita', personality: 'correct' }],
+      {},
+      {
+        env: { HF_ENDPOINT: hub.url },
+        models: ['moonshotai/kimi-k2-0905', 'qwen/qwen3-235b-a22b-2507', 'z-ai/glm-4.6'],
+      },
+    );
     page = rig.page;
     await page.locator('.activitybar .action-item a[aria-label^="Tokenscope"]').click({ timeout: 60_000 });
     await page.locator('.statusbar-item', { hasText: `Tokenscope :${rig.proxyPort}` }).waitFor({ timeout: 30_000 });
@@ -73,13 +81,19 @@ describe('Tokenscope tokenizers in VS Code', { skip, timeout: 10 * 60_000 }, () 
     await chat('qwen/qwen3-235b-a22b-2507');
     await open('qwen/qwen3-235b-a22b-2507', '.tokenizer-offer');
     const view = webviewFrame(page);
-    assert.match(await view.locator('.tokenizer-offer').innerText(), /No tokenizer for\s+Qwen\/Qwen3-235B-A22B-Instruct-2507\s+on this machine yet/);
+    assert.match(
+      await view.locator('.tokenizer-offer').innerText(),
+      /No tokenizer for\s+Qwen\/Qwen3-235B-A22B-Instruct-2507\s+on this machine yet/,
+    );
     assert.equal(hub.requests.length, 0, 'opening the exchange asks the Hub nothing');
     await screenshot(page, 'tokenizer-01-offer');
     await view.locator('[data-get-tokenizer="download"]').click();
     await view.locator('.row .tok').first().waitFor({ timeout: 60_000 });
     assert.match(await view.locator('.token-toolbar .source').innerText(), /Qwen\/Qwen3-235B-A22B-Instruct-2507 \(tokenizer\.json\)/);
-    assert.ok(hub.requests.some((r) => r.path === `/${QWEN_REPO}/resolve/main/tokenizer.json`), hub.requests.map((r) => r.path).join(' '));
+    assert.ok(
+      hub.requests.some((r) => r.path === `/${QWEN_REPO}/resolve/main/tokenizer.json`),
+      hub.requests.map((r) => r.path).join(' '),
+    );
     await screenshot(page, 'tokenizer-02-downloaded');
   });
 
@@ -106,9 +120,17 @@ describe('Tokenscope tokenizers in VS Code', { skip, timeout: 10 * 60_000 }, () 
       await view.locator('.row .tok').first().waitFor({ timeout: 60_000 });
     } catch (e) {
       await screenshot(page, 'tokenizer-03-folder-failed');
-      const dialog = (await input.isVisible()) ? `dialog open at ${JSON.stringify(await input.inputValue())}: ${await page.locator('.quick-input-widget').innerText()}` : 'dialog closed';
-      const toasts = await page.locator('.notifications-toasts').innerText().catch(() => '');
-      const panel = await view.locator('body').innerText().catch(() => '');
+      const dialog = (await input.isVisible())
+        ? `dialog open at ${JSON.stringify(await input.inputValue())}: ${await page.locator('.quick-input-widget').innerText()}`
+        : 'dialog closed';
+      const toasts = await page
+        .locator('.notifications-toasts')
+        .innerText()
+        .catch(() => '');
+      const panel = await view
+        .locator('body')
+        .innerText()
+        .catch(() => '');
       throw new Error(`no tokens after choosing ${dir}: ${dialog}; notifications: ${toasts}; panel: ${panel.slice(0, 600)}`, { cause: e });
     }
     assert.match(await view.locator('.token-toolbar .source').innerText(), /tokenizer-qwen3\/models \(tokenizer\.json\)/);

@@ -139,7 +139,16 @@ describe('exchange webview in Chromium', { skip }, () => {
     assert.equal(await page.locator('.scroller').count(), 0, 'no empty token box');
     const first = syntheticStream();
     const n = 500;
-    const some: TokenStreamView = { ...first, ids: first.ids.slice(0, n), texts: first.texts.slice(0, n), starts: first.starts.slice(0, n), ends: first.ends.slice(0, n), kinds: first.kinds.slice(0, n), segments: first.segments.slice(0, n), findings: [{ ...first.findings[0], tokens: [3, 4], expectedBefore: undefined }] };
+    const some: TokenStreamView = {
+      ...first,
+      ids: first.ids.slice(0, n),
+      texts: first.texts.slice(0, n),
+      starts: first.starts.slice(0, n),
+      ends: first.ends.slice(0, n),
+      kinds: first.kinds.slice(0, n),
+      segments: first.segments.slice(0, n),
+      findings: [{ ...first.findings[0], tokens: [3, 4], expectedBefore: undefined }],
+    };
     await web.post({ type: 'tokens', stream: some });
     await page.locator('.row .tok').first().waitFor();
     await page.locator('.live-banner').waitFor();

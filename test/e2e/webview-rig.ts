@@ -172,8 +172,14 @@ export function rowGeometry(scroller: Locator): Promise<RowGeometry> {
             const outer = sc.getBoundingClientRect();
             resolve({
               view: { top: outer.top + sc.clientTop, bottom: outer.top + sc.clientTop + sc.clientHeight },
-              chips: Array.from(sc.ownerDocument.querySelectorAll('.finding-chip'), (c) => ({ top: c.getBoundingClientRect().top, bottom: c.getBoundingClientRect().bottom })),
-              rows: Array.from(sc.querySelectorAll('.row'), (r) => ({ top: r.getBoundingClientRect().top, bottom: r.getBoundingClientRect().bottom })),
+              chips: Array.from(sc.ownerDocument.querySelectorAll('.finding-chip'), (c) => ({
+                top: c.getBoundingClientRect().top,
+                bottom: c.getBoundingClientRect().bottom,
+              })),
+              rows: Array.from(sc.querySelectorAll('.row'), (r) => ({
+                top: r.getBoundingClientRect().top,
+                bottom: r.getBoundingClientRect().bottom,
+              })),
             });
           }),
         ),
@@ -186,10 +192,13 @@ export function assertRowsWhole(g: RowGeometry, where: string, minRows = 1): voi
   const eps = 0.5;
   if (g.rows.length < minRows) throw new Error(`${where}: ${g.rows.length} token rows drawn, expected at least ${minRows}`);
   g.rows.forEach((r, i) => {
-    if (r.top < g.view.top - eps || r.bottom > g.view.bottom + eps) throw new Error(`${where}: row ${i} [${r.top}, ${r.bottom}] is cut by the view [${g.view.top}, ${g.view.bottom}]`);
+    if (r.top < g.view.top - eps || r.bottom > g.view.bottom + eps)
+      throw new Error(`${where}: row ${i} [${r.top}, ${r.bottom}] is cut by the view [${g.view.top}, ${g.view.bottom}]`);
     for (const c of g.chips) {
-      if (r.top < c.bottom - eps && r.bottom > c.top + eps) throw new Error(`${where}: row ${i} [${r.top}, ${r.bottom}] is under a finding chip [${c.top}, ${c.bottom}]`);
+      if (r.top < c.bottom - eps && r.bottom > c.top + eps)
+        throw new Error(`${where}: row ${i} [${r.top}, ${r.bottom}] is under a finding chip [${c.top}, ${c.bottom}]`);
     }
   });
-  if (Math.abs(g.rows[0].top - g.view.top) > eps) throw new Error(`${where}: the first row starts at ${g.rows[0].top}, not at the view's top edge ${g.view.top}`);
+  if (Math.abs(g.rows[0].top - g.view.top) > eps)
+    throw new Error(`${where}: the first row starts at ${g.rows[0].top}, not at the view's top edge ${g.view.top}`);
 }

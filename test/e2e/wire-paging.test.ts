@@ -35,7 +35,10 @@ describe('Wire tab paging in Chromium', { skip }, () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'tokenscope-e2e-wire-'));
     store = await openStore(dir, { maxBodyBytes: 1 << 30 });
-    const w = store.begin({ ...OPENROUTER_CHAT, requestBody: JSON.stringify({ model: 'moonshotai/kimi-k2-0905', stream: true, messages: [{ role: 'user', content: 'hi' }] }) });
+    const w = store.begin({
+      ...OPENROUTER_CHAT,
+      requestBody: JSON.stringify({ model: 'moonshotai/kimi-k2-0905', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    });
     w.responseStarted(200, { 'content-type': 'text/event-stream' });
     let t = 0;
     let pending: string[] = [];

@@ -11,7 +11,12 @@ import { exited } from '../unit/proxy/local-upstream';
 import { repoRoot } from './shared';
 
 /** Runs the CLI in `cwd` with `env` as its whole environment; `out` is stdout and stderr as they came. */
-export async function runCli(bin: string, args: string[], env: Record<string, string>, cwd: string): Promise<{ code: number | null; out: string }> {
+export async function runCli(
+  bin: string,
+  args: string[],
+  env: Record<string, string>,
+  cwd: string,
+): Promise<{ code: number | null; out: string }> {
   const child = spawn(bin, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
@@ -29,7 +34,9 @@ export async function runCli(bin: string, args: string[], env: Record<string, st
 export const openCodeBin = join(repoRoot, 'node_modules', 'opencode-linux-x64', 'bin', 'opencode');
 
 export function openCodeMissing(): string | undefined {
-  return existsSync(openCodeBin) ? undefined : `the OpenCode CLI binary (npm opencode-linux-x64) is not installed on ${process.platform}-${process.arch}`;
+  return existsSync(openCodeBin)
+    ? undefined
+    : `the OpenCode CLI binary (npm opencode-linux-x64) is not installed on ${process.platform}-${process.arch}`;
 }
 
 /**
@@ -37,7 +44,13 @@ export function openCodeMissing(): string | undefined {
  * HOME, working folder and XDG folders: OpenCode must not touch the user's config or this repository), with
  * OPENROUTER_API_KEY set to `key` and `extraEnv` added.
  */
-export async function runOpenCode(opts: { proxyUrl: string; home: string; key: string; prompt: string; extraEnv?: Record<string, string> }) {
+export async function runOpenCode(opts: {
+  proxyUrl: string;
+  home: string;
+  key: string;
+  prompt: string;
+  extraEnv?: Record<string, string>;
+}) {
   const recipe = agentRecipe('opencode', { proxyUrl: opts.proxyUrl });
   if (recipe.launch.kind !== 'terminal') throw new Error(`OpenCode launches in a terminal, not ${recipe.launch.kind}`);
   const h = opts.home;

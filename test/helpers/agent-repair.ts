@@ -48,7 +48,10 @@ export async function runAgentThroughServe<U extends { url: string; close(): Pro
     s.child.kill('SIGTERM');
     await exited(s.child);
     const store = await openStore(data.dir, { analyze: false });
-    const first = store.list().filter((x) => o.isTurn(x, store.get(x.id)?.requestBody ?? '')).at(-1);
+    const first = store
+      .list()
+      .filter((x) => o.isTurn(x, store.get(x.id)?.requestBody ?? ''))
+      .at(-1);
     const result = {
       code,
       out,

@@ -9,7 +9,15 @@ import { repoRoot } from './shared';
 
 /** Bundles src/core/tokens/batch/worker.ts into `outfile`. */
 export async function buildBatchWorker(outfile: string): Promise<void> {
-  await build({ entryPoints: [join(repoRoot, 'src/core/tokens/batch/worker.ts')], outfile, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
+  await build({
+    entryPoints: [join(repoRoot, 'src/core/tokens/batch/worker.ts')],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    logLevel: 'warning',
+  });
 }
 
 /**

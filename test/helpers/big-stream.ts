@@ -10,10 +10,31 @@ import { OPENROUTER_CHAT } from './exchanges';
 
 /** Bytes per recorded chunk (a read from the upstream). */
 const CHUNK = 1 << 20;
-const HEAD = '{"id":"gen-1777319903-e8Q7Du7mmUgiYBDzoHE6","provider":"Chutes","model":"moonshotai/kimi-k2-0905","object":"chat.completion.chunk","created":1777319903,"choices":[{"index":0,"delta":';
+const HEAD =
+  '{"id":"gen-1777319903-e8Q7Du7mmUgiYBDzoHE6","provider":"Chutes","model":"moonshotai/kimi-k2-0905","object":"chat.completion.chunk","created":1777319903,"choices":[{"index":0,"delta":';
 const TAIL = ',"finish_reason":null,"native_finish_reason":null,"logprobs":null}]}';
-const WORDS = [' The', ' user', ' wants', ' the', ' weather', ' in', ' Florence', ',', ' Italy', '.', ' Olá', ' café', ' 😀', ' — ', '\n', ' read', ' src/a.ts', ' {"path":'];
-const LEAK = '<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"path": "a"}<|tool_call_end|><|tool_calls_section_end|>';
+const WORDS = [
+  ' The',
+  ' user',
+  ' wants',
+  ' the',
+  ' weather',
+  ' in',
+  ' Florence',
+  ',',
+  ' Italy',
+  '.',
+  ' Olá',
+  ' café',
+  ' 😀',
+  ' — ',
+  '\n',
+  ' read',
+  ' src/a.ts',
+  ' {"path":',
+];
+const LEAK =
+  '<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"path": "a"}<|tool_call_end|><|tool_calls_section_end|>';
 
 /**
  * The stream's SSE events, about `bytes` in all: 40% reasoning, then content, then one tool call. `pad`: bytes of
@@ -37,14 +58,26 @@ export function* bigStreamEvents(bytes: number, pad = 0): Generator<string> {
   yield emit(delta({ role: 'assistant', content: '' }));
   for (let i = 0; size < bytes * 0.4; i++) {
     const w = WORDS[i % WORDS.length] + WORDS[(i * 7) % WORDS.length] + WORDS[(i * 11) % WORDS.length];
-    yield emit(delta({ role: 'assistant', content: '', reasoning: w, reasoning_details: [{ type: 'reasoning.text', text: w, format: 'unknown', index: 0 }] }));
+    yield emit(
+      delta({
+        role: 'assistant',
+        content: '',
+        reasoning: w,
+        reasoning_details: [{ type: 'reasoning.text', text: w, format: 'unknown', index: 0 }],
+      }),
+    );
     if (i % 5000 === 4999) yield emit(': OPENROUTER PROCESSING\n\n');
   }
   for (let i = 0; size < bytes * 0.98; i++) {
-    const w = i % 5000 === 4999 ? LEAK : WORDS[i % WORDS.length] + WORDS[(i * 5) % WORDS.length] + WORDS[(i * 13) % WORDS.length] + WORDS[(i * 3) % WORDS.length];
+    const w =
+      i % 5000 === 4999
+        ? LEAK
+        : WORDS[i % WORDS.length] + WORDS[(i * 5) % WORDS.length] + WORDS[(i * 13) % WORDS.length] + WORDS[(i * 3) % WORDS.length];
     yield emit(delta({ role: 'assistant', content: w }));
   }
-  yield emit(delta({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'read', arguments: '' } }] }));
+  yield emit(
+    delta({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'read', arguments: '' } }] }),
+  );
   const args = JSON.stringify({ path: 'src/a.ts', note: 'x'.repeat(200) });
   for (let i = 0; i < args.length; i += 7) {
     yield emit(delta({ tool_calls: [{ index: 0, function: { arguments: args.slice(i, i + 7) } }] }));
@@ -62,7 +95,12 @@ export async function recordBigStream(dataDir: string, bytes: number, pad = 0): 
   try {
     const w = store.begin({
       ...OPENROUTER_CHAT,
-      requestBody: JSON.stringify({ model: 'moonshotai/kimi-k2-0905', stream: true, messages: [{ role: 'user', content: 'Read src/a.ts' }], tools: [{ type: 'function', function: { name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }] }),
+      requestBody: JSON.stringify({
+        model: 'moonshotai/kimi-k2-0905',
+        stream: true,
+        messages: [{ role: 'user', content: 'Read src/a.ts' }],
+        tools: [{ type: 'function', function: { name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }],
+      }),
     });
     w.responseStarted(200, { 'content-type': 'text/event-stream' });
     let pending: string[] = [];

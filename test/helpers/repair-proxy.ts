@@ -24,7 +24,12 @@ export async function startRepairProxy(
 ): Promise<RepairProxy> {
   const tmp = tempDir();
   const store: CaptureStore = await openStore(tmp.dir);
-  const proxy: ProxyHandle = await startProxy({ port: 0, store, upstreams, responseStage: repairStage(() => ({ enabled: true, truncated: 'withhold', ...settings })) });
+  const proxy: ProxyHandle = await startProxy({
+    port: 0,
+    store,
+    upstreams,
+    responseStage: repairStage(() => ({ enabled: true, truncated: 'withhold', ...settings })),
+  });
   return {
     url: proxy.url,
     dataDir: tmp.dir,

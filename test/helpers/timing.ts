@@ -21,7 +21,9 @@ function schedstat(): [number, number] | undefined {
 const HAS_SCHEDSTAT = schedstat() !== undefined;
 
 /** How the figures below are measured, for a diagnostic line. */
-export const timingSource = HAS_SCHEDSTAT ? 'wall clock minus the time the OS kept this thread waiting for a core' : 'wall clock (no per-thread scheduler figures here)';
+export const timingSource = HAS_SCHEDSTAT
+  ? 'wall clock minus the time the OS kept this thread waiting for a core'
+  : 'wall clock (no per-thread scheduler figures here)';
 
 /** ms this thread has waited for a core since it started (0 where the figure is missing). */
 export function runQueueWaitMs(): number {

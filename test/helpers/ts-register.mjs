@@ -10,4 +10,5 @@ register('./ts-hooks.mjs', import.meta.url);
 // A test file's process reports to the runner over its stdout, a pipe. With --test-force-exit it exits as soon as its
 // last test is done, and Node does not flush a pipe first (nodejs/node#64833): a file's last verdicts could be lost and
 // the run still pass (the fuzz file's last 7 tests were, once in a fresh clone). Blocking writes reach the runner first.
-if (process.env.NODE_TEST_CONTEXT?.startsWith('child') && /\.test\.[cm]?[jt]s$/.test(process.argv[1] ?? '')) process.stdout._handle?.setBlocking?.(true);
+if (process.env.NODE_TEST_CONTEXT?.startsWith('child') && /\.test\.[cm]?[jt]s$/.test(process.argv[1] ?? ''))
+  process.stdout._handle?.setBlocking?.(true);

@@ -20,7 +20,10 @@ test('a cost has three significant digits, plain decimals, and cents from a doll
 });
 
 test('usage reads as tokens and a formatted cost', () => {
-  assert.equal(usageText({ promptTokens: 1200, cachedTokens: 800, completionTokens: 27, reasoningTokens: 12, cost: 0.00010229999999999999 }), '1200 prompt (800 cached) · 27 completion (12 reasoning) · $0.000102');
+  assert.equal(
+    usageText({ promptTokens: 1200, cachedTokens: 800, completionTokens: 27, reasoningTokens: 12, cost: 0.00010229999999999999 }),
+    '1200 prompt (800 cached) · 27 completion (12 reasoning) · $0.000102',
+  );
   assert.equal(usageText({ totalTokens: 9 }), '9 tokens');
   assert.equal(usageText({}), undefined);
   assert.equal(usageText(undefined), undefined);

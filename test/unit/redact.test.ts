@@ -72,7 +72,11 @@ test('provider keys users carry (AWS, Groq, Fireworks, xAI, Together, Anthropic 
     const report: Redaction[] = [];
     const out = redactText(text, { report });
     assert.ok(!out.includes(key), `${label}: ${out}`);
-    assert.deepEqual(report.map((r) => r.label), [label, label], key);
+    assert.deepEqual(
+      report.map((r) => r.label),
+      [label, label],
+      key,
+    );
     assert.equal(containsSecret(text), true, `containsSecret sees ${label}`);
     assert.equal(containsSecret(out), false, `nothing left after redacting ${label}`);
   }
@@ -123,7 +127,8 @@ test('prose and code that only look like the prefixes are left alone', () => {
 });
 
 test('redactUrl: userinfo and every credential-named query parameter, readable or percent-encoded; redactUrlsIn finds URLs in a line', () => {
-  const url = 'https://alice:pw-c4n4ry@h.example/api?key=c4n4ry1&api_key=c4n4ry2&apikey=c4n4ry3&token=c4n4ry4&access_token=c4n4ry5&secret=c4n4ry6&password=c4n4ry7&sig=c4n4ry8&X-Amz-Signature=c4n4ry9&auth=c4n4ryA&alt=sse&max_tokens=5';
+  const url =
+    'https://alice:pw-c4n4ry@h.example/api?key=c4n4ry1&api_key=c4n4ry2&apikey=c4n4ry3&token=c4n4ry4&access_token=c4n4ry5&secret=c4n4ry6&password=c4n4ry7&sig=c4n4ry8&X-Amz-Signature=c4n4ry9&auth=c4n4ryA&alt=sse&max_tokens=5';
   const shown = redactUrl(url, {}, { readable: true });
   assert.doesNotMatch(shown, /c4n4ry/);
   assert.match(shown, /^https:\/\/\[REDACTED:url-userinfo\]@h\.example\/api\?key=\[REDACTED:url-credential\]&/);
@@ -133,24 +138,35 @@ test('redactUrl: userinfo and every credential-named query parameter, readable o
   assert.equal(new URL(stored).searchParams.get('key'), '[REDACTED:query-key]', 'a stored URL still parses');
   assert.equal(redactUrl(shown, {}, { readable: true }), shown, 'idempotent');
   const line = redactUrlsIn('could not reach http://u:p4ss@10.0.0.2:8000/v1?token=c4n4ry (ECONNREFUSED); see https://docs.example/x');
-  assert.equal(line, 'could not reach http://[REDACTED:url-userinfo]@10.0.0.2:8000/v1?token=[REDACTED:url-credential] (ECONNREFUSED); see https://docs.example/x');
+  assert.equal(
+    line,
+    'could not reach http://[REDACTED:url-userinfo]@10.0.0.2:8000/v1?token=[REDACTED:url-credential] (ECONNREFUSED); see https://docs.example/x',
+  );
 });
 
 test('URL credentials in any text (a body, an error line) are redacted and masked too', () => {
   const text = 'GET https://h.example/v1?alt=sse&key=c4n4ryValue and git clone https://x-access-token:c4n4ryPat@github.com/o/r';
-  assert.equal(redactText(text), 'GET https://h.example/v1?alt=sse&key=[REDACTED:url-credential] and git clone https://[REDACTED:url-userinfo]@github.com/o/r');
+  assert.equal(
+    redactText(text),
+    'GET https://h.example/v1?alt=sse&key=[REDACTED:url-credential] and git clone https://[REDACTED:url-userinfo]@github.com/o/r',
+  );
   const masked = maskSecrets(text);
   assert.equal(masked.length, text.length);
   assert.doesNotMatch(masked, /c4n4ry/);
   assert.equal(containsSecret(text), true);
   assert.equal(containsSecret(masked), false);
-  assert.equal(redactText('ssh://git@github.com/o/r.git and https://example.com/?q=1'), 'ssh://git@github.com/o/r.git and https://example.com/?q=1', 'a plain user name or query stays');
+  assert.equal(
+    redactText('ssh://git@github.com/o/r.git and https://example.com/?q=1'),
+    'ssh://git@github.com/o/r.git and https://example.com/?q=1',
+    'a plain user name or query stays',
+  );
 });
 
 test('a key written with \\u escapes is found in that spelling: redacted, masked over its escaped bytes, detected', () => {
   const key = 'sk-or-v1-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef';
   // Some characters as `\u00XX` escapes (JSON allows any character so): in the middle, and the prefix's first.
-  const spell = (at: number[]) => [...key].map((c, i) => (at.includes(i) ? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}` : c)).join('');
+  const spell = (at: number[]) =>
+    [...key].map((c, i) => (at.includes(i) ? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}` : c)).join('');
   const escaped = spell([9, 10, 20]);
   const prefixEscaped = spell([0]);
   for (const spelling of [escaped, prefixEscaped]) {
@@ -182,10 +198,14 @@ test('secret-named fields echoed in a body are redacted as request headers are: 
       aws_session_token: 'short-c4n4ry-0123456789abcdef',
       AWS_SESSION_TOKEN: awsToken,
     },
-    credentials: { SessionToken: awsToken.replace('IQoJ', 'FwoG').replace('b3JpZ2luX2Vj', 'ZXIvYXdzEBcaDH'), SecretAccessKey: 'c4n4rySecretAccessKey/0123456789' },
+    credentials: {
+      SessionToken: awsToken.replace('IQoJ', 'FwoG').replace('b3JpZ2luX2Vj', 'ZXIvYXdzEBcaDH'),
+      SecretAccessKey: 'c4n4rySecretAccessKey/0123456789',
+    },
   });
   const tool = JSON.stringify({ role: 'tool', content: echo });
-  const lines = 'HTTP/1.1 200 OK\r\nset-cookie: sid=c4n4ryLine\r\n> Authorization: Bearer c4n4ryBearer0123456789\nx-api-key: c4n4ryApiKeyLine0123456789\n';
+  const lines =
+    'HTTP/1.1 200 OK\r\nset-cookie: sid=c4n4ryLine\r\n> Authorization: Bearer c4n4ryBearer0123456789\nx-api-key: c4n4ryApiKeyLine0123456789\n';
   for (const text of [echo, tool, lines]) {
     const out = redactText(text);
     assert.doesNotMatch(out, /c4n4ry|YzRuNHJ5|IQoJb3Jp|FwoGZXIv/, out);

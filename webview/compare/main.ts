@@ -11,7 +11,17 @@ import { h, icon } from '../dom';
 import { displayText } from '../layout';
 import { showPanelError } from '../panel/error';
 import { SEGMENT_KINDS, TOKEN_KINDS } from '../protocol';
-import type { CompareHostMessage, CompareView, CompareWebviewMessage, DiffHunk, DiffKind, DiffToken, RowView, SampleCellView, TokenDiffView } from './protocol';
+import type {
+  CompareHostMessage,
+  CompareView,
+  CompareWebviewMessage,
+  DiffHunk,
+  DiffKind,
+  DiffToken,
+  RowView,
+  SampleCellView,
+  TokenDiffView,
+} from './protocol';
 
 interface UiState {
   /** Exchange ids of the selected samples (at most two; selecting a third drops the oldest). */
@@ -33,7 +43,13 @@ const app = document.getElementById('app')!;
 let view: CompareView | undefined;
 let tokenDiff: Extract<CompareHostMessage, { type: 'tokenDiff' }> | undefined;
 
-const STATE_ICON: Record<SampleCellView['state'], string> = { pending: 'loading~spin', ok: 'pass', broken: 'error', failed: 'error', cancelled: 'circle-slash' };
+const STATE_ICON: Record<SampleCellView['state'], string> = {
+  pending: 'loading~spin',
+  ok: 'pass',
+  broken: 'error',
+  failed: 'error',
+  cancelled: 'circle-slash',
+};
 const SEVERITY_ICON = { error: 'error', warning: 'warning', info: 'info' } as const;
 
 function save(): void {
@@ -90,7 +106,9 @@ function render(): void {
     table.querySelector('tbody')!,
     v.rows.map((r) => {
       const ids = r.samples.map((c) => c.exchangeId);
-      return keep(`row:${r.slug}`, [r, ui.selected.filter((id) => ids.includes(id)), ui.openErrors.filter((id) => ids.includes(id))], () => row(r));
+      return keep(`row:${r.slug}`, [r, ui.selected.filter((id) => ids.includes(id)), ui.openErrors.filter((id) => ids.includes(id))], () =>
+        row(r),
+      );
     }),
   );
   const diff = tokenDiff ? [keep('tokenDiff', tokenDiffVersion, () => tokenDiffSection(tokenDiff!))] : [];
@@ -99,7 +117,9 @@ function render(): void {
 
 function titleBlock(v: CompareView): HTMLElement {
   const source = v.sourceExchangeId;
-  const sourceLink = source ? h('button', { class: 'link', title: 'Open the captured exchange this request came from' }, 'original exchange') : null;
+  const sourceLink = source
+    ? h('button', { class: 'link', title: 'Open the captured exchange this request came from' }, 'original exchange')
+    : null;
   sourceLink?.addEventListener('click', () => vscode.postMessage({ type: 'openExchange', id: source! }));
   return h(
     'header',
@@ -128,7 +148,13 @@ function statusLine(v: CompareView): HTMLElement {
       cancel,
     );
   }
-  if (v.state === 'failed') return h('div', { class: 'status' }, icon('error', 'sev-error'), h('span', { class: 'sev-error' }, `The comparison failed: ${v.error ?? 'unknown error'}`));
+  if (v.state === 'failed')
+    return h(
+      'div',
+      { class: 'status' },
+      icon('error', 'sev-error'),
+      h('span', { class: 'sev-error' }, `The comparison failed: ${v.error ?? 'unknown error'}`),
+    );
   const what = v.state === 'cancelled' ? `Cancelled after ${p.done} of ${p.total} samples` : `Finished ${p.total} samples`;
   return h(
     'div',
@@ -169,7 +195,9 @@ function selectionBar(v: CompareView): HTMLElement {
     'div',
     { class: 'selection' },
     icon('split-horizontal'),
-    ui.selected.length ? h('span', null, `Side by side: ${labels.join(' ↔ ')}`, two ? '' : ' (select one more sample)', ' · ', clear) : h('span', { class: 'muted' }, 'Tick two samples to see them side by side.'),
+    ui.selected.length
+      ? h('span', null, `Side by side: ${labels.join(' ↔ ')}`, two ? '' : ' (select one more sample)', ' · ', clear)
+      : h('span', { class: 'muted' }, 'Tick two samples to see them side by side.'),
     action('Raw stream diff', 'diff', 'raw', 'The two native texts in the diff editor'),
     action('Wire diff', 'diff-multiple', 'wire', 'The two response bodies as received (SSE) in the diff editor'),
     action('Token diff', 'symbol-key', 'tokens', 'The two token streams aligned below'),
@@ -192,7 +220,20 @@ function matrix(): HTMLElement {
   return h(
     'div',
     { class: 'matrix-wrap' },
-    h('table', { class: 'matrix' }, h('thead', null, h('tr', null, COLUMNS.map(([name, title]) => h('th', { title, scope: 'col' }, name)))), h('tbody')),
+    h(
+      'table',
+      { class: 'matrix' },
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          COLUMNS.map(([name, title]) => h('th', { title, scope: 'col' }, name)),
+        ),
+      ),
+      h('tbody'),
+    ),
   );
 }
 
@@ -201,14 +242,34 @@ function row(r: RowView): HTMLElement {
   const provider = h(
     'td',
     { class: 'provider' },
-    h('div', { class: 'name' }, h('strong', null, r.name), r.isReference ? h('span', { class: 'tag' }, 'reference') : null, e.down ? h('span', { class: 'tag sev-warning' }, 'degraded') : null),
+    h(
+      'div',
+      { class: 'name' },
+      h('strong', null, r.name),
+      r.isReference ? h('span', { class: 'tag' }, 'reference') : null,
+      e.down ? h('span', { class: 'tag sev-warning' }, 'degraded') : null,
+    ),
     h('div', { class: 'muted' }, [r.slug, e.quantization].filter(Boolean).join(' · ')),
-    e.price || e.uptime || e.context ? h('div', { class: 'muted small' }, [e.price, e.uptime, e.context].filter(Boolean).join(' · ')) : null,
+    e.price || e.uptime || e.context
+      ? h('div', { class: 'muted small' }, [e.price, e.uptime, e.context].filter(Boolean).join(' · '))
+      : null,
   );
   let served: HTMLElement;
   if (r.served.mismatch) {
-    served = h('td', { class: 'served mismatch', title: `Pinned ${r.name}, but OpenRouter says another provider answered` }, icon('warning'), ` served by ${r.served.names.join(', ')}`, h('div', { class: 'small' }, `requested ${r.name}`));
-  } else if (r.served.verified) served = h('td', { class: 'served', title: 'Every named sample was served by the pinned provider' }, icon('verified', 'sev-ok'), ` ${r.served.names.join(', ')}`);
+    served = h(
+      'td',
+      { class: 'served mismatch', title: `Pinned ${r.name}, but OpenRouter says another provider answered` },
+      icon('warning'),
+      ` served by ${r.served.names.join(', ')}`,
+      h('div', { class: 'small' }, `requested ${r.name}`),
+    );
+  } else if (r.served.verified)
+    served = h(
+      'td',
+      { class: 'served', title: 'Every named sample was served by the pinned provider' },
+      icon('verified', 'sev-ok'),
+      ` ${r.served.names.join(', ')}`,
+    );
   else served = h('td', { class: 'served muted', title: 'No sample has named its provider yet' }, '—');
   return h(
     'tr',
@@ -216,41 +277,107 @@ function row(r: RowView): HTMLElement {
     provider,
     served,
     h('td', { class: 'samples' }, r.samples.map(cell)),
-    h('td', null, r.finishReasons.length ? r.finishReasons.map((f) => h('div', { class: `finish finish-${f.reason.replace(/[^\w-]/g, '')}` }, `${f.reason} ×${f.count}`)) : h('span', { class: 'muted' }, '—')),
-    h('td', { class: 'num', title: r.trigger.detail }, r.trigger.text),
-    h('td', { class: `num${r.schema.accuracy !== null && r.schema.accuracy < 1 ? ' sev-error' : ''}`, title: r.schema.detail }, r.schema.text),
     h(
       'td',
       null,
-      r.findings.length ? r.findings.map((f) => h('div', { class: `rule sev-${f.severity}` }, icon(SEVERITY_ICON[f.severity]), ` ${f.rule} ×${f.count}`)) : r.done ? h('span', { class: 'sev-ok' }, 'none') : h('span', { class: 'muted' }, '—'),
-      r.repair ? h('div', { class: 'repair-preview', title: 'What repair mode (tokenscope.repair.enabled, serve --repair) would have delivered to the agent' }, icon('wrench'), ` repair would deliver: ${r.repair}`) : null,
+      r.finishReasons.length
+        ? r.finishReasons.map((f) => h('div', { class: `finish finish-${f.reason.replace(/[^\w-]/g, '')}` }, `${f.reason} ×${f.count}`))
+        : h('span', { class: 'muted' }, '—'),
     ),
-    h('td', { class: 'num perf' }, h('div', { title: 'Median time to first token' }, r.ttft), h('div', { title: 'Median tokens per second' }, r.tokensPerSecond), h('div', { title: 'Median USD per request' }, r.cost)),
+    h('td', { class: 'num', title: r.trigger.detail }, r.trigger.text),
+    h(
+      'td',
+      { class: `num${r.schema.accuracy !== null && r.schema.accuracy < 1 ? ' sev-error' : ''}`, title: r.schema.detail },
+      r.schema.text,
+    ),
+    h(
+      'td',
+      null,
+      r.findings.length
+        ? r.findings.map((f) => h('div', { class: `rule sev-${f.severity}` }, icon(SEVERITY_ICON[f.severity]), ` ${f.rule} ×${f.count}`))
+        : r.done
+          ? h('span', { class: 'sev-ok' }, 'none')
+          : h('span', { class: 'muted' }, '—'),
+      r.repair
+        ? h(
+            'div',
+            {
+              class: 'repair-preview',
+              title: 'What repair mode (tokenscope.repair.enabled, serve --repair) would have delivered to the agent',
+            },
+            icon('wrench'),
+            ` repair would deliver: ${r.repair}`,
+          )
+        : null,
+    ),
+    h(
+      'td',
+      { class: 'num perf' },
+      h('div', { title: 'Median time to first token' }, r.ttft),
+      h('div', { title: 'Median tokens per second' }, r.tokensPerSecond),
+      h('div', { title: 'Median USD per request' }, r.cost),
+    ),
   );
 }
 
 function cell(s: SampleCellView): HTMLElement {
   const id = s.exchangeId;
-  const check = h('input', { type: 'checkbox', title: 'Select for a side-by-side comparison', 'aria-label': `Select ${s.label}`, disabled: !id, 'data-id': id });
+  const check = h('input', {
+    type: 'checkbox',
+    title: 'Select for a side-by-side comparison',
+    'aria-label': `Select ${s.label}`,
+    disabled: !id,
+    'data-id': id,
+  });
   (check as HTMLInputElement).checked = !!id && ui.selected.includes(id);
   check.addEventListener('change', () => {
     if (!id) return;
-    ui.selected = (check as HTMLInputElement).checked ? [...ui.selected.filter((x) => x !== id), id].slice(-2) : ui.selected.filter((x) => x !== id);
+    ui.selected = (check as HTMLInputElement).checked
+      ? [...ui.selected.filter((x) => x !== id), id].slice(-2)
+      : ui.selected.filter((x) => x !== id);
     save();
     render();
     // The row was rebuilt: keep keyboard focus on the same checkbox.
     app.querySelector<HTMLInputElement>(`input[data-id="${CSS.escape(id)}"]`)?.focus();
   });
-  const summary = s.state === 'pending' ? 'running…' : s.state === 'cancelled' ? 'cancelled' : (s.finishReason ?? (s.status !== undefined ? `HTTP ${s.status}` : 'no response'));
+  const summary =
+    s.state === 'pending'
+      ? 'running…'
+      : s.state === 'cancelled'
+        ? 'cancelled'
+        : (s.finishReason ?? (s.status !== undefined ? `HTTP ${s.status}` : 'no response'));
   const open = h(
     'button',
-    { class: 'open', disabled: !id, title: id ? [`Open ${s.label}`, s.state === 'broken' && 'broken: it has an error finding or an invalid tool call', s.servedBy && `served by ${s.servedBy}`, s.ttft && `first token after ${s.ttft}`, s.repair && `repair would deliver: ${s.repair}`].filter(Boolean).join(' · ') : 'Nothing was recorded for this sample' },
+    {
+      class: 'open',
+      disabled: !id,
+      title: id
+        ? [
+            `Open ${s.label}`,
+            s.state === 'broken' && 'broken: it has an error finding or an invalid tool call',
+            s.servedBy && `served by ${s.servedBy}`,
+            s.ttft && `first token after ${s.ttft}`,
+            s.repair && `repair would deliver: ${s.repair}`,
+          ]
+            .filter(Boolean)
+            .join(' · ')
+        : 'Nothing was recorded for this sample',
+    },
     icon(STATE_ICON[s.state], `state-${s.state}`),
     h('span', { class: 'k' }, `#${s.sample + 1}`),
     h('span', null, summary),
     s.toolCallsValid === false ? h('span', { class: 'sev-error', title: 'A tool call failed schema validation' }, 'invalid call') : null,
-    s.findings ? h('span', { class: `count sev-${s.worst ?? 'info'}`, title: `${s.findings} finding${s.findings === 1 ? '' : 's'}` }, icon(SEVERITY_ICON[s.worst ?? 'info']), String(s.findings)) : null,
-    s.verified === false ? h('span', { class: 'sev-warning', title: 'Served by another provider than the pinned one' }, icon('warning'), s.servedBy ?? '') : null,
+    s.findings
+      ? h(
+          'span',
+          { class: `count sev-${s.worst ?? 'info'}`, title: `${s.findings} finding${s.findings === 1 ? '' : 's'}` },
+          icon(SEVERITY_ICON[s.worst ?? 'info']),
+          String(s.findings),
+        )
+      : null,
+    s.verified === false
+      ? h('span', { class: 'sev-warning', title: 'Served by another provider than the pinned one' }, icon('warning'), s.servedBy ?? '')
+      : null,
   );
   if (id) open.addEventListener('click', () => vscode.postMessage({ type: 'openExchange', id }));
   const failure =
@@ -262,7 +389,12 @@ function cell(s: SampleCellView): HTMLElement {
           s.errorBody ? errorBody(s, s.errorBody) : null,
         )
       : null;
-  return h('div', { class: `cell state-${s.state}${id && ui.selected.includes(id) ? ' selected' : ''}` }, h('div', { class: 'cell-head' }, check, open), failure);
+  return h(
+    'div',
+    { class: `cell state-${s.state}${id && ui.selected.includes(id) ? ' selected' : ''}` },
+    h('div', { class: 'cell-head' }, check, open),
+    failure,
+  );
 }
 
 function errorBody(s: SampleCellView, body: string): HTMLElement {
@@ -277,7 +409,8 @@ function errorBody(s: SampleCellView, body: string): HTMLElement {
 }
 
 function tokenDiffSection(t: Extract<CompareHostMessage, { type: 'tokenDiff' }>): HTMLElement {
-  if (t.pending) return h('section', { class: 'token-diff' }, h('p', { class: 'muted' }, icon('loading~spin'), ' Tokenizing both samples…'));
+  if (t.pending)
+    return h('section', { class: 'token-diff' }, h('p', { class: 'muted' }, icon('loading~spin'), ' Tokenizing both samples…'));
   if (!t.diff) return h('section', { class: 'token-diff' }, h('p', { class: 'muted' }, icon('info'), ` ${t.reason ?? 'No token diff.'}`));
   return diffView(t.diff);
 }
@@ -297,7 +430,13 @@ function diffView(d: TokenDiffView): HTMLElement {
   const side = (s: TokenDiffView['left']) => {
     const b = h('button', { class: 'link', title: 'Open this exchange' }, s.label);
     b.addEventListener('click', () => vscode.postMessage({ type: 'openExchange', id: s.exchangeId }));
-    return h('th', { scope: 'col' }, b, h('span', { class: 'muted' }, ` · ${tokensText(s.tokens)}${s.tokenizer ? ` · ${s.tokenizer}` : ''}`), s.reason ? h('div', { class: 'sev-warning' }, s.reason) : null);
+    return h(
+      'th',
+      { scope: 'col' },
+      b,
+      h('span', { class: 'muted' }, ` · ${tokensText(s.tokens)}${s.tokenizer ? ` · ${s.tokenizer}` : ''}`),
+      s.reason ? h('div', { class: 'sev-warning' }, s.reason) : null,
+    );
   };
   const stats =
     d.firstDifference === undefined
@@ -313,16 +452,33 @@ function diffView(d: TokenDiffView): HTMLElement {
     { class: 'token-diff' },
     h('h2', null, 'Token diff ', close),
     h('p', { class: 'muted' }, stats),
-    d.coarse ? h('p', { class: 'sev-warning' }, icon('info'), ' The streams differ too much for a token-by-token alignment: only their common start and end are aligned.') : null,
+    d.coarse
+      ? h(
+          'p',
+          { class: 'sev-warning' },
+          icon('info'),
+          ' The streams differ too much for a token-by-token alignment: only their common start and end are aligned.',
+        )
+      : null,
     h('table', { class: 'diff' }, h('thead', null, h('tr', null, side(d.left), side(d.right))), h('tbody', null, d.hunks.map(hunkRow))),
   );
 }
 
 function hunkRow(x: DiffHunk): HTMLElement {
-  if (x.kind === 'skip') return h('tr', { class: 'skip' }, h('td', { colspan: 2 }, `⋯ ${x.count.toLocaleString()} identical token${x.count === 1 ? '' : 's'} ⋯`));
+  if (x.kind === 'skip')
+    return h(
+      'tr',
+      { class: 'skip' },
+      h('td', { colspan: 2 }, `⋯ ${x.count.toLocaleString()} identical token${x.count === 1 ? '' : 's'} ⋯`),
+    );
   if (x.kind === 'equal') return h('tr', { class: 'eq' }, h('td', null, x.tokens.map(chip)), h('td', null, x.tokens.map(chip)));
   const more = (n: number | undefined) => (n ? h('span', { class: 'muted' }, ` … ${n.toLocaleString()} more`) : null);
-  return h('tr', { class: 'change' }, h('td', { class: 'del' }, x.left.map(chip), more(x.omitted?.[0])), h('td', { class: 'ins' }, x.right.map(chip), more(x.omitted?.[1])));
+  return h(
+    'tr',
+    { class: 'change' },
+    h('td', { class: 'del' }, x.left.map(chip), more(x.omitted?.[0])),
+    h('td', { class: 'ins' }, x.right.map(chip), more(x.omitted?.[1])),
+  );
 }
 
 vscode.postMessage({ type: 'ready' });

@@ -102,7 +102,12 @@ export type DiffHunk =
   | { kind: 'equal'; tokens: DiffToken[] }
   /** Identical tokens left out of the view (long equal runs keep a few tokens of context on each side). */
   | { kind: 'skip'; count: number }
-  | { kind: 'change'; left: DiffToken[]; right: DiffToken[]; /** Tokens left out of an overlong change, per side. */ omitted?: [number, number] };
+  | {
+      kind: 'change';
+      left: DiffToken[];
+      right: DiffToken[] /** Tokens left out of an overlong change, per side. */;
+      omitted?: [number, number];
+    };
 
 export interface TokenDiffSide {
   label: string;
@@ -151,5 +156,10 @@ export const isCompareWebviewMessage = messageGuard<CompareWebviewMessage>({
   cancel: () => true,
   openExchange: (m) => isNonEmptyString(m.id),
   setReference: (m) => isNonEmptyString(m.slug),
-  diff: (m) => typeof m.kind === 'string' && DIFF_KINDS.includes(m.kind) && isNonEmptyString(m.left) && isNonEmptyString(m.right) && m.left !== m.right,
+  diff: (m) =>
+    typeof m.kind === 'string' &&
+    DIFF_KINDS.includes(m.kind) &&
+    isNonEmptyString(m.left) &&
+    isNonEmptyString(m.right) &&
+    m.left !== m.right,
 });

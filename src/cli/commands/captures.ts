@@ -22,7 +22,10 @@ first), judged by the captures' own times. A proxy removes at most a tenth of th
 itself and says what it held back; --prune is how you remove the rest.`;
 
 const captures: Command = async (argv, io) => {
-  const args = parseArgs(argv, { values: ['data-dir', 'limit', 'model', 'provider', 'rule', 'agent', 'session', 'since', 'until', 'max-age-days', 'max-size-mb'], booleans: ['json', 'broken', 'prune'] });
+  const args = parseArgs(argv, {
+    values: ['data-dir', 'limit', 'model', 'provider', 'rule', 'agent', 'session', 'since', 'until', 'max-age-days', 'max-size-mb'],
+    booleans: ['json', 'broken', 'prune'],
+  });
   if (args.bool('help')) {
     io.out(HELP);
     return 0;
@@ -56,7 +59,8 @@ const captures: Command = async (argv, io) => {
     // An indexed query: only the matching rows are read, newest first.
     const list = store.query(query);
     if (args.bool('json')) io.out(JSON.stringify(list, null, 2));
-    else if (list.length === 0) io.out(Object.entries(query).some(([k, v]) => k !== 'limit' && v !== undefined) ? 'no captures match' : `no captures in ${dataDir}`);
+    else if (list.length === 0)
+      io.out(Object.entries(query).some(([k, v]) => k !== 'limit' && v !== undefined) ? 'no captures match' : `no captures in ${dataDir}`);
     else for (const x of list) io.out(`${localTime(x.startedAt)}  ${safeLine(exchangeLine(x))}${x.repair ? '  repaired' : ''}`);
   } finally {
     await store.close();
@@ -87,7 +91,12 @@ async function prune(args: ReturnType<typeof parseArgs>, dataDir: string, io: Pa
     if (removed) atOpen += Number(removed[1]);
     else if (!m.startsWith('retention')) io.err(`tokenscope: ${safeLine(m)}`);
   };
-  const store = await openStoreForWriting(dataDir, io, { analyze: false, spareFiles: 0, retention: { maxAgeDays, maxBytes: maxMb === undefined ? undefined : Math.round(maxMb * 1024 * 1024) }, onWarning });
+  const store = await openStoreForWriting(dataDir, io, {
+    analyze: false,
+    spareFiles: 0,
+    retention: { maxAgeDays, maxBytes: maxMb === undefined ? undefined : Math.round(maxMb * 1024 * 1024) },
+    onWarning,
+  });
   try {
     const n = (await store.prune()).removed + atOpen;
     io.out(n === 0 ? `nothing to remove in ${dataDir}` : `removed ${n} capture${n === 1 ? '' : 's'} from ${dataDir}`);

@@ -35,7 +35,13 @@ usage.prompt_tokens is checked against the prompt the model's own chat template 
 The OpenRouter key comes from OPENROUTER_API_KEY. Ctrl-C stops the comparison and aborts requests in flight.
 On a terminal, stderr shows progress (done, rate, ETA) and each sample as it finishes; piped, nothing.`;
 
-async function listProviders(client: OpenRouterClient, model: string, json: boolean, io: CliIO, dataDir: string | undefined): Promise<number> {
+async function listProviders(
+  client: OpenRouterClient,
+  model: string,
+  json: boolean,
+  io: CliIO,
+  dataDir: string | undefined,
+): Promise<number> {
   const endpoints = await client.endpoints(model);
   if (dataDir) await keepSlugs(dataDir, entriesFromEndpoints(endpoints), io);
   if (json) {
@@ -47,7 +53,9 @@ async function listProviders(client: OpenRouterClient, model: string, json: bool
   for (const e of endpoints) {
     const state = e.status === undefined || e.status >= 0 ? 'up' : `degraded or down (status ${e.status})`;
     const uptime = e.uptimeLast30m === undefined ? '' : `, uptime ${e.uptimeLast30m.toFixed(1)}%`;
-    io.out(`  ${safeLine(e.slug).padEnd(16)} ${safeLine(e.name).padEnd(16)} ${safeLine(e.quantization ?? '-').padEnd(8)} ${perM(e.pricing?.prompt)} / ${perM(e.pricing?.completion)}  ${state}${uptime}`);
+    io.out(
+      `  ${safeLine(e.slug).padEnd(16)} ${safeLine(e.name).padEnd(16)} ${safeLine(e.quantization ?? '-').padEnd(8)} ${perM(e.pricing?.prompt)} / ${perM(e.pricing?.completion)}  ${state}${uptime}`,
+    );
   }
   return 0;
 }
@@ -95,7 +103,10 @@ const cmd: Command = async (argv, io) => {
   // On a terminal only: a line with the rate and ETA on stderr, each sample's outcome above it (without --json).
   const progress = progressOf(io, 'compare');
   try {
-    if (dataDir) store = id ? await openStoreWithCaptures(dataDir, io, `with id "${id}"`, { analyze: true, readOnly: false }) : await openStoreForWriting(dataDir, io);
+    if (dataDir)
+      store = id
+        ? await openStoreWithCaptures(dataDir, io, `with id "${id}"`, { analyze: true, readOnly: false })
+        : await openStoreForWriting(dataDir, io);
     const captured = id ? capturedChatRequest(store!, id) : undefined;
     const request = captured?.body ?? readRequest(file!);
     const report = await compareProviders({
@@ -103,7 +114,11 @@ const cmd: Command = async (argv, io) => {
       promptTokens: await localPromptTokens(request, args.str('model'), args.str('tokenizer-dir'), dataDir, io),
       client,
       model: args.str('model'),
-      providers: args.str('providers')?.split(',').map((s) => s.trim()).filter(Boolean),
+      providers: args
+        .str('providers')
+        ?.split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
       reference: args.str('reference'),
       samples,
       concurrency,
@@ -111,7 +126,12 @@ const cmd: Command = async (argv, io) => {
       parentId: captured?.id,
       signal: interrupt.signal,
       onProgress: (p) => progress.update(p.done, p.total, p.failed),
-      onSample: args.bool('json') ? undefined : (s) => progress.note(`  ${s.provider} #${s.sample + 1}: ${s.outcome.ok ? (s.outcome.response?.finishReason ?? 'ok') : s.outcome.error}`),
+      onSample: args.bool('json')
+        ? undefined
+        : (s) =>
+            progress.note(
+              `  ${s.provider} #${s.sample + 1}: ${s.outcome.ok ? (s.outcome.response?.finishReason ?? 'ok') : s.outcome.error}`,
+            ),
     });
     progress.clear();
     io.out(args.bool('json') ? JSON.stringify(compareJson(report), null, 2) : compareText(report));
@@ -137,7 +157,10 @@ async function localPromptTokens(
 ): Promise<number | undefined> {
   try {
     const id = model ?? (typeof request.model === 'string' ? request.model : undefined);
-    const prompt = await requestPromptTokens({ model: id, tokenizerDir, cacheDir: dataDir ?? defaultDataDir(), offline: true }, { ...request, ...(id ? { model: id } : {}) });
+    const prompt = await requestPromptTokens(
+      { model: id, tokenizerDir, cacheDir: dataDir ?? defaultDataDir(), offline: true },
+      { ...request, ...(id ? { model: id } : {}) },
+    );
     return prompt.ids.length;
   } catch (e) {
     if (!(e instanceof UserError)) throw e;

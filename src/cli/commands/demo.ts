@@ -3,7 +3,16 @@ import { defaultDataDir, openStore, type CaptureStore } from '../../core/capture
 import { exchangeLine } from '../../core/capture/describe';
 import { resultFor } from '../../core/capture/analysis';
 import { DEMO_AGENTS, demoSpeaks, findAgent, runAgent, type DemoAgent } from '../../core/demo/agent';
-import { BROKEN_CASE, DEMO_PROVIDER, clearDemoCaptures, isDemoCapture, replayDemo, startDemoProxy, type DemoProxy, type DemoResult } from '../../core/demo/index';
+import {
+  BROKEN_CASE,
+  DEMO_PROVIDER,
+  clearDemoCaptures,
+  isDemoCapture,
+  replayDemo,
+  startDemoProxy,
+  type DemoProxy,
+  type DemoResult,
+} from '../../core/demo/index';
 import { UserError } from '../../core/model';
 import { DEFAULT_PORT } from '../../core/proxy/server';
 import { repairSummary } from '../../core/repair/describe';
@@ -86,7 +95,9 @@ function printNextSteps(io: CliIO, results: DemoResult[], dataDirFlag: string, d
   io.out('Dig in:');
   for (const [c, what] of steps) io.out(`  ${cli} ${c.padEnd(width)}  ${what}`);
   io.out('');
-  io.out(`Your own agent can talk to the demo upstream too: base URL ${demo.baseUrl}, any key, model ${results[0]?.exchange.requestModel ?? ''}.`);
+  io.out(
+    `Your own agent can talk to the demo upstream too: base URL ${demo.baseUrl}, any key, model ${results[0]?.exchange.requestModel ?? ''}.`,
+  );
   io.out(`  (\`${cli} agents --port ${demo.proxy.port} --route demo\` prints the setup per agent.)`);
 }
 
@@ -95,7 +106,9 @@ async function runDemoAgent(io: CliIO, agent: DemoAgent, demo: DemoProxy, store:
   const bin = findAgent(agent, process.env, [join(__dirname, '..'), join(__dirname, '..', '..', '..')]);
   io.out('');
   if (!bin) {
-    io.out(`--agent ${agent}: ${agent} is not installed (not on PATH${agent === 'opencode' ? ', and no opencode binary package beside Tokenscope' : ''}); skipped.`);
+    io.out(
+      `--agent ${agent}: ${agent} is not installed (not on PATH${agent === 'opencode' ? ', and no opencode binary package beside Tokenscope' : ''}); skipped.`,
+    );
     return;
   }
   if (!demoSpeaks(agent)) {
@@ -140,9 +153,13 @@ const demo: Command = async (argv, io) => {
   const port = args.num('port', DEFAULT_PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`--port must be 0–65535, got ${port}`);
   const agent = args.str('agent') ?? 'none';
-  if (agent !== 'none' && !(DEMO_AGENTS as readonly string[]).includes(agent)) throw new UserError(`--agent must be one of ${DEMO_AGENTS.join(', ')} or none, got "${agent}"`);
+  if (agent !== 'none' && !(DEMO_AGENTS as readonly string[]).includes(agent))
+    throw new UserError(`--agent must be one of ${DEMO_AGENTS.join(', ')} or none, got "${agent}"`);
   const dataDir = args.str('data-dir') ?? defaultDataDir();
-  const dataDirFlag = args.str('data-dir') !== undefined ? ` --data-dir ${/^[\w./:@%+=-]+$/.test(dataDir) ? dataDir : `'${dataDir.replace(/'/g, `'\\''`)}'`}` : '';
+  const dataDirFlag =
+    args.str('data-dir') !== undefined
+      ? ` --data-dir ${/^[\w./:@%+=-]+$/.test(dataDir) ? dataDir : `'${dataDir.replace(/'/g, `'\\''`)}'`}`
+      : '';
 
   const ac = new AbortController();
   const stopped = new Promise<void>((resolve) => {

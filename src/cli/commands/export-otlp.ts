@@ -26,7 +26,11 @@ export function parseWhen(value: string, flag: string, now = Date.now()): number
 }
 
 const exportOtlp: Command = async (argv, io) => {
-  const args = parseArgs(argv, { values: ['data-dir', 'since', 'until', ...OTLP_VALUES], booleans: ['broken', ...OTLP_BOOLEANS], repeatable: ['redact'] });
+  const args = parseArgs(argv, {
+    values: ['data-dir', 'since', 'until', ...OTLP_VALUES],
+    booleans: ['broken', ...OTLP_BOOLEANS],
+    repeatable: ['redact'],
+  });
   if (args.bool('help')) {
     io.out(HELP);
     return 0;

@@ -134,8 +134,12 @@ const exportCommand: Command = async (argv, io) => {
         const listing = openRouterListing(args.str('openrouter-url'), args.bool('offline'));
         const signal = AbortSignal.timeout(LISTING_TIMEOUT_MS);
         // The store is open read-only: what the listings name is collected, then kept once the export is read.
-        const cache: SlugCache = { providerSlugs: () => [...store.providerSlugs(), ...learnt], learnProviderSlugs: (e) => learnt.push(...e) };
-        for (let i = 0; i < inputs.length; i++) inputs[i] = await withReplaySlug(inputs[i], cache, listing.client, { why: listing.why, signal });
+        const cache: SlugCache = {
+          providerSlugs: () => [...store.providerSlugs(), ...learnt],
+          learnProviderSlugs: (e) => learnt.push(...e),
+        };
+        for (let i = 0; i < inputs.length; i++)
+          inputs[i] = await withReplaySlug(inputs[i], cache, listing.client, { why: listing.why, signal });
       }
     } finally {
       await store.close();
@@ -159,16 +163,23 @@ const exportCommand: Command = async (argv, io) => {
   }
   if (out) {
     const text = exportToFile(repros, format, out);
-    io.err(`wrote ${out} (${plural(Buffer.byteLength(text), 'byte')}, ${format}${repros.length > 1 ? `, ${repros.length} exchanges` : ''})`);
+    io.err(
+      `wrote ${out} (${plural(Buffer.byteLength(text), 'byte')}, ${format}${repros.length > 1 ? `, ${repros.length} exchanges` : ''})`,
+    );
   } else {
     io.out(exportText(repros, format));
   }
-  printRedactions(io, repros.flatMap((r) => r.redactions));
+  printRedactions(
+    io,
+    repros.flatMap((r) => r.redactions),
+  );
   if (format !== 'har') {
     for (const r of repros) {
       const pin = replayPin(r);
       if (pin?.derivedFrom) {
-        io.err(`provider pin: "${safeLine(pin.slug)}" is a guess, derived from the served provider's name "${safeLine(pin.derivedFrom)}" (${safeLine(pin.why ?? '')}); check it on the model's OpenRouter page: a wrong slug gets 404 "No allowed providers"`);
+        io.err(
+          `provider pin: "${safeLine(pin.slug)}" is a guess, derived from the served provider's name "${safeLine(pin.derivedFrom)}" (${safeLine(pin.why ?? '')}); check it on the model's OpenRouter page: a wrong slug gets 404 "No allowed providers"`,
+        );
       }
     }
   }

@@ -8,7 +8,14 @@
 import { basename } from 'node:path';
 import { formats } from '../../core/families/index';
 import { loadRequest } from '../input';
-import { UserError, type AssistantMessage, type FamilyId, type Finding, type NormalizedRequest, type ParsedResponse } from '../../core/model';
+import {
+  UserError,
+  type AssistantMessage,
+  type FamilyId,
+  type Finding,
+  type NormalizedRequest,
+  type ParsedResponse,
+} from '../../core/model';
 import type { Args } from '../args';
 import { readTextFile } from '../io';
 
@@ -30,14 +37,16 @@ export function fragmentInput(args: Args): FragmentInput {
   if (!FIELDS.includes(field)) throw new UserError(`--where must be one of ${FIELDS.join(', ')}; got "${field}"`);
   const tool = args.str('tool');
   if (tool !== undefined && field !== 'arguments') throw new UserError('--tool goes with --where arguments');
-  if (args.positional.length !== 1) throw new UserError(args.positional.length === 0 ? 'needs a FILE (see --help)' : `takes one FILE, got ${args.positional.length}`);
+  if (args.positional.length !== 1)
+    throw new UserError(args.positional.length === 0 ? 'needs a FILE (see --help)' : `takes one FILE, got ${args.positional.length}`);
   const file = args.positional[0];
   // An editor's final line break is not part of the pasted field.
   const text = readTextFile(file).replace(/\r?\n$/, '');
   if (text.trim() === '' && field !== 'arguments') throw new UserError(`${basename(file)} is empty`);
   const familyId = args.str('family');
   const family = familyId === undefined ? undefined : formats.find((f) => f.id === familyId)?.id;
-  if (familyId !== undefined && !family) throw new UserError(`--family must be one of ${formats.map((f) => f.id).join(', ')}; got "${familyId}"`);
+  if (familyId !== undefined && !family)
+    throw new UserError(`--family must be one of ${formats.map((f) => f.id).join(', ')}; got "${familyId}"`);
   const requestFile = args.str('request');
   const model = args.str('model');
 
@@ -49,7 +58,8 @@ export function fragmentInput(args: Args): FragmentInput {
         : { toolCalls: [{ index: 0, name: tool ?? '', arguments: text }] };
   const response: ParsedResponse = { protocol: 'openai-chat', streamed: false, terminated: true, events: [], wireIssues: [], message };
   if (model !== undefined) response.model = model;
-  const what = field === 'arguments' ? `the arguments of ${tool ? `a call to ${tool}` : 'a tool call'}` : `the ${field} of a structured response`;
+  const what =
+    field === 'arguments' ? `the arguments of ${tool ? `a call to ${tool}` : 'a tool call'}` : `the ${field} of a structured response`;
   return { response, request: requestFile ? loadRequest(requestFile) : undefined, model, family, label: `${basename(file)} (as ${what})` };
 }
 

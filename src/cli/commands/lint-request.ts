@@ -18,7 +18,8 @@ export function lintRequest(args: Args, io: CliIO): number {
   const file = args.str('request')!;
   const familyId = args.str('family');
   const family = familyId === undefined ? undefined : formats.find((f) => f.id === familyId)?.id;
-  if (familyId !== undefined && !family) throw new UserError(`--family must be one of ${formats.map((f) => f.id).join(', ')}; got "${familyId}"`);
+  if (familyId !== undefined && !family)
+    throw new UserError(`--family must be one of ${formats.map((f) => f.id).join(', ')}; got "${familyId}"`);
   const request = loadRequest(file);
   const { analysis } = analyzeRequest({ request, model: args.str('model'), family: family as FamilyId | undefined });
   const label = file === '-' ? 'stdin' : basename(file);

@@ -1,15 +1,12 @@
 import { analyzeWithContext } from '../../core/analyze';
 import { repeatsOf } from '../../core/checks/collapse';
 import type { CheckContext } from '../../core/checks/types';
-import { verdictLines, verdictSources, verdictsFor } from '../../core/checks/engine-verdicts';
-import { callLines, turnReport, type TurnReport } from '../../core/parsed';
+import { turnReport, type TurnReport } from '../../core/parsed';
 import { formats } from '../../core/families/index';
-import { UserError, type Analysis, type FamilyId, type Finding } from '../../core/model';
-import { plural } from '../../core/tokens/accounting';
+import { UserError, type Analysis } from '../../core/model';
 import { parseArgs } from '../args';
 import { familiesMapOutput } from '../families-map';
 import { paletteOf, type Command } from '../io';
-import { columns as width, escapeChar, MAX_TEXT, palette, safeLine, type Palette } from '../terminal';
 import { loadTurnInput } from '../turn-input';
 import { printJson, reportJson } from '../json-out';
 import { LINT_FLAGS } from '../preread';
@@ -79,10 +76,13 @@ const lint: Command = async (argv, io) => {
   // the result (another model, family or request) analyse it again, and say so.
   const changed = (['model', 'family', 'request'] as const).filter((k) => args.str(k) !== undefined);
   const { input, request, family } = await loadTurnInput(args, args.str('data-dir'), changed.length === 0);
-  const { analysis, ctx } = input.stored ?? analyzeWithContext({ response: input.response, request, model: args.str('model') ?? input.model, family });
+  const { analysis, ctx } =
+    input.stored ?? analyzeWithContext({ response: input.response, request, model: args.str('model') ?? input.model, family });
   if (input.captureId && changed.length > 0) {
     const flags = changed.map((k) => `--${k}`).join(', ');
-    io.err(`${input.label}: analysed again for ${flags}; \`tokenscope show ${input.captureId}\` and the Problems panel show the stored analysis`);
+    io.err(
+      `${input.label}: analysed again for ${flags}; \`tokenscope show ${input.captureId}\` and the Problems panel show the stored analysis`,
+    );
   }
 
   if (args.bool('json')) printJson(io, reportJson(toJson(analysis, ctx), ctx));

@@ -55,7 +55,8 @@ async function directory(dataDir: string, io: CliIO): Promise<ProviderDirectory>
 
 /** `ignore chutes (Chutes) · order fireworks · only – · no fallbacks`, with display names where a listing gave one. */
 export function policyLine(p: ProviderPolicy, dir: ProviderDirectory): string {
-  const names = (xs: string[]) => xs.map((s) => (dir.nameOf(s) && dir.nameOf(s)!.toLowerCase() !== s ? `${s} (${dir.nameOf(s)})` : s)).join(', ');
+  const names = (xs: string[]) =>
+    xs.map((s) => (dir.nameOf(s) && dir.nameOf(s)!.toLowerCase() !== s ? `${s} (${dir.nameOf(s)})` : s)).join(', ');
   const parts = [
     p.ignore?.length && `ignore ${names(p.ignore)}`,
     p.order?.length && `order ${names(p.order)}`,
@@ -76,10 +77,15 @@ function noListing(dataDir: string): string {
 
 async function set(args: ReturnType<typeof parseArgs>, dataDir: string, io: CliIO): Promise<number> {
   const [, given, ...extra] = args.positional;
-  if (given === undefined) throw new UserError('policy set needs a MODEL (an OpenRouter model id such as moonshotai/kimi-k2-0905); see --help');
-  if (extra.length) throw new UserError(`unexpected argument ${JSON.stringify(extra[0])}: give several slugs comma-separated (--ignore a,b) or repeat the flag; see --help`);
+  if (given === undefined)
+    throw new UserError('policy set needs a MODEL (an OpenRouter model id such as moonshotai/kimi-k2-0905); see --help');
+  if (extra.length)
+    throw new UserError(
+      `unexpected argument ${JSON.stringify(extra[0])}: give several slugs comma-separated (--ignore a,b) or repeat the flag; see --help`,
+    );
   const model = checkModelKey(given);
-  if (args.bool('allow-fallbacks') && args.bool('no-fallbacks')) throw new UserError('--allow-fallbacks and --no-fallbacks contradict each other: give one');
+  if (args.bool('allow-fallbacks') && args.bool('no-fallbacks'))
+    throw new UserError('--allow-fallbacks and --no-fallbacks contradict each other: give one');
   const policy: ProviderPolicy = {};
   for (const flag of ['ignore', 'order', 'only'] as const) {
     const list = slugs(args, flag);
@@ -87,18 +93,29 @@ async function set(args: ReturnType<typeof parseArgs>, dataDir: string, io: CliI
   }
   if (args.bool('allow-fallbacks')) policy.allow_fallbacks = true;
   if (args.bool('no-fallbacks')) policy.allow_fallbacks = false;
-  if (Object.keys(policy).length === 0) throw new UserError('policy set needs at least one of --ignore, --order, --only, --allow-fallbacks, --no-fallbacks (`tokenscope policy rm MODEL` removes a policy)');
+  if (Object.keys(policy).length === 0)
+    throw new UserError(
+      'policy set needs at least one of --ignore, --order, --only, --allow-fallbacks, --no-fallbacks (`tokenscope policy rm MODEL` removes a policy)',
+    );
   const clash = policy.ignore?.find((s) => policy.order?.includes(s) || policy.only?.includes(s));
   if (clash) throw new UserError(`${clash} is both ignored and in --${policy.order?.includes(clash) ? 'order' : 'only'}: give it to one`);
 
   const dir = await directory(dataDir, io);
   const { before } = await updateStoredPolicies(dataDir, (current) => ({ ...current, [model]: policy }));
-  io.out(`${safeLine(model)}: ${safeLine(policyLine(policy, dir))}${before[model] ? ` (was: ${safeLine(policyLine(before[model], dir))})` : ''}`);
+  io.out(
+    `${safeLine(model)}: ${safeLine(policyLine(policy, dir))}${before[model] ? ` (was: ${safeLine(policyLine(before[model], dir))})` : ''}`,
+  );
   io.out(`  stored in ${policyFilePath(dataDir)}; proxies capturing to ${dataDir} apply it from their next request on OpenRouter routes`);
-  if (!model.endsWith('*') && baseModel(model) === model) io.out(`  its variants (${safeLine(model)}:exacto, :nitro, :free…) follow it unless they have their own`);
-  else if (baseModel(model) !== model) io.out(`  a variant: requests for ${safeLine(model)} use this policy, not the one of ${safeLine(baseModel(model))}`);
+  if (!model.endsWith('*') && baseModel(model) === model)
+    io.out(`  its variants (${safeLine(model)}:exacto, :nitro, :free…) follow it unless they have their own`);
+  else if (baseModel(model) !== model)
+    io.out(`  a variant: requests for ${safeLine(model)} use this policy, not the one of ${safeLine(baseModel(model))}`);
   if (dir.size === 0) io.err(`tokenscope policy: warning: ${noListing(dataDir)}`);
-  else for (const s of unlisted(policy, dir)) io.err(`tokenscope policy: warning: ${safeLine(s)} is not a provider slug in OpenRouter's listings stored in ${dataDir}; it was set anyway (OpenRouter ignores a slug it does not know)`);
+  else
+    for (const s of unlisted(policy, dir))
+      io.err(
+        `tokenscope policy: warning: ${safeLine(s)} is not a provider slug in OpenRouter's listings stored in ${dataDir}; it was set anyway (OpenRouter ignores a slug it does not know)`,
+      );
   return 0;
 }
 
@@ -118,7 +135,9 @@ async function list(args: ReturnType<typeof parseArgs>, dataDir: string, io: Cli
   const width = Math.max(...keys.map((k) => k.length));
   for (const k of keys) {
     const bad = dir.size ? unlisted(policies[k], dir) : [];
-    io.out(`${safeLine(k).padEnd(width)}  ${safeLine(policyLine(policies[k], dir))}${bad.length ? `  (not in OpenRouter's listings: ${safeLine(bad.join(', '))})` : ''}`);
+    io.out(
+      `${safeLine(k).padEnd(width)}  ${safeLine(policyLine(policies[k], dir))}${bad.length ? `  (not in OpenRouter's listings: ${safeLine(bad.join(', '))})` : ''}`,
+    );
   }
   if (dir.size === 0) io.out(`(${noListing(dataDir)})`);
   return 0;
@@ -132,22 +151,32 @@ async function rm(args: ReturnType<typeof parseArgs>, dataDir: string, io: CliIO
   const missing = (current: Policies): UserError => {
     const keys = Object.keys(current).sort();
     const follows = policyKeyFor(current, model);
-    const why = follows ? `: it follows the policy of ${follows}` : keys.length ? ` (stored: ${keys.join(', ')})` : ` (none is stored in ${dataDir})`;
+    const why = follows
+      ? `: it follows the policy of ${follows}`
+      : keys.length
+        ? ` (stored: ${keys.join(', ')})`
+        : ` (none is stored in ${dataDir})`;
     return new UserError(`no stored provider policy for ${JSON.stringify(model)}${why}`);
   };
   if (!existsSync(policyFilePath(dataDir))) throw missing({});
   const { before } = await updateStoredPolicies(dataDir, (current) => {
-    if (!Object.prototype.hasOwnProperty.call(current, model)) throw missing(current);
+    if (!Object.hasOwn(current, model)) throw missing(current);
     const next = { ...current };
     delete next[model];
     return next;
   });
-  io.out(`${safeLine(model)}: policy removed (was: ${safeLine(policyLine(before[model], new ProviderDirectory()))}); proxies capturing to ${dataDir} stop applying it from their next request`);
+  io.out(
+    `${safeLine(model)}: policy removed (was: ${safeLine(policyLine(before[model], new ProviderDirectory()))}); proxies capturing to ${dataDir} stop applying it from their next request`,
+  );
   return 0;
 }
 
 const policy: Command = async (argv, io) => {
-  const args = parseArgs(argv, { values: ['data-dir'], repeatable: ['ignore', 'order', 'only'], booleans: ['allow-fallbacks', 'no-fallbacks', 'json'] });
+  const args = parseArgs(argv, {
+    values: ['data-dir'],
+    repeatable: ['ignore', 'order', 'only'],
+    booleans: ['allow-fallbacks', 'no-fallbacks', 'json'],
+  });
   if (args.bool('help')) {
     io.out(HELP);
     return 0;
@@ -160,6 +189,10 @@ const policy: Command = async (argv, io) => {
   if (sub === 'set') return set(args, dataDir, io);
   if (sub === 'list') return list(args, dataDir, io);
   if (sub === 'rm') return rm(args, dataDir, io);
-  throw new UserError(sub === undefined ? 'policy needs set, list or rm; see --help' : `unknown policy command ${JSON.stringify(sub)} (set, list or rm); see --help`);
+  throw new UserError(
+    sub === undefined
+      ? 'policy needs set, list or rm; see --help'
+      : `unknown policy command ${JSON.stringify(sub)} (set, list or rm); see --help`,
+  );
 };
 export default policy;

@@ -28,7 +28,9 @@ function table(rows: ScorecardRow[]): string[] {
     r.topRules.map((t) => `${t.rule} ×${t.turns}`).join(', ') || '-',
     r.ttftMsP50 === undefined ? '-' : `${r.ttftMsP50} ms`,
     localTime(r.lastSeen),
-    r.lastComparison ? `${r.lastComparison.verdict}${r.lastComparison.rules.length ? ` (${r.lastComparison.rules.join(', ')})` : ''} ×${r.lastComparison.samples} ${localTime(r.lastComparison.at)}` : '-',
+    r.lastComparison
+      ? `${r.lastComparison.verdict}${r.lastComparison.rules.length ? ` (${r.lastComparison.rules.join(', ')})` : ''} ×${r.lastComparison.samples} ${localTime(r.lastComparison.at)}`
+      : '-',
   ]);
   const head = ['MODEL', 'PROVIDER', 'SLUG', 'TOOL TURNS', 'BROKEN', 'TOP RULES', 'TTFT p50', 'LAST SEEN', 'LAST COMPARISON'];
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
@@ -49,10 +51,16 @@ const providers: Command = async (argv, io) => {
   const rows = store ? scorecard(store, { model: args.str('model'), since }) : [];
   await store?.close();
   if (args.bool('json')) io.out(JSON.stringify(rows, null, 2));
-  else if (rows.length === 0) io.out(`no captured exchanges${args.str('model') ? ` for ${safe(args.str('model')!)}` : ''}${args.str('since') ? ` since ${args.str('since')}` : ''} in ${dataDir}`);
+  else if (rows.length === 0)
+    io.out(
+      `no captured exchanges${args.str('model') ? ` for ${safe(args.str('model')!)}` : ''}${args.str('since') ? ` since ${args.str('since')}` : ''} in ${dataDir}`,
+    );
   else {
     for (const l of table(rows)) io.out(l);
-    if (rows.some((r) => r.slug && !r.slugKnown)) io.out(`? a slug derived from the provider's name: no OpenRouter listing read yet names it (\`tokenscope compare --list --model MODEL\` reads the model's)`);
+    if (rows.some((r) => r.slug && !r.slugKnown))
+      io.out(
+        `? a slug derived from the provider's name: no OpenRouter listing read yet names it (\`tokenscope compare --list --model MODEL\` reads the model's)`,
+      );
   }
   return 0;
 };

@@ -35,7 +35,13 @@ const cmd: Command = async (argv, io) => {
   const templateFile = args.str('chat-template');
   const chatTemplate = templateFile ? readTextFile(templateFile) : undefined;
   const dataDir = args.str('data-dir') ?? defaultDataDir();
-  const openrouter = target.kind === 'openrouter' ? new OpenRouterClient({ baseUrl: args.str('openrouter-url'), retry: { onRetry: (r) => io.err(`HTTP ${r.status}: retrying in ${Math.ceil(r.waitMs / 1000)} s`) } }) : undefined;
+  const openrouter =
+    target.kind === 'openrouter'
+      ? new OpenRouterClient({
+          baseUrl: args.str('openrouter-url'),
+          retry: { onRetry: (r) => io.err(`HTTP ${r.status}: retrying in ${Math.ceil(r.waitMs / 1000)} s`) },
+        })
+      : undefined;
   const store = await openStoreWithCaptures(dataDir, io, `with id "${id}"`, { analyze: true, readOnly: false });
   try {
     const o = await rerun(store, id, target, { openrouter, sglang: { chatTemplate, cacheDir: dataDir } });
@@ -44,7 +50,9 @@ const cmd: Command = async (argv, io) => {
       io.out(`re-ran ${id} on ${targetLabel(target)} → capture ${o.exchangeId}: ${outcomeLine(o)}`);
       for (const f of o.analysis?.findings ?? []) io.out(`  ${findingLine(f)}`);
       if (o.repair) {
-        io.out(`repair mode (serve --repair) would have delivered: ${safeLine(previewLine(o.repair))}${o.repair.finishReason ? `, finish_reason ${o.repair.finishReason}` : ''}`);
+        io.out(
+          `repair mode (serve --repair) would have delivered: ${safeLine(previewLine(o.repair))}${o.repair.finishReason ? `, finish_reason ${o.repair.finishReason}` : ''}`,
+        );
         for (const line of previewCallLines(o.repair)) io.out(`  tool call: ${safeLine(line)}`);
       }
     }

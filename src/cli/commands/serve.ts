@@ -2,7 +2,16 @@ import { defaultDataDir } from '../../core/capture/store';
 import { exchangeLine, localTime } from '../../core/capture/describe';
 import { UserError } from '../../core/model';
 import { DEFAULT_PORT, DEFAULT_TIMEOUTS, startProxy, type ProxyTimeouts } from '../../core/proxy/server';
-import { DEFAULT_UPSTREAMS, checkRouteName, checkUpstreamUrl, effectiveUpstreams, routePrefix, shownUrl, type NamedRoute, type Upstreams } from '../../core/proxy/routes';
+import {
+  DEFAULT_UPSTREAMS,
+  checkRouteName,
+  checkUpstreamUrl,
+  effectiveUpstreams,
+  routePrefix,
+  shownUrl,
+  type NamedRoute,
+  type Upstreams,
+} from '../../core/proxy/routes';
 import { DEFAULT_UPSTREAM_CONNECTIONS, MAX_UPSTREAM_CONNECTIONS } from '../../core/proxy/slots';
 import { redactUrlsIn } from '../../core/redact';
 
@@ -27,7 +36,10 @@ const QUIET_POLL_MS = 5_000;
 
 /** The in-flight line with the model id and agent (network text) made safe for a terminal. */
 function inFlightSafe(f: InFlight): string {
-  return inFlightLine(f).replace(/[\u0000-\u001f\u007f-\u009f\ufdd0-\ufdef]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return inFlightLine(f).replace(
+    /[\u0000-\u001f\u007f-\u009f\ufdd0-\ufdef]/g,
+    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  );
 }
 
 const HELP = `usage: tokenscope serve [--port N] [--data-dir DIR] [--upstream URL] [--openrouter-url URL] [--sglang-url URL]
@@ -79,7 +91,8 @@ function shownBaseWith(base: string, suffix: string): string {
 function timeoutMs(args: ReturnType<typeof parseArgs>, flag: string): number | undefined {
   if (args.str(flag) === undefined) return undefined;
   const s = args.num(flag, 0);
-  if (!(s > 0 && s <= 24 * 3600)) throw new UserError(`--${flag} must be a number of seconds above 0 and at most 86400, got ${args.str(flag)}`);
+  if (!(s > 0 && s <= 24 * 3600))
+    throw new UserError(`--${flag} must be a number of seconds above 0 and at most 86400, got ${args.str(flag)}`);
   return Math.round(s * 1000);
 }
 
@@ -107,7 +120,10 @@ function upstreamsFrom(args: ReturnType<typeof parseArgs>): Upstreams {
   };
   const named: Partial<Record<NamedRoute, string>> = {};
   const custom: Record<string, string> = Object.create(null);
-  for (const pair of args.list('custom').flatMap((v) => v.split(',')).filter(Boolean)) {
+  for (const pair of args
+    .list('custom')
+    .flatMap((v) => v.split(','))
+    .filter(Boolean)) {
     const eq = pair.indexOf('=');
     if (eq <= 0) throw new UserError(`--custom expects NAME=URL, got "${redactUrlsIn(pair)}"`);
     try {
@@ -132,7 +148,25 @@ function upstreamsFrom(args: ReturnType<typeof parseArgs>): Upstreams {
 
 const serve: Command = async (argv, io) => {
   const args = parseArgs(argv, {
-    values: ['port', 'data-dir', 'upstream', 'openrouter-url', 'sglang-url', 'anthropic-url', 'openai-url', 'upstream-timeout', 'idle-timeout', 'header-timeout', 'upstream-connections', 'repair-truncated', 'repair-routes', 'repair-models', 'policy', ...OTLP_VALUES, 'max-body-mb'],
+    values: [
+      'port',
+      'data-dir',
+      'upstream',
+      'openrouter-url',
+      'sglang-url',
+      'anthropic-url',
+      'openai-url',
+      'upstream-timeout',
+      'idle-timeout',
+      'header-timeout',
+      'upstream-connections',
+      'repair-truncated',
+      'repair-routes',
+      'repair-models',
+      'policy',
+      ...OTLP_VALUES,
+      'max-body-mb',
+    ],
     booleans: ['repair', 'otlp', 'no-otlp', ...OTLP_BOOLEANS],
     repeatable: ['custom'],
   });
@@ -153,18 +187,30 @@ const serve: Command = async (argv, io) => {
     file: policyFile,
     onWarning: (m) => io.err(`tokenscope: ${safeLine(m)}`),
     // Noticed on a request: printed after it, off the forwarding path.
-    onChange: () => void (policyChanged || ((policyChanged = true), setImmediate(() => ((policyChanged = false), printPolicies(`${time(Date.now())}  provider policy changed`))))),
+    onChange: () =>
+      void (
+        policyChanged ||
+        ((policyChanged = true),
+        setImmediate(() => ((policyChanged = false), printPolicies(`${time(Date.now())}  provider policy changed`))))
+      ),
   });
-  const timeouts: ProxyTimeouts = { upstreamHeadersMs: timeoutMs(args, 'upstream-timeout'), idleMs: timeoutMs(args, 'idle-timeout'), clientHeadersMs: timeoutMs(args, 'header-timeout') };
+  const timeouts: ProxyTimeouts = {
+    upstreamHeadersMs: timeoutMs(args, 'upstream-timeout'),
+    idleMs: timeoutMs(args, 'idle-timeout'),
+    clientHeadersMs: timeoutMs(args, 'header-timeout'),
+  };
   const wantOtlp = !args.bool('no-otlp') && (args.bool('otlp') || args.str('otlp-endpoint') !== undefined || otlpRequestedByEnv());
   const otlp = wantOtlp ? otlpFromArgs(args, io) : undefined;
   const maxBodyMb = args.num('max-body-mb', 64);
   // Each kept body is read whole when it is analysed: past a gigabyte that is an out-of-memory crash, not a capture.
-  if (!(maxBodyMb > 0 && maxBodyMb <= 1024)) throw new UserError(`--max-body-mb must be a number above 0 and at most 1024, got ${args.str('max-body-mb')}`);
+  if (!(maxBodyMb > 0 && maxBodyMb <= 1024))
+    throw new UserError(`--max-body-mb must be a number above 0 and at most 1024, got ${args.str('max-body-mb')}`);
   const maxBodyBytes = Math.round(maxBodyMb * 1024 * 1024);
   const upstreamConnections = args.num('upstream-connections', DEFAULT_UPSTREAM_CONNECTIONS);
   if (!(Number.isInteger(upstreamConnections) && upstreamConnections >= 1 && upstreamConnections <= MAX_UPSTREAM_CONNECTIONS)) {
-    throw new UserError(`--upstream-connections must be a whole number from 1 to ${MAX_UPSTREAM_CONNECTIONS}, got ${args.str('upstream-connections')}`);
+    throw new UserError(
+      `--upstream-connections must be a whole number from 1 to ${MAX_UPSTREAM_CONNECTIONS}, got ${args.str('upstream-connections')}`,
+    );
   }
 
   // Listen for Ctrl+C / SIGTERM before anything starts, so a stop request is never the default (abrupt) exit.
@@ -187,7 +233,9 @@ const serve: Command = async (argv, io) => {
     io.out(`${head}: ${n ? `${n} model${n === 1 ? '' : 's'}` : 'none'} (from ${from}; followed live)`);
     const lines = policyLines(all, slugsOf());
     const source = policies.sources();
-    Object.keys(all).forEach((k, i) => io.out(`    ${safeLine(lines[i])}${policyFile !== undefined ? ` [${source[k] === 'file' ? policyFile : 'stored'}]` : ''}`));
+    Object.keys(all).forEach((k, i) =>
+      io.out(`    ${safeLine(lines[i])}${policyFile !== undefined ? ` [${source[k] === 'file' ? policyFile : 'stored'}]` : ''}`),
+    );
   };
   const store = await openStoreForServing(dataDir, io, {
     maxBodyBytes,
@@ -200,7 +248,18 @@ const serve: Command = async (argv, io) => {
   slugsOf = () => new ProviderDirectory(store.providerSlugs());
   // Export only listens to the store: spans are built after an exchange has finished, never on the forwarding path.
   const detachOtlp = otlp?.attach(store);
-  const proxy = await startProxy({ port, store, upstreams, timeouts, upstreamConnections, maxRequestBodyBytes: maxBodyBytes, maxDecodedBytes: maxBodyBytes, log: (l) => io.err(safeLine(l)), ...(repair.enabled && { responseStage: repairStage(() => repair) }), requestStage: policyStage(() => policies.get()) }).catch(async (e) => {
+  const proxy = await startProxy({
+    port,
+    store,
+    upstreams,
+    timeouts,
+    upstreamConnections,
+    maxRequestBodyBytes: maxBodyBytes,
+    maxDecodedBytes: maxBodyBytes,
+    log: (l) => io.err(safeLine(l)),
+    ...(repair.enabled && { responseStage: repairStage(() => repair) }),
+    requestStage: policyStage(() => policies.get()),
+  }).catch(async (e) => {
     detachOtlp?.();
     await otlp?.shutdown();
     await store.close();
@@ -214,13 +273,17 @@ const serve: Command = async (argv, io) => {
   else io.out(`tokenscope: capturing to ${dataDir}`);
   const all = effectiveUpstreams(upstreams);
   // Upstream URLs are shown with their credentials redacted (`?key=[REDACTED:url-credential]`).
-  for (const r of ['openrouter', 'sglang', 'anthropic', 'openai'] as const) io.out(`  ${proxy.url}${routePrefix(r)}  → ${safeLine(shownUrl(all[r]))}`);
+  for (const r of ['openrouter', 'sglang', 'anthropic', 'openai'] as const)
+    io.out(`  ${proxy.url}${routePrefix(r)}  → ${safeLine(shownUrl(all[r]))}`);
   for (const [name, url] of Object.entries(all.custom)) io.out(`  ${proxy.url}${routePrefix(name)}  → ${safeLine(shownUrl(url))}`);
   io.out(`  ${proxy.url}/v1  → ${safeLine(shownBaseWith(all.default, '/v1'))}`);
   if (otlp) io.out(`  OpenTelemetry spans → ${otlpTarget(otlp)}`);
   if (Object.keys(policies.get()).length > 0) printPolicies('  provider policy');
   if (repair.enabled) {
-    const where = [repair.routes?.length ? `routes ${repair.routes.join(', ')}` : 'every route', repair.models?.length ? `models ${repair.models.join(', ')}` : 'every model'];
+    const where = [
+      repair.routes?.length ? `routes ${repair.routes.join(', ')}` : 'every route',
+      repair.models?.length ? `models ${repair.models.join(', ')}` : 'every model',
+    ];
     io.out(`  repair: on (${where.join(', ')}; truncated calls: ${repair.truncated})`);
   }
   io.out('Press Ctrl+C to stop.');

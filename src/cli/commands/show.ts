@@ -32,7 +32,8 @@ const show: Command = async (argv, io) => {
   try {
     const x = findCapture(store, id);
     const res = store.readResponse(x.id)!;
-    const { analysis, summary, ctx } = x.status === undefined ? { analysis: undefined, summary: undefined, ctx: undefined } : resultFor(store, x, res.bytes, res.chunks);
+    const { analysis, summary, ctx } =
+      x.status === undefined ? { analysis: undefined, summary: undefined, ctx: undefined } : resultFor(store, x, res.bytes, res.chunks);
     // The parse of the turn (calls, content, reasoning, the provider's calls), as `lint --json` prints it.
     const report = analysis && ctx ? turnReport(analysis, ctx) : undefined;
     const slugs = new ProviderDirectory(store.providerSlugs());
@@ -40,23 +41,61 @@ const show: Command = async (argv, io) => {
     const verdict = exchangePolicy(x, slugs);
     const policy = verdict && { honoured: verdict.honoured, slug: verdict.slug, byName: verdict.byName };
     if (args.bool('json')) {
-      io.out(JSON.stringify({ exchange: { ...x, summary: summary ?? x.summary }, ...(policy && { policy }), ...(report ?? {}), findings: report?.findings ?? analysis?.findings.map((f) => findingJson(f)) ?? [] }, null, 2));
+      io.out(
+        JSON.stringify(
+          {
+            exchange: { ...x, summary: summary ?? x.summary },
+            ...(policy && { policy }),
+            ...(report ?? {}),
+            findings: report?.findings ?? analysis?.findings.map((f) => findingJson(f)) ?? [],
+          },
+          null,
+          2,
+        ),
+      );
       return 0;
     }
     const s = summary ?? x.summary;
     const rows: [string, string | undefined][] = [
       ['id', `${x.id}  (session ${x.sessionId})`],
-      ['time', `${localTime(x.startedAt)}${x.endedAt ? `, ${x.endedAt - x.startedAt} ms` : ''}${x.ttfbMs !== undefined ? `, first byte after ${Math.round(x.ttfbMs)} ms` : ''}`],
+      [
+        'time',
+        `${localTime(x.startedAt)}${x.endedAt ? `, ${x.endedAt - x.startedAt} ms` : ''}${x.ttfbMs !== undefined ? `, first byte after ${Math.round(x.ttfbMs)} ms` : ''}`,
+      ],
       ['agent', x.agent],
       ['request', `${x.method} ${x.path} → ${x.upstreamUrl}`],
-      ['websocket', x.websocket && `response ${x.websocket.response} of connection ${x.websocket.connection} (the request is its response.create message; the events are kept as their SSE stream)`],
+      [
+        'websocket',
+        x.websocket &&
+          `response ${x.websocket.response} of connection ${x.websocket.connection} (the request is its response.create message; the events are kept as their SSE stream)`,
+      ],
       ['model', [s?.model ?? x.requestModel, s?.family && `(family ${s.family})`].filter(Boolean).join(' ') || undefined],
       ['provider', [exchangeProvider(x), x.generationId && `generation ${x.generationId}`].filter(Boolean).join(', ') || undefined],
-      ['pin', x.pin && `${x.pin.requested.join(', ')}${x.pin.honoured === undefined ? '' : x.pin.honoured ? ' (honoured)' : ' (NOT honoured)'}`],
-      ['response', `${outcomeText(x)}, ${plural(x.responseBytes ?? res.bytes.length, 'byte')} in ${plural(res.chunks.length, 'chunk')}${s?.streamed ? ' (streamed)' : ''}`],
-      ['usage', s?.usage && [s.usage.promptTokens !== undefined && `${s.usage.promptTokens} prompt`, s.usage.completionTokens !== undefined && `${s.usage.completionTokens} completion`, s.usage.cost !== undefined && formatCost(s.usage.cost)].filter(Boolean).join(', ')],
+      [
+        'pin',
+        x.pin && `${x.pin.requested.join(', ')}${x.pin.honoured === undefined ? '' : x.pin.honoured ? ' (honoured)' : ' (NOT honoured)'}`,
+      ],
+      [
+        'response',
+        `${outcomeText(x)}, ${plural(x.responseBytes ?? res.bytes.length, 'byte')} in ${plural(res.chunks.length, 'chunk')}${s?.streamed ? ' (streamed)' : ''}`,
+      ],
+      [
+        'usage',
+        s?.usage &&
+          [
+            s.usage.promptTokens !== undefined && `${s.usage.promptTokens} prompt`,
+            s.usage.completionTokens !== undefined && `${s.usage.completionTokens} completion`,
+            s.usage.cost !== undefined && formatCost(s.usage.cost),
+          ]
+            .filter(Boolean)
+            .join(', '),
+      ],
       ['policy', verdict?.summary],
-      ['repaired', x.repair && `${repairSummary(x.repair)}; the agent got the delivered bytes (${plural(store.readDelivered(x.id)?.length ?? 0, 'byte')}), findings are on the upstream's`],
+      [
+        'repaired',
+        x.repair &&
+          `${repairSummary(x.repair)}; the agent got the delivered bytes (${plural(store.readDelivered(x.id)?.length ?? 0, 'byte')}), findings are on the upstream's`,
+      ],
       ['masked', x.masked && maskedSummary(x.masked)],
       ['waited', x.queuedMs !== undefined ? `${x.queuedMs} ms for a free connection to the upstream (all were in use)` : undefined],
       ['not kept', x.requestNotKept && `the request body (${plural(x.requestNotKept.bytes, 'byte')}): ${x.requestNotKept.why}`],

@@ -17,7 +17,9 @@ default 1); Ctrl+C stops.`;
 
 /** Network text (model ids, provider names, finding messages) for a terminal: control characters escaped. */
 function safe(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\ufdd0-\ufdef]/g, (c) => (c === '\n' ? ' ' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\ufdd0-\ufdef]/g, (c) =>
+    c === '\n' ? ' ' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  );
 }
 
 interface Shown {
@@ -79,8 +81,15 @@ export async function follow(io: CliIO, o: TailOptions): Promise<void> {
     if (o.signal.aborted) break;
     let store: CaptureStore | undefined;
     try {
-      store = await openStore(o.dataDir, { readOnly: true, analyze: false, onWarning: first ? (m) => io.err(`tokenscope: ${m}`) : undefined });
-      const finished = store.list().filter((x) => x.state !== 'streaming' && !done.has(x.id)).reverse(); // oldest first
+      store = await openStore(o.dataDir, {
+        readOnly: true,
+        analyze: false,
+        onWarning: first ? (m) => io.err(`tokenscope: ${m}`) : undefined,
+      });
+      const finished = store
+        .list()
+        .filter((x) => x.state !== 'streaming' && !done.has(x.id))
+        .reverse(); // oldest first
       const fresh = first ? finished.slice(Math.max(0, finished.length - o.last)) : finished;
       for (const x of first ? finished : []) done.add(x.id);
       for (const x of fresh) {
@@ -111,7 +120,8 @@ const tail: Command = async (argv, io) => {
   }
   if (args.positional.length) throw new UserError(`unexpected argument ${JSON.stringify(args.positional[0])}; see --help`);
   const last = args.num('n', 10);
-  if (!Number.isInteger(last) || last < 0 || last > MAX_COUNT) throw new UserError(`-n must be a whole number of exchanges from 0 to ${MAX_COUNT.toLocaleString('en-US')}`);
+  if (!Number.isInteger(last) || last < 0 || last > MAX_COUNT)
+    throw new UserError(`-n must be a whole number of exchanges from 0 to ${MAX_COUNT.toLocaleString('en-US')}`);
   const interval = args.num('interval', 1);
   if (!(interval >= 0.05 && interval <= 3600)) throw new UserError('--interval must be between 0.05 and 3600 seconds');
   const quiet = args.num('quiet-after', 10);
@@ -121,7 +131,14 @@ const tail: Command = async (argv, io) => {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    await follow(io, { dataDir: args.str('data-dir') ?? defaultDataDir(), broken: args.bool('broken'), last, intervalMs: interval * 1000, quietAfterMs: quiet * 1000, signal: ac.signal });
+    await follow(io, {
+      dataDir: args.str('data-dir') ?? defaultDataDir(),
+      broken: args.bool('broken'),
+      last,
+      intervalMs: interval * 1000,
+      quietAfterMs: quiet * 1000,
+      signal: ac.signal,
+    });
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);

@@ -39,21 +39,35 @@ export function parseShard(value: string | undefined): { index: number; count: n
   const index = m ? Number(m[1]) : NaN;
   const count = m ? Number(m[2]) : NaN;
   if (!m || count < 1 || count > MAX_SHARDS || index >= count) {
-    const why = !m ? '' : count < 1 ? ': N must be at least 1' : count > MAX_SHARDS ? `: N must be at most ${MAX_SHARDS.toLocaleString('en-US')}` : ': K must be less than N';
-    throw new UserError(`--shard must be K/N, shard K (from 0) of N, with 0 ≤ K < N (e.g. --shard 0/4); got "${safeLine(value, 40)}"${why}`);
+    const why = !m
+      ? ''
+      : count < 1
+        ? ': N must be at least 1'
+        : count > MAX_SHARDS
+          ? `: N must be at most ${MAX_SHARDS.toLocaleString('en-US')}`
+          : ': K must be less than N';
+    throw new UserError(
+      `--shard must be K/N, shard K (from 0) of N, with 0 ≤ K < N (e.g. --shard 0/4); got "${safeLine(value, 40)}"${why}`,
+    );
   }
   return { index, count };
 }
 
 /** `tokens --batch IN.jsonl --out OUT.jsonl` (`-` for stdin / stdout): see the usage text in tokens.ts. */
-export async function batch(args: Args, io: CliIO, onDownload: (p: DownloadProgress) => void, std: StdStreams = processStreams()): Promise<number> {
+export async function batch(
+  args: Args,
+  io: CliIO,
+  onDownload: (p: DownloadProgress) => void,
+  std: StdStreams = processStreams(),
+): Promise<number> {
   const input = args.str('batch')!;
   const output = args.str('out');
   if (!output) throw new UserError('--batch needs --out OUT.jsonl (or --out - for stdout)');
   if (input !== '-' && output !== '-' && resolve(output) === resolve(input)) throw new UserError('--out must not be the input file');
   if (args.positional.length) throw new UserError(`--batch takes no FILE (got ${args.positional.length}); --batch - reads stdin`);
   if (args.str('request')) throw new UserError('--request does not go with --batch: give {"request", "response"} lines');
-  if (args.bool('merge-summaries')) throw new UserError('--merge-summaries does not go with --batch: merge the summary files once every shard is done');
+  if (args.bool('merge-summaries'))
+    throw new UserError('--merge-summaries does not go with --batch: merge the summary files once every shard is done');
   const format = args.str('format');
   if (format !== undefined && format !== 'specforge') throw new UserError(`--format must be specforge; got "${format}"`);
   const shard = parseShard(args.str('shard'));
@@ -64,10 +78,11 @@ export async function batch(args: Args, io: CliIO, onDownload: (p: DownloadProgr
     throw new UserError('--format specforge with --out - needs --specforge-out FILE (stdout carries the ids)');
   }
   if (specforgeFlag === '-' && output === '-') throw new UserError('--out - and --specforge-out - cannot both be stdout');
-  const specforgeOutput = format === 'specforge' ? specforgeFlag ?? specforgePath(output) : undefined;
+  const specforgeOutput = format === 'specforge' ? (specforgeFlag ?? specforgePath(output)) : undefined;
   if (specforgeOutput !== undefined && specforgeOutput !== '-') {
     for (const other of [input, output]) {
-      if (other !== '-' && resolve(other) === resolve(specforgeOutput)) throw new UserError('--specforge-out must not be the input or the output file');
+      if (other !== '-' && resolve(other) === resolve(specforgeOutput))
+        throw new UserError('--specforge-out must not be the input or the output file');
     }
   }
   if (summaryOut !== undefined) checkSummaryOut(summaryOut, [input, output, ...(specforgeOutput ? [specforgeOutput] : [])]);
@@ -203,14 +218,21 @@ export async function mergeSummaries(args: Args, io: CliIO): Promise<number> {
   if (summaryOut !== undefined) writeSummaryFile(summaryOut, json);
   if (interrupted) io.err('tokenscope tokens: some shards were interrupted: the summary covers only the lines they finished');
   if (args.bool('json')) io.out(json);
-  else io.out(safeText(`${files.length} shard ${files.length === 1 ? 'summary' : 'summaries'} merged: ${plural(s.lines + s.blank, 'input line')}\n\n${s.text()}`, Infinity));
+  else
+    io.out(
+      safeText(
+        `${files.length} shard ${files.length === 1 ? 'summary' : 'summaries'} merged: ${plural(s.lines + s.blank, 'input line')}\n\n${s.text()}`,
+        Infinity,
+      ),
+    );
   return s.lines > 0 && s.bad === s.lines ? 1 : 0;
 }
 
 /** `--summary-out FILE`: a file, in a folder that exists (checked before a long run, not after), not one of `others`. */
 function checkSummaryOut(file: string, others: readonly string[]): void {
   if (file === '-' || file === '') throw new UserError('--summary-out needs a file (without it the summary is printed)');
-  if (others.some((o) => o !== '-' && resolve(o) === resolve(file))) throw new UserError('--summary-out must not be an input or output file');
+  if (others.some((o) => o !== '-' && resolve(o) === resolve(file)))
+    throw new UserError('--summary-out must not be an input or output file');
   const folder = dirname(resolve(file));
   let isDir = false;
   try {
@@ -297,7 +319,10 @@ export function batchProgress(io: CliIO): { update: (p: BatchProgress) => void; 
       if (p.lines === 0) line.draw(`starting: the workers are loading the tokenizer…`);
       // A pipe has no size: no share read, no ETA.
       else if (!p.totalBytes) line.draw(`${p.lines} lines, ${Math.round(rate)}/s`);
-      else line.draw(`${p.lines} lines, ${Math.round(rate)}/s, ${Math.round(frac * 100)}% read${eta === undefined ? '' : `, ETA ${clock(eta)}`}`);
+      else
+        line.draw(
+          `${p.lines} lines, ${Math.round(rate)}/s, ${Math.round(frac * 100)}% read${eta === undefined ? '' : `, ETA ${clock(eta)}`}`,
+        );
     },
     note: line.note,
     clear: line.clear,

@@ -75,7 +75,20 @@ once from the Hugging Face Hub (HF_ENDPOINT overrides the endpoint, HF_TOKEN is 
 
 const tokens: Command = async (argv, io) => {
   const args = parseArgs(argv, {
-    values: ['model', 'tokenizer-dir', 'data-dir', 'request', 'family', 'batch', 'out', 'workers', 'format', 'shard', 'summary-out', 'specforge-out'],
+    values: [
+      'model',
+      'tokenizer-dir',
+      'data-dir',
+      'request',
+      'family',
+      'batch',
+      'out',
+      'workers',
+      'format',
+      'shard',
+      'summary-out',
+      'specforge-out',
+    ],
     booleans: ['json', 'offline', 'merge-summaries'],
   });
   if (args.bool('help')) {
@@ -84,7 +97,8 @@ const tokens: Command = async (argv, io) => {
   }
   if (args.str('batch') !== undefined) return batch(args, io, progressReporter(io));
   if (args.bool('merge-summaries')) return mergeSummaries(args, io);
-  for (const f of ['out', 'workers', 'format', 'shard', 'summary-out', 'specforge-out']) if (args.str(f) !== undefined) throw new UserError(`--${f} goes with --batch IN.jsonl`);
+  for (const f of ['out', 'workers', 'format', 'shard', 'summary-out', 'specforge-out'])
+    if (args.str(f) !== undefined) throw new UserError(`--${f} goes with --batch IN.jsonl`);
   const dataDir = args.str('data-dir') ?? defaultDataDir();
   const { input, request, family } = await loadTurnInput(args, dataDir);
   const model = args.str('model') ?? input.model ?? request?.model;
@@ -104,12 +118,21 @@ const tokens: Command = async (argv, io) => {
   // The prompt side, when the request is there: a missing chat template is a note on stderr, not a failure.
   const { prompt, note } = request ? await promptFor(tokenizer, new ChatTemplatePool(), req, request.raw) : {};
   if (note) io.err(`tokenscope tokens: no prompt ids: ${note}`);
-  const { table, analysis } = exchangeTokenTable({ tokenizer, response: input.response, request, model, family, promptTokens: prompt?.ids.length, promptIds: prompt?.ids });
+  const { table, analysis } = exchangeTokenTable({
+    tokenizer,
+    response: input.response,
+    request,
+    model,
+    family,
+    promptTokens: prompt?.ids.length,
+    promptIds: prompt?.ids,
+  });
   // Written a piece at a time as it is made: the output of a large stream is never one string.
   const emit = (lines: string) => io.out(lines);
   if (args.bool('json')) {
     const p = table.accounting.prompt;
-    const promptJson = p && prompt ? { ids: prompt.ids, counted: p.counted, billed: p.billed ?? null, delta: p.delta ?? null, mismatch: p.mismatch } : null;
+    const promptJson =
+      p && prompt ? { ids: prompt.ids, counted: p.counted, billed: p.billed ?? null, delta: p.delta ?? null, mismatch: p.mismatch } : null;
     writeJson(table, analysis.family, emittedTableIds(tokenizer, table), promptJson, emit);
   } else writeText(input.label, table, paletteOf(io), emit);
   return 0;

@@ -1,7 +1,14 @@
 import { UserError } from '../../core/model';
 import { verifyJson, verifyText } from '../../core/upstream/describe';
 import { OpenRouterClient } from '../../core/upstream/openrouter';
-import { DEFAULT_VERIFY_CONCURRENCY, parseThreshold, readK2vvJsonl, thresholdFailure, verifyProvider, type VerifyThresholds } from '../../core/upstream/verify';
+import {
+  DEFAULT_VERIFY_CONCURRENCY,
+  parseThreshold,
+  readK2vvJsonl,
+  thresholdFailure,
+  verifyProvider,
+  type VerifyThresholds,
+} from '../../core/upstream/verify';
 import { parseArgs } from '../args';
 import { interruptSignal, readTextFile, type Command } from '../io';
 import { progressOf } from '../progress';
@@ -24,7 +31,10 @@ verify exits 1 and says why in one line per provider on stderr (--json adds "bel
 The OpenRouter key comes from OPENROUTER_API_KEY. On a terminal, stderr shows progress (done, rate, ETA); piped, nothing.`;
 
 const cmd: Command = async (argv, io) => {
-  const args = parseArgs(argv, { values: ['provider', 'reference', 'model', 'concurrency', 'openrouter-url', 'min-f1', 'min-schema'], booleans: ['json'] });
+  const args = parseArgs(argv, {
+    values: ['provider', 'reference', 'model', 'concurrency', 'openrouter-url', 'min-f1', 'min-schema'],
+    booleans: ['json'],
+  });
   if (args.bool('help')) {
     io.out(HELP);
     return 0;
@@ -38,11 +48,13 @@ const cmd: Command = async (argv, io) => {
     ...(args.str('min-f1') !== undefined && { minF1: parseThreshold(args.str('min-f1')!, '--min-f1') }),
     ...(args.str('min-schema') !== undefined && { minSchema: parseThreshold(args.str('min-schema')!, '--min-schema') }),
   };
-  if (thresholds.minF1 !== undefined && !args.str('reference')) throw new UserError('--min-f1 needs --reference SLUG: trigger F1 compares finish reasons with a reference provider');
+  if (thresholds.minF1 !== undefined && !args.str('reference'))
+    throw new UserError('--min-f1 needs --reference SLUG: trigger F1 compares finish reasons with a reference provider');
   const text = readTextFile(file);
   const { requests, skipped } = readK2vvJsonl(text);
   for (const s of skipped.slice(0, SHOWN_BAD_LINES)) io.err(`tokenscope verify: ${file}:${s.line} skipped: ${safeLine(s.reason, 200)}`);
-  if (skipped.length > SHOWN_BAD_LINES) io.err(`tokenscope verify: … and ${skipped.length - SHOWN_BAD_LINES} more lines skipped (${skipped.length} in all)`);
+  if (skipped.length > SHOWN_BAD_LINES)
+    io.err(`tokenscope verify: … and ${skipped.length - SHOWN_BAD_LINES} more lines skipped (${skipped.length} in all)`);
   if (requests.length === 0) throw new UserError(`${file} holds no request${skipped.length ? ` (${skipped.length} unusable lines)` : ''}`);
   const interrupt = interruptSignal();
   // On a terminal only: a line with the rate and ETA on stderr (a --json report on stdout is not touched).
@@ -60,7 +72,15 @@ const cmd: Command = async (argv, io) => {
     });
     progress.clear();
     const below = [thresholdFailure(report, thresholds)].filter((l): l is string => !!l);
-    io.out(args.bool('json') ? JSON.stringify({ ...verifyJson(report), skippedLines: skipped, ...(Object.keys(thresholds).length && { thresholds, belowThresholds: below }) }, null, 2) : verifyText(report));
+    io.out(
+      args.bool('json')
+        ? JSON.stringify(
+            { ...verifyJson(report), skippedLines: skipped, ...(Object.keys(thresholds).length && { thresholds, belowThresholds: below }) },
+            null,
+            2,
+          )
+        : verifyText(report),
+    );
     if (report.cancelled) return 130;
     for (const l of below) io.err(`tokenscope verify: ${safeLine(l)}`);
     return below.length ? 1 : 0;

@@ -31,11 +31,18 @@ TARGET (default: the capture's pin, else the provider that served it): openroute
 A served provider is pinned by its OpenRouter slug: read from the model's endpoint listing when the data dir does not
 know it (key from OPENROUTER_API_KEY); without one it is derived from the name, and "add" says it is a guess.`;
 
-const WORDS: Record<Verdict, string> = { 'still-broken': 'still broken', fixed: 'fixed', 'broken-differently': 'broken differently', unchecked: 'not checked' };
+const WORDS: Record<Verdict, string> = {
+  'still-broken': 'still broken',
+  fixed: 'fixed',
+  'broken-differently': 'broken differently',
+  unchecked: 'not checked',
+};
 
 /** Network text (finding messages, upstream errors) for a terminal: control characters escaped. */
 function safe(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\ufdd0-\ufdef]/g, (c) => (c === '\n' ? ' ' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\ufdd0-\ufdef]/g, (c) =>
+    c === '\n' ? ' ' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  );
 }
 
 function caseLine(c: WatchCase): string {
@@ -61,7 +68,11 @@ function resultLine(c: WatchCase, r: CheckResult, previous: Verdict | undefined)
  * The OpenRouter slugs to pin a capture's served provider by: the store's, plus the model's endpoint listing when the
  * store does not name the provider (and a key is at hand). `guess`: why the slug stays derived from the name.
  */
-async function servedSlugs(store: CaptureStore, id: string, openrouterUrl: string | undefined): Promise<{ slugs: ProviderDirectory; served?: string; guess?: string }> {
+async function servedSlugs(
+  store: CaptureStore,
+  id: string,
+  openrouterUrl: string | undefined,
+): Promise<{ slugs: ProviderDirectory; served?: string; guess?: string }> {
   const slugs = new ProviderDirectory(store.providerSlugs());
   const x = findCapture(store, id);
   const served = servedOf(x);
@@ -81,7 +92,10 @@ async function servedSlugs(store: CaptureStore, id: string, openrouterUrl: strin
     if (!(e instanceof UserError) || openrouterUrl) throw e;
   }
   const learnt: SlugEntry[] = [];
-  const cache = { providerSlugs: () => [...store.providerSlugs(), ...learnt], learnProviderSlugs: (e: readonly SlugEntry[]) => void learnt.push(...e) };
+  const cache = {
+    providerSlugs: () => [...store.providerSlugs(), ...learnt],
+    learnProviderSlugs: (e: readonly SlugEntry[]) => void learnt.push(...e),
+  };
   const r = await resolveSlug(cache, client, x.summary?.model ?? x.requestModel, served, AbortSignal.timeout(15_000));
   slugs.learn(learnt);
   return { slugs, served, ...(!r.known && { guess: r.why }) };
@@ -93,7 +107,8 @@ async function add(file: string, target: string | undefined, dataDir: string, io
   let id = file;
   if (isBundle) {
     const parsed = parseImport(readTextFile(file), file);
-    if (parsed.captures.length !== 1) throw new UserError(`${file} holds ${parsed.captures.length} exchanges; watch one repro bundle at a time`);
+    if (parsed.captures.length !== 1)
+      throw new UserError(`${file} holds ${parsed.captures.length} exchanges; watch one repro bundle at a time`);
     store = await openStoreForWriting(dataDir, io, { analyze: false });
     id = (await importCaptures(store, parsed.captures))[0].id;
   } else {
@@ -104,7 +119,9 @@ async function add(file: string, target: string | undefined, dataDir: string, io
     const c = openWatchList(dataDir).add(caseFromCapture(store, id, { target, source: isBundle ? basename(file) : 'capture', slugs }));
     io.out(`watching ${c.id}: ${c.model ?? 'capture ' + c.captureId} on ${c.target}, rules ${c.rules.join(', ')}`);
     if (served && guess && c.target === `openrouter:${slugs!.slugOf(served).slug}`) {
-      io.err(`tokenscope watch: the slug in ${safe(c.target)} is a guess, derived from the served provider's name "${safe(served)}" (${safe(guess)}); if it is wrong, remove the case and add it with --target openrouter:SLUG`);
+      io.err(
+        `tokenscope watch: the slug in ${safe(c.target)} is a guess, derived from the served provider's name "${safe(served)}" (${safe(guess)}); if it is wrong, remove the case and add it with --target openrouter:SLUG`,
+      );
     }
     return 0;
   } finally {
@@ -112,14 +129,24 @@ async function add(file: string, target: string | undefined, dataDir: string, io
   }
 }
 
-async function run(ids: string[], samples: number, json: boolean, openrouterUrl: string | undefined, dataDir: string, io: CliIO): Promise<number> {
+async function run(
+  ids: string[],
+  samples: number,
+  json: boolean,
+  openrouterUrl: string | undefined,
+  dataDir: string,
+  io: CliIO,
+): Promise<number> {
   const list = openWatchList(dataDir);
   if (list.list().length === 0) {
     io.out('no watched cases (`tokenscope watch add ID` adds one)');
     return 0;
   }
   const store = await openStoreForWriting(dataDir, io, { analyze: true });
-  const openrouter = new OpenRouterClient({ baseUrl: openrouterUrl, retry: { onRetry: (r) => io.err(`HTTP ${r.status}: retrying in ${Math.ceil(r.waitMs / 1000)} s`) } });
+  const openrouter = new OpenRouterClient({
+    baseUrl: openrouterUrl,
+    retry: { onRetry: (r) => io.err(`HTTP ${r.status}: retrying in ${Math.ceil(r.waitMs / 1000)} s`) },
+  });
   const { signal, release } = interruptSignal();
   try {
     const results = await runWatch(list, {
@@ -133,7 +160,21 @@ async function run(ids: string[], samples: number, json: boolean, openrouterUrl:
       },
     });
     await store.idle();
-    if (json) io.out(JSON.stringify(results.map((x) => ({ case: x.case.id, verdict: x.result.verdict, previous: x.previous ?? null, target: x.case.target, samples: x.result.samples, ...(x.result.reason && { reason: x.result.reason }) })), null, 2));
+    if (json)
+      io.out(
+        JSON.stringify(
+          results.map((x) => ({
+            case: x.case.id,
+            verdict: x.result.verdict,
+            previous: x.previous ?? null,
+            target: x.case.target,
+            samples: x.result.samples,
+            ...(x.result.reason && { reason: x.result.reason }),
+          })),
+          null,
+          2,
+        ),
+      );
     const verdicts = results.map((x) => x.result.verdict);
     if (verdicts.some((v) => v === 'still-broken' || v === 'broken-differently')) return 1;
     return verdicts.includes('unchecked') || signal.aborted ? 2 : 0;
@@ -167,7 +208,8 @@ const watch: Command = async (argv, io) => {
       return run(rest, args.positiveInt('samples', 1), args.bool('json'), args.str('openrouter-url'), dataDir, io);
     case 'remove':
       if (rest.length !== 1) throw new UserError('remove which case? `tokenscope watch remove w1`');
-      if (!openWatchList(dataDir).remove(rest[0])) throw new UserError(`no watched case "${rest[0]}" (\`tokenscope watch list\` shows them)`);
+      if (!openWatchList(dataDir).remove(rest[0]))
+        throw new UserError(`no watched case "${rest[0]}" (\`tokenscope watch list\` shows them)`);
       io.out(`no longer watching ${rest[0]}`);
       return 0;
     default:

@@ -6,7 +6,18 @@
  */
 import { routePrefix } from '../proxy/routes';
 
-export type AgentId = 'opencode' | 'claude-code' | 'codex' | 'qwen-code' | 'continue-cli' | 'kilo-cli' | 'aider' | 'cline' | 'roo-code' | 'kilo-code' | 'continue';
+export type AgentId =
+  | 'opencode'
+  | 'claude-code'
+  | 'codex'
+  | 'qwen-code'
+  | 'continue-cli'
+  | 'kilo-cli'
+  | 'aider'
+  | 'cline'
+  | 'roo-code'
+  | 'kilo-code'
+  | 'continue';
 export type WireApi = 'chat-completions' | 'responses' | 'anthropic-messages';
 
 export interface RecipeOptions {
@@ -103,7 +114,19 @@ export function agentRecipes(opts: RecipeOptions): AgentRecipe[] {
   return AGENT_IDS.map((id) => agentRecipe(id, opts));
 }
 
-export const AGENT_IDS: AgentId[] = ['opencode', 'claude-code', 'codex', 'qwen-code', 'continue-cli', 'kilo-cli', 'aider', 'cline', 'roo-code', 'kilo-code', 'continue'];
+export const AGENT_IDS: AgentId[] = [
+  'opencode',
+  'claude-code',
+  'codex',
+  'qwen-code',
+  'continue-cli',
+  'kilo-cli',
+  'aider',
+  'cline',
+  'roo-code',
+  'kilo-code',
+  'continue',
+];
 
 export function agentRecipe(id: AgentId, opts: RecipeOptions): AgentRecipe {
   const route = opts.route ?? 'openrouter';
@@ -118,7 +141,11 @@ export function agentRecipe(id: AgentId, opts: RecipeOptions): AgentRecipe {
     baseUrl: v1,
     launch: {
       kind: 'settings',
-      steps: [`Open ${name} settings (${where})`, 'API Provider: choose "OpenAI Compatible" (not "OpenAI", which may use the Responses API)', 'Fill in the fields below and save'],
+      steps: [
+        `Open ${name} settings (${where})`,
+        'API Provider: choose "OpenAI Compatible" (not "OpenAI", which may use the Responses API)',
+        'Fill in the fields below and save',
+      ],
       fields: [
         { label: 'Base URL', value: v1 },
         { label: 'API Key', value: `your ${key}` },
@@ -156,19 +183,38 @@ export function agentRecipe(id: AgentId, opts: RecipeOptions): AgentRecipe {
           'claude',
           opts.model ? ['--model', model] : [],
         ),
-        notes: ['`/status` inside Claude Code shows the base URL in use.', 'Claude Code speaks Anthropic Messages: the upstream must serve /v1/messages (OpenRouter and Anthropic do).'],
+        notes: [
+          '`/status` inside Claude Code shows the base URL in use.',
+          'Claude Code speaks Anthropic Messages: the upstream must serve /v1/messages (OpenRouter and Anthropic do).',
+        ],
       };
     }
     case 'codex': {
       const p = `model_providers.${PROVIDER_ID}`;
-      const args = ['-c', `model_provider="${PROVIDER_ID}"`, '-c', `${p}.name="Tokenscope"`, '-c', `${p}.base_url="${v1}"`, '-c', `${p}.env_key="${key}"`, '-c', `${p}.wire_api="responses"`, '-m', model];
+      const args = [
+        '-c',
+        `model_provider="${PROVIDER_ID}"`,
+        '-c',
+        `${p}.name="Tokenscope"`,
+        '-c',
+        `${p}.base_url="${v1}"`,
+        '-c',
+        `${p}.env_key="${key}"`,
+        '-c',
+        `${p}.wire_api="responses"`,
+        '-m',
+        model,
+      ];
       return {
         id,
         name: 'Codex CLI',
         wireApi: 'responses',
         baseUrl: v1,
         launch: terminal({}, [], 'codex', args),
-        notes: ['Codex appends /responses to base_url; the upstream must serve the Responses API.', `Codex reads the key from ${key} (env_key).`],
+        notes: [
+          'Codex appends /responses to base_url; the upstream must serve the Responses API.',
+          `Codex reads the key from ${key} (env_key).`,
+        ],
       };
     }
     case 'qwen-code':
@@ -204,14 +250,18 @@ export function agentRecipe(id: AgentId, opts: RecipeOptions): AgentRecipe {
         '        X-Title: Continue CLI',
         '',
       ].join('\n');
-      const script = 'f="${TMPDIR:-/tmp}/tokenscope-continue-$$.yaml"; (umask 077; printf %s "$TOKENSCOPE_CONTINUE_CONFIG" > "$f") && exec cn --config "$f" "$@"';
+      const script =
+        'f="${TMPDIR:-/tmp}/tokenscope-continue-$$.yaml"; (umask 077; printf %s "$TOKENSCOPE_CONTINUE_CONFIG" > "$f") && exec cn --config "$f" "$@"';
       return {
         id,
         name: 'Continue CLI',
         wireApi: 'chat-completions',
         baseUrl: v1,
         launch: terminal({ TOKENSCOPE_CONTINUE_CONFIG: yaml }, [{ env: key, key }], 'sh', ['-c', script, 'cn']),
-        notes: ['Headless: append `-p "…" --auto` (npm @continuedev/cli).', `Continue reads the key from ${key} (\`secrets.${key}\` in its config).`],
+        notes: [
+          'Headless: append `-p "…" --auto` (npm @continuedev/cli).',
+          `Continue reads the key from ${key} (\`secrets.${key}\` in its config).`,
+        ],
       };
     }
     case 'kilo-cli':
@@ -235,7 +285,11 @@ export function agentRecipe(id: AgentId, opts: RecipeOptions): AgentRecipe {
         wireApi: 'chat-completions',
         baseUrl: v1,
         // The base must end in /v1 (Aider appends /chat/completions) and the model needs the openai/ prefix.
-        launch: terminal({ OPENAI_API_BASE: v1 }, [{ env: 'OPENAI_API_KEY', key }], 'aider', ['--model', `openai/${model}`, '--no-show-model-warnings']),
+        launch: terminal({ OPENAI_API_BASE: v1 }, [{ env: 'OPENAI_API_KEY', key }], 'aider', [
+          '--model',
+          `openai/${model}`,
+          '--no-show-model-warnings',
+        ]),
         notes: ['Aider talks through LiteLLM; the openai/ prefix makes it use the base URL as is.'],
       };
     case 'cline':
@@ -263,7 +317,11 @@ export function agentRecipe(id: AgentId, opts: RecipeOptions): AgentRecipe {
         baseUrl: v1,
         launch: {
           kind: 'settings',
-          steps: ['Open ~/.continue/config.yaml (Continue: "Open Config")', 'Add the model entry below under `models:`', 'Pick it in the Continue model selector'],
+          steps: [
+            'Open ~/.continue/config.yaml (Continue: "Open Config")',
+            'Add the model entry below under `models:`',
+            'Pick it in the Continue model selector',
+          ],
           fields: [
             { label: 'apiBase', value: v1 },
             { label: 'model', value: model },

@@ -76,7 +76,12 @@ export interface AnalysisSource {
  * (a read-only command on an exchange its writer has not analysed, an exchange no store recorded) is it analysed,
  * here, by the service's own function.
  */
-export function resultFor(source: AnalysisSource | undefined, exchange: CapturedExchange, responseBody: Uint8Array, chunks?: ChunkTiming[]): ExchangeAnalysis {
+export function resultFor(
+  source: AnalysisSource | undefined,
+  exchange: CapturedExchange,
+  responseBody: Uint8Array,
+  chunks?: ChunkTiming[],
+): ExchangeAnalysis {
   const stored = source?.readAnalysis?.(exchange.id);
   return stored ? storedResult(exchange, responseBody, chunks, stored) : analyzeCaptured(exchange, responseBody, chunks);
 }
@@ -205,7 +210,8 @@ export class AnalysisService {
       return x;
     };
     const db = this.db.path;
-    const off = file && file.size > OFF_THREAD_BYTES ? this.thread.analyze(x, file.path, db === undefined ? undefined : { db, ready }) : undefined;
+    const off =
+      file && file.size > OFF_THREAD_BYTES ? this.thread.analyze(x, file.path, db === undefined ? undefined : { db, ready }) : undefined;
     if (off) {
       analysisProbe.onAnalyze?.(x);
       try {

@@ -50,7 +50,13 @@ export abstract class BodyFileHost {
   }
 
   /** Keys split over SSE events in the exchange's body (`cap`, from byte `from`) or delivered file (./split-keys-body.ts). */
-  findSplitKeys(id: string, ext: 'cap' | 'delivered', from: number, size: number, redact: RedactOptions): Promise<SplitKeysFound | undefined> {
+  findSplitKeys(
+    id: string,
+    ext: 'cap' | 'delivered',
+    from: number,
+    size: number,
+    redact: RedactOptions,
+  ): Promise<SplitKeysFound | undefined> {
     return findSplitKeys({ path: this.files.path(id, ext), framed: ext === 'cap', from, size, patterns: redact.patterns }, this.thread);
   }
 }

@@ -62,7 +62,9 @@ export class CaptureThread {
    */
   analyze(x: CapturedExchange, path: string, write?: WriteHere): Promise<AnalysisOutcome | undefined> | undefined {
     const { requestBody: _omit, ...meta } = x;
-    return this.run({ kind: 'analyze', x: meta, path, ...(write && { db: write.db }) }, write?.ready) as Promise<AnalysisOutcome | undefined> | undefined;
+    return this.run({ kind: 'analyze', x: meta, path, ...(write && { db: write.db }) }, write?.ready) as
+      | Promise<AnalysisOutcome | undefined>
+      | undefined;
   }
 
   /** The masks for keys split over SSE events in a file (./split-keys-body.ts). Rejects on failure. */

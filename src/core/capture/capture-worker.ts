@@ -53,7 +53,10 @@ function run(job: CaptureJob): CaptureReply {
   const file = readRegularFile(job.path);
   if (!file) return { seq: job.seq, result: undefined };
   const { request, response, chunks } = decodeFrames(file);
-  const full = request === undefined ? job.x : { ...job.x, requestBody: Buffer.from(request.buffer, request.byteOffset, request.byteLength).toString('utf8') };
+  const full =
+    request === undefined
+      ? job.x
+      : { ...job.x, requestBody: Buffer.from(request.buffer, request.byteOffset, request.byteLength).toString('utf8') };
   const outcome = outcomeOf(analyzeCaptured(full, response, chunks));
   if (job.db === undefined) return { seq: job.seq, result: outcome };
   toWrite.set(job.seq, { db: job.db, outcome });

@@ -79,7 +79,6 @@ function sqlite(): ConnectionClass {
   return binding;
 }
 
-
 /** What `captures` filters on. Times are epoch ms; `limit` counts the newest matches. */
 export interface ExchangeQuery {
   broken?: boolean;
@@ -151,9 +150,13 @@ export class CaptureDb {
         conn.pragma('synchronous = NORMAL');
         whileBusy(() => db.migrate());
       } else if (db.version() > SCHEMA_VERSION) {
-        throw new Error(`the capture database ${path} was written by a newer Tokenscope (schema ${db.version()}); update Tokenscope to read it`);
+        throw new Error(
+          `the capture database ${path} was written by a newer Tokenscope (schema ${db.version()}); update Tokenscope to read it`,
+        );
       }
-      db.seq = (db.one<{ s: number | null }>('SELECT max(s) AS s FROM (SELECT max(seq) AS s FROM exchanges UNION ALL SELECT max(seq) FROM deleted)')?.s ?? 0) as number;
+      db.seq = (db.one<{ s: number | null }>(
+        'SELECT max(s) AS s FROM (SELECT max(seq) AS s FROM exchanges UNION ALL SELECT max(seq) FROM deleted)',
+      )?.s ?? 0) as number;
     } catch (e) {
       try {
         conn.close();
@@ -176,7 +179,8 @@ export class CaptureDb {
    * reads the version again under the lock and finds nothing left to do.
    */
   private migrate(): void {
-    const newer = (v: number) => new Error(`the capture database was written by a newer Tokenscope (schema ${v}); update Tokenscope to use it`);
+    const newer = (v: number) =>
+      new Error(`the capture database was written by a newer Tokenscope (schema ${v}); update Tokenscope to use it`);
     if (this.version() > SCHEMA_VERSION) throw newer(this.version());
     if (this.version() === SCHEMA_VERSION) return;
     this.batch(() => {
@@ -250,7 +254,9 @@ export class CaptureDb {
 
   /** Rows of a query on a table another module owns (the watch list); `write` runs a statement, returning rows changed. */
   rows<T>(sql: string, ...args: unknown[]): T[] {
-    return this.stmt(sql).raw(false).all(...args) as T[];
+    return this.stmt(sql)
+      .raw(false)
+      .all(...args) as T[];
   }
 
   write(sql: string, ...args: unknown[]): number {
@@ -290,7 +296,13 @@ export class CaptureDb {
       pid ?? null,
       JSON.stringify(meta),
     );
-    this.run('INSERT INTO sessions (id, agent, first_at, last_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET last_at = max(last_at, excluded.last_at), first_at = min(first_at, excluded.first_at)', x.sessionId, x.agent ?? null, x.startedAt, x.startedAt);
+    this.run(
+      'INSERT INTO sessions (id, agent, first_at, last_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET last_at = max(last_at, excluded.last_at), first_at = min(first_at, excluded.first_at)',
+      x.sessionId,
+      x.agent ?? null,
+      x.startedAt,
+      x.startedAt,
+    );
   }
 
   /** Rewrites an exchange's metadata (a new summary), keeping its sizes and recorder. */
@@ -318,7 +330,11 @@ export class CaptureDb {
       const [rule, severity] = k.split('\u0000');
       this.run('INSERT INTO findings (exchange_id, rule, severity, count) VALUES (?, ?, ?, ?)', x.id, rule, severity, n);
     }
-    this.run('INSERT INTO analyses (exchange_id, result) VALUES (?, ?) ON CONFLICT (exchange_id) DO UPDATE SET result = excluded.result', x.id, result);
+    this.run(
+      'INSERT INTO analyses (exchange_id, result) VALUES (?, ?) ON CONFLICT (exchange_id) DO UPDATE SET result = excluded.result',
+      x.id,
+      result,
+    );
   }
 
   /** The stored analysis of an exchange, parsed, as `putAnalysis` got it (./stored-form.ts reads it back). */
@@ -347,7 +363,11 @@ export class CaptureDb {
   /** Ids starting with `prefix` (at most `limit`). */
   idsWithPrefix(prefix: string, limit: number): string[] {
     // `id >= prefix AND id < prefix + U+FFFF` uses the primary key; ids are [0-9a-z].
-    return (this.stmt('SELECT id FROM exchanges WHERE id >= ? AND id < ? ORDER BY id LIMIT ?').raw(true).all(prefix, prefix + '\uffff', limit) as [string][]).map((r) => r[0]);
+    return (
+      this.stmt('SELECT id FROM exchanges WHERE id >= ? AND id < ? ORDER BY id LIMIT ?')
+        .raw(true)
+        .all(prefix, prefix + '\uffff', limit) as [string][]
+    ).map((r) => r[0]);
   }
 
   /** Exchanges matching `q`, newest first. Each filter is an indexed column, so a limited query reads few rows. */
@@ -356,23 +376,30 @@ export class CaptureDb {
     const args: unknown[] = [];
     if (q.broken) where.push('e.broken = 1');
     // Model and provider are kept lower-case: `--provider chutes` finds `Chutes`, through the index.
-    if (q.model !== undefined) (where.push('e.model = ?'), args.push(q.model.toLowerCase()));
-    if (q.provider !== undefined) (where.push('e.provider = ?'), args.push(q.provider.toLowerCase()));
-    if (q.agent !== undefined) (where.push('e.agent = ?'), args.push(q.agent));
-    if (q.session !== undefined) (where.push('e.session_id = ?'), args.push(q.session));
-    if (q.since !== undefined) (where.push('e.started_at >= ?'), args.push(q.since));
-    if (q.until !== undefined) (where.push('e.started_at <= ?'), args.push(q.until));
-    if (q.rule !== undefined) (where.push('e.id IN (SELECT exchange_id FROM findings WHERE rule = ?)'), args.push(q.rule));
+    if (q.model !== undefined) where.push('e.model = ?'), args.push(q.model.toLowerCase());
+    if (q.provider !== undefined) where.push('e.provider = ?'), args.push(q.provider.toLowerCase());
+    if (q.agent !== undefined) where.push('e.agent = ?'), args.push(q.agent);
+    if (q.session !== undefined) where.push('e.session_id = ?'), args.push(q.session);
+    if (q.since !== undefined) where.push('e.started_at >= ?'), args.push(q.since);
+    if (q.until !== undefined) where.push('e.started_at <= ?'), args.push(q.until);
+    if (q.rule !== undefined) where.push('e.id IN (SELECT exchange_id FROM findings WHERE rule = ?)'), args.push(q.rule);
     const sql = `SELECT data FROM exchanges e ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY e.started_at DESC, e.id DESC${q.limit !== undefined ? ' LIMIT ?' : ''}`;
     if (q.limit !== undefined) args.push(q.limit);
-    return (this.db.prepare(sql).raw(true).all(...args) as [string][]).map((r) => JSON.parse(r[0]) as CapturedExchange);
+    return (
+      this.db
+        .prepare(sql)
+        .raw(true)
+        .all(...args) as [string][]
+    ).map((r) => JSON.parse(r[0]) as CapturedExchange);
   }
 
   /** Rows changed and ids deleted after change number `seq` (by any process), and the newest change number. */
   changesSince(seq: number): { rows: StoredRow[]; deleted: string[]; seq: number } {
     const rows = (this.stmt('SELECT data, req_bytes, pid, seq FROM exchanges WHERE seq > ?').all(seq) as RawRow[]).map(toRow);
     const deleted = (this.stmt('SELECT id, seq FROM deleted WHERE seq > ?').all(seq) as { id: string; seq: number }[]).map((d) => d.id);
-    const top = this.one<{ s: number | null }>('SELECT max(s) AS s FROM (SELECT max(seq) AS s FROM exchanges UNION ALL SELECT max(seq) FROM deleted)')?.s ?? seq;
+    const top =
+      this.one<{ s: number | null }>('SELECT max(s) AS s FROM (SELECT max(seq) AS s FROM exchanges UNION ALL SELECT max(seq) FROM deleted)')
+        ?.s ?? seq;
     this.seq = Math.max(this.seq, top);
     return { rows, deleted, seq: top };
   }
@@ -383,7 +410,7 @@ export class CaptureDb {
    */
   checkpoint(): boolean {
     const [r] = this.db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[];
-    return r === undefined || r.busy === 0 && r.log === r.checkpointed;
+    return r === undefined || (r.busy === 0 && r.log === r.checkpointed);
   }
 
   /** A number that changes whenever another connection commits (SQLite's data_version). */
@@ -399,7 +426,11 @@ export class CaptureDb {
 
   /** The latest session of each agent (so sessions continue across restarts). */
   latestSessions(): { id: string; agent: string | null; last_at: number }[] {
-    return this.stmt('SELECT id, agent, max(last_at) AS last_at FROM sessions GROUP BY agent').all() as { id: string; agent: string | null; last_at: number }[];
+    return this.stmt('SELECT id, agent, max(last_at) AS last_at FROM sessions GROUP BY agent').all() as {
+      id: string;
+      agent: string | null;
+      last_at: number;
+    }[];
   }
 
   /** Exchanges still marked streaming (their recorder may have died). */
@@ -409,7 +440,9 @@ export class CaptureDb {
 
   /** The oldest finished exchanges, oldest first, with their sizes. */
   oldest(limit: number): { id: string; started_at: number; bytes: number }[] {
-    return this.stmt("SELECT id, started_at, req_bytes + resp_bytes AS bytes FROM exchanges WHERE state != 'streaming' ORDER BY started_at, id LIMIT ?").all(limit) as {
+    return this.stmt(
+      "SELECT id, started_at, req_bytes + resp_bytes AS bytes FROM exchanges WHERE state != 'streaming' ORDER BY started_at, id LIMIT ?",
+    ).all(limit) as {
       id: string;
       started_at: number;
       bytes: number;
@@ -446,7 +479,11 @@ export class CaptureDb {
   /** The stored last comparisons (of one model when given). */
   comparisons(model?: string): unknown[] {
     if (this.version() < 3) return []; // a read-only open of a file an older Tokenscope wrote
-    const rows = (model === undefined ? this.stmt('SELECT data FROM comparisons').raw(false).all() : this.stmt('SELECT data FROM comparisons WHERE model = ?').raw(false).all(model)) as { data: string }[];
+    const rows = (
+      model === undefined
+        ? this.stmt('SELECT data FROM comparisons').raw(false).all()
+        : this.stmt('SELECT data FROM comparisons WHERE model = ?').raw(false).all(model)
+    ) as { data: string }[];
     return rows.map((r) => JSON.parse(r.data));
   }
 
@@ -463,12 +500,19 @@ export class CaptureDb {
 
   providerSlugs(): { name: string; slug: string; source: string; at: number }[] {
     if (this.version() < 3) return [];
-    return this.stmt('SELECT name, slug, source, at FROM provider_slugs').raw(false).all() as { name: string; slug: string; source: string; at: number }[];
+    return this.stmt('SELECT name, slug, source, at FROM provider_slugs').raw(false).all() as {
+      name: string;
+      slug: string;
+      source: string;
+      at: number;
+    }[];
   }
 
   private nextSeq(): number {
     // Another process may have written since: continue after the newest change either of us made.
-    const top = this.one<{ s: number | null }>('SELECT max(s) AS s FROM (SELECT max(seq) AS s FROM exchanges UNION ALL SELECT max(seq) FROM deleted)')?.s ?? 0;
+    const top =
+      this.one<{ s: number | null }>('SELECT max(s) AS s FROM (SELECT max(seq) AS s FROM exchanges UNION ALL SELECT max(seq) FROM deleted)')
+        ?.s ?? 0;
     this.seq = Math.max(this.seq, top) + 1;
     return this.seq;
   }
@@ -485,7 +529,9 @@ export class CaptureDb {
   }
 
   private one<T>(sql: string, ...args: unknown[]): T | undefined {
-    return this.stmt(sql).raw(false).get(...args) as T | undefined;
+    return this.stmt(sql)
+      .raw(false)
+      .get(...args) as T | undefined;
   }
 }
 

@@ -16,7 +16,11 @@ export function findingsText(summary: ExchangeSummary | undefined): string {
   const { error, warning, info } = summary.counts;
   const n = error + warning + info;
   if (n === 0) return 'no findings';
-  const parts = [error && `${error} error${error > 1 ? 's' : ''}`, warning && `${warning} warning${warning > 1 ? 's' : ''}`, info && `${info} info`].filter(Boolean);
+  const parts = [
+    error && `${error} error${error > 1 ? 's' : ''}`,
+    warning && `${warning} warning${warning > 1 ? 's' : ''}`,
+    info && `${info} info`,
+  ].filter(Boolean);
   return `${n} finding${n > 1 ? 's' : ''} (${parts.join(', ')})`;
 }
 
@@ -47,5 +51,7 @@ export function findingLine(f: Finding): string {
 
 /** Broken: an error finding, an exchange that errored or was cut short, or an HTTP error status. */
 export function isBrokenExchange(x: CapturedExchange): boolean {
-  return (x.summary?.counts.error ?? 0) > 0 || x.state === 'error' || x.state === 'incomplete' || (x.status !== undefined && x.status >= 400);
+  return (
+    (x.summary?.counts.error ?? 0) > 0 || x.state === 'error' || x.state === 'incomplete' || (x.status !== undefined && x.status >= 400)
+  );
 }

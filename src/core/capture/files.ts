@@ -7,7 +7,25 @@
  *   <dataDir>/spare/<pid>/         empty body files one proxy process created ahead of need
  *   <dataDir>/captures.ndjson      the log of earlier versions: imported once, then left alone
  */
-import { chmodSync, closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, open, openSync, readdirSync, readSync, renameSync, rmdirSync, rmSync, statSync, writeSync, writevSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  open,
+  openSync,
+  readdirSync,
+  readSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  writeSync,
+  writevSync,
+} from 'node:fs';
 import { open as openAsync } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { UserError } from '../model';
@@ -109,7 +127,13 @@ export function makeDir(dir: string, depth = 0): void {
  * Creates the folders (0700), makes a data dir of an earlier version private, and drops the spare files of processes
  * that are gone. Only for a store opened for writing.
  */
-export function prepareDataDir(dataDir: string, bodies: string, spareDir: string, ownSpares: string, adopt: { spare: string; id: string }[] = []): void {
+export function prepareDataDir(
+  dataDir: string,
+  bodies: string,
+  spareDir: string,
+  ownSpares: string,
+  adopt: { spare: string; id: string }[] = [],
+): void {
   const fresh = !existsSync(dataDir);
   makeDir(bodies);
   if (!fresh && (statSync(dataDir).mode & 0o077) !== 0) {
@@ -214,7 +238,9 @@ export class BodyFiles {
 
   /** Gives a spare the exchange's name, or (`keep` false: the exchange was deleted) removes it. */
   adopt(spare: string, id: string, keep: boolean): boolean {
-    const ok = keep ? (this.diskWrite(() => (renameSync(spare, this.path(id)), true)) ?? false) : (this.diskWrite(() => rmSync(spare, { force: true })), false);
+    const ok = keep
+      ? (this.diskWrite(() => (renameSync(spare, this.path(id)), true)) ?? false)
+      : (this.diskWrite(() => rmSync(spare, { force: true })), false);
     this.lent.delete(id);
     return ok;
   }
@@ -244,7 +270,9 @@ export class BodyFiles {
       try {
         while (!this.closed && this.spares.length < count) {
           const path = join(this.ownSpares, `${name()}.cap`);
-          const fd = await new Promise<number>((resolve) => open(path, BODY_FLAGS | constants.O_EXCL, FILE_MODE, (err, n) => resolve(err ? -1 : n)));
+          const fd = await new Promise<number>((resolve) =>
+            open(path, BODY_FLAGS | constants.O_EXCL, FILE_MODE, (err, n) => resolve(err ? -1 : n)),
+          );
           if (fd < 0) return; // the disk refuses: exchanges create their files on demand and report any failure
           if (this.closed) this.diskWrite(() => (closeSync(fd), rmSync(path, { force: true })));
           else this.spares.push({ path, fd });

@@ -13,7 +13,11 @@ type PrefixReader = CaptureReader & { idsWithPrefix?(prefix: string, limit: numb
 export function findCapture(reader: PrefixReader, idOrPrefix: string): CapturedExchange {
   const exact = reader.get(idOrPrefix);
   if (exact) return exact;
-  const hits = !idOrPrefix ? [] : reader.idsWithPrefix ? reader.idsWithPrefix(idOrPrefix, 50) : reader.list().flatMap((x) => (x.id.startsWith(idOrPrefix) ? [x.id] : []));
+  const hits = !idOrPrefix
+    ? []
+    : reader.idsWithPrefix
+      ? reader.idsWithPrefix(idOrPrefix, 50)
+      : reader.list().flatMap((x) => (x.id.startsWith(idOrPrefix) ? [x.id] : []));
   if (hits.length === 1) return reader.get(hits[0])!;
   if (hits.length === 0) throw new UserError(`no capture with id "${idOrPrefix}" (\`tokenscope captures\` lists them)`);
   throw new UserError(`"${idOrPrefix}" matches ${hits.length} captures; give more of the id`);
@@ -32,6 +36,8 @@ export function newId(now: number): string {
   idSeqs.delete(now);
   idSeqs.set(now, seq);
   if (idSeqs.size > ID_SEQ_MS_KEPT) idSeqs.delete(idSeqs.keys().next().value!);
-  const rand = Math.floor(Math.random() * 36 ** 3).toString(36).padStart(3, '0');
+  const rand = Math.floor(Math.random() * 36 ** 3)
+    .toString(36)
+    .padStart(3, '0');
   return now.toString(36).padStart(9, '0') + seq.toString(36).padStart(2, '0') + rand;
 }

@@ -76,7 +76,11 @@ export class Journal {
         chmodSync(this.dir, DIR_MODE);
         this.fd = openSync(this.path, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_TRUNC, FILE_MODE);
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 2) this.fd = this.diskWrite(() => openSync(this.path, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_TRUNC, FILE_MODE)) ?? -1;
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 2)
+          this.fd =
+            this.diskWrite(() =>
+              openSync(this.path, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_TRUNC, FILE_MODE),
+            ) ?? -1;
       }
     }
   }
@@ -181,7 +185,11 @@ export function replayJournal(db: CaptureDb, entries: Map<string, LegacyEntry>):
     if (!row) {
       if (!db.wasDeleted(id)) db.put(e.x, e.reqBytes, e.pid);
     } else if (row.x.state === 'streaming' && e.x.state === 'complete') {
-      db.put({ ...row.x, state: 'complete', endedAt: e.x.endedAt, responseBytes: e.x.responseBytes, status: row.x.status ?? e.x.status }, row.reqBytes, row.pid);
+      db.put(
+        { ...row.x, state: 'complete', endedAt: e.x.endedAt, responseBytes: e.x.responseBytes, status: row.x.status ?? e.x.status },
+        row.reqBytes,
+        row.pid,
+      );
     }
   }
 }

@@ -37,7 +37,8 @@ export class Reader {
   }
 
   private ws(): void {
-    while (this.i < this.end && (this.b[this.i] === 0x20 || this.b[this.i] === 0x09 || this.b[this.i] === 0x0a || this.b[this.i] === 0x0d)) this.i++;
+    while (this.i < this.end && (this.b[this.i] === 0x20 || this.b[this.i] === 0x09 || this.b[this.i] === 0x0a || this.b[this.i] === 0x0d))
+      this.i++;
   }
 
   value(depth = 0): Json {

@@ -179,7 +179,8 @@ export function readLegacyLog(text: string, warn: (msg: string) => void): Map<st
       warn(`capture log record with the invalid id ${JSON.stringify(String(id).slice(0, 40))} was skipped`);
       continue;
     }
-    if (rec.op === 'put') entries.set(id, { x: rec.x, reqBytes: rec.reqBytes ?? 0, pid: rec.pid, ...(typeof rec.spare === 'string' && { spare: rec.spare }) });
+    if (rec.op === 'put')
+      entries.set(id, { x: rec.x, reqBytes: rec.reqBytes ?? 0, pid: rec.pid, ...(typeof rec.spare === 'string' && { spare: rec.spare }) });
     else if (rec.op === 'patch') {
       const e = entries.get(id);
       if (e) mergeFields(e.x, rec.x);

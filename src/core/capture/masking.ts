@@ -14,7 +14,18 @@ export const MAX_TAIL = 64 * 1024;
 
 /** A byte that can be part of a key (the characters of redact.ts's key patterns): a run of them may go on in the next chunk. */
 export function isKeyByte(b: number): boolean {
-  return (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b === 0x5f || b === 0x2d || b === 0x2e || b === 0x2b || b === 0x2f || b === 0x3d || b === 0x7e;
+  return (
+    (b >= 0x30 && b <= 0x39) ||
+    (b >= 0x41 && b <= 0x5a) ||
+    (b >= 0x61 && b <= 0x7a) ||
+    b === 0x5f ||
+    b === 0x2d ||
+    b === 0x2e ||
+    b === 0x2b ||
+    b === 0x2f ||
+    b === 0x3d ||
+    b === 0x7e
+  );
 }
 
 /** Where the run of key bytes ending at `end` starts (looking back at most MAX_TAIL bytes from the end of `bytes`). */
@@ -27,7 +38,8 @@ export function runStart(bytes: Uint8Array, end: number): number {
 /** A stream id of the split-key pass (./split-keys.ts) in words: `chat:0:content` → `choice 0 content`. */
 function streamWords(stream: string): string {
   const [api, ...rest] = stream.split(':');
-  if (api === 'chat') return rest[1] === 'tool' ? `choice ${rest[0]} tool call ${rest[2]} arguments` : `choice ${rest[0]} ${rest[1].replace(/_/g, ' ')}`;
+  if (api === 'chat')
+    return rest[1] === 'tool' ? `choice ${rest[0]} tool call ${rest[2]} arguments` : `choice ${rest[0]} ${rest[1].replace(/_/g, ' ')}`;
   if (api === 'anthropic') return `content block ${rest[0]} ${rest[1].replace(/_/g, ' ')}`;
   if (api === 'responses') return `${(rest[0] ?? '').replace(/^response\.|\.delta$/g, '').replace(/[._]/g, ' ')} (output ${rest[1]})`;
   return stream;

@@ -48,7 +48,12 @@ export class UncapturedWriter implements ExchangeWriter {
   async finish(opts: { error?: string; incomplete?: boolean; endedAt?: number } = {}): Promise<CapturedExchange> {
     if (!this.done) {
       this.done = true;
-      mergeFields(this.x, { state: opts.incomplete ? 'incomplete' : opts.error ? 'error' : 'complete', endedAt: opts.endedAt ?? Date.now(), responseBytes: this.bytes, error: opts.error });
+      mergeFields(this.x, {
+        state: opts.incomplete ? 'incomplete' : opts.error ? 'error' : 'complete',
+        endedAt: opts.endedAt ?? Date.now(),
+        responseBytes: this.bytes,
+        error: opts.error,
+      });
     }
     return { ...this.x };
   }

@@ -258,7 +258,10 @@ export class Writer implements ExchangeWriter {
    */
   private async settle(): Promise<void> {
     try {
-      const inBody = this.fd < 0 || this.diskFailed || this.offset === 0 ? undefined : await this.store.findSplitKeys(this.x.id, 'cap', this.responseStart, this.pos, this.redact);
+      const inBody =
+        this.fd < 0 || this.diskFailed || this.offset === 0
+          ? undefined
+          : await this.store.findSplitKeys(this.x.id, 'cap', this.responseStart, this.pos, this.redact);
       if (inBody && this.fd >= 0) writeMasks(this.store, this.fd, inBody);
       const inDelivered = await this.deliveredFile?.finish(!this.deliveredSame);
       const masked = maskedNote(inBody, inDelivered);
@@ -320,7 +323,8 @@ export class Writer implements ExchangeWriter {
    * The frame's `header` goes with the first slice, in the same write (synchronously: before this returns).
    */
   private async writeRequest(body: Buffer, at: number, header: Buffer): Promise<void> {
-    if (body.length === 0 && this.store.diskWrite(() => writeAt(this.fd, [header], at - FRAME_HEADER)) === undefined) this.diskFailed = true;
+    if (body.length === 0 && this.store.diskWrite(() => writeAt(this.fd, [header], at - FRAME_HEADER)) === undefined)
+      this.diskFailed = true;
     for (let from = 0; from < body.length; ) {
       if (from > 0) await new Promise((r) => setImmediate(r));
       if (this.diskFailed || this.fd < 0) return;
@@ -332,7 +336,8 @@ export class Writer implements ExchangeWriter {
       const masked = maskSecrets(body.subarray(start, to), this.redact);
       const fd = this.fd;
       const parts = from === 0 ? [header, masked] : [masked.subarray(from - start)];
-      if (this.store.diskWrite(() => writeAt(fd, parts, from === 0 ? at - FRAME_HEADER : at + from)) === undefined) return void (this.diskFailed = true);
+      if (this.store.diskWrite(() => writeAt(fd, parts, from === 0 ? at - FRAME_HEADER : at + from)) === undefined)
+        return void (this.diskFailed = true);
       from = to;
     }
   }
@@ -341,7 +346,7 @@ export class Writer implements ExchangeWriter {
   private write(parts: Uint8Array[]): boolean {
     if (this.gathered) {
       if (this.gathered.length === 0) (this.gatheredPos = this.pos), (this.gatheredOffset = this.offset);
-      for (const p of parts) (this.gathered.push(p), (this.pos += p.length));
+      for (const p of parts) this.gathered.push(p), (this.pos += p.length);
       return true;
     }
     const n = this.store.diskWrite(() => writeAt(this.fd, parts, this.pos));

@@ -31,7 +31,8 @@ export function stoppedOutcome(x: CapturedExchange, body: { chunks: ChunkTiming[
   const endedAt = x.startedAt + Math.round(last?.t ?? 0);
   // The journal's line of the status joins its next write: a kill before it leaves the status in the file only.
   const status = x.status ?? marks.status;
-  const started = x.status === undefined && status !== undefined ? { status, ...(x.ttfbMs === undefined && chunks[0] && { ttfbMs: chunks[0].t }) } : {};
+  const started =
+    x.status === undefined && status !== undefined ? { status, ...(x.ttfbMs === undefined && chunks[0] && { ttfbMs: chunks[0].t }) } : {};
   if (marks.ended) return { ...started, state: 'complete', responseBytes: bytes, endedAt, error: null as unknown as undefined };
   return {
     ...started,

@@ -144,7 +144,8 @@ export class Retention {
       if (r.id === keep || r.id === newest) continue;
       const size = r.bytes + ALLOWANCE;
       if (budget > 0) budget--;
-      else if (!tooOld && !startPass && credit >= size) credit -= size; // paid for by bytes this run added
+      else if (!tooOld && !startPass && credit >= size)
+        credit -= size; // paid for by bytes this run added
       else {
         held = true;
         break;
@@ -159,7 +160,10 @@ export class Retention {
       if (!this.remove(ids)) return none; // the database is locked: the next pass tries again
       this.total = total;
       if (!consent) (this.removedCaptures += share - budget), (this.sizeCredit = credit);
-      const parts = [old && `${old} older than ${this.maxAgeDays} days`, big && `${big} oldest to stay under ${size(this.maxBytes)}`].filter(Boolean);
+      const parts = [
+        old && `${old} older than ${this.maxAgeDays} days`,
+        big && `${big} oldest to stay under ${size(this.maxBytes)}`,
+      ].filter(Boolean);
       this.warn(`retention removed ${ids.length} capture${ids.length === 1 ? '' : 's'} (${parts.join(', ')}; ${size(freed)} freed)`);
     }
     let heldBack = 0;
@@ -168,7 +172,12 @@ export class Retention {
       const over = total > this.maxBytes;
       if (!this.heldBackSaid) {
         this.heldBackSaid = true;
-        const what = [heldBack > 0 && `${heldBack} capture${heldBack === 1 ? '' : 's'} older than ${this.maxAgeDays} days`, over && `the captures over ${size(this.maxBytes)}`].filter(Boolean).join(' and ');
+        const what = [
+          heldBack > 0 && `${heldBack} capture${heldBack === 1 ? '' : 's'} older than ${this.maxAgeDays} days`,
+          over && `the captures over ${size(this.maxBytes)}`,
+        ]
+          .filter(Boolean)
+          .join(' and ');
         this.warn(
           `retention held back ${what}: one run removes at most ${Math.round(RUN_SHARE * 100)}% of the captures it found on its own; \`tokenscope captures --prune${this.maxAgeDays === DEFAULT_MAX_AGE_DAYS ? '' : ` --max-age-days ${this.maxAgeDays}`}${this.maxBytes === DEFAULT_MAX_BYTES ? '' : ` --max-size-mb ${Number((this.maxBytes / 1024 / 1024).toFixed(3))}`}\` removes them`,
         );

@@ -40,7 +40,13 @@ export interface FrameAt {
 /** What the pass needs from the store. */
 export interface SplitKeysHost {
   /** The masks for the exchange's body file (`cap`, from byte `from`) or delivered file; undefined when none. */
-  findSplitKeys(id: string, ext: 'cap' | 'delivered', from: number, size: number, redact: RedactOptions): Promise<SplitKeysFound | undefined>;
+  findSplitKeys(
+    id: string,
+    ext: 'cap' | 'delivered',
+    from: number,
+    size: number,
+    redact: RedactOptions,
+  ): Promise<SplitKeysFound | undefined>;
   /** Runs one synchronous disk write; a failure becomes a throttled warning, never an exception. */
   diskWrite<T>(op: () => T): T | undefined;
 }
@@ -52,12 +58,17 @@ const JOIN_SLICE = 2 * 1024 * 1024;
  * The search, as steps of about `sliceMs` each (a yield between two): `file` is the file's bytes from `job.from`,
  * and is changed (its response frames are joined in place, frame headers squeezed out).
  */
-function* searchSteps(file: Uint8Array, job: Pick<SplitKeysJob, 'framed' | 'from' | 'patterns'>, sliceMs: number): Generator<void, SplitKeysFound | undefined> {
+function* searchSteps(
+  file: Uint8Array,
+  job: Pick<SplitKeysJob, 'framed' | 'from' | 'patterns'>,
+  sliceMs: number,
+): Generator<void, SplitKeysFound | undefined> {
   let frames: FrameAt[] | undefined;
   let body = file;
   if (job.framed) {
     frames = framesInBuffer(file, job.from);
-    if (frames.length === 0 || !looksLikeSse(file.subarray(frames[0].pos - job.from, frames[0].pos - job.from + frames[0].length))) return undefined;
+    if (frames.length === 0 || !looksLikeSse(file.subarray(frames[0].pos - job.from, frames[0].pos - job.from + frames[0].length)))
+      return undefined;
     let moved = 0;
     for (const f of frames) {
       file.copyWithin(f.offset, f.pos - job.from, f.pos - job.from + f.length);
@@ -71,7 +82,12 @@ function* searchSteps(file: Uint8Array, job: Pick<SplitKeysJob, 'framed' | 'from
   while (!m.step(sliceMs)) yield;
   const r = m.result();
   if (r.ranges.length === 0) return undefined;
-  return { writes: frames ? frameWrites(r.ranges, frames) : r.ranges.map((x) => ({ pos: x.from, bytes: x.bytes })), keys: r.keys, labels: r.labels, streams: r.streams };
+  return {
+    writes: frames ? frameWrites(r.ranges, frames) : r.ranges.map((x) => ({ pos: x.from, bytes: x.bytes })),
+    keys: r.keys,
+    labels: r.labels,
+    streams: r.streams,
+  };
 }
 
 /** The search at once (the worker thread runs it so). */
@@ -120,7 +136,10 @@ function framesInBuffer(file: Uint8Array, skip: number): FrameAt[] {
   const frames: FrameAt[] = [];
   let offset = 0;
   for (let at = 0; at + FRAME_HEADER <= file.length; ) {
-    const length = Math.min(file.length - at - FRAME_HEADER, (file[at + 1] | (file[at + 2] << 8) | (file[at + 3] << 16) | (file[at + 4] << 24)) >>> 0);
+    const length = Math.min(
+      file.length - at - FRAME_HEADER,
+      (file[at + 1] | (file[at + 2] << 8) | (file[at + 3] << 16) | (file[at + 4] << 24)) >>> 0,
+    );
     if (file[at] !== 0x52 && file[at] !== 0x51) break; // not a frame: the rest is unreadable
     if (file[at] === 0x52 && length > 0) {
       frames.push({ offset, pos: skip + at + FRAME_HEADER, length });
@@ -156,5 +175,9 @@ function frameWrites(ranges: SplitMaskResult['ranges'], frames: FrameAt[]): Spli
 export function maskedNote(body: SplitKeysFound | undefined, delivered: SplitKeysFound | undefined): CapturedExchange['masked'] {
   if (!body && !delivered) return undefined;
   const where = [...(body?.streams.map((s) => `response ${s}`) ?? []), ...(delivered?.streams.map((s) => `delivered ${s}`) ?? [])];
-  return { splitKeys: Math.max(body?.keys ?? 0, delivered?.keys ?? 0), labels: [...new Set([...(body?.labels ?? []), ...(delivered?.labels ?? [])])], where };
+  return {
+    splitKeys: Math.max(body?.keys ?? 0, delivered?.keys ?? 0),
+    labels: [...new Set([...(body?.labels ?? []), ...(delivered?.labels ?? [])])],
+    where,
+  };
 }

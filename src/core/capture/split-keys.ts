@@ -36,7 +36,8 @@ function deltasOf(ev: Json): { stream: string; value: Json }[] {
       add(field(d, 'reasoning'), () => `chat:${i}:reasoning`);
       add(field(d, 'reasoning_content'), () => `chat:${i}:reasoning_content`);
       const calls = field(d, 'tool_calls');
-      if (Array.isArray(calls)) for (const t of calls) add(field(field(t, 'function'), 'arguments'), () => `chat:${i}:tool:${num(field(t, 'index'))}`);
+      if (Array.isArray(calls))
+        for (const t of calls) add(field(field(t, 'function'), 'arguments'), () => `chat:${i}:tool:${num(field(t, 'index'))}`);
     }
   }
   const kind = textOf(field(ev, 'type')) ?? '';
@@ -48,7 +49,10 @@ function deltasOf(ev: Json): { stream: string; value: Json }[] {
   }
   // OpenAI Responses: response.output_text.delta, response.function_call_arguments.delta, reasoning deltas.
   if (kind.startsWith('response.') && kind.endsWith('.delta')) {
-    add(field(ev, 'delta'), () => `responses:${kind}:${num(field(ev, 'output_index'))}:${num(field(ev, 'content_index'))}:${num(field(ev, 'summary_index'))}`);
+    add(
+      field(ev, 'delta'),
+      () => `responses:${kind}:${num(field(ev, 'output_index'))}:${num(field(ev, 'content_index'))}:${num(field(ev, 'summary_index'))}`,
+    );
   }
   return out;
 }
@@ -148,7 +152,17 @@ export class SplitKeyMasker {
       this.at = end + 1;
       let lineEnd = end;
       if (lineEnd > at && body[lineEnd - 1] === 0x0d) lineEnd--;
-      if (!(lineEnd - at > 5 && body[at] === 0x64 && body[at + 1] === 0x61 && body[at + 2] === 0x74 && body[at + 3] === 0x61 && body[at + 4] === 0x3a)) continue;
+      if (
+        !(
+          lineEnd - at > 5 &&
+          body[at] === 0x64 &&
+          body[at + 1] === 0x61 &&
+          body[at + 2] === 0x74 &&
+          body[at + 3] === 0x61 &&
+          body[at + 4] === 0x3a
+        )
+      )
+        continue;
       let v = at + 5;
       if (body[v] === 0x20) v++;
       if (body[v] !== 0x7b) continue;
@@ -225,7 +239,7 @@ export class SplitKeyMasker {
         let hit = false;
         for (let at = str.from[k]; at < str.to[k]; at++) {
           const next = at === str.from[k] ? b : 0x2a;
-          if (this.body[at] !== next) (patches.set(at, next), (hit = true));
+          if (this.body[at] !== next) patches.set(at, next), (hit = true);
         }
         if (!hit) continue;
         if (unit !== last + 1) keys++;

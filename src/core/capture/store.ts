@@ -135,15 +135,27 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
       this.db = this.openForWriting(dbPath);
       checkpointWhenQuiet(this.db, this.thread, () => [...this.own.values()].some((o) => !o.finished));
     }
-    this.lock = new LockedWrites(() => this.retryWrites(), (m) => this.warn(m), dbPath, isBusy);
+    this.lock = new LockedWrites(
+      () => this.retryWrites(),
+      (m) => this.warn(m),
+      dbPath,
+      isBusy,
+    );
     for (const s of this.db.latestSessions()) this.sessions.note(s.agent ?? undefined, s.last_at, s.id);
-    this.retention = new Retention(this.db, this.opts.retention, (ids) => this.removeRows(ids) === 'done', (m) => this.warn(m), this.opts.clock);
+    this.retention = new Retention(
+      this.db,
+      this.opts.retention,
+      (ids) => this.removeRows(ids) === 'done',
+      (m) => this.warn(m),
+      this.opts.clock,
+    );
     this.analysis = new AnalysisService(this, this.db, this.opts, (m) => this.warn(m), this.thread);
     // What stopped processes journaled but never wrote as rows is written now; then their exchanges still streaming
     // are settled from what their body files hold (./recovery.ts), like any row a stopped process left streaming.
     if (!left) return;
     const { entries, files } = left;
-    if (entries.size === 0 || this.diskWrite(() => (this.db.batch(() => replayJournal(this.db, entries)), true)) !== undefined) removeJournals(files, (op) => this.diskWrite(op));
+    if (entries.size === 0 || this.diskWrite(() => (this.db.batch(() => replayJournal(this.db, entries)), true)) !== undefined)
+      removeJournals(files, (op) => this.diskWrite(op));
     this.journalFile.open();
     await this.recover(entries);
     this.flushLog();
@@ -163,7 +175,8 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
       const ino = fresh ? undefined : statSync(dbPath).ino;
       try {
         db = CaptureDb.open(dbPath);
-        if (fresh) for (const f of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`]) this.diskWrite(() => existsSync(f) && chmodSync(f, FILE_MODE));
+        if (fresh)
+          for (const f of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`]) this.diskWrite(() => existsSync(f) && chmodSync(f, FILE_MODE));
         const opened = db;
         // (Only a data dir never opened by this version takes the write lock for it: a backup holding the lock does
         // not keep the proxy from starting.)
@@ -183,9 +196,14 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
         try {
           aside = moveAside(dbPath, ino);
         } catch (moving) {
-          throw Object.assign(new Error(`${why}; it could not be moved aside: ${String((moving as Error).message).split('\n')[0]}`), { code: (e as { code?: string }).code });
+          throw Object.assign(new Error(`${why}; it could not be moved aside: ${String((moving as Error).message).split('\n')[0]}`), {
+            code: (e as { code?: string }).code,
+          });
         }
-        if (aside) this.warn(`the capture database ${dbPath} could not be read (${why}): it was moved aside to ${aside} and a new one started (the earlier captures' body files stay in ${this.files.bodies})`);
+        if (aside)
+          this.warn(
+            `the capture database ${dbPath} could not be read (${why}): it was moved aside to ${aside} and a new one started (the earlier captures' body files stay in ${this.files.bodies})`,
+          );
       }
     }
   }
@@ -209,7 +227,10 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
     } catch {
       // none
     }
-    if (walBytes > 0) this.warn(`${this.dataDir} cannot be written here, so ${basename(wal)} (${walBytes} bytes) is not read: the newest captures may be missing (a clean stop of the proxy moves them into ${DB_FILE})`);
+    if (walBytes > 0)
+      this.warn(
+        `${this.dataDir} cannot be written here, so ${basename(wal)} (${walBytes} bytes) is not read: the newest captures may be missing (a clean stop of the proxy moves them into ${DB_FILE})`,
+      );
     return CaptureDb.open(dbPath, { readOnly: true, immutable: true });
   }
 
@@ -321,7 +342,9 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
 
   learnProviderSlugs(entries: readonly SlugEntry[]): void {
     if (this.readOnly || entries.length === 0) return;
-    this.writeSoon((batch) => this.db.batch(() => entries.forEach((e) => this.db.putProviderSlug(nameKey(e.name), e.name, e.slug, e.source, e.at)), batch));
+    this.writeSoon((batch) =>
+      this.db.batch(() => entries.forEach((e) => this.db.putProviderSlug(nameKey(e.name), e.name, e.slug, e.source, e.at)), batch),
+    );
   }
 
   onDidChange(listener: (e: StoreChange) => void): () => void {
@@ -346,7 +369,12 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
     // Keys in the request body are masked to the same length by the writer, slice by slice, off the forwarding path.
     const body = init.requestBody;
     const x = startExchange(init, id, init.sessionId ?? this.sessions.assign(init.agent, startedAt, `s${id}`), startedAt, redact);
-    const request = body === undefined ? undefined : typeof body === 'string' ? Buffer.from(body) : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    const request =
+      body === undefined
+        ? undefined
+        : typeof body === 'string'
+          ? Buffer.from(body)
+          : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
     const reqBytes = request?.length ?? 0;
     this.own.set(id, { x, reqBytes });
     this.retention.added(reqBytes, true);
@@ -370,7 +398,8 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
       const done = this.removeRows([id]);
       if (done === 'done') return;
       if (done === 'failed') throw new UserError(`capture ${id} was not deleted: the disk refused the write`);
-      if (Date.now() > until) throw new UserError(`capture ${id} was not deleted: the capture database is locked by another program; try again once it is free`);
+      if (Date.now() > until)
+        throw new UserError(`capture ${id} was not deleted: the capture database is locked by another program; try again once it is free`);
     }
   }
 
@@ -409,8 +438,14 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
       this.lock.close();
       const left = this.rows.size;
       const why = this.lock.locked ? 'it is locked by another program' : 'the disk refused them';
-      if (left > 0) this.warn(`${left} capture${left === 1 ? ' was' : 's were'} not written to the capture database (${why}): ${left === 1 ? 'it is' : 'they are'} kept in the journal and written by the next start`);
-      if (this.lock.pending > 0) this.warn(`${this.lock.pending} analysis or verdict write${this.lock.pending === 1 ? ' was' : 's were'} not made (${why}): \`tokenscope show\` analyses those captures again when asked`);
+      if (left > 0)
+        this.warn(
+          `${left} capture${left === 1 ? ' was' : 's were'} not written to the capture database (${why}): ${left === 1 ? 'it is' : 'they are'} kept in the journal and written by the next start`,
+        );
+      if (this.lock.pending > 0)
+        this.warn(
+          `${this.lock.pending} analysis or verdict write${this.lock.pending === 1 ? ' was' : 's were'} not made (${why}): \`tokenscope show\` analyses those captures again when asked`,
+        );
     }
     this.db.close();
     this.journalFile.close(!this.readOnly && this.rows.size > 0);
@@ -489,7 +524,9 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
   /** This process's exchanges not finished yet (their end-of-stream pass may still be due), as their journal lines. */
   private unsettled(): { x: CapturedExchange; reqBytes: number }[] {
     const out: { x: CapturedExchange; reqBytes: number }[] = [];
-    for (const o of this.own.values()) if (!o.finished) out.push({ x: o.ended && o.x.state === 'streaming' ? { ...o.x, ...o.ended, state: 'complete' } : o.x, reqBytes: o.reqBytes });
+    for (const o of this.own.values())
+      if (!o.finished)
+        out.push({ x: o.ended && o.x.state === 'streaming' ? { ...o.x, ...o.ended, state: 'complete' } : o.x, reqBytes: o.reqBytes });
     return out;
   }
 
@@ -508,7 +545,8 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
   /** Tries the writes the write lock held back again (./write-lock.ts). */
   private retryWrites(): void {
     if (this.closed) return;
-    if (this.rows.size > 0) this.rows.schedule(); // a slice a turn (./row-batch.ts)
+    if (this.rows.size > 0)
+      this.rows.schedule(); // a slice a turn (./row-batch.ts)
     else if (this.lock.locked) this.lock.freed();
   }
 
@@ -553,7 +591,12 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
         () => {
           for (const id of ids) {
             const o = this.own.get(id);
-            if (o) this.db.put(o.ended && o.x.state === 'streaming' ? { ...o.x, ...o.ended, state: 'complete', error: undefined } : o.x, o.reqBytes, process.pid);
+            if (o)
+              this.db.put(
+                o.ended && o.x.state === 'streaming' ? { ...o.x, ...o.ended, state: 'complete', error: undefined } : o.x,
+                o.reqBytes,
+                process.pid,
+              );
           }
         },
         { wait: this.waitForLock },
@@ -584,7 +627,11 @@ class SqliteStore extends BodyFileHost implements CaptureStore, RecorderHost {
   private removeRows(ids: readonly string[]): 'done' | 'locked' | 'failed' {
     const gone = ids.map((id) => this.own.get(id)?.x ?? this.db.get(id)?.x);
     try {
-      if (this.diskWrite(() => (this.db.batch(() => ids.forEach((id) => this.db.remove(id)), { wait: this.waitForLock }), true), isBusy) === undefined) return 'failed';
+      if (
+        this.diskWrite(() => (this.db.batch(() => ids.forEach((id) => this.db.remove(id)), { wait: this.waitForLock }), true), isBusy) ===
+        undefined
+      )
+        return 'failed';
     } catch {
       return 'locked';
     }

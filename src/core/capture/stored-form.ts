@@ -60,7 +60,12 @@ function textsOnce(stored: StoredAnalysis): string {
     return args === c.arguments ? c : { ...c, arguments: args };
   });
   if (texts.length === 0) return JSON.stringify(stored);
-  return JSON.stringify({ version: TEXTS_ONCE + stored.version, summary: stored.summary, analysis: { ...stored.analysis, message: packed }, texts });
+  return JSON.stringify({
+    version: TEXTS_ONCE + stored.version,
+    summary: stored.summary,
+    analysis: { ...stored.analysis, message: packed },
+    texts,
+  });
 }
 
 /** The StoredAnalysis a parsed row holds; undefined for a row of a version this release does not know, or a damaged one. */
@@ -112,7 +117,12 @@ function inflated(v: { version: number; deflated?: unknown }): StoredAnalysis | 
  * what the parser kept or put between them), or anywhere. The pieces always make `value` exactly; undefined when it
  * is not there.
  */
-function rangesOf(text: string, segments: { kind: SegmentKind; start: number; end: number }[], value: string, kind: SegmentKind): (number | string)[] | undefined {
+function rangesOf(
+  text: string,
+  segments: { kind: SegmentKind; start: number; end: number }[],
+  value: string,
+  kind: SegmentKind,
+): (number | string)[] | undefined {
   if (value.length < MIN_RANGE_CHARS) return undefined;
   const own = segments.filter((s) => s.kind === kind && s.end > s.start);
   if (own.length > 0) {
@@ -129,7 +139,7 @@ function rangesOf(text: string, segments: { kind: SegmentKind; start: number; en
       // The piece goes on as long as both go on alike (markers the parser left in content).
       let e = s.end;
       let v = found + s.end - s.start;
-      while (e < text.length && v < value.length && text.charCodeAt(e) === value.charCodeAt(v)) (e++, v++);
+      while (e < text.length && v < value.length && text.charCodeAt(e) === value.charCodeAt(v)) e++, v++;
       pieces.push(s.start, e);
       at = v;
       end = e;

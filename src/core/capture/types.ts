@@ -55,7 +55,21 @@ export interface BeginInit {
 }
 
 /** Fields the proxy learns about an exchange besides its bytes. */
-export type ExchangeAnnotations = Partial<Pick<CapturedExchange, 'requestModel' | 'generationId' | 'pin' | 'servedProvider' | 'repair' | 'policy' | 'queuedMs' | 'requestNotKept' | 'notAnalysed' | 'websocket'>>;
+export type ExchangeAnnotations = Partial<
+  Pick<
+    CapturedExchange,
+    | 'requestModel'
+    | 'generationId'
+    | 'pin'
+    | 'servedProvider'
+    | 'repair'
+    | 'policy'
+    | 'queuedMs'
+    | 'requestNotKept'
+    | 'notAnalysed'
+    | 'websocket'
+  >
+>;
 
 export interface ExchangeWriter {
   readonly id: string;

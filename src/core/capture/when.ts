@@ -8,6 +8,7 @@ export function parseWhen(text: string, flag: string, now = Date.now()): number 
   const m = /^(\d+(?:\.\d+)?)\s*([smhdw])$/i.exec(text.trim());
   if (m) return now - Number(m[1]) * UNIT_MS[m[2].toLowerCase()];
   const t = Date.parse(text);
-  if (Number.isNaN(t)) throw new UserError(`${flag} expects a duration (30m, 1h, 2d) or a date (2026-12-01, 2026-12-01T10:00), got "${text}"`);
+  if (Number.isNaN(t))
+    throw new UserError(`${flag} expects a duration (30m, 1h, 2d) or a date (2026-12-01, 2026-12-01T10:00), got "${text}"`);
   return t;
 }

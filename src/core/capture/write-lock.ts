@@ -79,16 +79,26 @@ export class LockedWrites {
 
   /** An exchange forwarded without a capture: too many were waiting for the lock. */
   skipped(): void {
-    if (this.notCaptured++ === 0) this.warn(`capture paused: the capture database ${this.dbPath} is locked by another program and too many captures wait for it; exchanges are forwarded without a capture until it is free`);
+    if (this.notCaptured++ === 0)
+      this.warn(
+        `capture paused: the capture database ${this.dbPath} is locked by another program and too many captures wait for it; exchanges are forwarded without a capture until it is free`,
+      );
   }
 
   /** A write went through: the lock is free. The writes waiting here follow; then the lock's end is said. */
   freed(): void {
     if (this.since === undefined) return;
     if (!this.drain()) return;
-    const lost = [this.notCaptured && `${this.notCaptured} exchange${this.notCaptured === 1 ? ' was' : 's were'} forwarded without a capture while it was locked`, this.givenUp && `${this.givenUp} analysis or verdict write${this.givenUp === 1 ? ' was' : 's were'} given up`].filter(Boolean);
+    const lost = [
+      this.notCaptured &&
+        `${this.notCaptured} exchange${this.notCaptured === 1 ? ' was' : 's were'} forwarded without a capture while it was locked`,
+      this.givenUp && `${this.givenUp} analysis or verdict write${this.givenUp === 1 ? ' was' : 's were'} given up`,
+    ].filter(Boolean);
     const n = this.queued;
-    if (this.warned || lost.length > 0) this.warn(`the capture database is writable again: writing the ${n} capture${n === 1 ? '' : 's'} that waited${lost.length ? `; ${lost.join('; ')}` : ''}`);
+    if (this.warned || lost.length > 0)
+      this.warn(
+        `the capture database is writable again: writing the ${n} capture${n === 1 ? '' : 's'} that waited${lost.length ? `; ${lost.join('; ')}` : ''}`,
+      );
     this.since = undefined;
     this.warned = false;
     this.delay = RETRY_FIRST_MS;

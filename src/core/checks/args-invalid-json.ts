@@ -31,9 +31,18 @@ const check: Check = {
       } else if (!parsed.ok) {
         const xml = XML_ARGS.exec(call.arguments);
         if (xml) {
-          found('error', `The arguments of ${label} are XML-style markup (${xml[0].trim()}…), not JSON: the server passed the model's native format through and the agent will read them as \`{}\` or fail.`, xml.index, xml.index + xml[0].length);
+          found(
+            'error',
+            `The arguments of ${label} are XML-style markup (${xml[0].trim()}…), not JSON: the server passed the model's native format through and the agent will read them as \`{}\` or fail.`,
+            xml.index,
+            xml.index + xml[0].length,
+          );
         } else {
-          found('error', `The arguments of ${label} are not valid JSON (${parsed.error}); ${call.arguments.length} characters received.`, parsed.position ?? call.arguments.length);
+          found(
+            'error',
+            `The arguments of ${label} are not valid JSON (${parsed.error}); ${call.arguments.length} characters received.`,
+            parsed.position ?? call.arguments.length,
+          );
         }
       } else if (typeof parsed.value === 'string' && /^\s*[[{]/.test(parsed.value)) {
         found('error', `The arguments of ${label} are a JSON string holding JSON (double-encoded); agents expect the object itself.`);

@@ -35,7 +35,9 @@ const check: Check = {
       if (validate(parsed.value)) return;
       const err = validate.errors?.[0];
       const path = err?.instancePath || '/';
-      const detail = err ? `${err.message ?? 'invalid'}${describe(err.keyword, err.params, valueAt(parsed.value, err.instancePath))}` : 'invalid';
+      const detail = err
+        ? `${err.message ?? 'invalid'}${describe(err.keyword, err.params, valueAt(parsed.value, err.instancePath))}`
+        : 'invalid';
       const key = err?.instancePath.split('/').pop();
       const at = key ? call.arguments.indexOf(JSON.stringify(decodePointer(key))) : -1;
       out.push({
@@ -60,7 +62,8 @@ function decodePointer(token: string): string {
 
 function valueAt(root: unknown, pointer: string): unknown {
   let v = root;
-  for (const token of pointer.split('/').slice(1)) v = isObject(v) || Array.isArray(v) ? (v as Record<string, unknown>)[decodePointer(token)] : undefined;
+  for (const token of pointer.split('/').slice(1))
+    v = isObject(v) || Array.isArray(v) ? (v as Record<string, unknown>)[decodePointer(token)] : undefined;
   return v;
 }
 

@@ -9,7 +9,7 @@ import type { CheckContext } from './types';
 
 export type ArgsParse =
   | { ok: true; value: unknown }
-  | { ok: false; error: string; /** Offset of the syntax error in the arguments text, when JSON.parse says. */ position?: number };
+  | { ok: false; error: string /** Offset of the syntax error in the arguments text, when JSON.parse says. */; position?: number };
 
 const argsCache = new WeakMap<CheckContext, ArgsParse[]>();
 

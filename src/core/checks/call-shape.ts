@@ -10,7 +10,8 @@ import type { ParsedNative } from '../model';
  * (`}`, ```` ``` ````, `</parameter>`, MiniCPM's `</param>`, `</function>`, `</arg_value>`, `</invoke>`, Kimi K3's argument close,
  * Solar Open2's `<|tool_arg:end|>`).
  */
-export const BODY_CLOSE = /(?:[}\]]|```|param(?:eter)?>|function>|arg_value(?::[^\s<>]*)?>|invoke>|<\|close\|>argument<\|sep\|>|<\|tool_arg:end\|>)$/;
+export const BODY_CLOSE =
+  /(?:[}\]]|```|param(?:eter)?>|function>|arg_value(?::[^\s<>]*)?>|invoke>|<\|close\|>argument<\|sep\|>|<\|tool_arg:end\|>)$/;
 
 /** A marker that closes one argument's value (`</parameter>`, `</arg_value>`, Hunyuan's `</arg_value:S>`, `</｜DSML｜parameter>`, `<|close|>argument<|sep|>`, `<|tool_arg:end|>`). */
 export function closesValue(marker: string): boolean {
@@ -40,7 +41,9 @@ export function unclosedCallState(parsed: ParsedNative, index: number): CallStat
   let end = seg.end;
   // A closing marker cut short at the end of the call: a value's own close means the value never ended; a later
   // closer (`</func`, `</tool_`) means the body before it is whole.
-  const cutMarker = parsed.problems.find((p) => p.code === 'marker-truncated' && p.marker !== undefined && p.start >= seg.start && p.end >= seg.end - 1 && p.start < seg.end);
+  const cutMarker = parsed.problems.find(
+    (p) => p.code === 'marker-truncated' && p.marker !== undefined && p.start >= seg.start && p.end >= seg.end - 1 && p.start < seg.end,
+  );
   if (cutMarker) {
     if (closesValue(cutMarker.marker!)) return 'cut';
     end = cutMarker.start;

@@ -36,9 +36,7 @@ const RANK: Record<Severity, number> = { error: 2, warning: 1, info: 0 };
  * events, bytes, JSON positions) left out. Names, markers and values stay, so two different defects never merge.
  */
 function sameDefectKey(f: Finding): string {
-  const message = f.message
-    .replace(/\b(offsets?|call|event|byte|position|line|column)( \d+)/g, '$1 #')
-    .replace(/\[\d+\]/g, '[#]');
+  const message = f.message.replace(/\b(offsets?|call|event|byte|position|line|column)( \d+)/g, '$1 #').replace(/\[\d+\]/g, '[#]');
   return `${f.rule}\u0000${f.severity}\u0000${message}`;
 }
 
@@ -81,7 +79,11 @@ function collapseRepeats(findings: Finding[]): CollapsedFinding[] {
       continue;
     }
     if (g[0] !== f) continue;
-    const positions = g.map((x) => ({ ...(x.start === undefined ? {} : { start: x.start }), ...(x.end === undefined ? {} : { end: x.end }), location: x.location }));
+    const positions = g.map((x) => ({
+      ...(x.start === undefined ? {} : { start: x.start }),
+      ...(x.end === undefined ? {} : { end: x.end }),
+      location: x.location,
+    }));
     out.push({ ...f, message: `${f.message} (repeated ${g.length}×)`, repeated: { count: g.length, positions } });
   }
   return out;

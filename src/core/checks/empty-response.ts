@@ -12,8 +12,14 @@ const check: Check = {
     const r = ctx.response;
     const empty = r?.wireIssues.filter((w) => w.code === 'empty-body') ?? [];
     if (empty.length > 0) {
-      const why = (w: (typeof empty)[number]) => (r?.cutBy === 'idle' ? `the upstream sent its headers and then nothing: ${idleEnd(r.idleSeconds)}` : w.message);
-      return empty.map((w) => ({ rule: check.id, severity: check.severity, message: `The response body is empty${at(w)}: ${why(w)}`, location: 'wire' }));
+      const why = (w: (typeof empty)[number]) =>
+        r?.cutBy === 'idle' ? `the upstream sent its headers and then nothing: ${idleEnd(r.idleSeconds)}` : w.message;
+      return empty.map((w) => ({
+        rule: check.id,
+        severity: check.severity,
+        message: `The response body is empty${at(w)}: ${why(w)}`,
+        location: 'wire',
+      }));
     }
     // Errors and cut streams have their own rules; raw text that is empty or blank is no turn to judge (nothing to point at).
     if (r ? r.error || !r.terminated : ctx.native.text.trim() === '') return [];

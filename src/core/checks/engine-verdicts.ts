@@ -11,7 +11,14 @@ import { leaks } from './scan';
 import { BODY_CLOSE, closesValue, unclosedCallState } from './call-shape';
 import type { FamilyId, Finding, FormatProblem, ParsedNative } from '../model';
 import { families, getFormat } from '../families/index';
-import { ENGINE_NAMES, type Engine, type EngineInfo, type FamilyVerdicts, type Outcome, type VerdictCase } from '../families/shared/verdicts';
+import {
+  ENGINE_NAMES,
+  type Engine,
+  type EngineInfo,
+  type FamilyVerdicts,
+  type Outcome,
+  type VerdictCase,
+} from '../families/shared/verdicts';
 
 const ALL: readonly FamilyVerdicts[] = families.map((f) => f.verdicts);
 const byFamily = new Map<FamilyId, FamilyVerdicts>(ALL.map((v) => [v.family, v]));
@@ -74,7 +81,15 @@ function inReasoning(ctx: CheckContext, at: number | undefined): boolean {
 
 function shown(engine: Engine, info: EngineInfo, c: VerdictCase): ShownVerdict {
   const v = c.verdicts[engine];
-  return { engine, release: info.release, parser: info.parser, outcome: v.outcome, text: v.text, source: info.evidence, ...(info.note ? { note: info.note } : {}) };
+  return {
+    engine,
+    release: info.release,
+    parser: info.parser,
+    outcome: v.outcome,
+    text: v.text,
+    source: info.evidence,
+    ...(info.note ? { note: info.note } : {}),
+  };
 }
 
 /**
@@ -85,7 +100,9 @@ function parseOf(ctx: CheckContext, f: Finding): { family: FamilyId; parsed: Par
   const covering = leaks(ctx).find((l) => f.start === undefined || (f.start >= l.offset && f.start <= l.segment.end));
   if (ctx.native.source === 'raw' && ctx.parsed) {
     const foreign = covering && covering.family !== ctx.parsed.family && (f.location === 'content' || f.location === 'reasoning');
-    return foreign ? { family: covering.family, parsed: covering.parsed, shift: covering.offset } : { family: ctx.parsed.family, parsed: ctx.parsed, shift: 0 };
+    return foreign
+      ? { family: covering.family, parsed: covering.parsed, shift: covering.offset }
+      : { family: ctx.parsed.family, parsed: ctx.parsed, shift: 0 };
   }
   return covering ? { family: covering.family, parsed: covering.parsed, shift: covering.offset } : undefined;
 }
@@ -113,16 +130,27 @@ function pickCase(data: FamilyVerdicts, f: Finding, parsed: ParsedNative, shift:
 
   if (here.some((p) => orphanClose(parsed, p, tool))) return data.cases.find((c) => c.class === 'orphan-close');
 
-  const open = here.filter((p) => p.code === 'section-unclosed' || p.code === 'call-unclosed' || (p.code === 'marker-truncated' && p.marker !== undefined && tool.has(p.marker) && isCloser(p.marker)));
+  const open = here.filter(
+    (p) =>
+      p.code === 'section-unclosed' ||
+      p.code === 'call-unclosed' ||
+      (p.code === 'marker-truncated' && p.marker !== undefined && tool.has(p.marker) && isCloser(p.marker)),
+  );
   if (open.length === 0) return undefined;
   const calls = parsed.message.toolCalls.length;
   if (calls === 0) return undefined;
   const last = calls - 1;
-  const openCalls = new Set(parsed.problems.filter((p) => p.code === 'call-unclosed' && p.callIndex !== undefined).map((p) => p.callIndex!));
+  const openCalls = new Set(
+    parsed.problems.filter((p) => p.code === 'call-unclosed' && p.callIndex !== undefined).map((p) => p.callIndex!),
+  );
   if ([...openCalls].some((i) => i !== last)) return undefined;
   for (const p of open) {
     if (p.callIndex !== undefined && p.callIndex !== last) return undefined;
-    if (p.code === 'section-unclosed' && !parsed.segments.some((g) => g.kind === 'call' && g.start >= p.start && g.start < Math.max(p.end, p.start + 1))) return undefined;
+    if (
+      p.code === 'section-unclosed' &&
+      !parsed.segments.some((g) => g.kind === 'call' && g.start >= p.start && g.start < Math.max(p.end, p.start + 1))
+    )
+      return undefined;
   }
   const state = openCalls.has(last) ? unclosedCallState(parsed, last) : 'complete';
   if (state === 'empty') return undefined;
@@ -141,10 +169,21 @@ function orphanClose(parsed: ParsedNative, p: FormatProblem, tool: Set<string>):
     if (listWithoutOpener(parsed, p)) return true;
     if (!NO_OPENER.test(p.message)) return false;
     // The calls of the body: the one the problem names, else those inside its range. Each must have arrived whole.
-    const inside = p.callIndex !== undefined ? [p.callIndex] : parsed.segments.filter((g) => g.kind === 'call' && g.start >= p.start && g.end <= p.end).map((g) => g.callIndex!);
+    const inside =
+      p.callIndex !== undefined
+        ? [p.callIndex]
+        : parsed.segments.filter((g) => g.kind === 'call' && g.start >= p.start && g.end <= p.end).map((g) => g.callIndex!);
     return inside.length > 0 && inside.every((i) => wholeCall(parsed, i));
   }
-  if (p.code !== 'stray-marker' || !p.marker || !tool.has(p.marker) || !isCloser(p.marker) || closesValue(p.marker) || /arg_key>$/.test(p.marker)) return false;
+  if (
+    p.code !== 'stray-marker' ||
+    !p.marker ||
+    !tool.has(p.marker) ||
+    !isCloser(p.marker) ||
+    closesValue(p.marker) ||
+    /arg_key>$/.test(p.marker)
+  )
+    return false;
   return BODY_CLOSE.test(parsed.text.slice(0, p.start).trimEnd());
 }
 

@@ -22,8 +22,7 @@ const check: Check = {
     const r = ctx.response;
     if (!r?.finishReason) return [];
     const finish = r.finishReason;
-    const said =
-      r.nativeFinishReason && r.nativeFinishReason !== finish ? `${finish} (provider: ${r.nativeFinishReason})` : finish;
+    const said = r.nativeFinishReason && r.nativeFinishReason !== finish ? `${finish} (provider: ${r.nativeFinishReason})` : finish;
     const calls = ctx.message.toolCalls;
     const leaked = leaks(ctx);
     const leakedCalls = leaked.reduce((n, l) => n + l.parsed.message.toolCalls.length, 0);
@@ -48,12 +47,17 @@ const check: Check = {
       );
     }
     if (finish === 'length') {
-      const open = structuralProblems(ctx).some((p) => p.code === 'section-unclosed' || p.code === 'call-unclosed' || p.code === 'marker-truncated');
+      const open = structuralProblems(ctx).some(
+        (p) => p.code === 'section-unclosed' || p.code === 'call-unclosed' || p.code === 'marker-truncated',
+      );
       const args = parsedArguments(ctx);
       const lastCut = calls.length > 0 && !args[args.length - 1].ok;
       if (open || lastCut) {
         const which = lastCut ? ` (${calls[calls.length - 1].name || 'the last call'})` : '';
-        return found('error', `The response hit the output token limit in the middle of a tool call${which}: the call is lost; raise max_tokens.`);
+        return found(
+          'error',
+          `The response hit the output token limit in the middle of a tool call${which}: the call is lost; raise max_tokens.`,
+        );
       }
       return found('info', 'The response stopped at the output token limit (finish_reason length); the answer is truncated.');
     }

@@ -70,7 +70,12 @@ function thinkingOn(ctx: CheckContext, h: RequestHistory, facts?: HistoryFacts):
 }
 
 function turnList(turns: HistoryTurn[]): string {
-  return turns.slice(0, 3).map((t) => t.at).join(', ') + (turns.length > 3 ? ', …' : '');
+  return (
+    turns
+      .slice(0, 3)
+      .map((t) => t.at)
+      .join(', ') + (turns.length > 3 ? ', …' : '')
+  );
 }
 
 /** The family's servers: every assistant turn that made tool calls needs its reasoning. */
@@ -109,7 +114,9 @@ function anthropicCheck(ctx: CheckContext, h: RequestHistory): Finding[] {
 function responsesCheck(ctx: CheckContext, h: RequestHistory): Finding[] {
   const why = thinkingOn(ctx, h);
   if (!why) return [];
-  const bare = h.turns.filter((t) => t.role === 'assistant' && !t.reasoning).flatMap((t) => t.calls.filter((c) => c.itemId?.startsWith('fc_')));
+  const bare = h.turns
+    .filter((t) => t.role === 'assistant' && !t.reasoning)
+    .flatMap((t) => t.calls.filter((c) => c.itemId?.startsWith('fc_')));
   if (bare.length === 0) return [];
   const n = bare.length;
   return [

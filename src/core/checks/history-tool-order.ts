@@ -24,7 +24,8 @@ function providerError(protocol: RequestHistory['protocol'], kind: Kind, issues:
     }
     return `\`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${issues.map((i) => i.id).join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
   }
-  if (protocol === 'openai-responses' && kind === 'before-call') return `No tool call found for function call output with call_id ${issues[0].id}.`;
+  if (protocol === 'openai-responses' && kind === 'before-call')
+    return `No tool call found for function call output with call_id ${issues[0].id}.`;
   return CHAT_ERROR;
 }
 
@@ -85,7 +86,8 @@ function advice(kind: Kind): string {
 /** Chat Completions and Responses: results answer the calls of the latest assistant turn, with nothing else between. */
 function flatIssues(h: RequestHistory): Issue[] {
   const callAt = new Map<string, { at: string; index: number }>();
-  for (const t of h.turns) for (const c of t.calls) if (c.id !== undefined && !callAt.has(c.id)) callAt.set(c.id, { at: c.at, index: t.index });
+  for (const t of h.turns)
+    for (const c of t.calls) if (c.id !== undefined && !callAt.has(c.id)) callAt.set(c.id, { at: c.at, index: t.index });
   const issues = new Map<string, Issue>();
   const answered = new Set<string>();
   const interruptedBy = new Map<string, HistoryTurn>();
@@ -99,7 +101,13 @@ function flatIssues(h: RequestHistory): Issue[] {
         const call = callAt.get(r.id);
         if (!call) continue; // answers no call at all: history-tool-result-missing
         const kind: Kind = call.index < t.index ? 'separated' : 'before-call';
-        issues.set(r.id, { kind, id: r.id, callAt: call.at, resultAt: r.at, ...(kind === 'separated' && { between: interruptedBy.get(r.id) }) });
+        issues.set(r.id, {
+          kind,
+          id: r.id,
+          callAt: call.at,
+          resultAt: r.at,
+          ...(kind === 'separated' && { between: interruptedBy.get(r.id) }),
+        });
       }
       continue;
     }
@@ -133,7 +141,13 @@ function anthropicIssues(h: RequestHistory): Issue[] {
           continue;
         }
         const elsewhere = resultAt.get(c.id);
-        if (elsewhere) issues.set(c.id, { kind: elsewhere.index < t.index ? 'before-call' : 'not-next', id: c.id, callAt: c.at, resultAt: elsewhere.at });
+        if (elsewhere)
+          issues.set(c.id, {
+            kind: elsewhere.index < t.index ? 'before-call' : 'not-next',
+            id: c.id,
+            callAt: c.at,
+            resultAt: elsewhere.at,
+          });
       }
     }
     if (t.role === 'user') {

@@ -5,12 +5,15 @@ import { idList, requestHistory, type RequestHistory } from './request-history';
 /** What each protocol's reference server answers (OpenAI, Anthropic), `{ids}` the ids, `{id}` the first. */
 const ERRORS: Record<RequestHistory['protocol'], { unanswered: string; orphan: string }> = {
   'openai-chat': {
-    unanswered: "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: {ids}",
+    unanswered:
+      "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: {ids}",
     orphan: "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'",
   },
   'anthropic-messages': {
-    unanswered: '`tool_use` ids were found without `tool_result` blocks immediately after: {ids}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.',
-    orphan: 'unexpected `tool_use_id` found in `tool_result` blocks: {ids}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.',
+    unanswered:
+      '`tool_use` ids were found without `tool_result` blocks immediately after: {ids}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.',
+    orphan:
+      'unexpected `tool_use_id` found in `tool_result` blocks: {ids}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.',
   },
   'openai-responses': {
     unanswered: 'No tool output found for function call {id}.',

@@ -76,7 +76,13 @@ export const checks: readonly Check[] = [
  * The rules that judge the request alone (the history the agent sent back), whatever the response: what
  * `lint --request` runs on a bare request body.
  */
-export const requestChecks: readonly Check[] = [historyKimiIds, historyEchoedMarkers, historyReasoningMissing, historyToolOrder, historyToolResultMissing];
+export const requestChecks: readonly Check[] = [
+  historyKimiIds,
+  historyEchoedMarkers,
+  historyReasoningMissing,
+  historyToolOrder,
+  historyToolResultMissing,
+];
 
 /** The rules that apply to any exchange, model turn or not (a model list, embeddings, a token count). */
 export const exchangeChecks: readonly Check[] = [upstreamError];
@@ -113,7 +119,12 @@ export const TOKEN_ACCOUNTING_MISMATCH: RuleInfo = {
   why: "The provider billed a different number of completion tokens than the turn holds in the model's own tokenizer: output was hidden, stripped or invented on the way, so the agent did not get what the model generated (or you pay for tokens you never saw).",
 };
 
-const byId = new Map<string, RuleInfo>([...checks, INTERNAL_ERROR, CAPTURE_TRUNCATED, TOKEN_ACCOUNTING_MISMATCH].map((c) => [c.id, { id: c.id, severity: c.severity, title: c.title, why: c.why }]));
+const byId = new Map<string, RuleInfo>(
+  [...checks, INTERNAL_ERROR, CAPTURE_TRUNCATED, TOKEN_ACCOUNTING_MISMATCH].map((c) => [
+    c.id,
+    { id: c.id, severity: c.severity, title: c.title, why: c.why },
+  ]),
+);
 
 export function ruleInfo(id: string): RuleInfo | undefined {
   return byId.get(id);

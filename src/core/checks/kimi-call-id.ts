@@ -8,7 +8,7 @@ const check: Check = {
   id: 'kimi-call-id',
   severity: 'error',
   title: 'Kimi tool-call id not functions.NAME:IDX',
-  why: "Kimi parsers skip calls whose id is not `(functions.)NAME:IDX`, and every id is echoed into the next prompt: an off-format id makes K2 emit broken calls later.",
+  why: 'Kimi parsers skip calls whose id is not `(functions.)NAME:IDX`, and every id is echoed into the next prompt: an off-format id makes K2 emit broken calls later.',
   run: (ctx) => {
     const ids = ctx.format && getFamily(ctx.format.id).indexedCallIds;
     if (!ids) return [];
@@ -36,13 +36,25 @@ const check: Check = {
       } else if (malformed.has(i)) {
         // Reported with the call's other defects.
       } else if (shape.kind === 'malformed') {
-        found('error', `Call ${i} (${call.name || 'no name'}) has id ${id}, not functions.NAME:IDX: Kimi parsers drop or mis-name such calls.`);
+        found(
+          'error',
+          `Call ${i} (${call.name || 'no name'}) has id ${id}, not functions.NAME:IDX: Kimi parsers drop or mis-name such calls.`,
+        );
       } else if ((shape.kind === 'canonical' || shape.kind === 'bare') && call.name && shape.name !== call.name) {
-        found('error', `Call ${i} has id ${id}, which names ${JSON.stringify(shape.name)}, but the call is to ${JSON.stringify(call.name)}; parsers that take the name from the id run the wrong tool.`);
+        found(
+          'error',
+          `Call ${i} has id ${id}, which names ${JSON.stringify(shape.name)}, but the call is to ${JSON.stringify(call.name)}; parsers that take the name from the id run the wrong tool.`,
+        );
       } else if (shape.kind === 'foreign') {
-        found('warning', `Call ${i} (${call.name}) has id ${id}, not functions.${call.name}:${i}: once echoed back in the history it pushes K2 off its format unless the server renames ids.`);
+        found(
+          'warning',
+          `Call ${i} (${call.name}) has id ${id}, not functions.${call.name}:${i}: once echoed back in the history it pushes K2 off its format unless the server renames ids.`,
+        );
       } else if (shape.kind === 'bare') {
-        found('info', `Call ${i} has id ${id} without the functions. prefix; SGLang accepts it, Moonshot's template writes functions.${shape.name}:${shape.index}.`);
+        found(
+          'info',
+          `Call ${i} has id ${id} without the functions. prefix; SGLang accepts it, Moonshot's template writes functions.${shape.name}:${shape.index}.`,
+        );
       }
     });
     return out;

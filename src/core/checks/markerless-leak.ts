@@ -40,7 +40,14 @@ export function markerlessLeak(ctx: CheckContext, segment: Segment): Leak | unde
   if (calls.length === 0) return undefined;
   const start = from + Math.min(...calls.map((s) => s.start));
   const end = from + Math.max(...calls.map((s) => s.end));
-  const hit: MarkerHit = { marker: opening(ctx.native.text, parsed, from, start, end), start, end: start, truncated: false, families: [format.id], tool: true };
+  const hit: MarkerHit = {
+    marker: opening(ctx.native.text, parsed, from, start, end),
+    start,
+    end: start,
+    truncated: false,
+    families: [format.id],
+    tool: true,
+  };
   hit.end = start + hit.marker.length;
   return { region: segment.kind as Leak['region'], segment, family: format.id, hits: [hit], start, end, parsed, offset: from };
 }

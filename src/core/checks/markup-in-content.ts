@@ -8,7 +8,10 @@ const check: Check = {
   severity: 'error',
   title: 'Tool-call markup leaked into content',
   why: 'The server parser did not turn the markup into tool calls: the agent shows raw control tokens instead of running the call, and usually ends the turn.',
-  run: (ctx) => [...leakFindings(ctx, check, 'content', 'the agent receives it as text, not as tool calls.'), ...unknownMarkupFindings(ctx, check, 'content')],
+  run: (ctx) => [
+    ...leakFindings(ctx, check, 'content', 'the agent receives it as text, not as tool calls.'),
+    ...unknownMarkupFindings(ctx, check, 'content'),
+  ],
 };
 
 export default check;

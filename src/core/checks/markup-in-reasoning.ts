@@ -15,7 +15,11 @@ const check: Check = {
   title: 'Tool call written inside reasoning',
   why: 'Calls inside the reasoning are never executed: the agent only reads tool calls from the structured field, so the session stalls.',
   run: (ctx) => {
-    const quoted = new Map(leaks(ctx).filter((l) => l.region === 'reasoning' && quotedExample(ctx, l)).map((l) => [`${l.start} ${l.end}`, l]));
+    const quoted = new Map(
+      leaks(ctx)
+        .filter((l) => l.region === 'reasoning' && quotedExample(ctx, l))
+        .map((l) => [`${l.start} ${l.end}`, l]),
+    );
     const known = leakFindings(ctx, check, 'reasoning', 'the call stays in the thinking text and the agent never runs it.').map((f) => {
       const l = quoted.get(`${f.start} ${f.end}`);
       if (!l) return f;

@@ -165,7 +165,9 @@ function swallowed(ctx: CheckContext, json: string, strings: JsonString[]): { hi
     const inJson = (h: MarkerHit): MarkerHit => ({ ...h, start: at[h.start], end: at[h.end] });
     if (s.key) return { hits: found.map(inJson), where: `the key ${shortQuote(text)}`, key: true };
 
-    const tags = found.map((h) => ({ h, tag: tagOf(h.marker) })).filter((t): t is { h: MarkerHit; tag: { name: string; close: boolean } } => t.tag !== undefined);
+    const tags = found
+      .map((h) => ({ h, tag: tagOf(h.marker) }))
+      .filter((t): t is { h: MarkerHit; tag: { name: string; close: boolean } } => t.tag !== undefined);
     const unmatched = new Set<MarkerHit>();
     const open: { h: MarkerHit; name: string }[] = [];
     for (const { h, tag } of tags) {
@@ -185,7 +187,12 @@ function swallowed(ctx: CheckContext, json: string, strings: JsonString[]): { hi
       let n = k + 1;
       let gapFrom = tags[k].h.end;
       while (n < tags.length && /^\s*$/.test(text.slice(gapFrom, tags[n].h.start)) && tags[n].tag.close) gapFrom = tags[n++].h.end;
-      if (n < tags.length && !tags[n].tag.close && /^\s*$/.test(text.slice(gapFrom, tags[n].h.start)) && (unmatched.has(tags[k].h) || unmatched.has(tags[n].h))) {
+      if (
+        n < tags.length &&
+        !tags[n].tag.close &&
+        /^\s*$/.test(text.slice(gapFrom, tags[n].h.start)) &&
+        (unmatched.has(tags[k].h) || unmatched.has(tags[n].h))
+      ) {
         evidence.push(tags[k].h, tags[n].h);
       }
     }

@@ -11,7 +11,10 @@ import type { Check } from './types';
  * (`atlas-cloud` meets `AtlasCloud`, `novita` meets `NovitaAI`, `deepinfra/fp4` meets `DeepInfra`).
  */
 function key(s: string): string {
-  return s.split('/')[0].toLowerCase().replace(/[^a-z0-9]/g, '');
+  return s
+    .split('/')[0]
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '');
 }
 
 export function servedBy(slugs: readonly string[], served: string): boolean {
@@ -33,7 +36,10 @@ const check: Check = {
     if (!pref || !served) return [];
     const only = pref.only?.length ? pref.only : undefined;
     const order = pref.allowFallbacks === false && pref.order?.length ? pref.order : undefined;
-    const pins = [only && { field: 'provider.only', slugs: only }, order && { field: 'provider.order with allow_fallbacks false', slugs: order }].filter((p) => !!p);
+    const pins = [
+      only && { field: 'provider.only', slugs: only },
+      order && { field: 'provider.order with allow_fallbacks false', slugs: order },
+    ].filter((p) => !!p);
     const broken = pins.find((p) => !servedBy(p.slugs, served));
     if (!broken) return [];
     const list = broken.slugs.map((s) => JSON.stringify(s)).join(', ');

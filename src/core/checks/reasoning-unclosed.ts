@@ -22,7 +22,8 @@ const check: Check = {
       const head = `Reasoning opened at offset ${p.start} is never closed: ${end} is missing${at}`;
       if (p.stuck === 'calls') return `${head}; the tool calls the model wrote stay in the reasoning, so the agent never runs them.`;
       if (p.stuck === 'answer') return `${head}; the answer the model wrote stays in the reasoning, so the agent never shows it.`;
-      if (p.stuck === 'answer-and-calls') return `${head}; the answer and the tool calls the model wrote stay in the reasoning, so the agent never shows the one nor runs the others.`;
+      if (p.stuck === 'answer-and-calls')
+        return `${head}; the answer and the tool calls the model wrote stay in the reasoning, so the agent never shows the one nor runs the others.`;
       return `${head}; what follows counts as reasoning.`;
     }).map((f, i) => (stuck[i] ? f : { ...f, severity: 'warning' as const }));
   },

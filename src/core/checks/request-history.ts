@@ -69,12 +69,17 @@ function readHistory(request: NormalizedRequest): RequestHistory | undefined {
   if (!body) return undefined;
   switch (request.protocol) {
     case 'openai-chat':
-      return Array.isArray(body.messages) ? { protocol: 'openai-chat', list: 'messages', turns: chatTurns(body.messages), partial: false } : undefined;
+      return Array.isArray(body.messages)
+        ? { protocol: 'openai-chat', list: 'messages', turns: chatTurns(body.messages), partial: false }
+        : undefined;
     case 'anthropic-messages':
-      return Array.isArray(body.messages) ? { protocol: 'anthropic-messages', list: 'messages', turns: anthropicTurns(body.messages), partial: false } : undefined;
+      return Array.isArray(body.messages)
+        ? { protocol: 'anthropic-messages', list: 'messages', turns: anthropicTurns(body.messages), partial: false }
+        : undefined;
     case 'openai-responses': {
       if (!Array.isArray(body.input)) return undefined;
-      const partial = body.previous_response_id != null || body.conversation != null || body.input.some((i) => obj(i)?.type === 'item_reference');
+      const partial =
+        body.previous_response_id != null || body.conversation != null || body.input.some((i) => obj(i)?.type === 'item_reference');
       return { protocol: 'openai-responses', list: 'input', turns: responsesTurns(body.input), partial };
     }
     default:
@@ -200,22 +205,32 @@ export function thinkingParam(request: NormalizedRequest): { on: boolean; how: s
   const b = obj(request.raw);
   if (!b) return undefined;
   const thinking = obj(b.thinking);
-  if (thinking && typeof thinking.type === 'string') return { on: isOn(thinking.type), how: `"thinking": {"type": ${JSON.stringify(thinking.type)}}` };
+  if (thinking && typeof thinking.type === 'string')
+    return { on: isOn(thinking.type), how: `"thinking": {"type": ${JSON.stringify(thinking.type)}}` };
   const reasoning = obj(b.reasoning);
   if (reasoning) {
     if (typeof reasoning.enabled === 'boolean') return { on: reasoning.enabled, how: `"reasoning": {"enabled": ${reasoning.enabled}}` };
-    if (typeof reasoning.effort === 'string') return { on: isOn(reasoning.effort), how: `"reasoning": {"effort": ${JSON.stringify(reasoning.effort)}}` };
-    if (typeof reasoning.max_tokens === 'number') return { on: reasoning.max_tokens > 0, how: `"reasoning": {"max_tokens": ${reasoning.max_tokens}}` };
+    if (typeof reasoning.effort === 'string')
+      return { on: isOn(reasoning.effort), how: `"reasoning": {"effort": ${JSON.stringify(reasoning.effort)}}` };
+    if (typeof reasoning.max_tokens === 'number')
+      return { on: reasoning.max_tokens > 0, how: `"reasoning": {"max_tokens": ${reasoning.max_tokens}}` };
   }
-  if (typeof b.reasoning_effort === 'string') return { on: isOn(b.reasoning_effort), how: `"reasoning_effort": ${JSON.stringify(b.reasoning_effort)}` };
+  if (typeof b.reasoning_effort === 'string')
+    return { on: isOn(b.reasoning_effort), how: `"reasoning_effort": ${JSON.stringify(b.reasoning_effort)}` };
   const kwargs = obj(b.chat_template_kwargs);
   for (const key of ['thinking', 'enable_thinking']) {
-    if (kwargs && typeof kwargs[key] === 'boolean') return { on: kwargs[key] as boolean, how: `"chat_template_kwargs": {"${key}": ${kwargs[key]}}` };
+    if (kwargs && typeof kwargs[key] === 'boolean')
+      return { on: kwargs[key] as boolean, how: `"chat_template_kwargs": {"${key}": ${kwargs[key]}}` };
   }
   return undefined;
 }
 
 /** `"a", "b", "c", …`: the first few ids of a list, quoted. */
 export function idList(ids: readonly string[], max = 3): string {
-  return ids.slice(0, max).map((id) => JSON.stringify(id)).join(', ') + (ids.length > max ? ', …' : '');
+  return (
+    ids
+      .slice(0, max)
+      .map((id) => JSON.stringify(id))
+      .join(', ') + (ids.length > max ? ', …' : '')
+  );
 }

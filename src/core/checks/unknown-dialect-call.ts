@@ -42,7 +42,18 @@ export interface DialectCall {
   cut: boolean;
 }
 
-const NAME_KEYS = new Set(['name', 'tool_name', 'toolName', 'tool', 'function', 'function_name', 'functionName', 'action', 'recipient_name', 'api_name']);
+const NAME_KEYS = new Set([
+  'name',
+  'tool_name',
+  'toolName',
+  'tool',
+  'function',
+  'function_name',
+  'functionName',
+  'action',
+  'recipient_name',
+  'api_name',
+]);
 const ARG_KEYS = new Set([
   'arguments',
   'parameters',
@@ -66,12 +77,42 @@ const WRAP_KEYS = new Set(['tool_calls', 'tool_call', 'function_call', 'function
 const TOOL_NAME = /^[A-Za-z_][\w.:/-]{0,80}$/;
 
 /** Fence languages that hold calls, not the user's code (`` ``` `` with no language, ```` ```json ````, ```` ```tool_code ````). */
-const CALL_FENCES = new Set(['', 'json', 'json5', 'jsonc', 'tool_call', 'tool_calls', 'tool_code', 'tool', 'tools', 'function_call', 'function_calls', 'call', 'calls', 'action']);
+const CALL_FENCES = new Set([
+  '',
+  'json',
+  'json5',
+  'jsonc',
+  'tool_call',
+  'tool_calls',
+  'tool_code',
+  'tool',
+  'tools',
+  'function_call',
+  'function_calls',
+  'call',
+  'calls',
+  'action',
+]);
 /** Of those, the ones that say they hold a call (a `NAME(…)` body counts there). */
 const CALL_LABELLED = /^(?:tool|function|call|action)/;
 
 /** Words of a tag's name that make it call-like (`<call>`, `<tool_use>`, `<functionCall>`, `<fn:invoke>`). */
-const CALL_WORDS = new Set(['call', 'calls', 'tool', 'tools', 'invoke', 'function', 'functions', 'func', 'fn', 'action', 'toolcall', 'toolcalls', 'functioncall', 'functioncalls']);
+const CALL_WORDS = new Set([
+  'call',
+  'calls',
+  'tool',
+  'tools',
+  'invoke',
+  'function',
+  'functions',
+  'func',
+  'fn',
+  'action',
+  'toolcall',
+  'toolcalls',
+  'functioncall',
+  'functioncalls',
+]);
 /** HTML elements that show code: a call written inside one is an example. */
 const CODE_TAGS = new Set(['code', 'pre', 'samp', 'kbd', 'tt', 'script', 'style', 'textarea', 'template', 'xmp', 'listing', 'plaintext']);
 /** Call-list words before a JSON call or list of calls (`functools[`, `tool_calls: [`, `TOOL_CALL {`). */
@@ -225,7 +266,12 @@ function cutJsonCall(text: string, pos: number, to: number, tools: Set<string> |
 }
 
 /** A JSON call at `pos`: its end (exclusive, or `to` when cut short), the calls, and whether it was cut short. */
-function jsonCallAt(text: string, pos: number, to: number, tools: Set<string> | undefined): { end: number; calls: Calls; cut: boolean } | undefined {
+function jsonCallAt(
+  text: string,
+  pos: number,
+  to: number,
+  tools: Set<string> | undefined,
+): { end: number; calls: Calls; cut: boolean } | undefined {
   const i = skipWs(text, pos, to);
   if ((text[i] !== '{' && text[i] !== '[') || work <= 0) return undefined;
   const end = jsonValueEnd(text, i, to);
@@ -266,7 +312,12 @@ function parenEnd(text: string, pos: number, to: number): number {
  * `NAME{…}`, `NAME: {…}`, `NAME\n{…}` or `NAME(…)` at `pos`. A namespaced name (`default_api.get_weather`, `functions.read`)
  * is the tool its last part names, and `print(NAME(…))` (Gemma's tool_code) is the call inside.
  */
-function namedCallAt(text: string, pos: number, to: number, tools: Set<string> | undefined): { end: number; calls: Calls; paren: boolean } | undefined {
+function namedCallAt(
+  text: string,
+  pos: number,
+  to: number,
+  tools: Set<string> | undefined,
+): { end: number; calls: Calls; paren: boolean } | undefined {
   const i = skipWs(text, pos, to);
   const printed = /print[ \t]*\(/y;
   printed.lastIndex = i;
@@ -447,7 +498,8 @@ function scanSegment(text: string, segment: Segment, tools: Set<string> | undefi
   const first = skipWs(text, from, to);
   if (text[first] === '{' || text[first] === '[') {
     const json = jsonCallAt(text, first, to, tools);
-    if (json && skipWs(text, json.end, to) >= to) add(first, json.end, `the whole ${region} is a JSON call, with none of the dialect's markers`, json.calls, json.cut);
+    if (json && skipWs(text, json.end, to) >= to)
+      add(first, json.end, `the whole ${region} is a JSON call, with none of the dialect's markers`, json.calls, json.cut);
   }
 
   // Fenced blocks that hold a call. A JSON call only where the model ended its turn on it (or on more such calls): an
@@ -501,7 +553,15 @@ function scanSegment(text: string, segment: Segment, tools: Set<string> | undefi
     if (json) {
       const close = closerAfter(text, m[1], json.end, to);
       const end = close ?? json.end;
-      add(start, end, close !== undefined ? `[${m[1]}] … ${text.slice(skipWs(text, json.end, to), end)} around a JSON call` : `a [${m[1]}] token before a JSON call`, json.calls, json.cut);
+      add(
+        start,
+        end,
+        close !== undefined
+          ? `[${m[1]}] … ${text.slice(skipWs(text, json.end, to), end)} around a JSON call`
+          : `a [${m[1]}] token before a JSON call`,
+        json.calls,
+        json.cut,
+      );
       bracket.lastIndex = Math.max(bracket.lastIndex, end);
       continue;
     }
@@ -532,7 +592,8 @@ function scanSegment(text: string, segment: Segment, tools: Set<string> | undefi
   }
 
   // ReAct: `Action: NAME` then `Action Input: …`.
-  const react = /^[ \t]*(?:\*\*)?Action(?:\*\*)?[ \t]*:[ \t]*(?:\*\*)?`?([A-Za-z_][\w.-]{0,80})`?(?:\*\*)?[ \t]*\r?\n(?:[ \t]*\r?\n)?[ \t]*(?:\*\*)?Action[ \t]+Input(?:\*\*)?[ \t]*:[ \t]*/gm;
+  const react =
+    /^[ \t]*(?:\*\*)?Action(?:\*\*)?[ \t]*:[ \t]*(?:\*\*)?`?([A-Za-z_][\w.-]{0,80})`?(?:\*\*)?[ \t]*\r?\n(?:[ \t]*\r?\n)?[ \t]*(?:\*\*)?Action[ \t]+Input(?:\*\*)?[ \t]*:[ \t]*/gm;
   react.lastIndex = from;
   for (let m = react.exec(text); m && m.index < to && work > 0; m = react.exec(text)) {
     const start = m.index + (m[0].length - m[0].trimStart().length);
@@ -619,7 +680,8 @@ function judgeTag(
     if (json) {
       const close = json.cut ? -1 : closeTag(text, name, json.end, to);
       if (close > 0) return { end: close, shape: `a ${open} tag around a JSON call`, calls: json.calls, cut: false };
-      if (json.cut || skipWs(text, json.end, to) >= to) return { end: json.end, shape: `a ${open} tag before a JSON call, never closed`, calls: json.calls, cut: true };
+      if (json.cut || skipWs(text, json.end, to) >= to)
+        return { end: json.end, shape: `a ${open} tag before a JSON call, never closed`, calls: json.calls, cut: true };
       return undefined;
     }
     // `<call>get_weather{"city": "Paris"}</call>`, `<tool_call>get_weather(city="Paris")</tool_call>`
@@ -629,7 +691,8 @@ function judgeTag(
         const close = closeTag(text, name, named.end, to);
         const shown = `${named.calls.names[0]}${named.paren ? '(…)' : '{…}'}`;
         if (close > 0) return { end: close, shape: `a ${open} tag around ${shown}`, calls: named.calls, cut: false };
-        if (skipWs(text, named.end, to) >= to) return { end: named.end, shape: `a ${open} tag before ${shown}, never closed`, calls: named.calls, cut: true };
+        if (skipWs(text, named.end, to) >= to)
+          return { end: named.end, shape: `a ${open} tag before ${shown}, never closed`, calls: named.calls, cut: true };
       }
     }
   }
@@ -638,12 +701,19 @@ function judgeTag(
   const named = attr ? (attr[1] ?? attr[2]) : undefined;
   // (`<action name=…>` is also a web framework's mapping: an action is no call-like element here.)
   const byAttr =
-    named !== undefined && callLike && words(name).some((w) => w !== 'action' && CALL_WORDS.has(w)) && TOOL_NAME.test(named) && (!tools || tools.has(named));
+    named !== undefined &&
+    callLike &&
+    words(name).some((w) => w !== 'action' && CALL_WORDS.has(w)) &&
+    TOOL_NAME.test(named) &&
+    (!tools || tools.has(named));
   // `<get_weather><city>Paris</city></get_weather>`: an element named after an offered tool.
   const byTool = tools?.has(name) === true && !attrs.trim();
   if (!byAttr && !byTool) return undefined;
   const toolName = byAttr ? named! : name;
-  if (selfClosing) return tools?.has(toolName) ? { end: openEnd, shape: `an empty <${name} …/> element`, calls: { names: [toolName], args: ['{}'] }, cut: false } : undefined;
+  if (selfClosing)
+    return tools?.has(toolName)
+      ? { end: openEnd, shape: `an empty <${name} …/> element`, calls: { names: [toolName], args: ['{}'] }, cut: false }
+      : undefined;
   const closer = `</${name}>`;
   // A call's body is bounded: a closer far away is no longer this element's.
   const limit = Math.min(to, openEnd + 200_000);

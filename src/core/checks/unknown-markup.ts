@@ -75,13 +75,18 @@ function scan(text: string, segment: Segment): UnknownMarkup | undefined {
     if (start < 0) start = s;
     end = e;
     if (!seen.includes(m[0])) seen.push(m[0]);
-    if (!callShaped && /^\s*[[{]\s*\{?\s*"(?:name|function|tool_name|tool)"\s*:/.test(text.slice(e, Math.min(segment.end, e + 200)))) callShaped = true;
+    if (!callShaped && /^\s*[[{]\s*\{?\s*"(?:name|function|tool_name|tool)"\s*:/.test(text.slice(e, Math.min(segment.end, e + 200))))
+      callShaped = true;
   }
   return start < 0 ? undefined : { region: segment.kind as UnknownMarkup['region'], start, end, seen, callShaped };
 }
 
 /** The findings of one region for the leak rules (`markup-in-content`, `markup-in-reasoning`). */
-export function unknownMarkupFindings(ctx: CheckContext, rule: { id: string; severity: Finding['severity'] }, region: UnknownMarkup['region']): Finding[] {
+export function unknownMarkupFindings(
+  ctx: CheckContext,
+  rule: { id: string; severity: Finding['severity'] },
+  region: UnknownMarkup['region'],
+): Finding[] {
   const offered = ctx.request ? ctx.request.tools.length > 0 : undefined;
   return unknownMarkup(ctx)
     .filter((u) => u.region === region)

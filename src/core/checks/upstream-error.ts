@@ -23,14 +23,20 @@ const check: Check = {
     if (!r.error) {
       if (!choiceEnded) return [];
       const native = r.nativeFinishReason && r.nativeFinishReason !== 'error' ? ` (provider's reason: ${r.nativeFinishReason})` : '';
-      return [found(`The upstream ended the turn with finish_reason error${native}${provider ? ` (provider ${provider})` : ''} and sent no error message: the generation failed, and what arrived before is incomplete.`)];
+      return [
+        found(
+          `The upstream ended the turn with finish_reason error${native}${provider ? ` (provider ${provider})` : ''} and sent no error message: the generation failed, and what arrived before is incomplete.`,
+        ),
+      ];
     }
     // The provider's text as sent: every reader (lint, show, the extension) escapes and cuts it for display.
     const { code, message } = r.error;
     if (r.streamed) {
       const detail = `${code === undefined ? '' : `${code}: `}${message}`;
       const from = provider ? ` from ${provider}` : '';
-      return r.wireIssues.filter((w) => w.code === 'error-event').map((w) => found(`The stream carried an error event${from}${at(w)}: ${detail}`));
+      return r.wireIssues
+        .filter((w) => w.code === 'error-event')
+        .map((w) => found(`The stream carried an error event${from}${at(w)}: ${detail}`));
     }
     const failed = (s: unknown): s is number => typeof s === 'number' && s >= 400 && s <= 599;
     const status = r.status === undefined ? (failed(code) ? code : undefined) : failed(r.status) ? r.status : undefined;
@@ -42,7 +48,8 @@ const check: Check = {
       return [found(`The upstream ended the turn with finish_reason error: ${numbered}${by}`)];
     }
     // OpenRouter also answers HTTP 200 with an error body.
-    const answered = status !== undefined ? `HTTP ${status}` : r.status !== undefined ? `HTTP ${r.status} with an error body` : 'with an error';
+    const answered =
+      status !== undefined ? `HTTP ${status}` : r.status !== undefined ? `HTTP ${r.status} with an error body` : 'with an error';
     return [found(`The upstream answered ${answered}: ${shown}${by}`)];
   },
 };

@@ -16,7 +16,10 @@ export function wireFindings(
 
 /** ` (event 12, byte 3456)` when the issue says where. */
 export function at(issue: WireIssue): string {
-  const parts = [issue.eventIndex === undefined ? '' : `event ${issue.eventIndex}`, issue.offset === undefined ? '' : `byte ${issue.offset}`].filter(Boolean);
+  const parts = [
+    issue.eventIndex === undefined ? '' : `event ${issue.eventIndex}`,
+    issue.offset === undefined ? '' : `byte ${issue.offset}`,
+  ].filter(Boolean);
   return parts.length ? ` (${parts.join(', ')})` : '';
 }
 

@@ -12,7 +12,12 @@ const check: Check = {
     const cut = cutLastEvent(r);
     return r.wireIssues
       .filter((w) => w.code === 'invalid-json' && w !== cut)
-      .map((w) => ({ rule: check.id, severity: check.severity, message: `An event is not valid JSON${at(w)}: ${w.message}`, location: 'wire' }));
+      .map((w) => ({
+        rule: check.id,
+        severity: check.severity,
+        message: `An event is not valid JSON${at(w)}: ${w.message}`,
+        location: 'wire',
+      }));
   },
 };
 

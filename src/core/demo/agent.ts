@@ -92,7 +92,12 @@ export async function runAgent(
     npm_config_registry: 'http://127.0.0.1:9/',
     NO_COLOR: '1',
   };
-  const args = agent === 'opencode' ? [...recipe.launch.args, 'run', AGENT_PROMPT] : agent === 'codex' ? [...recipe.launch.args, 'exec', AGENT_PROMPT] : [...recipe.launch.args, '-p', AGENT_PROMPT];
+  const args =
+    agent === 'opencode'
+      ? [...recipe.launch.args, 'run', AGENT_PROMPT]
+      : agent === 'codex'
+        ? [...recipe.launch.args, 'exec', AGENT_PROMPT]
+        : [...recipe.launch.args, '-p', AGENT_PROMPT];
   try {
     return await new Promise<AgentRun>((resolve, reject) => {
       const child = spawn(bin, args, { env, cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });

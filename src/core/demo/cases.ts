@@ -191,7 +191,9 @@ function argumentsFor(tool: RequestTool['function']): string {
 export function agentScript(body: { messages?: { role?: string; tool_calls?: unknown[] }[]; tools?: RequestTool[] }): DemoScript {
   const messages = Array.isArray(body.messages) ? body.messages : [];
   const last = messages.at(-1)?.role;
-  const tools = (Array.isArray(body.tools) ? body.tools : []).map((t) => t.function ?? { name: t.name }).filter((f) => typeof f?.name === 'string');
+  const tools = (Array.isArray(body.tools) ? body.tools : [])
+    .map((t) => t.function ?? { name: t.name })
+    .filter((f) => typeof f?.name === 'string');
   if (tools.length === 0 || last === 'tool') {
     const text = last === 'tool' ? 'Done: that was the Tokenscope demo. Every exchange is in the capture store.' : 'Tokenscope demo.';
     return { deltas: words(text).map((content) => ({ content })), finishReason: 'stop' };
@@ -216,7 +218,8 @@ export function scriptMessage(s: DemoScript): AssistantMessage {
     m.reasoning += d.reasoning ?? '';
     m.content += d.content ?? '';
     if (d.toolCall) {
-      if (d.toolCall.name !== undefined) m.toolCalls.push({ index: m.toolCalls.length, id: d.toolCall.id, name: d.toolCall.name, arguments: '' });
+      if (d.toolCall.name !== undefined)
+        m.toolCalls.push({ index: m.toolCalls.length, id: d.toolCall.id, name: d.toolCall.name, arguments: '' });
       const call = m.toolCalls.at(-1);
       if (call) call.arguments += d.toolCall.arguments;
     }

@@ -76,16 +76,33 @@ export async function startDemoUpstream(opts: DemoUpstreamOptions = {}): Promise
     if (body.stream !== true) {
       const message: Record<string, unknown> = { role: 'assistant', content: turn.content ?? '', reasoning: turn.reasoning ?? null };
       if (turn.toolCalls.length) {
-        message.tool_calls = turn.toolCalls.map((c) => ({ index: c.index, id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+        message.tool_calls = turn.toolCalls.map((c) => ({
+          index: c.index,
+          id: c.id,
+          type: 'function',
+          function: { name: c.name, arguments: c.arguments },
+        }));
       }
       res.writeHead(200, { 'content-type': 'application/json', 'x-generation-id': id });
-      res.end(JSON.stringify({ id, provider: DEMO_PROVIDER, model, object: 'chat.completion', created, choices: [{ index: 0, finish_reason: script.finishReason, native_finish_reason: script.finishReason, message }] }));
+      res.end(
+        JSON.stringify({
+          id,
+          provider: DEMO_PROVIDER,
+          model,
+          object: 'chat.completion',
+          created,
+          choices: [{ index: 0, finish_reason: script.finishReason, native_finish_reason: script.finishReason, message }],
+        }),
+      );
       return;
     }
 
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-generation-id': id });
     const send = (choices: unknown[], extra: Record<string, unknown> = {}) => {
-      if (!res.destroyed) res.write(`data: ${JSON.stringify({ id, provider: DEMO_PROVIDER, model, object: 'chat.completion.chunk', created, choices, ...extra })}\n\n`);
+      if (!res.destroyed)
+        res.write(
+          `data: ${JSON.stringify({ id, provider: DEMO_PROVIDER, model, object: 'chat.completion.chunk', created, choices, ...extra })}\n\n`,
+        );
     };
     let call = -1;
     for (const d of script.deltas) {
@@ -94,13 +111,23 @@ export async function startDemoUpstream(opts: DemoUpstreamOptions = {}): Promise
       if (d.reasoning !== undefined) delta.reasoning = d.reasoning;
       if (d.toolCall) {
         if (d.toolCall.name !== undefined) call++;
-        const fn = d.toolCall.name !== undefined ? { name: d.toolCall.name, arguments: d.toolCall.arguments } : { arguments: d.toolCall.arguments };
-        delta.tool_calls = [d.toolCall.id !== undefined ? { index: call, id: d.toolCall.id, type: 'function', function: fn } : { index: call, function: fn }];
+        const fn =
+          d.toolCall.name !== undefined ? { name: d.toolCall.name, arguments: d.toolCall.arguments } : { arguments: d.toolCall.arguments };
+        delta.tool_calls = [
+          d.toolCall.id !== undefined ? { index: call, id: d.toolCall.id, type: 'function', function: fn } : { index: call, function: fn },
+        ];
       }
       send([{ index: 0, delta, finish_reason: null, native_finish_reason: null }]);
       if (delay > 0) await new Promise((r) => setTimeout(r, delay));
     }
-    send([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: script.finishReason, native_finish_reason: script.finishReason }]);
+    send([
+      {
+        index: 0,
+        delta: { role: 'assistant', content: '' },
+        finish_reason: script.finishReason,
+        native_finish_reason: script.finishReason,
+      },
+    ]);
     if (!res.destroyed) res.end('data: [DONE]\n\n');
   }
 
@@ -114,9 +141,14 @@ export async function startDemoUpstream(opts: DemoUpstreamOptions = {}): Promise
     }
     req.resume();
     if (req.method === 'GET' && /\/models$/.test(path)) {
-      return json(res, 200, { object: 'list', data: [{ id: DEMO_MODEL, object: 'model', owned_by: DEMO_PROVIDER, name: `${DEMO_MODEL} (Tokenscope demo)` }] });
+      return json(res, 200, {
+        object: 'list',
+        data: [{ id: DEMO_MODEL, object: 'model', owned_by: DEMO_PROVIDER, name: `${DEMO_MODEL} (Tokenscope demo)` }],
+      });
     }
-    json(res, 404, { error: { code: 404, message: `the Tokenscope demo upstream serves /v1/chat/completions and /v1/models, not ${req.method} ${path}` } });
+    json(res, 404, {
+      error: { code: 404, message: `the Tokenscope demo upstream serves /v1/chat/completions and /v1/models, not ${req.method} ${path}` },
+    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -43,7 +43,10 @@ export const REQUEST_BODY_ENV = 'REQUEST_BODY_FILE';
 /** Environment variable for a route's key (`OPENROUTER_API_KEY`, `ANTHROPIC_API_KEY`, `SGLANG_API_KEY`…). */
 function keyEnvOf(r: Repro): string {
   if (isOpenRouter(r.exchange)) return OPENROUTER_KEY_ENV;
-  const route = r.exchange.route.toUpperCase().replace(/[^A-Z0-9]+/g, '_').replace(/^_+|_+$/g, '');
+  const route = r.exchange.route
+    .toUpperCase()
+    .replace(/[^A-Z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '');
   return `${route || 'UPSTREAM'}_API_KEY`;
 }
 
@@ -84,7 +87,9 @@ export function replayOf(r: Repro): Replay {
 export function guessLine(pin: { slug: string; derivedFrom: string; why?: string }): string {
   // One line whatever the name holds (it comes from the network): it is written into comments.
   const one = (t: string) => t.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ');
-  return one(`WARNING: the provider slug "${pin.slug}" is a guess, derived from the served provider's name "${pin.derivedFrom}"${pin.why ? ` (${pin.why})` : ''}. Check it on the model's OpenRouter page: a wrong slug gets 404 "No allowed providers".`);
+  return one(
+    `WARNING: the provider slug "${pin.slug}" is a guess, derived from the served provider's name "${pin.derivedFrom}"${pin.why ? ` (${pin.why})` : ''}. Check it on the model's OpenRouter page: a wrong slug gets 404 "No allowed providers".`,
+  );
 }
 
 /** One line saying a request body the capture did not keep (its size, and why). */

@@ -247,7 +247,8 @@ function recordedChunks(v: unknown, length: number): ChunkTiming[] | undefined {
   if (!Array.isArray(v)) return undefined;
   let end = 0;
   for (const c of v) {
-    if (!isObj(c) || num(c.t) === undefined || c.offset !== end || !Number.isInteger(c.length) || (c.length as number) < 0) return undefined;
+    if (!isObj(c) || num(c.t) === undefined || c.offset !== end || !Number.isInteger(c.length) || (c.length as number) < 0)
+      return undefined;
     end += c.length as number;
   }
   return end === length ? (v as ChunkTiming[]) : undefined;
@@ -288,7 +289,9 @@ function readEntry(e: unknown): CaptureInput | string {
   // Time to first byte: everything before the response started (HAR uses -1 for "does not apply").
   const ttfb = ['blocked', 'dns', 'connect', 'send', 'wait'].reduce((sum, k) => sum + Math.max(0, num(timings[k]) ?? 0), 0);
   const time = num(e.time);
-  const chunks = recordedChunks(ts?.chunks, responseBody.length) ?? (responseBody.length > 0 ? [{ t: ttfb, offset: 0, length: responseBody.length }] : []);
+  const chunks =
+    recordedChunks(ts?.chunks, responseBody.length) ??
+    (responseBody.length > 0 ? [{ t: ttfb, offset: 0, length: responseBody.length }] : []);
   const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
   const noBody = typeof content.text !== 'string' && (num(content.size) ?? 0) > 0 ? 'the HAR holds no response body' : undefined;
   const error = str(ts?.error) ?? str(res._error) ?? noBody;
@@ -324,7 +327,10 @@ function readEntry(e: unknown): CaptureInput | string {
     ...(str(ts?.servedProvider) !== undefined ? { servedProvider: str(ts?.servedProvider) } : {}),
     ...(isObj(ts?.pin) && Array.isArray(ts.pin.requested) ? { pin: ts.pin as CapturedExchange['pin'] } : {}),
     ...(num(ts?.queuedMs) !== undefined ? { queuedMs: num(ts?.queuedMs) } : {}),
-    ...(requestBody === undefined && isObj(ts?.requestNotKept) && num(ts.requestNotKept.bytes) !== undefined && str(ts.requestNotKept.why) !== undefined
+    ...(requestBody === undefined &&
+    isObj(ts?.requestNotKept) &&
+    num(ts.requestNotKept.bytes) !== undefined &&
+    str(ts.requestNotKept.why) !== undefined
       ? { requestNotKept: { bytes: num(ts.requestNotKept.bytes)!, why: str(ts.requestNotKept.why)! } }
       : {}),
     ...(str(ts?.notAnalysed) !== undefined ? { notAnalysed: str(ts?.notAnalysed) } : {}),

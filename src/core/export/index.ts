@@ -86,7 +86,10 @@ function refuseSecrets(repros: Repro[], text: string): void {
       `export refused: capture ${split.exchange.id} holds a key the model streamed over several events, which the export would reassemble; nothing was written`,
     );
   }
-  if (containsSecret(text)) throw new UserError('export refused: the export still holds a key-shaped string after redaction; nothing was written (add a --redact pattern)');
+  if (containsSecret(text))
+    throw new UserError(
+      'export refused: the export still holds a key-shaped string after redaction; nothing was written (add a --redact pattern)',
+    );
 }
 
 function composeExport(repros: Repro[], format: ExportFormat): string {
@@ -119,7 +122,12 @@ export function sessionCaptureIds(reader: CaptureReader, id: string): string[] {
 }
 
 /** One call from store to text: read the captures, redact and analyse them, export. */
-export function exportCaptures(reader: CaptureReader, ids: string[], format: ExportFormat, opts: ReproOptions = {}): { text: string; repros: Repro[] } {
+export function exportCaptures(
+  reader: CaptureReader,
+  ids: string[],
+  format: ExportFormat,
+  opts: ReproOptions = {},
+): { text: string; repros: Repro[] } {
   const repros = ids.map((id) => prepareRepro(readCapture(reader, id), opts));
   return { text: exportText(repros, format), repros };
 }

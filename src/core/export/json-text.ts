@@ -30,7 +30,9 @@ export function jsonDepth(value: unknown, limit = Infinity): number {
   return max;
 }
 
-type Frame = { kind: 'array'; items: unknown[]; i: number; indent: string; level: number } | { kind: 'object'; entries: [string, unknown][]; i: number; indent: string; level: number; wrote: boolean };
+type Frame =
+  | { kind: 'array'; items: unknown[]; i: number; indent: string; level: number }
+  | { kind: 'object'; entries: [string, unknown][]; i: number; indent: string; level: number; wrote: boolean };
 
 /**
  * Levels written indented, with `space`; deeper ones are written compact (indenting 10,000 levels would be hundreds of
@@ -109,7 +111,9 @@ export function deepJsonText(value: unknown, space = 0): string {
 
 /** What JSON.stringify writes for `v`: its `toJSON()` when it has one (a Date). */
 function toJsonValue(v: unknown): unknown {
-  return v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function' ? (v as { toJSON(): unknown }).toJSON() : v;
+  return v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function'
+    ? (v as { toJSON(): unknown }).toJSON()
+    : v;
 }
 
 function writable(v: unknown): boolean {

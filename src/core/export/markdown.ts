@@ -87,7 +87,13 @@ export function excerptAround(text: string, f: Finding): Excerpt | undefined {
   const nlAfter = text.indexOf('\n', to);
   if (nlAfter >= 0 && nlAfter < end) end = nlAfter;
   // A long finding (a section of many calls) keeps its beginning and its end; the middle is elided.
-  const kept: [number, number][] = to - from > MAX_SPAN ? [[start, from + EDGE], [to - EDGE, end]] : [[start, end]];
+  const kept: [number, number][] =
+    to - from > MAX_SPAN
+      ? [
+          [start, from + EDGE],
+          [to - EDGE, end],
+        ]
+      : [[start, end]];
   const body = kept
     .map(([a, b]) => {
       const piece = text.slice(a, b);
@@ -133,7 +139,9 @@ function environment(r: Repro, f: ReproFacts): string {
   if (f.model) rows.push(['Model requested', cell(f.model)]);
   if (f.servedModel && f.servedModel !== f.model) rows.push(['Model served', cell(f.servedModel)]);
   if (f.provider || isOpenRouter(x)) {
-    const pin = x.pin ? ` — pin requested: ${x.pin.requested.map((s) => cell(s)).join(', ')}${x.pin.honoured === false ? ' (not honoured)' : x.pin.honoured ? ' (honoured)' : ''}` : '';
+    const pin = x.pin
+      ? ` — pin requested: ${x.pin.requested.map((s) => cell(s)).join(', ')}${x.pin.honoured === false ? ' (not honoured)' : x.pin.honoured ? ' (honoured)' : ''}`
+      : '';
     rows.push(['Provider served', `${f.provider ? esc(f.provider) : 'unknown'}${isOpenRouter(x) ? ' (through OpenRouter)' : ''}${pin}`]);
   }
   if (f.engine) rows.push(['Engine', esc(f.engine)]);
@@ -149,7 +157,10 @@ function environment(r: Repro, f: ReproFacts): string {
   rows.push(['Upstream', `${cell(`${x.method} ${target}`)}${x.status !== undefined ? ` → ${x.status}` : ''}`]);
   if (f.protocol) rows.push(['API', `${esc(f.protocol)}${f.streamed ? ', streamed' : ''}`]);
   if (f.finishReason || f.nativeFinishReason) {
-    rows.push(['Finish reason', `${f.finishReason ? cell(f.finishReason) : 'none'}${f.nativeFinishReason ? ` (native ${cell(f.nativeFinishReason)})` : ''}`]);
+    rows.push([
+      'Finish reason',
+      `${f.finishReason ? cell(f.finishReason) : 'none'}${f.nativeFinishReason ? ` (native ${cell(f.nativeFinishReason)})` : ''}`,
+    ]);
   }
   if (f.usage) {
     const u = f.usage;
@@ -176,12 +187,17 @@ function expectedActual(f: ReproFacts): string | undefined {
   if (!p) return undefined;
   const expected = p.expectedMarker
     ? `${code(p.expectedMarker)} at offset ${p.expectedAt}${p.start !== undefined ? `, closing what opened at offset ${p.start}` : ''}${
-        f.callsAttempted > 0 ? `; the tool call${f.callsAttempted > 1 ? 's' : ''} delivered to the agent with finish_reason ${code('tool_calls')}` : ''
+        f.callsAttempted > 0
+          ? `; the tool call${f.callsAttempted > 1 ? 's' : ''} delivered to the agent with finish_reason ${code('tool_calls')}`
+          : ''
       }.`
     : `a well-formed response, on which Tokenscope's ${code(p.rule)} check (${esc(ruleInfo(p.rule)?.title ?? p.rule)}) stays silent.`;
   // The finding's message, then how the turn ended and, when the model wrote tool calls, how many got through.
   const finish = f.finishReason ? `the response finished with ${code(f.finishReason)}` : '';
-  const calls = f.callsAttempted > 0 ? `${f.callsDelivered} of ${plural(f.callsAttempted, 'tool call')} the model wrote reached the agent as a structured call` : '';
+  const calls =
+    f.callsAttempted > 0
+      ? `${f.callsDelivered} of ${plural(f.callsAttempted, 'tool call')} the model wrote reached the agent as a structured call`
+      : '';
   const outcome = [finish, calls].filter(Boolean).join('; ');
   const actual = `${esc(p.message)}${/[.!?)]$/.test(p.message) ? '' : '.'}${outcome ? ` ${outcome[0].toUpperCase()}${outcome.slice(1)}.` : ''}`;
   return [`- **Expected:** ${expected}`, `- **Actual:** ${actual}`].join('\n');
@@ -208,11 +224,15 @@ function engineSection(r: Repro, findings: Finding[]): string | undefined {
     const v = verdictsFor(ctx, finding);
     if (!v || seen.has(`${v.family} ${v.case}`)) continue;
     seen.add(`${v.family} ${v.case}`);
-    const rows = v.engines.map((e) => `| ${esc(ENGINE_NAMES[e.engine])} | ${esc(e.release)} | ${cell(e.parser)} | ${esc(e.outcome)} | ${esc(e.text)} |`);
+    const rows = v.engines.map(
+      (e) => `| ${esc(ENGINE_NAMES[e.engine])} | ${esc(e.release)} | ${cell(e.parser)} | ${esc(e.outcome)} | ${esc(e.text)} |`,
+    );
     parts.push(
       `${code(finding.rule)} is conformance case ${esc(v.case)} (${esc(v.what)}):`,
       ['| Engine | Release | Parser | Outcome | What happens |', '|---|---|---|---|---|', ...rows].join('\n'),
-      `Sources: ${verdictSources(v).map((x) => esc(x)).join('; ')}.`,
+      `Sources: ${verdictSources(v)
+        .map((x) => esc(x))
+        .join('; ')}.`,
     );
   }
   return parts.length > 0 ? parts.join('\n\n') : undefined;
@@ -242,10 +262,15 @@ export function markdownIssue(r: Repro): { title: string; body: string } {
   }
   const events = r.analysis.response.events;
   const tail = f.streamed ? streamTail(events) : undefined;
-  if (tail) sections.push(`End of the raw stream (${r.analysis.response.terminated ? 'terminated normally' : 'no terminal event'}):`, fenced(tail, 'text'));
+  if (tail)
+    sections.push(
+      `End of the raw stream (${r.analysis.response.terminated ? 'terminated normally' : 'no terminal event'}):`,
+      fenced(tail, 'text'),
+    );
   // A non-streamed error body is where the upstream's own words are (OpenRouter's `metadata.raw`, the provider).
   const errorBody = !f.streamed && r.exchange.status !== undefined && r.exchange.status >= 400 ? bodyText(events) : undefined;
-  if (errorBody) sections.push(`Response body (HTTP ${r.exchange.status}):`, fenced(errorBody, /^\s*[{[]/.test(errorBody) ? 'json' : 'text'));
+  if (errorBody)
+    sections.push(`Response body (HTTP ${r.exchange.status}):`, fenced(errorBody, /^\s*[{[]/.test(errorBody) ? 'json' : 'text'));
 
   const ea = expectedActual(f);
   if (ea) sections.push('### Expected vs actual', ea);
@@ -258,7 +283,9 @@ export function markdownIssue(r: Repro): { title: string; body: string } {
   const reproduce = [
     '### Reproduce',
     `Replays the same request${isOpenRouter(r.exchange) ? ' pinned to the same provider' : ''}; the key comes from the environment.${
-      notKept ? ` **Note:** ${esc(bodyNotKeptLine(notKept))}; the command reads it from the file named by ${code(`$${REQUEST_BODY_ENV}`)}.` : ''
+      notKept
+        ? ` **Note:** ${esc(bodyNotKeptLine(notKept))}; the command reads it from the file named by ${code(`$${REQUEST_BODY_ENV}`)}.`
+        : ''
     }`,
     fenced(curlCommand(r), 'sh'),
   ];
@@ -274,7 +301,9 @@ export function markdownIssue(r: Repro): { title: string; body: string } {
   sections.push(...reproduce);
 
   const redacted = r.redactions.reduce((n, x) => n + x.count, 0);
-  sections.push(`<sub>Exported by Tokenscope ${esc(r.tokenscopeVersion)}${redacted > 0 ? `; ${plural(redacted, 'secret')} redacted` : ''}.</sub>`);
+  sections.push(
+    `<sub>Exported by Tokenscope ${esc(r.tokenscopeVersion)}${redacted > 0 ? `; ${plural(redacted, 'secret')} redacted` : ''}.</sub>`,
+  );
 
   const opts = { patterns: r.patterns };
   return { title: sealExport(titleOf(r, f), opts), body: sealExport(sections.join('\n\n') + '\n', opts) };

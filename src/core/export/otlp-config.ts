@@ -80,7 +80,8 @@ function tracesUrl(base: string): string {
 function protocolOf(value: string | undefined, what: string): OtlpProtocol {
   const v = (value ?? 'http/protobuf').trim().toLowerCase();
   if (v === 'http/protobuf' || v === 'http/json') return v;
-  if (v === 'grpc') throw new UserError(`${what}=grpc is not supported: use http/protobuf or http/json (every common backend takes OTLP over HTTP)`);
+  if (v === 'grpc')
+    throw new UserError(`${what}=grpc is not supported: use http/protobuf or http/json (every common backend takes OTLP over HTTP)`);
   throw new UserError(`${what} must be http/protobuf or http/json, got ${JSON.stringify(value)}`);
 }
 
@@ -107,7 +108,10 @@ export function readOtlpConfig(over: OtlpOverrides = {}, env: Env = process.env)
     url = checkUrl(tracesUrl(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || DEFAULT_ENDPOINT), 'OTEL_EXPORTER_OTLP_ENDPOINT');
   }
   const protoVar = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
-  const protocol = protocolOf(over.protocol ?? env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL, over.protocol ? 'the OTLP protocol' : protoVar);
+  const protocol = protocolOf(
+    over.protocol ?? env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL,
+    over.protocol ? 'the OTLP protocol' : protoVar,
+  );
   const headers = {
     ...parseOtlpHeaders(env.OTEL_EXPORTER_OTLP_HEADERS),
     ...parseOtlpHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS, 'OTEL_EXPORTER_OTLP_TRACES_HEADERS'),

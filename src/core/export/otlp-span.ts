@@ -220,7 +220,13 @@ export function exchangeSpan(
   setIf(attrs, 'tokenscope.pin.honoured', x.pin?.honoured);
   setIf(attrs, 'tokenscope.family', result?.analysis.family);
   // Repair mode delivered something other than the upstream's bytes (the span describes the upstream's answer).
-  setIf(attrs, 'tokenscope.repaired', x.repair ? x.repair.calls.some((c) => c.status === 'delivered') || x.repair.removedChars.content + x.repair.removedChars.reasoning > 0 : undefined);
+  setIf(
+    attrs,
+    'tokenscope.repaired',
+    x.repair
+      ? x.repair.calls.some((c) => c.status === 'delivered') || x.repair.removedChars.content + x.repair.removedChars.reasoning > 0
+      : undefined,
+  );
   setIf(attrs, 'tokenscope.repair.calls_delivered', x.repair?.calls.filter((c) => c.status === 'delivered').length);
   setIf(attrs, 'tokenscope.parent_id', x.parentId);
   setIf(attrs, 'tokenscope.target', x.target);
@@ -234,7 +240,11 @@ export function exchangeSpan(
 
   const endTime = x.endedAt ?? x.startedAt;
   const events: SpanEventData[] = findings.map((f) => {
-    const a: Attributes = { 'tokenscope.finding.rule': f.rule, 'tokenscope.finding.severity': f.severity, 'tokenscope.finding.location': f.location };
+    const a: Attributes = {
+      'tokenscope.finding.rule': f.rule,
+      'tokenscope.finding.severity': f.severity,
+      'tokenscope.finding.location': f.location,
+    };
     setIf(a, 'tokenscope.finding.message', sealed(f.message, opts));
     setIf(a, 'tokenscope.finding.range.start', f.start);
     setIf(a, 'tokenscope.finding.range.end', f.end);
@@ -244,16 +254,33 @@ export function exchangeSpan(
   });
 
   if (opts.content) {
-    const system = request?.messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => ({ type: 'text', content: m.content ?? '' }));
+    const system = request?.messages
+      .filter((m) => m.role === 'system' || m.role === 'developer')
+      .map((m) => ({ type: 'text', content: m.content ?? '' }));
     if (system?.length) setIf(attrs, ATTR_GEN_AI_SYSTEM_INSTRUCTIONS, sealed(JSON.stringify(system), opts));
     if (request) setIf(attrs, ATTR_GEN_AI_INPUT_MESSAGES, sealed(JSON.stringify(inputMessages(request.messages)), opts));
     const out = result?.analysis.message ?? response?.message;
     if (out) {
-      const message = { role: 'assistant', parts: parts(out), finish_reason: (attrs[ATTR_GEN_AI_RESPONSE_FINISH_REASONS] as string[] | undefined)?.[0] ?? null };
+      const message = {
+        role: 'assistant',
+        parts: parts(out),
+        finish_reason: (attrs[ATTR_GEN_AI_RESPONSE_FINISH_REASONS] as string[] | undefined)?.[0] ?? null,
+      };
       setIf(attrs, ATTR_GEN_AI_OUTPUT_MESSAGES, sealed(JSON.stringify([message]), opts));
     }
   }
 
-  const status: SpanData['status'] = err ? { code: 'error', message: sealed(x.error ?? response?.error?.message ?? err, opts) ?? err } : counts.error > 0 ? { code: 'error', message: `${counts.error} error finding${counts.error === 1 ? '' : 's'}` } : { code: 'unset' };
-  return { name: requestModel ? `${op} ${requestModel}` : op, startTime: x.startedAt, endTime: Math.max(endTime, x.startedAt), attributes: attrs, events, status };
+  const status: SpanData['status'] = err
+    ? { code: 'error', message: sealed(x.error ?? response?.error?.message ?? err, opts) ?? err }
+    : counts.error > 0
+      ? { code: 'error', message: `${counts.error} error finding${counts.error === 1 ? '' : 's'}` }
+      : { code: 'unset' };
+  return {
+    name: requestModel ? `${op} ${requestModel}` : op,
+    startTime: x.startedAt,
+    endTime: Math.max(endTime, x.startedAt),
+    attributes: attrs,
+    events,
+    status,
+  };
 }

@@ -187,7 +187,9 @@ export class OtlpExporter {
         result = undefined; // the span still goes, without findings
       }
     }
-    return this.emit(exchangeSpan(capture.exchange, result, capture.chunks, { content: this.config.content, patterns: this.opts.redactPatterns }));
+    return this.emit(
+      exchangeSpan(capture.exchange, result, capture.chunks, { content: this.config.content, patterns: this.opts.redactPatterns }),
+    );
   }
 
   /**
@@ -260,7 +262,8 @@ export class OtlpExporter {
     this.lastWarning = now;
     this.reportedDrops = s.dropped;
     const why = s.lastError ? ` (last error: ${s.lastError})` : '';
-    this.opts.onWarning?.(`OTLP export to ${this.config.url}: ${s.dropped} span${s.dropped === 1 ? '' : 's'} dropped so far${why}; the proxy keeps forwarding`);
+    this.opts.onWarning?.(
+      `OTLP export to ${this.config.url}: ${s.dropped} span${s.dropped === 1 ? '' : 's'} dropped so far${why}; the proxy keeps forwarding`,
+    );
   }
 }
-

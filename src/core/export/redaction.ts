@@ -11,7 +11,15 @@
  */
 import type { SlugEntry } from '../policy/slugs';
 import { homedir } from 'node:os';
-import { containsSecret, redactHeaders, redactText, redactUrl as redactUrlOnce, redactUrlsIn, type Redaction, type RedactOptions } from '../redact';
+import {
+  containsSecret,
+  redactHeaders,
+  redactText,
+  redactUrl as redactUrlOnce,
+  redactUrlsIn,
+  type Redaction,
+  type RedactOptions,
+} from '../redact';
 import { UserError, type Analysis, type CapturedExchange, type ChunkTiming, type ExchangeSummary } from '../model';
 import { utf8Bytes, utf8Text } from '../capture/body-text';
 
@@ -60,7 +68,7 @@ export function presetPattern(name: string, home: string = homedir()): UserPatte
   switch (name) {
     case 'home': {
       const roots = String.raw`(?:/home/|/Users/|[A-Za-z]:(?:\\\\|\\|/)Users(?:\\\\|\\|/))[^/\\\s"'<>]+`;
-      const own = home && home.length > 1 ? `|${escapeRegExp(home)}(?![^/\\\s"'<>])` : '';
+      const own = home && home.length > 1 ? `|${escapeRegExp(home)}(?![^/\\s"'<>])` : '';
       return { label: 'home', pattern: new RegExp(`${own ? `(?:${roots}${own})` : roots}`) };
     }
     case 'email':

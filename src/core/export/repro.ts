@@ -88,7 +88,9 @@ export function withTokens(r: Repro, tokenizer: Tokenizer): Repro {
 /** The analysis of a redacted capture: the store's, when the redaction changed nothing it read; else analysed once. */
 export function redactedResult(input: CaptureInput, redacted: CaptureInput): ExchangeAnalysis {
   const { exchange, responseBody, chunks } = redacted;
-  return input.stored && sameForAnalysis(input, redacted) ? storedResult(exchange, responseBody, chunks, input.stored) : analyzeCaptured(exchange, responseBody, chunks);
+  return input.stored && sameForAnalysis(input, redacted)
+    ? storedResult(exchange, responseBody, chunks, input.stored)
+    : analyzeCaptured(exchange, responseBody, chunks);
 }
 
 /** Whether the redaction left every input of the analysis as it was (the common case: the store masked keys already). */
@@ -111,7 +113,13 @@ export function readCapture(reader: CaptureReader, id: string): CaptureInput {
   const res = reader.readResponse(exchange.id) ?? { bytes: new Uint8Array(0), chunks: [] };
   const stored = reader.readAnalysis?.(exchange.id);
   const providerSlugs = (reader as Partial<SlugCache>).providerSlugs?.();
-  return { exchange, responseBody: res.bytes, chunks: res.chunks, ...(stored && { stored }), ...(providerSlugs?.length && { providerSlugs }) };
+  return {
+    exchange,
+    responseBody: res.bytes,
+    chunks: res.chunks,
+    ...(stored && { stored }),
+    ...(providerSlugs?.length && { providerSlugs }),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -44,7 +44,11 @@ export async function withReplaySlug(
   if (!served || !isOpenRouter(input.exchange)) return input;
   if (new ProviderDirectory(input.providerSlugs ?? []).slugOf(served).known) return input;
   const r = await resolveSlug(cache, client, modelOf(input), served, opts.signal);
-  if (!r.known) return { ...input, slugGuess: client ? (r.why ?? 'no OpenRouter listing names it') : (opts.why ?? r.why ?? 'no OpenRouter listing could be read') };
+  if (!r.known)
+    return {
+      ...input,
+      slugGuess: client ? (r.why ?? 'no OpenRouter listing names it') : (opts.why ?? r.why ?? 'no OpenRouter listing could be read'),
+    };
   // A read-only store keeps nothing: the input carries what was learnt either way.
   const learnt: SlugEntry = { name: served, slug: r.slug, source: 'endpoints', at: Date.now() };
   return { ...input, providerSlugs: [...(input.providerSlugs ?? []), learnt] };

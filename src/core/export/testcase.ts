@@ -53,7 +53,9 @@ function chatRequest(r: Repro, what: string): Record<string, unknown> {
   const protocol = r.analysis.request?.protocol ?? r.analysis.response.protocol;
   const body = requestJson(r);
   if (!body || !Array.isArray(body.messages) || (protocol !== 'openai-chat' && protocol !== 'unknown')) {
-    throw new UserError(`${what} needs a Chat Completions request (messages); this exchange (${r.exchange.method} ${r.exchange.path}) is ${protocol === 'unknown' ? 'not one' : protocol}`);
+    throw new UserError(
+      `${what} needs a Chat Completions request (messages); this exchange (${r.exchange.method} ${r.exchange.path}) is ${protocol === 'unknown' ? 'not one' : protocol}`,
+    );
   }
   return body;
 }
@@ -155,7 +157,8 @@ export function toYaml(v: unknown, indent = 0, depth = 0): string {
     if (entries.length === 0) return `${pad}{}`;
     return entries
       .map(([k, x]) => {
-        if (x !== null && typeof x === 'object' && Object.keys(x).length > 0) return `${pad}${key(k)}:\n${toYaml(x, indent + 2, depth + 1)}`;
+        if (x !== null && typeof x === 'object' && Object.keys(x).length > 0)
+          return `${pad}${key(k)}:\n${toYaml(x, indent + 2, depth + 1)}`;
         return `${pad}${key(k)}: ${toYaml(x, 0, depth + 1)}`;
       })
       .join('\n');
@@ -164,7 +167,21 @@ export function toYaml(v: unknown, indent = 0, depth = 0): string {
 }
 
 /** Model settings promptfoo's OpenAI-style providers take by name; everything else rides in `passthrough`. */
-const PROVIDER_CONFIG = new Set(['temperature', 'max_tokens', 'max_completion_tokens', 'top_p', 'frequency_penalty', 'presence_penalty', 'seed', 'stop', 'tools', 'tool_choice', 'response_format', 'parallel_tool_calls', 'reasoning_effort']);
+const PROVIDER_CONFIG = new Set([
+  'temperature',
+  'max_tokens',
+  'max_completion_tokens',
+  'top_p',
+  'frequency_penalty',
+  'presence_penalty',
+  'seed',
+  'stop',
+  'tools',
+  'tool_choice',
+  'response_format',
+  'parallel_tool_calls',
+  'reasoning_effort',
+]);
 
 /** Keys promptfoo sets itself or that make no sense in an eval (it calls without streaming). */
 const OMITTED = new Set(['model', 'messages', 'stream', 'stream_options', 'n']);

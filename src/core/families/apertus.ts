@@ -73,8 +73,12 @@ function readCall(out: ParseOut, from: number, to: number, complete: boolean): n
   }
   if (first) out.seg('arguments', first.valueRange[0], first.valueRange[1], index);
   if (!complete) callUnclosed(out, index, from, end, '}', end);
-  else if (!first?.key) out.problem('malformed-call', `call ${index}: no tool name (an object with one key, the name)`, from, end, { callIndex: index });
-  else if (members.length > 1) out.problem('malformed-call', `call ${index}: more than one key; the engines read the first as the name`, from, end, { callIndex: index });
+  else if (!first?.key)
+    out.problem('malformed-call', `call ${index}: no tool name (an object with one key, the name)`, from, end, { callIndex: index });
+  else if (members.length > 1)
+    out.problem('malformed-call', `call ${index}: more than one key; the engines read the first as the name`, from, end, {
+      callIndex: index,
+    });
   return end;
 }
 
@@ -161,7 +165,14 @@ function section(out: ParseOut, start: number, hit: MarkerHit): number {
 
 /** A reasoning block later in the turn (Apertus may think again between its answer and its calls). */
 function innerBlock(out: ParseOut, start: number): number {
-  return thinkBlock(out, start, { implicitOpen: false, stops: [PREFIX, ...ENDS], turnEnds: ENDS, markers: MARKERS, tags: INNER, toolMarkers: TOOL_MARKERS });
+  return thinkBlock(out, start, {
+    implicitOpen: false,
+    stops: [PREFIX, ...ENDS],
+    turnEnds: ENDS,
+    markers: MARKERS,
+    tags: INNER,
+    toolMarkers: TOOL_MARKERS,
+  });
 }
 
 const GRAMMAR: TurnGrammar = {
@@ -222,7 +233,10 @@ const format: ModelFormat = {
 const SGLANG = 'sgl-project/sglang python/sglang/srt/function_call/apertus2509_detector.py';
 const VLLM = 'vllm-project/vllm vllm/frontend/processing/tool_parsers/apertus_tool_parser.py';
 const v = (outcome: EngineVerdict['outcome'], text: string): EngineVerdict => ({ outcome, text });
-const sglangContent = v('content', `no call; a block counts only once its JSON list parses and ${SUFFIX} follows it, so the rest of the output, markup included, is content`);
+const sglangContent = v(
+  'content',
+  `no call; a block counts only once its JSON list parses and ${SUFFIX} follows it, so the rest of the output, markup included, is content`,
+);
 const dynamo = noParser('Dynamo lists no Apertus parser family');
 
 const verdicts: FamilyVerdicts = {
@@ -242,27 +256,57 @@ const verdicts: FamilyVerdicts = {
       evidence: `${SGLANG} detect_and_parse @ 16739a60; test/registered/unit/function_call/test_apertus2509_detector.py @ 8d240b18`,
       note: 'read from the code: raw_decode of the list, then the suffix; anything short of both leaves the block as text',
     },
-    dynamo: noParserInfo('3.0.0', 'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no apertus)'),
+    dynamo: noParserInfo(
+      '3.0.0',
+      'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no apertus)',
+    ),
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: `${SUFFIX} missing after a complete list`,
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: `${SUFFIX} missing after a complete list`,
       verdicts: { vllm: v('recovered', 'the complete call is delivered; the suffix is optional'), sglang: sglangContent, dynamo },
     },
     {
-      id: '5.b', class: 'orphan-close', calls: 'single', what: `a call list and ${SUFFIX} without ${PREFIX}`,
-      verdicts: { vllm: v('content', 'no call; the text stays in content'), sglang: v('content', 'no call; the text stays in content'), dynamo },
+      id: '5.b',
+      class: 'orphan-close',
+      calls: 'single',
+      what: `a call list and ${SUFFIX} without ${PREFIX}`,
+      verdicts: {
+        vllm: v('content', 'no call; the text stays in content'),
+        sglang: v('content', 'no call; the text stays in content'),
+        dynamo,
+      },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside the arguments',
-      verdicts: { vllm: v('cut-call-delivered', 'the cut call is delivered with what partial_json_loads completes of its arguments'), sglang: sglangContent, dynamo },
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside the arguments',
+      verdicts: {
+        vllm: v('cut-call-delivered', 'the cut call is delivered with what partial_json_loads completes of its arguments'),
+        sglang: sglangContent,
+        dynamo,
+      },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: `] and ${SUFFIX} missing after several complete calls`,
-      verdicts: { vllm: v('recovered', 'every complete call is delivered (partial_json_loads closes the list)'), sglang: sglangContent, dynamo },
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: `] and ${SUFFIX} missing after several complete calls`,
+      verdicts: {
+        vllm: v('recovered', 'every complete call is delivered (partial_json_loads closes the list)'),
+        sglang: sglangContent,
+        dynamo,
+      },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
       verdicts: { vllm: v('cut-call-delivered', 'every call is delivered, the last with its cut value'), sglang: sglangContent, dynamo },
     },
   ],

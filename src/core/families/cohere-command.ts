@@ -88,7 +88,10 @@ const CALLS: JsonCallsGrammar = {
 const CITATION = /<co>|<\/co:[^<>]*>/g;
 
 /** A reply wrapper: a marker segment; the text between the two is the content. */
-const wrapper = (marker: string): Starter => ({ marker, parse: (out: ParseOut, _start, hit) => (out.seg('marker', hit.start, hit.end), hit.end) });
+const wrapper = (marker: string): Starter => ({
+  marker,
+  parse: (out: ParseOut, _start, hit) => (out.seg('marker', hit.start, hit.end), hit.end),
+});
 
 const GRAMMAR: TurnGrammar = {
   family: 'cohere-command',
@@ -182,11 +185,17 @@ const verdicts: FamilyVerdicts = {
       evidence: `${SGLANG_CODE} detect_and_parse @ 0ff0d3e3; test/registered/unit/function_call/test_cohere_command4_detector.py @ 30a32393`,
       note: 'read from the code: a body without <|END_ACTION|> is read with a partial-JSON fallback; streaming waits for <|END_ACTION|> before emitting the calls (test_streaming_waits_for_end_token)',
     },
-    dynamo: noParserInfo('3.0.0', 'ai-dynamo/frontend-crates parsers/v2/README.md "Parser families" @ 0b8a06fe; ai-dynamo/dynamo lib/parsers/src/tool_calling/parsers.rs get_tool_parser_map @ 0436586e (no Cohere parser)'),
+    dynamo: noParserInfo(
+      '3.0.0',
+      'ai-dynamo/frontend-crates parsers/v2/README.md "Parser families" @ 0b8a06fe; ai-dynamo/dynamo lib/parsers/src/tool_calling/parsers.rs get_tool_parser_map @ 0436586e (no Cohere parser)',
+    ),
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: '<|END_ACTION|> missing after a complete call list',
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: '<|END_ACTION|> missing after a complete call list',
       verdicts: {
         vllm: v('recovered', 'the call is delivered; the filter never needed <|END_ACTION|>'),
         sglang: v('recovered', 'the list parses as JSON: the call is delivered'),
@@ -194,7 +203,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.b', class: 'orphan-close', calls: 'single', what: 'a call list and <|END_ACTION|> without <|START_ACTION|>',
+      id: '5.b',
+      class: 'orphan-close',
+      calls: 'single',
+      what: 'a call list and <|END_ACTION|> without <|START_ACTION|>',
       verdicts: {
         vllm: v('content', 'no call; the list is reply text'),
         sglang: v('content', 'no call; the detector needs <|START_ACTION|>, the whole text is content'),
@@ -202,15 +214,24 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside the parameters',
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside the parameters',
       verdicts: {
         vllm: v('cut-call-delivered', 'the call is delivered with the parameters text that arrived (not valid JSON)'),
-        sglang: v('cut-call-delivered', 'the partial-JSON fallback delivers the call with what parsed of its parameters ({} when the cut fell in a key)'),
+        sglang: v(
+          'cut-call-delivered',
+          'the partial-JSON fallback delivers the call with what parsed of its parameters ({} when the cut fell in a key)',
+        ),
         dynamo,
       },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: '<|END_ACTION|> missing after several complete calls',
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: '<|END_ACTION|> missing after several complete calls',
       verdicts: {
         vllm: v('recovered', 'every call is delivered'),
         sglang: v('recovered', 'every call is delivered'),
@@ -218,7 +239,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
       verdicts: {
         vllm: v('cut-call-delivered', 'every call is delivered, the last with the parameters text that arrived'),
         sglang: v('cut-call-delivered', 'every call is delivered, the last with its cut value ("New York")'),

@@ -102,7 +102,14 @@ function jsonCall(out: ParseOut, pos: number, sectioned: boolean): number | unde
   return Math.max(end, pos + 1);
 }
 
-const SECTION: SectionGrammar = { ends: [SECTION_END], callBegin: INVOKE_OPEN, breaks: [...ENDS, SECTION_BEGIN], markers: MARKERS, call: invoke, loose: jsonCall };
+const SECTION: SectionGrammar = {
+  ends: [SECTION_END],
+  callBegin: INVOKE_OPEN,
+  breaks: [...ENDS, SECTION_BEGIN],
+  markers: MARKERS,
+  call: invoke,
+  loose: jsonCall,
+};
 
 const GRAMMAR: TurnGrammar = {
   family: 'dots',
@@ -148,7 +155,10 @@ const SGLANG = 'sgl-project/sglang python/sglang/srt/function_call/dots_detector
 const VLLM = 'vllm-project/vllm vllm/frontend/processing/tool_parsers/dots_tool_parser.py';
 const v = (outcome: EngineVerdict['outcome'], text: string): EngineVerdict => ({ outcome, text });
 const both = (what: string) => ({
-  vllm: v('content', `no call; only whole ${SECTION_BEGIN}…${SECTION_END} blocks are read, and with none the whole output, ${what}, is content`),
+  vllm: v(
+    'content',
+    `no call; only whole ${SECTION_BEGIN}…${SECTION_END} blocks are read, and with none the whole output, ${what}, is content`,
+  ),
   sglang: v('content', `no call; only whole ${SECTION_BEGIN}…${SECTION_END} blocks are read, so ${what} stays in content`),
   dynamo: noParser('Dynamo lists no dots parser family'),
 });
@@ -170,21 +180,51 @@ const verdicts: FamilyVerdicts = {
       evidence: `${SGLANG} detect_and_parse @ 04b26f56; test/registered/unit/function_call/test_dots_detector.py @ 04b26f56`,
       note: 'read from the code; an invoke without its </invoke> inside a closed block is dropped silently',
     },
-    dynamo: noParserInfo('3.0.0', 'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no dots)'),
+    dynamo: noParserInfo(
+      '3.0.0',
+      'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no dots)',
+    ),
   },
   cases: [
-    { id: '5.a', class: 'unclosed-complete', calls: 'single', what: `${SECTION_END} missing after a complete invoke`, verdicts: both('markup included') },
     {
-      id: '5.b', class: 'orphan-close', calls: 'single', what: `an invoke and ${SECTION_END} without ${SECTION_BEGIN}`,
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: `${SECTION_END} missing after a complete invoke`,
+      verdicts: both('markup included'),
+    },
+    {
+      id: '5.b',
+      class: 'orphan-close',
+      calls: 'single',
+      what: `an invoke and ${SECTION_END} without ${SECTION_BEGIN}`,
       verdicts: {
         vllm: v('content', 'no call; the text stays in content'),
         sglang: v('content', `no call; the text stays in content (the streaming path strips the stray ${SECTION_END})`),
         dynamo: noParser('Dynamo lists no dots parser family'),
       },
     },
-    { id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside a parameter value', verdicts: both('the cut markup') },
-    { id: '5.d', class: 'unclosed-complete', calls: 'multi', what: `${SECTION_END} missing after several complete invokes`, verdicts: both('the prose and every invoke') },
-    { id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several invokes cut off mid-value', verdicts: both('the prose and every invoke') },
+    {
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside a parameter value',
+      verdicts: both('the cut markup'),
+    },
+    {
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: `${SECTION_END} missing after several complete invokes`,
+      verdicts: both('the prose and every invoke'),
+    },
+    {
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several invokes cut off mid-value',
+      verdicts: both('the prose and every invoke'),
+    },
   ],
 };
 

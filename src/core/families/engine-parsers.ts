@@ -37,10 +37,18 @@ export type ParserEngine = 'vllm' | 'sglang' | 'llama.cpp' | 'ollama';
 
 export const PARSER_ENGINES: readonly ParserEngine[] = ['vllm', 'sglang', 'llama.cpp', 'ollama'];
 
-export const PARSER_ENGINE_NAMES: Record<ParserEngine, string> = { vllm: 'vLLM', sglang: 'SGLang', 'llama.cpp': 'llama.cpp', ollama: 'Ollama' };
+export const PARSER_ENGINE_NAMES: Record<ParserEngine, string> = {
+  vllm: 'vLLM',
+  sglang: 'SGLang',
+  'llama.cpp': 'llama.cpp',
+  ollama: 'Ollama',
+};
 
 /** Where each engine's list was read: repository, files and commits. */
-export const PARSER_SOURCES: Record<ParserEngine, { repo: string; lists: readonly { path: string; commit: string }[]; notes?: readonly string[] }> = {
+export const PARSER_SOURCES: Record<
+  ParserEngine,
+  { repo: string; lists: readonly { path: string; commit: string }[]; notes?: readonly string[] }
+> = {
   vllm: {
     repo: 'vllm-project/vllm',
     lists: [
@@ -52,7 +60,10 @@ export const PARSER_SOURCES: Record<ParserEngine, { repo: string; lists: readonl
     ],
     notes: ['vllm.parser.<module>: the unified parser modules the v0.31.0 API reference lists, each read at the commit in its file'],
   },
-  sglang: { repo: 'sgl-project/sglang', lists: [{ path: 'python/sglang/srt/function_call/parser_names.py', commit: '042de61bf6848a6c9a3b7437b999586fbc06b998' }] },
+  sglang: {
+    repo: 'sgl-project/sglang',
+    lists: [{ path: 'python/sglang/srt/function_call/parser_names.py', commit: '042de61bf6848a6c9a3b7437b999586fbc06b998' }],
+  },
   'llama.cpp': {
     repo: 'ggml-org/llama.cpp',
     lists: [
@@ -86,13 +97,20 @@ type Target = FamilyId | { unsupported: string };
 /** A parser whose grammar no family reads yet, or that reads none. */
 const no = (reason: string): Target => ({ unsupported: reason });
 
-function entry(engine: ParserEngine, name: string, file: string, to: Target, extra: { note?: string; also?: readonly FamilyId[] } = {}): EngineParser {
+function entry(
+  engine: ParserEngine,
+  name: string,
+  file: string,
+  to: Target,
+  extra: { note?: string; also?: readonly FamilyId[] } = {},
+): EngineParser {
   const base = { engine, name, file, ...(extra.also && { also: extra.also }), ...(extra.note && { note: extra.note }) };
   return typeof to === 'string' ? { ...base, family: to } : { ...base, unsupported: to.unsupported };
 }
 
 const V = 'vllm/tool_parsers/';
-const vllm = (name: string, file: string, to: Target, extra?: { note?: string; also?: readonly FamilyId[] }) => entry('vllm', name, V + file, to, extra);
+const vllm = (name: string, file: string, to: Target, extra?: { note?: string; also?: readonly FamilyId[] }) =>
+  entry('vllm', name, V + file, to, extra);
 const unified = (module: string, commit: string, to: Target, extra?: { note?: string; also?: readonly FamilyId[] }) =>
   entry('vllm', `vllm.parser.${module}`, `vllm/parser/${module}.py @ ${commit}`, to, extra);
 
@@ -104,20 +122,30 @@ const VLLM: EngineParser[] = [
   vllm('deepseek_v31', 'deepseekv31_tool_parser.py', 'deepseek-v31'),
   vllm('deepseek_v32', 'deepseekv32_engine_tool_parser.py', 'deepseek-v32'),
   vllm('deepseek_v4', 'deepseekv4_engine_tool_parser.py', 'deepseek-v4'),
-  vllm('deepseek_v41', 'deepseekv41_engine_tool_parser.py', 'deepseek-v41', { note: 'in neither stored registry table; the engine adapter is' }),
+  vllm('deepseek_v41', 'deepseekv41_engine_tool_parser.py', 'deepseek-v41', {
+    note: 'in neither stored registry table; the engine adapter is',
+  }),
   vllm('dots', 'dots_tool_parser.py', 'dots'),
-  vllm('ernie45', 'ernie45_tool_parser.py', 'ernie45', { note: 'Hermes <tool_call> JSON after </think>; a reply without calls in <response>…</response>' }),
+  vllm('ernie45', 'ernie45_tool_parser.py', 'ernie45', {
+    note: 'Hermes <tool_call> JSON after </think>; a reply without calls in <response>…</response>',
+  }),
   vllm('functiongemma', 'functiongemma_tool_parser.py', 'functiongemma'),
   vllm('gemma4', 'gemma4_engine_tool_parser.py', 'gemma4'),
   vllm('gigachat3', 'gigachat3_tool_parser.py', 'gigachat3'),
   vllm('gigachat35', 'gigachat35_tool_parser.py', 'gigachat35', { note: 'registered per the test named at the top' }),
-  vllm('glm45', 'glm47_moe_tool_parser.py', 'glm45', { note: 'GLM-4.5/4.6 models; the table points it at the GLM-4.7 parser, which reads both' }),
+  vllm('glm45', 'glm47_moe_tool_parser.py', 'glm45', {
+    note: 'GLM-4.5/4.6 models; the table points it at the GLM-4.7 parser, which reads both',
+  }),
   vllm('glm47', 'glm47_moe_tool_parser.py', 'glm47'),
   vllm('granite', 'granite_tool_parser.py', 'granite3'),
-  vllm('granite-20b-fc', 'granite_20b_fc_tool_parser.py', 'granite-20b-fc', { note: 'granite-20b-functioncalling: <function_call> {JSON} repeated, no closer' }),
+  vllm('granite-20b-fc', 'granite_20b_fc_tool_parser.py', 'granite-20b-fc', {
+    note: 'granite-20b-functioncalling: <function_call> {JSON} repeated, no closer',
+  }),
   vllm('granite4', 'granite4_tool_parser.py', 'granite4'),
   vllm('hermes', 'hermes_tool_parser.py', 'hermes'),
-  vllm('hunyuan_a13b', 'hunyuan_a13b_tool_parser.py', 'jamba', { note: 'Hunyuan-A13B writes <tool_calls>[{"name","arguments"}]</tool_calls>, the Jamba grammar' }),
+  vllm('hunyuan_a13b', 'hunyuan_a13b_tool_parser.py', 'jamba', {
+    note: 'Hunyuan-A13B writes <tool_calls>[{"name","arguments"}]</tool_calls>, the Jamba grammar',
+  }),
   vllm('hy_v3', 'hy_v3_tool_parser.py', 'hunyuan-v3'),
   vllm('hy_v4', 'hy_v4_tool_parser.py', 'hunyuan'),
   vllm('inkling', 'inkling_tool_parser.py', 'inkling'),
@@ -149,7 +177,9 @@ const VLLM: EngineParser[] = [
   vllm('solar_open2', 'solar_open2_tool_parser.py', 'solar-open2'),
   vllm('step3', 'step3_tool_parser.py', 'step3'),
   vllm('step3p5', 'step3p5_tool_parser.py', 'qwen3-coder', { note: 'Step-3.5 writes the Qwen3-Coder XML' }),
-  vllm('xlam', 'xlam_tool_parser.py', 'xlam', { note: 'a JSON list of {name, arguments}: bare, ```json fenced, after [TOOL_CALLS] or in <tool_call>' }),
+  vllm('xlam', 'xlam_tool_parser.py', 'xlam', {
+    note: 'a JSON list of {name, arguments}: bare, ```json fenced, after [TOOL_CALLS] or in <tool_call>',
+  }),
   // The unified vllm.parser modules (v0.31.0 API reference).
   unified('cohere_command', 'b4ea00392cc12984ba1682e00773631bb2ddc0b6', 'cohere-command'),
   unified('deepseek_v32', 'f20a5cb4fb469b9c9eb3b69912c7dd1d63aa855f', 'deepseek-v32'),
@@ -158,7 +188,9 @@ const VLLM: EngineParser[] = [
   unified('gemma4', 'f2bd5706c10b51a6f23883c39240d7c465655e33', 'gemma4'),
   unified('glm47_moe', '428b5d3d2ae67b906723ed66dd631649393fc268', 'glm47'),
   unified('granite', '6769e44b7a9039cc52b3e1b8bc632620ee6be3e1', 'granite3'),
-  unified('granite_thinking', '9fdf0d9d5d525ad6aed58fa8534dca2e0699a59a', 'granite42', { note: 'Granite 4.2 thinking: the Nemotron V3 format, <think> + Qwen3-Coder XML (the qwen3-coder grammar)' }),
+  unified('granite_thinking', '9fdf0d9d5d525ad6aed58fa8534dca2e0699a59a', 'granite42', {
+    note: 'Granite 4.2 thinking: the Nemotron V3 format, <think> + Qwen3-Coder XML (the qwen3-coder grammar)',
+  }),
   unified('harmony', 'd521279482ee0177dbcd605b7ea5a9017f46feae', 'gpt-oss'),
   unified('inkling', 'b861f0c033b6ba51858c9dce66701c233da98cde', 'inkling'),
   unified('kimi_k2', 'd17ed18f9629659385890e91f98ae83edfe5fdeb', 'kimi-k2'),
@@ -167,12 +199,15 @@ const VLLM: EngineParser[] = [
   unified('minimax_m2', '4b5c627c23e6690b8987100d1cbf78e34ac14bf9', 'minimax-m2'),
   unified('mistral', 'ce67e592b62c1ae228c1398a6d4e9be150e3ef7c', 'mistral'),
   unified('nemotron_v3', '530459984d08f60884d63212d4b424fdd383ad14', 'qwen3-coder', { note: 'Nemotron 3 writes the Qwen3-Coder XML' }),
-  unified('qwen3', 'edfbd4c1a7bf6e32f02cac337512c0fb797f7ce5', 'qwen3-coder', { note: 'behind qwen3_coder / qwen3_xml / mimo: the Qwen3-Coder XML' }),
+  unified('qwen3', 'edfbd4c1a7bf6e32f02cac337512c0fb797f7ce5', 'qwen3-coder', {
+    note: 'behind qwen3_coder / qwen3_xml / mimo: the Qwen3-Coder XML',
+  }),
   unified('seed_oss', '15a3fd47ef45622a355ab7be62035231891f5e44', 'seed-oss'),
 ];
 
 const S = 'python/sglang/srt/function_call/';
-const sglang = (name: string, file: string, to: Target, extra?: { note?: string; also?: readonly FamilyId[] }) => entry('sglang', name, S + file, to, extra);
+const sglang = (name: string, file: string, to: Target, extra?: { note?: string; also?: readonly FamilyId[] }) =>
+  entry('sglang', name, S + file, to, extra);
 
 const SGLANG: EngineParser[] = [
   sglang('apertus2509', 'apertus2509_detector.py', 'apertus'),
@@ -193,7 +228,9 @@ const SGLANG: EngineParser[] = [
   sglang('lfm2', 'lfm2_detector.py', 'lfm2'),
   sglang('ling3', 'ling3_detector.py', 'ling3'),
   sglang('llama3', 'llama32_detector.py', 'llama3-json'),
-  sglang('mimo', 'mimo_detector.py', 'qwen3-coder', { note: 'MiMoDetector reads <tool_call><function=…><parameter=…>, the Qwen3-Coder XML' }),
+  sglang('mimo', 'mimo_detector.py', 'qwen3-coder', {
+    note: 'MiMoDetector reads <tool_call><function=…><parameter=…>, the Qwen3-Coder XML',
+  }),
   sglang('minicpm5', 'minicpm5_detector.py', 'minicpm5'),
   sglang('mistral', 'mistral_detector.py', 'mistral'),
   sglang('muse', 'muse_glimmer_detector.py', 'muse-glimmer'),
@@ -202,33 +239,52 @@ const SGLANG: EngineParser[] = [
   sglang('qwen', 'qwen25_detector.py', 'qwen3', { note: 'Qwen2.5/Qwen3 Hermes-style <tool_call> JSON' }),
   sglang('qwen25', 'qwen25_detector.py', 'qwen3', { note: 'Qwen2.5/Qwen3 Hermes-style <tool_call> JSON' }),
   sglang('qwen3_coder', 'qwen3_coder_detector.py', 'qwen3-coder'),
-  sglang('spark25', 'spark25_detector.py', 'glm47', { note: 'Spark25Detector reads <tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>, the GLM-4.7 tags' }),
+  sglang('spark25', 'spark25_detector.py', 'glm47', {
+    note: 'Spark25Detector reads <tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>, the GLM-4.7 tags',
+  }),
   sglang('step3', 'step3_detector.py', 'step3'),
   sglang('step3p5', 'qwen3_coder_detector.py', 'qwen3-coder', { note: 'ToolCallParserEnum maps it to Qwen3CoderDetector' }),
   sglang('minimax-m2', 'minimax_m2.py', 'minimax-m2'),
   sglang('minimax-m3', 'minimax_m3.py', 'minimax-m3'),
-  sglang('nanbeige', '(detector not in the stored source)', no('unverified: the detector behind this name is not in the stored source (Nanbeige4 writes Hermes-style <tool_call> JSON)')),
+  sglang(
+    'nanbeige',
+    '(detector not in the stored source)',
+    no('unverified: the detector behind this name is not in the stored source (Nanbeige4 writes Hermes-style <tool_call> JSON)'),
+  ),
   sglang('trinity', 'trinity_detector.py', 'trinity', { note: 'Qwen25Detector after <think>/</think> are removed' }),
   sglang('interns1', 'internlm_detector.py', 'internlm'),
   sglang('hermes', 'hermes_detector.py', 'hermes'),
-  sglang('hunyuan', 'hunyuan_detector.py', 'hunyuan-v3', { also: ['hunyuan'], note: 'HunyuanDetector reads the HY-v3 form (<tool_sep> after the name); its test also reads the HY-v4 form without it' }),
+  sglang('hunyuan', 'hunyuan_detector.py', 'hunyuan-v3', {
+    also: ['hunyuan'],
+    note: 'HunyuanDetector reads the HY-v3 form (<tool_sep> after the name); its test also reads the HY-v4 form without it',
+  }),
   sglang('gigachat3', 'gigachat3_detector.py', 'gigachat3'),
   sglang('gigachat35', 'gigachat35_detector.py', 'gigachat35'),
   sglang('gemma4', 'gemma4_detector.py', 'gemma4'),
   sglang('inkling', 'inkling_detector.py', 'inkling'),
-  sglang('iquest_q1', 'iquest_q1_detector.py', 'iquest-q1', { note: 'GLM-4.7 <arg_key>/<arg_value> pairs inside <iquest_tool_call>…</iquest_tool_call>' }),
+  sglang('iquest_q1', 'iquest_q1_detector.py', 'iquest-q1', {
+    note: 'GLM-4.7 <arg_key>/<arg_value> pairs inside <iquest_tool_call>…</iquest_tool_call>',
+  }),
 ];
 
 const L = 'common/parsers/';
-const llama = (name: string, file: string, to: Target, extra?: { note?: string; also?: readonly FamilyId[] }) => entry('llama.cpp', name, file, to, extra);
+const llama = (name: string, file: string, to: Target, extra?: { note?: string; also?: readonly FamilyId[] }) =>
+  entry('llama.cpp', name, file, to, extra);
 
 const LLAMA_CPP: EngineParser[] = [
   llama('CONTENT_ONLY', 'common/chat.h', no('no tool calls: the whole output is content')),
   llama('PEG_SIMPLE', 'common/chat.h', no('a parser kind, not a grammar: a specialized handler or the autoparser supplies the grammar')),
   llama('PEG_NATIVE', 'common/chat.h', no('a parser kind, not a grammar: a specialized handler or the autoparser supplies the grammar')),
-  llama('autoparser', 'common/chat-auto-parser.h', no('generic: infers the markers from the chat template, so it reads whatever dialect the template writes')),
+  llama(
+    'autoparser',
+    'common/chat-auto-parser.h',
+    no('generic: infers the markers from the chat template, so it reads whatever dialect the template writes'),
+  ),
   llama('cohere2moe', L + 'cohere2moe.cpp', 'cohere-command', { note: '<|START_TEXT|> content, <|START_ACTION|> JSON calls' }),
-  llama('deepseek_v3_2', L + 'deepseek.cpp', 'deepseek-v32', { also: ['deepseek-v4'], note: 'one DSML handler for V3.2 (function_calls) and V4 (tool_calls)' }),
+  llama('deepseek_v3_2', L + 'deepseek.cpp', 'deepseek-v32', {
+    also: ['deepseek-v4'],
+    note: 'one DSML handler for V3.2 (function_calls) and V4 (tool_calls)',
+  }),
   llama('functionary_v3_2', L + 'functionary-v3-2.cpp', 'functionary-v32'),
   llama('gemma4', L + 'gemma4.cpp', 'gemma4'),
   llama('gigachat35', L + 'gigachat35.cpp', 'gigachat35'),
@@ -238,7 +294,9 @@ const LLAMA_CPP: EngineParser[] = [
   llama('kimi_k3', L + 'kimi-k3.cpp', 'kimi-k3'),
   llama('ling3', L + 'ling3.cpp', 'ling3'),
   llama('lfm2', L + 'lfm2.cpp', 'lfm2', { note: 'LFM2 and LFM2.5 templates' }),
-  llama('minicpm5', L + 'minicpm5.cpp', 'minicpm5', { note: '<function name="NAME"><param name="K">V</param></function>, CDATA values, <think>' }),
+  llama('minicpm5', L + 'minicpm5.cpp', 'minicpm5', {
+    note: '<function name="NAME"><param name="K">V</param></function>, CDATA values, <think>',
+  }),
   llama('minimax_m3', L + 'minimax-m3.cpp', 'minimax-m3'),
   llama('ministral_3', L + 'ministral3.cpp', 'mistral', { note: '[THINK]…[/THINK] then [TOOL_CALLS]NAME[ARGS]{JSON}' }),
   llama('muse_glimmer', L + 'muse-glimmer.cpp', 'muse-glimmer'),
@@ -246,7 +304,8 @@ const LLAMA_CPP: EngineParser[] = [
 ];
 
 const O = 'model/parsers/';
-const ollama = (name: string, file: string, to: Target, extra?: { note?: string; also?: readonly FamilyId[] }) => entry('ollama', name, O + file, to, extra);
+const ollama = (name: string, file: string, to: Target, extra?: { note?: string; also?: readonly FamilyId[] }) =>
+  entry('ollama', name, O + file, to, extra);
 
 const OLLAMA: EngineParser[] = [
   ollama('qwen3', 'qwen3.go', 'qwen3'),
@@ -272,9 +331,13 @@ const OLLAMA: EngineParser[] = [
   ollama('glm-ocr', 'glmocr.go', 'glm45', { note: 'the GLM-4.6 parser with thinking off' }),
   ollama('lfm2', 'lfm2.go', 'lfm2'),
   ollama('lfm2-thinking', 'lfm2.go', 'lfm2'),
-  ollama('laguna', 'laguna.go', 'poolside-v1', { note: 'poolside Laguna: <tool_call>NAME<arg_key>…</arg_key><arg_value>…</arg_value></tool_call>' }),
+  ollama('laguna', 'laguna.go', 'poolside-v1', {
+    note: 'poolside Laguna: <tool_call>NAME<arg_key>…</arg_key><arg_value>…</arg_value></tool_call>',
+  }),
   ollama('poolside-v1', 'laguna.go', 'poolside-v1', { note: 'LagunaV8Parser' }),
-  ollama('cohere', 'cohere.go', 'cohere-command', { note: 'Cohere North / Command A 2026: <|START_TEXT|>, <|START_ACTION|>[…]<|END_ACTION|>' }),
+  ollama('cohere', 'cohere.go', 'cohere-command', {
+    note: 'Cohere North / Command A 2026: <|START_TEXT|>, <|START_ACTION|>[…]<|END_ACTION|>',
+  }),
   ollama('glimmer', 'glimmer.go', 'muse-glimmer'),
 ];
 

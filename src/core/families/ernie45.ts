@@ -16,7 +16,19 @@
  */
 import type { EngineVerdict, FamilyVerdicts } from './shared/verdicts';
 import { noParser, noParserInfo } from './shared/verdicts';
-import { RenderOut, THINK_CLOSE, THINK_OPEN, closing, modelKey, parseTurn, present, renderThink, type ParseOut, type Starter, type TurnGrammar } from './shared';
+import {
+  RenderOut,
+  THINK_CLOSE,
+  THINK_OPEN,
+  closing,
+  modelKey,
+  parseTurn,
+  present,
+  renderThink,
+  type ParseOut,
+  type Starter,
+  type TurnGrammar,
+} from './shared';
 import { jsonObjectCall, renderObjectCall } from './shared/json-object-call';
 import type { ModelFormat } from './shared/format';
 import type { Family } from './types';
@@ -30,7 +42,10 @@ const TOOL_MARKERS = [CALL_OPEN, CALL_CLOSE];
 const MARKERS = [CALL_CLOSE, RESPONSE.close, THINK_CLOSE, CALL_OPEN, RESPONSE.open, THINK_OPEN];
 
 /** A reply wrapper: a marker segment; the text between the two is the content. */
-const wrapper = (marker: string): Starter => ({ marker, parse: (out: ParseOut, _start, hit) => (out.seg('marker', hit.start, hit.end), hit.end) });
+const wrapper = (marker: string): Starter => ({
+  marker,
+  parse: (out: ParseOut, _start, hit) => (out.seg('marker', hit.start, hit.end), hit.end),
+});
 
 const GRAMMAR: TurnGrammar = {
   family: 'ernie45',
@@ -41,7 +56,15 @@ const GRAMMAR: TurnGrammar = {
   starters: [
     {
       marker: CALL_OPEN,
-      parse: (out, start, hit) => jsonObjectCall(out, { start, bodyFrom: hit.end, close: CALL_CLOSE, stops: [CALL_OPEN, RESPONSE.open], markers: MARKERS, argKeys: ['arguments', 'parameters'] }),
+      parse: (out, start, hit) =>
+        jsonObjectCall(out, {
+          start,
+          bodyFrom: hit.end,
+          close: CALL_CLOSE,
+          stops: [CALL_OPEN, RESPONSE.open],
+          markers: MARKERS,
+          argKeys: ['arguments', 'parameters'],
+        }),
     },
     wrapper(RESPONSE.open),
     wrapper(RESPONSE.close),
@@ -101,28 +124,49 @@ const verdicts: FamilyVerdicts = {
       evidence: `${VLLM} tool_call_regex, extract_tool_calls @ 7d8312ef; tests/tool_parsers/test_ernie45_moe_tool_parser.py @ 0a26f84c`,
       note: `read from the code: only whole ${CALL_OPEN}{…}${CALL_CLOSE} blocks are read; once ${CALL_OPEN} appears, content is the text before it and everything after it that is not a whole block is gone`,
     },
-    sglang: noParserInfo('main @ 042de61b', 'sgl-project/sglang python/sglang/srt/function_call/parser_names.py TOOL_CALL_PARSER_NAMES @ 042de61b (no ernie)'),
-    dynamo: noParserInfo('3.0.0', 'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no ernie; its hermes parser reads the same blocks when configured)'),
+    sglang: noParserInfo(
+      'main @ 042de61b',
+      'sgl-project/sglang python/sglang/srt/function_call/parser_names.py TOOL_CALL_PARSER_NAMES @ 042de61b (no ernie)',
+    ),
+    dynamo: noParserInfo(
+      '3.0.0',
+      'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no ernie; its hermes parser reads the same blocks when configured)',
+    ),
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: `${CALL_CLOSE} missing, the JSON body complete`,
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: `${CALL_CLOSE} missing, the JSON body complete`,
       verdicts: { vllm: v('dropped', `no call; the markup is dropped, the text before ${CALL_OPEN} is content`), sglang, dynamo },
     },
     {
-      id: '5.b', class: 'orphan-close', calls: 'single', what: `a JSON body and ${CALL_CLOSE} without ${CALL_OPEN}`,
+      id: '5.b',
+      class: 'orphan-close',
+      calls: 'single',
+      what: `a JSON body and ${CALL_CLOSE} without ${CALL_OPEN}`,
       verdicts: { vllm: v('content', 'no call; the whole text stays in content'), sglang, dynamo },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside the JSON arguments',
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside the JSON arguments',
       verdicts: { vllm: v('dropped', `no call; the cut markup is dropped, the text before ${CALL_OPEN} is content`), sglang, dynamo },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: `the last of several calls lacks only ${CALL_CLOSE}`,
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: `the last of several calls lacks only ${CALL_CLOSE}`,
       verdicts: { vllm: v('partial', 'the closed calls are delivered, the unterminated last one dropped'), sglang, dynamo },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
       verdicts: { vllm: v('partial', 'the closed calls are delivered, the cut one dropped'), sglang, dynamo },
     },
   ],

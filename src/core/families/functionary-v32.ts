@@ -112,7 +112,10 @@ function block(out: ParseOut, pos: number, first: boolean): number {
   const nl = text.indexOf('\n', pos);
   const lineEnd = nl < 0 ? text.length : nl;
   const recipient = text.slice(pos, lineEnd).trim();
-  if (first && !(nl >= 0 && NAME.test(recipient) && (recipient === ALL || recipient === PYTHON || OBJECT_START.test(text.slice(nl + 1, nl + 64))))) {
+  if (
+    first &&
+    !(nl >= 0 && NAME.test(recipient) && (recipient === ALL || recipient === PYTHON || OBJECT_START.test(text.slice(nl + 1, nl + 64))))
+  ) {
     // No recipient line: the reply is read as content to the next block.
     const end = nextBoundary(out, pos);
     freeText(out, 'content', pos, end, MARKERS);
@@ -166,7 +169,9 @@ function call(out: ParseOut, start: number, name: string, bodyStart: number): nu
       // Cut off inside the arguments (or before them): what arrived.
       callUnclosed(out, index, start, Math.max(body[1], nameRange[1]), '}', Math.max(body[1], bodyStart));
     } else {
-      out.problem('malformed-call', `call ${index}: the arguments are not a JSON object`, start, Math.max(body[1], nameRange[1]), { callIndex: index });
+      out.problem('malformed-call', `call ${index}: the arguments are not a JSON object`, start, Math.max(body[1], nameRange[1]), {
+        callIndex: index,
+      });
     }
     return end;
   }
@@ -182,7 +187,8 @@ function call(out: ParseOut, start: number, name: string, bodyStart: number): nu
     if (cut) out.problem('marker-truncated', `${cut.marker} is cut short`, cut.start, cut.end, { marker: cut.marker });
     return text.length;
   }
-  if (rest[1] > rest[0]) out.problem('malformed-call', `call ${index}: text after the JSON arguments`, rest[0], rest[1], { callIndex: index });
+  if (rest[1] > rest[0])
+    out.problem('malformed-call', `call ${index}: text after the JSON arguments`, rest[0], rest[1], { callIndex: index });
   return end;
 }
 
@@ -233,12 +239,27 @@ const all = { vllm, sglang, dynamo };
 const verdicts: FamilyVerdicts = {
   family: 'functionary-v32',
   engines: {
-    vllm: noParserInfo('main @ 0064cc9c', 'vllm-project/vllm vllm/tool_parsers/__init__.py _TOOL_PARSERS_TO_REGISTER @ 0064cc9c (no functionary)'),
-    sglang: noParserInfo('main @ 042de61b', 'sgl-project/sglang python/sglang/srt/function_call/parser_names.py TOOL_CALL_PARSER_NAMES @ 042de61b (no functionary)'),
-    dynamo: noParserInfo('3.0.0', 'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no functionary)'),
+    vllm: noParserInfo(
+      'main @ 0064cc9c',
+      'vllm-project/vllm vllm/tool_parsers/__init__.py _TOOL_PARSERS_TO_REGISTER @ 0064cc9c (no functionary)',
+    ),
+    sglang: noParserInfo(
+      'main @ 042de61b',
+      'sgl-project/sglang python/sglang/srt/function_call/parser_names.py TOOL_CALL_PARSER_NAMES @ 042de61b (no functionary)',
+    ),
+    dynamo: noParserInfo(
+      '3.0.0',
+      'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no functionary)',
+    ),
   },
   cases: [
-    { id: '5.a', class: 'canonical', calls: 'single', what: `one call in the canonical NAME\\n{…} form (nothing closes a call)`, verdicts: all },
+    {
+      id: '5.a',
+      class: 'canonical',
+      calls: 'single',
+      what: `one call in the canonical NAME\\n{…} form (nothing closes a call)`,
+      verdicts: all,
+    },
     { id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside the JSON arguments', verdicts: all },
     { id: '5.d', class: 'canonical', calls: 'multi', what: `several calls in the canonical ${SEP}NAME\\n{…} form`, verdicts: all },
     { id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value', verdicts: all },

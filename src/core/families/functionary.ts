@@ -45,7 +45,17 @@ const TOOL_MARKERS = [FUNCTION_OPEN, FUNCTION_CLOSE, PYTHON_TAG];
  * `<function` followed by anything but `=` is prose or code (`the <function#`), so only a cut at the end of the text
  * is read as that marker cut short (`CUT_OPEN`).
  */
-const MARKERS = [FUNCTION_CLOSE, EOM, EOT, THINK_CLOSE, PYTHON_TAG, '<|start_header_id|>', '<|end_header_id|>', '<|begin_of_text|>', THINK_OPEN];
+const MARKERS = [
+  FUNCTION_CLOSE,
+  EOM,
+  EOT,
+  THINK_CLOSE,
+  PYTHON_TAG,
+  '<|start_header_id|>',
+  '<|end_header_id|>',
+  '<|begin_of_text|>',
+  THINK_OPEN,
+];
 const BODY_STOPS = [FUNCTION_CLOSE, FUNCTION_OPEN, PYTHON_TAG, ...ENDS];
 /** Inside a call, a cut-short `<function=` is the next call cut off. */
 const BODY_MARKERS = [...MARKERS, FUNCTION_OPEN];
@@ -81,7 +91,10 @@ function fn(out: ParseOut, start: number, hit: MarkerHit): number {
     end = body.stop.end;
     closed = true;
   } else if (body.cut?.marker === FUNCTION_CLOSE) {
-    out.problem('marker-truncated', `${FUNCTION_CLOSE} is cut short`, body.cut.start, body.cut.end, { marker: FUNCTION_CLOSE, callIndex: index });
+    out.problem('marker-truncated', `${FUNCTION_CLOSE} is cut short`, body.cut.start, body.cut.end, {
+      marker: FUNCTION_CLOSE,
+      callIndex: index,
+    });
     end = body.cut.end;
     expectedAt = body.cut.start;
   }
@@ -95,7 +108,14 @@ function fn(out: ParseOut, start: number, hit: MarkerHit): number {
     return end;
   }
   // A finished call: its body is one JSON object and nothing else.
-  const what = argRange[1] === argRange[0] ? undefined : objEnd < 0 ? 'the arguments are not a JSON object' : objEnd < argRange[1] ? 'text after the JSON arguments' : undefined;
+  const what =
+    argRange[1] === argRange[0]
+      ? undefined
+      : objEnd < 0
+        ? 'the arguments are not a JSON object'
+        : objEnd < argRange[1]
+          ? 'text after the JSON arguments'
+          : undefined;
   if (what) out.problem('malformed-call', `call ${index}: ${what}`, start, end, { callIndex: index });
   return end;
 }
@@ -178,15 +198,42 @@ const all = { vllm, sglang, dynamo };
 const verdicts: FamilyVerdicts = {
   family: 'functionary-v31',
   engines: {
-    vllm: noParserInfo('main @ 0064cc9c', 'vllm-project/vllm vllm/tool_parsers/__init__.py _TOOL_PARSERS_TO_REGISTER @ 0064cc9c (no functionary)'),
-    sglang: noParserInfo('main @ 042de61b', 'sgl-project/sglang python/sglang/srt/function_call/parser_names.py TOOL_CALL_PARSER_NAMES @ 042de61b (no functionary)'),
-    dynamo: noParserInfo('3.0.0', 'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no functionary)'),
+    vllm: noParserInfo(
+      'main @ 0064cc9c',
+      'vllm-project/vllm vllm/tool_parsers/__init__.py _TOOL_PARSERS_TO_REGISTER @ 0064cc9c (no functionary)',
+    ),
+    sglang: noParserInfo(
+      'main @ 042de61b',
+      'sgl-project/sglang python/sglang/srt/function_call/parser_names.py TOOL_CALL_PARSER_NAMES @ 042de61b (no functionary)',
+    ),
+    dynamo: noParserInfo(
+      '3.0.0',
+      'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no functionary)',
+    ),
   },
   cases: [
-    { id: '5.a', class: 'unclosed-complete', calls: 'single', what: `${FUNCTION_CLOSE} missing after a complete JSON object`, verdicts: all },
-    { id: '5.b', class: 'orphan-close', calls: 'single', what: `a JSON object and ${FUNCTION_CLOSE} without ${FUNCTION_OPEN}NAME>`, verdicts: all },
+    {
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: `${FUNCTION_CLOSE} missing after a complete JSON object`,
+      verdicts: all,
+    },
+    {
+      id: '5.b',
+      class: 'orphan-close',
+      calls: 'single',
+      what: `a JSON object and ${FUNCTION_CLOSE} without ${FUNCTION_OPEN}NAME>`,
+      verdicts: all,
+    },
     { id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside the JSON arguments', verdicts: all },
-    { id: '5.d', class: 'unclosed-complete', calls: 'multi', what: `the last of several calls lacks only ${FUNCTION_CLOSE}`, verdicts: all },
+    {
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: `the last of several calls lacks only ${FUNCTION_CLOSE}`,
+      verdicts: all,
+    },
     { id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value', verdicts: all },
   ],
 };

@@ -44,7 +44,19 @@ const ENDS = [END, RESPONSE_OPEN];
 
 const TOOL_MARKERS = [CALL_OPEN, CALL_CLOSE, RESPONSE_OPEN, RESPONSE_CLOSE];
 /** Closers first: a cut-short fragment reads as the first marker it starts. */
-const MARKERS = [CALL_CLOSE, END, THINK_CLOSE, RESPONSE_CLOSE, DECLARATION[1], CALL_OPEN, RESPONSE_OPEN, TURN, ESC, THINK_OPEN, DECLARATION[0]];
+const MARKERS = [
+  CALL_CLOSE,
+  END,
+  THINK_CLOSE,
+  RESPONSE_CLOSE,
+  DECLARATION[1],
+  CALL_OPEN,
+  RESPONSE_OPEN,
+  TURN,
+  ESC,
+  THINK_OPEN,
+  DECLARATION[0],
+];
 const CALL_STOPS = [CALL_CLOSE, CALL_OPEN, ...ENDS];
 
 const GRAMMAR: TurnGrammar = {
@@ -144,7 +156,12 @@ function readValue(text: string, pos: number, bound: number, depth = 0): Read {
 
 /** One `<start_function_call>call:NAME{…}<end_function_call>` from `start`. The arguments are read first, so markers inside strings stay text. */
 function call(out: ParseOut, start: number, hit: MarkerHit): number {
-  return keyValueCall(out, start, hit, { close: CALL_CLOSE, stops: CALL_STOPS, prefix: PREFIX, read: (o, brace, to) => readValue(o.text, brace, to) }).end;
+  return keyValueCall(out, start, hit, {
+    close: CALL_CLOSE,
+    stops: CALL_STOPS,
+    prefix: PREFIX,
+    read: (o, brace, to) => readValue(o.text, brace, to),
+  }).end;
 }
 
 const format: ModelFormat = {
@@ -196,28 +213,60 @@ const verdicts: FamilyVerdicts = {
       evidence: `${VLLM} tool_call_regex, _parse_arguments, extract_tool_calls @ fe3771ba; tests/tool_parsers/test_functiongemma_tool_parser.py @ 26c3628c`,
       note: `read from the code: a call without ${CALL_CLOSE} is still read to the end of the output; only key:<escape>value<escape> pairs are read, anywhere in the body (JSON-decoded when they parse), so a value written bare (n:1) is dropped and the string pairs of a nested object come back as top-level keys; content is the text before the first ${CALL_OPEN}`,
     },
-    sglang: noParserInfo('main @ 042de61b', 'sgl-project/sglang python/sglang/srt/function_call/parser_names.py TOOL_CALL_PARSER_NAMES @ 042de61b (no functiongemma)'),
-    dynamo: noParserInfo('3.0.0', 'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no functiongemma)'),
+    sglang: noParserInfo(
+      'main @ 042de61b',
+      'sgl-project/sglang python/sglang/srt/function_call/parser_names.py TOOL_CALL_PARSER_NAMES @ 042de61b (no functiongemma)',
+    ),
+    dynamo: noParserInfo(
+      '3.0.0',
+      'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no functiongemma)',
+    ),
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: `${CALL_CLOSE} missing after complete arguments`,
-      verdicts: { vllm: v('recovered', 'the call is delivered: the regex also takes a call that runs to the end of the output'), sglang, dynamo },
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: `${CALL_CLOSE} missing after complete arguments`,
+      verdicts: {
+        vllm: v('recovered', 'the call is delivered: the regex also takes a call that runs to the end of the output'),
+        sglang,
+        dynamo,
+      },
     },
     {
-      id: '5.b', class: 'orphan-close', calls: 'single', what: `call:NAME{…} and ${CALL_CLOSE} without ${CALL_OPEN}`,
+      id: '5.b',
+      class: 'orphan-close',
+      calls: 'single',
+      what: `call:NAME{…} and ${CALL_CLOSE} without ${CALL_OPEN}`,
       verdicts: { vllm: v('content', 'no call; the text stays in content'), sglang, dynamo },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside the arguments',
-      verdicts: { vllm: v('cut-call-delivered', 'the call is delivered with the parameters that closed before the cut; the cut one is dropped ({} when it was the only one)'), sglang, dynamo },
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside the arguments',
+      verdicts: {
+        vllm: v(
+          'cut-call-delivered',
+          'the call is delivered with the parameters that closed before the cut; the cut one is dropped ({} when it was the only one)',
+        ),
+        sglang,
+        dynamo,
+      },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: `the last of several calls lacks only ${CALL_CLOSE}`,
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: `the last of several calls lacks only ${CALL_CLOSE}`,
       verdicts: { vllm: v('recovered', 'every call is delivered'), sglang, dynamo },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
       verdicts: { vllm: v('cut-call-delivered', 'every call is delivered, the last without its cut parameter'), sglang, dynamo },
     },
   ],

@@ -54,7 +54,8 @@ function version(modelId: string): { minor: number } | undefined {
   return m ? { minor: m[1] ? Number(m[1]) : 0 } : undefined;
 }
 
-const DYNAMO_NONE = 'ai-dynamo/frontend-crates parsers/v2/README.md "Parser families" @ 0b8a06fe; ai-dynamo/dynamo lib/parsers/src/tool_calling/parsers.rs get_tool_parser_map @ 0436586e (no GigaChat parser)';
+const DYNAMO_NONE =
+  'ai-dynamo/frontend-crates parsers/v2/README.md "Parser families" @ 0b8a06fe; ai-dynamo/dynamo lib/parsers/src/tool_calling/parsers.rs get_tool_parser_map @ 0436586e (no GigaChat parser)';
 const dynamo = noParser('Dynamo lists no GigaChat parser family');
 const v = (outcome: EngineVerdict['outcome'], text: string): EngineVerdict => ({ outcome, text });
 
@@ -85,7 +86,10 @@ function messageSep(out: ParseOut, start: number, hit: MarkerHit): number {
   if (h.cut) {
     const [, e] = trimRange(text, start, text.length);
     out.seg('marker', start, e);
-    out.problem('marker-truncated', `the ${HEADER}${ROLE_SEP} header is cut short`, start, e, { marker: `${HEADER}${ROLE_SEP}`, expectedAt: h.cut.start });
+    out.problem('marker-truncated', `the ${HEADER}${ROLE_SEP} header is cut short`, start, e, {
+      marker: `${HEADER}${ROLE_SEP}`,
+      expectedAt: h.cut.start,
+    });
     return text.length;
   }
   return call3(out, start, h.end);
@@ -138,7 +142,8 @@ const gigachat3Format: ModelFormat = {
 
 const G3_VLLM = 'vllm-project/vllm vllm/tool_parsers/gigachat3_tool_parser.py';
 const G3_SGLANG = 'sgl-project/sglang python/sglang/srt/function_call/gigachat3_detector.py';
-const oneJson = 'no call; everything after the header is read as one JSON object and does not parse, so the whole output, markup included, is content';
+const oneJson =
+  'no call; everything after the header is read as one JSON object and does not parse, so the whole output, markup included, is content';
 const gigachat3Verdicts: FamilyVerdicts = {
   family: 'gigachat3',
   engines: {
@@ -160,23 +165,41 @@ const gigachat3Verdicts: FamilyVerdicts = {
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: "the call object's closing } missing, its arguments complete",
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: "the call object's closing } missing, its arguments complete",
       verdicts: { vllm: v('content', oneJson), sglang: v('content', oneJson), dynamo },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside the arguments',
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside the arguments',
       verdicts: { vllm: v('content', oneJson), sglang: v('content', oneJson), dynamo },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: "several calls, the last lacking only its closing }",
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: 'several calls, the last lacking only its closing }',
       verdicts: {
-        vllm: v('content', 'no call at all; the text after the first header holds every call and is no one JSON object, so the whole output is content'),
-        sglang: v('content', 'no call at all; the text after the first header holds every call and is no one JSON object, so the whole output is content'),
+        vllm: v(
+          'content',
+          'no call at all; the text after the first header holds every call and is no one JSON object, so the whole output is content',
+        ),
+        sglang: v(
+          'content',
+          'no call at all; the text after the first header holds every call and is no one JSON object, so the whole output is content',
+        ),
         dynamo,
       },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
       verdicts: {
         vllm: v('content', 'no call at all; the whole output, complete call included, is content'),
         sglang: v('content', 'no call at all; the whole output, complete call included, is content'),
@@ -293,7 +316,10 @@ const G35_VLLM = 'vllm-project/vllm vllm/tool_parsers/gigachat35_tool_parser.py'
 const G35_SGLANG = 'sgl-project/sglang python/sglang/srt/function_call/gigachat35_detector.py';
 const g35Cases: VerdictCase[] = [
   {
-    id: '5.a', class: 'unclosed-complete', calls: 'single', what: `${END} missing after a complete invoke`,
+    id: '5.a',
+    class: 'unclosed-complete',
+    calls: 'single',
+    what: `${END} missing after a complete invoke`,
     verdicts: {
       vllm: v('recovered', 'the closed invoke is delivered; the block may run to the end of the text'),
       sglang: v('recovered', 'the closed invoke is delivered; the block may run to the end of the text'),
@@ -301,7 +327,10 @@ const g35Cases: VerdictCase[] = [
     },
   },
   {
-    id: '5.b', class: 'orphan-close', calls: 'single', what: `invokes and ${END} without ${BEGIN}`,
+    id: '5.b',
+    class: 'orphan-close',
+    calls: 'single',
+    what: `invokes and ${END} without ${BEGIN}`,
     verdicts: {
       vllm: v('content', `no call; without ${BEGIN} the whole output is content`),
       sglang: v('content', `no call; without ${BEGIN} the whole output is content`),
@@ -309,7 +338,10 @@ const g35Cases: VerdictCase[] = [
     },
   },
   {
-    id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside a parameter value',
+    id: '5.c',
+    class: 'unclosed-truncated',
+    calls: 'single',
+    what: 'output stopped inside a parameter value',
     verdicts: {
       vllm: v('content', `no call; an invoke counts only with its ${INVOKE_CLOSE}, so the whole output, markup included, is content`),
       sglang: v('content', `no call; an invoke counts only with its ${INVOKE_CLOSE}, so the whole output, markup included, is content`),
@@ -317,7 +349,10 @@ const g35Cases: VerdictCase[] = [
     },
   },
   {
-    id: '5.d', class: 'unclosed-complete', calls: 'multi', what: `the last of several invokes lacks its ${INVOKE_CLOSE}`,
+    id: '5.d',
+    class: 'unclosed-complete',
+    calls: 'multi',
+    what: `the last of several invokes lacks its ${INVOKE_CLOSE}`,
     verdicts: {
       vllm: v('partial', 'the closed invokes are delivered, the last one dropped; content is the text before the block'),
       sglang: v('partial', 'the closed invokes are delivered, the last one dropped; content is the text before the block'),
@@ -325,7 +360,10 @@ const g35Cases: VerdictCase[] = [
     },
   },
   {
-    id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several invokes cut off mid-value',
+    id: '5.e',
+    class: 'unclosed-truncated',
+    calls: 'multi',
+    what: 'the last of several invokes cut off mid-value',
     verdicts: {
       vllm: v('partial', 'the closed invokes are delivered, the cut one dropped'),
       sglang: v('partial', 'the closed invokes are delivered, the cut one dropped'),

@@ -40,7 +40,11 @@ const format: ModelFormat = {
   // zai-org/GLM-5.3-Flash (Hugging Face), z-ai/glm-5.3-flash (OpenRouter), and quantized repos named after them.
   matchesModel: (modelId) => /glm-?5\.3-?flash/.test(modelKey(modelId)),
   // Only the JSON form is this family's own: the tag form is GLM-4.7's, which reads the same.
-  detectText: (text) => scoreText(text, [[/<tool_call>[^\s<>{]+>\s*[{[]/, 30], [OBSERVATION, 1]]),
+  detectText: (text) =>
+    scoreText(text, [
+      [/<tool_call>[^\s<>{]+>\s*[{[]/, 30],
+      [OBSERVATION, 1],
+    ]),
   render: (m, opts) => renderGlm(m, opts, false),
   parse: (text) => parseTurn(grammar, text),
 };
@@ -56,7 +60,7 @@ const verdicts: FamilyVerdicts = {
       parser: 'glm47',
       code: VLLM_GLM47,
       evidence: `${fixture('vllm', 'glm47')} (tag form); ${VLLM_GLM47} @ b91ee1b47c8e (JSON form: only complete <tool_call>(.*?)(<arg_key>.*?)?</tool_call> spans are read)`,
-      note: 'vLLM registers no GLM-5.3-Flash parser (vllm/frontend/processing/tool_parsers/__init__.py @ 761f197523b7 lists glm45 and glm47); these verdicts are its glm47 parser\'s',
+      note: "vLLM registers no GLM-5.3-Flash parser (vllm/frontend/processing/tool_parsers/__init__.py @ 761f197523b7 lists glm45 and glm47); these verdicts are its glm47 parser's",
     },
     sglang: {
       release: 'main @ 5ed86bd7',
@@ -65,37 +69,64 @@ const verdicts: FamilyVerdicts = {
       evidence: `${SGLANG} @ 5ed86bd7b167 (Glm53FlashDetector.detect_and_parse, _parse_json_format, _parse_json_args)`,
       note: 'read from the code, not from a recorded run; parser_names.py @ 042de61b names no glm53 parser, the detector\'s test routes GLM-5.3-Flash templates to "glm53"',
     },
-    dynamo: noParserInfo('3.0.0', 'ai-dynamo/frontend-crates parsers/v2/README.md "Parser families" @ 0b8a06fe47d0 (no GLM-5.3-Flash family)'),
+    dynamo: noParserInfo(
+      '3.0.0',
+      'ai-dynamo/frontend-crates parsers/v2/README.md "Parser families" @ 0b8a06fe47d0 (no GLM-5.3-Flash family)',
+    ),
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: 'a tag-form call whose </tool_call> is missing after a complete <arg_value>',
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: 'a tag-form call whose </tool_call> is missing after a complete <arg_value>',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the <tool_call>… markup stays in content' },
-        sglang: { outcome: 'cut-call-delivered', text: 'the call is delivered with empty arguments {}: without </tool_call> the text is read as the JSON form, and the <arg_key>/<arg_value> pairs are lost' },
+        sglang: {
+          outcome: 'cut-call-delivered',
+          text: 'the call is delivered with empty arguments {}: without </tool_call> the text is read as the JSON form, and the <arg_key>/<arg_value> pairs are lost',
+        },
         dynamo: noParser('Dynamo lists no GLM-5.3-Flash parser'),
       },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside the JSON of a JSON-form call',
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside the JSON of a JSON-form call',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the <tool_call>NAME>{… markup stays in content' },
-        sglang: { outcome: 'cut-call-delivered', text: 'the call is delivered with empty arguments {} (the cut JSON does not parse and holds no whole {…})' },
+        sglang: {
+          outcome: 'cut-call-delivered',
+          text: 'the call is delivered with empty arguments {} (the cut JSON does not parse and holds no whole {…})',
+        },
         dynamo: noParser('Dynamo lists no GLM-5.3-Flash parser'),
       },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: 'the last of several tag-form calls lacks only </tool_call>',
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: 'the last of several tag-form calls lacks only </tool_call>',
       verdicts: {
         vllm: { outcome: 'partial', text: 'the first call is delivered, the last one dropped' },
-        sglang: { outcome: 'cut-call-delivered', text: 'both calls are delivered, the last with empty arguments {} (read as the JSON form)' },
+        sglang: {
+          outcome: 'cut-call-delivered',
+          text: 'both calls are delivered, the last with empty arguments {} (read as the JSON form)',
+        },
         dynamo: noParser('Dynamo lists no GLM-5.3-Flash parser'),
       },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several JSON-form calls cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several JSON-form calls cut off mid-value',
       verdicts: {
-        vllm: { outcome: 'content', text: 'no call at all: JSON-form calls have no </tool_call>, so the whole output, the complete first call included, is content' },
+        vllm: {
+          outcome: 'content',
+          text: 'no call at all: JSON-form calls have no </tool_call>, so the whole output, the complete first call included, is content',
+        },
         sglang: { outcome: 'cut-call-delivered', text: 'both calls are delivered, the cut one with empty arguments {}' },
         dynamo: noParser('Dynamo lists no GLM-5.3-Flash parser'),
       },

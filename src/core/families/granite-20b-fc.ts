@@ -13,7 +13,19 @@
  */
 import type { EngineVerdict, FamilyVerdicts } from './shared/verdicts';
 import { noParser, noParserInfo } from './shared/verdicts';
-import { THINK_CLOSE, THINK_OPEN, modelKey, parseTurn, renderStart, scoreText, skipWs, trimRange, type MarkerHit, type ParseOut, type TurnGrammar } from './shared';
+import {
+  THINK_CLOSE,
+  THINK_OPEN,
+  modelKey,
+  parseTurn,
+  renderStart,
+  scoreText,
+  skipWs,
+  trimRange,
+  type MarkerHit,
+  type ParseOut,
+  type TurnGrammar,
+} from './shared';
 import { jsonObjectCall, renderObjectCall } from './shared/json-object-call';
 import type { ModelFormat } from './shared/format';
 import type { Family } from './types';
@@ -39,7 +51,8 @@ const GRAMMAR: TurnGrammar = {
 function call(out: ParseOut, start: number, hit: MarkerHit): number {
   const { text } = out;
   const at = skipWs(text, hit.end);
-  if (at >= text.length || text[at] === '{') return jsonObjectCall(out, { start, bodyFrom: hit.end, stops: [OPEN, RESPONSE, END], markers: MARKERS, argKeys: ['arguments'] });
+  if (at >= text.length || text[at] === '{')
+    return jsonObjectCall(out, { start, bodyFrom: hit.end, stops: [OPEN, RESPONSE, END], markers: MARKERS, argKeys: ['arguments'] });
   // A list or any other text where the call object belongs (vLLM gives up on the whole output).
   const stop = out.find([OPEN, RESPONSE, END], at);
   const body = trimRange(text, at, stop ? stop.start : text.length);
@@ -99,24 +112,42 @@ const verdicts: FamilyVerdicts = {
       evidence: `${VLLM} extract_tool_calls @ 443641cd; tests/tool_parsers/test_granite_20b_fc_tool_parser.py @ 41c5903d (malformed_input_outputs)`,
       note: `read from the code: every ${OPEN} must be followed by a whole JSON call object, else nothing is delivered; content is the text before the first ${OPEN}; streaming reads calls only when the output starts with ${OPEN}`,
     },
-    sglang: noParserInfo('main @ 042de61b', 'sgl-project/sglang python/sglang/srt/function_call/parser_names.py TOOL_CALL_PARSER_NAMES @ 042de61b (no granite)'),
-    dynamo: noParserInfo('3.0.0', 'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no granite)'),
+    sglang: noParserInfo(
+      'main @ 042de61b',
+      'sgl-project/sglang python/sglang/srt/function_call/parser_names.py TOOL_CALL_PARSER_NAMES @ 042de61b (no granite)',
+    ),
+    dynamo: noParserInfo(
+      '3.0.0',
+      'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no granite)',
+    ),
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: "the call object's closing } missing after complete arguments",
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: "the call object's closing } missing after complete arguments",
       verdicts: { vllm: v('content', allContent), sglang, dynamo },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside the arguments',
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside the arguments',
       verdicts: { vllm: v('content', allContent), sglang, dynamo },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: "the last call object's closing } missing after complete arguments",
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: "the last call object's closing } missing after complete arguments",
       verdicts: { vllm: v('content', allContent), sglang, dynamo },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
       verdicts: { vllm: v('content', allContent), sglang, dynamo },
     },
   ],

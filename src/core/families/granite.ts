@@ -56,10 +56,12 @@ function version(modelId: string): { major: number; minor: number } | undefined 
   return m ? { major: Number(m[1]), minor: m[2] ? Number(m[2]) : 0 } : undefined;
 }
 
-const DYNAMO_NONE = 'ai-dynamo/frontend-crates parsers/v2/README.md "Parser families" @ 0b8a06fe (Granite listed as a reasoning family only); ai-dynamo/dynamo lib/parsers/src/tool_calling/parsers.rs get_tool_parser_map @ 0436586e (no Granite tool parser)';
+const DYNAMO_NONE =
+  'ai-dynamo/frontend-crates parsers/v2/README.md "Parser families" @ 0b8a06fe (Granite listed as a reasoning family only); ai-dynamo/dynamo lib/parsers/src/tool_calling/parsers.rs get_tool_parser_map @ 0436586e (no Granite tool parser)';
 const dynamo = noParser('Dynamo has a Granite reasoning parser, no Granite tool parser');
 const v = (outcome: EngineVerdict['outcome'], text: string): EngineVerdict => ({ outcome, text });
-const SGLANG_NONE = 'sgl-project/sglang python/sglang/srt/function_call/function_call_parser.py ToolCallParserEnum @ 00828e56 (no Granite detector)';
+const SGLANG_NONE =
+  'sgl-project/sglang python/sglang/srt/function_call/function_call_parser.py ToolCallParserEnum @ 00828e56 (no Granite detector)';
 const sglang = noParser('SGLang registers no Granite tool-call detector');
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -69,7 +71,18 @@ const TOKEN_OPEN = '<|tool_call|>';
 const STRING_OPEN = '<tool_call>';
 const RESPONSE = { open: '<response>', close: '</response>' };
 const G3_TOOL_MARKERS = [TOKEN_OPEN, STRING_OPEN];
-const G3_MARKERS = [RESPONSE.close, THINK_CLOSE, EOT, ROLE[1], TOKEN_OPEN, STRING_OPEN, RESPONSE.open, THINK_OPEN, ROLE[0], '<|tool_response|>'];
+const G3_MARKERS = [
+  RESPONSE.close,
+  THINK_CLOSE,
+  EOT,
+  ROLE[1],
+  TOKEN_OPEN,
+  STRING_OPEN,
+  RESPONSE.open,
+  THINK_OPEN,
+  ROLE[0],
+  '<|tool_response|>',
+];
 const list3 = (open: string): JsonCallsGrammar => ({
   family: 'granite3',
   markers: G3_MARKERS,
@@ -84,7 +97,10 @@ const TOKEN_LIST = list3(TOKEN_OPEN);
 const STRING_LIST = list3(STRING_OPEN);
 
 /** A reply wrapper: a marker segment; the text between the two is the content. */
-const wrapper = (marker: string): Starter => ({ marker, parse: (out: ParseOut, _start, hit) => (out.seg('marker', hit.start, hit.end), hit.end) });
+const wrapper = (marker: string): Starter => ({
+  marker,
+  parse: (out: ParseOut, _start, hit) => (out.seg('marker', hit.start, hit.end), hit.end),
+});
 
 const G3_GRAMMAR: TurnGrammar = {
   family: 'granite3',
@@ -93,7 +109,12 @@ const G3_GRAMMAR: TurnGrammar = {
   // A thinking prompt may end with <think>.
   implicitThink: true,
   ends: [EOT],
-  starters: [...jsonCallStarters(TOKEN_LIST).starters, ...jsonCallStarters(STRING_LIST).starters, wrapper(RESPONSE.open), wrapper(RESPONSE.close)],
+  starters: [
+    ...jsonCallStarters(TOKEN_LIST).starters,
+    ...jsonCallStarters(STRING_LIST).starters,
+    wrapper(RESPONSE.open),
+    wrapper(RESPONSE.close),
+  ],
 };
 
 const granite3Format: ModelFormat = {
@@ -128,19 +149,35 @@ const granite3Verdicts: FamilyVerdicts = {
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: "the list's closing ] missing after a complete call",
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: "the list's closing ] missing after a complete call",
       verdicts: { vllm: v('content', notAList), sglang, dynamo },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside the arguments',
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside the arguments',
       verdicts: { vllm: v('content', notAList), sglang, dynamo },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: "the list's closing ] missing after several complete calls",
-      verdicts: { vllm: v('content', 'no call at all; the unterminated list does not parse, so the whole output is content'), sglang, dynamo },
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: "the list's closing ] missing after several complete calls",
+      verdicts: {
+        vllm: v('content', 'no call at all; the unterminated list does not parse, so the whole output is content'),
+        sglang,
+        dynamo,
+      },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
       verdicts: { vllm: v('content', 'no call at all; the whole output, complete calls included, is content'), sglang, dynamo },
     },
   ],
@@ -177,7 +214,15 @@ const G4_GRAMMAR: TurnGrammar = {
     {
       marker: CALL_OPEN,
       parse: (out, start, hit) =>
-        jsonObjectCall(out, { start, bodyFrom: hit.end, close: CALL_CLOSE, stops: [CALL_OPEN, EOT], markers: G4_MARKERS, argKeys: ['arguments', 'parameters'], stringArgs: true }),
+        jsonObjectCall(out, {
+          start,
+          bodyFrom: hit.end,
+          close: CALL_CLOSE,
+          stops: [CALL_OPEN, EOT],
+          markers: G4_MARKERS,
+          argKeys: ['arguments', 'parameters'],
+          stringArgs: true,
+        }),
     },
   ],
 };
@@ -222,23 +267,42 @@ const granite4Verdicts: FamilyVerdicts = {
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: `${CALL_CLOSE} missing, the JSON body complete`,
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: `${CALL_CLOSE} missing, the JSON body complete`,
       verdicts: { vllm: v('content', unclosed), sglang, dynamo },
     },
     {
-      id: '5.b', class: 'orphan-close', calls: 'single', what: `a JSON call body and ${CALL_CLOSE} without ${CALL_OPEN}`,
-      verdicts: { vllm: v('content', `no call; a ${CALL_CLOSE} without its opener makes the parser give up: the whole output is content`), sglang, dynamo },
+      id: '5.b',
+      class: 'orphan-close',
+      calls: 'single',
+      what: `a JSON call body and ${CALL_CLOSE} without ${CALL_OPEN}`,
+      verdicts: {
+        vllm: v('content', `no call; a ${CALL_CLOSE} without its opener makes the parser give up: the whole output is content`),
+        sglang,
+        dynamo,
+      },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside the JSON arguments',
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside the JSON arguments',
       verdicts: { vllm: v('content', unclosed), sglang, dynamo },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: `the last of several calls lacks only ${CALL_CLOSE}`,
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: `the last of several calls lacks only ${CALL_CLOSE}`,
       verdicts: { vllm: v('content', 'no call at all; the whole output, complete calls included, is content'), sglang, dynamo },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
       verdicts: { vllm: v('content', 'no call at all; the whole output, complete calls included, is content'), sglang, dynamo },
     },
   ],
@@ -282,7 +346,10 @@ export const granite42: Family<'granite42'> = {
     ...qwen3CoderVerdicts,
     family: 'granite42',
     engines: {
-      vllm: { ...qwen3CoderVerdicts.engines.vllm, note: 'Granite 4.2 is served with the qwen3_coder tool parser (vllm/parser/granite_thinking.py @ 9fdf0d9d: the Nemotron V3 format); verdicts are those of the Qwen3-Coder inputs' },
+      vllm: {
+        ...qwen3CoderVerdicts.engines.vllm,
+        note: 'Granite 4.2 is served with the qwen3_coder tool parser (vllm/parser/granite_thinking.py @ 9fdf0d9d: the Nemotron V3 format); verdicts are those of the Qwen3-Coder inputs',
+      },
       sglang: { ...qwen3CoderVerdicts.engines.sglang, note: 'the qwen3_coder detector; verdicts are those of the Qwen3-Coder inputs' },
       dynamo: { ...qwen3CoderVerdicts.engines.dynamo, note: 'the qwen3_coder parser; verdicts are those of the Qwen3-Coder inputs' },
     },

@@ -85,10 +85,33 @@ interface Tags {
 function tags(suffix: string): Tags {
   const t = (name: string) => `<${name}${suffix}>`;
   const c = (name: string) => `</${name}${suffix}>`;
-  const toolMarkers = [t('tool_calls'), c('tool_calls'), t('tool_call'), c('tool_call'), t('tool_sep'), t('arg_key'), c('arg_key'), t('arg_value'), c('arg_value')];
+  const toolMarkers = [
+    t('tool_calls'),
+    c('tool_calls'),
+    t('tool_call'),
+    c('tool_call'),
+    t('tool_sep'),
+    t('arg_key'),
+    c('arg_key'),
+    t('arg_value'),
+    c('arg_value'),
+  ];
   // Closers first, so a cut fragment reads as the closer it most likely is.
   const end = `<｜hy_eos${suffix}｜>`;
-  const markers = [c('tool_calls'), c('tool_call'), c('arg_value'), c('arg_key'), c('think'), end, t('tool_calls'), t('tool_call'), t('tool_sep'), t('arg_key'), t('arg_value'), t('think')];
+  const markers = [
+    c('tool_calls'),
+    c('tool_call'),
+    c('arg_value'),
+    c('arg_key'),
+    c('think'),
+    end,
+    t('tool_calls'),
+    t('tool_call'),
+    t('tool_sep'),
+    t('arg_key'),
+    t('arg_value'),
+    t('think'),
+  ];
   return {
     suffix,
     sectionOpen: t('tool_calls'),
@@ -126,7 +149,8 @@ function suffixOf(text: string): string {
   TAG.lastIndex = 0;
   for (let m = TAG.exec(text); m; m = TAG.exec(text)) {
     const suffix = m[2] ?? '';
-    if (m[1] === 'tool_calls' && !m[0].startsWith('</') && /^\s*<tool_call[:>]/.test(text.slice(TAG.lastIndex, TAG.lastIndex + 64))) return suffix;
+    if (m[1] === 'tool_calls' && !m[0].startsWith('</') && /^\s*<tool_call[:>]/.test(text.slice(TAG.lastIndex, TAG.lastIndex + 64)))
+      return suffix;
     first ??= suffix;
   }
   if (first !== undefined) return first;
@@ -135,7 +159,11 @@ function suffixOf(text: string): string {
   return CUT_TAG.exec(text)?.[1] ?? '';
 }
 
-function makeFormat(v: Version, matches: (key: string) => boolean, signatures: readonly (readonly [string | RegExp, number])[]): ModelFormat {
+function makeFormat(
+  v: Version,
+  matches: (key: string) => boolean,
+  signatures: readonly (readonly [string | RegExp, number])[],
+): ModelFormat {
   const cache = new Map<string, { t: Tags; grammar: TurnGrammar }>();
   const forSuffix = (suffix: string) => {
     let hit = cache.get(suffix);
@@ -372,7 +400,8 @@ const v4Verdicts: FamilyVerdicts = {
       release: 'main @ f1bf7bd0',
       parser: 'hy_v4',
       code: 'vllm-project/vllm vllm/tool_parsers/hy_v4_tool_parser.py',
-      evidence: 'vllm-project/vllm vllm/tool_parsers/hy_v4_tool_parser.py @ f1bf7bd07a11 (HYV4ToolParser builds its extractor strict=True; _extract_tool_calls_strict); tests/tool_parsers/test_hy_v4_tool_parser.py @ ec305d0260b9 (MALFORMED: missing_tool_calls_end, unbalanced_tool_call → raw content)',
+      evidence:
+        'vllm-project/vllm vllm/tool_parsers/hy_v4_tool_parser.py @ f1bf7bd07a11 (HYV4ToolParser builds its extractor strict=True; _extract_tool_calls_strict); tests/tool_parsers/test_hy_v4_tool_parser.py @ ec305d0260b9 (MALFORMED: missing_tool_calls_end, unbalanced_tool_call → raw content)',
       note: 'read from the code and its tests, not from a recorded run; non-streaming requests',
     },
     sglang: {
@@ -386,15 +415,24 @@ const v4Verdicts: FamilyVerdicts = {
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: '</tool_call:S> and </tool_calls:S> missing after a complete <arg_value:S>',
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: '</tool_call:S> and </tool_calls:S> missing after a complete <arg_value:S>',
       verdicts: {
-        vllm: { outcome: 'content', text: 'no call; the whole output, markup included, is content (the strict parser wants </tool_calls> and every </tool_call>)' },
+        vllm: {
+          outcome: 'content',
+          text: 'no call; the whole output, markup included, is content (the strict parser wants </tool_calls> and every </tool_call>)',
+        },
         sglang: { outcome: 'dropped', text: 'no call; content is only the text before <tool_calls>' },
         dynamo: NO_DYNAMO,
       },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside <arg_value:S>',
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside <arg_value:S>',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the whole output, markup included, is content' },
         sglang: { outcome: 'dropped', text: 'no call; content is only the text before <tool_calls>' },
@@ -402,7 +440,10 @@ const v4Verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: 'the last of several calls lacks only its closers',
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: 'the last of several calls lacks only its closers',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call at all: the whole output, the complete first call included, is content' },
         sglang: { outcome: 'partial', text: 'the first call is delivered, the last one dropped' },
@@ -410,7 +451,10 @@ const v4Verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call at all: the whole output, the complete first call included, is content' },
         sglang: { outcome: 'partial', text: 'the complete call is delivered, the cut one dropped' },
@@ -443,7 +487,10 @@ const v3Verdicts: FamilyVerdicts = {
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: '</tool_call> and </tool_calls> missing after a complete <arg_value>',
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: '</tool_call> and </tool_calls> missing after a complete <arg_value>',
       verdicts: {
         vllm: { outcome: 'recovered', text: 'the call is delivered (read up to the end of the output)' },
         sglang: { outcome: 'dropped', text: 'no call; content is only the text before <tool_calls>' },
@@ -451,7 +498,10 @@ const v3Verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside <arg_value>',
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside <arg_value>',
       verdicts: {
         vllm: { outcome: 'cut-call-delivered', text: 'the call is delivered without its cut argument (here with {})' },
         sglang: { outcome: 'dropped', text: 'no call; content is only the text before <tool_calls>' },
@@ -459,7 +509,10 @@ const v3Verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: 'the last of several calls lacks only its closers',
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: 'the last of several calls lacks only its closers',
       verdicts: {
         vllm: { outcome: 'recovered', text: 'both calls are delivered' },
         sglang: { outcome: 'partial', text: 'the first call is delivered, the last one dropped' },
@@ -467,7 +520,10 @@ const v3Verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
       verdicts: {
         vllm: { outcome: 'cut-call-delivered', text: 'both calls are delivered, the cut one without its cut argument' },
         sglang: { outcome: 'partial', text: 'the complete call is delivered, the cut one dropped' },
@@ -476,7 +532,6 @@ const v3Verdicts: FamilyVerdicts = {
     },
   ],
 };
-
 
 export const hunyuan: Family<'hunyuan'> = {
   id: 'hunyuan',

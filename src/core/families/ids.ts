@@ -58,6 +58,5 @@ export type FamilyId =
   | 'solar-open2'
   | 'xlam'
   | 'iquest-q1'
-  | 'functionary-v32'
-  // New family ids: one line each above this comment, as `| 'id'`.
-  ;
+  | 'functionary-v32';
+// New family ids: one line each above this comment, as `| 'id'`.

@@ -165,7 +165,9 @@ const ORDER: readonly FamilyId[] = [
 ];
 
 /** Every family, in detection order. */
-export const families: readonly Family[] = [...ORDER, ...(Object.keys(REGISTRY) as FamilyId[]).filter((id) => !ORDER.includes(id))].map((id) => REGISTRY[id]);
+export const families: readonly Family[] = [...ORDER, ...(Object.keys(REGISTRY) as FamilyId[]).filter((id) => !ORDER.includes(id))].map(
+  (id) => REGISTRY[id],
+);
 
 /** Every family's grammar, in detection order. */
 export const formats: readonly ModelFormat[] = families.map((f) => f.format);
@@ -188,10 +190,7 @@ export function getFormat(id: FamilyId): ModelFormat {
  * to the earlier family; a family counts only when the text holds one of its own markers, or its calls need none).
  * Undefined when neither tells: the analysis then says the family is unknown, and what markup it saw.
  */
-export function detectFamily(
-  modelId?: string,
-  text?: string,
-): { format: ModelFormat; source: 'model-id' | 'markers' } | undefined {
+export function detectFamily(modelId?: string, text?: string): { format: ModelFormat; source: 'model-id' | 'markers' } | undefined {
   if (modelId) {
     const byId = formats.find((f) => f.matchesModel(modelId));
     if (byId) return { format: byId, source: 'model-id' };
@@ -240,7 +239,9 @@ let markerScan: { re: RegExp; needles: (string | RegExp)[]; within: Map<string, 
  */
 function markersIn(text: string): Set<string> {
   if (!markerScan) {
-    const all = [...new Set(formats.flatMap((f) => [...f.markers, ...f.toolMarkers]))].filter((m) => m !== '').sort((a, b) => b.length - a.length);
+    const all = [...new Set(formats.flatMap((f) => [...f.markers, ...f.toolMarkers]))]
+      .filter((m) => m !== '')
+      .sort((a, b) => b.length - a.length);
     const within = new Map(all.map((m) => [m, all.filter((p) => m.startsWith(p))]));
     const re = new RegExp(all.map((m) => m.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'y');
     markerScan = { re, needles: needlesFor(all), within };

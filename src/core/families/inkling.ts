@@ -215,9 +215,12 @@ function orphan(out: ParseOut, from: number, to: number, close: MarkerHit): bool
   if (start > from) freeText(out, 'content', from, start, MARKERS);
   const index = out.addCall(name, text.slice(...argsMember.valueRange));
   out.seg('call', start, close.end, index);
-  if (text.slice(nameMember!.valueRange[0] + 1, nameMember!.valueRange[1] - 1) === name && name) out.seg('call-name', nameMember!.valueRange[0] + 1, nameMember!.valueRange[1] - 1, index);
+  if (text.slice(nameMember!.valueRange[0] + 1, nameMember!.valueRange[1] - 1) === name && name)
+    out.seg('call-name', nameMember!.valueRange[0] + 1, nameMember!.valueRange[1] - 1, index);
   out.seg('arguments', argsMember.valueRange[0], argsMember.valueRange[1], index);
-  out.problem('malformed-call', `call ${index}: a call payload and ${END_MESSAGE} without ${INVOKE}`, start, close.end, { callIndex: index });
+  out.problem('malformed-call', `call ${index}: a call payload and ${END_MESSAGE} without ${INVOKE}`, start, close.end, {
+    callIndex: index,
+  });
   return true;
 }
 
@@ -279,8 +282,12 @@ function call(out: ParseOut, hit: MarkerHit, header: [number, number] | undefine
   if (complete) {
     argRange = argsMember?.valueRange;
     args = argsMember ? text.slice(...argsMember.valueRange) : '{}';
-    if (payloadName === undefined) defects.push(nameMember ? '"name" is not a string' : `the payload has no "name"${headerName ? ` (the header names '${headerName}')` : ''}`);
-    else if (headerName !== undefined && headerName !== payloadName) defects.push(`the header names '${headerName}' but the payload '${payloadName}'`);
+    if (payloadName === undefined)
+      defects.push(
+        nameMember ? '"name" is not a string' : `the payload has no "name"${headerName ? ` (the header names '${headerName}')` : ''}`,
+      );
+    else if (headerName !== undefined && headerName !== payloadName)
+      defects.push(`the header names '${headerName}' but the payload '${payloadName}'`);
     if (!argsMember) defects.push('the payload has no "args"');
     else if (argsMember.key !== 'args') defects.push(`the arguments are under "${argsMember.key}", not "args"`);
     else if (text[argsMember.valueRange[0]] !== '{') defects.push('"args" is not a JSON object');
@@ -330,7 +337,8 @@ function call(out: ParseOut, hit: MarkerHit, header: [number, number] | undefine
   }
   if (argRange && argRange[1] > argRange[0]) out.seg('arguments', argRange[0], argRange[1], index);
   if (!closed) callUnclosed(out, index, hit.start, Math.max(end, hit.end), END_MESSAGE, Math.max(expectedAt, hit.end));
-  if (defects.length) out.problem('malformed-call', `call ${index}: ${defects.join('; ')}`, hit.start, Math.max(end, hit.end), { callIndex: index });
+  if (defects.length)
+    out.problem('malformed-call', `call ${index}: ${defects.join('; ')}`, hit.start, Math.max(end, hit.end), { callIndex: index });
   return Math.max(end, hit.end);
 }
 
@@ -368,7 +376,10 @@ const verdicts: FamilyVerdicts = {
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: '<|end_message|> missing after a complete payload',
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: '<|end_message|> missing after a complete payload',
       verdicts: {
         vllm: { outcome: 'recovered', text: 'the call is delivered' },
         sglang: { outcome: 'recovered', text: 'the call is delivered (read through the end of output); any text before it is dropped' },
@@ -376,7 +387,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.b', class: 'orphan-close', calls: 'single', what: 'a call payload and <|end_message|> without <|content_invoke_tool_json|>',
+      id: '5.b',
+      class: 'orphan-close',
+      calls: 'single',
+      what: 'a call payload and <|end_message|> without <|content_invoke_tool_json|>',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the payload stays in content' },
         sglang: { outcome: 'content', text: 'no call; the payload stays in content, the special tokens stripped' },
@@ -384,26 +398,47 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside the payload',
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside the payload',
       verdicts: {
-        vllm: { outcome: 'dropped', text: 'no call when "name" had not arrived ("args" first, as the template writes it); with "name" first the call is delivered with its cut arguments' },
+        vllm: {
+          outcome: 'dropped',
+          text: 'no call when "name" had not arrived ("args" first, as the template writes it); with "name" first the call is delivered with its cut arguments',
+        },
         sglang: { outcome: 'content', text: 'no call; the whole output goes to content, its special tokens stripped' },
         dynamo: { outcome: 'dropped', text: 'no call; the cut payload is dropped, the text before it stays' },
       },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: 'the last of several calls lacks only <|end_message|>',
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: 'the last of several calls lacks only <|end_message|>',
       verdicts: {
         vllm: { outcome: 'recovered', text: 'every call is delivered' },
-        sglang: { outcome: 'partial', text: 'only the last call is delivered (read through the end of output); the earlier calls and the text are dropped' },
+        sglang: {
+          outcome: 'partial',
+          text: 'only the last call is delivered (read through the end of output); the earlier calls and the text are dropped',
+        },
         dynamo: { outcome: 'recovered', text: 'every call is delivered' },
       },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
       verdicts: {
-        vllm: { outcome: 'partial', text: 'the complete calls are delivered; the cut one is dropped when its "name" had not arrived, else delivered with its cut arguments' },
-        sglang: { outcome: 'content', text: 'no call; the whole output, the complete calls included, goes to content with its special tokens stripped' },
+        vllm: {
+          outcome: 'partial',
+          text: 'the complete calls are delivered; the cut one is dropped when its "name" had not arrived, else delivered with its cut arguments',
+        },
+        sglang: {
+          outcome: 'content',
+          text: 'no call; the whole output, the complete calls included, goes to content with its special tokens stripped',
+        },
         dynamo: { outcome: 'partial', text: 'the complete calls are delivered, the cut one dropped' },
       },
     },

@@ -10,7 +10,17 @@
  * `internlm_detector.py` (class docstring, `structure_info`), and their tests.
  */
 import { noParser, noParserInfo, type EngineVerdict, type FamilyVerdicts } from './shared/verdicts';
-import { THINK_CLOSE, THINK_OPEN, modelKey, parseTurn, renderStart, scoreText, type MarkerHit, type ParseOut, type TurnGrammar } from './shared';
+import {
+  THINK_CLOSE,
+  THINK_OPEN,
+  modelKey,
+  parseTurn,
+  renderStart,
+  scoreText,
+  type MarkerHit,
+  type ParseOut,
+  type TurnGrammar,
+} from './shared';
 import { header, jsonObjectCall, renderObjectCall } from './shared/json-object-call';
 import type { ModelFormat } from './shared/format';
 import type { Family } from './types';
@@ -34,7 +44,11 @@ function action(out: ParseOut, start: number, hit: MarkerHit): number {
     // Cut off before or inside <|plugin|>: a call that had not begun; what arrived is kept.
     const index = out.addCall('', '');
     out.seg('call', start, out.text.length, index);
-    out.problem('call-unclosed', `call ${index} never closed by ${ACTION_END}`, start, out.text.length, { expectedAt: h.cut.start, marker: ACTION_END, callIndex: index });
+    out.problem('call-unclosed', `call ${index} never closed by ${ACTION_END}`, start, out.text.length, {
+      expectedAt: h.cut.start,
+      marker: ACTION_END,
+      callIndex: index,
+    });
     return out.text.length;
   }
   return jsonObjectCall(out, {
@@ -94,7 +108,10 @@ const SGLANG = 'sgl-project/sglang python/sglang/srt/function_call/internlm_dete
 const dynamo = noParser('Dynamo lists no InternLM parser family');
 const v = (outcome: EngineVerdict['outcome'], text: string): EngineVerdict => ({ outcome, text });
 const raises = (what: string): EngineVerdict =>
-  v('unknown', `extract_tool_calls raises (${what}) and does not catch it; what the server then returns was not established from the code read`);
+  v(
+    'unknown',
+    `extract_tool_calls raises (${what}) and does not catch it; what the server then returns was not established from the code read`,
+  );
 
 const verdicts: FamilyVerdicts = {
   family: 'internlm',
@@ -113,11 +130,17 @@ const verdicts: FamilyVerdicts = {
       evidence: `${SGLANG} detect_and_parse @ 0c50dc90; python/sglang/srt/function_call/function_call_parser.py ToolCallParserEnum ("interns1": InternlmDetector) @ 00828e56`,
       note: `read from the code; SGLang matches ${ACTION_START} ${PLUGIN} only (one space between): the other spelling is left as content`,
     },
-    dynamo: noParserInfo('3.0.0', 'ai-dynamo/frontend-crates parsers/v2/README.md "Parser families" @ 0b8a06fe; ai-dynamo/dynamo lib/parsers/src/tool_calling/parsers.rs get_tool_parser_map @ 0436586e (no InternLM parser)'),
+    dynamo: noParserInfo(
+      '3.0.0',
+      'ai-dynamo/frontend-crates parsers/v2/README.md "Parser families" @ 0b8a06fe; ai-dynamo/dynamo lib/parsers/src/tool_calling/parsers.rs get_tool_parser_map @ 0436586e (no InternLM parser)',
+    ),
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: `${ACTION_END} missing after a complete call object`,
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: `${ACTION_END} missing after a complete call object`,
       verdicts: {
         vllm: v('recovered', `the call is delivered: the object runs to the end of the text and parses`),
         sglang: v('content', `no call; a block counts only with its ${ACTION_END}, so the whole output, markup included, is content`),
@@ -125,7 +148,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.b', class: 'orphan-close', calls: 'single', what: `a call object and ${ACTION_END} without ${ACTION_START}`,
+      id: '5.b',
+      class: 'orphan-close',
+      calls: 'single',
+      what: `a call object and ${ACTION_END} without ${ACTION_START}`,
       verdicts: {
         vllm: v('content', 'no call; the text stays in content'),
         sglang: v('content', 'no call; the text stays in content'),
@@ -133,7 +159,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside the call object',
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside the call object',
       verdicts: {
         vllm: raises('JSONDecodeError on the cut object'),
         sglang: v('content', `no call; a block counts only with its ${ACTION_END}, so the whole output is content`),
@@ -141,7 +170,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: `the last of several blocks lacks its ${ACTION_END}`,
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: `the last of several blocks lacks its ${ACTION_END}`,
       verdicts: {
         vllm: raises('ValueError: more than one block to unpack'),
         sglang: v('partial', 'the closed blocks are delivered, the last one dropped; content is the text before the first block'),
@@ -149,7 +181,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several blocks cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several blocks cut off mid-value',
       verdicts: {
         vllm: raises('ValueError: more than one block to unpack'),
         sglang: v('partial', 'the closed blocks are delivered, the cut one dropped'),

@@ -113,7 +113,10 @@ const leftOpen = `the block never met ${CALL_CLOSE}, so it stays in content as w
 const verdicts: FamilyVerdicts = {
   family: 'iquest-q1',
   engines: {
-    vllm: noParserInfo('main @ 0064cc9c', 'vllm-project/vllm vllm/tool_parsers/__init__.py _TOOL_PARSERS_TO_REGISTER @ 0064cc9c (no iquest_q1; iquest_coder_v2 reads <iquestcoder_tool_call>, another marker)'),
+    vllm: noParserInfo(
+      'main @ 0064cc9c',
+      'vllm-project/vllm vllm/tool_parsers/__init__.py _TOOL_PARSERS_TO_REGISTER @ 0064cc9c (no iquest_q1; iquest_coder_v2 reads <iquestcoder_tool_call>, another marker)',
+    ),
     sglang: {
       release: 'main @ 3d84681f',
       parser: 'iquest_q1',
@@ -121,28 +124,54 @@ const verdicts: FamilyVerdicts = {
       evidence: `${SGLANG} detect_and_parse @ 3d84681f; test/registered/unit/function_call/test_iquest_q1_detector.py @ 0adff0bc (test_incomplete_call_is_preserved_at_stream_end, test_non_stream_preserves_unparsed_text_around_valid_calls)`,
       note: 'read from the code and its tests: a block whose body is not NAME + whole <arg_key>/<arg_value> pairs stays in content; calls to tools the request does not offer are dropped',
     },
-    dynamo: noParserInfo('3.0.0', 'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no IQuest)'),
+    dynamo: noParserInfo(
+      '3.0.0',
+      'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no IQuest)',
+    ),
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: `${CALL_CLOSE} missing after a complete ${VALUE_CLOSE}`,
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: `${CALL_CLOSE} missing after a complete ${VALUE_CLOSE}`,
       verdicts: { vllm, sglang: v('content', `no call; ${leftOpen}`), dynamo },
     },
     {
-      id: '5.b', class: 'orphan-close', calls: 'single', what: `a call body and ${CALL_CLOSE} without ${CALL_OPEN}`,
+      id: '5.b',
+      class: 'orphan-close',
+      calls: 'single',
+      what: `a call body and ${CALL_CLOSE} without ${CALL_OPEN}`,
       verdicts: { vllm, sglang: v('content', 'no call; the text stays in content'), dynamo },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: `output stopped inside ${VALUE_OPEN}`,
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: `output stopped inside ${VALUE_OPEN}`,
       verdicts: { vllm, sglang: v('content', `no call; ${leftOpen}`), dynamo },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: `the last of several calls lacks only ${CALL_CLOSE}`,
-      verdicts: { vllm, sglang: v('mixed', `the closed calls are delivered; the last ${CALL_OPEN} block stays in content as written`), dynamo },
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: `the last of several calls lacks only ${CALL_CLOSE}`,
+      verdicts: {
+        vllm,
+        sglang: v('mixed', `the closed calls are delivered; the last ${CALL_OPEN} block stays in content as written`),
+        dynamo,
+      },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
-      verdicts: { vllm, sglang: v('mixed', `the closed calls are delivered; the cut ${CALL_OPEN} block stays in content as written`), dynamo },
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
+      verdicts: {
+        vllm,
+        sglang: v('mixed', `the closed calls are delivered; the cut ${CALL_OPEN} block stays in content as written`),
+        dynamo,
+      },
     },
   ],
 };

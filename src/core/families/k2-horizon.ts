@@ -63,7 +63,18 @@ const ENDOFTEXT = '<|ifm|endoftext|>';
 /** The reasoning tags, by effort: high, medium, low. */
 const THINKS: readonly ThinkTags[] = ['think', 'think_fast', 'think_faster'].map((t) => ({ open: `<ifm|${t}>`, close: `</ifm|${t}>` }));
 
-const TOOL_MARKERS = [SECTION_BEGIN, SECTION_END, CALL_BEGIN, CALL_END, KEY_OPEN, KEY_CLOSE, TYPE_OPEN, TYPE_CLOSE, VALUE_OPEN, VALUE_CLOSE];
+const TOOL_MARKERS = [
+  SECTION_BEGIN,
+  SECTION_END,
+  CALL_BEGIN,
+  CALL_END,
+  KEY_OPEN,
+  KEY_CLOSE,
+  TYPE_OPEN,
+  TYPE_CLOSE,
+  VALUE_OPEN,
+  VALUE_CLOSE,
+];
 /** Ordered so a cut-short fragment reads as the marker most often cut: the closers first. */
 const MARKERS = [
   SECTION_END,
@@ -217,7 +228,7 @@ function call(out: ParseOut, start: number, bodyStart: number, sectioned: boolea
 }
 
 /** The decoded value of a complete JSON member, if it parses. */
-function valueOf(text: string, m: JsonMember | undefined): unknown {
+function memberValue(text: string, m: JsonMember | undefined): unknown {
   if (!m?.complete) return undefined;
   try {
     return JSON.parse(text.slice(...m.valueRange));
@@ -239,17 +250,18 @@ function jsonCall(out: ParseOut, start: number, at: number, stop: MarkerHit | un
   if (fn && text[fn.valueRange[0]] === '{') members = jsonMembers(text, fn.valueRange[0], fn.valueRange[1]) ?? [];
   const nameMember = members.find((m) => m.key === 'name');
   const argsMember = members.find((m) => m.key === 'arguments') ?? members.find((m) => m.key === 'parameters');
-  const name = valueOf(text, nameMember);
+  const name = memberValue(text, nameMember);
   let args = argsMember ? text.slice(...argsMember.valueRange) : complete ? '{}' : '';
   if (complete) {
     if (text[at] === '[') defects.push('a JSON list of calls in one call');
     else if (typeof name !== 'string' || !name) defects.push('no "name" string');
-    const decoded = valueOf(text, argsMember);
+    const decoded = memberValue(text, argsMember);
     if (typeof decoded === 'string') {
       // Arguments sent as a JSON string: their text is the arguments (SGLang decodes it, vLLM rejects the call).
       defects.push('the arguments are a JSON string');
       args = decoded;
-    } else if (argsMember && (decoded === null || typeof decoded !== 'object' || Array.isArray(decoded))) defects.push('the arguments are not a JSON object');
+    } else if (argsMember && (decoded === null || typeof decoded !== 'object' || Array.isArray(decoded)))
+      defects.push('the arguments are not a JSON object');
     const rest = trimRange(text, jsonEnd, to);
     // What follows the JSON up to the end of the text may be the closer still arriving (`<`, `</ifm|tool_`).
     if (rest[1] > rest[0] && !(rest[1] === text.length && endsInMarker(text, rest[0], MARKERS))) defects.push('text after the JSON');
@@ -274,7 +286,8 @@ function jsonCall(out: ParseOut, start: number, at: number, stop: MarkerHit | un
   if (nameMember && nameText && text.slice(nameMember.valueRange[0] + 1, nameMember.valueRange[1] - 1) === nameText) {
     out.seg('call-name', nameMember.valueRange[0] + 1, nameMember.valueRange[1] - 1, index);
   }
-  if (argsMember && argsMember.valueRange[1] > argsMember.valueRange[0]) out.seg('arguments', argsMember.valueRange[0], argsMember.valueRange[1], index);
+  if (argsMember && argsMember.valueRange[1] > argsMember.valueRange[0])
+    out.seg('arguments', argsMember.valueRange[0], argsMember.valueRange[1], index);
   if (missing) callUnclosed(out, index, start, Math.max(end, at), missing, expectedAt);
   if (defects.length) out.problem('malformed-call', `call ${index}: ${defects.join('; ')}`, start, Math.max(end, at), { callIndex: index });
   return Math.max(end, at);
@@ -302,11 +315,17 @@ const verdicts: FamilyVerdicts = {
       evidence: `${SGLANG_CODE} detect_and_parse, _parse_block @ 8d9f80f6`,
       note: 'read from the code; no conformance fixture. Calls to tools the request did not offer are dropped (SGLANG_FORWARD_UNKNOWN_TOOLS)',
     },
-    dynamo: noParserInfo('main @ 117eab15', 'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map (no K2-Horizon entry) @ 117eab15'),
+    dynamo: noParserInfo(
+      'main @ 117eab15',
+      'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map (no K2-Horizon entry) @ 117eab15',
+    ),
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: '</ifm|tool_calls> missing after a complete call',
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: '</ifm|tool_calls> missing after a complete call',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the whole output, markup included, is content' },
         sglang: { outcome: 'recovered', text: 'the call is delivered; the group tag is stripped' },
@@ -314,7 +333,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.b', class: 'orphan-close', calls: 'single', what: 'a call and </ifm|tool_calls> without <ifm|tool_calls>',
+      id: '5.b',
+      class: 'orphan-close',
+      calls: 'single',
+      what: 'a call and </ifm|tool_calls> without <ifm|tool_calls>',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the markup stays in content' },
         sglang: { outcome: 'recovered', text: 'the call is delivered (a call needs no group); the stray group tag is stripped' },
@@ -322,7 +344,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside the call',
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside the call',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the whole output, markup included, is content' },
         sglang: { outcome: 'content', text: 'no call; the unterminated <ifm|tool_call> block stays in content as written' },
@@ -330,7 +355,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: 'the last of several calls lacks </ifm|tool_call>',
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: 'the last of several calls lacks </ifm|tool_call>',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the whole output, markup included, is content' },
         sglang: { outcome: 'mixed', text: 'the closed calls are delivered; the unterminated last block stays in content as written' },
@@ -338,7 +366,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the whole output, markup included, is content' },
         sglang: { outcome: 'mixed', text: 'the closed calls are delivered; the cut block stays in content as written' },

@@ -58,7 +58,19 @@ const IM_START = '<|im_start|>';
 
 const TOOL_MARKERS = [START, END];
 /** The chat format's special tokens (LiquidAI/LFM2 tokenizer), the call list's first so a cut fragment reads as them. */
-const MARKERS = [END, START, IM_END, THINK_CLOSE, THINK_OPEN, IM_START, '<|tool_list_start|>', '<|tool_list_end|>', '<|tool_response_start|>', '<|tool_response_end|>', '<|startoftext|>'];
+const MARKERS = [
+  END,
+  START,
+  IM_END,
+  THINK_CLOSE,
+  THINK_OPEN,
+  IM_START,
+  '<|tool_list_start|>',
+  '<|tool_list_end|>',
+  '<|tool_response_start|>',
+  '<|tool_response_end|>',
+  '<|startoftext|>',
+];
 
 /** The JSON form: a JSON array of call objects between the same tokens. */
 const JSON_FORM: JsonCallsGrammar = {
@@ -174,7 +186,10 @@ function section(out: ParseOut, start: number, hit: MarkerHit): number {
     const end = Math.max(cut ? lastEnd : text.length, hit.end);
     const marker = bracketed ? ']' : END;
     out.seg('section', start, end);
-    out.problem('section-unclosed', `${START} never closed by ${marker}`, start, end, { expectedAt: Math.max(trimRange(text, hit.end, lastEnd)[1], hit.end), marker });
+    out.problem('section-unclosed', `${START} never closed by ${marker}`, start, end, {
+      expectedAt: Math.max(trimRange(text, hit.end, lastEnd)[1], hit.end),
+      marker,
+    });
     return end;
   }
   if (!listClosed) {
@@ -182,7 +197,11 @@ function section(out: ParseOut, start: number, hit: MarkerHit): number {
     const stop = out.find([END, START, IM_END], pos);
     const end = Math.max(stop?.marker === END ? stop.end : stop ? stop.start : text.length, hit.end);
     out.seg('section', start, end);
-    const what = bracketed ? `text inside the ${START} call list, outside any call` : read ? `${START} holds calls that are not in a [ ] list` : `${START} is not followed by a call list`;
+    const what = bracketed
+      ? `text inside the ${START} call list, outside any call`
+      : read
+        ? `${START} holds calls that are not in a [ ] list`
+        : `${START} is not followed by a call list`;
     out.problem('malformed-call', what, start, end);
     return end;
   }
@@ -227,11 +246,17 @@ const verdicts: FamilyVerdicts = {
       evidence: `${SGLANG_CODE} detect_and_parse @ 02caf64a`,
       note: 'read from the code; no conformance fixture. Calls to tools the request did not offer are dropped (SGLANG_FORWARD_UNKNOWN_TOOLS)',
     },
-    dynamo: noParserInfo('main @ 117eab15', 'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map (no lfm2 entry) @ 117eab15'),
+    dynamo: noParserInfo(
+      'main @ 117eab15',
+      'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map (no lfm2 entry) @ 117eab15',
+    ),
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: '<|tool_call_end|> missing after a complete call list',
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: '<|tool_call_end|> missing after a complete call list',
       verdicts: {
         vllm: { outcome: 'recovered', text: 'the call is delivered (the rest of the output is read as the list)' },
         sglang: { outcome: 'dropped', text: 'no call; the block is dropped, only the text before it stays' },
@@ -239,7 +264,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.b', class: 'orphan-close', calls: 'single', what: 'a call list and <|tool_call_end|> without <|tool_call_start|>',
+      id: '5.b',
+      class: 'orphan-close',
+      calls: 'single',
+      what: 'a call list and <|tool_call_end|> without <|tool_call_start|>',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the list and the orphan <|tool_call_end|> stay in content' },
         sglang: { outcome: 'content', text: 'no call; the list and the orphan <|tool_call_end|> stay in content' },
@@ -247,7 +275,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside an argument',
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside an argument',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the whole output, markup included, is content' },
         sglang: { outcome: 'dropped', text: 'no call; the cut block is dropped, only the text before it stays' },
@@ -255,7 +286,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: '<|tool_call_end|> missing after a complete list of several calls',
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: '<|tool_call_end|> missing after a complete list of several calls',
       verdicts: {
         vllm: { outcome: 'recovered', text: 'every call is delivered' },
         sglang: { outcome: 'dropped', text: 'no call; the block is dropped, only the text before it stays' },
@@ -263,7 +297,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the whole output, markup included, is content' },
         sglang: { outcome: 'dropped', text: 'no call; the block with its complete calls is dropped, only the text before it stays' },

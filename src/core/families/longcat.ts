@@ -24,7 +24,7 @@
  */
 import { noParser, noParserInfo, type FamilyVerdicts } from './shared/verdicts';
 import {
-  RenderOut,
+  type RenderOut,
   callUnclosed,
   jsonBody,
   jsonMembers,
@@ -111,7 +111,15 @@ function jsonCall(out: ParseOut, start: number, hit: MarkerHit): number {
   if (argRange && argRange[1] > argRange[0]) out.seg('arguments', argRange[0], argRange[1], index);
   if (!closed) callUnclosed(out, index, start, end, CALL_CLOSE, body.cut?.marker === CALL_CLOSE ? body.cut.start : body.range[1]);
   // A finished call is judged; a cut-off one is already reported unclosed.
-  const what = !closed ? undefined : !members ? 'the body is not a JSON object' : !nameMember || !name ? 'no "name" string' : !argsMember ? 'no "arguments" member' : undefined;
+  const what = !closed
+    ? undefined
+    : !members
+      ? 'the body is not a JSON object'
+      : !nameMember || !name
+        ? 'no "name" string'
+        : !argsMember
+          ? 'no "arguments" member'
+          : undefined;
   if (what) out.problem('malformed-call', `call ${index}: ${what}`, start, end, { callIndex: index });
   return end;
 }
@@ -202,11 +210,17 @@ const verdicts: FamilyVerdicts = {
       evidence: `${SGLANG} (LongCatFlashDetector.detect_and_parse) and function_call_parser.py (parse_non_stream, "longcat" registered) @ 23d226022f1c`,
       note: 'read from the code; the detector needs a newline after <longcat_tool_call> and before </longcat_tool_call>, so a block written without them is no call; the registry read at main (function_call_parser.py @ 00828e56, parser_names.py @ 042de61b) no longer lists "longcat"',
     },
-    dynamo: noParserInfo('3.0.0', 'ai-dynamo/dynamo lib/parsers/src/tool_calling/parsers.rs get_tool_parser_map @ 0436586e; ai-dynamo/frontend-crates parsers/v2/README.md "Parser families" @ 0b8a06fe47d0 (no LongCat)'),
+    dynamo: noParserInfo(
+      '3.0.0',
+      'ai-dynamo/dynamo lib/parsers/src/tool_calling/parsers.rs get_tool_parser_map @ 0436586e; ai-dynamo/frontend-crates parsers/v2/README.md "Parser families" @ 0b8a06fe47d0 (no LongCat)',
+    ),
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: '</longcat_tool_call> missing after a complete JSON body',
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: '</longcat_tool_call> missing after a complete JSON body',
       verdicts: {
         vllm: { outcome: 'recovered', text: 'the call is delivered (the open <longcat_tool_call>(.*) capture is whole JSON)' },
         sglang: { outcome: 'content', text: 'no call; without \\n</longcat_tool_call> no block matches and the whole text is content' },
@@ -214,7 +228,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside the arguments',
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside the arguments',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; json.loads fails and the whole text is content' },
         sglang: { outcome: 'content', text: 'no call; no closed block, the whole text is content' },
@@ -222,17 +239,29 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: 'the last of several calls lacks only </longcat_tool_call>',
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: 'the last of several calls lacks only </longcat_tool_call>',
       verdicts: {
         vllm: { outcome: 'recovered', text: 'every call is delivered' },
-        sglang: { outcome: 'partial', text: 'the closed calls are delivered, the unclosed last one dropped; the content is the text before the first call' },
+        sglang: {
+          outcome: 'partial',
+          text: 'the closed calls are delivered, the unclosed last one dropped; the content is the text before the first call',
+        },
         dynamo: noParser(NO_DYNAMO),
       },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
       verdicts: {
-        vllm: { outcome: 'content', text: 'no call at all; the cut JSON fails json.loads and the whole text, complete calls included, is content' },
+        vllm: {
+          outcome: 'content',
+          text: 'no call at all; the cut JSON fails json.loads and the whole text, complete calls included, is content',
+        },
         sglang: { outcome: 'partial', text: 'the closed calls are delivered, the cut one dropped' },
         dynamo: noParser(NO_DYNAMO),
       },

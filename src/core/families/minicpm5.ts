@@ -35,7 +35,6 @@ import {
   renderParams,
   renderStart,
   scoreText,
-  skipWs,
   xmlCall,
   xmlParams,
   type MarkerHit,
@@ -106,12 +105,30 @@ function call(out: ParseOut, start: number, hit: MarkerHit): number {
   const to = stop ? stop.start : text.length;
   const h = quoted(out, hit.end, to);
   const defects: string[] = [];
-  const artifacts = [...(hit.marker === FUNC ? [] : [hit.marker]), ...PARAM_HEADS.slice(1).filter((a) => text.slice(h.end, to).includes(a))];
+  const artifacts = [
+    ...(hit.marker === FUNC ? [] : [hit.marker]),
+    ...PARAM_HEADS.slice(1).filter((a) => text.slice(h.end, to).includes(a)),
+  ];
   if (artifacts.length) {
     const shown = artifacts.map((a) => `'${a.replace('\u0120', 'Ġ')}…'`).join(', ');
-    defects.push(`written ${shown}, a decoding artifact of '<function name=' / '<param name=': vLLM's minicpm5 parser repairs it, SGLang's minicpm5 detector does not and returns the block as text`);
+    defects.push(
+      `written ${shown}, a decoding artifact of '<function name=' / '<param name=': vLLM's minicpm5 parser repairs it, SGLang's minicpm5 detector does not and returns the block as text`,
+    );
   }
-  const end = xmlCall(out, { start, nameRange: h.name, nameUnclosed: h.closed ? undefined : '">', bodyStart: h.closed ? h.end : to, stop, closers: [FUNC_CLOSE], defects }, PARAMS, MARKERS);
+  const end = xmlCall(
+    out,
+    {
+      start,
+      nameRange: h.name,
+      nameUnclosed: h.closed ? undefined : '">',
+      bodyStart: h.closed ? h.end : to,
+      stop,
+      closers: [FUNC_CLOSE],
+      defects,
+    },
+    PARAMS,
+    MARKERS,
+  );
   // A CDATA value is the text inside it: read the parameters again and rebuild the arguments from them.
   if (h.closed && text.slice(h.end, end).includes(CDATA_OPEN)) {
     const { params } = xmlParams(new ParseOut(out.family, text), h.end, to, PARAMS, MARKERS);
@@ -201,11 +218,17 @@ const verdicts: FamilyVerdicts = {
       evidence: `${SGLANG} (detect_and_parse) @ c060bc6b999959c3d06a2160d9a4cc0377749c3e; parser_names.py @ 042de61b; test/registered/unit/function_call/test_minicpm5_detector.py @ 032cfb6f206222145c6d0b377a90b89d05a3c170`,
       note: 'read from the code; older releases also register "minicpm4_xml" (minicpm4_xml_detector.py, function_call_parser.py @ b844e97b), the same code. Streamed, a block cut off at the end of the output is dropped at finish() rather than kept as text (test/registered/unit/function_call/test_minicpm5_detector_finish.py test_truncated_call_at_end_drops_protocol_block @ f140590e)',
     },
-    dynamo: noParserInfo('3.0.0', 'ai-dynamo/dynamo lib/parsers/src/tool_calling/parsers.rs get_tool_parser_map @ 0436586e; ai-dynamo/frontend-crates parsers/v2/README.md "Parser families" @ 0b8a06fe47d0 (no MiniCPM)'),
+    dynamo: noParserInfo(
+      '3.0.0',
+      'ai-dynamo/dynamo lib/parsers/src/tool_calling/parsers.rs get_tool_parser_map @ 0436586e; ai-dynamo/frontend-crates parsers/v2/README.md "Parser families" @ 0b8a06fe47d0 (no MiniCPM)',
+    ),
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: '</function> missing after a complete last parameter',
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: '</function> missing after a complete last parameter',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; with no complete <function…</function> block the whole text is content' },
         sglang: { outcome: 'content', text: 'no call; the unclosed block stays in the normal text' },
@@ -213,7 +236,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside a parameter value',
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside a parameter value',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the whole text is content' },
         sglang: { outcome: 'content', text: 'no call; the cut block stays in the normal text' },
@@ -221,15 +247,24 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: 'the last of several calls lacks only </function>',
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: 'the last of several calls lacks only </function>',
       verdicts: {
-        vllm: { outcome: 'partial', text: 'the closed calls are delivered; the unclosed last one and all the narration are dropped (content is None once a call is found)' },
+        vllm: {
+          outcome: 'partial',
+          text: 'the closed calls are delivered; the unclosed last one and all the narration are dropped (content is None once a call is found)',
+        },
         sglang: { outcome: 'mixed', text: 'the closed calls are delivered; the unclosed last block stays in the normal text as markup' },
         dynamo: noParser(NO_DYNAMO),
       },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
       verdicts: {
         vllm: { outcome: 'partial', text: 'the closed calls are delivered; the cut one and all the narration are dropped' },
         sglang: { outcome: 'mixed', text: 'the closed calls are delivered; the cut block stays in the normal text as markup' },

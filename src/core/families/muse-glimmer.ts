@@ -115,12 +115,15 @@ function invoke(out: ParseOut, start: number, recipient: string | undefined): nu
   const { text } = out;
   // A value may hold any text but `</atem:parameter>` (Ollama TestGlimmerParserATEMValueMayContainControlTokenText):
   // the invoke runs to its close, and only without one to the next structure.
-  const stop = out.find([INVOKE_CLOSE], start + INVOKE_OPEN.length) ?? out.find([INVOKE_OPEN, CALLS_CLOSE, ...BODY_ENDS, MESSAGE], start + INVOKE_OPEN.length);
+  const stop =
+    out.find([INVOKE_CLOSE], start + INVOKE_OPEN.length) ??
+    out.find([INVOKE_OPEN, CALLS_CLOSE, ...BODY_ENDS, MESSAGE], start + INVOKE_OPEN.length);
   const head = quotedHead(out, start, INVOKE_OPEN, stop ? stop.start : text.length);
   const nameRange = resolved(text, head.name);
   const defects: string[] = [];
   if (recipient === undefined) defects.push(`an ATEM block without its opening to=NAME${MESSAGE} header`);
-  else if (head.closed && resolvedName(recipient) !== text.slice(...nameRange)) defects.push(`the header is addressed to ${recipient}, the invoke names ${text.slice(...head.name)}`);
+  else if (head.closed && resolvedName(recipient) !== text.slice(...nameRange))
+    defects.push(`the header is addressed to ${recipient}, the invoke names ${text.slice(...head.name)}`);
   return xmlCall(
     out,
     { start, nameRange, nameUnclosed: head.closed ? undefined : '">', bodyStart: head.end, stop, closers: [INVOKE_CLOSE], defects },
@@ -195,8 +198,13 @@ function message(out: ParseOut, h: Header): number {
   if (msg?.marker !== MESSAGE) {
     // The header never reached `<|message|>`: cut off, or broken by other markup.
     const cut = firstTruncated(text, MARKERS, headStart, headEnd);
-    if (cut && cut.end === text.length) out.problem('marker-truncated', `${cut.marker} is cut short`, cut.start, cut.end, { marker: cut.marker });
-    else if (!msg) out.problem('marker-truncated', `message header cut off before ${MESSAGE}`, h.start, headEnd, { marker: MESSAGE, expectedAt: headEnd });
+    if (cut && cut.end === text.length)
+      out.problem('marker-truncated', `${cut.marker} is cut short`, cut.start, cut.end, { marker: cut.marker });
+    else if (!msg)
+      out.problem('marker-truncated', `message header cut off before ${MESSAGE}`, h.start, headEnd, {
+        marker: MESSAGE,
+        expectedAt: headEnd,
+      });
     else out.problem('stray-marker', `message header without ${MESSAGE}`, h.start, headEnd, { marker: MESSAGE });
     if (tool && !msg) {
       // A call cut off in its header: the recipient names it, the body never came.
@@ -244,11 +252,23 @@ function textBody(out: ParseOut, bodyStart: number, kind: 'reasoning' | 'content
   }
   const expectedAt = trimRange(text, bodyStart, bodyEnd)[1];
   if (stop?.marker === MESSAGE) {
-    const next = kind === 'reasoning' ? 'vLLM ends the reasoning there and reads that message, SGLang keeps it (a call included) in the reasoning' : 'vLLM ends the answer there';
-    out.problem('malformed-call', `to=${kind === 'reasoning' ? SELF : USER} message not closed by ${EOM}${START}${ROLE} before the next header: ${next}`, bodyEnd, stop.end, { marker: EOM, expectedAt });
+    const next =
+      kind === 'reasoning'
+        ? 'vLLM ends the reasoning there and reads that message, SGLang keeps it (a call included) in the reasoning'
+        : 'vLLM ends the answer there';
+    out.problem(
+      'malformed-call',
+      `to=${kind === 'reasoning' ? SELF : USER} message not closed by ${EOM}${START}${ROLE} before the next header: ${next}`,
+      bodyEnd,
+      stop.end,
+      { marker: EOM, expectedAt },
+    );
   } else if (kind === 'reasoning') {
     // SGLang's reasoning channel runs to the next `<|eom|>`: a message that follows without one is swallowed.
-    out.problem('reasoning-unclosed', `to=self message never closed by ${EOM}`, headerStart, cut ? cut.end : bodyEnd, { expectedAt, marker: EOM });
+    out.problem('reasoning-unclosed', `to=self message never closed by ${EOM}`, headerStart, cut ? cut.end : bodyEnd, {
+      expectedAt,
+      marker: EOM,
+    });
   } else if (stop) {
     out.problem('stray-marker', `${START} before ${EOM} ended the previous message`, stop.start, stop.end, { marker: START, expectedAt });
   }
@@ -264,7 +284,10 @@ function toolBody(out: ParseOut, bodyStart: number, recipient: string): number {
   if (text.startsWith(CALLS_OPEN, at)) end = parseSection(out, g, at, { marker: CALLS_OPEN, start: at, end: at + CALLS_OPEN.length });
   else if (text.startsWith(INVOKE_OPEN, at)) {
     end = parseSection(out, g, at);
-    out.problem('section-unclosed', `the invokes are not wrapped in ${CALLS_OPEN}…${CALLS_CLOSE}`, at, end, { marker: CALLS_OPEN, expectedAt: at });
+    out.problem('section-unclosed', `the invokes are not wrapped in ${CALLS_OPEN}…${CALLS_CLOSE}`, at, end, {
+      marker: CALLS_OPEN,
+      expectedAt: at,
+    });
   } else {
     // No ATEM block: cut right after the header, or a body that is not one (JSON written into the tool channel).
     const stop = out.find([EOM, EOT, START], at);
@@ -275,7 +298,10 @@ function toolBody(out: ParseOut, bodyStart: number, recipient: string): number {
     const callEnd = Math.max(cutShort ? text.length : body[1], at);
     out.seg('call', at, callEnd, index);
     if (!cutShort && body[1] > body[0]) out.seg('arguments', body[0], body[1], index);
-    if (stop) out.problem('malformed-call', `call ${index}: the message to ${recipient} holds no ${INVOKE_OPEN}…${INVOKE_CLOSE}`, at, callEnd, { callIndex: index });
+    if (stop)
+      out.problem('malformed-call', `call ${index}: the message to ${recipient} holds no ${INVOKE_OPEN}…${INVOKE_CLOSE}`, at, callEnd, {
+        callIndex: index,
+      });
     else callUnclosed(out, index, at, callEnd, CALLS_CLOSE, cutShort ? at : body[1]);
     end = cutShort ? text.length : bodyEnd;
   }
@@ -296,7 +322,10 @@ function terminator(out: ParseOut, from: number): number {
     return at + EOT.length;
   }
   if (text.startsWith(START, at)) {
-    out.problem('stray-marker', `${START} before ${EOM} ended the tool message`, at, at + START.length, { marker: START, expectedAt: from });
+    out.problem('stray-marker', `${START} before ${EOM} ended the tool message`, at, at + START.length, {
+      marker: START,
+      expectedAt: from,
+    });
     return at;
   }
   const cut = truncatedAt(text, at, [EOM, EOT, START]);
@@ -311,7 +340,13 @@ function terminator(out: ParseOut, from: number): number {
   const junkEnd = stop ? stop.start : text.length;
   const [js, je] = trimRange(text, at, junkEnd);
   const index = out.calls.length ? out.calls.length - 1 : undefined;
-  out.problem('malformed-call', 'text after the ATEM block, inside the tool message', js, je, index === undefined ? {} : { callIndex: index });
+  out.problem(
+    'malformed-call',
+    'text after the ATEM block, inside the tool message',
+    js,
+    je,
+    index === undefined ? {} : { callIndex: index },
+  );
   return junkEnd;
 }
 
@@ -400,11 +435,17 @@ const verdicts: FamilyVerdicts = {
       evidence: `${SGLANG} parse_streaming_increment, _consume_body, finish @ 3979a6c7; test/registered/unit/function_call/test_muse_glimmer_detector.py @ 0bbef96b (test_truncated_tool_channel_drops_partial_invoke, test_unframed_atem_is_content_not_a_call)`,
       note: `read from the code and its tests: a call is read once its ${INVOKE_CLOSE} arrived inside a tool channel; calls to tools the request does not offer are dropped unless SGLANG_FORWARD_UNKNOWN_TOOLS is set`,
     },
-    dynamo: noParserInfo('3.0.0', 'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no muse)'),
+    dynamo: noParserInfo(
+      '3.0.0',
+      'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no muse)',
+    ),
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: `${CALLS_CLOSE} missing after a complete ${INVOKE_CLOSE}`,
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: `${CALLS_CLOSE} missing after a complete ${INVOKE_CLOSE}`,
       verdicts: {
         vllm: v('recovered', `the call is delivered (its ${INVOKE_CLOSE} arrived; a call missing that too is dropped)`),
         sglang: v('recovered', `the call is delivered (its ${INVOKE_CLOSE} arrived; a call missing that too is dropped)`),
@@ -412,7 +453,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.b', class: 'orphan-close', calls: 'single', what: `an ATEM block without its to=NAME${MESSAGE} header`,
+      id: '5.b',
+      class: 'orphan-close',
+      calls: 'single',
+      what: `an ATEM block without its to=NAME${MESSAGE} header`,
       verdicts: {
         vllm: v('mixed', 'the call is delivered (an output with no header is scanned whole) and the ATEM text also stays in content'),
         sglang: v('content', 'no call; unframed ATEM stays in content'),
@@ -420,15 +464,28 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside a parameter value',
-      verdicts: { vllm: v('dropped', 'no call; the cut invoke is dropped'), sglang: v('dropped', 'no call; the cut invoke is dropped'), dynamo },
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside a parameter value',
+      verdicts: {
+        vllm: v('dropped', 'no call; the cut invoke is dropped'),
+        sglang: v('dropped', 'no call; the cut invoke is dropped'),
+        dynamo,
+      },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: `the last of several calls lacks only ${CALLS_CLOSE}`,
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: `the last of several calls lacks only ${CALLS_CLOSE}`,
       verdicts: { vllm: v('recovered', 'every call is delivered'), sglang: v('recovered', 'every call is delivered'), dynamo },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
       verdicts: {
         vllm: v('partial', 'the closed calls are delivered, the cut one dropped'),
         sglang: v('partial', 'the closed calls are delivered, the cut one dropped'),

@@ -53,7 +53,18 @@ interface Read {
   bad?: boolean;
 }
 
-const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', b: '\b', f: '\f', '0': '\0', '\\': '\\', "'": "'", '"': '"', '/': '/' };
+const ESCAPES: Record<string, string> = {
+  n: '\n',
+  t: '\t',
+  r: '\r',
+  b: '\b',
+  f: '\f',
+  '0': '\0',
+  '\\': '\\',
+  "'": "'",
+  '"': '"',
+  '/': '/',
+};
 const WORDS: Record<string, unknown> = { True: true, true: true, False: false, false: false, None: null, null: null };
 const SCALAR = /^(?:True|False|None|true|false|null|[-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)/;
 
@@ -246,7 +257,10 @@ function section(out: ParseOut, start: number, hit: MarkerHit): number {
   const sectionEnd = end ?? lastEnd;
   out.seg('section', start, sectionEnd);
   if (end === undefined) {
-    out.problem('section-unclosed', `${OPEN} never closed by ${CLOSE}`, start, sectionEnd, { expectedAt: expectedAt ?? lastEnd, marker: CLOSE });
+    out.problem('section-unclosed', `${OPEN} never closed by ${CLOSE}`, start, sectionEnd, {
+      expectedAt: expectedAt ?? lastEnd,
+      marker: CLOSE,
+    });
   }
   return sectionEnd;
 }
@@ -328,15 +342,51 @@ const verdicts: FamilyVerdicts = {
       evidence: `${VLLM} extract_tool_calls @ 055e47c2; tests/tool_parsers/test_olmo3_tool_parser.py @ 2aac44dc`,
       note: `read from the code; a whole ${OPEN}…${CLOSE} block is read and the prose around it is dropped (content None)`,
     },
-    sglang: noParserInfo('main @ 042de61b', 'sgl-project/sglang python/sglang/srt/function_call/parser_names.py TOOL_CALL_PARSER_NAMES @ 042de61b (no olmo3)'),
-    dynamo: noParserInfo('3.0.0', 'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no olmo3)'),
+    sglang: noParserInfo(
+      'main @ 042de61b',
+      'sgl-project/sglang python/sglang/srt/function_call/parser_names.py TOOL_CALL_PARSER_NAMES @ 042de61b (no olmo3)',
+    ),
+    dynamo: noParserInfo(
+      '3.0.0',
+      'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no olmo3)',
+    ),
   },
   cases: [
-    { id: '5.a', class: 'unclosed-complete', calls: 'single', what: `${CLOSE} missing after a complete call`, verdicts: { vllm: content('markup included'), sglang, dynamo } },
-    { id: '5.b', class: 'orphan-close', calls: 'single', what: `a call and ${CLOSE} without ${OPEN}`, verdicts: { vllm: content('the orphan closer included'), sglang, dynamo } },
-    { id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside an argument', verdicts: { vllm: content('the cut markup included'), sglang, dynamo } },
-    { id: '5.d', class: 'unclosed-complete', calls: 'multi', what: `${CLOSE} missing after several complete calls`, verdicts: { vllm: content('the prose and every call'), sglang, dynamo } },
-    { id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value', verdicts: { vllm: content('the prose and every call'), sglang, dynamo } },
+    {
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: `${CLOSE} missing after a complete call`,
+      verdicts: { vllm: content('markup included'), sglang, dynamo },
+    },
+    {
+      id: '5.b',
+      class: 'orphan-close',
+      calls: 'single',
+      what: `a call and ${CLOSE} without ${OPEN}`,
+      verdicts: { vllm: content('the orphan closer included'), sglang, dynamo },
+    },
+    {
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside an argument',
+      verdicts: { vllm: content('the cut markup included'), sglang, dynamo },
+    },
+    {
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: `${CLOSE} missing after several complete calls`,
+      verdicts: { vllm: content('the prose and every call'), sglang, dynamo },
+    },
+    {
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
+      verdicts: { vllm: content('the prose and every call'), sglang, dynamo },
+    },
   ],
 };
 

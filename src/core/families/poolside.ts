@@ -90,7 +90,10 @@ const format: ModelFormat = {
         'call',
         () => {
           // Arguments that are not parameters go on their own line, so the name still ends.
-          out.put(CALL_OPEN).put(c.name, 'call-name', i).put(jsonToParams(c.arguments) ? '' : '\n');
+          out
+            .put(CALL_OPEN)
+            .put(c.name, 'call-name', i)
+            .put(jsonToParams(c.arguments) ? '' : '\n');
           renderParams(out, i, c.arguments, (k, v) => `${KEY_OPEN}${k}${KEY_CLOSE}${VALUE_OPEN}${v}${VALUE_CLOSE}`, '');
           if (close.call(i)) out.put(CALL_CLOSE);
         },
@@ -125,28 +128,66 @@ const verdicts: FamilyVerdicts = {
       evidence: `${SGLANG} detect_and_parse @ 0c85b9a3; test/registered/unit/function_call/test_poolside_v1_detector.py @ 199614ee (test_truncated_post_value_emits_no_calls, test_truncated_after_complete_call_keeps_complete)`,
       note: 'read from the code and its tests: content is the text before the first <tool_call>; calls to tools the request does not offer are dropped. Streamed, a call cut off at the end of the output comes back as text at finish() (test/registered/unit/function_call/test_poolside_v1_detector_finish.py test_partial_tool_call_at_end_is_flushed @ c94b6b38), where the whole output drops it',
     },
-    dynamo: noParserInfo('3.0.0', 'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no poolside)'),
+    dynamo: noParserInfo(
+      '3.0.0',
+      'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no poolside)',
+    ),
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: `${CALL_CLOSE} missing after a complete ${VALUE_CLOSE}`,
-      verdicts: { vllm: v('content', 'no call; the <tool_call>… markup stays in content'), sglang: v('dropped', 'no call; the markup is dropped, the text before it is content'), dynamo },
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: `${CALL_CLOSE} missing after a complete ${VALUE_CLOSE}`,
+      verdicts: {
+        vllm: v('content', 'no call; the <tool_call>… markup stays in content'),
+        sglang: v('dropped', 'no call; the markup is dropped, the text before it is content'),
+        dynamo,
+      },
     },
     {
-      id: '5.b', class: 'orphan-close', calls: 'single', what: `a call body and ${CALL_CLOSE} without ${CALL_OPEN}`,
-      verdicts: { vllm: v('content', 'no call; the text stays in content'), sglang: v('content', 'no call; the text stays in content'), dynamo },
+      id: '5.b',
+      class: 'orphan-close',
+      calls: 'single',
+      what: `a call body and ${CALL_CLOSE} without ${CALL_OPEN}`,
+      verdicts: {
+        vllm: v('content', 'no call; the text stays in content'),
+        sglang: v('content', 'no call; the text stays in content'),
+        dynamo,
+      },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: `output stopped inside ${VALUE_OPEN}`,
-      verdicts: { vllm: v('content', 'no call; the cut <tool_call>… stays in content'), sglang: v('dropped', 'no call; the cut markup is dropped'), dynamo },
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: `output stopped inside ${VALUE_OPEN}`,
+      verdicts: {
+        vllm: v('content', 'no call; the cut <tool_call>… stays in content'),
+        sglang: v('dropped', 'no call; the cut markup is dropped'),
+        dynamo,
+      },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: `the last of several calls lacks only ${CALL_CLOSE}`,
-      verdicts: { vllm: v('partial', 'the closed calls are delivered, the unterminated last one dropped'), sglang: v('partial', 'the closed calls are delivered, the unterminated last one dropped'), dynamo },
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: `the last of several calls lacks only ${CALL_CLOSE}`,
+      verdicts: {
+        vllm: v('partial', 'the closed calls are delivered, the unterminated last one dropped'),
+        sglang: v('partial', 'the closed calls are delivered, the unterminated last one dropped'),
+        dynamo,
+      },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
-      verdicts: { vllm: v('partial', 'the closed calls are delivered, the cut one dropped'), sglang: v('partial', 'the closed calls are delivered, the cut one dropped'), dynamo },
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
+      verdicts: {
+        vllm: v('partial', 'the closed calls are delivered, the cut one dropped'),
+        sglang: v('partial', 'the closed calls are delivered, the cut one dropped'),
+        dynamo,
+      },
     },
   ],
 };

@@ -45,7 +45,22 @@ const TOOLS = ['<|tool:start|>', '<|tool:end|>'];
 
 const TOOL_MARKERS = [CALL_OPEN, CALL_CLOSE, ARG_OPEN, ARG_VALUE, ARG_CLOSE, ...RESPONSE];
 /** Closers first: a cut-short fragment reads as the first marker it starts. */
-const MARKERS = [CALL_CLOSE, ARG_CLOSE, THINK.close, END, RESPONSE[1], TOOLS[1], CALL_OPEN, ARG_OPEN, ARG_VALUE, THINK.open, IM_START, IM_CONTENT, RESPONSE[0], TOOLS[0]];
+const MARKERS = [
+  CALL_CLOSE,
+  ARG_CLOSE,
+  THINK.close,
+  END,
+  RESPONSE[1],
+  TOOLS[1],
+  CALL_OPEN,
+  ARG_OPEN,
+  ARG_VALUE,
+  THINK.open,
+  IM_START,
+  IM_CONTENT,
+  RESPONSE[0],
+  TOOLS[0],
+];
 const BODY_STOPS = [CALL_CLOSE, CALL_OPEN, END];
 
 const PARAMS: ParamGrammar = {
@@ -136,28 +151,49 @@ const verdicts: FamilyVerdicts = {
       evidence: `${VLLM} extract_tool_calls @ 25e2befb; tests/tool_parsers/test_solar_open2_tool_parser.py @ 0064cc9c (test_unterminated_block_returns_raw_output, test_dropped_call_end_recovers_both_calls)`,
       note: `read from the code and its tests: a call also ends at the next ${CALL_OPEN}, so a missing ${CALL_CLOSE} between two calls loses nothing; content is the text before the first ${CALL_OPEN}, reasoning included unless a reasoning parser took it`,
     },
-    sglang: noParserInfo('main @ 042de61b', 'sgl-project/sglang python/sglang/srt/function_call/parser_names.py TOOL_CALL_PARSER_NAMES @ 042de61b (no solar)'),
-    dynamo: noParserInfo('3.0.0', 'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no solar)'),
+    sglang: noParserInfo(
+      'main @ 042de61b',
+      'sgl-project/sglang python/sglang/srt/function_call/parser_names.py TOOL_CALL_PARSER_NAMES @ 042de61b (no solar)',
+    ),
+    dynamo: noParserInfo(
+      '3.0.0',
+      'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no solar)',
+    ),
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: `${CALL_CLOSE} missing after a complete ${ARG_CLOSE}`,
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: `${CALL_CLOSE} missing after a complete ${ARG_CLOSE}`,
       verdicts: { vllm: v('content', raw), sglang, dynamo },
     },
     {
-      id: '5.b', class: 'orphan-close', calls: 'single', what: `a call body and ${CALL_CLOSE} without ${CALL_OPEN}`,
+      id: '5.b',
+      class: 'orphan-close',
+      calls: 'single',
+      what: `a call body and ${CALL_CLOSE} without ${CALL_OPEN}`,
       verdicts: { vllm: v('content', 'no call; the text stays in content'), sglang, dynamo },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: `output stopped inside a value (${ARG_VALUE}…)`,
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: `output stopped inside a value (${ARG_VALUE}…)`,
       verdicts: { vllm: v('content', raw), sglang, dynamo },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: `the last of several calls lacks only ${CALL_CLOSE}`,
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: `the last of several calls lacks only ${CALL_CLOSE}`,
       verdicts: { vllm: v('partial', 'the closed calls are delivered, the unterminated last one dropped'), sglang, dynamo },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
       verdicts: { vllm: v('partial', 'the closed calls are delivered, the cut one dropped'), sglang, dynamo },
     },
   ],

@@ -88,7 +88,10 @@ function parse(text: string): ParsedNative {
 /** Reasoning that never closed; its last piece of text runs from `pos` to `last`. */
 function unclosed(out: ParseOut, open: { at: number; from: number }, pos: number, last: number): void {
   const [, expectedAt] = trimRange(out.text, pos, last);
-  out.problem('reasoning-unclosed', `${THINK_CLOSE} never came`, open.at, last, { expectedAt: Math.max(expectedAt, open.from), marker: THINK_CLOSE });
+  out.problem('reasoning-unclosed', `${THINK_CLOSE} never came`, open.at, last, {
+    expectedAt: Math.max(expectedAt, open.from),
+    marker: THINK_CLOSE,
+  });
 }
 
 const format: ModelFormat = {
@@ -105,10 +108,14 @@ const format: ModelFormat = {
 };
 
 const SGLANG = 'sgl-project/sglang python/sglang/srt/function_call/trinity_detector.py';
-const carried = 'no Trinity parser: the grammar is Hermes <tool_call> JSON, served with the hermes parser, whose recorded verdicts these are';
+const carried =
+  'no Trinity parser: the grammar is Hermes <tool_call> JSON, served with the hermes parser, whose recorded verdicts these are';
 const v = (outcome: EngineVerdict['outcome'], text: string): EngineVerdict => ({ outcome, text });
 const sglang: Record<string, EngineVerdict> = {
-  '5.a': v('dropped', 'no call; a block counts only with its "\\n</tool_call>", and the content is the text before the first "<tool_call>\\n"'),
+  '5.a': v(
+    'dropped',
+    'no call; a block counts only with its "\\n</tool_call>", and the content is the text before the first "<tool_call>\\n"',
+  ),
   '5.b': v('content', 'no call; without "<tool_call>\\n" the whole output is content'),
   '5.c': v('dropped', 'no call; the cut block is dropped, the content is the text before it'),
   '5.d': v('partial', 'the closed blocks are delivered, the unterminated last one dropped'),

@@ -87,7 +87,10 @@ const BARE_LIST: PatternStarter = {
 
 /** A fence (```` ```json ```` or ```` ``` ````) that opens a call list. */
 const FENCED = /```(?:json)?[ \t]*\r?\n?\s*(?=\[\s*\{\s*"name"\s*:)/g;
-const FENCE_READERS = { [FENCE_JSON]: jsonCallStarters(list(FENCE_JSON, FENCE)).starters[0], [FENCE]: jsonCallStarters(list(FENCE, FENCE)).starters[0] };
+const FENCE_READERS = {
+  [FENCE_JSON]: jsonCallStarters(list(FENCE_JSON, FENCE)).starters[0],
+  [FENCE]: jsonCallStarters(list(FENCE, FENCE)).starters[0],
+};
 
 const FENCED_LIST: PatternStarter = {
   find: (text, from) => {
@@ -107,7 +110,10 @@ const GRAMMAR: TurnGrammar = {
   toolMarkers: TOOL_MARKERS,
   implicitThink: false,
   ends: ENDS,
-  starters: [...jsonCallStarters({ ...list(MISTRAL_OPEN), closeOptional: true }).starters, ...jsonCallStarters(list(CALL_OPEN, CALL_CLOSE)).starters],
+  starters: [
+    ...jsonCallStarters({ ...list(MISTRAL_OPEN), closeOptional: true }).starters,
+    ...jsonCallStarters(list(CALL_OPEN, CALL_CLOSE)).starters,
+  ],
   patterns: [BARE_LIST, FENCED_LIST],
 };
 
@@ -142,7 +148,10 @@ const format: ModelFormat = {
   // Only the list's own shape: opening the reply (after reasoning), or opening a fenced block.
   detectText: (text) => {
     const at = replyStart(text);
-    return scoreText(text, [[/```(?:json)?[ \t]*\r?\n?\s*\[\s*\{\s*"name"\s*:\s*"[^"]*"\s*,\s*"arguments"\s*:/, 6]]) + (at >= 0 && /^\[\s*\{\s*"name"\s*:\s*"[^"]*"\s*,\s*"arguments"\s*:/.test(text.slice(at, at + 256)) ? 6 : 0);
+    return (
+      scoreText(text, [[/```(?:json)?[ \t]*\r?\n?\s*\[\s*\{\s*"name"\s*:\s*"[^"]*"\s*,\s*"arguments"\s*:/, 6]]) +
+      (at >= 0 && /^\[\s*\{\s*"name"\s*:\s*"[^"]*"\s*,\s*"arguments"\s*:/.test(text.slice(at, at + 256)) ? 6 : 0)
+    );
   },
   render,
   parse: (text) => parseTurn(GRAMMAR, text),
@@ -164,24 +173,42 @@ const verdicts: FamilyVerdicts = {
       evidence: `${VLLM} preprocess_model_output, extract_tool_calls @ 761f1975; tests/tool_parsers/test_xlam_tool_parser.py @ 10a67515`,
       note: 'read from the code: a fence is read only once its closing ``` arrived; a bare list only when the output starts with [; content is the output with the list removed, reasoning included',
     },
-    sglang: noParserInfo('main @ 042de61b', 'sgl-project/sglang python/sglang/srt/function_call/parser_names.py TOOL_CALL_PARSER_NAMES @ 042de61b (no xlam)'),
-    dynamo: noParserInfo('3.0.0', 'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no xlam)'),
+    sglang: noParserInfo(
+      'main @ 042de61b',
+      'sgl-project/sglang python/sglang/srt/function_call/parser_names.py TOOL_CALL_PARSER_NAMES @ 042de61b (no xlam)',
+    ),
+    dynamo: noParserInfo(
+      '3.0.0',
+      'ai-dynamo/frontend-crates parsers/v1/src/tool_calling/parsers.rs get_tool_parser_map @ 117eab15 (no xlam)',
+    ),
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: "the list's closing ] (or the fence's closing ```) missing after a complete call",
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: "the list's closing ] (or the fence's closing ```) missing after a complete call",
       verdicts: { vllm: v('content', whole), sglang, dynamo },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside the arguments',
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside the arguments',
       verdicts: { vllm: v('content', whole), sglang, dynamo },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: "the list's closing ] (or the fence's closing ```) missing after several complete calls",
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: "the list's closing ] (or the fence's closing ```) missing after several complete calls",
       verdicts: { vllm: v('content', whole), sglang, dynamo },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
       verdicts: { vllm: v('content', whole), sglang, dynamo },
     },
   ],

@@ -26,7 +26,13 @@ export function inFlight(reader: CaptureReader, now = Date.now(), minAgeMs = 0):
     const last = chunks.at(-1);
     const bytes = last ? last.offset + last.length : 0;
     const lastAt = x.startedAt + (last?.t ?? 0);
-    out.push({ exchange: x, bytes, ageMs: Math.max(0, now - x.startedAt), quietMs: Math.max(0, now - lastAt), started: last !== undefined });
+    out.push({
+      exchange: x,
+      bytes,
+      ageMs: Math.max(0, now - x.startedAt),
+      quietMs: Math.max(0, now - lastAt),
+      started: last !== undefined,
+    });
   }
   return out;
 }

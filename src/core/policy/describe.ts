@@ -6,7 +6,7 @@
  */
 import type { CapturedExchange, PolicyRecord } from '../model';
 import { policyFor, policyHonoured, type Policies, type ProviderPolicy } from './policy';
-import { ProviderDirectory } from './slugs';
+import type { ProviderDirectory } from './slugs';
 
 /** Control characters (C0, DEL, C1) shown as escapes, so network text cannot drive a terminal. */
 function safe(text: string): string {
@@ -14,7 +14,11 @@ function safe(text: string): string {
 }
 
 /** The served provider's honouring of the exchange's policy, with how the served name was matched. */
-export function policyVerdict(p: PolicyRecord, served: string | undefined, dir?: ProviderDirectory): { honoured?: boolean; slug?: string; byName: boolean } {
+export function policyVerdict(
+  p: PolicyRecord,
+  served: string | undefined,
+  dir?: ProviderDirectory,
+): { honoured?: boolean; slug?: string; byName: boolean } {
   if (!served) return { byName: false };
   const r = dir?.slugOf(served);
   const slug = r?.known ? r.slug : undefined;

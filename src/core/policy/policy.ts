@@ -29,14 +29,16 @@ const LIST_KEYS = ['ignore', 'order', 'only'] as const;
 
 /** Checks a policies object (from settings or a file); `where` names it in the one-line error. */
 export function checkPolicies(value: unknown, where: string): Policies {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new UserError(`${where}: expected an object of model id → provider policy`);
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw new UserError(`${where}: expected an object of model id → provider policy`);
   const out: Policies = {};
   for (const [model, p] of Object.entries(value as Record<string, unknown>)) {
     if (!p || typeof p !== 'object' || Array.isArray(p)) throw new UserError(`${where}: the policy for ${model} must be an object`);
     const policy: ProviderPolicy = {};
     for (const [k, v] of Object.entries(p as Record<string, unknown>)) {
       if ((LIST_KEYS as readonly string[]).includes(k)) {
-        if (!Array.isArray(v) || !v.every((s) => typeof s === 'string' && s.length > 0)) throw new UserError(`${where}: ${model}.${k} must be a list of provider names`);
+        if (!Array.isArray(v) || !v.every((s) => typeof s === 'string' && s.length > 0))
+          throw new UserError(`${where}: ${model}.${k} must be a list of provider names`);
         policy[k as (typeof LIST_KEYS)[number]] = v as string[];
       } else if (k === 'allow_fallbacks') {
         if (typeof v !== 'boolean') throw new UserError(`${where}: ${model}.allow_fallbacks must be true or false`);
@@ -82,12 +84,13 @@ export function baseModel(model: string): string {
  */
 export function policyKeyFor(policies: Policies, model: string | undefined): string | undefined {
   if (!model) return undefined;
-  const own = (k: string) => Object.prototype.hasOwnProperty.call(policies, k);
+  const own = (k: string) => Object.hasOwn(policies, k);
   if (own(model)) return model;
   const base = baseModel(model);
   if (base !== model && own(base)) return base;
   let best: string | undefined;
-  for (const k of Object.keys(policies)) if (k.endsWith('*') && model.startsWith(k.slice(0, -1)) && (!best || k.length > best.length)) best = k;
+  for (const k of Object.keys(policies))
+    if (k.endsWith('*') && model.startsWith(k.slice(0, -1)) && (!best || k.length > best.length)) best = k;
   return best;
 }
 
@@ -102,7 +105,8 @@ const lower = (xs: string[]) => xs.map((x) => x.toLowerCase());
 /** The agent's `provider` object merged with a policy (see the header). */
 export function mergeProvider(agent: Record<string, unknown> | undefined, policy: ProviderPolicy): Record<string, unknown> {
   const out: Record<string, unknown> = { ...(agent ?? {}) };
-  const list = (k: string): string[] | undefined => (Array.isArray(out[k]) ? (out[k] as unknown[]).filter((s): s is string => typeof s === 'string') : undefined);
+  const list = (k: string): string[] | undefined =>
+    Array.isArray(out[k]) ? (out[k] as unknown[]).filter((s): s is string => typeof s === 'string') : undefined;
   if (policy.ignore) {
     const have = list('ignore') ?? [];
     out.ignore = [...have, ...policy.ignore.filter((p) => !lower(have).includes(p.toLowerCase()))];
@@ -136,7 +140,10 @@ export function isOpenRouter(route: string, upstreamUrl: string): boolean {
  */
 export function policyStage(policies: () => Policies, extraOpenRouterRoutes: () => string[] = () => []): RequestStage {
   return {
-    wants: (init) => init.method === 'POST' && Object.keys(policies()).length > 0 && (isOpenRouter(init.route, init.upstreamUrl) || extraOpenRouterRoutes().includes(init.route)),
+    wants: (init) =>
+      init.method === 'POST' &&
+      Object.keys(policies()).length > 0 &&
+      (isOpenRouter(init.route, init.upstreamUrl) || extraOpenRouterRoutes().includes(init.route)),
     apply: (_init, body) => {
       if (body[0] !== 0x7b) return undefined; // not a JSON object
       let req: Record<string, unknown>;
@@ -150,10 +157,19 @@ export function policyStage(policies: () => Policies, extraOpenRouterRoutes: () 
       const key = policyKeyFor(all, req.model);
       const policy = key === undefined ? undefined : all[key];
       if (!policy) return undefined;
-      const agent = req.provider && typeof req.provider === 'object' && !Array.isArray(req.provider) ? (req.provider as Record<string, unknown>) : undefined;
+      const agent =
+        req.provider && typeof req.provider === 'object' && !Array.isArray(req.provider)
+          ? (req.provider as Record<string, unknown>)
+          : undefined;
       const sent = mergeProvider(agent, policy);
       req.provider = sent;
-      const record: PolicyRecord = { model: req.model, ...(key !== req.model && { key }), policy: { ...policy }, ...(agent && { agent }), sent };
+      const record: PolicyRecord = {
+        model: req.model,
+        ...(key !== req.model && { key }),
+        policy: { ...policy },
+        ...(agent && { agent }),
+        sent,
+      };
       return { body: Buffer.from(JSON.stringify(req)), annotate: { policy: record } };
     },
   };
@@ -212,12 +228,16 @@ export function withAction(policies: Policies, model: string, slug: string, acti
 export function checkModelKey(model: string): string {
   const m = model.trim();
   if (m === '') throw new UserError('the model id is empty');
-  if (/[\u0000-\u0020\u007f-\u009f"]/.test(m)) throw new UserError(`${JSON.stringify(model)} is not a model id: it holds spaces, quotes or control characters`);
+  if (/[\u0000-\u0020\u007f-\u009f"]/.test(m))
+    throw new UserError(`${JSON.stringify(model)} is not a model id: it holds spaces, quotes or control characters`);
   if (m.endsWith('*')) {
     if (m.indexOf('*') !== m.length - 1) throw new UserError(`${m}: a prefix key has one *, at its end (moonshotai/*)`);
     return m;
   }
-  if (!/^[A-Za-z0-9][\w.~-]*\/[\w.~@+-]+(:[\w.-]+)?$/.test(m)) throw new UserError(`${m} is not an OpenRouter model id (author/model, e.g. moonshotai/kimi-k2-0905, or a prefix such as moonshotai/*)`);
+  if (!/^[A-Za-z0-9][\w.~-]*\/[\w.~@+-]+(:[\w.-]+)?$/.test(m))
+    throw new UserError(
+      `${m} is not an OpenRouter model id (author/model, e.g. moonshotai/kimi-k2-0905, or a prefix such as moonshotai/*)`,
+    );
   return m;
 }
 
@@ -229,7 +249,13 @@ export function checkModelKey(model: string): string {
 export function checkSlug(slug: string, flag: string): string {
   const s = slug.trim();
   if (/^[a-z0-9][a-z0-9._-]*(\/[a-z0-9._-]+)?$/.test(s)) return s;
-  const hint = /^[\w .-]+$/.test(s) && s !== '' ? ` (a slug is lower case, without spaces: ${s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')}?)` : '';
+  const hint =
+    /^[\w .-]+$/.test(s) && s !== ''
+      ? ` (a slug is lower case, without spaces: ${s
+          .toLowerCase()
+          .replace(/[^a-z0-9]+/g, '-')
+          .replace(/^-+|-+$/g, '')}?)`
+      : '';
   throw new UserError(`${flag} ${JSON.stringify(slug)} is not a provider slug${hint}`);
 }
 
@@ -239,6 +265,6 @@ export function checkSlug(slug: string, flag: string): string {
  * the start, so the action adds to what applied rather than replacing it.
  */
 export function withStoredAction(stored: Policies, inForce: Policies, model: string, slug: string, action: PolicyAction): Policies {
-  const seed = Object.prototype.hasOwnProperty.call(stored, model) ? stored[model] : policyFor(inForce, model);
+  const seed = Object.hasOwn(stored, model) ? stored[model] : policyFor(inForce, model);
   return withAction(seed ? { ...stored, [model]: seed } : stored, model, slug, action);
 }

@@ -21,7 +21,11 @@ export interface SlugResolution {
 
 /** The guess for a display name no listing has named: lower case, runs of other characters as `-`. */
 export function derivedSlug(name: string): string {
-  return name.trim().toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+  return name
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
 }
 
 export class ProviderDirectory {
@@ -77,7 +81,14 @@ export async function resolveSlug(
   if (!client) return { ...cached, why: 'no OpenRouter API key to read its provider listing' };
   const problems: string[] = [];
   const lists: [string, () => Promise<SlugEntry[]>][] = [
-    ...(model ? [[`${model}'s endpoints`, async () => entriesFromEndpoints(await client.endpoints(model, signal))] as [string, () => Promise<SlugEntry[]>]] : []),
+    ...(model
+      ? [
+          [`${model}'s endpoints`, async () => entriesFromEndpoints(await client.endpoints(model, signal))] as [
+            string,
+            () => Promise<SlugEntry[]>,
+          ],
+        ]
+      : []),
     ['the provider list', () => client.providers(signal)],
   ];
   for (const [what, list] of lists) {

@@ -77,7 +77,12 @@ function lockInfo(path: string): LockInfo | undefined {
     } catch {
       // being written by its holder, or damaged: judged by its age
     }
-    return { pid: typeof parsed.pid === 'number' ? parsed.pid : undefined, token: typeof parsed.token === 'string' ? parsed.token : undefined, ino: st.ino, mtimeMs: st.mtimeMs };
+    return {
+      pid: typeof parsed.pid === 'number' ? parsed.pid : undefined,
+      token: typeof parsed.token === 'string' ? parsed.token : undefined,
+      ino: st.ino,
+      mtimeMs: st.mtimeMs,
+    };
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw e;
@@ -180,7 +185,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Changes the stored policies: `change` gets the current ones and returns the new ones (or throws a UserError, and
  * nothing is written). Concurrent changes from several processes are applied one after the other, none lost.
  */
-export async function updateStoredPolicies(dataDir: string, change: (current: Policies) => Policies, waitMs = LOCK_WAIT_MS): Promise<{ before: Policies; after: Policies }> {
+export async function updateStoredPolicies(
+  dataDir: string,
+  change: (current: Policies) => Policies,
+  waitMs = LOCK_WAIT_MS,
+): Promise<{ before: Policies; after: Policies }> {
   try {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   } catch (e) {
@@ -203,7 +212,8 @@ export async function updateStoredPolicies(dataDir: string, change: (current: Po
         const before = readStoredPolicies(dataDir);
         const after = change(before);
         checkPolicies(after, path);
-        if (lockInfo(lockPath)?.token !== token) throw new UserError(`the provider policies in ${dataDir} were not changed: another process took their lock; try again`);
+        if (lockInfo(lockPath)?.token !== token)
+          throw new UserError(`the provider policies in ${dataDir} were not changed: another process took their lock; try again`);
         try {
           replaceFile(path, policiesJson(after), token);
         } catch (e) {
@@ -219,7 +229,10 @@ export async function updateStoredPolicies(dataDir: string, change: (current: Po
       breakLock(lockPath, held);
       continue;
     }
-    if (Date.now() > until) throw new UserError(`the provider policies in ${dataDir} were not changed: ${held?.pid ? `process ${held.pid}` : 'another process'} has held their lock for over ${waitMs / 1000} s; try again`);
+    if (Date.now() > until)
+      throw new UserError(
+        `the provider policies in ${dataDir} were not changed: ${held?.pid ? `process ${held.pid}` : 'another process'} has held their lock for over ${waitMs / 1000} s; try again`,
+      );
     await sleep(delay);
   }
 }

@@ -42,7 +42,16 @@ export interface ScorecardRow {
   /** Epoch ms. */
   lastSeen: number;
   /** The last `compare` run's verdict on this provider for this model. */
-  lastComparison?: { at: number; verdict: ComparisonVerdict; rules: string[]; slug: string; samples: number; broken: number; failed: number; parentId?: string };
+  lastComparison?: {
+    at: number;
+    verdict: ComparisonVerdict;
+    rules: string[];
+    slug: string;
+    samples: number;
+    broken: number;
+    failed: number;
+    parentId?: string;
+  };
 }
 
 export interface ScorecardOptions {
@@ -70,11 +79,25 @@ function modelOf(x: CapturedExchange): string | undefined {
 const NOT_NAMED = '(not named)';
 
 function providerOf(x: CapturedExchange): string {
-  return x.servedProvider ?? x.summary?.provider ?? (x.target?.startsWith('openrouter:') ? x.target.slice('openrouter:'.length) : undefined) ?? NOT_NAMED;
+  return (
+    x.servedProvider ??
+    x.summary?.provider ??
+    (x.target?.startsWith('openrouter:') ? x.target.slice('openrouter:'.length) : undefined) ??
+    NOT_NAMED
+  );
 }
 
 function lastOf(c: StoredComparison): NonNullable<ScorecardRow['lastComparison']> {
-  return { at: c.at, verdict: c.verdict, rules: c.rules, slug: c.provider, samples: c.samples, broken: c.broken, failed: c.failed, ...(c.parentId && { parentId: c.parentId }) };
+  return {
+    at: c.at,
+    verdict: c.verdict,
+    rules: c.rules,
+    slug: c.provider,
+    samples: c.samples,
+    broken: c.broken,
+    failed: c.failed,
+    ...(c.parentId && { parentId: c.parentId }),
+  };
 }
 
 /** ms from the request to the first SSE data event (the first chunk for a whole body). */
@@ -111,7 +134,21 @@ export function scorecard(reader: CaptureReader, opts: ScorecardOptions = {}): S
     const key = `${model}\0${providerKey(provider)}`;
     let row = rows.get(key);
     if (!row) {
-      row = { model, provider, slug: '', slugKnown: false, exchanges: 0, toolTurns: 0, brokenTurns: 0, brokenShare: 0, repairedTurns: 0, topRules: [], lastSeen: 0, ttfts: [], rules: new Map() };
+      row = {
+        model,
+        provider,
+        slug: '',
+        slugKnown: false,
+        exchanges: 0,
+        toolTurns: 0,
+        brokenTurns: 0,
+        brokenShare: 0,
+        repairedTurns: 0,
+        topRules: [],
+        lastSeen: 0,
+        ttfts: [],
+        rules: new Map(),
+      };
       rows.set(key, row);
     }
     row.exchanges++;
@@ -139,7 +176,8 @@ export function scorecard(reader: CaptureReader, opts: ScorecardOptions = {}): S
     row.slugKnown = known;
     const key = nameKey(row.provider);
     for (const c of stored) {
-      if (c.model !== row.model || (opts.since !== undefined && c.at < opts.since) || (c.provider !== slug && nameKey(c.name) !== key)) continue;
+      if (c.model !== row.model || (opts.since !== undefined && c.at < opts.since) || (c.provider !== slug && nameKey(c.name) !== key))
+        continue;
       matched.add(c);
       if (row.lastComparison && row.lastComparison.at >= c.at) continue;
       row.lastComparison = lastOf(c);
@@ -155,13 +193,31 @@ export function scorecard(reader: CaptureReader, opts: ScorecardOptions = {}): S
       continue;
     }
     // The compared slug: a listing named it, or OpenRouter routed a sample to it.
-    rows.set(key, { model: c.model, provider: c.name, slug: providerOfTag(c.provider), slugKnown: dir.knows(c.provider) || c.failed < c.samples, exchanges: 0, toolTurns: 0, brokenTurns: 0, brokenShare: 0, repairedTurns: 0, topRules: [], lastSeen: c.at, ttfts: [], rules: new Map(), lastComparison: lastOf(c) });
+    rows.set(key, {
+      model: c.model,
+      provider: c.name,
+      slug: providerOfTag(c.provider),
+      slugKnown: dir.knows(c.provider) || c.failed < c.samples,
+      exchanges: 0,
+      toolTurns: 0,
+      brokenTurns: 0,
+      brokenShare: 0,
+      repairedTurns: 0,
+      topRules: [],
+      lastSeen: c.at,
+      ttfts: [],
+      rules: new Map(),
+      lastComparison: lastOf(c),
+    });
   }
   return [...rows.values()]
     .map(({ ttfts, rules, ...row }) => ({
       ...row,
       brokenShare: row.toolTurns ? row.brokenTurns / row.toolTurns : 0,
-      topRules: [...rules].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 3).map(([rule, turns]) => ({ rule, turns })),
+      topRules: [...rules]
+        .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+        .slice(0, 3)
+        .map(([rule, turns]) => ({ rule, turns })),
       ...(ttfts.length > 0 && { ttftMsP50: Math.round(median(ttfts)!) }),
     }))
     .sort((a, b) => (a.model < b.model ? -1 : a.model > b.model ? 1 : b.brokenShare - a.brokenShare || b.toolTurns - a.toolTurns));

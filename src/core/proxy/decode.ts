@@ -45,7 +45,11 @@ const MB = 1024 * 1024;
 const mb = (n: number) => `${Math.round((n / MB) * 10) / 10} MB`;
 
 /** A tee that passes decoded chunks to `sink`; identity (or an encoding it cannot decode) passes bytes as they are. */
-export function decodingTee(contentEncoding: string | undefined, sink: (bytes: Uint8Array) => void, limits: TeeLimits = { maxBytes: 64 * MB }): BodyTee {
+export function decodingTee(
+  contentEncoding: string | undefined,
+  sink: (bytes: Uint8Array) => void,
+  limits: TeeLimits = { maxBytes: 64 * MB },
+): BodyTee {
   const enc = (contentEncoding ?? '').trim().toLowerCase();
   const z = makeDecoder(enc);
   if (!z) {
@@ -78,7 +82,9 @@ export function decodingTee(contentEncoding: string | undefined, sink: (bytes: U
       // Not one more byte is inflated: the decoder goes, and with it the CPU a bomb would cost.
       stopped = true;
       if (!overRatio && room > 0) sink(d.subarray(0, room));
-      const why = overRatio ? `it inflates over ${maxRatio}× (${mb(decoded)} from ${mb(compressed)} of ${enc})` : `the capture keeps at most ${mb(limits.maxBytes)}`;
+      const why = overRatio
+        ? `it inflates over ${maxRatio}× (${mb(decoded)} from ${mb(compressed)} of ${enc})`
+        : `the capture keeps at most ${mb(limits.maxBytes)}`;
       notAnalysed = `not analysed: decompressed body over ${mb(overRatio ? decoded - d.length : limits.maxBytes)} (${why}); Tokenscope stopped decoding it, the client got every byte as sent`;
       z.destroy();
       settle();
@@ -116,7 +122,8 @@ export function decodingTee(contentEncoding: string | undefined, sink: (bytes: U
     end: async () => {
       if (!stopped && !error && !raw) z.end();
       await done;
-      if (wrongLabel !== undefined) error = `the response is labelled Content-Encoding: ${enc} but is not ${enc} (${wrongLabel}); the capture keeps its ${received} bytes as received`;
+      if (wrongLabel !== undefined)
+        error = `the response is labelled Content-Encoding: ${enc} but is not ${enc} (${wrongLabel}); the capture keeps its ${received} bytes as received`;
       return { ...(error && { error }), ...(notAnalysed && { notAnalysed }) };
     },
   };
@@ -126,6 +133,7 @@ function makeDecoder(enc: string): Transform | undefined {
   const flush = { flush: constants.Z_SYNC_FLUSH, finishFlush: constants.Z_SYNC_FLUSH };
   if (enc === 'gzip' || enc === 'x-gzip') return createGunzip(flush);
   if (enc === 'deflate') return createInflate(flush);
-  if (enc === 'br') return createBrotliDecompress({ flush: constants.BROTLI_OPERATION_FLUSH, finishFlush: constants.BROTLI_OPERATION_FLUSH });
+  if (enc === 'br')
+    return createBrotliDecompress({ flush: constants.BROTLI_OPERATION_FLUSH, finishFlush: constants.BROTLI_OPERATION_FLUSH });
   return undefined;
 }

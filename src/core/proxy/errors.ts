@@ -10,7 +10,13 @@ export function speaksResponses(path: string): boolean {
   return /\/responses(?:[/?]|$)/.test(path);
 }
 
-const ANTHROPIC_TYPES: Record<number, string> = { 400: 'invalid_request_error', 403: 'permission_error', 404: 'not_found_error', 413: 'request_too_large', 504: 'timeout_error' };
+const ANTHROPIC_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  504: 'timeout_error',
+};
 const OPENAI_TYPES: Record<number, string> = { 400: 'invalid_request_error', 403: 'forbidden', 404: 'not_found', 504: 'timeout' };
 
 export function errorBody(anthropic: boolean, status: number, message: string): string {
@@ -24,6 +30,7 @@ export function errorBody(anthropic: boolean, status: number, message: string): 
  */
 export function sseErrorEvent(shape: { anthropic: boolean; responses: boolean }, status: number, message: string): string {
   if (shape.anthropic) return `event: error\ndata: ${errorBody(true, status, message)}\n\n`;
-  if (shape.responses) return `event: error\ndata: ${JSON.stringify({ type: 'error', code: OPENAI_TYPES[status] ?? 'upstream_error', message, param: null })}\n\n`;
+  if (shape.responses)
+    return `event: error\ndata: ${JSON.stringify({ type: 'error', code: OPENAI_TYPES[status] ?? 'upstream_error', message, param: null })}\n\n`;
   return `data: ${errorBody(false, status, message)}\n\n`;
 }

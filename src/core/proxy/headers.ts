@@ -1,7 +1,17 @@
 /** Which headers cross the proxy: hop-by-hop headers (RFC 9110 §7.6.1) never do; `host` and `expect` are the proxy's own. */
 import type { IncomingMessage } from 'node:http';
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authenticate', 'proxy-authorization']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'proxy-authenticate',
+  'proxy-authorization',
+]);
 
 function hopByHop(connection: string | string[] | undefined): Set<string> {
   if (connection === undefined || connection === 'keep-alive' || connection === 'close') return HOP_BY_HOP_AND_OWN;
@@ -50,6 +60,8 @@ export function isWebSocketUpgrade(headers: Record<string, string | string[] | u
  * with the whole connection's history).
  */
 export function upstreamUpgradeHeaders(req: IncomingMessage): string[] {
-  const out = upstreamRequestHeaders(req).filter((_, i, all) => i % 2 === 0 ? all[i].toLowerCase() !== 'sec-websocket-extensions' : all[i - 1].toLowerCase() !== 'sec-websocket-extensions');
+  const out = upstreamRequestHeaders(req).filter((_, i, all) =>
+    i % 2 === 0 ? all[i].toLowerCase() !== 'sec-websocket-extensions' : all[i - 1].toLowerCase() !== 'sec-websocket-extensions',
+  );
   return [...out, 'Connection', 'Upgrade', 'Upgrade', 'websocket'];
 }

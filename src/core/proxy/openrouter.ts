@@ -77,7 +77,11 @@ export function servedProvider(head: string): string | undefined {
 
 /** Compares a display name (`Google AI Studio`) with slugs (`google-ai-studio`, `fireworks/fp8`). */
 export function pinHonoured(requested: string[], served: string): boolean {
-  const norm = (s: string) => s.split('/')[0].toLowerCase().replace(/[^a-z0-9]/g, '');
+  const norm = (s: string) =>
+    s
+      .split('/')[0]
+      .toLowerCase()
+      .replace(/[^a-z0-9]/g, '');
   const got = norm(served);
   return requested.some((slug) => norm(slug) === got);
 }

@@ -65,11 +65,15 @@ export async function relay(o: RelayOptions): Promise<Outcome> {
 
   let head = '';
   const tail = new ChunkTail();
-  const tee = decodingTee(headerText(headers['content-encoding']), (bytes) => {
-    if (head.length < HEAD_BYTES) head += Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
-    tail.push(bytes);
-    writer.chunk(bytes);
-  }, o.decodeLimits);
+  const tee = decodingTee(
+    headerText(headers['content-encoding']),
+    (bytes) => {
+      if (head.length < HEAD_BYTES) head += Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+      tail.push(bytes);
+      writer.chunk(bytes);
+    },
+    o.decodeLimits,
+  );
   const body = up.body;
   // Chunks that arrive together (one read from the upstream socket: up to hundreds of small HTTP chunks) are
   // forwarded together, at the end of the current tick, as one piece: appended to the capture in one synchronous
@@ -115,12 +119,17 @@ export async function relay(o: RelayOptions): Promise<Outcome> {
       const gone = o.gone();
       if (gone) {
         res.destroy();
-        return resolve(gone === 'stopping' ? { incomplete: true, error: `interrupted: Tokenscope stopped while the response was streaming, after ${received} bytes` } : { incomplete: true, error: `the client closed the connection after ${received} bytes` });
+        return resolve(
+          gone === 'stopping'
+            ? { incomplete: true, error: `interrupted: Tokenscope stopped while the response was streaming, after ${received} bytes` }
+            : { incomplete: true, error: `the client closed the connection after ${received} bytes` },
+        );
       }
       if (e.code === 'UND_ERR_BODY_TIMEOUT') {
         const msg = `the upstream sent nothing for ${seconds(o.idleTimeoutMs)} mid-stream, after ${received} bytes; Tokenscope ended the response (idle timeout)`;
         // An SSE client gets an error event in its own API's shape; any other body can only be cut.
-        if (/^text\/event-stream/i.test(headerText(headers['content-type']) ?? '') && !res.destroyed) res.end(sseErrorEvent(o.shape, 504, `Tokenscope: ${msg}`));
+        if (/^text\/event-stream/i.test(headerText(headers['content-type']) ?? '') && !res.destroyed)
+          res.end(sseErrorEvent(o.shape, 504, `Tokenscope: ${msg}`));
         else res.destroy();
         return resolve({ incomplete: true, error: msg });
       }
@@ -134,7 +143,8 @@ export async function relay(o: RelayOptions): Promise<Outcome> {
   // A client that closed right after the terminal event (Codex does, on `response.completed`) had the whole answer.
   const complete = outcome.incomplete && o.gone() === 'client' && sawTerminalEvent(tail.text());
   const served = servedProvider(head);
-  if (served) writer.annotate({ servedProvider: served, ...(o.pin && { pin: { requested: o.pin, honoured: pinHonoured(o.pin, served) } }) });
+  if (served)
+    writer.annotate({ servedProvider: served, ...(o.pin && { pin: { requested: o.pin, honoured: pinHonoured(o.pin, served) } }) });
   const final = complete ? {} : outcome;
   return { ...final, error: [final.error, decodeError].filter(Boolean).join('; ') || undefined };
 }

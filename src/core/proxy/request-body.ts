@@ -30,7 +30,14 @@ export function requestBody(req: IncomingMessage, maxRecorded: number): RequestB
     req.resume();
     const empty = Buffer.alloc(0);
     const hasBody = !none || (req.method !== 'GET' && req.method !== 'HEAD');
-    return { stream: hasBody ? empty : undefined, done: Promise.resolve(undefined), now: () => undefined, size: 0, overCap: false, unread: () => undefined };
+    return {
+      stream: hasBody ? empty : undefined,
+      done: Promise.resolve(undefined),
+      now: () => undefined,
+      size: 0,
+      overCap: false,
+      unread: () => undefined,
+    };
   }
   // With a Content-Length (Node's parser delivers exactly that many bytes) the copy is one buffer of that size, filled
   // as the body arrives; a body declared larger than the cap is never copied at all.

@@ -120,7 +120,9 @@ export function routePrefix(route: string): string {
 /** A custom upstream name: letters, digits, `.`, `_`, `-`, starting with a letter or digit (no `__proto__`, no `/`). */
 export function checkRouteName(name: string, what: string): string {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) {
-    throw new Error(`${what}: "${name}" is not a usable upstream name (letters, digits, ".", "_" and "-", starting with a letter or digit)`);
+    throw new Error(
+      `${what}: "${name}" is not a usable upstream name (letters, digits, ".", "_" and "-", starting with a letter or digit)`,
+    );
   }
   return name;
 }
@@ -144,7 +146,11 @@ function checkPath(path: string): void {
       // An encoded `/` or `\` (`..%2f`, `%2e%2e%5c`) splits the segment for a server that decodes it; `..;x` is `..`
       // to servers that drop path parameters.
       if (seg.split(/[\\/]/).some((part) => part === '.' || part === '..' || /^\.\.?;/.test(part))) {
-        throw new BadPathError(raw === seg ? `the request path holds a "${seg}" segment, which could leave the route` : `the request path holds "${raw}", an encoded "${seg}" that could leave the route`);
+        throw new BadPathError(
+          raw === seg
+            ? `the request path holds a "${seg}" segment, which could leave the route`
+            : `the request path holds "${raw}", an encoded "${seg}" that could leave the route`,
+        );
       }
       if (!seg.includes('%')) break;
     }

@@ -155,7 +155,11 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
         if (!res.headersSent && !res.destroyed) res.writeHead(200, { 'content-type': 'application/json' }).end(status);
         return;
       }
-      const [code, msg] = refused ? [403, `Tokenscope refused the request: ${refused}`] : badPath ? [400, `Tokenscope cannot forward this request: ${badPath}`] : [404, noRouteMessage(path, opts.upstreams)];
+      const [code, msg] = refused
+        ? [403, `Tokenscope refused the request: ${refused}`]
+        : badPath
+          ? [400, `Tokenscope cannot forward this request: ${badPath}`]
+          : [404, noRouteMessage(path, opts.upstreams)];
       answer(res, anthropic, code, msg);
       return;
     }
@@ -172,7 +176,13 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
     });
     const body = requestBody(req, maxRequestBody);
     // Without a request stage nothing waits here (not even a turn of the microtask queue).
-    const staged = opts.requestStage ? await stagedBody(opts.requestStage, { route: route.route, upstreamUrl: route.upstreamUrl, method: req.method ?? 'GET', path }, body.stream as AsyncIterable<Buffer> | Buffer | undefined) : undefined;
+    const staged = opts.requestStage
+      ? await stagedBody(
+          opts.requestStage,
+          { route: route.route, upstreamUrl: route.upstreamUrl, method: req.method ?? 'GET', path },
+          body.stream as AsyncIterable<Buffer> | Buffer | undefined,
+        )
+      : undefined;
     // A connection of its own, or a wait for one (counted in the upstream timeout); on the usual path a counter.
     let queuedMs: number | undefined;
     if (!slots.take(route.origin)) {
@@ -186,7 +196,10 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
         const writer = begin(undefined);
         writer.annotate({ queuedMs, ...notKept(undefined, 'it never went upstream') });
         if (gone) {
-          const error = gone === 'stopping' ? 'interrupted: Tokenscope stopped while the request waited for a connection to the upstream' : `the client closed the connection while the request waited ${queuedMs} ms for a connection to the upstream`;
+          const error =
+            gone === 'stopping'
+              ? 'interrupted: Tokenscope stopped while the request waited for a connection to the upstream'
+              : `the client closed the connection while the request waited ${queuedMs} ms for a connection to the upstream`;
           await finish(writer, { incomplete: true, error });
           return;
         }
@@ -234,15 +247,27 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
     const info = requestInfo(recorded);
     if (info.model || info.pin) writer.annotate({ requestModel: info.model, ...(info.pin && { pin: { requested: info.pin } }) });
     // A body the capture does not hold is named, with its size and why, when the exchange ends (its size is known then).
-    const finishExchange = (o: Outcome) =>
-      (writer.annotate(notKept(recorded, failed ? 'the upstream call failed before Tokenscope had read all of it' : 'the upstream answered before the client had sent all of it')), finish(writer, o));
+    const finishExchange = (o: Outcome) => (
+      writer.annotate(
+        notKept(
+          recorded,
+          failed
+            ? 'the upstream call failed before Tokenscope had read all of it'
+            : 'the upstream answered before the client had sent all of it',
+        ),
+      ),
+      finish(writer, o)
+    );
 
     let upstream: UpstreamResponse;
     try {
       upstream = await pending;
     } catch (e) {
       if (gone) {
-        const error = gone === 'stopping' ? 'interrupted: Tokenscope stopped before the upstream answered' : 'the client closed the connection before the upstream answered';
+        const error =
+          gone === 'stopping'
+            ? 'interrupted: Tokenscope stopped before the upstream answered'
+            : 'the client closed the connection before the upstream answered';
         await finishExchange({ incomplete: true, error });
         return;
       }
@@ -272,7 +297,15 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
       gone: () => gone,
       shape: { anthropic, responses: speaksResponses(path) },
       idleTimeoutMs: timeouts.idleMs,
-      stage: opts.responseStage?.({ route: route.route, method: req.method ?? 'GET', path, requestBody: recorded?.toString('utf8'), status: upstream.statusCode, headers: upstream.headers, writer }),
+      stage: opts.responseStage?.({
+        route: route.route,
+        method: req.method ?? 'GET',
+        path,
+        requestBody: recorded?.toString('utf8'),
+        status: upstream.statusCode,
+        headers: upstream.headers,
+        writer,
+      }),
       decodeLimits,
     });
     await finishExchange(outcome);
@@ -299,7 +332,9 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
       const declared = Number(req.headers['content-length']);
       const bytes = Math.max(body.size, Number.isFinite(declared) ? declared : 0);
       if (bytes === 0) return {};
-      const why = body.overCap ? `it is over the ${Math.round((maxRequestBody / 1024 / 1024) * 10) / 10} MB Tokenscope records of a request body` : otherwise;
+      const why = body.overCap
+        ? `it is over the ${Math.round((maxRequestBody / 1024 / 1024) * 10) / 10} MB Tokenscope records of a request body`
+        : otherwise;
       return { requestNotKept: { bytes, why } };
     }
   }
@@ -311,7 +346,8 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) => {
-      if (e.code === 'EADDRINUSE') reject(new UserError(`port ${port} on 127.0.0.1 is already in use (another Tokenscope?); choose another with --port`));
+      if (e.code === 'EADDRINUSE')
+        reject(new UserError(`port ${port} on 127.0.0.1 is already in use (another Tokenscope?); choose another with --port`));
       else if (e.code === 'EACCES') reject(new UserError(`not allowed to listen on port ${port}; choose another with --port`));
       else reject(new UserError(`cannot listen on 127.0.0.1:${port}: ${e.message}`));
     });
@@ -324,7 +360,16 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     if (!isWebSocketUpgrade(req.headers)) return plainRequest(req, socket, head);
     const ws = handleUpgrade(
-      { store, upstreams: opts.upstreams, upstreamHeadersMs: timeouts.upstreamHeadersMs, decodeLimits, log, stopping: () => stopping, finished: (x) => emitter.emit('exchange', x), responseStage: opts.responseStage },
+      {
+        store,
+        upstreams: opts.upstreams,
+        upstreamHeadersMs: timeouts.upstreamHeadersMs,
+        decodeLimits,
+        log,
+        stopping: () => stopping,
+        finished: (x) => emitter.emit('exchange', x),
+        responseStage: opts.responseStage,
+      },
       req,
       socket,
       head,
@@ -340,8 +385,14 @@ export async function startProxy(opts: ProxyOptions): Promise<ProxyHandle> {
     socket.on('error', () => undefined);
     const declared = Number(req.headers['content-length'] ?? 0);
     if (req.headers['transfer-encoding'] !== undefined || !(declared >= 0) || head.length < declared) {
-      const text = errorBody(false, 400, 'Tokenscope forwards an Upgrade request other than WebSocket only without a streamed body; send it without the Upgrade header');
-      socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`);
+      const text = errorBody(
+        false,
+        400,
+        'Tokenscope forwards an Upgrade request other than WebSocket only without a streamed body; send it without the Upgrade header',
+      );
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+      );
       return;
     }
     if (declared > 0) req.push(head.subarray(0, declared));

@@ -24,7 +24,11 @@ const SESSION_HEADERS = [
 export function agentSessionId(headers: Record<string, string | string[] | undefined>, agent: string | undefined): string | undefined {
   for (const name of SESSION_HEADERS) {
     const v = headerText(headers[name])?.trim();
-    if (v && v.length <= 512) return `s${createHash('sha256').update(`${agent ?? ''}\u0000${v}`).digest('hex').slice(0, 16)}`;
+    if (v && v.length <= 512)
+      return `s${createHash('sha256')
+        .update(`${agent ?? ''}\u0000${v}`)
+        .digest('hex')
+        .slice(0, 16)}`;
   }
   return undefined;
 }

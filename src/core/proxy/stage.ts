@@ -61,7 +61,11 @@ export interface RequestStage {
  * The body to send when a request stage wants this request: read whole, then changed or not (`annotate` set when
  * changed). Undefined when no stage wants it: the body then streams through untouched.
  */
-export async function stagedBody(stage: RequestStage | undefined, init: RequestStageInit, stream: AsyncIterable<Buffer> | Buffer | undefined): Promise<{ body: Buffer; annotate?: ExchangeAnnotations } | undefined> {
+export async function stagedBody(
+  stage: RequestStage | undefined,
+  init: RequestStageInit,
+  stream: AsyncIterable<Buffer> | Buffer | undefined,
+): Promise<{ body: Buffer; annotate?: ExchangeAnnotations } | undefined> {
   if (!stage || stream === undefined || !stage.wants(init)) return undefined;
   let bytes: Buffer;
   if (Buffer.isBuffer(stream)) bytes = stream;
@@ -76,6 +80,7 @@ export async function stagedBody(stage: RequestStage | undefined, init: RequestS
 /** Raw request headers with `content-length` set to a changed body's length. */
 export function withLength(headers: string[], length: number): string[] {
   const out: string[] = [];
-  for (let i = 0; i < headers.length; i += 2) if (!/^(content-length|transfer-encoding)$/i.test(headers[i])) out.push(headers[i], headers[i + 1]);
+  for (let i = 0; i < headers.length; i += 2)
+    if (!/^(content-length|transfer-encoding)$/i.test(headers[i])) out.push(headers[i], headers[i + 1]);
   return [...out, 'content-length', String(length)];
 }

@@ -103,7 +103,8 @@ export class UpstreamBody {
   private flush(): void {
     this.flushing = false;
     let delivered = false;
-    while (this.queued.length > 0 && !this.paused && this.onData && this.state !== 'destroyed') (delivered = true), this.onData(this.queued.shift()!);
+    while (this.queued.length > 0 && !this.paused && this.onData && this.state !== 'destroyed')
+      (delivered = true), this.onData(this.queued.shift()!);
     if (this.queued.length > 0 || this.paused || this.settled) return;
     // The end (or error) after what the data just delivered queued, as a Readable's comes.
     if (delivered && this.state !== 'open') return this.schedule();

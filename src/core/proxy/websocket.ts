@@ -109,7 +109,11 @@ export function handleUpgrade(ctx: UpgradeContext, req: IncomingMessage, client:
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
     const up = send(target, { method: req.method ?? 'GET', headers, agent: false });
     const clientGone = () => up.destroy(Object.assign(new Error('the client closed the connection'), { code: 'TOKENSCOPE_CLIENT_GONE' }));
-    const answered = new Promise<{ kind: 'upgrade'; res: IncomingMessage; socket: Duplex; head: Buffer } | { kind: 'response'; res: IncomingMessage } | { kind: 'error'; error: Error & { code?: string } }>((resolve) => {
+    const answered = new Promise<
+      | { kind: 'upgrade'; res: IncomingMessage; socket: Duplex; head: Buffer }
+      | { kind: 'response'; res: IncomingMessage }
+      | { kind: 'error'; error: Error & { code?: string } }
+    >((resolve) => {
       const timer = setTimeout(() => {
         const e = Object.assign(new Error('no response head in time'), { code: 'TOKENSCOPE_HEADERS_TIMEOUT' });
         up.destroy(e);
@@ -131,7 +135,10 @@ export function handleUpgrade(ctx: UpgradeContext, req: IncomingMessage, client:
       const code = got.error.code;
       if (code === 'TOKENSCOPE_CLIENT_GONE' || code === 'TOKENSCOPE_STOPPED' || client.destroyed) {
         const writer = begin(undefined);
-        const error = code === 'TOKENSCOPE_STOPPED' || ctx.stopping() ? 'interrupted: Tokenscope stopped before the upstream answered' : 'the client closed the connection before the upstream answered';
+        const error =
+          code === 'TOKENSCOPE_STOPPED' || ctx.stopping()
+            ? 'interrupted: Tokenscope stopped before the upstream answered'
+            : 'the client closed the connection before the upstream answered';
         await finish(writer.finish({ incomplete: true, error }));
         return;
       }
@@ -210,7 +217,15 @@ export function handleUpgrade(ctx: UpgradeContext, req: IncomingMessage, client:
           if (info.model) writer.annotate({ requestModel: info.model });
           if (restage && factory && body) {
             // The stage is asked as for the same response requested over HTTP: a POST to the path, streamed.
-            const stage = factory({ route: r.route, method: 'POST', path, requestBody: body.toString('utf8'), status: 200, headers: { ...WS_STAGE_HEADERS }, writer });
+            const stage = factory({
+              route: r.route,
+              method: 'POST',
+              path,
+              requestBody: body.toString('utf8'),
+              status: 200,
+              headers: { ...WS_STAGE_HEADERS },
+              writer,
+            });
             if (stage) restage.attach(writer, stage);
           }
           return writer;
@@ -243,18 +258,19 @@ export function handleUpgrade(ctx: UpgradeContext, req: IncomingMessage, client:
 
       // The upstream's 101 head as it came, then whatever followed it in the same read.
       const sockets = [client, upstream] as const;
-      for (const s of sockets) (s as { setNoDelay?: (b: boolean) => void }).setNoDelay?.(true), (s as { setTimeout?: (ms: number) => void }).setTimeout?.(0);
+      for (const s of sockets)
+        (s as { setNoDelay?: (b: boolean) => void }).setNoDelay?.(true), (s as { setTimeout?: (ms: number) => void }).setTimeout?.(0);
       const head101 = headText(101, res.statusMessage || 'Switching Protocols', res.rawHeaders);
       if (!restage) {
         client.write(Buffer.concat([head101, upHead]));
         if (upHead.length) tee('server', upHead);
-        if (head.length) (upstream.write(head), tee('client', head));
+        if (head.length) upstream.write(head), tee('client', head);
         client.on('data', (c: Buffer) => tee('client', c));
         upstream.on('data', (c: Buffer) => tee('server', c));
         client.pipe(upstream);
         upstream.pipe(client);
       } else {
-        if (head.length) (upstream.write(head), tee('client', head));
+        if (head.length) upstream.write(head), tee('client', head);
         client.on('data', (c: Buffer) => tee('client', c));
         client.pipe(upstream);
         const rs = restage;
@@ -299,13 +315,24 @@ export function handleUpgrade(ctx: UpgradeContext, req: IncomingMessage, client:
         upstream.once('close', closed('upstream', client));
       });
       drain();
-      const error = stoppedHere || ctx.stopping() ? 'interrupted: Tokenscope stopped while the response was streaming' : firstClosed === 'client' ? 'the client closed the connection before the response ended' : 'the upstream closed the connection before the response ended';
+      const error =
+        stoppedHere || ctx.stopping()
+          ? 'interrupted: Tokenscope stopped while the response was streaming'
+          : firstClosed === 'client'
+            ? 'the client closed the connection before the response ended'
+            : 'the upstream closed the connection before the response ended';
       capture.closed(error);
       await Promise.all(finishing);
     }
   })().catch((e) => {
     ctx.log?.(`tokenscope proxy: ${oneLine(e)}`);
-    if (!client.destroyed) answer(client, 502, { 'content-type': 'application/json' }, Buffer.from(errorBody(false, 502, redactUrlsIn(`Tokenscope failed on this request (${oneLine(e)})`))));
+    if (!client.destroyed)
+      answer(
+        client,
+        502,
+        { 'content-type': 'application/json' },
+        Buffer.from(errorBody(false, 502, redactUrlsIn(`Tokenscope failed on this request (${oneLine(e)})`))),
+      );
   });
   return { done, stop: () => stop() };
 }
@@ -321,5 +348,7 @@ function headText(status: number, message: string | undefined, headers: Record<s
 /** A whole answer of the proxy's own on a socket that never became a WebSocket; the socket ends after it. */
 function answer(client: Duplex, status: number, headers: Record<string, string>, body: Buffer): void {
   if (client.destroyed || client.writableEnded) return;
-  client.end(Buffer.concat([headText(status, undefined, { ...headers, 'content-length': String(body.length), connection: 'close' }), body]));
+  client.end(
+    Buffer.concat([headText(status, undefined, { ...headers, 'content-length': String(body.length), connection: 'close' }), body]),
+  );
 }

@@ -61,7 +61,13 @@ export class WsCapture {
       this.finishOpen({ incomplete: true, error: 'the client sent the next response.create before this response ended' });
       // A request over the capture's cap is not kept (its start alone is no JSON); its size is.
       this.open(m.cutFrom ? undefined : m.data, true);
-      if (m.cutFrom) this.writer!.annotate({ requestNotKept: { bytes: m.cutFrom, why: `the response.create message is over the ${Math.round(m.data.length / 1024 / 1024)} MB Tokenscope records of a message` } });
+      if (m.cutFrom)
+        this.writer!.annotate({
+          requestNotKept: {
+            bytes: m.cutFrom,
+            why: `the response.create message is over the ${Math.round(m.data.length / 1024 / 1024)} MB Tokenscope records of a message`,
+          },
+        });
       return;
     }
     this.write(describe(m, 'client'), !CONTROL.has(m.kind));
@@ -151,11 +157,25 @@ function describe(m: WsMessage, side: 'client' | 'server'): Buffer {
     case 'binary':
       return Buffer.from(`: ${who} binary message, ${m.cutFrom ?? m.data.length} bytes\n\n`);
     default: {
-      const notes = [m.cutFrom ? `message of ${m.cutFrom} bytes, the first ${m.data.length} kept` : '', m.compressed ? 'compressed message, not decoded' : ''].filter(Boolean);
+      const notes = [
+        m.cutFrom ? `message of ${m.cutFrom} bytes, the first ${m.data.length} kept` : '',
+        m.compressed ? 'compressed message, not decoded' : '',
+      ].filter(Boolean);
       const note = notes.length ? `: ${who} ${notes.join('; ')}\n` : '';
       if (m.compressed) return Buffer.from(`${note}\n`);
-      if (side === 'server') return Buffer.from(`${note}data: ${m.data.toString('utf8').split(/\r\n|\r|\n/).join('\ndata: ')}\n\n`);
-      return Buffer.from(`${note}: client> ${m.data.toString('utf8').split(/\r\n|\r|\n/).join('\n: client> ')}\n\n`);
+      if (side === 'server')
+        return Buffer.from(
+          `${note}data: ${m.data
+            .toString('utf8')
+            .split(/\r\n|\r|\n/)
+            .join('\ndata: ')}\n\n`,
+        );
+      return Buffer.from(
+        `${note}: client> ${m.data
+          .toString('utf8')
+          .split(/\r\n|\r|\n/)
+          .join('\n: client> ')}\n\n`,
+      );
     }
   }
 }

@@ -41,7 +41,9 @@ export class WsFrameReader {
   private messageKind: 'text' | 'binary' | undefined;
   private messageCompressed = false;
   /** Payload bytes of the current frame still to come, and its mask, while a frame is read in pieces. */
-  private frame: { left: number; mask: Buffer | undefined; maskAt: number; control: WsOpcode | undefined; fin: boolean; control_parts: Buffer[] } | undefined;
+  private frame:
+    | { left: number; mask: Buffer | undefined; maskAt: number; control: WsOpcode | undefined; fin: boolean; control_parts: Buffer[] }
+    | undefined;
   private failed: string | undefined;
 
   constructor(private readonly maxMessageBytes = 64 * 1024 * 1024) {}

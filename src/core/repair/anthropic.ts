@@ -21,8 +21,7 @@ import type { RepairRecord } from '../model';
 import type { RepairedCall } from './calls';
 import { EventFramer, openerTest, splitEvents, type SseEvent } from './events';
 import { ChoiceRepair, forProtocol, repairRecord, type TurnContext } from './turn';
-
-type Json = Record<string, any>;
+import type { Json } from './json';
 
 /** Stop reasons that already tell the agent its turn was cut short: a withheld call keeps them. */
 const CUT_SHORT = new Set(['max_tokens', 'model_context_window_exceeded']);

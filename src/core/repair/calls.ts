@@ -19,7 +19,6 @@ import type { ModelFormat } from '../families/shared/format';
 import { schemaArguments } from '../families/shared/schema-types';
 import { getFamily } from '../families/index';
 
-
 export interface RepairedCall {
   /** Position among the calls delivered in this turn (the structured `index`). */
   index: number;
@@ -53,7 +52,13 @@ export type RepairProtocol = NonNullable<RepairRecord['protocol']>;
  * Reads the calls of one markup stretch, and the plain text the stretch holds besides them (gpt-oss writes its
  * content inside channel markup). `firstIndex` is the next structured index of the turn.
  */
-export function readCalls(format: ModelFormat, markup: string, from: 'content' | 'reasoning', firstIndex: number, ctx: CallContext): { calls: RepairedCall[]; text: string } {
+export function readCalls(
+  format: ModelFormat,
+  markup: string,
+  from: 'content' | 'reasoning',
+  firstIndex: number,
+  ctx: CallContext,
+): { calls: RepairedCall[]; text: string } {
   const parsed = format.parse(markup);
   const jsonFamily = getFamily(format.id).repair.arguments === 'json';
   const text = (from === 'reasoning' ? (parsed.message.reasoning ?? parsed.message.content) : parsed.message.content) ?? '';

@@ -23,7 +23,10 @@ export interface Opener {
 export function openersFor(format: ModelFormat | undefined): Opener[] {
   const of = (f: ModelFormat): Opener[] => {
     const { repair } = getFamily(f.id);
-    return [...repair.openers.map((marker) => ({ marker, format: f })), ...repair.stripped.map((marker) => ({ marker, format: f, strip: true }))];
+    return [
+      ...repair.openers.map((marker) => ({ marker, format: f })),
+      ...repair.stripped.map((marker) => ({ marker, format: f, strip: true })),
+    ];
   };
   return format ? of(format) : formats.flatMap(of).filter((o) => /^[<[]/.test(o.marker));
 }

@@ -45,5 +45,7 @@ export function repairSummary(r: RepairRecord): string {
 
 /** One line per call. */
 export function repairCallLines(r: RepairRecord): string[] {
-  return r.calls.map((c) => `${c.status} ${safe(c.name || '(no name)')} (id ${safe(c.id)}, from ${c.from}, ${c.family})${c.note ? `: ${safe(c.note)}` : ''}`);
+  return r.calls.map(
+    (c) => `${c.status} ${safe(c.name || '(no name)')} (id ${safe(c.id)}, from ${c.from}, ${c.family})${c.note ? `: ${safe(c.note)}` : ''}`,
+  );
 }

@@ -6,7 +6,9 @@
 import type { RepairRecord } from '../model';
 import { ChoiceRepair, forProtocol, repairRecord, type TurnContext } from './turn';
 
-type Json = Record<string, any>;
+/** A parsed provider body: its shape is checked field by field where it is read. */
+// biome-ignore lint/suspicious/noExplicitAny: provider JSON is read defensively, field by field
+export type Json = Record<string, any>;
 
 export function repairJsonBody(body: Buffer, turn: TurnContext): { bytes: Buffer; record?: RepairRecord } {
   const ctx = forProtocol(turn, 'openai-chat');
@@ -40,12 +42,16 @@ export function repairJsonBody(body: Buffer, turn: TurnContext): { bytes: Buffer
         changed = true;
         m[key] = out.trim();
         if (key === 'reasoning' && m.reasoning_content === upstream) m.reasoning_content = m.reasoning;
-        if (Array.isArray(m.reasoning_details) && m.reasoning_details.length === 1 && m.reasoning_details[0]?.text === upstream) m.reasoning_details[0].text = m[key];
+        if (Array.isArray(m.reasoning_details) && m.reasoning_details.length === 1 && m.reasoning_details[0]?.text === upstream)
+          m.reasoning_details[0].text = m[key];
       }
     }
     const calls = repair.take();
     if (calls.length > 0) {
-      m.tool_calls = [...existing, ...calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }))];
+      m.tool_calls = [
+        ...existing,
+        ...calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
+      ];
       changed = true;
     }
     const delivered = repair.finishReason(c.finish_reason);

@@ -31,11 +31,16 @@ export interface PreviewInput {
 
 /** The preview, or undefined when repair would have changed nothing (or does not apply to the protocol). */
 export function repairPreview(input: PreviewInput): RepairPreview | undefined {
-  const ctx = repairContext({ enabled: true, truncated: input.truncated ?? 'withhold' }, { route: '', method: 'POST', path: input.path, requestBody: input.requestBody });
+  const ctx = repairContext(
+    { enabled: true, truncated: input.truncated ?? 'withhold' },
+    { route: '', method: 'POST', path: input.path, requestBody: input.requestBody },
+  );
   const protocol = protocolRepair(input.path);
   if (!ctx || !protocol) return undefined;
   const body = Buffer.from(input.bytes.buffer, input.bytes.byteOffset, input.bytes.byteLength);
-  const sse = (input.contentType ?? '').includes('text/event-stream') || (!input.contentType && /^\s*(data|:|event)/.test(body.subarray(0, 16).toString('latin1')));
+  const sse =
+    (input.contentType ?? '').includes('text/event-stream') ||
+    (!input.contentType && /^\s*(data|:|event)/.test(body.subarray(0, 16).toString('latin1')));
   let delivered: Buffer;
   let record: RepairRecord | undefined;
   if (sse) {
@@ -78,7 +83,8 @@ export function previewsLine(previews: readonly (RepairPreview | undefined)[]): 
   for (const p of got) for (const c of p.calls) names.set(c.name || '(no name)', (names.get(c.name || '(no name)') ?? 0) + 1);
   const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
   const parts = [
-    count('delivered') && `${plural(count('delivered'), 'call', 'calls')} delivered as ${repairWords(got[0].record).calls} (${[...names].map(([n, k]) => `${safe(n)} ×${k}`).join(', ')})`,
+    count('delivered') &&
+      `${plural(count('delivered'), 'call', 'calls')} delivered as ${repairWords(got[0].record).calls} (${[...names].map(([n, k]) => `${safe(n)} ×${k}`).join(', ')})`,
     count('withheld') && `${plural(count('withheld'), 'truncated call', 'truncated calls')} withheld`,
     count('passed-through') && `${plural(count('passed-through'), 'truncated call', 'truncated calls')} left as text`,
   ].filter(Boolean);

@@ -20,13 +20,13 @@ import type { RepairRecord } from '../model';
 import type { RepairedCall } from './calls';
 import { EventFramer, openerTest, splitEvents, type SseEvent } from './events';
 import { ChoiceRepair, forProtocol, repairRecord, type TurnContext } from './turn';
-
-type Json = Record<string, any>;
+import type { Json } from './json';
 
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 
 /** The error a `completed` response gets when repair withheld a truncated call (Codex shows it and retries the turn). */
-const WITHHELD = 'The model stopped inside a tool call (its arguments were cut short); Tokenscope repair withheld the partial call instead of delivering it.';
+const WITHHELD =
+  'The model stopped inside a tool call (its arguments were cut short); Tokenscope repair withheld the partial call instead of delivering it.';
 
 /** One text part of a message item, from the first parsed read on: what the upstream sent and what was delivered. */
 interface Part {
@@ -120,7 +120,11 @@ export class ResponsesSseRepair {
     }
     if (marked) this.parsing = true;
     else if (!this.parsing) this.tracked = true;
-    return Buffer.from(splitEvents(events.toString('utf8')).map((e) => this.event(e)).join(''));
+    return Buffer.from(
+      splitEvents(events.toString('utf8'))
+        .map((e) => this.event(e))
+        .join(''),
+    );
   }
 
   /** The rest at the end of the body: text still held and calls not yet sent (the stream ended early), then any unfinished event. */
@@ -180,7 +184,12 @@ export class ResponsesSseRepair {
         if (e.item?.type === 'function_call') this.repair.sawStructuredCall(this.upstreamCalls++);
         if (e.item?.type === 'message' && item && !this.terminated) {
           this.spill += this.release();
-          this.held = { item, upstreamIndex: upstreamIndex!, out: [], ...(typeof e.sequence_number === 'number' && { firstSeq: e.sequence_number }) };
+          this.held = {
+            item,
+            upstreamIndex: upstreamIndex!,
+            out: [],
+            ...(typeof e.sequence_number === 'number' && { firstSeq: e.sequence_number }),
+          };
         }
         break;
       case 'response.output_text.delta': {
@@ -207,7 +216,8 @@ export class ResponsesSseRepair {
       }
       case 'response.content_part.done': {
         const part = item?.parts.get(typeof e.content_index === 'number' ? e.content_index : 0);
-        if (part?.final !== undefined && e.part && typeof e.part === 'object' && typeof e.part.text === 'string') (e.part.text = part.final), (changed = true);
+        if (part?.final !== undefined && e.part && typeof e.part === 'object' && typeof e.part.text === 'string')
+          (e.part.text = part.final), (changed = true);
         break;
       }
       case 'response.output_item.done': {
@@ -242,7 +252,9 @@ export class ResponsesSseRepair {
     }
     const list = this.stamp([...before, e, ...after], before.length);
     const others = ev.others.filter((l) => !l.startsWith('event:'));
-    return this.serialize(list.slice(0, before.length), []) + this.serialize([e], others) + this.serialize(list.slice(before.length + 1), []);
+    return (
+      this.serialize(list.slice(0, before.length), []) + this.serialize([e], others) + this.serialize(list.slice(before.length + 1), [])
+    );
   }
 
   /**
@@ -302,7 +314,9 @@ export class ResponsesSseRepair {
 
   private serialize(list: Json[], others: string[]): string {
     const eol = this.eol;
-    return list.map((o) => [...(this.named ? [`event: ${o.type}`] : []), ...others, `data: ${JSON.stringify(o)}`].join(eol) + eol + eol).join('');
+    return list
+      .map((o) => [...(this.named ? [`event: ${o.type}`] : []), ...others, `data: ${JSON.stringify(o)}`].join(eol) + eol + eol)
+      .join('');
   }
 
   /** The held rest of the open text part, as one more delta (none when nothing is held). */
@@ -314,13 +328,23 @@ export class ResponsesSseRepair {
     open.item.calls.push(...this.repair.take());
     if (!rest) return [];
     partOf(open.item, open.content).delivered += rest;
-    return [{ type: 'response.output_text.delta', ...(open.itemId !== undefined && { item_id: open.itemId }), output_index: open.item.index, content_index: open.content, delta: rest, logprobs: [] }];
+    return [
+      {
+        type: 'response.output_text.delta',
+        ...(open.itemId !== undefined && { item_id: open.itemId }),
+        output_index: open.item.index,
+        content_index: open.content,
+        delta: rest,
+        logprobs: [],
+      },
+    ];
   }
 
   /** Calls recovered from items whose `output_item.done` never came: delivered after every item so far. */
   private flushCalls(): Json[] {
     const out: Json[] = [];
-    for (const [upstreamIndex, item] of this.items) if (item.calls.length > 0) out.push(...this.callsAfter(item, upstreamIndex, this.nextFree));
+    for (const [upstreamIndex, item] of this.items)
+      if (item.calls.length > 0) out.push(...this.callsAfter(item, upstreamIndex, this.nextFree));
     return out;
   }
 
@@ -358,7 +382,7 @@ export class ResponsesSseRepair {
       const o = raw as Json;
       if (item && o && typeof o === 'object' && o.type === 'message') changed = cleanMessage(o, item) || changed;
       const added = this.added.get(i);
-      if (added?.length) (output.push(...added), (changed = true));
+      if (added?.length) output.push(...added), (changed = true);
     });
     if (changed) response.output = output;
     return changed;
@@ -418,7 +442,17 @@ function settle(repair: ChoiceRepair, response: Json, upstreamCalls: number): Re
   const status = response.status;
   const reason = response.incomplete_details?.reason;
   const upstream =
-    status === 'completed' ? (upstreamCalls > 0 ? 'tool_calls' : 'stop') : status === 'incomplete' ? (reason === 'max_output_tokens' || typeof reason !== 'string' ? 'length' : reason) : status === 'failed' ? 'error' : undefined;
+    status === 'completed'
+      ? upstreamCalls > 0
+        ? 'tool_calls'
+        : 'stop'
+      : status === 'incomplete'
+        ? reason === 'max_output_tokens' || typeof reason !== 'string'
+          ? 'length'
+          : reason
+        : status === 'failed'
+          ? 'error'
+          : undefined;
   if (upstream === undefined) return undefined;
   const wanted = repair.finishReason(upstream);
   if (wanted === upstream) return undefined;
@@ -466,7 +500,7 @@ export function repairResponsesBody(body: Buffer, turn: TurnContext): { bytes: B
     }
     // A message that held only markup is not delivered, as a stream drops it.
     if (touched && (item.content as Json[]).every((p) => p?.type === 'output_text' && blank(String(p.text ?? '')))) output.pop();
-    for (const call of repair.take()) (output.push(callItem(call, ctx)), (changed = true));
+    for (const call of repair.take()) output.push(callItem(call, ctx)), (changed = true);
   }
   const finish = settle(repair, obj, upstreamCalls);
   if (!changed && !finish) return { bytes: body };

@@ -13,8 +13,7 @@ import type { RepairedCall } from './calls';
 import { lastBoundary, openerTest } from './events';
 import { ChoiceRepair, forProtocol, repairRecord, type TurnContext } from './turn';
 import type { RepairRecord } from '../model';
-
-type Json = Record<string, any>;
+import type { Json } from './json';
 
 export class SseRepair {
   private tail: Buffer = Buffer.alloc(0);
@@ -168,7 +167,8 @@ function deliverText(repair: ChoiceRepair, d: Json, step: (channel: 'content' | 
       d[key] = out;
       // Some upstreams send the same text under both names, and OpenRouter repeats it in reasoning_details.
       if (key === 'reasoning' && d.reasoning_content === upstream) d.reasoning_content = out;
-      if (Array.isArray(d.reasoning_details) && d.reasoning_details.length === 1 && d.reasoning_details[0]?.text === upstream) d.reasoning_details[0].text = out;
+      if (Array.isArray(d.reasoning_details) && d.reasoning_details.length === 1 && d.reasoning_details[0]?.text === upstream)
+        d.reasoning_details[0].text = out;
     }
   }
   return changed;
@@ -189,8 +189,24 @@ function flushChoice(repair: ChoiceRepair, d: Json, c: Json): boolean {
 function callEvents(envelope: Json, index: number, calls: RepairedCall[]): Json[] {
   const out: Json[] = [];
   for (const call of calls) {
-    out.push({ ...envelope, choices: [{ index, delta: { role: 'assistant', content: null, tool_calls: [{ index: call.index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }, finish_reason: null }] });
-    out.push({ ...envelope, choices: [{ index, delta: { tool_calls: [{ index: call.index, function: { arguments: call.arguments } }] }, finish_reason: null }] });
+    out.push({
+      ...envelope,
+      choices: [
+        {
+          index,
+          delta: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ index: call.index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }],
+          },
+          finish_reason: null,
+        },
+      ],
+    });
+    out.push({
+      ...envelope,
+      choices: [{ index, delta: { tool_calls: [{ index: call.index, function: { arguments: call.arguments } }] }, finish_reason: null }],
+    });
   }
   return out;
 }

@@ -68,7 +68,10 @@ export function protocolRepair(path: string): ProtocolRepair | undefined {
 }
 
 /** The turn context of a repairable request, or undefined when repair does not apply to it. */
-export function repairContext(settings: RepairSettings, init: Pick<ResponseStageInit, 'route' | 'method' | 'path' | 'requestBody'>): TurnContext | undefined {
+export function repairContext(
+  settings: RepairSettings,
+  init: Pick<ResponseStageInit, 'route' | 'method' | 'path' | 'requestBody'>,
+): TurnContext | undefined {
   if (!settings.enabled || init.method !== 'POST' || !protocolRepair(init.path)) return undefined;
   if (settings.routes && settings.routes.length > 0 && !settings.routes.includes(init.route)) return undefined;
   if (!init.requestBody || init.requestBody[0] !== '{') return undefined;
@@ -76,7 +79,9 @@ export function repairContext(settings: RepairSettings, init: Pick<ResponseStage
   if (!modelMatches(settings.models, req.model)) return undefined;
   const historyCalls = req.messages.reduce((n, m) => n + (m.toolCalls?.length ?? 0), 0);
   const raw = req.raw as { messages?: unknown; input?: unknown } | undefined;
-  const seed = createHash('sha256').update(JSON.stringify(raw?.messages ?? raw?.input ?? null)).digest('hex');
+  const seed = createHash('sha256')
+    .update(JSON.stringify(raw?.messages ?? raw?.input ?? null))
+    .digest('hex');
   return turnContext(req.model ? detectFamily(req.model)?.format : undefined, { tools: req.tools, historyCalls, seed }, settings.truncated);
 }
 
@@ -108,7 +113,7 @@ function streamStage(repair: StreamRepair, init: ResponseStageInit): ResponseSta
   init.writer.delivering();
   let size = 0;
   const send = (b: Buffer) => {
-    if (b.length > 0 && size <= MAX_DELIVERED) (init.writer.deliver(b), (size += b.length));
+    if (b.length > 0 && size <= MAX_DELIVERED) init.writer.deliver(b), (size += b.length);
     return b;
   };
   const recorded = () => {

@@ -135,12 +135,25 @@ export class ChoiceRepair {
   }
 
   private note(c: RepairedCall, status: RepairedCallRecord['status'], family: RepairedCallRecord['family']): void {
-    this.record.push({ index: c.index, id: c.id, name: c.name, from: c.from, family, status, ...(c.note && { note: c.note }), argumentsChars: c.arguments.length });
+    this.record.push({
+      index: c.index,
+      id: c.id,
+      name: c.name,
+      from: c.from,
+      family,
+      status,
+      ...(c.note && { note: c.note }),
+      argumentsChars: c.arguments.length,
+    });
   }
 }
 
 /** The exchange's repair record from its choices (undefined when nothing was rewritten). */
-export function repairRecord(choices: Iterable<ChoiceRepair>, ctx: TurnContext, finish: RepairRecord['finishReason']): RepairRecord | undefined {
+export function repairRecord(
+  choices: Iterable<ChoiceRepair>,
+  ctx: TurnContext,
+  finish: RepairRecord['finishReason'],
+): RepairRecord | undefined {
   const calls: RepairedCallRecord[] = [];
   const removed = { content: 0, reasoning: 0 };
   let changed = false;
@@ -151,5 +164,11 @@ export function repairRecord(choices: Iterable<ChoiceRepair>, ctx: TurnContext, 
     changed ||= c.changed;
   }
   if (!changed && calls.length === 0 && !finish) return undefined;
-  return { protocol: ctx.protocol ?? 'openai-chat', truncated: ctx.truncated, calls, removedChars: removed, ...(finish && { finishReason: finish }) };
+  return {
+    protocol: ctx.protocol ?? 'openai-chat',
+    truncated: ctx.truncated,
+    calls,
+    removedChars: removed,
+    ...(finish && { finishReason: finish }),
+  };
 }

@@ -19,13 +19,20 @@ export interface TokenJobOptions {
 export class TokenWorker {
   private worker: Worker | undefined;
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (r: { table: TokenTable; analysis: Analysis }) => void; reject: (e: Error) => void; opts: TokenJobOptions }>();
+  private readonly pending = new Map<
+    number,
+    { resolve: (r: { table: TokenTable; analysis: Analysis }) => void; reject: (e: Error) => void; opts: TokenJobOptions }
+  >();
 
   /** `workerFile`: the bundled worker.ts (dist/tokens-worker.js). */
   constructor(private readonly workerFile: string) {}
 
   /** The token stream as one object per token (`tokenTable`, materialized). */
-  async tokenStream(tokenizer: WorkerTokenizerRequest, input: StreamJob['input'], opts: TokenJobOptions = {}): Promise<{ stream: TokenStream; analysis: Analysis }> {
+  async tokenStream(
+    tokenizer: WorkerTokenizerRequest,
+    input: StreamJob['input'],
+    opts: TokenJobOptions = {},
+  ): Promise<{ stream: TokenStream; analysis: Analysis }> {
     const { table, analysis } = await this.tokenTable(tokenizer, input, opts);
     return { stream: streamOf(table), analysis };
   }
@@ -34,11 +41,19 @@ export class TokenWorker {
    * The token stream with its tokens in columns (./table.ts), transferred from the worker without a copy. A streamed
    * response goes without its wire events (only their count is read there): a large stream's events are not copied.
    */
-  tokenTable(tokenizer: WorkerTokenizerRequest, input: StreamJob['input'], opts: TokenJobOptions = {}): Promise<{ table: TokenTable; analysis: Analysis }> {
+  tokenTable(
+    tokenizer: WorkerTokenizerRequest,
+    input: StreamJob['input'],
+    opts: TokenJobOptions = {},
+  ): Promise<{ table: TokenTable; analysis: Analysis }> {
     const worker = this.ensure();
     const id = this.nextId++;
     const r = input.response;
-    const job: StreamJob = { id, tokenizer, input: r?.streamed && r.events.length ? { ...input, response: { ...r, events: [], eventCount: eventCount(r) } } : input };
+    const job: StreamJob = {
+      id,
+      tokenizer,
+      input: r?.streamed && r.events.length ? { ...input, response: { ...r, events: [], eventCount: eventCount(r) } } : input,
+    };
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, opts });
       worker.ref();
@@ -85,7 +100,13 @@ export class TokenWorker {
         return;
       case 'failed':
         this.settled(m.id);
-        job.reject(m.missing ? new TokenizerMissingError(m.message, m.missing.repo, m.missing.dir) : m.userError ? new UserError(m.message) : new Error(m.message));
+        job.reject(
+          m.missing
+            ? new TokenizerMissingError(m.message, m.missing.repo, m.missing.dir)
+            : m.userError
+              ? new UserError(m.message)
+              : new Error(m.message),
+        );
     }
   }
 

@@ -78,7 +78,14 @@ function completionStream(input: ExchangeTokensInput): { table: TokenTable; anal
     // The given analysis when the ids spell its text; else the text they spell is analysed, so ranges index into it.
     const text = decodeIds(tokenizer, ids);
     const analysis = input.analysis && input.analysis.native.text === text ? input.analysis : analyze({ ...input, nativeText: text });
-    const table = buildTokenTable({ tokenizer, native: analysis.native, ids, findings: analysis.findings, usage: response?.usage, columns: input.columns });
+    const table = buildTokenTable({
+      tokenizer,
+      native: analysis.native,
+      ids,
+      findings: analysis.findings,
+      usage: response?.usage,
+      columns: input.columns,
+    });
     return { table, analysis };
   }
   const analysis = input.analysis ?? analyze(input);
@@ -97,4 +104,3 @@ function completionStream(input: ExchangeTokensInput): { table: TokenTable; anal
   });
   return { table, analysis };
 }
-

@@ -41,8 +41,8 @@ export const KIMI_PATTERN = new RegExp(
     String.raw`\p{N}{1,3}`,
     String.raw` ?[^${WS}\p{L}\p{N}]+[\r\n]*`,
     String.raw`[${WS}]*[\r\n]+`,
-    String.raw`[${WS}]+(?![^${WS}])`,
-    String.raw`[${WS}]+`,
+    `[${WS}]+(?![^${WS}])`,
+    `[${WS}]+`,
   ].join('|'),
   'gv',
 );
@@ -65,8 +65,7 @@ export const KIMI_PAT_STR = [
  */
 export function kimiSpecials(baseVocab: number, tokenizerConfig: unknown): Map<string, number> {
   const named = new Map<number, string>();
-  const decoder = (tokenizerConfig as { added_tokens_decoder?: Record<string, { content?: unknown }> } | undefined)
-    ?.added_tokens_decoder;
+  const decoder = (tokenizerConfig as { added_tokens_decoder?: Record<string, { content?: unknown }> } | undefined)?.added_tokens_decoder;
   for (const [k, v] of Object.entries(decoder ?? {})) {
     const id = Number(k);
     if (Number.isInteger(id) && typeof v?.content === 'string') named.set(id, v.content);

@@ -13,14 +13,18 @@ import { UserError } from '../model';
  * spells them), as each family's tokenizer facts give them. Each folder holds the files and their licence
  * (`tokenizers/<name>/LICENSE`, `README.md`).
  */
-export const BUNDLED_TOKENIZERS: readonly { dir: string; repos: readonly string[] }[] = families.flatMap((f) => (f.tokenizer.bundled ? [f.tokenizer.bundled] : []));
+export const BUNDLED_TOKENIZERS: readonly { dir: string; repos: readonly string[] }[] = families.flatMap((f) =>
+  f.tokenizer.bundled ? [f.tokenizer.bundled] : [],
+);
 
 /**
  * The folder holding the shipped tokenizers: `tokenizers/` beside `dist/` (this code bundled into `dist/*.js`) or at
  * the repository root (run from `src/core/tokens/`). Undefined when neither exists (a bundle copied elsewhere).
  */
 export function defaultBundledRoot(): string | undefined {
-  return [join(__dirname, '..', 'tokenizers'), join(__dirname, '..', '..', '..', 'tokenizers')].find((d) => existsSync(join(d, BUNDLED_TOKENIZERS[0].dir)));
+  return [join(__dirname, '..', 'tokenizers'), join(__dirname, '..', '..', '..', 'tokenizers')].find((d) =>
+    existsSync(join(d, BUNDLED_TOKENIZERS[0].dir)),
+  );
 }
 
 /**

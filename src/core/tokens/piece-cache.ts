@@ -64,7 +64,14 @@ export class PieceCache {
    * Caches the ids of `text[start..end)` (a piece of at most `maxPiece` code units that is not cached yet): `ids`
    * itself, or `count` of its entries from `from`.
    */
-  set(text: string, start: number, end: number, ids: number | ArrayLike<number>, from = 0, count = typeof ids === 'number' ? 1 : ids.length - from): void {
+  set(
+    text: string,
+    start: number,
+    end: number,
+    ids: number | ArrayLike<number>,
+    from = 0,
+    count = typeof ids === 'number' ? 1 : ids.length - from,
+  ): void {
     const n = end - start;
     if (n === 0 || n > this.maxPiece) return;
     if (this.size >= this.maxEntries || this.keysUsed + n > this.maxEntries * KEY_UNITS_PER_ENTRY) this.clear();

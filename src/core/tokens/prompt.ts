@@ -35,7 +35,10 @@ export function isChatBody(body: unknown): body is Body {
 export function promptTokens(tokenizer: Tokenizer, template: ChatTemplate, body: Body): PromptTokens {
   // The thinking switch in any dialect becomes `thinking`; the request's own kwargs (Qwen's `enable_thinking`) stay.
   const translated = translateBody(body, 'sglang');
-  const kwargs = { ...(isObj(translated.chat_template_kwargs) ? translated.chat_template_kwargs : {}), ...(isObj(body.chat_template_kwargs) ? body.chat_template_kwargs : {}) };
+  const kwargs = {
+    ...(isObj(translated.chat_template_kwargs) ? translated.chat_template_kwargs : {}),
+    ...(isObj(body.chat_template_kwargs) ? body.chat_template_kwargs : {}),
+  };
   if (Object.keys(kwargs).length) translated.chat_template_kwargs = kwargs;
   const messages = (translated.messages as unknown[]).map(joinTextParts);
   let text: string;
@@ -43,7 +46,10 @@ export function promptTokens(tokenizer: Tokenizer, template: ChatTemplate, body:
     text = renderChat(template, { ...translated, messages });
   } catch (e) {
     if (!messages.some((m) => isObj(m) && m.content === null)) throw e;
-    text = renderChat(template, { ...translated, messages: messages.map((m) => (isObj(m) && m.content === null ? { ...m, content: '' } : m)) });
+    text = renderChat(template, {
+      ...translated,
+      messages: messages.map((m) => (isObj(m) && m.content === null ? { ...m, content: '' } : m)),
+    });
   }
   return { ids: tokenizer.encode(text), text, template: template.file };
 }

@@ -15,7 +15,17 @@ import { join, resolve } from 'node:path';
 import { fsWhy } from '../fs-errors';
 import { writeFileAtomic } from './write-atomic';
 import { UserError } from '../model';
-import { decodeRankCache, encodeRankCache, parseRankFile, RANK_CACHE_HEAD, rankCacheSource, sharedRankTable, shareRankTable, type RankTable, type SharedRankTable } from './ranks';
+import {
+  decodeRankCache,
+  encodeRankCache,
+  parseRankFile,
+  RANK_CACHE_HEAD,
+  rankCacheSource,
+  sharedRankTable,
+  shareRankTable,
+  type RankTable,
+  type SharedRankTable,
+} from './ranks';
 
 /** What an entry was built from. */
 export interface RankSource {
@@ -53,7 +63,8 @@ function load(rankFile: string, cacheDir?: string, onWarning?: (message: string)
   if (adopted.size > 0) {
     const shared = adopted.get(resolve(rankFile));
     try {
-      if (shared && sameSource(shared.source, sourceOf(rankFile, statSync(rankFile)))) return { table: sharedRankTable(shared.table), source: shared.source };
+      if (shared && sameSource(shared.source, sourceOf(rankFile, statSync(rankFile))))
+        return { table: sharedRankTable(shared.table), source: shared.source };
     } catch {
       // no rank file: reported below
     }
@@ -207,4 +218,3 @@ function ageMs(file: string): number {
     return 0;
   }
 }
-

@@ -132,7 +132,9 @@ export async function loadTokenizer(req: TokenizerRequest): Promise<Tokenizer> {
  * copy, else the data dir's cached download; undefined when the tokenizer would have to come from the Hub.
  * Throws the UserError of `tokenizerRepoFor` when the request names no model.
  */
-export function localTokenizerDir(req: Pick<TokenizerRequest, 'model' | 'family' | 'tokenizerDir' | 'cacheDir' | 'bundledDir'>): string | undefined {
+export function localTokenizerDir(
+  req: Pick<TokenizerRequest, 'model' | 'family' | 'tokenizerDir' | 'cacheDir' | 'bundledDir'>,
+): string | undefined {
   if (req.tokenizerDir) return req.tokenizerDir;
   const repo = tokenizerRepoFor(req);
   const shipped = bundledTokenizerDir(repo, req.bundledDir);

@@ -23,7 +23,7 @@ export function literalAlternation(names: Iterable<string>): RegExp | undefined 
   }
   if (!any) return undefined;
   const source = (node: Node): string => {
-    const branches = [...node.next].map(([ch, child]) => escape(ch) + source(child));
+    const branches = [...node.next].map(([ch, child]) => escapeChar(ch) + source(child));
     if (branches.length === 0) return '';
     // Longer names first; the empty branch (a name ends here) last, so the longest name wins.
     if (node.end) branches.push('');
@@ -32,6 +32,6 @@ export function literalAlternation(names: Iterable<string>): RegExp | undefined 
   return new RegExp(source(root), 'gu');
 }
 
-function escape(ch: string): string {
+function escapeChar(ch: string): string {
   return /[\\^$.*+?()[\]{}|/-]/.test(ch) ? `\\${ch}` : ch;
 }

@@ -142,7 +142,16 @@ export function buildTokenTable(input: TokenStreamInput): TokenTable {
   });
   const findings = placeFindings(input.findings ?? [], columns.length, columns.starts, columns.ends);
   if (accounting.finding) findings.push({ finding: accounting.finding });
-  return { source, tokenizer: tokenizer.name, text: native.text, segments: native.segments, columns, findings, accounting, ...(notEmitted ? { notEmitted } : {}) };
+  return {
+    source,
+    tokenizer: tokenizer.name,
+    text: native.text,
+    segments: native.segments,
+    columns,
+    findings,
+    accounting,
+    ...(notEmitted ? { notEmitted } : {}),
+  };
 }
 
 /**
@@ -151,7 +160,11 @@ export function buildTokenTable(input: TokenStreamInput): TokenTable {
  * the completion as well; a template whose generation prompt opens `<think>`). Only a run that starts with a special
  * token counts, so ordinary text that happens to repeat the prompt's last token is never dropped.
  */
-export function generationPromptOverlap(prompt: ArrayLike<number>, completion: ArrayLike<number>, tokenizer: Pick<Tokenizer, 'specialName'>): number {
+export function generationPromptOverlap(
+  prompt: ArrayLike<number>,
+  completion: ArrayLike<number>,
+  tokenizer: Pick<Tokenizer, 'specialName'>,
+): number {
   if (!completion.length || tokenizer.specialName(completion[0]) === undefined) return 0;
   for (let k = Math.min(prompt.length, completion.length, 8); k > 0; k--) {
     let same = true;
@@ -178,12 +191,16 @@ function leadingTokens(c: TokenColumns, chars: number): number {
  */
 export function emittedIds(tokenizer: Tokenizer, stream: Pick<TokenStream, 'source' | 'text' | 'tokens' | 'notEmitted'>): number[] {
   const skip = stream.notEmitted ?? 0;
-  if (stream.source !== 'server' && stream.tokens.some((t) => t.kind === 'marker-as-text')) return tokenizer.encode(stream.text).slice(skip);
+  if (stream.source !== 'server' && stream.tokens.some((t) => t.kind === 'marker-as-text'))
+    return tokenizer.encode(stream.text).slice(skip);
   return stream.tokens.slice(skip).map((t) => t.id);
 }
 
 /** `emittedIds` of a table. */
-export function emittedTableIds(tokenizer: Tokenizer, table: Pick<TokenTable, 'source' | 'text' | 'columns' | 'notEmitted'>): ArrayLike<number> {
+export function emittedTableIds(
+  tokenizer: Tokenizer,
+  table: Pick<TokenTable, 'source' | 'text' | 'columns' | 'notEmitted'>,
+): ArrayLike<number> {
   const skip = table.notEmitted ?? 0;
   const c = table.columns;
   if (table.source !== 'server' && c.kinds.subarray(0, c.length).includes(MARKER_AS_TEXT)) return tokenizer.encode(table.text).slice(skip);
@@ -245,7 +262,9 @@ function placeTokens(tokenizer: Tokenizer, ids: readonly number[], base: number,
     }
     const end = Math.min(limit, at + units);
     const l = label;
-    out.push(id, l.special ? SPECIAL : ORDINARY, at, end, () => (l.partial ? { text: l.text, bytes: Array.from(l.raw) } : { text: l.text }));
+    out.push(id, l.special ? SPECIAL : ORDINARY, at, end, () =>
+      l.partial ? { text: l.text, bytes: Array.from(l.raw) } : { text: l.text },
+    );
     at = end;
   }
 }
@@ -351,7 +370,12 @@ function countIn(c: TokenColumns, kind: SegmentKind): number {
 
 /** Places finding ranges (native-text offsets) on token indexes. */
 export function mapFindings(findings: readonly Finding[], tokens: readonly StreamToken[]): TokenFinding[] {
-  return placeFindings(findings, tokens.length, tokens.map((t) => t.start), tokens.map((t) => t.end));
+  return placeFindings(
+    findings,
+    tokens.length,
+    tokens.map((t) => t.start),
+    tokens.map((t) => t.end),
+  );
 }
 
 /** `mapFindings` over `n` tokens' ranges [starts[i], ends[i]). */

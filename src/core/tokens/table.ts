@@ -14,7 +14,18 @@ export const SPECIAL = 1;
 export const MARKER_AS_TEXT = 2;
 
 /** `TokenColumns.segments` values: 0 for none. */
-export const SEGMENT_KINDS: readonly (SegmentKind | undefined)[] = [undefined, 'reasoning', 'content', 'section', 'call', 'call-id', 'call-name', 'arguments', 'marker', 'end'];
+export const SEGMENT_KINDS: readonly (SegmentKind | undefined)[] = [
+  undefined,
+  'reasoning',
+  'content',
+  'section',
+  'call',
+  'call-id',
+  'call-name',
+  'arguments',
+  'marker',
+  'end',
+];
 const SEGMENT_INDEX = new Map(SEGMENT_KINDS.map((k, i) => [k, i]));
 
 /** What every token with one id shares: its visible text, and its raw bytes when they are not complete UTF-8. */
@@ -141,7 +152,9 @@ export function tableOf(stream: TokenStream): TokenTable {
   for (const t of tokens) {
     const i = c.length;
     // Labels by id: a stream of objects gives each id one text.
-    b.push(t.id, Math.max(0, TOKEN_KINDS.indexOf(t.kind)), t.start, t.end, () => (t.bytes ? { text: t.text, bytes: t.bytes } : { text: t.text }));
+    b.push(t.id, Math.max(0, TOKEN_KINDS.indexOf(t.kind)), t.start, t.end, () =>
+      t.bytes ? { text: t.text, bytes: t.bytes } : { text: t.text },
+    );
     c.segments[i] = segmentIndex(t.segment);
     if (t.callIndex !== undefined) c.calls[i] = t.callIndex;
   }

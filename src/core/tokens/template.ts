@@ -62,7 +62,8 @@ function tokenVariables(config: Body): Record<string, string> {
  */
 export function renderChat(template: string | ChatTemplate, body: Body): string {
   const t = typeof template === 'string' ? { source: template, tokens: {} } : template;
-  const kwargs = typeof body.chat_template_kwargs === 'object' && body.chat_template_kwargs !== null ? (body.chat_template_kwargs as Body) : {};
+  const kwargs =
+    typeof body.chat_template_kwargs === 'object' && body.chat_template_kwargs !== null ? (body.chat_template_kwargs as Body) : {};
   try {
     return compiled(t.source).render({
       ...t.tokens,

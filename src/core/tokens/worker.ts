@@ -31,15 +31,30 @@ async function run(job: StreamJob): Promise<WorkerReply> {
   try {
     const tokenizer = await pool.get({
       ...job.tokenizer,
-      hub: { ...job.tokenizer.hub, onProgress: (progress) => port!.postMessage({ id: job.id, type: 'progress', progress } satisfies WorkerReply) },
+      hub: {
+        ...job.tokenizer.hub,
+        onProgress: (progress) => port!.postMessage({ id: job.id, type: 'progress', progress } satisfies WorkerReply),
+      },
       onWarning: (message) => port!.postMessage({ id: job.id, type: 'warning', message } satisfies WorkerReply),
     });
     // The prompt side when the request is there; a missing template becomes a note beside the accounting.
     const { prompt, note } = job.input.request ? await promptFor(tokenizer, templates, { ...job.tokenizer }, job.input.request.raw) : {};
-    const { table, analysis } = exchangeTokenTable({ ...job.input, tokenizer, promptTokens: prompt?.ids.length, promptIds: prompt?.ids, promptNote: note });
+    const { table, analysis } = exchangeTokenTable({
+      ...job.input,
+      tokenizer,
+      promptTokens: prompt?.ids.length,
+      promptIds: prompt?.ids,
+      promptNote: note,
+    });
     return { id: job.id, type: 'done', table, analysis };
   } catch (e) {
     const missing = e instanceof TokenizerMissingError ? { repo: e.repo, dir: e.dir } : undefined;
-    return { id: job.id, type: 'failed', message: e instanceof Error ? e.message : String(e), userError: e instanceof UserError, ...(missing && { missing }) };
+    return {
+      id: job.id,
+      type: 'failed',
+      message: e instanceof Error ? e.message : String(e),
+      userError: e instanceof UserError,
+      ...(missing && { missing }),
+    };
   }
 }

@@ -149,7 +149,10 @@ export async function compareProviders(opts: CompareOptions): Promise<CompareRep
   const finishing: Promise<void>[] = [];
   const finish = async (slug: string, sample: number, outcome: RunOutcome) => {
     const row = rows.get(slug)!;
-    const stats = opts.generationStats !== false && outcome.generationId ? await generationStats(opts.client, outcome.generationId, opts.signal) : undefined;
+    const stats =
+      opts.generationStats !== false && outcome.generationId
+        ? await generationStats(opts.client, outcome.generationId, opts.signal)
+        : undefined;
     const promptFinding = opts.promptTokens === undefined ? undefined : promptTokenFinding(opts.promptTokens, outcome.response?.usage);
     if (promptFinding) outcome.analysis?.findings.push(promptFinding);
     const s = sampleResult(slug, sample, outcome, row, stats, tools);
@@ -229,7 +232,14 @@ async function generationStats(client: OpenRouterClient, id: string, signal?: Ab
   return undefined;
 }
 
-function sampleResult(slug: string, sample: number, o: RunOutcome, row: ProviderResult, stats: GenerationStats | undefined, tools: unknown): SampleResult {
+function sampleResult(
+  slug: string,
+  sample: number,
+  o: RunOutcome,
+  row: ProviderResult,
+  stats: GenerationStats | undefined,
+  tools: unknown,
+): SampleResult {
   const servedBy = stats?.providerName ?? o.servedProvider;
   const named = [o.servedProvider, stats?.providerName].filter((n): n is string => !!n);
   const matches = (n: string) => (row.endpoint ? n.toLowerCase() === row.endpoint.name.toLowerCase() : false) || pinHonoured([slug], n);

@@ -37,7 +37,14 @@ export function outcomeJson(o: RunOutcome) {
     tokensPerSecond: o.tokensPerSecond,
     costUsd: o.costUsd,
     findings: o.analysis?.findings ?? [],
-    ...(o.repair && { repairWouldDeliver: { summary: previewLine(o.repair), calls: o.repair.calls, finishReason: o.repair.finishReason ?? null, record: o.repair.record } }),
+    ...(o.repair && {
+      repairWouldDeliver: {
+        summary: previewLine(o.repair),
+        calls: o.repair.calls,
+        finishReason: o.repair.finishReason ?? null,
+        record: o.repair.record,
+      },
+    }),
   };
 }
 
@@ -100,22 +107,32 @@ export function compareText(r: CompareReport): string {
     p.slug === r.reference ? `${p.slug} (ref)` : p.slug,
     servedText(p),
     `${p.done - p.failed}/${p.total}`,
-    Object.entries(p.finishReasons).map(([k, v]) => `${k}×${v}`).join(' ') || '-',
+    Object.entries(p.finishReasons)
+      .map(([k, v]) => `${k}×${v}`)
+      .join(' ') || '-',
     p.slug === r.reference ? 'ref' : pct(p.trigger.f1),
     p.schema.finishToolCalls ? `${p.schema.successful}/${p.schema.finishToolCalls}` : '-',
-    Object.entries(p.findingsByRule).map(([k, v]) => `${k}×${v}`).join(' ') || '-',
+    Object.entries(p.findingsByRule)
+      .map(([k, v]) => `${k}×${v}`)
+      .join(' ') || '-',
     ms(p.ttftMs),
     p.tokensPerSecond === undefined ? '-' : p.tokensPerSecond.toFixed(1),
     formatCost(p.costUsd, '-'),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   const out = [
     `${r.model}: ${count(r.providers.length, 'provider')} × ${count(r.samples, 'sample')}, concurrency ${r.concurrency}, ${(r.wallMs / 1000).toFixed(1)} s${r.cancelled ? ' (CANCELLED)' : ''}`,
     line(head),
     ...rows.map(line),
   ];
-  const failures = r.providers.flatMap((p) => p.samples.filter((s) => !s.outcome.ok).map((s) => `  ${p.slug} #${s.sample + 1}: ${s.outcome.error}`));
+  const failures = r.providers.flatMap((p) =>
+    p.samples.filter((s) => !s.outcome.ok).map((s) => `  ${p.slug} #${s.sample + 1}: ${s.outcome.error}`),
+  );
   if (failures.length) out.push('', 'failures:', ...failures);
   const repairs = r.providers.flatMap((p) => {
     const line = providerRepairLine(p);
@@ -140,7 +157,9 @@ export function verifyJson(r: VerifyReport) {
 
 export function verifyText(r: VerifyReport): string {
   const s = r.summary;
-  const others = Object.entries(s.finishOthersDetail).map(([k, v]) => `${k}×${v}`).join(' ');
+  const others = Object.entries(s.finishOthersDetail)
+    .map(([k, v]) => `${k}×${v}`)
+    .join(' ');
   const rules = Object.entries(r.findingsByRule).sort((a, b) => b[1] - a[1]);
   return [
     `${r.provider}: ${count(r.total, 'request')}${r.cancelled ? ' (CANCELLED)' : ''}`,

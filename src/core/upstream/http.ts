@@ -82,7 +82,8 @@ export async function send(req: HttpRequest): Promise<HttpResponse> {
     throw new UnreachableError(req.url, networkReason(e));
   }
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
+  for (const [k, v] of Object.entries(res.headers))
+    if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
   return {
     url: req.url,
     status: res.statusCode,

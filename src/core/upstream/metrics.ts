@@ -72,7 +72,12 @@ export function schemaAccuracy(results: readonly { finishReason: FinishReason; t
     finishToolCalls++;
     if (r.toolCallsValid === true) successful++;
   }
-  return { finishToolCalls, successful, failed: finishToolCalls - successful, accuracy: finishToolCalls ? successful / finishToolCalls : null };
+  return {
+    finishToolCalls,
+    successful,
+    failed: finishToolCalls - successful,
+    accuracy: finishToolCalls ? successful / finishToolCalls : null,
+  };
 }
 
 /** A tool call as the metrics read it (`function.name`, `function.arguments`). */

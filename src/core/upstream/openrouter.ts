@@ -53,7 +53,9 @@ export function providerOfTag(tag: string): string {
 
 /** The display name → slug pairs an endpoint listing gives, as the capture store keeps them. */
 export function entriesFromEndpoints(endpoints: readonly ProviderEndpoint[], at = Date.now()): SlugEntry[] {
-  return endpoints.filter((e) => e.name && e.slug).map((e) => ({ name: e.name, slug: providerOfTag(e.slug), source: 'endpoints' as const, at }));
+  return endpoints
+    .filter((e) => e.name && e.slug)
+    .map((e) => ({ name: e.name, slug: providerOfTag(e.slug), source: 'endpoints' as const, at }));
 }
 
 /** `GET /generation?id=` fields Tokenscope uses (§1.7). */
@@ -83,7 +85,8 @@ export function openRouterApiRoot(url: string): string {
   } catch {
     // reported below
   }
-  if (!parsed || !/^https?:$/.test(parsed.protocol)) throw new UserError(`the OpenRouter URL must be an http(s) URL such as https://openrouter.ai/api/v1; got "${url}"`);
+  if (!parsed || !/^https?:$/.test(parsed.protocol))
+    throw new UserError(`the OpenRouter URL must be an http(s) URL such as https://openrouter.ai/api/v1; got "${url}"`);
   const u = url.replace(/\/+$/, '');
   if (/\/v1$/.test(u)) return u;
   return /\/api$/.test(u) ? `${u}/v1` : `${u}/api/v1`;
@@ -106,7 +109,9 @@ export function requireServed(endpoints: readonly ProviderEndpoint[], slugs: rea
   const unknown = endpoints.length > 0 ? slugs.filter((s) => !endpoints.some((e) => providerOfTag(e.slug) === providerOfTag(s))) : [];
   if (unknown.length === 0) return;
   const names = unknown.map((s) => `"${s}"`).join(', ');
-  throw new UserError(`${names} ${unknown.length === 1 ? 'does' : 'do'} not serve ${model} on OpenRouter; its providers: ${endpoints.map((e) => e.slug).join(', ')}`);
+  throw new UserError(
+    `${names} ${unknown.length === 1 ? 'does' : 'do'} not serve ${model} on OpenRouter; its providers: ${endpoints.map((e) => e.slug).join(', ')}`,
+  );
 }
 
 /**
@@ -136,7 +141,14 @@ export class OpenRouterClient {
   /** POST /chat/completions. Resolves at the response head (429s retried per `Retry-After`, bounded). */
   chat(body: Record<string, unknown>, signal?: AbortSignal, onRetry?: RetryPolicy['onRetry']): Promise<HttpResponse> {
     return sendWithRetry(
-      { url: `${this.baseUrl}/chat/completions`, method: 'POST', headers: this.headers(), body: JSON.stringify(body), signal, dispatcher: this.cfg.dispatcher },
+      {
+        url: `${this.baseUrl}/chat/completions`,
+        method: 'POST',
+        headers: this.headers(),
+        body: JSON.stringify(body),
+        signal,
+        dispatcher: this.cfg.dispatcher,
+      },
       { ...this.cfg.retry, onRetry: onRetry ?? this.cfg.retry?.onRetry },
     );
   }
@@ -146,7 +158,13 @@ export class OpenRouterClient {
     const [author, slug] = model.replace(/:[\w-]+$/, '').split('/');
     if (!author || !slug) throw new UserError(`"${model}" is not an OpenRouter model id (author/slug)`);
     const r = await fetchJson<{ data?: { endpoints?: unknown[] } }>(
-      { url: `${this.baseUrl}/models/${encodeURIComponent(author)}/${encodeURIComponent(slug)}/endpoints`, method: 'GET', headers: this.headers(), signal, dispatcher: this.cfg.dispatcher },
+      {
+        url: `${this.baseUrl}/models/${encodeURIComponent(author)}/${encodeURIComponent(slug)}/endpoints`,
+        method: 'GET',
+        headers: this.headers(),
+        signal,
+        dispatcher: this.cfg.dispatcher,
+      },
       this.cfg.retry,
     );
     if (r.error) throw new UserError(`cannot list the providers of ${model}: ${r.error}`);
@@ -155,19 +173,30 @@ export class OpenRouterClient {
 
   /** `GET /providers` (`{data:[{name, slug, …}]}`): every provider's display name and routing slug. */
   async providers(signal?: AbortSignal): Promise<SlugEntry[]> {
-    const r = await fetchJson<{ data?: unknown[] }>({ url: `${this.baseUrl}/providers`, method: 'GET', headers: this.headers(), signal, dispatcher: this.cfg.dispatcher }, this.cfg.retry);
+    const r = await fetchJson<{ data?: unknown[] }>(
+      { url: `${this.baseUrl}/providers`, method: 'GET', headers: this.headers(), signal, dispatcher: this.cfg.dispatcher },
+      this.cfg.retry,
+    );
     if (r.error) throw new UserError(`cannot list OpenRouter's providers: ${r.error}`);
     const at = Date.now();
     return (r.value?.data ?? []).flatMap((v) => {
       const p = v as { name?: unknown; slug?: unknown };
-      return typeof p?.name === 'string' && typeof p.slug === 'string' && p.slug ? [{ name: p.name, slug: p.slug, source: 'providers' as const, at }] : [];
+      return typeof p?.name === 'string' && typeof p.slug === 'string' && p.slug
+        ? [{ name: p.name, slug: p.slug, source: 'providers' as const, at }]
+        : [];
     });
   }
 
   /** Generation stats; undefined while OpenRouter has not made them available yet (404) or on any other error. */
   async generation(id: string, signal?: AbortSignal): Promise<GenerationStats | undefined> {
     const r = await fetchJson<{ data?: Record<string, unknown> }>(
-      { url: `${this.baseUrl}/generation?id=${encodeURIComponent(id)}`, method: 'GET', headers: this.headers(), signal, dispatcher: this.cfg.dispatcher },
+      {
+        url: `${this.baseUrl}/generation?id=${encodeURIComponent(id)}`,
+        method: 'GET',
+        headers: this.headers(),
+        signal,
+        dispatcher: this.cfg.dispatcher,
+      },
       this.cfg.retry,
     );
     const d = r.value?.data;
@@ -192,6 +221,7 @@ export class OpenRouterClient {
 }
 
 function readEndpoint(v: unknown): ProviderEndpoint | undefined {
+  // biome-ignore lint/suspicious/noExplicitAny: an endpoints listing entry, each field checked where it is read
   const e = v as Record<string, any>;
   const slug = typeof e?.tag === 'string' ? e.tag : undefined;
   if (!slug) return undefined;
@@ -205,6 +235,8 @@ function readEndpoint(v: unknown): ProviderEndpoint | undefined {
     status: typeof e.status === 'number' ? e.status : undefined,
     uptimeLast30m: typeof e.uptime_last_30m === 'number' ? e.uptime_last_30m : undefined,
     maxCompletionTokens: typeof e.max_completion_tokens === 'number' ? e.max_completion_tokens : undefined,
-    supportedParameters: Array.isArray(e.supported_parameters) ? e.supported_parameters.filter((p: unknown) => typeof p === 'string') : undefined,
+    supportedParameters: Array.isArray(e.supported_parameters)
+      ? e.supported_parameters.filter((p: unknown) => typeof p === 'string')
+      : undefined,
   };
 }

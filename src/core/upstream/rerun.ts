@@ -19,13 +19,20 @@ export function capturedChatRequest(store: CaptureReader, idOrPrefix: string): {
   }
   const protocol = normalizeRequest(body, { path: x.path }).protocol;
   if (protocol !== 'openai-chat' || typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new UserError(`capture ${x.id} (${x.method} ${x.path}) is not a Chat Completions request${protocol === 'unknown' ? '' : ` but ${protocol}`}; re-runs replay Chat Completions requests`);
+    throw new UserError(
+      `capture ${x.id} (${x.method} ${x.path}) is not a Chat Completions request${protocol === 'unknown' ? '' : ` but ${protocol}`}; re-runs replay Chat Completions requests`,
+    );
   }
   return { id: x.id, body: body as Record<string, unknown> };
 }
 
 /** Re-runs capture `idOrPrefix` on `target`; the outcome's `exchangeId` is the new exchange, whose `parentId` is the original's id. */
-export function rerun(store: CaptureStore, idOrPrefix: string, target: Target, ctx: Omit<RunContext, 'store' | 'parentId'> = {}): Promise<RunOutcome> {
+export function rerun(
+  store: CaptureStore,
+  idOrPrefix: string,
+  target: Target,
+  ctx: Omit<RunContext, 'store' | 'parentId'> = {},
+): Promise<RunOutcome> {
   const { id, body } = capturedChatRequest(store, idOrPrefix);
   return runRequest(target, body, { ...ctx, store, parentId: id });
 }

@@ -18,8 +18,8 @@ import { repairPreview, type RepairPreview } from '../repair/preview';
 
 /** Where a request goes. */
 export type Target =
-  | { kind: 'openrouter'; /** Provider slug to pin; undefined = OpenRouter's own routing. */ provider?: string }
-  | { kind: 'sglang'; url: string; /** `chat`: /v1/chat/completions; `native`: /generate with output_ids. */ api: 'chat' | 'native' };
+  | { kind: 'openrouter' /** Provider slug to pin; undefined = OpenRouter's own routing. */; provider?: string }
+  | { kind: 'sglang'; url: string /** `chat`: /v1/chat/completions; `native`: /generate with output_ids. */; api: 'chat' | 'native' };
 
 /**
  * `openrouter`, `openrouter:SLUG`, `sglang`, `sglang:URL`, `sglang-native`, `sglang-native:URL`.
@@ -194,7 +194,12 @@ export async function runRequest(target: Target, body: Record<string, unknown>, 
     const genMs = durationMs - (outcome.ttftMs ?? 0);
     if (outcome.completionTokens && genMs > 0) outcome.tokensPerSecond = (outcome.completionTokens * 1000) / genMs;
     if (res.status >= 200 && res.status < 300) {
-      const preview = repairPreview({ requestBody: requestText, path: new URL(p.url).pathname, contentType: res.headers['content-type'], bytes });
+      const preview = repairPreview({
+        requestBody: requestText,
+        path: new URL(p.url).pathname,
+        contentType: res.headers['content-type'],
+        bytes,
+      });
       if (preview) outcome.repair = preview;
     }
     if (res.status < 200 || res.status >= 300) {
@@ -217,7 +222,11 @@ export async function runRequest(target: Target, body: Record<string, unknown>, 
       ...(outcome.servedProvider && { servedProvider: outcome.servedProvider }),
       ...(pin && { pin: { requested: pin, ...(outcome.servedProvider && { honoured: pinHonoured(pin, outcome.servedProvider) }) } }),
     });
-    const x = await writer.finish(outcome.ok ? undefined : { error: failure, incomplete: cancelled || !res || (outcome.response ? !outcome.response.terminated : true) });
+    const x = await writer.finish(
+      outcome.ok
+        ? undefined
+        : { error: failure, incomplete: cancelled || !res || (outcome.response ? !outcome.response.terminated : true) },
+    );
     outcome.exchangeId = x.id;
     // The store's analysis service analyses the capture once; the outcome reads that result.
     if (res && ctx.store) {

@@ -52,12 +52,15 @@ export class SglangClient {
 
   /** Health and model info, or a UserError saying plainly what is wrong with the server. */
   async check(signal?: AbortSignal): Promise<SglangServer> {
-    const get = <T>(path: string) => fetchJson<T>({ url: this.url + path, method: 'GET', headers: {}, signal, dispatcher: this.dispatcher }, { maxRetries: 0 });
+    const get = <T>(path: string) =>
+      fetchJson<T>({ url: this.url + path, method: 'GET', headers: {}, signal, dispatcher: this.dispatcher }, { maxRetries: 0 });
     try {
       const health = await send({ url: `${this.url}/health`, method: 'GET', headers: {}, signal, dispatcher: this.dispatcher });
       await health.discard();
       if (health.status !== 200) {
-        throw new UserError(`the SGLang server at ${this.url} is not ready: GET /health answered ${health.status} (still loading the model, or unhealthy)`);
+        throw new UserError(
+          `the SGLang server at ${this.url} is not ready: GET /health answered ${health.status} (still loading the model, or unhealthy)`,
+        );
       }
       const info = await get<{ model_path?: unknown; tokenizer_path?: unknown }>('/get_model_info');
       if (info.error || typeof info.value?.model_path !== 'string') {
@@ -102,7 +105,11 @@ export class SglangClient {
       );
     }
     const prompt = renderChat(template, translated);
-    const tokenizer = opts.tokenizer ?? (await loadTokenizer(localDir(server) ? { tokenizerDir: localDir(server) } : { model: server.servedModel ?? server.modelPath, cacheDir: opts.cacheDir }));
+    const tokenizer =
+      opts.tokenizer ??
+      (await loadTokenizer(
+        localDir(server) ? { tokenizerDir: localDir(server) } : { model: server.servedModel ?? server.modelPath, cacheDir: opts.cacheDir },
+      ));
     const sampling: Body = {
       max_new_tokens: num(body.max_completion_tokens) ?? num(body.max_tokens) ?? opts.maxNewTokens ?? 4096,
       skip_special_tokens: false,
@@ -120,7 +127,14 @@ export class SglangClient {
 
   /** Sends a body built by `chatBody` or `generateBody`; resolves at the response head. */
   post(api: 'chat' | 'native', body: Body, signal?: AbortSignal): Promise<HttpResponse> {
-    return send({ url: this.url + SglangClient.path(api), method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal, dispatcher: this.dispatcher });
+    return send({
+      url: this.url + SglangClient.path(api),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal,
+      dispatcher: this.dispatcher,
+    });
   }
 }
 
@@ -134,7 +148,10 @@ function localDir(server: SglangServer): string | undefined {
 
 /** `chat_template.jinja`, else `tokenizer_config.json`'s `chat_template` (a string, or named templates), in the model folder or the tokenizer cache. */
 export function findChatTemplate(server: SglangServer, cacheDir?: string): string | undefined {
-  const dirs = [localDir(server), cacheDir && join(cacheDir, 'tokenizers', ...tokenizerRepo(server.servedModel ?? server.modelPath).split('/'))];
+  const dirs = [
+    localDir(server),
+    cacheDir && join(cacheDir, 'tokenizers', ...tokenizerRepo(server.servedModel ?? server.modelPath).split('/')),
+  ];
   for (const dir of dirs) {
     const t = dir ? readChatTemplate(dir) : undefined;
     if (t) return t.source;

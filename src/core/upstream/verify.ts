@@ -88,7 +88,8 @@ export async function verifyProvider(opts: VerifyOptions): Promise<VerifyReport>
   }
   const items: VerifyItem[] = [];
   // Every request in flight listens on the caller's signal: more than Node's default warning threshold of 10.
-  if (opts.signal) setMaxListeners(Math.max(getMaxListeners(opts.signal), 4 * (opts.concurrency ?? DEFAULT_VERIFY_CONCURRENCY) + 10), opts.signal);
+  if (opts.signal)
+    setMaxListeners(Math.max(getMaxListeners(opts.signal), 4 * (opts.concurrency ?? DEFAULT_VERIFY_CONCURRENCY) + 10), opts.signal);
   const progress = { done: 0, total: jobs.length, failed: 0 };
   opts.onProgress?.({ ...progress });
   const send = (provider: string, body: Record<string, unknown>) =>
@@ -119,7 +120,9 @@ export async function verifyProvider(opts: VerifyOptions): Promise<VerifyReport>
     cancelled: !!opts.signal?.aborted,
     summary: k2vvSummary(items.map((i) => ({ ok: i.outcome.ok, finishReason: i.finishReason, toolCallsValid: i.toolCallsValid }))),
     schema: schemaAccuracy(items),
-    trigger: opts.reference ? triggerSimilarity(items.map((i) => ({ reference: i.reference?.finishReason, candidate: i.finishReason }))) : undefined,
+    trigger: opts.reference
+      ? triggerSimilarity(items.map((i) => ({ reference: i.reference?.finishReason, candidate: i.finishReason })))
+      : undefined,
     findingsByRule: findingsByRule(items),
     items,
   };
@@ -154,13 +157,23 @@ export function thresholdFailure(r: VerifyReport, t: VerifyThresholds): string |
   const reasons: string[] = [];
   if (t.minSchema !== undefined) {
     const a = r.schema.accuracy;
-    if (a === null) reasons.push(`schema accuracy n/a, below --min-schema ${pct(t.minSchema)}: no response finished with tool_calls (${requests})`);
-    else if (a < t.minSchema) reasons.push(`schema accuracy ${pct(a)} (${r.schema.successful}/${r.schema.finishToolCalls} tool_calls finishes valid) below --min-schema ${pct(t.minSchema)}`);
+    if (a === null)
+      reasons.push(`schema accuracy n/a, below --min-schema ${pct(t.minSchema)}: no response finished with tool_calls (${requests})`);
+    else if (a < t.minSchema)
+      reasons.push(
+        `schema accuracy ${pct(a)} (${r.schema.successful}/${r.schema.finishToolCalls} tool_calls finishes valid) below --min-schema ${pct(t.minSchema)}`,
+      );
   }
   if (t.minF1 !== undefined && r.trigger) {
     const f1 = r.trigger.f1;
-    if (f1 === null) reasons.push(`trigger F1 n/a, below --min-f1 ${pct(t.minF1)}: neither ${r.provider} nor ${r.reference} finished with tool_calls (${requests})`);
-    else if (f1 < t.minF1) reasons.push(`trigger F1 ${pct(f1)} vs ${r.reference} below --min-f1 ${pct(t.minF1)} (tp ${r.trigger.tp}, fp ${r.trigger.fp}, fn ${r.trigger.fn})`);
+    if (f1 === null)
+      reasons.push(
+        `trigger F1 n/a, below --min-f1 ${pct(t.minF1)}: neither ${r.provider} nor ${r.reference} finished with tool_calls (${requests})`,
+      );
+    else if (f1 < t.minF1)
+      reasons.push(
+        `trigger F1 ${pct(f1)} vs ${r.reference} below --min-f1 ${pct(t.minF1)} (tp ${r.trigger.tp}, fp ${r.trigger.fp}, fn ${r.trigger.fn})`,
+      );
   }
   return reasons.length ? `${r.provider}: ${reasons.join('; ')}` : undefined;
 }

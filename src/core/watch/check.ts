@@ -19,7 +19,11 @@ export { lastVerdict, withResult } from './list';
  * (an agent's unpinned OpenRouter request) the provider that served it, by its OpenRouter slug from `slugs`
  * (derived from the name when no listing named it: `ProviderDirectory.slugOf`).
  */
-export function targetOf(x: CapturedExchange, body: Record<string, unknown>, slugs: ProviderDirectory = new ProviderDirectory()): string | undefined {
+export function targetOf(
+  x: CapturedExchange,
+  body: Record<string, unknown>,
+  slugs: ProviderDirectory = new ProviderDirectory(),
+): string | undefined {
   if (x.target?.startsWith('openrouter:') || x.target?.startsWith('sglang')) return x.target;
   const pin = x.pin?.requested[0];
   if (pin) return `openrouter:${pin}`;
@@ -61,7 +65,8 @@ export function caseFromCapture(
   if (errors.length === 0) throw new UserError(`capture ${id} has no error finding: there is nothing to watch`);
   const slugs = opts.slugs ?? new ProviderDirectory((reader as Partial<SlugCache>).providerSlugs?.() ?? []);
   const target = opts.target ?? targetOf(x, body, slugs);
-  if (!target) throw new UserError(`capture ${id} names no provider pin and no served provider; pass --target openrouter:SLUG (or sglang:URL)`);
+  if (!target)
+    throw new UserError(`capture ${id} names no provider pin and no served provider; pass --target openrouter:SLUG (or sglang:URL)`);
   // The model: the request's, else the one the capture recorded (the re-checks send it).
   const model = typeof body.model === 'string' ? body.model : (x.summary?.model ?? x.requestModel);
   parseTarget(target); // a clear error now, not at the first re-check
@@ -104,7 +109,13 @@ export async function checkCase(c: WatchCase, ctx: CheckContext): Promise<CheckR
       const o = await runRequest(target, c.request, { ...ctx, store: ctx.store, parentId });
       if (o.cancelled) break;
       const errorRules = [...new Set((o.analysis?.findings ?? []).filter((f) => f.severity === 'error').map((f) => f.rule))];
-      samples.push({ ok: o.ok, errorRules, ...(o.exchangeId && { exchangeId: o.exchangeId }), ...(o.error && { error: o.error }), ...(o.servedProvider && { servedProvider: o.servedProvider }) });
+      samples.push({
+        ok: o.ok,
+        errorRules,
+        ...(o.exchangeId && { exchangeId: o.exchangeId }),
+        ...(o.error && { error: o.error }),
+        ...(o.servedProvider && { servedProvider: o.servedProvider }),
+      });
     }
   } catch (e) {
     if (!(e instanceof UserError)) throw e;
@@ -119,7 +130,8 @@ export async function runWatch(
   ctx: CheckContext & { ids?: string[]; onResult?: (c: WatchCase, r: CheckResult, previous: Verdict | undefined) => void },
 ): Promise<{ case: WatchCase; result: CheckResult; previous: Verdict | undefined }[]> {
   const cases = list.list().filter((c) => !ctx.ids?.length || ctx.ids.includes(c.id));
-  for (const id of ctx.ids ?? []) if (!cases.some((c) => c.id === id)) throw new UserError(`no watched case "${id}" (\`tokenscope watch list\` shows them)`);
+  for (const id of ctx.ids ?? [])
+    if (!cases.some((c) => c.id === id)) throw new UserError(`no watched case "${id}" (\`tokenscope watch list\` shows them)`);
   const out = [];
   for (const c of cases) {
     if (ctx.signal?.aborted) break;

@@ -233,10 +233,19 @@ function caseData(c: WatchCase): string {
 
 function insertCase(db: CaptureDb, c: WatchCase, n: number): void {
   db.write('INSERT INTO watch (id, n, added_at, capture_id, data) VALUES (?, ?, ?, ?, ?)', c.id, n, c.addedAt, c.captureId, caseData(c));
-  for (const r of c.history ?? []) db.write('INSERT INTO watch_checks (case_id, at, verdict, result) VALUES (?, ?, ?, ?)', c.id, r.at, r.verdict, JSON.stringify(r));
+  for (const r of c.history ?? [])
+    db.write('INSERT INTO watch_checks (case_id, at, verdict, result) VALUES (?, ?, ?, ?)', c.id, r.at, r.verdict, JSON.stringify(r));
 }
 
 function withHistory(db: CaptureDb, r: CaseRow): WatchCase {
-  const checks = db.rows<{ result: string }>('SELECT result FROM watch_checks WHERE case_id = ? ORDER BY at DESC, rowid DESC LIMIT ?', r.id, MAX_HISTORY);
-  return { id: r.id, ...(JSON.parse(r.data) as Omit<WatchCase, 'id' | 'history'>), history: checks.reverse().map((c) => JSON.parse(c.result) as CheckResult) };
+  const checks = db.rows<{ result: string }>(
+    'SELECT result FROM watch_checks WHERE case_id = ? ORDER BY at DESC, rowid DESC LIMIT ?',
+    r.id,
+    MAX_HISTORY,
+  );
+  return {
+    id: r.id,
+    ...(JSON.parse(r.data) as Omit<WatchCase, 'id' | 'history'>),
+    history: checks.reverse().map((c) => JSON.parse(c.result) as CheckResult),
+  };
 }

@@ -55,87 +55,91 @@ export function anthropicStreamFold(events: RawEvent[] = []): StreamFold {
   const unexpected = (i: number, ev: RawEvent, why: string) =>
     res.wireIssues.push({ code: 'unexpected-event', message: why, eventIndex: i, offset: ev.offset });
 
-  return streamFold(res, (value, i, ev) => {
-    if (value === DONE) {
-      unexpected(i, ev, '`[DONE]` is not part of the Anthropic protocol');
-      return;
-    }
-    const e = obj(value);
-    if (!e) return;
-    switch (str(e.type) ?? ev.event) {
-      case 'message_start': {
-        const m = obj(e.message);
-        if (m) readEnvelope(res, m);
-        res.usage = mergeUsage(res.usage, readUsage(m?.usage));
-        break;
+  return streamFold(
+    res,
+    (value, i, ev) => {
+      if (value === DONE) {
+        unexpected(i, ev, '`[DONE]` is not part of the Anthropic protocol');
+        return;
       }
-      case 'content_block_start': {
-        const block = obj(e.content_block);
-        const type = str(block?.type) ?? '';
-        const b: Block = { type };
-        if (type === 'tool_use') {
-          b.call = { index: msg.toolCalls.length, name: str(block?.name) ?? '', arguments: '' };
-          const id = text(block?.id);
-          if (id !== undefined) b.call.id = id;
-          b.input = block?.input;
-          msg.toolCalls.push(b.call);
-        } else if (type === 'text') {
-          msg.content = append(msg.content, block?.text);
-        } else if (type === 'thinking') {
-          msg.reasoning = append(msg.reasoning, block?.thinking);
+      const e = obj(value);
+      if (!e) return;
+      switch (str(e.type) ?? ev.event) {
+        case 'message_start': {
+          const m = obj(e.message);
+          if (m) readEnvelope(res, m);
+          res.usage = mergeUsage(res.usage, readUsage(m?.usage));
+          break;
         }
-        blocks.set(num(e.index) ?? blocks.size, b);
-        break;
-      }
-      case 'content_block_delta': {
-        const delta = obj(e.delta);
-        const index = num(e.index);
-        let block = index === undefined ? undefined : blocks.get(index);
-        if (!block) {
-          unexpected(i, ev, `content_block_delta for block ${index ?? '?'} that was never started`);
-          block = { type: '' };
-          if (index !== undefined) blocks.set(index, block);
+        case 'content_block_start': {
+          const block = obj(e.content_block);
+          const type = str(block?.type) ?? '';
+          const b: Block = { type };
+          if (type === 'tool_use') {
+            b.call = { index: msg.toolCalls.length, name: str(block?.name) ?? '', arguments: '' };
+            const id = text(block?.id);
+            if (id !== undefined) b.call.id = id;
+            b.input = block?.input;
+            msg.toolCalls.push(b.call);
+          } else if (type === 'text') {
+            msg.content = append(msg.content, block?.text);
+          } else if (type === 'thinking') {
+            msg.reasoning = append(msg.reasoning, block?.thinking);
+          }
+          blocks.set(num(e.index) ?? blocks.size, b);
+          break;
         }
-        switch (str(delta?.type)) {
-          case 'text_delta':
-            msg.content = append(msg.content, delta?.text);
-            break;
-          case 'thinking_delta':
-            msg.reasoning = append(msg.reasoning, delta?.thinking);
-            break;
-          case 'input_json_delta':
-            if (!block.call) {
-              block.call = { index: msg.toolCalls.length, name: '', arguments: '' };
-              msg.toolCalls.push(block.call);
-            }
-            block.sawJson = true;
-            block.call.arguments += str(delta?.partial_json) ?? '';
-            break;
-          // signature_delta (opaque signature of a thinking block) and citations carry no text.
+        case 'content_block_delta': {
+          const delta = obj(e.delta);
+          const index = num(e.index);
+          let block = index === undefined ? undefined : blocks.get(index);
+          if (!block) {
+            unexpected(i, ev, `content_block_delta for block ${index ?? '?'} that was never started`);
+            block = { type: '' };
+            if (index !== undefined) blocks.set(index, block);
+          }
+          switch (str(delta?.type)) {
+            case 'text_delta':
+              msg.content = append(msg.content, delta?.text);
+              break;
+            case 'thinking_delta':
+              msg.reasoning = append(msg.reasoning, delta?.thinking);
+              break;
+            case 'input_json_delta':
+              if (!block.call) {
+                block.call = { index: msg.toolCalls.length, name: '', arguments: '' };
+                msg.toolCalls.push(block.call);
+              }
+              block.sawJson = true;
+              block.call.arguments += str(delta?.partial_json) ?? '';
+              break;
+            // signature_delta (opaque signature of a thinking block) and citations carry no text.
+          }
+          break;
         }
-        break;
+        case 'content_block_stop': {
+          const block = blocks.get(num(e.index) ?? -1);
+          // A tool_use block may carry its whole input at start and stream no fragments.
+          if (block?.call && !block.sawJson) block.call.arguments = argumentsText(block.input);
+          break;
+        }
+        case 'message_delta': {
+          readStopReason(res, obj(e.delta)?.stop_reason);
+          res.usage = mergeUsage(res.usage, readUsage(e.usage));
+          break;
+        }
+        case 'message_stop':
+          res.terminated = true;
+          break;
+        case 'error':
+          setError(res, readError(e) ?? { message: 'error event without details' }, i, ev.offset);
+          res.finishReason = 'error';
+          break;
+        // ping: keep-alive. Unknown types: Anthropic may add event types; clients must ignore them.
       }
-      case 'content_block_stop': {
-        const block = blocks.get(num(e.index) ?? -1);
-        // A tool_use block may carry its whole input at start and stream no fragments.
-        if (block?.call && !block.sawJson) block.call.arguments = argumentsText(block.input);
-        break;
-      }
-      case 'message_delta': {
-        readStopReason(res, obj(e.delta)?.stop_reason);
-        res.usage = mergeUsage(res.usage, readUsage(e.usage));
-        break;
-      }
-      case 'message_stop':
-        res.terminated = true;
-        break;
-      case 'error':
-        setError(res, readError(e) ?? { message: 'error event without details' }, i, ev.offset);
-        res.finishReason = 'error';
-        break;
-      // ping: keep-alive. Unknown types: Anthropic may add event types; clients must ignore them.
-    }
-  }, () => checkTerminated(res, 'message_stop'));
+    },
+    () => checkTerminated(res, 'message_stop'),
+  );
 }
 
 export function parseAnthropicJson(value: unknown, events: RawEvent[]): ParsedResponse {

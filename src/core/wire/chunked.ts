@@ -25,14 +25,21 @@ const FOLDS: Partial<Record<Protocol, () => StreamFold>> = {
 const FIELD_BYTES = Math.max(...SSE_FIELDS.map((f) => f.length));
 
 /** Parses a body given as chunks with their arrival times (ms); a chunk's bytes must not change afterwards. Never throws. */
-export function parseResponseChunks(chunks: Iterable<{ bytes: Uint8Array; t?: number }>, hint: Omit<BodyHint, 'chunks'> = {}): ParsedResponse {
+export function parseResponseChunks(
+  chunks: Iterable<{ bytes: Uint8Array; t?: number }>,
+  hint: Omit<BodyHint, 'chunks'> = {},
+): ParsedResponse {
   const parser = new ChunkedParser(hint);
   for (const c of chunks) parser.push(c.bytes, c.t);
   return parser.end();
 }
 
 /** A body of `size` bytes held as chunks (with their arrival times), parsed whole. */
-export function parseHeld(held: readonly { bytes: Uint8Array; t?: number }[], size: number, hint: Omit<BodyHint, 'chunks'>): ParsedResponse {
+export function parseHeld(
+  held: readonly { bytes: Uint8Array; t?: number }[],
+  size: number,
+  hint: Omit<BodyHint, 'chunks'>,
+): ParsedResponse {
   const bytes = new Uint8Array(size);
   const chunks: ChunkTiming[] = [];
   let at = 0;
@@ -48,7 +55,12 @@ export function parseHeld(held: readonly { bytes: Uint8Array; t?: number }[], si
  * The framing of a body of `size` bytes from the chunks held so far (`sseHead` on their first bytes): true SSE, false
  * parsed whole, undefined when more bytes must come first (`atEnd`: none will).
  */
-export function heldFraming(held: readonly { bytes: Uint8Array }[], size: number, contentType: string | undefined, atEnd: boolean): boolean | undefined {
+export function heldFraming(
+  held: readonly { bytes: Uint8Array }[],
+  size: number,
+  contentType: string | undefined,
+  atEnd: boolean,
+): boolean | undefined {
   const head = heldHead(held, size, FIELD_BYTES + 64);
   return sseHead(head, contentType, atEnd || size > head.length);
 }

@@ -90,8 +90,7 @@ export function readUsage(v: unknown): Usage | undefined {
   if (input !== undefined) usage.promptTokens = input + (cacheRead ?? 0) + (cacheWrite ?? 0);
   const output = num(u.completion_tokens) ?? num(u.output_tokens);
   if (output !== undefined) usage.completionTokens = output;
-  const reasoning =
-    num(obj(u.completion_tokens_details)?.reasoning_tokens) ?? num(obj(u.output_tokens_details)?.reasoning_tokens);
+  const reasoning = num(obj(u.completion_tokens_details)?.reasoning_tokens) ?? num(obj(u.output_tokens_details)?.reasoning_tokens);
   if (reasoning !== undefined) usage.reasoningTokens = reasoning;
   const cached =
     num(obj(u.prompt_tokens_details)?.cached_tokens) ??

@@ -12,9 +12,27 @@ export type Backend = 'openrouter' | 'moonshot' | 'sglang';
 type Body = Record<string, unknown>;
 
 /** Fields only OpenRouter understands (§1.2, §1.3). */
-const OPENROUTER_ONLY = ['provider', 'models', 'route', 'transforms', 'plugins', 'usage', 'reasoning', 'include_reasoning', 'preset', 'debug'];
+const OPENROUTER_ONLY = [
+  'provider',
+  'models',
+  'route',
+  'transforms',
+  'plugins',
+  'usage',
+  'reasoning',
+  'include_reasoning',
+  'preset',
+  'debug',
+];
 /** SGLang / vLLM sampling extras OpenRouter and Moonshot do not take (§2.3). */
-const SERVER_ONLY = ['separate_reasoning', 'stream_reasoning', 'skip_special_tokens', 'chat_template_kwargs', 'no_stop_trim', 'return_hidden_states'];
+const SERVER_ONLY = [
+  'separate_reasoning',
+  'stream_reasoning',
+  'skip_special_tokens',
+  'chat_template_kwargs',
+  'no_stop_trim',
+  'return_hidden_states',
+];
 
 const isObj = (v: unknown): v is Body => typeof v === 'object' && v !== null && !Array.isArray(v);
 

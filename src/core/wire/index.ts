@@ -176,7 +176,6 @@ function notWireFormat(protocol: Protocol, text: string): ParsedResponse {
   return res;
 }
 
-
 function frame(bytes: Uint8Array, contentType?: string): Framing {
   let i = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
   while (i < bytes.length && (bytes[i] === 0x20 || bytes[i] === 0x09 || bytes[i] === 0x0a || bytes[i] === 0x0d)) i++;

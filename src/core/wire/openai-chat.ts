@@ -37,30 +37,34 @@ export function parseChatStream(events: RawEvent[]): ParsedResponse {
 /** The Chat Completions stream parser, one event at a time (`events`: the list the response keeps, if any). */
 export function chatStreamFold(events: RawEvent[] = []): StreamFold {
   const res = newResponse('openai-chat', true, events);
-  return streamFold(res, (value, i, ev) => {
-    if (value === DONE) {
-      res.terminated = true;
-      return;
-    }
-    const chunk = obj(value);
-    if (!chunk) return;
-    readEnvelope(res, chunk);
-    // OpenRouter's mid-stream error: a top-level `error` next to a choice with finish_reason "error".
-    const error = readError(chunk);
-    if (error) setError(res, error, i, ev.offset);
-    const choice = firstChoice(chunk);
-    // OpenRouter may also put the error inside the choice that it ends with finish_reason "error".
-    const choiceError = error || !choice?.error ? undefined : readError(choice);
-    if (choiceError) setError(res, choiceError, i, ev.offset);
-    if (choice) {
-      const delta = obj(choice.delta);
-      if (delta) applyDelta(res.message, delta);
-      else res.message.content = append(res.message.content, choice.text);
-      readChoiceEnd(res, choice);
-    }
-    const usage = readUsage(chunk.usage);
-    if (usage) res.usage = usage;
-  }, () => checkTerminated(res, 'data: [DONE]'));
+  return streamFold(
+    res,
+    (value, i, ev) => {
+      if (value === DONE) {
+        res.terminated = true;
+        return;
+      }
+      const chunk = obj(value);
+      if (!chunk) return;
+      readEnvelope(res, chunk);
+      // OpenRouter's mid-stream error: a top-level `error` next to a choice with finish_reason "error".
+      const error = readError(chunk);
+      if (error) setError(res, error, i, ev.offset);
+      const choice = firstChoice(chunk);
+      // OpenRouter may also put the error inside the choice that it ends with finish_reason "error".
+      const choiceError = error || !choice?.error ? undefined : readError(choice);
+      if (choiceError) setError(res, choiceError, i, ev.offset);
+      if (choice) {
+        const delta = obj(choice.delta);
+        if (delta) applyDelta(res.message, delta);
+        else res.message.content = append(res.message.content, choice.text);
+        readChoiceEnd(res, choice);
+      }
+      const usage = readUsage(chunk.usage);
+      if (usage) res.usage = usage;
+    },
+    () => checkTerminated(res, 'data: [DONE]'),
+  );
 }
 
 export function parseChatJson(value: unknown, events: RawEvent[]): ParsedResponse {

@@ -96,7 +96,12 @@ export class WireRangeReader {
 }
 
 /** The events [from, from + count) of a body given as chunks with their arrival times (ms). Never throws on any bytes. */
-export function wireEventRange(chunks: Iterable<{ bytes: Uint8Array; t?: number }>, from: number, count: number, hint: Omit<BodyHint, 'chunks'> = {}): WireRange {
+export function wireEventRange(
+  chunks: Iterable<{ bytes: Uint8Array; t?: number }>,
+  from: number,
+  count: number,
+  hint: Omit<BodyHint, 'chunks'> = {},
+): WireRange {
   const r = new WireRangeReader(from, count, hint);
   for (const c of chunks) if (r.push(c.bytes, c.t)) break;
   return r.end();

@@ -62,68 +62,72 @@ export function responsesStreamFold(events: RawEvent[] = []): StreamFold {
     return item.call;
   };
 
-  return streamFold(res, (value, i, ev) => {
-    if (value === DONE) return; // not part of this protocol; some gateways append it anyway
-    const e = obj(value);
-    if (!e) return;
-    const type = str(e.type) ?? ev.event ?? '';
-    switch (type) {
-      case 'response.output_item.added': {
-        const item = obj(e.item);
-        if (item?.type === 'function_call') callOf(itemOf(e), item);
-        break;
-      }
-      case 'response.output_text.delta':
-        itemOf(e).streamed = true;
-        msg.content = append(msg.content, e.delta);
-        break;
-      case 'response.reasoning_summary_text.delta':
-      case 'response.reasoning_text.delta':
-        itemOf(e).streamed = true;
-        msg.reasoning = append(msg.reasoning, e.delta);
-        break;
-      case 'response.function_call_arguments.delta': {
-        const item = itemOf(e);
-        item.streamed = true;
-        callOf(item, e).arguments += str(e.delta) ?? '';
-        break;
-      }
-      case 'response.function_call_arguments.done': {
-        const item = itemOf(e);
-        const call = callOf(item, e);
-        if (!item.streamed) call.arguments = argumentsText(e.arguments);
-        item.streamed = true;
-        break;
-      }
-      case 'response.output_item.done': {
-        // Items whose text or arguments never came as deltas are taken whole from here.
-        const raw = obj(e.item);
-        const item = itemOf(e);
-        if (!raw) break;
-        if (raw.type === 'function_call') {
-          const call = callOf(item, raw);
-          if (!item.streamed) call.arguments = argumentsText(raw.arguments);
-        } else if (!item.streamed) {
-          readOutputItem(res, raw);
+  return streamFold(
+    res,
+    (value, i, ev) => {
+      if (value === DONE) return; // not part of this protocol; some gateways append it anyway
+      const e = obj(value);
+      if (!e) return;
+      const type = str(e.type) ?? ev.event ?? '';
+      switch (type) {
+        case 'response.output_item.added': {
+          const item = obj(e.item);
+          if (item?.type === 'function_call') callOf(itemOf(e), item);
+          break;
         }
-        item.streamed = true;
-        break;
-      }
-      case 'error':
-        setError(res, readError({ error: e }) ?? { message: 'error event without details' }, i, ev.offset);
-        res.finishReason = 'error';
-        break;
-      default:
-        if (type.startsWith('response.')) {
-          const response = obj(e.response);
-          if (response) readEnvelope(res, response);
-          if (TERMINAL.has(type)) {
-            res.terminated = true;
-            if (response) readEnd(res, response, i, ev.offset);
+        case 'response.output_text.delta':
+          itemOf(e).streamed = true;
+          msg.content = append(msg.content, e.delta);
+          break;
+        case 'response.reasoning_summary_text.delta':
+        case 'response.reasoning_text.delta':
+          itemOf(e).streamed = true;
+          msg.reasoning = append(msg.reasoning, e.delta);
+          break;
+        case 'response.function_call_arguments.delta': {
+          const item = itemOf(e);
+          item.streamed = true;
+          callOf(item, e).arguments += str(e.delta) ?? '';
+          break;
+        }
+        case 'response.function_call_arguments.done': {
+          const item = itemOf(e);
+          const call = callOf(item, e);
+          if (!item.streamed) call.arguments = argumentsText(e.arguments);
+          item.streamed = true;
+          break;
+        }
+        case 'response.output_item.done': {
+          // Items whose text or arguments never came as deltas are taken whole from here.
+          const raw = obj(e.item);
+          const item = itemOf(e);
+          if (!raw) break;
+          if (raw.type === 'function_call') {
+            const call = callOf(item, raw);
+            if (!item.streamed) call.arguments = argumentsText(raw.arguments);
+          } else if (!item.streamed) {
+            readOutputItem(res, raw);
           }
+          item.streamed = true;
+          break;
         }
-    }
-  }, () => checkTerminated(res, 'response.completed / response.incomplete / response.failed'));
+        case 'error':
+          setError(res, readError({ error: e }) ?? { message: 'error event without details' }, i, ev.offset);
+          res.finishReason = 'error';
+          break;
+        default:
+          if (type.startsWith('response.')) {
+            const response = obj(e.response);
+            if (response) readEnvelope(res, response);
+            if (TERMINAL.has(type)) {
+              res.terminated = true;
+              if (response) readEnd(res, response, i, ev.offset);
+            }
+          }
+      }
+    },
+    () => checkTerminated(res, 'response.completed / response.incomplete / response.failed'),
+  );
 }
 
 export function parseResponsesJson(value: unknown, events: RawEvent[]): ParsedResponse {

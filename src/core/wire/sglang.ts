@@ -8,7 +8,23 @@
  * from the chunks themselves.
  */
 import type { ParsedResponse, RawEvent } from '../model';
-import { DONE, arr, checkTerminated, foldAll, newResponse, streamFold, type StreamFold, num, obj, readError, readUsage, setError, str, text, type Json } from './common';
+import {
+  DONE,
+  arr,
+  checkTerminated,
+  foldAll,
+  newResponse,
+  streamFold,
+  type StreamFold,
+  num,
+  obj,
+  readError,
+  readUsage,
+  setError,
+  str,
+  text,
+  type Json,
+} from './common';
 
 export function parseSglangJson(value: unknown, events: RawEvent[]): ParsedResponse {
   const res = newResponse('sglang-generate', false, events);
@@ -51,31 +67,35 @@ export function sglangStreamFold(events: RawEvent[] = []): StreamFold {
     [],
   );
   let sawIds = false;
-  return streamFold(res, (value, i, ev) => {
-    if (value === DONE) {
-      res.terminated = true;
-      return;
-    }
-    const chunk = obj(Array.isArray(value) ? value[0] : value);
-    if (!chunk) return;
-    const error = readError(chunk);
-    if (error) setError(res, error, i, ev.offset);
-    const meta = obj(chunk.meta_info);
-    const piece = str(chunk.text);
-    if (piece !== undefined) text.add(piece);
-    const chunkIds = tokenIds(chunk.output_ids);
-    if (chunkIds) {
-      sawIds = true;
-      // Cumulative ids always number completion_tokens; deltas fall short of it after the first chunk.
-      const completion = num(meta?.completion_tokens);
-      ids.add(chunkIds, completion === undefined ? undefined : chunkIds.length === completion);
-    }
-    if (meta) readMeta(res, meta, i, ev.offset);
-  }, () => {
-    res.message.content = text.value === '' ? undefined : text.value;
-    if (sawIds) res.outputIds = ids.value;
-    checkTerminated(res, 'a chunk with a finish_reason (or data: [DONE])');
-  });
+  return streamFold(
+    res,
+    (value, i, ev) => {
+      if (value === DONE) {
+        res.terminated = true;
+        return;
+      }
+      const chunk = obj(Array.isArray(value) ? value[0] : value);
+      if (!chunk) return;
+      const error = readError(chunk);
+      if (error) setError(res, error, i, ev.offset);
+      const meta = obj(chunk.meta_info);
+      const piece = str(chunk.text);
+      if (piece !== undefined) text.add(piece);
+      const chunkIds = tokenIds(chunk.output_ids);
+      if (chunkIds) {
+        sawIds = true;
+        // Cumulative ids always number completion_tokens; deltas fall short of it after the first chunk.
+        const completion = num(meta?.completion_tokens);
+        ids.add(chunkIds, completion === undefined ? undefined : chunkIds.length === completion);
+      }
+      if (meta) readMeta(res, meta, i, ev.offset);
+    },
+    () => {
+      res.message.content = text.value === '' ? undefined : text.value;
+      if (sawIds) res.outputIds = ids.value;
+      checkTerminated(res, 'a chunk with a finish_reason (or data: [DONE])');
+    },
+  );
 }
 
 /**

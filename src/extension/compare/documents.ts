@@ -38,10 +38,20 @@ export class WireDocuments implements vscode.TextDocumentContentProvider {
 }
 
 /** Opens two exchanges side by side in the diff editor: `raw` native text or `wire` bytes. */
-export async function openDiff(kind: 'raw' | 'wire', left: { id: string; label: string }, right: { id: string; label: string }): Promise<void> {
+export async function openDiff(
+  kind: 'raw' | 'wire',
+  left: { id: string; label: string },
+  right: { id: string; label: string },
+): Promise<void> {
   const uri = kind === 'raw' ? rawDocumentUri : wireDocumentUri;
   const what = kind === 'raw' ? 'raw stream' : 'wire';
-  await vscode.commands.executeCommand('vscode.diff', uri(left.id, left.label), uri(right.id, right.label), `${left.label} ↔ ${right.label} (${what})`, {
-    preview: false,
-  });
+  await vscode.commands.executeCommand(
+    'vscode.diff',
+    uri(left.id, left.label),
+    uri(right.id, right.label),
+    `${left.label} ↔ ${right.label} (${what})`,
+    {
+      preview: false,
+    },
+  );
 }

@@ -47,7 +47,11 @@ export interface CompareCommands {
 
 export function registerCompare(context: vscode.ExtensionContext, deps: CompareDeps): CompareCommands {
   const flow = new CompareFlow(context.extensionUri, deps);
-  const ids = (args: unknown[]) => args.flat().map(exchangeIdOf).filter((id): id is string => !!id);
+  const ids = (args: unknown[]) =>
+    args
+      .flat()
+      .map(exchangeIdOf)
+      .filter((id): id is string => !!id);
   context.subscriptions.push(
     vscode.workspace.registerTextDocumentContentProvider(WIRE_SCHEME, new WireDocuments(deps.store)),
     registerCommand(vscode.commands, Command.CompareProviders, (arg) => flow.runCompare(exchangeIdOf(arg))),
@@ -140,7 +144,10 @@ class CompareFlow {
     const samples = await askSamples(readSetting(vscode.workspace, 'compare.samples') ?? DEFAULT_SAMPLES);
     if (samples === undefined) return;
     const concurrencySetting = readSetting(vscode.workspace, 'compare.concurrency');
-    const concurrency = Number.isInteger(concurrencySetting) && concurrencySetting! >= 1 ? Math.min(concurrencySetting!, MAX_CONCURRENCY) : DEFAULT_CONCURRENCY;
+    const concurrency =
+      Number.isInteger(concurrencySetting) && concurrencySetting! >= 1
+        ? Math.min(concurrencySetting!, MAX_CONCURRENCY)
+        : DEFAULT_CONCURRENCY;
 
     const providers = chosen.map((e) => ({ slug: e.slug, endpoint: e }));
     const source = store.get(sourceId);
@@ -160,10 +167,16 @@ class CompareFlow {
       diff: (kind, l, r, post) => this.diff(kind, l, r, post),
       log: this.deps.log,
     });
-    this.deps.log.info(`comparing ${model} across ${providers.length} providers × ${samples} samples (concurrency ${concurrency}), from ${sourceId}`);
+    this.deps.log.info(
+      `comparing ${model} across ${providers.length} providers × ${samples} samples (concurrency ${concurrency}), from ${sourceId}`,
+    );
 
     await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Tokenscope: comparing ${providers.length} providers of ${model}`, cancellable: true },
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Tokenscope: comparing ${providers.length} providers of ${model}`,
+        cancellable: true,
+      },
       async (progress, token) => {
         token.onCancellationRequested(() => panel.abort.abort());
         let reported = 0;
@@ -182,7 +195,10 @@ class CompareFlow {
             onProgress: (p) => {
               panel.progress(p);
               const percent = p.total ? (100 * p.done) / p.total : 0;
-              progress.report({ increment: percent - reported, message: `${p.done}/${p.total} done · ${p.running} running${p.failed ? ` · ${p.failed} failed` : ''}` });
+              progress.report({
+                increment: percent - reported,
+                message: `${p.done}/${p.total} done · ${p.running} running${p.failed ? ` · ${p.failed} failed` : ''}`,
+              });
               reported = percent;
             },
             onSample: (_sample, row) => panel.sample(row),
@@ -190,7 +206,9 @@ class CompareFlow {
           panel.finish(result);
           this.deps.onCompared?.();
           const failed = result.providers.reduce((n, p) => n + p.failed, 0);
-          this.deps.log.info(`comparison of ${model} ${result.cancelled ? 'cancelled' : 'finished'} in ${Math.round(result.wallMs)} ms, ${failed} failed samples`);
+          this.deps.log.info(
+            `comparison of ${model} ${result.cancelled ? 'cancelled' : 'finished'} in ${Math.round(result.wallMs)} ms, ${failed} failed samples`,
+          );
         } catch (e) {
           const message = (e instanceof Error ? e.message : String(e)).split('\n')[0];
           panel.fail(message);
@@ -200,7 +218,12 @@ class CompareFlow {
     );
   }
 
-  private async diff(kind: DiffKind, left: { id: string; label: string }, right: { id: string; label: string }, post: (m: CompareHostMessage) => void): Promise<void> {
+  private async diff(
+    kind: DiffKind,
+    left: { id: string; label: string },
+    right: { id: string; label: string },
+    post: (m: CompareHostMessage) => void,
+  ): Promise<void> {
     if (kind !== 'tokens') return openDiff(kind, left, right);
     const tokens = this.deps.tokens;
     if (!tokens) {
@@ -236,9 +259,14 @@ class CompareFlow {
         detail: `${x.status ?? 'no response'} · ${findingsText(x.summary)} · ${x.id}`,
         id: x.id,
       }));
-    if (items.length < count) throw new UserError(count === 1 ? 'there are no captured exchanges yet' : 'pick two exchanges: there are not enough captured yet');
+    if (items.length < count)
+      throw new UserError(count === 1 ? 'there are no captured exchanges yet' : 'pick two exchanges: there are not enough captured yet');
     if (count === 1) {
-      const one = await vscode.window.showQuickPick(items, { title: 'Tokenscope: pick an exchange', matchOnDescription: true, matchOnDetail: true });
+      const one = await vscode.window.showQuickPick(items, {
+        title: 'Tokenscope: pick an exchange',
+        matchOnDescription: true,
+        matchOnDetail: true,
+      });
       return one && [one.id];
     }
     const many = await vscode.window.showQuickPick(items, {
@@ -248,7 +276,8 @@ class CompareFlow {
       matchOnDetail: true,
     });
     if (!many) return undefined;
-    if (many.length !== count) throw new UserError(`pick exactly ${count} exchange${count === 1 ? '' : 's'} to compare (${many.length} picked)`);
+    if (many.length !== count)
+      throw new UserError(`pick exactly ${count} exchange${count === 1 ? '' : 's'} to compare (${many.length} picked)`);
     return many.map((m) => m.id);
   }
 }

@@ -55,7 +55,10 @@ export function endpointFacts(e: ProviderEndpoint | undefined): RowView['endpoin
   const p = e.pricing;
   return {
     quantization: e.quantization,
-    price: p && (p.prompt !== undefined || p.completion !== undefined) ? `${perMillion(p.prompt)} / ${perMillion(p.completion)} per M tokens` : undefined,
+    price:
+      p && (p.prompt !== undefined || p.completion !== undefined)
+        ? `${perMillion(p.prompt)} / ${perMillion(p.completion)} per M tokens`
+        : undefined,
     uptime: e.uptimeLast30m !== undefined ? `uptime ${e.uptimeLast30m.toFixed(1)}%` : undefined,
     context: e.contextLength ? `${Math.round(e.contextLength / 1000)}k context` : undefined,
     down: e.status !== undefined && e.status < 0,
@@ -68,7 +71,9 @@ export function providerPickItem(e: ProviderEndpoint): { label: string; descript
   return {
     label: e.name,
     description: [e.slug, f.quantization].filter(Boolean).join(' · '),
-    detail: [f.down ? `degraded (status ${e.status})` : undefined, f.price, f.uptime, f.context].filter(Boolean).join(' · ') || 'no details listed',
+    detail:
+      [f.down ? `degraded (status ${e.status})` : undefined, f.price, f.uptime, f.context].filter(Boolean).join(' · ') ||
+      'no details listed',
   };
 }
 
@@ -130,7 +135,12 @@ export function sampleCell(s: SampleResult, slug: string): SampleCellView {
   };
 }
 
-function rowView(p: { slug: string; endpoint?: ProviderEndpoint }, result: ProviderResult | undefined, state: CompareState, refSamples: readonly SampleResult[]): RowView {
+function rowView(
+  p: { slug: string; endpoint?: ProviderEndpoint },
+  result: ProviderResult | undefined,
+  state: CompareState,
+  refSamples: readonly SampleResult[],
+): RowView {
   const samples = result?.samples ?? [];
   const isReference = p.slug === state.reference;
   const cells: SampleCellView[] = [];
@@ -146,7 +156,11 @@ function rowView(p: { slug: string; endpoint?: ProviderEndpoint }, result: Provi
   else {
     const t = triggerAgainst(samples, refSamples);
     trigger = t.pairs
-      ? { text: pct(t.f1), detail: `vs ${state.reference} over ${t.pairs} paired sample${t.pairs === 1 ? '' : 's'}: ${triggerText(t)}`, f1: t.f1 }
+      ? {
+          text: pct(t.f1),
+          detail: `vs ${state.reference} over ${t.pairs} paired sample${t.pairs === 1 ? '' : 's'}: ${triggerText(t)}`,
+          f1: t.f1,
+        }
       : { text: '—', detail: `No sample is paired with one of ${state.reference} yet.`, f1: null };
   }
 
@@ -169,7 +183,11 @@ function rowView(p: { slug: string; endpoint?: ProviderEndpoint }, result: Provi
     trigger,
     schema:
       schema && schema.finishToolCalls
-        ? { text: pct(schema.accuracy), detail: `${schema.successful} of ${schema.finishToolCalls} tool_calls finishes have valid calls`, accuracy: schema.accuracy }
+        ? {
+            text: pct(schema.accuracy),
+            detail: `${schema.successful} of ${schema.finishToolCalls} tool_calls finishes have valid calls`,
+            accuracy: schema.accuracy,
+          }
         : { text: '—', detail: 'No sample finished with tool_calls.', accuracy: null },
     findings,
     ttft: formatMs(result?.ttftMs),

@@ -21,7 +21,12 @@ const POST_INTERVAL_MS = 100;
 export interface PanelActions {
   openExchange(id: string): void;
   /** Opens two samples side by side; `tokens` answers through `post` (the webview shows the token diff). */
-  diff(kind: DiffKind, left: { id: string; label: string }, right: { id: string; label: string }, post: (m: CompareHostMessage) => void): Promise<void>;
+  diff(
+    kind: DiffKind,
+    left: { id: string; label: string },
+    right: { id: string; label: string },
+    post: (m: CompareHostMessage) => void,
+  ): Promise<void>;
   log: vscode.LogOutputChannel;
 }
 
@@ -37,7 +42,15 @@ export class ComparePanel extends WebviewPanel<CompareHostMessage, CompareWebvie
     private readonly actions: PanelActions,
   ) {
     const title = `Compare: ${state.model.split('/').pop()} (${state.providers.length} providers)`;
-    super({ viewType: WebviewType.Comparison, title, extensionUri, script: 'compare.js', styles: ['compare.css'], accepts: isCompareWebviewMessage, log: actions.log });
+    super({
+      viewType: WebviewType.Comparison,
+      title,
+      extensionUri,
+      script: 'compare.js',
+      styles: ['compare.css'],
+      accepts: isCompareWebviewMessage,
+      log: actions.log,
+    });
   }
 
   protected override onClosed(): void {

@@ -105,7 +105,13 @@ function token(s: TokenStreamView, i: number): DiffToken {
 }
 
 function sideInfo(s: Side): TokenDiffSide {
-  return { label: s.label, exchangeId: s.exchangeId, tokenizer: s.stream?.tokenizer, tokens: s.stream?.ids.length ?? 0, reason: s.stream ? undefined : s.reason };
+  return {
+    label: s.label,
+    exchangeId: s.exchangeId,
+    tokenizer: s.stream?.tokenizer,
+    tokens: s.stream?.ids.length ?? 0,
+    reason: s.stream ? undefined : s.reason,
+  };
 }
 
 /** The aligned view of two token streams (a side without a stream counts as empty and says why). */
@@ -170,5 +176,14 @@ export function alignTokenStreams(left: Side, right: Side, opts: AlignOptions = 
     if (nl > maxChange || nr > maxChange) hunk.omitted = [Math.max(0, nl - maxChange), Math.max(0, nr - maxChange)];
     hunks.push(hunk);
   }
-  return { left: sideInfo(left), right: sideInfo(right), hunks, same, onlyLeft, onlyRight, firstDifference, coarse: middle ? undefined : true };
+  return {
+    left: sideInfo(left),
+    right: sideInfo(right),
+    hunks,
+    same,
+    onlyLeft,
+    onlyRight,
+    firstDifference,
+    coarse: middle ? undefined : true,
+  };
 }

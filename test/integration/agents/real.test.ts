@@ -17,7 +17,12 @@ const KEY = 'sk-agenttest0123456789abcdefghij';
 const PROMPT = 'Create a file named hello.py';
 
 /** The CLI's launcher in node_modules/.bin, or a skip saying why it is not there. */
-function binary(t: TestContext, name: string, pkg: string, why = `npm devDependency; its native binary exists for ${process.platform}-${process.arch}?`): string | undefined {
+function binary(
+  t: TestContext,
+  name: string,
+  pkg: string,
+  why = `npm devDependency; its native binary exists for ${process.platform}-${process.arch}?`,
+): string | undefined {
   const bin = join(repoRoot, 'node_modules', '.bin', name);
   if (existsSync(bin)) return bin;
   t.skip(`${pkg} is not installed (${why})`);
@@ -41,7 +46,13 @@ function secrets(launch: TerminalLaunch): Record<string, string> {
 
 function assertFlagged(rig: Rig, agent: string): void {
   const mine = rig.store.list().filter((x) => x.agent === agent);
-  assert.ok(mine.length >= 1, `captures: ${rig.store.list().map((x) => `${x.agent} ${x.path}`).join(', ')}`);
+  assert.ok(
+    mine.length >= 1,
+    `captures: ${rig.store
+      .list()
+      .map((x) => `${x.agent} ${x.path}`)
+      .join(', ')}`,
+  );
   const turn = mine.find((x) => x.summary?.rules.includes('section-unclosed'));
   assert.ok(turn, `a capture flags the open tool-call section: ${mine.map((x) => `${x.path} ${x.state} ${x.summary?.rules}`).join('; ')}`);
   assert.equal(turn.state, 'complete', turn.error);
@@ -57,7 +68,14 @@ test('Claude Code (claude -p) through /anthropic: captured as claude-code, one s
   const home = tempDir('tokenscope-claude-');
   try {
     const launch = terminal('claude-code', rig, 'anthropic');
-    const env = { ...launch.env, ...secrets(launch), DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1', DISABLE_ERROR_REPORTING: '1' };
+    const env = {
+      ...launch.env,
+      ...secrets(launch),
+      DISABLE_TELEMETRY: '1',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_AUTOUPDATER: '1',
+      DISABLE_ERROR_REPORTING: '1',
+    };
     const r = await run(bin, [...launch.args, '-p', PROMPT, '--permission-mode', 'acceptEdits'], env, home.dir);
     assert.equal(r.code, 0, r.out.slice(-2000));
     assert.ok(r.out.includes(LEAKED_TEXT), 'Claude Code printed the answer it was given');
@@ -85,10 +103,22 @@ test('Codex (codex exec, Responses) through /openai: closes on response.complete
     const launch = terminal('codex', rig, 'openai', 'gpt-5');
     writeFileSync(
       join(home.dir, 'config.toml'),
-      ['approval_policy = "never"', 'sandbox_mode = "workspace-write"', 'check_for_update_on_startup = false', '[analytics]', 'enabled = false', ''].join('\n'),
+      [
+        'approval_policy = "never"',
+        'sandbox_mode = "workspace-write"',
+        'check_for_update_on_startup = false',
+        '[analytics]',
+        'enabled = false',
+        '',
+      ].join('\n'),
     );
     // Codex reads the key from the variable its env_key names (the recipe's -c flags), not from `secrets`.
-    const r = await run(bin, ['exec', '--skip-git-repo-check', ...launch.args, PROMPT], { ...launch.env, [routeKeyEnv('openai')]: KEY, CODEX_HOME: home.dir }, home.dir);
+    const r = await run(
+      bin,
+      ['exec', '--skip-git-repo-check', ...launch.args, PROMPT],
+      { ...launch.env, [routeKeyEnv('openai')]: KEY, CODEX_HOME: home.dir },
+      home.dir,
+    );
     assert.equal(r.code, 0, r.out.slice(-2000));
     assert.ok(r.out.includes(LEAKED_TEXT), 'Codex printed the answer it was given');
     assert.ok(up.closedAfterCompleted >= 1, 'Codex closed the connection right after response.completed');
@@ -115,9 +145,19 @@ test('Qwen Code (qwen -p) through /openrouter: captured as qwen-code, its reques
   try {
     const launch = terminal('qwen-code', rig, 'openrouter');
     mkdirSync(join(home.dir, '.qwen'));
-    const settings = { security: { auth: { selectedType: 'openai' } }, privacy: { usageStatisticsEnabled: false }, telemetry: { enabled: false }, general: { disableAutoUpdate: true, disableUpdateNag: true } };
+    const settings = {
+      security: { auth: { selectedType: 'openai' } },
+      privacy: { usageStatisticsEnabled: false },
+      telemetry: { enabled: false },
+      general: { disableAutoUpdate: true, disableUpdateNag: true },
+    };
     writeFileSync(join(home.dir, '.qwen', 'settings.json'), JSON.stringify(settings));
-    const r = await run(bin, [...launch.args, '--approval-mode', 'yolo', '-p', PROMPT], { ...launch.env, ...secrets(launch), QWEN_CODE_SUPPRESS_YOLO_WARNING: '1' }, home.dir);
+    const r = await run(
+      bin,
+      [...launch.args, '--approval-mode', 'yolo', '-p', PROMPT],
+      { ...launch.env, ...secrets(launch), QWEN_CODE_SUPPRESS_YOLO_WARNING: '1' },
+      home.dir,
+    );
     assert.equal(r.code, 0, r.out.slice(-2000));
     assert.match(r.out, /tool_calls_section_begin/, 'Qwen Code printed the leaked markup it was given');
     await rig.store.idle();
@@ -142,7 +182,12 @@ test('Continue CLI (cn -p) through /openrouter, launched as the recipe says: cap
     assert.equal(launch.command, 'sh', 'the launch writes cn its config file, then starts it');
     assert.ok(!launch.shell.includes(KEY) && !launch.env.TOKENSCOPE_CONTINUE_CONFIG.includes(KEY));
     // `cn` from node_modules/.bin, as a global install would put it on PATH.
-    const env = { ...launch.env, ...secrets(launch), PATH: `${join(repoRoot, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`, TMPDIR: home.dir };
+    const env = {
+      ...launch.env,
+      ...secrets(launch),
+      PATH: `${join(repoRoot, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`,
+      TMPDIR: home.dir,
+    };
     const r = await run(launch.command, [...launch.args, '-p', PROMPT, '--auto'], env, home.dir);
     assert.equal(r.code, 0, r.out.slice(-2000));
     assert.match(r.out, /tool_calls_section_begin/, 'Continue CLI printed the leaked markup it was given');
@@ -159,7 +204,12 @@ test('Continue CLI (cn -p) through /openrouter, launched as the recipe says: cap
 test('Kilo CLI (kilo run) through /openrouter, launched as the recipe says: captured as kilo-cli, one session per its session header, flagged', async (t) => {
   // Not a devDependency: @kilocode/cli is 290 MB and takes 15 s of CPU per run here (35-55 s on this shared machine).
   // `npm i --no-save @kilocode/cli@7.7.7` (the newest whose linux-x64 binary is on the registry) runs this test.
-  const bin = binary(t, 'kilo', '@kilocode/cli', 'not a devDependency: 290 MB and 15 s of CPU a run; `npm i --no-save @kilocode/cli@7.7.7` includes this test');
+  const bin = binary(
+    t,
+    'kilo',
+    '@kilocode/cli',
+    'not a devDependency: 290 MB and 15 s of CPU a run; `npm i --no-save @kilocode/cli@7.7.7` includes this test',
+  );
   if (!bin) return;
   const emu = await startOpenRouterEmulator({ providers: [{ slug: 'chutes', name: 'Chutes', personality: 'leak-content' }] });
   const rig = await startRig({ openrouter: `${emu.url}/api` });

@@ -13,7 +13,9 @@ import { exited, rawRequest, serveChild, startUpstream, tempDir } from '../../un
 function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  return main(argv, { out: (t) => (out += t.endsWith('\n') ? t : t + '\n'), err: (t) => (err += t.endsWith('\n') ? t : t + '\n') }).then((code) => ({ code, out, err }));
+  return main(argv, { out: (t) => (out += t.endsWith('\n') ? t : t + '\n'), err: (t) => (err += t.endsWith('\n') ? t : t + '\n') }).then(
+    (code) => ({ code, out, err }),
+  );
 }
 
 test('captures --limit must be a positive whole number; tail -n is bounded too', async () => {
@@ -57,7 +59,11 @@ test('a --data-dir that is a file is one plain line, not errno text', async () =
   const file = join(tmp.dir, 'file');
   writeFileSync(file, 'x');
   try {
-    for (const argv of [['captures', '--data-dir', file], ['show', 'abc', '--data-dir', file], ['captures', '--data-dir', join(file, 'sub')]]) {
+    for (const argv of [
+      ['captures', '--data-dir', file],
+      ['show', 'abc', '--data-dir', file],
+      ['captures', '--data-dir', join(file, 'sub')],
+    ]) {
       const r = await cli(argv);
       assert.equal(r.code, 2, argv.join(' '));
       assert.match(r.err, /is a file, not a folder/, argv.join(' '));
@@ -82,12 +88,20 @@ test('a file or folder where an output or input file belongs is a plain line, ne
   writeFileSync(input, '{"model":"m","choices":[{"message":{"content":"hi"},"finish_reason":"stop"}]}\n');
   try {
     for (const [argv, msg] of [
-      ...((batch ? [
-        [['tokens', '--batch', input, '--out', join(file, 'o.jsonl'), '--offline'], /cannot write .*o\.jsonl: a folder on its path is a file$/],
-        [['tokens', '--batch', input, '--out', tmp.dir, '--offline'], /cannot write .*: it is a directory$/],
-      ] : []) as [string[], RegExp][]),
+      ...((batch
+        ? [
+            [
+              ['tokens', '--batch', input, '--out', join(file, 'o.jsonl'), '--offline'],
+              /cannot write .*o\.jsonl: a folder on its path is a file$/,
+            ],
+            [['tokens', '--batch', input, '--out', tmp.dir, '--offline'], /cannot write .*: it is a directory$/],
+          ]
+        : []) as [string[], RegExp][]),
       [['serve', '--port', '0', '--data-dir', tmp.dir, '--policy', tmp.dir], /cannot read the policy file .*: it is a directory$/],
-      [['serve', '--port', '0', '--data-dir', tmp.dir, '--policy', join(file, 'p.json')], /cannot read the policy file .*: a folder on its path is a file$/],
+      [
+        ['serve', '--port', '0', '--data-dir', tmp.dir, '--policy', join(file, 'p.json')],
+        /cannot read the policy file .*: a folder on its path is a file$/,
+      ],
       [['lint', '--request', tmp.dir, input], /is a directory/],
     ] as [string[], RegExp][]) {
       const r = await cli(argv);
@@ -107,10 +121,13 @@ test('export -o under a file names the problem, not the temporary file Node fail
   const file = join(tmp.dir, 'file');
   writeFileSync(file, 'x');
   try {
-    assert.throws(() => exportToFile([prepareRepro(brokenKimiCapture(), { tokenscopeVersion: '0.0.0' })], 'markdown', join(file, 'x.md')), (e: Error) => {
-      assert.equal(e.message, `cannot write ${join(file, 'x.md')}: a folder on its path is a file`);
-      return true;
-    });
+    assert.throws(
+      () => exportToFile([prepareRepro(brokenKimiCapture(), { tokenscopeVersion: '0.0.0' })], 'markdown', join(file, 'x.md')),
+      (e: Error) => {
+        assert.equal(e.message, `cannot write ${join(file, 'x.md')}: a folder on its path is a file`);
+        return true;
+      },
+    );
   } finally {
     tmp.remove();
   }

@@ -15,7 +15,11 @@ async function cli(argv: string[], colour = false): Promise<{ code: number; out:
   let out = '';
   let err = '';
   // As a terminal gets it: through the last guard, which turns the palette's colour markers into SGR sequences.
-  const io: CliIO = { out: (t) => (out += terminalGuard(t.endsWith('\n') ? t : t + '\n')), err: (t) => (err += terminalGuard(t.endsWith('\n') ? t : t + '\n')), colour };
+  const io: CliIO = {
+    out: (t) => (out += terminalGuard(t.endsWith('\n') ? t : t + '\n')),
+    err: (t) => (err += terminalGuard(t.endsWith('\n') ? t : t + '\n')),
+    colour,
+  };
   const code = await main(argv, io);
   return { code, out, err };
 }
@@ -29,7 +33,11 @@ test('show prints a hostile, 5 MB upstream error escaped and cut, saying so', as
   });
   const rig = await startRig({ default: up.url });
   try {
-    assert.equal((await rawRequest(`${rig.proxy.url}/v1/chat/completions`, { body: '{"model":"m"}', headers: { 'user-agent': 'evil\u0009agent' } })).status, 500);
+    assert.equal(
+      (await rawRequest(`${rig.proxy.url}/v1/chat/completions`, { body: '{"model":"m"}', headers: { 'user-agent': 'evil\u0009agent' } }))
+        .status,
+      500,
+    );
     await waitFor(() => rig.store.list()[0]?.state === 'complete', 'the capture');
     const id = rig.store.list()[0].id;
     await rig.proxy.close();
@@ -37,7 +45,10 @@ test('show prints a hostile, 5 MB upstream error escaped and cut, saying so', as
     const shown = await cli(['show', id, '--data-dir', rig.dataDir]);
     assert.equal(shown.code, 0, shown.err);
     assert.doesNotMatch(shown.out, RAW_CONTROL);
-    assert.match(shown.out, /error upstream-error \(wire\): The upstream answered HTTP 500: Provider failed \\e\]0;pwned\\u\{7\} \\e\[2J\\e\[H\\roverwrittenx+… \[cut: [\d,]+ more characters\]/);
+    assert.match(
+      shown.out,
+      /error upstream-error \(wire\): The upstream answered HTTP 500: Provider failed \\e\]0;pwned\\u\{7\} \\e\[2J\\e\[H\\roverwrittenx+… \[cut: [\d,]+ more characters\]/,
+    );
     assert.ok(shown.out.length < 10_000, `${shown.out.length} characters printed`);
     assert.match(shown.out, /long values are cut; `tokenscope show \S+ --json` prints them whole/);
   } finally {
@@ -58,7 +69,7 @@ test('lint and tokens escape network text; lint colours severity and rule ids on
     assert.match(plain.out, /^error {3}upstream-error/m);
     const coloured = await cli(['lint', file], true);
     assert.match(coloured.out, /\u001b\[31;1merror {2}\u001b\[0m \u001b\[35mupstream-error\u001b\[0m/);
-    assert.doesNotMatch(coloured.out.replace(/\u001b\[[0-9;]*m/g, ''), RAW_CONTROL, 'only Tokenscope\'s own colour codes');
+    assert.doesNotMatch(coloured.out.replace(/\u001b\[[0-9;]*m/g, ''), RAW_CONTROL, "only Tokenscope's own colour codes");
     const off = await cli(['lint', file, '--no-color'], true);
     assert.doesNotMatch(off.out, /\u001b/);
     const tokens = await cli(['tokens', file, '--family', 'kimi-k2', '--tokenizer-dir', join(tmp.dir, 'none'), '--offline']);
@@ -78,7 +89,10 @@ test('serve prints a hostile upstream error escaped on one line', async () => {
   try {
     await rawRequest(`${s.url}/v1/chat/completions`, { body: '{"model":"m"}', headers: { 'user-agent': 'agent' } });
     await waitFor(() => /upstream-error/.test(s.output()), 'the finding line', 15_000);
-    const line = s.output().split('\n').find((l) => l.includes('upstream-error'))!;
+    const line = s
+      .output()
+      .split('\n')
+      .find((l) => l.includes('upstream-error'))!;
     assert.doesNotMatch(s.output(), RAW_CONTROL);
     assert.match(line, /\\e\]0;pwned\\u\{7\}.*… \[cut: [\d,]+ more characters\]$/);
   } finally {

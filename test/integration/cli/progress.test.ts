@@ -14,7 +14,13 @@ import { startOpenRouterEmulator } from '../../fixtures/openrouter-emulator';
 function terminalIo(tty: boolean): CliIO & { events: string[]; out: (t: string) => void; stdout: string[] } {
   const events: string[] = [];
   const stdout: string[] = [];
-  return { events, stdout, out: (t) => stdout.push(t), err: (t) => events.push(`E:${t}`), ...(tty && { progress: (l: string | undefined) => events.push(l === undefined ? 'P:-' : `P:${l}`) }) };
+  return {
+    events,
+    stdout,
+    out: (t) => stdout.push(t),
+    err: (t) => events.push(`E:${t}`),
+    ...(tty && { progress: (l: string | undefined) => events.push(l === undefined ? 'P:-' : `P:${l}`) }),
+  };
 }
 
 test('the progress line: rate and ETA, throttled, notes above it, erased at the end; nothing without a terminal', () => {
@@ -29,7 +35,14 @@ test('the progress line: rate and ETA, throttled, notes above it, erased at the 
   now = 2000;
   p.update(40, 40, 1); // the end is always drawn
   p.clear();
-  assert.deepEqual(io.events, ['P:verify: 10/40 done, 1 failed, 10/s, ETA 3s', 'P:-', 'E:  chutes #1: stop', 'P:verify: 10/40 done, 1 failed, 10/s, ETA 3s', 'P:verify: 40/40 done, 1 failed, 20/s', 'P:-']);
+  assert.deepEqual(io.events, [
+    'P:verify: 10/40 done, 1 failed, 10/s, ETA 3s',
+    'P:-',
+    'E:  chutes #1: stop',
+    'P:verify: 10/40 done, 1 failed, 10/s, ETA 3s',
+    'P:verify: 40/40 done, 1 failed, 20/s',
+    'P:-',
+  ]);
 
   const piped = terminalIo(false);
   const q = progressOf(piped, 'verify', () => (now += 1000));
@@ -53,16 +66,47 @@ test('verify and compare draw progress on a terminal and print none when piped',
       const v = terminalIo(tty);
       assert.equal(await main(['verify', samples, '--provider', 'chutes', '--openrouter-url', emu.url], v), 0, v.events.join('\n'));
       const c = terminalIo(tty);
-      assert.equal(await main(['compare', '--request', join(dir, 'request.json'), '--providers', 'fireworks,chutes', '--samples', '2', '--openrouter-url', emu.url], c), 0, c.events.join('\n'));
+      assert.equal(
+        await main(
+          [
+            'compare',
+            '--request',
+            join(dir, 'request.json'),
+            '--providers',
+            'fireworks,chutes',
+            '--samples',
+            '2',
+            '--openrouter-url',
+            emu.url,
+          ],
+          c,
+        ),
+        0,
+        c.events.join('\n'),
+      );
       if (tty) {
-        assert.ok(v.events.some((e) => /^P:verify: 3\/3 done, [\d.]+\/s$/.test(e)), v.events.join('\n'));
+        assert.ok(
+          v.events.some((e) => /^P:verify: 3\/3 done, [\d.]+\/s$/.test(e)),
+          v.events.join('\n'),
+        );
         assert.equal(v.events.at(-1), 'P:-', 'the line is erased before the report');
-        assert.ok(c.events.some((e) => /^P:compare: \d\/4 done, [\d.]+\/s(, ETA \d+s)?$/.test(e)), c.events.join('\n'));
+        assert.ok(
+          c.events.some((e) => /^P:compare: \d\/4 done, [\d.]+\/s(, ETA \d+s)?$/.test(e)),
+          c.events.join('\n'),
+        );
         assert.equal(c.events.filter((e) => /^E: {2}(fireworks|chutes) #\d: /.test(e)).length, 4, 'each sample above the line');
         assert.equal(c.events.at(-1), 'P:-');
       } else {
-        assert.deepEqual(v.events.filter((e) => e.startsWith('P:') || /done/.test(e)), [], 'nothing when piped');
-        assert.deepEqual(c.events.filter((e) => e.startsWith('P:') || / #\d: /.test(e)), [], 'nothing when piped');
+        assert.deepEqual(
+          v.events.filter((e) => e.startsWith('P:') || /done/.test(e)),
+          [],
+          'nothing when piped',
+        );
+        assert.deepEqual(
+          c.events.filter((e) => e.startsWith('P:') || / #\d: /.test(e)),
+          [],
+          'nothing when piped',
+        );
       }
       assert.ok(v.stdout.join('').length > 0 && c.stdout.join('').length > 0, 'the reports are printed');
     }

@@ -20,7 +20,9 @@ test('show prints the cost with three significant digits', async () => {
   });
   const rig = await startRig({ default: up.url });
   try {
-    const res = await rawRequest(`${rig.proxy.url}/v1/chat/completions`, { body: JSON.stringify({ model: 'moonshotai/kimi-k2-0905', messages: [{ role: 'user', content: 'Hi' }] }) });
+    const res = await rawRequest(`${rig.proxy.url}/v1/chat/completions`, {
+      body: JSON.stringify({ model: 'moonshotai/kimi-k2-0905', messages: [{ role: 'user', content: 'Hi' }] }),
+    });
     assert.equal(res.status, 200);
     await waitFor(() => rig.store.list()[0]?.summary !== undefined, 'the analysed capture');
     const id = rig.store.list()[0].id;

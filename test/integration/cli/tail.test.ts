@@ -21,7 +21,15 @@ const enc = new TextEncoder();
 async function writeBroken(store: CaptureStore, model = 'moonshotai/kimi-k2-0905') {
   const c = brokenKimiCapture({ startedAt: Date.now() });
   const x = c.exchange;
-  const w = store.begin({ route: x.route, upstreamUrl: x.upstreamUrl, method: x.method, path: x.path, requestHeaders: {}, requestBody: x.requestBody!.replace('moonshotai/kimi-k2-0905', model), agent: 'opencode' });
+  const w = store.begin({
+    route: x.route,
+    upstreamUrl: x.upstreamUrl,
+    method: x.method,
+    path: x.path,
+    requestHeaders: {},
+    requestBody: x.requestBody!.replace('moonshotai/kimi-k2-0905', model),
+    agent: 'opencode',
+  });
   w.responseStarted(200, x.responseHeaders!);
   // The model id as the response names it (a JSON escape on the wire, a raw control character once parsed).
   const body = new TextDecoder().decode(c.responseBody).replaceAll('moonshotai/kimi-k2-0905', JSON.stringify(model).slice(1, -1));
@@ -31,9 +39,21 @@ async function writeBroken(store: CaptureStore, model = 'moonshotai/kimi-k2-0905
 }
 
 async function writeClean(store: CaptureStore) {
-  const w = store.begin({ route: 'openrouter', upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions', method: 'POST', path: '/api/v1/chat/completions', requestHeaders: {}, requestBody: '{"model":"z-ai/glm-4.6","messages":[]}', agent: 'opencode' });
+  const w = store.begin({
+    route: 'openrouter',
+    upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions',
+    method: 'POST',
+    path: '/api/v1/chat/completions',
+    requestHeaders: {},
+    requestBody: '{"model":"z-ai/glm-4.6","messages":[]}',
+    agent: 'opencode',
+  });
   w.responseStarted(200, { 'content-type': 'application/json' });
-  w.chunk(enc.encode('{"id":"gen-1","model":"z-ai/glm-4.6","choices":[{"index":0,"message":{"role":"assistant","content":"Hi."},"finish_reason":"stop"}]}'));
+  w.chunk(
+    enc.encode(
+      '{"id":"gen-1","model":"z-ai/glm-4.6","choices":[{"index":0,"message":{"role":"assistant","content":"Hi."},"finish_reason":"stop"}]}',
+    ),
+  );
   return w.finish();
 }
 
@@ -58,7 +78,10 @@ test('tail follows another writer: history first, then new exchanges, quiet stre
     running = follow(io, { dataDir, broken: true, last: 10, intervalMs: 50, quietAfterMs: 300, signal: ac.signal });
     await until(() => lines.some((l) => l.includes(old.id)));
     assert.ok(!lines.some((l) => l.includes(clean.id)), '--broken leaves the clean exchange out');
-    assert.ok(lines.some((l) => /^ {4}error section-unclosed/.test(l)), 'error findings under the line');
+    assert.ok(
+      lines.some((l) => /^ {4}error section-unclosed/.test(l)),
+      'error findings under the line',
+    );
 
     // A new broken exchange whose model id carries an escape sequence.
     const fresh = await writeBroken(writer, 'evil\u001b[2Jmodel');
@@ -68,7 +91,15 @@ test('tail follows another writer: history first, then new exchanges, quiet stre
     assert.ok(!lines.join('\n').includes('\u001b'), 'no raw control character reaches the terminal');
 
     // A stream that goes quiet.
-    const w = writer.begin({ route: 'openrouter', upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions', method: 'POST', path: '/api/v1/chat/completions', requestHeaders: {}, requestBody: '{"model":"moonshotai/kimi-k2.5","stream":true,"messages":[]}', agent: 'opencode' });
+    const w = writer.begin({
+      route: 'openrouter',
+      upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions',
+      method: 'POST',
+      path: '/api/v1/chat/completions',
+      requestHeaders: {},
+      requestBody: '{"model":"moonshotai/kimi-k2.5","stream":true,"messages":[]}',
+      agent: 'opencode',
+    });
     w.responseStarted(200, { 'content-type': 'text/event-stream' });
     w.chunk(enc.encode(': OPENROUTER PROCESSING\n\n'));
     await until(() => lines.some((l) => l.includes(w.id) && /in flight \d+ s, 25 B, no bytes for \d+ s/.test(l)));
@@ -97,7 +128,10 @@ test('tail only reads: the data dir is left exactly as it was; -n limits the his
   const before = snapshot();
   const lines: string[] = [];
   const ac = new AbortController();
-  const running = follow({ out: (t) => lines.push(t), err: (t) => lines.push(t) }, { dataDir, broken: false, last: 2, intervalMs: 30, quietAfterMs: 10_000, signal: ac.signal });
+  const running = follow(
+    { out: (t) => lines.push(t), err: (t) => lines.push(t) },
+    { dataDir, broken: false, last: 2, intervalMs: 30, quietAfterMs: 10_000, signal: ac.signal },
+  );
   // The history is printed once it has been read (a fixed wait raced that on a loaded machine); then several more
   // polls pass, which must print nothing and write nothing.
   await until(() => lines.length >= 2);
@@ -152,8 +186,14 @@ test('tail leaves no abort listener behind however many polls it makes, and Node
     process.off('warning', onWarning);
   }
   assert.equal(counts.length, POLLS);
-  assert.ok(counts.every((c) => c === 0), `abort listeners between polls: ${counts.join(',')}`);
-  assert.deepEqual(warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message), []);
+  assert.ok(
+    counts.every((c) => c === 0),
+    `abort listeners between polls: ${counts.join(',')}`,
+  );
+  assert.deepEqual(
+    warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message),
+    [],
+  );
 });
 
 test('tail and captures say an exchange was repaired, as serve does', async () => {
@@ -165,25 +205,41 @@ test('tail and captures say an exchange was repaired, as serve does', async () =
   try {
     const c = brokenKimiCapture({ startedAt: Date.now() });
     const x = c.exchange;
-    const w = writer.begin({ route: x.route, upstreamUrl: x.upstreamUrl, method: x.method, path: x.path, requestHeaders: {}, requestBody: x.requestBody!, agent: 'opencode' });
+    const w = writer.begin({
+      route: x.route,
+      upstreamUrl: x.upstreamUrl,
+      method: x.method,
+      path: x.path,
+      requestHeaders: {},
+      requestBody: x.requestBody!,
+      agent: 'opencode',
+    });
     w.responseStarted(200, x.responseHeaders!);
     w.chunk(c.responseBody);
     w.annotate({
       repair: {
         protocol: 'openai-chat',
         truncated: 'withhold',
-        calls: [{ index: 0, id: 'functions.read:0', name: 'read', from: 'content', family: 'kimi-k2', status: 'delivered', argumentsChars: 20 }],
+        calls: [
+          { index: 0, id: 'functions.read:0', name: 'read', from: 'content', family: 'kimi-k2', status: 'delivered', argumentsChars: 20 },
+        ],
         removedChars: { content: 120, reasoning: 0 },
         finishReason: { upstream: 'stop', delivered: 'tool_calls' },
       },
     });
     const repaired = await w.finish();
     await writer.idle();
-    running = follow({ out: (t) => lines.push(t), err: (t) => lines.push(`ERR ${t}`) }, { dataDir, broken: false, last: 10, intervalMs: 50, quietAfterMs: 10_000, signal: ac.signal });
+    running = follow(
+      { out: (t) => lines.push(t), err: (t) => lines.push(`ERR ${t}`) },
+      { dataDir, broken: false, last: 10, intervalMs: 50, quietAfterMs: 10_000, signal: ac.signal },
+    );
     await until(() => lines.some((l) => l.startsWith('    repaired: ')));
     const at = lines.findIndex((l) => l.includes(repaired.id));
     assert.ok(at >= 0, lines.join('\n'));
-    assert.match(lines.slice(at + 1).join('\n'), /^ {4}repaired: 1 call delivered as tool_calls, 120 chars of markup removed from content, finish_reason stop → tool_calls$/m);
+    assert.match(
+      lines.slice(at + 1).join('\n'),
+      /^ {4}repaired: 1 call delivered as tool_calls, 120 chars of markup removed from content, finish_reason stop → tool_calls$/m,
+    );
     const listed: string[] = [];
     assert.equal(await main(['captures', '--data-dir', dataDir], { out: (t) => listed.push(t), err: (t) => listed.push(`ERR ${t}`) }), 0);
     assert.match(listed.join('\n'), new RegExp(`${repaired.id} .*  repaired$`, 'm'), 'the captures line marks it');

@@ -40,7 +40,13 @@ function startDemo(args: string[], connectionLog: string, trace?: string): { chi
 
 /** The remote addresses the process connected to, from the preload's log. */
 function connections(log: string): { host?: string; port?: number; path?: string }[] {
-  return existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(log)
+    ? readFileSync(log, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }
 
 test('demo on a clean data dir: the expected captures and findings, loopback only, a clean exit on SIGINT', async (t) => {
@@ -51,11 +57,18 @@ test('demo on a clean data dir: the expected captures and findings, loopback onl
   // Claude Code speaks Anthropic Messages, which the demo upstream does not: the demo says so (or that it is absent).
   const run = startDemo(['--port', '0', '--data-dir', dataDir, '--agent', 'claude-code'], log);
   try {
-    await waitFor(() => run.output().includes('Serving the demo until Ctrl+C.') || run.child.exitCode !== null, 'the demo to be served', 30_000);
+    await waitFor(
+      () => run.output().includes('Serving the demo until Ctrl+C.') || run.child.exitCode !== null,
+      'the demo to be served',
+      30_000,
+    );
     const out = run.output();
     assert.equal(run.child.exitCode, null, out);
     assert.match(out, /Nothing leaves this machine and no key is needed\./);
-    assert.match(out, /--agent claude-code: (claude-code is not installed \(not on PATH\); skipped|found .+, but the demo upstream speaks OpenAI Chat Completions only and claude-code does not; skipped)\./);
+    assert.match(
+      out,
+      /--agent claude-code: (claude-code is not installed \(not on PATH\); skipped|found .+, but the demo upstream speaks OpenAI Chat Completions only and claude-code does not; skipped)\./,
+    );
     process.kill(-run.child.pid!, 'SIGINT');
     assert.equal(await exited(run.child), 0, run.output());
     assert.equal(run.child.signalCode, null, 'it exited by itself, not by the signal');
@@ -118,16 +131,31 @@ test('demo --clear removes the demo captures and keeps the others', async () => 
   const data = tempDir();
   try {
     const store = await openStore(data.dir);
-    const own = store.begin({ route: 'openrouter', upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions', method: 'POST', path: '/openrouter/v1/chat/completions', requestHeaders: {} });
+    const own = store.begin({
+      route: 'openrouter',
+      upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions',
+      method: 'POST',
+      path: '/openrouter/v1/chat/completions',
+      requestHeaders: {},
+    });
     await own.finish({ error: 'test' });
-    const demo = store.begin({ route: 'demo', upstreamUrl: 'http://127.0.0.1:1/v1/chat/completions', method: 'POST', path: '/u/demo/v1/chat/completions', requestHeaders: {} });
+    const demo = store.begin({
+      route: 'demo',
+      upstreamUrl: 'http://127.0.0.1:1/v1/chat/completions',
+      method: 'POST',
+      path: '/u/demo/v1/chat/completions',
+      requestHeaders: {},
+    });
     await demo.finish({ error: 'test' });
     await store.close();
     const r = await cli(['demo', '--clear', '--data-dir', data.dir]);
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /removed 1 demo capture from/);
     const after = await openStore(data.dir);
-    assert.deepEqual(after.list().map((x) => x.id), [own.id]);
+    assert.deepEqual(
+      after.list().map((x) => x.id),
+      [own.id],
+    );
     await after.close();
   } finally {
     data.remove();
@@ -147,17 +175,25 @@ test('demo refuses an unknown agent and stray arguments with a one-line error', 
 // and the tool running. Without repair OpenCode prints the markup instead (test/integration/proxy/clients.test.ts).
 test('demo --agent opencode --repair: the leaked call reaches OpenCode as a tool call, the tool runs, all on 127.0.0.1', async (t) => {
   if (!existsSync(BUILT)) return t.skip('dist/cli.js is not built (npm test builds it; or run npm run build)');
-  if (!existsSync(OPENCODE)) return t.skip(`the OpenCode CLI binary (npm opencode-linux-x64) is not installed on ${process.platform}-${process.arch}`);
+  if (!existsSync(OPENCODE))
+    return t.skip(`the OpenCode CLI binary (npm opencode-linux-x64) is not installed on ${process.platform}-${process.arch}`);
   const data = tempDir();
   const dataDir = join(data.dir, 'captures');
   const log = join(data.dir, 'connections.jsonl');
   const trace = STRACE ? join(data.dir, 'strace.txt') : undefined;
   const run = startDemo(['--port', '0', '--data-dir', dataDir, '--agent', 'opencode', '--repair'], log, trace);
   try {
-    await waitFor(() => run.output().includes('Serving the demo until Ctrl+C.') || run.child.exitCode !== null, 'the agent run to end', 150_000);
+    await waitFor(
+      () => run.output().includes('Serving the demo until Ctrl+C.') || run.child.exitCode !== null,
+      'the agent run to end',
+      150_000,
+    );
     const out = run.output();
     assert.match(out, /Repair mode is on/);
-    assert.match(out, /\n {4}repaired: 1 call delivered as tool_calls, \d+ chars of markup removed from content, finish_reason stop → tool_calls\n/);
+    assert.match(
+      out,
+      /\n {4}repaired: 1 call delivered as tool_calls, \d+ chars of markup removed from content, finish_reason stop → tool_calls\n/,
+    );
     assert.match(out, /opencode│ .*Read README\.md/, 'OpenCode ran its read tool');
     assert.doesNotMatch(out, /opencode│ .*<\|tool_calls_section_begin\|>/, 'and printed no markup');
     assert.match(out, /Repair mode delivered the leaked call to opencode as a tool call, so the tool ran/);
@@ -172,15 +208,21 @@ test('demo --agent opencode --repair: the leaked call reaches OpenCode as a tool
       // The capture keeps the upstream's bytes: its findings are those of the leak.
       assert.ok(repaired[0].summary?.rules.includes('section-unclosed'), repaired[0].summary?.rules.join(', '));
       const after = store.list().filter((x) => x.agent === 'opencode' && x.startedAt > repaired[0].startedAt);
-      assert.ok(after.some((x) => /"role":"tool"/.test(store.get(x.id)?.requestBody ?? '')), 'OpenCode sent the tool result back');
-      for (const x of store.list().filter((e) => e.agent === 'opencode')) assert.ok(isDemoCapture(x) && x.route === 'demo', JSON.stringify(x));
+      assert.ok(
+        after.some((x) => /"role":"tool"/.test(store.get(x.id)?.requestBody ?? '')),
+        'OpenCode sent the tool result back',
+      );
+      for (const x of store.list().filter((e) => e.agent === 'opencode'))
+        assert.ok(isDemoCapture(x) && x.route === 'demo', JSON.stringify(x));
     } finally {
       await store.close();
     }
     for (const c of connections(log)) assert.equal(c.host, '127.0.0.1', JSON.stringify(c));
     // OpenCode is a child process the preload does not see: strace does, for every process of the tree.
     if (!trace) return t.diagnostic('strace is not installed: only the demo process itself was checked for loopback-only connections');
-    const inet = readFileSync(trace, 'utf8').split('\n').filter((l) => /connect\(.*AF_INET/.test(l));
+    const inet = readFileSync(trace, 'utf8')
+      .split('\n')
+      .filter((l) => /connect\(.*AF_INET/.test(l));
     assert.ok(inet.length > 0, 'strace saw the connections');
     for (const l of inet) assert.match(l, /inet_addr\("127\.0\.0\.1"\)|inet_pton\(AF_INET6, "::1"/, l);
   } finally {

@@ -31,7 +31,16 @@ async function seed(dataDir: string, opts: { secrets?: boolean; startedAt?: numb
   const store = await openStore(dataDir, { analyze: false });
   try {
     const x = c.exchange;
-    const w = store.begin({ route: x.route, upstreamUrl: x.upstreamUrl, method: x.method, path: x.path, requestHeaders: x.requestHeaders, requestBody: x.requestBody, agent: x.agent, startedAt: x.startedAt });
+    const w = store.begin({
+      route: x.route,
+      upstreamUrl: x.upstreamUrl,
+      method: x.method,
+      path: x.path,
+      requestHeaders: x.requestHeaders,
+      requestBody: x.requestBody,
+      agent: x.agent,
+      startedAt: x.startedAt,
+    });
     w.responseStarted(x.status!, x.responseHeaders!, x.ttfbMs);
     for (const ch of c.chunks) w.chunk(c.responseBody.subarray(ch.offset, ch.offset + ch.length), ch.t);
     w.annotate({ generationId: x.generationId, servedProvider: x.servedProvider });
@@ -46,7 +55,12 @@ async function snapshot(dataDir: string) {
   try {
     return store.list().map((x) => {
       const res = store.readResponse(x.id)!;
-      return { x: store.get(x.id)!, bytes: res.bytes, chunks: res.chunks, findings: analyzeExchange(store.get(x.id)!, res.bytes, res.chunks).analysis.findings };
+      return {
+        x: store.get(x.id)!,
+        bytes: res.bytes,
+        chunks: res.chunks,
+        findings: analyzeExchange(store.get(x.id)!, res.bytes, res.chunks).analysis.findings,
+      };
     });
   } finally {
     await store.close();
@@ -61,7 +75,9 @@ async function snapshot(dataDir: string) {
 async function storeState(dir: string): Promise<{ bodies: string[]; rows: unknown[] }> {
   const store = await openStore(dir, { readOnly: true, analyze: false });
   try {
-    const rows = store.list().map((x) => ({ x: store.get(x.id), bytes: Buffer.from(store.readResponse(x.id)?.bytes ?? []).toString('base64') }));
+    const rows = store
+      .list()
+      .map((x) => ({ x: store.get(x.id), bytes: Buffer.from(store.readResponse(x.id)?.bytes ?? []).toString('base64') }));
     return { bodies: files(dir).filter((f) => !/captures\.db(-wal|-shm)? /.test(f.slice(dir.length))), rows };
   } finally {
     await store.close();
@@ -180,11 +196,23 @@ test('unusable files: one-line error, exit 2, the store unchanged', async () => 
   const cases: [string, string, RegExp][] = [
     ['truncated.tokenscope.json', good.slice(0, 700), /cannot import .*truncated\.tokenscope\.json: its JSON is cut short or malformed/],
     ['v99.tokenscope.json', JSON.stringify({ ...JSON.parse(good), version: 99 }), /schema version 99; this Tokenscope reads version 1/],
-    ['empty.har', JSON.stringify({ log: { version: '1.2', creator: { name: 'x', version: '1' }, entries: [] } }), /cannot import .*empty\.har: .*the HAR has no entries/],
+    [
+      'empty.har',
+      JSON.stringify({ log: { version: '1.2', creator: { name: 'x', version: '1' }, entries: [] } }),
+      /cannot import .*empty\.har: .*the HAR has no entries/,
+    ],
     ['other.json', JSON.stringify({ hello: 'world' }), /neither a HAR .* nor a Tokenscope repro bundle/],
     // Not JSON at all: said in words, the file's bytes are never echoed to the terminal.
-    ['model.txt', 'Let me read it.<|tool_calls_section_begin|>', /cannot import .*model\.txt: it is not JSON, so neither a HAR nor a Tokenscope repro bundle$/],
-    ['program.har', '\u007fELF\u0002\u0001\u0001\u0000\u0000', /cannot import .*program\.har: it is a binary file, not a HAR or a Tokenscope repro bundle$/],
+    [
+      'model.txt',
+      'Let me read it.<|tool_calls_section_begin|>',
+      /cannot import .*model\.txt: it is not JSON, so neither a HAR nor a Tokenscope repro bundle$/,
+    ],
+    [
+      'program.har',
+      '\u007fELF\u0002\u0001\u0001\u0000\u0000',
+      /cannot import .*program\.har: it is a binary file, not a HAR or a Tokenscope repro bundle$/,
+    ],
   ];
   for (const [name, text, why] of cases) {
     const p = join(root, name);
@@ -212,11 +240,17 @@ test('export errors are one line: unknown id, unknown format, --session without 
   const x = await seed(dataDir);
   const cases: [string[], RegExp][] = [
     [['export', 'zzzz', '--data-dir', dataDir], /no capture with id "zzzz"/],
-    [['export', x.id, '--format', 'pdf', '--data-dir', dataDir], /unknown --format "pdf" \(one of: bundle, markdown, curl, har, k2vv, promptfoo\)/],
+    [
+      ['export', x.id, '--format', 'pdf', '--data-dir', dataDir],
+      /unknown --format "pdf" \(one of: bundle, markdown, curl, har, k2vv, promptfoo\)/,
+    ],
     [['export', x.id, '--format', 'markdown', '--session', '--data-dir', dataDir], /only --format har holds/],
     [['export', x.id, '--redact', '(', '--data-dir', dataDir], /not a valid regular expression/],
     // About the user's path, not the temporary file the export is written to first.
-    [['export', x.id, '-o', join(root, 'no', 'such', 'dir', 'x.sh'), '--format', 'curl', '--data-dir', dataDir], /cannot write .*x\.sh: the folder .*dir does not exist$/],
+    [
+      ['export', x.id, '-o', join(root, 'no', 'such', 'dir', 'x.sh'), '--format', 'curl', '--data-dir', dataDir],
+      /cannot write .*x\.sh: the folder .*dir does not exist$/,
+    ],
     [['export', x.id, '-o', root, '--format', 'curl', '--data-dir', dataDir], /cannot write .*: it is a directory; give a file name$/],
   ];
   for (const [argv, why] of cases) {
@@ -271,12 +305,23 @@ test('import prints the imported exchanges with control characters from the netw
   const to = fresh('to');
   // The fixture capture, its served provider named with escape sequences (JSON escapes on the wire).
   const c = brokenKimiCapture();
-  const body = new TextEncoder().encode(new TextDecoder().decode(c.responseBody).replaceAll('"Chutes"', JSON.stringify('Evil\u001b[31mRED\u001b[0m')));
+  const body = new TextEncoder().encode(
+    new TextDecoder().decode(c.responseBody).replaceAll('"Chutes"', JSON.stringify('Evil\u001b[31mRED\u001b[0m')),
+  );
   const store = await openStore(from, { analyze: false });
   let id: string;
   try {
     const x = c.exchange;
-    const w = store.begin({ route: x.route, upstreamUrl: x.upstreamUrl, method: x.method, path: x.path, requestHeaders: x.requestHeaders, requestBody: x.requestBody, agent: x.agent, startedAt: x.startedAt });
+    const w = store.begin({
+      route: x.route,
+      upstreamUrl: x.upstreamUrl,
+      method: x.method,
+      path: x.path,
+      requestHeaders: x.requestHeaders,
+      requestBody: x.requestBody,
+      agent: x.agent,
+      startedAt: x.startedAt,
+    });
     w.responseStarted(x.status!, x.responseHeaders!, x.ttfbMs);
     w.chunk(body, 1);
     id = (await w.finish({ endedAt: x.endedAt })).id;

@@ -18,17 +18,40 @@ after(() => rmSync(root, { recursive: true, force: true }));
 async function seed(dataDir: string): Promise<void> {
   const store = await openStore(dataDir);
   try {
-    for (const [age, secrets] of [[3 * 86_400_000, false], [60_000, true]] as const) {
+    for (const [age, secrets] of [
+      [3 * 86_400_000, false],
+      [60_000, true],
+    ] as const) {
       const c = brokenKimiCapture({ secrets, startedAt: Date.now() - age });
       const x = c.exchange;
-      const w = store.begin({ route: x.route, upstreamUrl: x.upstreamUrl, method: x.method, path: x.path, requestHeaders: x.requestHeaders, requestBody: x.requestBody, agent: x.agent, startedAt: x.startedAt });
+      const w = store.begin({
+        route: x.route,
+        upstreamUrl: x.upstreamUrl,
+        method: x.method,
+        path: x.path,
+        requestHeaders: x.requestHeaders,
+        requestBody: x.requestBody,
+        agent: x.agent,
+        startedAt: x.startedAt,
+      });
       w.responseStarted(x.status!, x.responseHeaders!, x.ttfbMs);
       for (const ch of c.chunks) w.chunk(c.responseBody.subarray(ch.offset, ch.offset + ch.length), ch.t);
       await w.finish({ endedAt: x.startedAt + 800 });
     }
-    const ok = store.begin({ route: 'openrouter', upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions', method: 'POST', path: '/api/v1/chat/completions', requestHeaders: {}, requestBody: '{"model":"z-ai/glm-4.6","messages":[{"role":"user","content":"hi"}]}' });
+    const ok = store.begin({
+      route: 'openrouter',
+      upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions',
+      method: 'POST',
+      path: '/api/v1/chat/completions',
+      requestHeaders: {},
+      requestBody: '{"model":"z-ai/glm-4.6","messages":[{"role":"user","content":"hi"}]}',
+    });
     ok.responseStarted(200, { 'content-type': 'application/json' });
-    ok.chunk(new TextEncoder().encode('{"id":"gen-ok","model":"z-ai/glm-4.6","choices":[{"index":0,"message":{"role":"assistant","content":"Hello."},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2}}'));
+    ok.chunk(
+      new TextEncoder().encode(
+        '{"id":"gen-ok","model":"z-ai/glm-4.6","choices":[{"index":0,"message":{"role":"assistant","content":"Hello."},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2}}',
+      ),
+    );
     await ok.finish();
     await store.idle();
   } finally {
@@ -41,7 +64,18 @@ test('export-otlp sends stored captures since a time, over http/json, with no se
   await seed(dataDir);
   const rx = await startReceiver();
   try {
-    const r = await cli('export-otlp', '--data-dir', dataDir, '--since', '1h', '--otlp-endpoint', rx.url, '--otlp-protocol', 'http/json', '--otlp-content');
+    const r = await cli(
+      'export-otlp',
+      '--data-dir',
+      dataDir,
+      '--since',
+      '1h',
+      '--otlp-endpoint',
+      rx.url,
+      '--otlp-protocol',
+      'http/json',
+      '--otlp-content',
+    );
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /^2 spans sent$/m);
     assert.equal(rx.spans.length, 2);
@@ -49,7 +83,8 @@ test('export-otlp sends stored captures since a time, over http/json, with no se
     assert.deepEqual(names, ['chat moonshotai/kimi-k2-0905', 'chat z-ai/glm-4.6']);
     const broken = rx.spans.find((s) => s.name.includes('kimi'))!;
     assert.ok(broken.events.length >= 3);
-    for (const body of rx.rawBodies) for (const [k, canary] of Object.entries(CANARY)) if (k !== 'home' && k !== 'email') assert.ok(!body.includes(canary), k);
+    for (const body of rx.rawBodies)
+      for (const [k, canary] of Object.entries(CANARY)) if (k !== 'home' && k !== 'email') assert.ok(!body.includes(canary), k);
 
     const b = await cli('export-otlp', '--data-dir', dataDir, '--broken', '--otlp-endpoint', rx.url);
     assert.equal(b.code, 0, b.err);

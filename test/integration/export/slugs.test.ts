@@ -17,7 +17,11 @@ const KEY = 'sk-or-v1-exportslugs00000000000000000000000000000000000000000000000
 const savedKey = process.env.OPENROUTER_API_KEY;
 let emu: OpenRouterEmulator;
 before(async () => {
-  emu = await startOpenRouterEmulator({ latencyMs: 0, chunkDelayMs: 0, providers: [{ slug: 'novita', name: 'NovitaAI', personality: 'correct' }] });
+  emu = await startOpenRouterEmulator({
+    latencyMs: 0,
+    chunkDelayMs: 0,
+    providers: [{ slug: 'novita', name: 'NovitaAI', personality: 'correct' }],
+  });
 });
 after(async () => {
   await emu.close();
@@ -41,7 +45,15 @@ async function seed(): Promise<{ id: string; dataDir: string }> {
   const x = c.exchange;
   const store = await openStore(dataDir, { analyze: false });
   try {
-    const w = store.begin({ route: x.route, upstreamUrl: x.upstreamUrl, method: x.method, path: x.path, requestHeaders: x.requestHeaders, requestBody: x.requestBody, agent: x.agent });
+    const w = store.begin({
+      route: x.route,
+      upstreamUrl: x.upstreamUrl,
+      method: x.method,
+      path: x.path,
+      requestHeaders: x.requestHeaders,
+      requestBody: x.requestBody,
+      agent: x.agent,
+    });
     w.responseStarted(200, x.responseHeaders!);
     w.chunk(c.responseBody);
     w.annotate({ servedProvider: 'NovitaAI', requestModel: 'moonshotai/kimi-k2-0905' });
@@ -59,7 +71,11 @@ function curlBody(script: string): Record<string, any> {
 }
 
 async function replayStatus(body: Record<string, unknown>): Promise<number> {
-  const r = await fetch(`${emu.url}/api/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ ...body, stream: false }) });
+  const r = await fetch(`${emu.url}/api/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ ...body, stream: false }),
+  });
   await r.arrayBuffer();
   return r.status;
 }
@@ -72,9 +88,13 @@ test('the slug comes from the endpoint listing when the store lacks it, is kept,
   assert.equal(r.code, 0, r.err);
   assert.deepEqual(curlBody(r.out).provider, { only: ['novita'], allow_fallbacks: false });
   assert.doesNotMatch(r.out + r.err, /guess/);
-  assert.equal(listings(), before + 1, 'one read of the model\'s endpoint listing');
+  assert.equal(listings(), before + 1, "one read of the model's endpoint listing");
   assert.equal(await replayStatus(curlBody(r.out)), 200, 'OpenRouter serves the replay');
-  assert.equal(await replayStatus({ ...curlBody(r.out), provider: { only: ['novitaai'], allow_fallbacks: false } }), 404, 'the name-derived guess would not be');
+  assert.equal(
+    await replayStatus({ ...curlBody(r.out), provider: { only: ['novitaai'], allow_fallbacks: false } }),
+    404,
+    'the name-derived guess would not be',
+  );
 
   // Kept in the data dir: the next export (offline, even) knows it, and so does the scorecard.
   const again = await cli('export', id, '--format', 'promptfoo', '--data-dir', dataDir, '--offline');
@@ -83,7 +103,10 @@ test('the slug comes from the endpoint listing when the store lacks it, is kept,
   assert.doesNotMatch(again.out + again.err, /guess/);
   assert.equal(listings(), before + 1, 'no second read');
   const rows = JSON.parse((await cli('providers', '--data-dir', dataDir, '--json')).out);
-  assert.deepEqual(rows.map((x: { slug: string; slugKnown: boolean }) => [x.slug, x.slugKnown]), [['novita', true]]);
+  assert.deepEqual(
+    rows.map((x: { slug: string; slugKnown: boolean }) => [x.slug, x.slugKnown]),
+    [['novita', true]],
+  );
 });
 
 test('no key: every pinning format and stderr say the slug is a guess, and why', async () => {
@@ -94,11 +117,18 @@ test('no key: every pinning format and stderr say the slug is a guess, and why',
   for (const format of ['curl', 'markdown', 'promptfoo', 'bundle', 'k2vv']) {
     const r = await cli('export', id, '--format', format, '--data-dir', dataDir, '--openrouter-url', emu.url);
     assert.equal(r.code, 0, `${format}: ${r.err}`);
-    assert.match(r.err, /^provider pin: "novitaai" is a guess, derived from the served provider's name "NovitaAI" \(no OPENROUTER_API_KEY to read OpenRouter's provider listing\); check it/m, format);
+    assert.match(
+      r.err,
+      /^provider pin: "novitaai" is a guess, derived from the served provider's name "NovitaAI" \(no OPENROUTER_API_KEY to read OpenRouter's provider listing\); check it/m,
+      format,
+    );
     outputs[format] = r.out;
   }
   assert.equal(listings(), before, 'nothing was asked of OpenRouter');
-  assert.match(outputs.curl, /^# WARNING: the provider slug "novitaai" is a guess, derived from the served provider's name "NovitaAI" \(no OPENROUTER_API_KEY/m);
+  assert.match(
+    outputs.curl,
+    /^# WARNING: the provider slug "novitaai" is a guess, derived from the served provider's name "NovitaAI" \(no OPENROUTER_API_KEY/m,
+  );
   assert.match(outputs.markdown, /\*\*WARNING: the provider slug "novitaai" is a guess/);
   assert.match(outputs.promptfoo, /^# WARNING: the provider slug "novitaai" is a guess/m);
   const bundle = JSON.parse(outputs.bundle);

@@ -29,7 +29,15 @@ import { repoRoot } from '../../helpers/shared';
 const bin = join(repoRoot, 'bin', 'tokenscope.js');
 const built = join(repoRoot, 'dist', 'cli.js');
 const boot = join(repoRoot, 'dist', 'cli-boot.js');
-const SOURCES = ['src/cli/json-out.ts', 'src/cli/preread.ts', 'src/cli/boot.ts', 'src/cli/commands/lint.ts', 'src/cli/input-head.ts', 'src/cli/input.ts', 'src/core/families/shared/text.ts'];
+const SOURCES = [
+  'src/cli/json-out.ts',
+  'src/cli/preread.ts',
+  'src/cli/boot.ts',
+  'src/cli/commands/lint.ts',
+  'src/cli/input-head.ts',
+  'src/cli/input.ts',
+  'src/core/families/shared/text.ts',
+];
 const fresh = [built, boot].every((b) => existsSync(b) && SOURCES.every((f) => statSync(b).mtimeMs >= statSync(join(repoRoot, f)).mtimeMs));
 const skip = fresh ? false : 'dist/cli.js or dist/cli-boot.js is missing or older than the sources: run `npm run build` first';
 
@@ -40,7 +48,11 @@ const maxRss = join(repoRoot, 'test', 'helpers', 'max-rss.cjs');
 /** A turn of the family about `size` characters long: prose, then 50 calls, cut inside the last. */
 function bigOutput(id: FamilyId, size: number): string {
   const content = WORDS.repeat(Math.ceil(size / WORDS.length));
-  const toolCalls = Array.from({ length: 50 }, (_, i) => ({ index: i, name: 'read_file', arguments: JSON.stringify({ path: `src/file${i}.ts`, offset: i, limit: 40 }) }));
+  const toolCalls = Array.from({ length: 50 }, (_, i) => ({
+    index: i,
+    name: 'read_file',
+    arguments: JSON.stringify({ path: `src/file${i}.ts`, offset: i, limit: 40 }),
+  }));
   const m: AssistantMessage = { content, toolCalls };
   const r = getFormat(id).render(m);
   const last = r.segments.filter((s) => s.kind === 'call').at(-1)!;
@@ -79,7 +91,10 @@ describe('lint on a 20 MB output: streamed report, bounded memory', { skip }, ()
 
       const r = run(['lint', '--json', '--family', id, file], via === 'file' ? join(dir, `${id}.json`) : undefined);
       assert.equal(r.code, 1, 'the cut call is an error');
-      assert.ok(r.peak <= bound, `peak RSS ${(r.peak / 1e6).toFixed(1)} MB = ${(r.peak / bytes).toFixed(2)}× the ${(bytes / 1e6).toFixed(1)} MB input (bound ${(bound / 1e6).toFixed(1)} MB; bare node ${(bare / 1e6).toFixed(1)} MB)`);
+      assert.ok(
+        r.peak <= bound,
+        `peak RSS ${(r.peak / 1e6).toFixed(1)} MB = ${(r.peak / bytes).toFixed(2)}× the ${(bytes / 1e6).toFixed(1)} MB input (bound ${(bound / 1e6).toFixed(1)} MB; bare node ${(bare / 1e6).toFixed(1)} MB)`,
+      );
       t.diagnostic(`--json --family ${id}: peak RSS ${(r.peak / bytes).toFixed(2)}× the input (bare node ${(bare / 1e6).toFixed(1)} MB)`);
 
       const input = await loadInput(file);
@@ -98,7 +113,10 @@ describe('lint on a 20 MB output: streamed report, bounded memory', { skip }, ()
       for (const args of [['--family', id], ['--json'], ['--json', '--model', model]]) {
         const o = run(['lint', ...args, file], join(dir, `${id}.out`));
         assert.equal(o.code, 1, args.join(' '));
-        assert.ok(o.peak <= bound, `${args.join(' ')}: peak RSS ${(o.peak / 1e6).toFixed(1)} MB = ${(o.peak / bytes).toFixed(2)}× the input`);
+        assert.ok(
+          o.peak <= bound,
+          `${args.join(' ')}: peak RSS ${(o.peak / 1e6).toFixed(1)} MB = ${(o.peak / bytes).toFixed(2)}× the input`,
+        );
         t.diagnostic(`${args.join(' ')}: peak RSS ${(o.peak / bytes).toFixed(2)}× the input`);
         if (args[0] === '--family') assert.match(o.out.toString('utf8'), /^[^\n]*\(as given\), \d+ errors?/);
         else assert.equal(JSON.parse(o.out.toString('utf8')).family, id, args.join(' '));

@@ -16,7 +16,13 @@ async function lint(...argv: string[]) {
 }
 
 interface MapJson {
-  engines: { engine: string; name: string; parsers: { name: string; family?: string; familyName?: string; unsupported?: string }[]; mapped: number; unsupported: number }[];
+  engines: {
+    engine: string;
+    name: string;
+    parsers: { name: string; family?: string; familyName?: string; unsupported?: string }[];
+    mapped: number;
+    unsupported: number;
+  }[];
   unnamedFamilies: { family: string; note: string }[];
 }
 
@@ -25,7 +31,12 @@ describe('lint --families (in-process)', () => {
     const r = await lint('--families');
     assert.equal(r.code, 0, r.err);
     assert.equal(r.err, '');
-    for (const [engine, name] of [['vLLM', 'vllm-project/vllm'], ['SGLang', 'sgl-project/sglang'], ['llama.cpp', 'ggml-org/llama.cpp'], ['Ollama', 'ollama/ollama']]) {
+    for (const [engine, name] of [
+      ['vLLM', 'vllm-project/vllm'],
+      ['SGLang', 'sgl-project/sglang'],
+      ['llama.cpp', 'ggml-org/llama.cpp'],
+      ['Ollama', 'ollama/ollama'],
+    ]) {
       assert.match(r.out, new RegExp(`^${engine.replace('.', '\\.')} \\(${name}\\): \\d+ parsers, \\d+ mapped, \\d+ unsupported$`, 'm'));
     }
     assert.match(r.out, /^ {2}kimi_k2 +→ Kimi K2$/m);
@@ -40,19 +51,28 @@ describe('lint --families (in-process)', () => {
     const r = await lint('--families', '--json');
     assert.equal(r.code, 0, r.err);
     const j = JSON.parse(r.out) as MapJson;
-    assert.deepEqual(j.engines.map((e) => e.engine), [...PARSER_ENGINES]);
+    assert.deepEqual(
+      j.engines.map((e) => e.engine),
+      [...PARSER_ENGINES],
+    );
     const sglang = j.engines.find((e) => e.engine === 'sglang')!;
-    assert.deepEqual(sglang.parsers.find((p) => p.name === 'qwen3_coder'), {
-      name: 'qwen3_coder',
-      file: 'python/sglang/srt/function_call/qwen3_coder_detector.py',
-      family: 'qwen3-coder',
-      familyName: 'Qwen3-Coder XML (Qwen3-Coder, Qwen3.5 / 3.6, MiMo, Step-3.5)',
-    });
+    assert.deepEqual(
+      sglang.parsers.find((p) => p.name === 'qwen3_coder'),
+      {
+        name: 'qwen3_coder',
+        file: 'python/sglang/srt/function_call/qwen3_coder_detector.py',
+        family: 'qwen3-coder',
+        familyName: 'Qwen3-Coder XML (Qwen3-Coder, Qwen3.5 / 3.6, MiMo, Step-3.5)',
+      },
+    );
     for (const e of j.engines) {
       assert.equal(e.mapped + e.unsupported, e.parsers.length);
       for (const p of e.parsers) assert.ok(Boolean(p.family) !== Boolean(p.unsupported), `${e.engine} ${p.name}`);
     }
-    assert.equal(j.engines.reduce((n, e) => n + e.parsers.length, 0), ENGINE_PARSERS.length);
+    assert.equal(
+      j.engines.reduce((n, e) => n + e.parsers.length, 0),
+      ENGINE_PARSERS.length,
+    );
   });
 
   test('--families takes no FILE: exit 2 with one line', async () => {
@@ -71,7 +91,12 @@ describe('lint --families (in-process)', () => {
 describe('lint --families (built binary)', () => {
   const bin = join(repoRoot, 'bin', 'tokenscope.js');
   const built = join(repoRoot, 'dist', 'cli.js');
-  const sources = ['src/cli/commands/lint.ts', 'src/cli/families-map.ts', 'src/core/families/engine-parsers.ts', 'src/core/families/index.ts'];
+  const sources = [
+    'src/cli/commands/lint.ts',
+    'src/cli/families-map.ts',
+    'src/core/families/engine-parsers.ts',
+    'src/core/families/index.ts',
+  ];
   const fresh = existsSync(built) && sources.every((s) => statSync(built).mtimeMs >= statSync(join(repoRoot, s)).mtimeMs);
   const run = (...argv: string[]) => spawnSync(process.execPath, [bin, 'lint', ...argv], { encoding: 'utf8', timeout: 60_000 });
 
@@ -84,7 +109,10 @@ describe('lint --families (built binary)', () => {
     const json = run('--families', '--json');
     assert.equal(json.status, 0, json.stderr);
     const j = JSON.parse(json.stdout) as MapJson;
-    assert.equal(j.engines.reduce((n, e) => n + e.parsers.length, 0), ENGINE_PARSERS.length);
+    assert.equal(
+      j.engines.reduce((n, e) => n + e.parsers.length, 0),
+      ENGINE_PARSERS.length,
+    );
     assert.equal(run('--families', 'x.txt').status, 2);
   });
 });

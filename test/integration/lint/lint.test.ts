@@ -20,12 +20,47 @@ const file = (name: string, content: string) => {
 
 const KIMI = 'moonshotai/kimi-k2-0905';
 const chat = (message: object, finish: string) =>
-  JSON.stringify({ id: 'gen-1', object: 'chat.completion', model: KIMI, provider: 'Fireworks', choices: [{ index: 0, finish_reason: finish, message: { role: 'assistant', ...message } }] });
+  JSON.stringify({
+    id: 'gen-1',
+    object: 'chat.completion',
+    model: KIMI,
+    provider: 'Fireworks',
+    choices: [{ index: 0, finish_reason: finish, message: { role: 'assistant', ...message } }],
+  });
 
-const healthy = file('healthy.json', chat({ content: 'Reading it.', tool_calls: [{ index: 0, id: 'functions.read:0', type: 'function', function: { name: 'read', arguments: '{"filePath":"src/app.ts"}' } }] }, 'tool_calls'));
-const leak = file('fireworks.json', chat({ content: 'channel_reply:0<|tool_call_argument_begin|>{"text": "Posting\\nnow"}<|tool_calls_section_end|>' }, 'stop'));
-const raw = file('opencode-1021.txt', "I'll look.<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{\"filePath\":\"a\"}<|tool_call_end|>");
-const requestFile = file('request.json', JSON.stringify({ model: KIMI, messages: [{ role: 'user', content: 'read it' }], tools: [{ type: 'function', function: { name: 'read', parameters: { type: 'object', properties: { filePath: { type: 'string' } }, required: ['filePath'] } } }] }));
+const healthy = file(
+  'healthy.json',
+  chat(
+    {
+      content: 'Reading it.',
+      tool_calls: [
+        { index: 0, id: 'functions.read:0', type: 'function', function: { name: 'read', arguments: '{"filePath":"src/app.ts"}' } },
+      ],
+    },
+    'tool_calls',
+  ),
+);
+const leak = file(
+  'fireworks.json',
+  chat({ content: 'channel_reply:0<|tool_call_argument_begin|>{"text": "Posting\\nnow"}<|tool_calls_section_end|>' }, 'stop'),
+);
+const raw = file(
+  'opencode-1021.txt',
+  'I\'ll look.<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"filePath":"a"}<|tool_call_end|>',
+);
+const requestFile = file(
+  'request.json',
+  JSON.stringify({
+    model: KIMI,
+    messages: [{ role: 'user', content: 'read it' }],
+    tools: [
+      {
+        type: 'function',
+        function: { name: 'read', parameters: { type: 'object', properties: { filePath: { type: 'string' } }, required: ['filePath'] } },
+      },
+    ],
+  }),
+);
 
 async function lint(...argv: string[]) {
   const out: string[] = [];
@@ -39,7 +74,10 @@ describe('lint (in-process)', () => {
     const r = await lint('--request', requestFile, healthy);
     assert.equal(r.code, 0, r.out + r.err);
     assert.match(r.out, /^healthy\.json: Kimi K2 \(from the model id\), no findings$/m);
-    assert.match(r.out, /^calls \(as the provider returned them, plus any leaked into content\):\n {2}0 {2}read \(id functions\.read:0\) \{"filePath":"src\/app\.ts"\} \[\d+–\d+\)$/m);
+    assert.match(
+      r.out,
+      /^calls \(as the provider returned them, plus any leaked into content\):\n {2}0 {2}read \(id functions\.read:0\) \{"filePath":"src\/app\.ts"\} \[\d+–\d+\)$/m,
+    );
   });
 
   test('exit 1 on the Fireworks leak: rule, severity, message and the offending text with a caret line', async () => {
@@ -97,7 +135,10 @@ describe('lint: text that opens with { or [', () => {
       const r = await lint('--json', file('cut.json', cut));
       assert.equal(r.code, 1, r.err);
       const j = JSON.parse(r.out) as { findings: { rule: string; message: string }[] };
-      assert.ok(j.findings.some((f) => f.rule === 'stream-unterminated' && /JSON body ends early/.test(f.message)), r.out);
+      assert.ok(
+        j.findings.some((f) => f.rule === 'stream-unterminated' && /JSON body ends early/.test(f.message)),
+        r.out,
+      );
     }
   });
 
@@ -119,7 +160,10 @@ describe('lint --where: a fragment judged in the field it came from', () => {
       assert.equal(r.code, 1, r.err);
       const j = JSON.parse(r.out) as { family: string; content: string; findings: { rule: string; severity: string; location: string }[] };
       assert.equal(j.family, 'qwen3');
-      assert.deepEqual(j.findings.map((x) => [x.rule, x.severity, x.location]), [['markup-in-content', 'error', 'content']]);
+      assert.deepEqual(
+        j.findings.map((x) => [x.rule, x.severity, x.location]),
+        [['markup-in-content', 'error', 'content']],
+      );
     }
     // The same text as whole raw model output (the default) is a healthy call.
     assert.equal((await lint('--model', 'qwen/qwen3-32b', f)).code, 0);
@@ -130,7 +174,11 @@ describe('lint --where: a fragment judged in the field it came from', () => {
     assert.equal(r.code, 1, r.err);
     const j = JSON.parse(r.out) as { reasoning: string; findings: { rule: string }[] };
     assert.ok(j.reasoning.includes('<tool_call>'));
-    assert.deepEqual(j.findings.map((x) => x.rule), ['markup-in-reasoning'], 'no empty-response: a fragment is not the whole turn');
+    assert.deepEqual(
+      j.findings.map((x) => x.rule),
+      ['markup-in-reasoning'],
+      'no empty-response: a fragment is not the whole turn',
+    );
   });
 
   test('--where arguments: markup inside is markup-in-tool-call, broken JSON is args-invalid-json; --tool names the call', async () => {
@@ -141,13 +189,20 @@ describe('lint --where: a fragment judged in the field it came from', () => {
     assert.match(r.out, /call 0 \(write_file\) hold GLM.* inside the value of "path"/);
     const bad = await lint('--where', 'arguments', '--json', file('cut-args.txt', '{"path": "a.ts", "content": "expo'));
     assert.equal(bad.code, 1, bad.err);
-    assert.deepEqual((JSON.parse(bad.out) as { findings: { rule: string }[] }).findings.map((x) => x.rule), ['args-invalid-json']);
+    assert.deepEqual(
+      (JSON.parse(bad.out) as { findings: { rule: string }[] }).findings.map((x) => x.rule),
+      ['args-invalid-json'],
+    );
     assert.equal((await lint('--where', 'arguments', file('ok-args.json', '{"path": "a.ts"}\n'))).code, 0);
   });
 
   test('usage errors exit 2: an unknown field, --tool without --where arguments', async () => {
     const f = file('x.txt', 'hello');
-    for (const argv of [['--where', 'body', f], ['--tool', 'read', f], ['--where', 'content', '--tool', 'read', f]]) {
+    for (const argv of [
+      ['--where', 'body', f],
+      ['--tool', 'read', f],
+      ['--where', 'content', '--tool', 'read', f],
+    ]) {
       const r = await lint(...argv);
       assert.equal(r.code, 2, argv.join(' '));
       assert.equal(r.err.trim().split('\n').length, 1, r.err);
@@ -162,7 +217,14 @@ describe('lint: an error inside the choice', () => {
       id: 'gen-1',
       object: 'chat.completion',
       model: KIMI,
-      choices: [{ index: 0, finish_reason: 'error', message: { role: 'assistant', content: '' }, error: { code: 502, message: 'Upstream error from Chutes\u001b[2J overloaded', metadata: { provider_name: 'Chutes' } } }],
+      choices: [
+        {
+          index: 0,
+          finish_reason: 'error',
+          message: { role: 'assistant', content: '' },
+          error: { code: 502, message: 'Upstream error from Chutes\u001b[2J overloaded', metadata: { provider_name: 'Chutes' } },
+        },
+      ],
     });
     const r = await lint(file('choice-error.json', body));
     assert.equal(r.code, 1, r.err);
@@ -176,7 +238,9 @@ describe('lint --json: repeated findings', () => {
   test('31 unclosed openers are one finding with its 31 positions (the added "repeated" key)', async () => {
     const r = await lint('--json', '--family', 'qwen3', file('openers.txt', '<tool_call>\n'.repeat(31)));
     assert.equal(r.code, 1);
-    const j = JSON.parse(r.out) as { findings: { rule: string; message: string; start: number; repeated?: { count: number; positions: { start: number }[] } }[] };
+    const j = JSON.parse(r.out) as {
+      findings: { rule: string; message: string; start: number; repeated?: { count: number; positions: { start: number }[] } }[];
+    };
     const f = j.findings.filter((x) => x.rule === 'call-unclosed');
     assert.equal(f.length, 1);
     assert.match(f[0].message, /\(repeated 31×\)$/);
@@ -237,7 +301,12 @@ describe('lint (built binary)', () => {
     const j = JSON.parse(bad.stdout) as { family: string; findings: { rule: string }[] };
     assert.equal(j.family, 'kimi-k2');
     assert.ok(j.findings.some((f) => f.rule === 'markup-in-content'));
-    const fragment = run('--where', 'arguments', '--json', file('bin-args.json', JSON.stringify({ path: 'a.ts</arg_value><arg_key>content</arg_key><arg_value>x' })));
+    const fragment = run(
+      '--where',
+      'arguments',
+      '--json',
+      file('bin-args.json', JSON.stringify({ path: 'a.ts</arg_value><arg_key>content</arg_key><arg_value>x' })),
+    );
     assert.equal(fragment.status, 1, fragment.stderr);
     assert.ok((JSON.parse(fragment.stdout) as { findings: { rule: string }[] }).findings.some((f) => f.rule === 'markup-in-tool-call'));
     const missing = run(join(dir, 'nope.sse'));

@@ -43,7 +43,14 @@ describe('lint --json prints the parse', () => {
     assert.deepEqual(Object.keys(a), ['index', 'id', 'name', 'arguments', 'argumentsJson', 'complete', 'start', 'end']);
     assert.deepEqual(
       { index: a.index, id: a.id, name: a.name, arguments: a.arguments, argumentsJson: a.argumentsJson, complete: a.complete },
-      { index: 0, id: 'functions.read:0', name: 'read', arguments: '{"filePath":"a.ts"}', argumentsJson: { filePath: 'a.ts' }, complete: true },
+      {
+        index: 0,
+        id: 'functions.read:0',
+        name: 'read',
+        arguments: '{"filePath":"a.ts"}',
+        argumentsJson: { filePath: 'a.ts' },
+        complete: true,
+      },
     );
     assert.equal(TWO.slice(a.start!, a.end!), `${K.CALL_BEGIN}functions.read:0${K.ARG_BEGIN}{"filePath":"a.ts"}${K.CALL_END}`);
     assert.equal(b.name, 'ls');
@@ -55,7 +62,11 @@ describe('lint --json prints the parse', () => {
   });
 
   test('family from the markers when no model id is given', async () => {
-    const r = await cli('lint', '--json', file('hermes.txt', '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'));
+    const r = await cli(
+      'lint',
+      '--json',
+      file('hermes.txt', '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'),
+    );
     const j = JSON.parse(r.out) as TurnReport;
     assert.equal(j.familySource, 'markers');
     assert.equal(j.calls[0].name, 'get_weather');
@@ -64,8 +75,19 @@ describe('lint --json prints the parse', () => {
 
   test('a structured response with markup leaked into content: the leaked call is in the parse, the provider returned none', async () => {
     const body = JSON.stringify({
-      id: 'gen-1', object: 'chat.completion', model: KIMI,
-      choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: `Posting.${K.SECTION_BEGIN}${K.CALL_BEGIN}functions.post:0${K.ARG_BEGIN}{"text":"hi"}${K.CALL_END}${K.SECTION_END}` } }],
+      id: 'gen-1',
+      object: 'chat.completion',
+      model: KIMI,
+      choices: [
+        {
+          index: 0,
+          finish_reason: 'stop',
+          message: {
+            role: 'assistant',
+            content: `Posting.${K.SECTION_BEGIN}${K.CALL_BEGIN}functions.post:0${K.ARG_BEGIN}{"text":"hi"}${K.CALL_END}${K.SECTION_END}`,
+          },
+        },
+      ],
     });
     const r = await cli('lint', '--json', file('leak.json', body));
     assert.equal(r.code, 1);
@@ -92,10 +114,31 @@ describe('show prints the parse of a capture', () => {
     const dataDir = join(dir, 'store');
     const store = await openStore(dataDir, { analyze: false });
     const body = JSON.stringify({
-      id: 'gen-2', object: 'chat.completion', model: KIMI,
-      choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: 'Reading.', tool_calls: [{ index: 0, id: 'functions.read:0', type: 'function', function: { name: 'read', arguments: '{"filePath":"b.ts"}' } }] } }],
+      id: 'gen-2',
+      object: 'chat.completion',
+      model: KIMI,
+      choices: [
+        {
+          index: 0,
+          finish_reason: 'tool_calls',
+          message: {
+            role: 'assistant',
+            content: 'Reading.',
+            tool_calls: [
+              { index: 0, id: 'functions.read:0', type: 'function', function: { name: 'read', arguments: '{"filePath":"b.ts"}' } },
+            ],
+          },
+        },
+      ],
     });
-    const w = store.begin({ route: 'openrouter', upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions', method: 'POST', path: '/api/v1/chat/completions', requestHeaders: {}, requestBody: JSON.stringify({ model: KIMI, messages: [] }) });
+    const w = store.begin({
+      route: 'openrouter',
+      upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions',
+      method: 'POST',
+      path: '/api/v1/chat/completions',
+      requestHeaders: {},
+      requestBody: JSON.stringify({ model: KIMI, messages: [] }),
+    });
     w.responseStarted(200, { 'content-type': 'application/json' });
     w.chunk(new TextEncoder().encode(body));
     await w.finish();
@@ -108,8 +151,18 @@ describe('show prints the parse of a capture', () => {
     assert.equal(j.exchange.id, w.id);
     assert.equal(j.family, 'kimi-k2');
     assert.equal(j.content, 'Reading.');
-    assert.deepEqual(j.calls.map((c) => [c.name, c.argumentsJson, c.complete]), [['read', { filePath: 'b.ts' }, true]]);
-    assert.deepEqual(j.providerCalls?.map((c) => c.id), ['functions.read:0']);
-    assert.deepEqual(j.findings.map((f) => f.rule), ['tool-unknown'], 'the request offered no tools');
+    assert.deepEqual(
+      j.calls.map((c) => [c.name, c.argumentsJson, c.complete]),
+      [['read', { filePath: 'b.ts' }, true]],
+    );
+    assert.deepEqual(
+      j.providerCalls?.map((c) => c.id),
+      ['functions.read:0'],
+    );
+    assert.deepEqual(
+      j.findings.map((f) => f.rule),
+      ['tool-unknown'],
+      'the request offered no tools',
+    );
   });
 });

@@ -28,7 +28,9 @@ const request = file(
   JSON.stringify({
     model: MODEL,
     messages: [{ role: 'user', content: 'Weather in Paris?' }],
-    tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
+    tools: [
+      { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+    ],
   }),
 );
 
@@ -43,12 +45,18 @@ describe('lint on a call in an unknown dialect', () => {
   for (const [name, text] of Object.entries(CASES)) {
     test(`${name}: one warning, counted in the summary line, exit 0`, async () => {
       const path = file(name, text);
-      for (const argv of [['--model', MODEL, path], ['--model', MODEL, '--request', request, path]]) {
+      for (const argv of [
+        ['--model', MODEL, path],
+        ['--model', MODEL, '--request', request, path],
+      ]) {
         const r = await lint(...argv);
         assert.equal(r.code, 0, r.out + r.err);
         assert.equal(r.out.split('\n')[0], `${name}: family unknown, 1 warning`);
         assert.match(r.out, /^warning unknown-dialect-call {2}content \[\d+–\d+\)$/m);
-        assert.match(r.out, /This looks like a tool call in a dialect Tokenscope has no grammar for \(.*calling get_weather\); a parser for this model would not deliver it as a call/);
+        assert.match(
+          r.out,
+          /This looks like a tool call in a dialect Tokenscope has no grammar for \(.*calling get_weather\); a parser for this model would not deliver it as a call/,
+        );
       }
     });
   }
@@ -57,7 +65,10 @@ describe('lint on a call in an unknown dialect', () => {
     const text = CASES['call.txt'];
     const r = await lint('--json', '--model', MODEL, file('call.txt', text));
     assert.equal(r.code, 0);
-    const j = JSON.parse(r.out) as { family: unknown; findings: { rule: string; severity: string; message: string; start: number; end: number; location: string }[] };
+    const j = JSON.parse(r.out) as {
+      family: unknown;
+      findings: { rule: string; severity: string; message: string; start: number; end: number; location: string }[];
+    };
     assert.equal(j.family, null);
     assert.deepEqual(
       j.findings.map((f) => [f.rule, f.severity, f.location, text.slice(f.start, f.end)]),
@@ -73,8 +84,14 @@ describe('lint on a call in an unknown dialect', () => {
   });
 
   test('an HTML answer and a JSON config answer stay "no findings"', async () => {
-    const html = file('html.txt', 'The new markup:\n\n```html\n<nav><button type="button" name="menu">Menu</button></nav>\n```\n\nThe <button> now has a type.');
-    const config = file('config.txt', '```json\n{ "name": "weather-app", "version": "1.2.0", "scripts": { "start": "node src/index.js" } }\n```');
+    const html = file(
+      'html.txt',
+      'The new markup:\n\n```html\n<nav><button type="button" name="menu">Menu</button></nav>\n```\n\nThe <button> now has a type.',
+    );
+    const config = file(
+      'config.txt',
+      '```json\n{ "name": "weather-app", "version": "1.2.0", "scripts": { "start": "node src/index.js" } }\n```',
+    );
     for (const p of [html, config]) {
       const r = await lint('--model', MODEL, '--request', request, p);
       assert.equal(r.code, 0);

@@ -28,7 +28,9 @@ function child(code: string, timeoutMs = 120_000): { done: Promise<{ code: numbe
 
 const cli = (args: string[]) => child(`require('./src/cli/main').main(${JSON.stringify(args)}).then((c) => process.exit(c))`).done;
 
-test('policy set while serve streams: the stream in flight is untouched, the next request and a variant carry the new provider object, rm undoes it', { timeout: 300_000 }, async () => {
+test('policy set while serve streams: the stream in flight is untouched, the next request and a variant carry the new provider object, rm undoes it', {
+  timeout: 300_000,
+}, async () => {
   const seen: { body: Buffer; at: number }[] = [];
   let release!: () => void;
   const released = new Promise<void>((r) => (release = r));
@@ -40,7 +42,9 @@ test('policy set while serve streams: the stream in flight is untouched, the nex
       const body = Buffer.concat(parts);
       seen.push({ body, at: Date.now() });
       if (JSON.parse(body.toString()).stream !== true) {
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":"gen-2","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}');
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end('{"id":"gen-2","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}');
         return;
       }
       // A slow stream: half now, the rest once the test has changed the policy and sent its other requests.
@@ -57,9 +61,18 @@ test('policy set while serve streams: the stream in flight is untouched, the nex
   const tmp = tempDir();
   const data = join(tmp.dir, 'data');
   const s = await serveChild(['--port', '0', '--data-dir', data, '--openrouter-url', `${up.url}/api`]);
-  const send = (body: string) => rawRequest(`${s.url}/openrouter/v1/chat/completions`, { headers: { 'content-type': 'application/json', authorization: 'Bearer sk-or-v1-livepolicy0123' }, body });
+  const send = (body: string) =>
+    rawRequest(`${s.url}/openrouter/v1/chat/completions`, {
+      headers: { 'content-type': 'application/json', authorization: 'Bearer sk-or-v1-livepolicy0123' },
+      body,
+    });
   try {
-    const streamBody = JSON.stringify({ model: K2, stream: true, messages: [{ role: 'user', content: 'slow' }], provider: { sort: 'price' } });
+    const streamBody = JSON.stringify({
+      model: K2,
+      stream: true,
+      messages: [{ role: 'user', content: 'slow' }],
+      provider: { sort: 'price' },
+    });
     const streaming = send(streamBody);
     await waitFor(() => seen.length === 1, 'the upstream to get the streaming request', 60_000);
 
@@ -70,7 +83,11 @@ test('policy set while serve streams: the stream in flight is untouched, the nex
 
     const plain = JSON.stringify({ model: K2, messages: [{ role: 'user', content: 'next' }], provider: { order: ['fireworks'] } });
     assert.equal((await send(plain)).status, 200);
-    assert.deepEqual(JSON.parse(seen[1].body.toString()).provider, { order: ['fireworks'], ignore: ['chutes'] }, 'the next request carries the new policy');
+    assert.deepEqual(
+      JSON.parse(seen[1].body.toString()).provider,
+      { order: ['fireworks'], ignore: ['chutes'] },
+      'the next request carries the new policy',
+    );
     assert.ok(seen[1].at - setAt < 1000, `applied within a second (${seen[1].at - setAt} ms)`);
     const variant = JSON.stringify({ model: `${K2}:exacto`, messages: [{ role: 'user', content: 'variant' }] });
     assert.equal((await send(variant)).status, 200);
@@ -86,8 +103,15 @@ test('policy set while serve streams: the stream in flight is untouched, the nex
     assert.equal(rm.code, 0, rm.out);
     assert.equal((await send(plain)).status, 200);
     assert.ok(seen[3].body.equals(Buffer.from(plain)), 'after rm the request reaches the upstream byte for byte');
-    await waitFor(() => /provider policy changed: 1 model/.test(s.output()) && /provider policy changed: none/.test(s.output()), 'serve to say the policy changed', 10_000);
-    assert.match(s.output(), /provider policy changed: 1 model \(from .*policies\.json; followed live\)\n +moonshotai\/kimi-k2-0905: avoid chutes \(OpenRouter routes/);
+    await waitFor(
+      () => /provider policy changed: 1 model/.test(s.output()) && /provider policy changed: none/.test(s.output()),
+      'serve to say the policy changed',
+      10_000,
+    );
+    assert.match(
+      s.output(),
+      /provider policy changed: 1 model \(from .*policies\.json; followed live\)\n +moonshotai\/kimi-k2-0905: avoid chutes \(OpenRouter routes/,
+    );
   } finally {
     release();
     s.child.kill('SIGTERM');
@@ -97,12 +121,17 @@ test('policy set while serve streams: the stream in flight is untouched, the nex
   }
 });
 
-test('serve --policy FILE is followed live too, and a stored policy wins over the file\'s for the same model', { timeout: 300_000 }, async () => {
+test("serve --policy FILE is followed live too, and a stored policy wins over the file's for the same model", {
+  timeout: 300_000,
+}, async () => {
   const seen: Buffer[] = [];
   const up = await startUpstream((req, res) => {
     const parts: Buffer[] = [];
     req.on('data', (c) => parts.push(c));
-    req.on('end', () => (seen.push(Buffer.concat(parts)), res.writeHead(200, { 'content-type': 'application/json' }).end('{"choices":[]}')));
+    req.on(
+      'end',
+      () => (seen.push(Buffer.concat(parts)), res.writeHead(200, { 'content-type': 'application/json' }).end('{"choices":[]}')),
+    );
   });
   const tmp = tempDir();
   const data = join(tmp.dir, 'data');
@@ -110,7 +139,15 @@ test('serve --policy FILE is followed live too, and a stored policy wins over th
   writeFileSync(file, JSON.stringify({ 'qwen/qwen3-coder': { order: ['novita'] } }));
   const s = await serveChild(['--port', '0', '--data-dir', data, '--openrouter-url', `${up.url}/api`, '--policy', file]);
   const provider = async (model: string) => {
-    assert.equal((await rawRequest(`${s.url}/openrouter/v1/chat/completions`, { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, messages: [] }) })).status, 200);
+    assert.equal(
+      (
+        await rawRequest(`${s.url}/openrouter/v1/chat/completions`, {
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model, messages: [] }),
+        })
+      ).status,
+      200,
+    );
     return JSON.parse(seen.at(-1)!.toString()).provider;
   };
   const settle = () => new Promise((r) => setTimeout(r, 300)); // past the 250 ms between two looks at the files
@@ -127,7 +164,11 @@ test('serve --policy FILE is followed live too, and a stored policy wins over th
     await updateStoredPolicies(data, () => ({}));
     await settle();
     assert.deepEqual(await provider('qwen/qwen3-coder'), { order: ['together'] }, 'a broken file: the policies read before stay');
-    await waitFor(() => /policy\.json is not JSON: .*; the policy file .* read before stay in force until it is fixed/.test(s.output()), 'serve to warn about the broken file', 10_000);
+    await waitFor(
+      () => /policy\.json is not JSON: .*; the policy file .* read before stay in force until it is fixed/.test(s.output()),
+      'serve to warn about the broken file',
+      10_000,
+    );
   } finally {
     s.child.kill('SIGTERM');
     await exited(s.child);

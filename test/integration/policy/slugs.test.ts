@@ -29,11 +29,19 @@ test('avoiding "Moonshot AI", then "DeepInfra", then "AtlasCloud" sends their Op
   const tmp = tempDir();
   const store = await openStore(tmp.dir);
   let policies: Policies = {};
-  const proxy = await startProxy({ port: 0, store, upstreams: { openrouter: `${emu.url}/api` }, requestStage: policyStage(() => policies) });
+  const proxy = await startProxy({
+    port: 0,
+    store,
+    upstreams: { openrouter: `${emu.url}/api` },
+    requestStage: policyStage(() => policies),
+  });
   const client = new OpenRouterClient({ baseUrl: `${emu.url}/api`, apiKey: 'sk-or-v1-slugs' });
   const ask = async () => {
     const body = JSON.stringify({ model: K2, messages: [{ role: 'user', content: 'read a' }], tools: [READ_TOOL] });
-    const res = await rawRequest(`${proxy.url}/openrouter/v1/chat/completions`, { headers: { 'content-type': 'application/json', authorization: 'Bearer sk-or-v1-slugs' }, body });
+    const res = await rawRequest(`${proxy.url}/openrouter/v1/chat/completions`, {
+      headers: { 'content-type': 'application/json', authorization: 'Bearer sk-or-v1-slugs' },
+      body,
+    });
     assert.equal(res.status, 200, res.body.toString());
     await store.idle();
     const x = store.list()[0];
@@ -76,22 +84,40 @@ test('avoiding "Moonshot AI", then "DeepInfra", then "AtlasCloud" sends their Op
     const unknown = await resolveSlug(store, client, K2, 'Nebius AI Studio');
     assert.equal(unknown.known, false);
     assert.equal(unknown.slug, 'nebius-ai-studio');
-    assert.match(unknown.why!, /"Nebius AI Studio" is not in moonshotai\/kimi-k2-0905's endpoints; "Nebius AI Studio" is not in the provider list/);
+    assert.match(
+      unknown.why!,
+      /"Nebius AI Studio" is not in moonshotai\/kimi-k2-0905's endpoints; "Nebius AI Studio" is not in the provider list/,
+    );
     const noKey = await resolveSlug(store, undefined, K2, 'Parasail');
     assert.deepEqual(noKey, { slug: 'parasail', known: false, why: 'no OpenRouter API key to read its provider listing' });
 
     // `show` judges the policy by slug, and another process reads the slugs the store kept.
     const out: string[] = [];
     assert.equal(await main(['show', third.x.id, '--data-dir', tmp.dir], { out: (t) => out.push(t), err: (t) => out.push(t) }), 0);
-    assert.match(out.join('\n'), /policy +moonshotai\/kimi-k2-0905: provider \{"ignore":\["moonshotai","deepinfra"\]\} \(the agent sent none\); served by AtlasCloud \(atlas-cloud\), honoured$/m);
+    assert.match(
+      out.join('\n'),
+      /policy +moonshotai\/kimi-k2-0905: provider \{"ignore":\["moonshotai","deepinfra"\]\} \(the agent sent none\); served by AtlasCloud \(atlas-cloud\), honoured$/m,
+    );
     out.length = 0;
-    assert.equal(await main(['show', second.x.id, '--data-dir', tmp.dir, '--json'], { out: (t) => out.push(t), err: (t) => out.push(t) }), 0);
+    assert.equal(
+      await main(['show', second.x.id, '--data-dir', tmp.dir, '--json'], { out: (t) => out.push(t), err: (t) => out.push(t) }),
+      0,
+    );
     assert.deepEqual(JSON.parse(out.join('\n')).policy, { honoured: true, slug: 'deepinfra', byName: false });
     const reader = await openStore(tmp.dir, { readOnly: true });
     try {
       assert.deepEqual(
-        reader.providerSlugs().map((e) => [e.name, e.slug]).sort(),
-        [['AtlasCloud', 'atlas-cloud'], ['DeepInfra', 'deepinfra'], ['GMICloud', 'gmicloud'], ['Moonshot AI', 'moonshotai'], ['Together', 'together']],
+        reader
+          .providerSlugs()
+          .map((e) => [e.name, e.slug])
+          .sort(),
+        [
+          ['AtlasCloud', 'atlas-cloud'],
+          ['DeepInfra', 'deepinfra'],
+          ['GMICloud', 'gmicloud'],
+          ['Moonshot AI', 'moonshotai'],
+          ['Together', 'together'],
+        ],
       );
     } finally {
       await reader.close();

@@ -22,10 +22,16 @@ function listening(port: number): Promise<boolean> {
   });
 }
 
-test('SIGTERM to `npm start` stops the proxy it started: the port closes within seconds', { skip: npmMissing && `skipped: ${npmMissing}` }, async () => {
+test('SIGTERM to `npm start` stops the proxy it started: the port closes within seconds', {
+  skip: npmMissing && `skipped: ${npmMissing}`,
+}, async () => {
   const data = tempDir();
   // Its own process group, so that whatever it leaves behind can be ended here, and only that.
-  const child = spawn(npm, ['start', '--silent', '--', '--no-build', '--port', '0', '--data-dir', data.dir], { cwd: repoRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(npm, ['start', '--silent', '--', '--no-build', '--port', '0', '--data-dir', data.dir], {
+    cwd: repoRoot,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));

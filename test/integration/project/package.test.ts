@@ -32,7 +32,9 @@ const NATIVE: Record<string, string> = {
   'darwin-arm64': 'darwin-arm64',
   'win32-x64': 'win32-x64-msvc',
 };
-const musl = process.platform === 'linux' && !(process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime;
+const musl =
+  process.platform === 'linux' &&
+  !(process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime;
 const HERE = `${musl ? 'alpine' : process.platform}-${process.arch === 'arm' ? 'armhf' : process.arch}`;
 const OTHER = HERE === 'win32-x64' ? 'linux-x64' : 'win32-x64';
 const version = require('../../../package.json').version as string;
@@ -51,11 +53,15 @@ describe('npm run package', { skip: NATIVE[HERE] ? false : `libsql has no prebui
 
   before(() => {
     const offline = process.env.TOKENSCOPE_PACKAGE_FETCH === '1' ? [] : ['--offline'];
-    const r = spawnSync(process.execPath, [join(repoRoot, 'scripts', 'package.mjs'), ...offline, '--target', `current,${OTHER}`, '--out-dir', out], {
-      cwd: repoRoot,
-      encoding: 'utf8',
-      timeout: 280_000,
-    });
+    const r = spawnSync(
+      process.execPath,
+      [join(repoRoot, 'scripts', 'package.mjs'), ...offline, '--target', `current,${OTHER}`, '--out-dir', out],
+      {
+        cwd: repoRoot,
+        encoding: 'utf8',
+        timeout: 280_000,
+      },
+    );
     stdout = r.stdout;
     assert.equal(r.status, 0, `package.mjs failed:\n${r.stdout}\n${r.stderr}`);
   });
@@ -68,9 +74,18 @@ describe('npm run package', { skip: NATIVE[HERE] ? false : `libsql has no prebui
     assert.ok(names.includes(`extension/node_modules/@libsql/${pkg}/index.node`), `${target}: its binary`);
     const natives = [...new Set(names.filter((n) => n.startsWith('extension/node_modules/@libsql/')).map((n) => n.split('/')[3]))];
     assert.deepEqual(natives, [pkg], `${target}: no other platform's binary`);
-    for (const f of ['tiktoken.model', 'tokenizer_config.json', 'LICENSE', 'README.md']) assert.ok(names.includes(`extension/tokenizers/kimi-k2/${f}`), `${target}: tokenizers/kimi-k2/${f}`);
-    assert.deepEqual(names.filter((n) => n.endsWith('.map')), [], `${target}: no source map`);
-    assert.deepEqual(names.filter((n) => /^extension\/(src|test|scripts|bench)\//.test(n)), [], `${target}: no sources or tests`);
+    for (const f of ['tiktoken.model', 'tokenizer_config.json', 'LICENSE', 'README.md'])
+      assert.ok(names.includes(`extension/tokenizers/kimi-k2/${f}`), `${target}: tokenizers/kimi-k2/${f}`);
+    assert.deepEqual(
+      names.filter((n) => n.endsWith('.map')),
+      [],
+      `${target}: no source map`,
+    );
+    assert.deepEqual(
+      names.filter((n) => /^extension\/(src|test|scripts|bench)\//.test(n)),
+      [],
+      `${target}: no sources or tests`,
+    );
     const licence = vsixRead(vsix(target), 'extension/tokenizers/kimi-k2/LICENSE')!.toString('utf8');
     assert.match(licence, /^Modified MIT License\n\nCopyright \(c\) 2025 Moonshot AI\n/);
     assert.match(vsixRead(vsix(target), 'extension.vsixmanifest')!.toString('utf8'), new RegExp(`TargetPlatform="${target}"`));
@@ -82,7 +97,9 @@ describe('npm run package', { skip: NATIVE[HERE] ? false : `libsql has no prebui
 
   test(`another platform's VSIX (${OTHER}) too`, (t) => {
     if (stdout.includes(`skipped ${OTHER}`)) {
-      return t.skip(`the ${OTHER} binary is not cached here (npm run package fetches it once from the registry; or set TOKENSCOPE_PACKAGE_FETCH=1)`);
+      return t.skip(
+        `the ${OTHER} binary is not cached here (npm run package fetches it once from the registry; or set TOKENSCOPE_PACKAGE_FETCH=1)`,
+      );
     }
     assertContents(OTHER);
   });
@@ -95,7 +112,15 @@ describe('npm run package', { skip: NATIVE[HERE] ? false : `libsql has no prebui
       writeFileSync(join(x, name), vsixRead(vsix(HERE), name)!);
     }
     const ext = join(x, 'extension');
-    const db = spawnSync(process.execPath, ['-e', "const D = require(process.argv[1]); console.log(new D(':memory:').prepare('select 6 * 7 as x').get().x)", join(ext, 'node_modules', 'libsql')], { encoding: 'utf8' });
+    const db = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        "const D = require(process.argv[1]); console.log(new D(':memory:').prepare('select 6 * 7 as x').get().x)",
+        join(ext, 'node_modules', 'libsql'),
+      ],
+      { encoding: 'utf8' },
+    );
     assert.equal(db.stdout.trim(), '42', db.stderr);
 
     const port = await new Promise<number>((ok) => {
@@ -110,8 +135,12 @@ describe('npm run package', { skip: NATIVE[HERE] ? false : `libsql has no prebui
     // No bundledDir: the worker finds tokenizers/ beside its own dist/, as in the installed extension.
     const worker = new TokenWorker(join(ext, 'dist', 'tokens-worker.js'));
     try {
-      const nativeText = 'I will read it.<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"path":"a.md"}<|tool_call_end|><|tool_calls_section_end|>';
-      const { table } = await worker.tokenTable({ model: 'moonshotai/kimi-k2-0905', cacheDir: join(out, 'empty-data'), offline: true }, { nativeText, model: 'moonshotai/kimi-k2-0905' });
+      const nativeText =
+        'I will read it.<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"path":"a.md"}<|tool_call_end|><|tool_calls_section_end|>';
+      const { table } = await worker.tokenTable(
+        { model: 'moonshotai/kimi-k2-0905', cacheDir: join(out, 'empty-data'), offline: true },
+        { nativeText, model: 'moonshotai/kimi-k2-0905' },
+      );
       const ids = Array.from(table.columns.ids);
       assert.ok(ids.includes(163595), `<|tool_calls_section_begin|> is one id: ${ids.join(',')}`);
       assert.deepEqual(ids.slice(0, 5), [40, 748, 2032, 483, 13]);

@@ -14,7 +14,7 @@ async function cli(argv: string[]) {
   return { code, text: out.join('\n') };
 }
 
-test('per model × served provider: tool turns, share broken, top rules, TTFT, last seen, and the last compare run\'s verdict', async () => {
+test("per model × served provider: tool turns, share broken, top rules, TTFT, last seen, and the last compare run's verdict", async () => {
   const emu = await startOpenRouterEmulator({
     providers: [
       { slug: 'chutes', name: 'Chutes', personality: 'leak-content', ttftMs: 150 },
@@ -26,9 +26,22 @@ test('per model × served provider: tool turns, share broken, top rules, TTFT, l
     const send = (only: string, tools: boolean, model = 'moonshotai/kimi-k2-0905') =>
       rawRequest(`${rig.proxy.url}/openrouter/v1/chat/completions`, {
         headers: { 'content-type': 'application/json', authorization: 'Bearer sk-or-v1-x' },
-        body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: 'read it' }], ...(tools && { tools: [READ_TOOL] }), provider: { only: [only] } }),
+        body: JSON.stringify({
+          model,
+          stream: true,
+          messages: [{ role: 'user', content: 'read it' }],
+          ...(tools && { tools: [READ_TOOL] }),
+          provider: { only: [only] },
+        }),
       });
-    for (const [only, tools] of [['chutes', true], ['chutes', true], ['chutes', true], ['fireworks', true], ['fireworks', true], ['fireworks', false]] as const) {
+    for (const [only, tools] of [
+      ['chutes', true],
+      ['chutes', true],
+      ['chutes', true],
+      ['fireworks', true],
+      ['fireworks', true],
+      ['fireworks', false],
+    ] as const) {
       assert.equal((await send(only, tools)).status, 200);
     }
     assert.equal((await send('chutes', true, 'moonshotai/kimi-k2.5')).status, 200);
@@ -43,7 +56,11 @@ test('per model × served provider: tool turns, share broken, top rules, TTFT, l
       assert.equal(rerun.code, 0, rerun.text);
       assert.match(rerun.text, /error section-unclosed/, 'the re-run on Chutes is broken');
       let rows: ScorecardRow[] = JSON.parse((await cli(['providers', '--data-dir', rig.dataDir, '--json'])).text);
-      assert.equal(rows.find((r) => r.provider === 'Chutes' && r.model === 'moonshotai/kimi-k2-0905')!.lastComparison, undefined, 'a re-run is not a comparison');
+      assert.equal(
+        rows.find((r) => r.provider === 'Chutes' && r.model === 'moonshotai/kimi-k2-0905')!.lastComparison,
+        undefined,
+        'a re-run is not a comparison',
+      );
       const compared = await cli(['compare', leaky.id, '--providers', 'chutes,fireworks', '--samples', '2', ...orUrl, '--json']);
       assert.equal(compared.code, 0, compared.text);
       rows = JSON.parse((await cli(['providers', '--data-dir', rig.dataDir, '--json'])).text);
@@ -59,16 +76,44 @@ test('per model × served provider: tool turns, share broken, top rules, TTFT, l
     assert.equal(code, 0, text);
     const rows: ScorecardRow[] = JSON.parse(text);
     const k2 = rows.filter((r) => r.model === 'moonshotai/kimi-k2-0905');
-    assert.deepEqual(k2.map((r) => r.provider), ['Chutes', 'Fireworks'], 'the broken provider first');
-    assert.deepEqual(k2.map((r) => [r.slug, r.slugKnown]), [['chutes', true], ['fireworks', true]], 'slugs from the endpoint listing compare stored');
+    assert.deepEqual(
+      k2.map((r) => r.provider),
+      ['Chutes', 'Fireworks'],
+      'the broken provider first',
+    );
+    assert.deepEqual(
+      k2.map((r) => [r.slug, r.slugKnown]),
+      [
+        ['chutes', true],
+        ['fireworks', true],
+      ],
+      'slugs from the endpoint listing compare stored',
+    );
     const [chutes, fireworks] = k2;
-    assert.deepEqual([chutes.exchanges, chutes.toolTurns, chutes.brokenTurns, chutes.brokenShare], [3, 3, 3, 1], 're-runs and comparison samples are not agent turns');
-    assert.ok(chutes.topRules.some((t) => t.rule === 'section-unclosed' && t.turns === 3), JSON.stringify(chutes.topRules));
+    assert.deepEqual(
+      [chutes.exchanges, chutes.toolTurns, chutes.brokenTurns, chutes.brokenShare],
+      [3, 3, 3, 1],
+      're-runs and comparison samples are not agent turns',
+    );
+    assert.ok(
+      chutes.topRules.some((t) => t.rule === 'section-unclosed' && t.turns === 3),
+      JSON.stringify(chutes.topRules),
+    );
     assert.equal(chutes.lastComparison?.verdict, 'broken');
     assert.ok(chutes.lastComparison!.rules.includes('section-unclosed'));
-    assert.deepEqual([chutes.lastComparison!.slug, chutes.lastComparison!.samples, chutes.lastComparison!.broken, chutes.lastComparison!.parentId], ['chutes', 2, 2, leaky.id]);
-    assert.deepEqual([fireworks.exchanges, fireworks.toolTurns, fireworks.brokenTurns, fireworks.brokenShare, fireworks.topRules], [3, 2, 0, 0, []]);
-    assert.deepEqual([fireworks.lastComparison?.verdict, fireworks.lastComparison?.samples, fireworks.lastComparison?.rules], ['clean', 1, []], 'the later run');
+    assert.deepEqual(
+      [chutes.lastComparison!.slug, chutes.lastComparison!.samples, chutes.lastComparison!.broken, chutes.lastComparison!.parentId],
+      ['chutes', 2, 2, leaky.id],
+    );
+    assert.deepEqual(
+      [fireworks.exchanges, fireworks.toolTurns, fireworks.brokenTurns, fireworks.brokenShare, fireworks.topRules],
+      [3, 2, 0, 0, []],
+    );
+    assert.deepEqual(
+      [fireworks.lastComparison?.verdict, fireworks.lastComparison?.samples, fireworks.lastComparison?.rules],
+      ['clean', 1, []],
+      'the later run',
+    );
     assert.ok(fireworks.lastComparison!.at > chutes.lastComparison!.at);
     assert.ok(chutes.ttftMsP50! >= 140 && fireworks.ttftMsP50! < chutes.ttftMsP50!, `${chutes.ttftMsP50} vs ${fireworks.ttftMsP50}`);
     assert.ok(Math.abs(chutes.lastSeen - Date.now()) < 60_000);
@@ -78,7 +123,10 @@ test('per model × served provider: tool turns, share broken, top rules, TTFT, l
     assert.match(table.text, /moonshotai\/kimi-k2\.5 +Chutes +chutes +1 +100% \(1\) +.*section-unclosed ×1/);
     assert.doesNotMatch(table.text, /derived from the provider's name/, 'compare read the listing: no slug is a guess');
     assert.doesNotMatch(table.text, /kimi-k2-0905/);
-    assert.match((await cli(['providers', '--data-dir', rig.dataDir, '--since', '2999-01-01'])).text, /^no captured exchanges since 2999-01-01 in /);
+    assert.match(
+      (await cli(['providers', '--data-dir', rig.dataDir, '--since', '2999-01-01'])).text,
+      /^no captured exchanges since 2999-01-01 in /,
+    );
     assert.equal((await cli(['providers', '--data-dir', rig.dataDir, '--since', 'soon'])).code, 2);
   } finally {
     await rig.close();
@@ -89,8 +137,18 @@ test('per model × served provider: tool turns, share broken, top rules, TTFT, l
 test('a provider no listing has named: its slug derived from the name, marked with ? and said under the table', async () => {
   const tmp = tempDir();
   const store = await openStore(tmp.dir);
-  const response = JSON.stringify({ id: 'gen-1', object: 'chat.completion', model: 'moonshotai/kimi-k2-0905', provider: 'NovitaAI', choices: [{ index: 0, message: { role: 'assistant', content: 'Done.' }, finish_reason: 'stop' }] });
-  await recordExchange(store, { request: { model: 'moonshotai/kimi-k2-0905', messages: [{ role: 'user', content: 'hi' }], tools: [READ_TOOL] }, response, annotate: { servedProvider: 'NovitaAI' } });
+  const response = JSON.stringify({
+    id: 'gen-1',
+    object: 'chat.completion',
+    model: 'moonshotai/kimi-k2-0905',
+    provider: 'NovitaAI',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'Done.' }, finish_reason: 'stop' }],
+  });
+  await recordExchange(store, {
+    request: { model: 'moonshotai/kimi-k2-0905', messages: [{ role: 'user', content: 'hi' }], tools: [READ_TOOL] },
+    response,
+    annotate: { servedProvider: 'NovitaAI' },
+  });
   await store.close();
   try {
     const table = await cli(['providers', '--data-dir', tmp.dir]);
@@ -98,7 +156,10 @@ test('a provider no listing has named: its slug derived from the name, marked wi
     assert.match(table.text, /moonshotai\/kimi-k2-0905 +NovitaAI +novitaai\? +1 /);
     assert.match(table.text, /^\? a slug derived from the provider's name/m);
     const rows: ScorecardRow[] = JSON.parse((await cli(['providers', '--data-dir', tmp.dir, '--json'])).text);
-    assert.deepEqual(rows.map((r) => [r.provider, r.slug, r.slugKnown]), [['NovitaAI', 'novitaai', false]]);
+    assert.deepEqual(
+      rows.map((r) => [r.provider, r.slug, r.slugKnown]),
+      [['NovitaAI', 'novitaai', false]],
+    );
   } finally {
     tmp.remove();
   }

@@ -69,7 +69,9 @@ test('re-run on a pinned OpenRouter provider: a new capture linked to the origin
   const dir = mkdtempSync(join(tmpdir(), 'tokenscope-rerun-'));
   const { store, id } = await storeWithCapture(dir);
   try {
-    const o = await rerun(store, id.slice(0, 12), parseTarget('openrouter:chutes'), { openrouter: new OpenRouterClient({ baseUrl: emu.url, apiKey: 'sk-or-v1-test' }) });
+    const o = await rerun(store, id.slice(0, 12), parseTarget('openrouter:chutes'), {
+      openrouter: new OpenRouterClient({ baseUrl: emu.url, apiKey: 'sk-or-v1-test' }),
+    });
     assert.equal(o.ok, true, o.error);
     assert.equal(o.servedProvider, 'Chutes');
     assert.ok(o.analysis!.findings.length > 0, 'the leaked markup is flagged');
@@ -99,7 +101,9 @@ test('re-run on a pinned provider that is down: an error result, never a fallbac
   const dir = mkdtempSync(join(tmpdir(), 'tokenscope-rerun-'));
   const { store, id } = await storeWithCapture(dir);
   try {
-    const o = await rerun(store, id, parseTarget('openrouter:atlas-cloud'), { openrouter: new OpenRouterClient({ baseUrl: emu.url, apiKey: 'k' }) });
+    const o = await rerun(store, id, parseTarget('openrouter:atlas-cloud'), {
+      openrouter: new OpenRouterClient({ baseUrl: emu.url, apiKey: 'k' }),
+    });
     assert.equal(o.ok, false);
     assert.equal(o.status, 502);
     assert.match(o.error!, /^HTTP 502: Provider returned error \(AtlasCloud/);
@@ -132,7 +136,10 @@ test('re-run on SGLang: chat completions with the thinking switch translated; na
     assert.equal(native.ok, true, native.error);
     const gen = sglang.requests.at(-1)!;
     assert.equal(gen.path, '/generate');
-    assert.ok(Array.isArray(gen.body.input_ids) && gen.body.input_ids.includes(163594), 'prompt rendered with the model template: <|im_system|> id');
+    assert.ok(
+      Array.isArray(gen.body.input_ids) && gen.body.input_ids.includes(163594),
+      'prompt rendered with the model template: <|im_system|> id',
+    );
     assert.equal(gen.body.sampling_params.skip_special_tokens, false);
     assert.ok(native.response?.outputIds?.includes(163595), 'output ids carry <|tool_calls_section_begin|>');
     await store.idle();
@@ -162,7 +169,10 @@ test('re-run on SGLang that is down or not ready: one clear line', async (t) => 
     const sick = await startSglangEmulator({ unhealthy: true });
     try {
       const out2: string[] = [];
-      const code2 = await main(['rerun', id, '--target', `sglang:${sick.url}`, '--data-dir', dir], { out: (s) => out2.push(s), err: (s) => out2.push(s) });
+      const code2 = await main(['rerun', id, '--target', `sglang:${sick.url}`, '--data-dir', dir], {
+        out: (s) => out2.push(s),
+        err: (s) => out2.push(s),
+      });
       assert.equal(code2, 2);
       assert.match(out2.join(''), /is not ready: GET \/health answered 503/);
     } finally {
@@ -182,12 +192,21 @@ test('rerun CLI: JSON outcome and the missing-key message', async () => {
   try {
     delete process.env.OPENROUTER_API_KEY;
     const err: string[] = [];
-    assert.equal(await main(['rerun', id, '--target', 'openrouter:fireworks', '--openrouter-url', emu.url, '--data-dir', dir], { out: () => {}, err: (s) => err.push(s) }), 2);
+    assert.equal(
+      await main(['rerun', id, '--target', 'openrouter:fireworks', '--openrouter-url', emu.url, '--data-dir', dir], {
+        out: () => {},
+        err: (s) => err.push(s),
+      }),
+      2,
+    );
     assert.match(err.join(''), /no OpenRouter API key: set OPENROUTER_API_KEY/);
 
     process.env.OPENROUTER_API_KEY = 'sk-or-v1-test';
     const out: string[] = [];
-    const code = await main(['rerun', id, '--target', 'openrouter:fireworks', '--openrouter-url', emu.url, '--data-dir', dir, '--json'], { out: (s) => out.push(s), err: (s) => out.push(s) });
+    const code = await main(['rerun', id, '--target', 'openrouter:fireworks', '--openrouter-url', emu.url, '--data-dir', dir, '--json'], {
+      out: (s) => out.push(s),
+      err: (s) => out.push(s),
+    });
     assert.equal(code, 0, out.join('\n'));
     const o = JSON.parse(out.join(''));
     assert.equal(o.servedProvider, 'Fireworks');
@@ -218,17 +237,23 @@ test('a native /generate re-run records the served model (tokens ID works) and n
       await store.idle();
       const x = store.get(native.exchangeId!)!;
       nativeId = x.id;
-      assert.equal(x.requestModel, 'moonshotai/Kimi-K2.5', 'the server\'s model, which the native body does not name');
+      assert.equal(x.requestModel, 'moonshotai/Kimi-K2.5', "the server's model, which the native body does not name");
       assert.equal(x.summary?.family, 'kimi-k2');
       const rules = store.readAnalysis?.(x.id)?.analysis.findings.map((f) => f.rule) ?? [];
       assert.ok(!rules.includes('tool-unknown'), `the native request had no tools list to judge names by: ${rules.join(', ')}`);
-      assert.ok(/functions\.read/.test(native.response?.message.content ?? '') || native.response?.message.toolCalls.length, 'the turn holds the call');
+      assert.ok(
+        /functions\.read/.test(native.response?.message.content ?? '') || native.response?.message.toolCalls.length,
+        'the turn holds the call',
+      );
     } finally {
       await store.close();
     }
     // `tokens ID` finds the model (Kimi K2's tokenizer ships with Tokenscope: offline).
     const err: string[] = [];
-    const code = await main(['tokens', nativeId, '--data-dir', dir, '--offline', '--json'], { out: () => undefined, err: (s) => err.push(s) });
+    const code = await main(['tokens', nativeId, '--data-dir', dir, '--offline', '--json'], {
+      out: () => undefined,
+      err: (s) => err.push(s),
+    });
     assert.equal(code, 0, err.join('\n'));
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -75,7 +75,11 @@ test('a 100 MB response and a 100 MB request body pass byte-identical; the captu
     const x = rig.store.get(rig.store.list()[0].id)!;
     assert.equal(x.responseBytes, 100 * MB);
     assert.equal(x.requestBody, undefined, 'a body over the 64 MiB recording cap is forwarded, not recorded');
-    assert.deepEqual(x.requestNotKept, { bytes: 100 * MB, why: 'it is over the 64 MB Tokenscope records of a request body' }, 'and the capture says so');
+    assert.deepEqual(
+      x.requestNotKept,
+      { bytes: 100 * MB, why: 'it is over the 64 MB Tokenscope records of a request body' },
+      'and the capture says so',
+    );
     assert.equal(createHash('sha256').update(rig.store.readResponse(x.id)!.bytes).digest('hex'), wantHash);
   } finally {
     await rig.close();
@@ -125,11 +129,15 @@ test('a key echoed in a response reaches the client as sent; the capture masks i
       const stored = rig.store.readResponse(x.id)!;
       const body = Buffer.from(stored.bytes).toString();
       assert.equal(stored.bytes.length, Buffer.byteLength(text), 'same length');
-      assert.equal(stored.chunks.reduce((n, c) => n + c.length, 0), stored.bytes.length);
+      assert.equal(
+        stored.chunks.reduce((n, c) => n + c.length, 0),
+        stored.bytes.length,
+      );
       assert.ok(!body.includes(key.slice(10)) && !containsSecret(body), `${path}: the key is stored`);
       assert.equal(body, text.replace(key, '[REDACTED:openrouter-key]'.padEnd(key.length, '*')));
       for (const ev of body.split('\n\n').filter((e) => e.startsWith('data: {'))) JSON.parse(ev.slice(6));
-      for (const f of readdirSync(join(rig.dataDir, 'bodies'))) assert.ok(!readFileSync(join(rig.dataDir, 'bodies', f), 'latin1').includes(key.slice(10)), `${f} holds the key`);
+      for (const f of readdirSync(join(rig.dataDir, 'bodies')))
+        assert.ok(!readFileSync(join(rig.dataDir, 'bodies', f), 'latin1').includes(key.slice(10)), `${f} holds the key`);
     }
   } finally {
     await rig.close();

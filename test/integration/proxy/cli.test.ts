@@ -9,7 +9,9 @@ import { exited, serveChild, tempDir, waitFor } from '../../unit/proxy/local-ups
 function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  return main(argv, { out: (t) => (out += t.endsWith('\n') ? t : t + '\n'), err: (t) => (err += t.endsWith('\n') ? t : t + '\n') }).then((code) => ({ code, out, err }));
+  return main(argv, { out: (t) => (out += t.endsWith('\n') ? t : t + '\n'), err: (t) => (err += t.endsWith('\n') ? t : t + '\n') }).then(
+    (code) => ({ code, out, err }),
+  );
 }
 
 test('serve prints one line per exchange and each error finding; captures and show read the store', async () => {
@@ -23,7 +25,9 @@ test('serve prints one line per exchange and each error finding; captures and sh
         model: 'moonshotai/kimi-k2-0905',
         stream: true,
         messages: [{ role: 'user', content: 'List the files.' }],
-        tools: [{ type: 'function', function: { name: 'bash', parameters: { type: 'object', properties: { command: { type: 'string' } } } } }],
+        tools: [
+          { type: 'function', function: { name: 'bash', parameters: { type: 'object', properties: { command: { type: 'string' } } } } },
+        ],
         provider: { only: [only] },
       };
       for await (const _ of await client.chat.completions.create(params)) void _;
@@ -66,13 +70,19 @@ test('serve prints one line per exchange and each error finding; captures and sh
 test('agents prints a launch line per agent for the given port', async () => {
   const r = await cli(['agents', '--port', '9000']);
   assert.equal(r.code, 0);
-  assert.match(r.out, /^OpenCode {2}\(chat-completions, base URL http:\/\/127\.0\.0\.1:9000\/openrouter\/v1\)\n {2}OPENCODE_CONFIG_CONTENT=/m);
+  assert.match(
+    r.out,
+    /^OpenCode {2}\(chat-completions, base URL http:\/\/127\.0\.0\.1:9000\/openrouter\/v1\)\n {2}OPENCODE_CONFIG_CONTENT=/m,
+  );
   assert.match(r.out, /ANTHROPIC_BASE_URL=http:\/\/127\.0\.0\.1:9000\/openrouter .*claude/);
   assert.match(r.out, /codex -c 'model_provider="tokenscope"'/);
   assert.match(r.out, /Base URL: http:\/\/127\.0\.0\.1:9000\/openrouter\/v1/);
   const json = JSON.parse((await cli(['agents', '--json', '--route', 'sglang'])).out);
   assert.equal(json.length, 11);
-  assert.match(r.out, /^Kilo CLI {2}\(chat-completions, base URL http:\/\/127\.0\.0\.1:9000\/openrouter\/v1\)\n {2}KILO_CONFIG_CONTENT='\{.*\}' kilo$/m);
+  assert.match(
+    r.out,
+    /^Kilo CLI {2}\(chat-completions, base URL http:\/\/127\.0\.0\.1:9000\/openrouter\/v1\)\n {2}KILO_CONFIG_CONTENT='\{.*\}' kilo$/m,
+  );
   assert.equal(json[0].baseUrl, 'http://127.0.0.1:8719/sglang/v1');
   assert.match((await cli(['agents', '--port', 'x'])).err, /--port must be a number/);
 });
@@ -84,7 +94,10 @@ test('serve refuses a taken port with one line and exit code 2', async () => {
     const port = new URL(first.url).port;
     const r = await cli(['serve', '--port', port, '--data-dir', data.dir]);
     assert.equal(r.code, 2);
-    assert.equal(r.err.trim(), `tokenscope serve: port ${port} on 127.0.0.1 is already in use (another Tokenscope?); choose another with --port`);
+    assert.equal(
+      r.err.trim(),
+      `tokenscope serve: port ${port} on 127.0.0.1 is already in use (another Tokenscope?); choose another with --port`,
+    );
   } finally {
     first.child.kill('SIGTERM');
     await exited(first.child);
@@ -100,10 +113,17 @@ test('serve --openrouter-url takes the API root as the other commands do (…/ap
     const res = await fetch(`${s.url}/openrouter/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: 'Bearer sk-or-v1-clitest0123456789abcdef', 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'moonshotai/kimi-k2-0905', messages: [{ role: 'user', content: 'hi' }], provider: { only: ['fireworks'] } }),
+      body: JSON.stringify({
+        model: 'moonshotai/kimi-k2-0905',
+        messages: [{ role: 'user', content: 'hi' }],
+        provider: { only: ['fireworks'] },
+      }),
     });
     assert.equal(res.status, 200, await res.text());
-    assert.deepEqual(emu.requests.map((r) => r.path), ['/api/v1/chat/completions']);
+    assert.deepEqual(
+      emu.requests.map((r) => r.path),
+      ['/api/v1/chat/completions'],
+    );
   } finally {
     s.child.kill('SIGKILL');
     await exited(s.child);

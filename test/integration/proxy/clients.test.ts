@@ -17,7 +17,7 @@ import { startRig, startUpstream, tempDir } from '../../unit/proxy/local-upstrea
 
 const KEY = 'sk-or-v1-clienttest0123456789abcdef';
 
-test('openai SDK: a leaky provider\'s stream reaches the SDK unchanged and its capture is flagged', async () => {
+test("openai SDK: a leaky provider's stream reaches the SDK unchanged and its capture is flagged", async () => {
   const emu = await startOpenRouterEmulator();
   const rig = await startRig({ openrouter: `${emu.url}/api` });
   try {
@@ -27,7 +27,12 @@ test('openai SDK: a leaky provider\'s stream reaches the SDK unchanged and its c
       model: 'moonshotai/kimi-k2-0905',
       stream: true,
       messages: [{ role: 'user', content: 'List the files.' }],
-      tools: [{ type: 'function', function: { name: 'bash', parameters: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] } } }],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'bash', parameters: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] } },
+        },
+      ],
       provider: { only: ['chutes'] },
     };
     const stream = await client.chat.completions.create(params);
@@ -60,7 +65,11 @@ test('Vercel AI SDK (@ai-sdk/openai-compatible + streamText) through the default
   const rig = await startRig({ default: `${emu.url}/api` });
   try {
     const provider = createOpenAICompatible({ name: 'tokenscope', baseURL: `${rig.proxy.url}/v1`, apiKey: KEY });
-    const result = streamText({ model: provider('moonshotai/kimi-k2-0905'), prompt: 'Say hello.', providerOptions: { tokenscope: { provider: { only: ['fireworks'] } } } });
+    const result = streamText({
+      model: provider('moonshotai/kimi-k2-0905'),
+      prompt: 'Say hello.',
+      providerOptions: { tokenscope: { provider: { only: ['fireworks'] } } },
+    });
     let text = '';
     for await (const t of result.textStream) text += t;
     assert.ok(text.length > 0);
@@ -99,7 +108,19 @@ test('openai SDK against SGLang through /sglang', async (t) => {
 /** A small Anthropic Messages upstream (wire-formats.md §5): a streamed tool_use turn, and count_tokens. */
 function anthropicUpstream(seen: { path: string; headers: Record<string, unknown> }[]) {
   const events = [
-    { type: 'message_start', message: { id: 'msg_01', type: 'message', role: 'assistant', model: 'claude-test', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 12, output_tokens: 1 } } },
+    {
+      type: 'message_start',
+      message: {
+        id: 'msg_01',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-test',
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 12, output_tokens: 1 },
+      },
+    },
     { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
     { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Reading it.' } },
     { type: 'content_block_stop', index: 0 },
@@ -136,7 +157,9 @@ test('@anthropic-ai/sdk: streamed tool use and count_tokens pass; anthropic-vers
   const rig = await startRig({ anthropic: up.url });
   try {
     const client = new Anthropic({ baseURL: `${rig.proxy.url}/anthropic`, apiKey: 'sk-ant-api03-clienttest0123456789' });
-    const tools = [{ name: 'read', input_schema: { type: 'object' as const, properties: { path: { type: 'string' } }, required: ['path'] } }];
+    const tools = [
+      { name: 'read', input_schema: { type: 'object' as const, properties: { path: { type: 'string' } }, required: ['path'] } },
+    ];
     const stream = client.messages.stream(
       { model: 'claude-test', max_tokens: 100, messages: [{ role: 'user', content: 'Read the readme.' }], tools },
       { headers: { 'anthropic-beta': 'fine-grained-tool-streaming-2025-05-14' } },

@@ -19,7 +19,8 @@ import { exited, rawRequest, serveChild, startRig, startUpstream, tempDir, waitF
 const CANARIES = ['c4n4ryQueryKey1', 'c4n4ryApiKey2', 'c4n4ryToken3', 'c4n4ryPassw0rd4', 'c4n4ryUser5', 'c4n4rySig6'];
 
 function assertNoCanary(text: string, where: string): void {
-  for (const c of CANARIES) assert.ok(!text.includes(c), `${where} holds ${c}: ${text.slice(Math.max(0, text.indexOf(c) - 200), text.indexOf(c) + 100)}`);
+  for (const c of CANARIES)
+    assert.ok(!text.includes(c), `${where} holds ${c}: ${text.slice(Math.max(0, text.indexOf(c) - 200), text.indexOf(c) + 100)}`);
 }
 
 /** Every file under `dir` (captures, the database and its WAL, journals), as latin1 text. */
@@ -40,7 +41,9 @@ async function deadPort(): Promise<number> {
 const FORMATS: ExportFormat[] = ['bundle', 'markdown', 'har', 'curl', 'k2vv', 'promptfoo'];
 const BODY = JSON.stringify({ model: 'moonshotai/kimi-k2-0905', stream: true, messages: [{ role: 'user', content: 'hi' }] });
 
-test('an upstream URL credential never reaches the client, the capture, the log, an export or a span: upstream down, silent, answering', { timeout: 120_000 }, async () => {
+test('an upstream URL credential never reaches the client, the capture, the log, an export or a span: upstream down, silent, answering', {
+  timeout: 120_000,
+}, async () => {
   const dead = await deadPort();
   // Never sends response headers.
   const silent = await startUpstream((req) => req.resume());
@@ -67,10 +70,16 @@ test('an upstream URL credential never reaches the client, the capture, the log,
     const ask = (path: string) => rawRequest(`${rig.proxy.url}${path}`, { body: BODY, headers: { 'content-type': 'application/json' } });
     const down = await ask('/v1/chat/completions');
     assert.equal(down.status, 502);
-    assert.match(down.body.toString(), /could not reach the upstream http:\/\/127\.0\.0\.1:\d+\/api\?key=\[REDACTED:url-credential\]&alt=sse/);
+    assert.match(
+      down.body.toString(),
+      /could not reach the upstream http:\/\/127\.0\.0\.1:\d+\/api\?key=\[REDACTED:url-credential\]&alt=sse/,
+    );
     const timedOut = await ask('/openrouter/v1/chat/completions');
     assert.equal(timedOut.status, 504);
-    assert.match(timedOut.body.toString(), /api_key=\[REDACTED:url-credential\]&token=\[REDACTED:url-credential\] sent no response headers/);
+    assert.match(
+      timedOut.body.toString(),
+      /api_key=\[REDACTED:url-credential\]&token=\[REDACTED:url-credential\] sent no response headers/,
+    );
     const userinfoDown = await ask('/u/down/v1/chat/completions');
     assert.equal(userinfoDown.status, 502);
     assert.match(userinfoDown.body.toString(), /http:\/\/\[REDACTED:url-userinfo\]@127\.0\.0\.1/);
@@ -100,7 +109,10 @@ test('an upstream URL credential never reaches the client, the capture, the log,
       assertNoCanary(JSON.stringify(span), `the span of ${x.id}`);
     }
     const errors = rig.store.list().map((x) => x.error ?? '');
-    assert.ok(errors.some((e) => e.includes('[REDACTED:url-credential]')), errors.join('\n'));
+    assert.ok(
+      errors.some((e) => e.includes('[REDACTED:url-credential]')),
+      errors.join('\n'),
+    );
     // Closed: every byte the store wrote (body files, the database, its WAL, the journal) is on disk.
     await rig.proxy.close();
     await rig.store.close();

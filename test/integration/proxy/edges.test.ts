@@ -38,7 +38,10 @@ test('a body labelled gzip that is not gzip: the client gets it as sent, the cap
   });
   const rig = await startRig({ default: up.url });
   try {
-    const res = await rawRequest(`${rig.proxy.url}/v1/chat/completions`, { body: '{"model":"m","stream":true}', headers: { 'content-type': 'application/json' } });
+    const res = await rawRequest(`${rig.proxy.url}/v1/chat/completions`, {
+      body: '{"model":"m","stream":true}',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(res.body.toString(), SSE);
     await settled(rig);
     const x = rig.store.list()[0];
@@ -53,7 +56,9 @@ test('a body labelled gzip that is not gzip: the client gets it as sent, the cap
   }
 });
 
-test('a gzip bomb is decoded only up to the cap, with little CPU, and the capture says it is not analysed', { timeout: 60_000 }, async () => {
+test('a gzip bomb is decoded only up to the cap, with little CPU, and the capture says it is not analysed', {
+  timeout: 60_000,
+}, async () => {
   // 2 GiB of zeros in about 2 MB: 2,048 gzip members of 1 MiB each (a multi-member gzip is one body).
   const member = gzipSync(Buffer.alloc(1024 * 1024));
   const bomb = Buffer.concat(Array.from({ length: 2048 }, () => member));
@@ -64,7 +69,10 @@ test('a gzip bomb is decoded only up to the cap, with little CPU, and the captur
   const rig = await startRig({ default: up.url }, { maxBodyBytes: 16 * 1024 * 1024 }, { maxDecodedBytes: 16 * 1024 * 1024 });
   try {
     const cpu = process.cpuUsage();
-    const res = await rawRequest(`${rig.proxy.url}/v1/chat/completions`, { body: '{"model":"m","stream":true}', headers: { 'content-type': 'application/json' } });
+    const res = await rawRequest(`${rig.proxy.url}/v1/chat/completions`, {
+      body: '{"model":"m","stream":true}',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(res.body.length, bomb.length, 'the client gets every byte as sent');
     await settled(rig);
     const used = process.cpuUsage(cpu);
@@ -74,7 +82,8 @@ test('a gzip bomb is decoded only up to the cap, with little CPU, and the captur
     assert.match(x.notAnalysed!, /^not analysed: decompressed body over 16 MB/);
     // Inflating all 2 GiB took about 5 s of CPU on this machine; up to the cap, a fraction of one.
     assert.ok(cpuMs < 3000, `${cpuMs.toFixed(0)} ms of CPU`);
-    const findings = rig.store.readAnalysis(x.id)?.analysis.findings ?? exportCaptures(rig.store, [x.id], 'bundle').repros[0].analysis.analysis.findings;
+    const findings =
+      rig.store.readAnalysis(x.id)?.analysis.findings ?? exportCaptures(rig.store, [x.id], 'bundle').repros[0].analysis.analysis.findings;
     assert.deepEqual(
       findings.map((f) => [f.rule, f.severity]),
       [['capture-truncated', 'info']],
@@ -120,7 +129,9 @@ test('response headers over 16 KB pass; over 256 KB they get a clear 502', async
   }
 });
 
-test('request bodies: 20 MB is recorded; one over the cap is forwarded, and the capture and every export say it was not kept', { timeout: 60_000 }, async () => {
+test('request bodies: 20 MB is recorded; one over the cap is forwarded, and the capture and every export say it was not kept', {
+  timeout: 60_000,
+}, async () => {
   const MB = 1024 * 1024;
   let received = 0;
   const up = await startUpstream((req, res) => {
@@ -154,7 +165,10 @@ test('request bodies: 20 MB is recorded; one over the cap is forwarded, and the 
     assert.match(curl, /# Note: the request body \(\d+ bytes\) was not kept by the capture: it is over the 1 MB/);
     assert.match(curl, /: "\$\{REQUEST_BODY_FILE:\?set REQUEST_BODY_FILE to a file holding the request body/);
     assert.match(curl, /--data-binary @"\$REQUEST_BODY_FILE"/, 'the replay sends a body, never none');
-    assert.match(exportCaptures(small.store, [x.id], 'markdown').text, /\*\*Note:\*\* the request body \(\d+ bytes\) was not kept by the capture/);
+    assert.match(
+      exportCaptures(small.store, [x.id], 'markdown').text,
+      /\*\*Note:\*\* the request body \(\d+ bytes\) was not kept by the capture/,
+    );
     const har = JSON.parse(exportCaptures(small.store, [x.id], 'har').text);
     assert.match(har.log.entries[0].request.comment, /request body \(\d+ bytes\) was not kept/);
     assert.equal(har.log.entries[0].request.bodySize, two.length);
@@ -180,7 +194,11 @@ test('an encoded climb (`..%2f`) in a request path is refused with a 400, never 
     for (const path of ['/v1/..%2f..%2fadmin', '/u/lab/%2e%2e%2fsecret/x', '/v1/%2e%2e%5cx', '/v1/..%252fadmin']) {
       const res = await rawRequest(`${rig.proxy.url}${path}`, { body: '{}', headers: { 'content-type': 'application/json' } });
       assert.equal(res.status, 400, path);
-      assert.match(JSON.parse(res.body.toString()).error.message, /^Tokenscope cannot forward this request: the request path holds ".+", an encoded ".+" that could leave the route$/, path);
+      assert.match(
+        JSON.parse(res.body.toString()).error.message,
+        /^Tokenscope cannot forward this request: the request path holds ".+", an encoded ".+" that could leave the route$/,
+        path,
+      );
     }
     assert.deepEqual(seen, []);
   } finally {
@@ -202,7 +220,12 @@ test('a key written with \\u escapes and secret-named fields echoed by the upstr
   const canaries = ['c4n4ry', 'YzRuNHJ5', 'IQoJb3JpZ2lu'];
   const up = await startUpstream((req, res) => {
     req.resume();
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], debug: { headers: echoed } }));
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+        debug: { headers: echoed },
+      }),
+    );
   });
   const rig = await startRig({ default: up.url });
   try {

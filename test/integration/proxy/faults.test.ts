@@ -14,9 +14,13 @@ import { scheduledNow } from '../../helpers/timing';
 function headersOnly(url: string, body?: string): Promise<{ status: number; headers: Record<string, unknown>; ms: number; close(): void }> {
   const start = scheduledNow();
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: body ? 'POST' : 'GET', agent: false, headers: body ? { 'content-type': 'application/json' } : {} }, (res) => {
-      resolve({ status: res.statusCode ?? 0, headers: res.headers, ms: scheduledNow() - start, close: () => req.destroy() });
-    });
+    const req = request(
+      url,
+      { method: body ? 'POST' : 'GET', agent: false, headers: body ? { 'content-type': 'application/json' } : {} },
+      (res) => {
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, ms: scheduledNow() - start, close: () => req.destroy() });
+      },
+    );
     req.once('error', reject);
     req.end(body);
   });
@@ -98,7 +102,7 @@ test('a client that never finishes its request headers is cut off after the head
   }
 });
 
-test('an upstream that sends no headers in time is a 504 in the caller\'s shape, recorded', async () => {
+test("an upstream that sends no headers in time is a 504 in the caller's shape, recorded", async () => {
   const up = await startUpstream((req) => req.resume()); // never answers
   const rig = await startRig({ default: up.url, anthropic: up.url }, {}, { timeouts: { upstreamHeadersMs: 300 } });
   try {
@@ -122,8 +126,12 @@ test('an upstream that goes silent mid-stream: SSE clients get an error event in
   const up = await startUpstream((req, res) => {
     req.resume();
     res.writeHead(200, { 'content-type': 'text/event-stream' });
-    if (req.url?.includes('messages')) res.write('event: message_start\ndata: {"type":"message_start","message":{"id":"m","model":"claude-x","content":[],"role":"assistant"}}\n\n');
-    else if (req.url?.includes('responses')) res.write('event: response.created\ndata: {"type":"response.created","response":{"id":"r","model":"gpt-x"}}\n\n');
+    if (req.url?.includes('messages'))
+      res.write(
+        'event: message_start\ndata: {"type":"message_start","message":{"id":"m","model":"claude-x","content":[],"role":"assistant"}}\n\n',
+      );
+    else if (req.url?.includes('responses'))
+      res.write('event: response.created\ndata: {"type":"response.created","response":{"id":"r","model":"gpt-x"}}\n\n');
     else if (req.url?.includes('silent')) res.flushHeaders();
     else res.write('data: {"id":"c","model":"kimi","choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n');
     // then silence
@@ -135,26 +143,44 @@ test('an upstream that goes silent mid-stream: SSE clients get an error event in
     const last = chat.body.toString().trim().split('\n\n').at(-1)!;
     assert.match(last, /^data: \{"error":\{"message":"Tokenscope: the upstream sent nothing for 300 ms mid-stream/);
     const anth = await rawRequest(`${rig.proxy.url}/anthropic/v1/messages`, { body: '{"model":"claude-x","stream":true}' });
-    assert.match(anth.body.toString(), /event: error\ndata: \{"type":"error","error":\{"type":"timeout_error","message":"Tokenscope: the upstream sent nothing/);
+    assert.match(
+      anth.body.toString(),
+      /event: error\ndata: \{"type":"error","error":\{"type":"timeout_error","message":"Tokenscope: the upstream sent nothing/,
+    );
     const resp = await rawRequest(`${rig.proxy.url}/openai/v1/responses`, { body: '{"model":"gpt-x","stream":true}' });
-    assert.match(resp.body.toString(), /event: error\ndata: \{"type":"error","code":"timeout","message":"Tokenscope: the upstream sent nothing/);
+    assert.match(
+      resp.body.toString(),
+      /event: error\ndata: \{"type":"error","code":"timeout","message":"Tokenscope: the upstream sent nothing/,
+    );
 
     const silent = await rawRequest(`${rig.proxy.url}/v1/silent/chat/completions`, { body: '{"model":"kimi","stream":true}' });
-    assert.match(silent.body.toString(), /^data: \{"error":\{"message":"Tokenscope: the upstream sent nothing for 300 ms mid-stream, after 0 bytes/);
+    assert.match(
+      silent.body.toString(),
+      /^data: \{"error":\{"message":"Tokenscope: the upstream sent nothing for 300 ms mid-stream, after 0 bytes/,
+    );
 
     await waitFor(() => rig.store.list().length === 4 && rig.store.list().every((x) => x.summary), 'four analysed captures');
     for (const x of rig.store.list()) {
       assert.equal(x.state, 'incomplete');
       assert.match(x.error ?? '', /idle timeout/);
       // The finding says what happened: the upstream went silent and Tokenscope's idle timeout ended the response.
-      const f = rig.store.readAnalysis(x.id)!.analysis.findings.find((y) => y.rule === (x.path.includes('silent') ? 'empty-response' : 'stream-unterminated'));
+      const f = rig.store
+        .readAnalysis(x.id)!
+        .analysis.findings.find((y) => y.rule === (x.path.includes('silent') ? 'empty-response' : 'stream-unterminated'));
       assert.ok(f, `${x.path}: ${x.summary!.rules}`);
       assert.equal(f.severity, 'error');
-      assert.match(f.message, /Tokenscope's idle timeout ended the response after 0\.3 s of silence \(a streaming client got an error event in its API's shape; serve --idle-timeout/);
+      assert.match(
+        f.message,
+        /Tokenscope's idle timeout ended the response after 0\.3 s of silence \(a streaming client got an error event in its API's shape; serve --idle-timeout/,
+      );
       if (x.path.includes('silent')) continue;
       assert.match(f.message, /^The upstream went silent mid-response after 1 event/);
       assert.ok(x.summary!.rules.includes('stream-unterminated'), `${x.path}: ${x.summary!.rules}`);
-      assert.doesNotMatch(Buffer.from(rig.store.readResponse(x.id)!.bytes).toString(), /Tokenscope:/, 'the capture keeps the upstream\'s bytes only');
+      assert.doesNotMatch(
+        Buffer.from(rig.store.readResponse(x.id)!.bytes).toString(),
+        /Tokenscope:/,
+        "the capture keeps the upstream's bytes only",
+      );
     }
   } finally {
     await rig.close();
@@ -170,10 +196,17 @@ test('an HTTP error answered as text or HTML is reported as the upstream error i
   });
   const rig = await startRig({ default: up.url });
   try {
-    assert.equal((await rawRequest(`${rig.proxy.url}/v1/chat/completions`, { body: '{"model":"m"}' })).body.toString(), page, 'the agent gets the bytes as sent');
+    assert.equal(
+      (await rawRequest(`${rig.proxy.url}/v1/chat/completions`, { body: '{"model":"m"}' })).body.toString(),
+      page,
+      'the agent gets the bytes as sent',
+    );
     await waitFor(() => rig.store.list()[0]?.summary !== undefined, 'the analysed capture');
     const { findings } = rig.store.readAnalysis(rig.store.list()[0].id)!.analysis;
-    assert.deepEqual(findings.map((f) => f.rule), ['upstream-error']);
+    assert.deepEqual(
+      findings.map((f) => f.rule),
+      ['upstream-error'],
+    );
     assert.equal(findings[0].message, `The upstream answered HTTP 502: ${page.trim()}`);
   } finally {
     await rig.close();
@@ -183,7 +216,8 @@ test('an HTTP error answered as text or HTML is reported as the upstream error i
 
 test('a client that closes right after the terminal event leaves a complete exchange (Codex after response.completed)', async () => {
   const events: Record<string, string> = {
-    responses: 'event: response.created\ndata: {"type":"response.created","response":{"id":"r"}}\n\nevent: response.completed\ndata: {"type":"response.completed","response":{"id":"r","status":"completed"}}\n\n',
+    responses:
+      'event: response.created\ndata: {"type":"response.created","response":{"id":"r"}}\n\nevent: response.completed\ndata: {"type":"response.completed","response":{"id":"r","status":"completed"}}\n\n',
     messages: 'event: message_stop\ndata: {"type":"message_stop"}\n\n',
     chat: 'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n',
     cut: 'data: {"choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]}\n\n',
@@ -258,14 +292,15 @@ test('a base URL query is kept, and a custom upstream named like a built-in rout
   }
 });
 
-test('sessions follow the agent\'s own session header; without one, the idle window', async () => {
+test("sessions follow the agent's own session header; without one, the idle window", async () => {
   const up = await startUpstream((req, res) => {
     req.resume();
     res.end('{}');
   });
   const rig = await startRig({ anthropic: up.url, default: up.url });
   try {
-    const send = (path: string, headers: Record<string, string>) => rawRequest(`${rig.proxy.url}${path}`, { body: '{}', headers: { 'user-agent': 'claude-cli/2.1.3 (external, cli)', ...headers } });
+    const send = (path: string, headers: Record<string, string>) =>
+      rawRequest(`${rig.proxy.url}${path}`, { body: '{}', headers: { 'user-agent': 'claude-cli/2.1.3 (external, cli)', ...headers } });
     await send('/anthropic/v1/messages', { 'x-claude-code-session-id': 'run-1' });
     await send('/anthropic/v1/messages', { 'x-claude-code-session-id': 'run-2' });
     await send('/anthropic/v1/messages', { 'x-claude-code-session-id': 'run-1' });
@@ -297,10 +332,14 @@ test('a 256 MB request body streams through without being held: the proxy grows 
     let peak = before;
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
     await new Promise<void>((resolve, reject) => {
-      const req = request(`${rig.proxy.url}/v1/chat/completions`, { method: 'POST', agent: false, headers: { 'content-length': String(MB * 1024 * 1024) } }, (res) => {
-        res.resume();
-        res.once('end', () => resolve());
-      });
+      const req = request(
+        `${rig.proxy.url}/v1/chat/completions`,
+        { method: 'POST', agent: false, headers: { 'content-length': String(MB * 1024 * 1024) } },
+        (res) => {
+          res.resume();
+          res.once('end', () => resolve());
+        },
+      );
       req.once('error', reject);
       const chunk = Buffer.alloc(1024 * 1024, 'a');
       let sent = 0;

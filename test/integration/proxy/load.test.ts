@@ -23,7 +23,9 @@ test(`${STREAMS} concurrent streams: every client gets its exact bytes, every ex
   });
   const rig = await startRig({ default: up.url }, { analyze: false });
   try {
-    const results = await Promise.all(Array.from({ length: STREAMS }, (_, n) => rawRequest(`${rig.proxy.url}/v1/stream/${n}`, { body: '{}' })));
+    const results = await Promise.all(
+      Array.from({ length: STREAMS }, (_, n) => rawRequest(`${rig.proxy.url}/v1/stream/${n}`, { body: '{}' })),
+    );
     results.forEach((r, n) => assert.equal(r.body.toString(), body(n).join('') + 'data: [DONE]\n\n', `stream ${n}`));
     await waitFor(() => rig.store.list().filter((x) => x.state === 'complete').length === STREAMS, 'every capture', 10_000);
     const list = rig.store.list();
@@ -32,7 +34,11 @@ test(`${STREAMS} concurrent streams: every client gets its exact bytes, every ex
     assert.deepEqual(list.map((x) => x.path).sort(), Array.from({ length: STREAMS }, (_, n) => `/v1/stream/${n}`).sort());
     for (const x of list) {
       const n = Number(x.path.split('/').pop());
-      assert.equal(Buffer.from(rig.store.readResponse(x.id)!.bytes).toString(), body(n).join('') + 'data: [DONE]\n\n', `capture of stream ${n}`);
+      assert.equal(
+        Buffer.from(rig.store.readResponse(x.id)!.bytes).toString(),
+        body(n).join('') + 'data: [DONE]\n\n',
+        `capture of stream ${n}`,
+      );
     }
   } finally {
     await rig.close();

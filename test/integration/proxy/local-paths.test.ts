@@ -28,7 +28,24 @@ test('serve answers /, /health and unknown paths locally: never forwarded, never
   });
   const data = tempDir();
   // Every route, the default one included, leads to the counting upstream.
-  const s = await serveChild(['--port', '0', '--data-dir', data.dir, '--upstream', up.url, '--openrouter-url', up.url, '--sglang-url', up.url, '--anthropic-url', up.url, '--openai-url', up.url, '--custom', `lab=${up.url}`]);
+  const s = await serveChild([
+    '--port',
+    '0',
+    '--data-dir',
+    data.dir,
+    '--upstream',
+    up.url,
+    '--openrouter-url',
+    up.url,
+    '--sglang-url',
+    up.url,
+    '--anthropic-url',
+    up.url,
+    '--openai-url',
+    up.url,
+    '--custom',
+    `lab=${up.url}`,
+  ]);
   try {
     for (const path of ['/', '/health', '/health?probe=1']) {
       for (const method of ['GET', 'HEAD']) {
@@ -49,14 +66,22 @@ test('serve answers /, /health and unknown paths locally: never forwarded, never
       ['POST', '/'],
       ['GET', '/v2/models'],
     ]) {
-      const r = await rawRequest(`${s.url}${path}`, { method, ...(method === 'POST' ? { body: '{"model":"m"}', headers: { 'content-type': 'application/json' } } : {}) });
+      const r = await rawRequest(`${s.url}${path}`, {
+        method,
+        ...(method === 'POST' ? { body: '{"model":"m"}', headers: { 'content-type': 'application/json' } } : {}),
+      });
       assert.equal(r.status, 404, `${method} ${path}`);
       const message = JSON.parse(r.body.toString()).error.message as string;
       assert.match(message, /^Tokenscope has no route for \//, `${method} ${path}`);
-      for (const route of ['/openrouter/', '/sglang/', '/anthropic/', '/openai/', '/u/lab/', '/v1/']) assert.ok(message.includes(route), `${path}: ${message}`);
+      for (const route of ['/openrouter/', '/sglang/', '/anthropic/', '/openai/', '/u/lab/', '/v1/'])
+        assert.ok(message.includes(route), `${path}: ${message}`);
     }
     // An Anthropic client gets the 404 in its own shape.
-    const anthropic = await rawRequest(`${s.url}/messages`, { method: 'POST', body: '{}', headers: { 'anthropic-version': '2023-06-01', 'content-type': 'application/json' } });
+    const anthropic = await rawRequest(`${s.url}/messages`, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+    });
     assert.equal(anthropic.status, 404);
     assert.equal(JSON.parse(anthropic.body.toString()).type, 'error');
     assert.deepEqual(seen, [], 'nothing outside a route reached the upstream');
@@ -64,7 +89,8 @@ test('serve answers /, /health and unknown paths locally: never forwarded, never
     assert.equal((await rawRequest(`${s.url}/health`, { headers: { host: 'evil.example' } })).status, 403);
 
     // The routes themselves still forward, and are captured.
-    for (const path of ['/v1/models', '/openrouter/v1/models', '/u/lab/v1/models', '/sglang/health']) assert.equal((await rawRequest(`${s.url}${path}`)).status, 200, path);
+    for (const path of ['/v1/models', '/openrouter/v1/models', '/u/lab/v1/models', '/sglang/health'])
+      assert.equal((await rawRequest(`${s.url}${path}`)).status, 200, path);
     assert.deepEqual(seen, ['/v1/models', '/v1/models', '/v1/models', '/health']);
   } finally {
     s.child.kill('SIGTERM');

@@ -29,7 +29,9 @@ function firstByte(url: string): Promise<number> {
 
 const p90 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.ceil(xs.length * 0.9) - 1];
 
-test('80 concurrent streams all get their first byte at once: the 65th does not wait for a stream to end', { timeout: 60_000 }, async () => {
+test('80 concurrent streams all get their first byte at once: the 65th does not wait for a stream to end', {
+  timeout: 60_000,
+}, async () => {
   const STREAMS = 80;
   const HOLD_MS = 1500;
   // Each stream sends its first event at once, then holds the connection open for HOLD_MS.
@@ -48,9 +50,15 @@ test('80 concurrent streams all get their first byte at once: the 65th does not 
     const direct = await Promise.all(Array.from({ length: STREAMS }, () => firstByte(`${up.url}/v1/stream`)));
     const proxied = await Promise.all(Array.from({ length: STREAMS }, () => firstByte(`${rig.proxy.url}/v1/stream`)));
     const added = p90(proxied) - p90(direct);
-    assert.ok(added < 500, `first byte p90: ${p90(proxied).toFixed(0)} ms through the proxy, ${p90(direct).toFixed(0)} ms direct (max ${Math.max(...proxied).toFixed(0)} ms)`);
+    assert.ok(
+      added < 500,
+      `first byte p90: ${p90(proxied).toFixed(0)} ms through the proxy, ${p90(direct).toFixed(0)} ms direct (max ${Math.max(...proxied).toFixed(0)} ms)`,
+    );
     await waitFor(() => rig.store.list().filter((x) => x.state === 'complete').length === 2 * STREAMS, 'every capture');
-    assert.ok(rig.store.list().every((x) => x.queuedMs === undefined), 'no exchange waited for a connection');
+    assert.ok(
+      rig.store.list().every((x) => x.queuedMs === undefined),
+      'no exchange waited for a connection',
+    );
   } finally {
     await rig.close();
     await up.close();
@@ -68,7 +76,11 @@ test('slow request bodies hold no connection another request needs', { timeout: 
   try {
     // Each sends its headers and one byte of a 1,000-byte body, then nothing.
     for (let i = 0; i < STALLED; i++) {
-      const req = request(`${rig.proxy.url}/v1/chat/completions`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': '1000' } });
+      const req = request(`${rig.proxy.url}/v1/chat/completions`, {
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': '1000' },
+      });
       req.on('error', () => undefined);
       req.write('{');
       stalled.push(req);
@@ -78,7 +90,9 @@ test('slow request bodies hold no connection another request needs', { timeout: 
     let timer: NodeJS.Timeout | undefined;
     const res = await Promise.race([
       rawRequest(`${rig.proxy.url}/v1/chat/completions`, { body: '{"model":"m"}', headers: { 'content-type': 'application/json' } }),
-      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer in 10 s beside ${STALLED} stalled uploads`)), 10_000))),
+      new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error(`no answer in 10 s beside ${STALLED} stalled uploads`)), 10_000)),
+      ),
     ]).finally(() => clearTimeout(timer));
     const ms = performance.now() - start;
     assert.equal(res.status, 200);
@@ -90,7 +104,9 @@ test('slow request bodies hold no connection another request needs', { timeout: 
   }
 });
 
-test('at the configured limit, the wait for a connection counts in --upstream-timeout and the capture says so', { timeout: 30_000 }, async () => {
+test('at the configured limit, the wait for a connection counts in --upstream-timeout and the capture says so', {
+  timeout: 30_000,
+}, async () => {
   let streams = 0;
   const up = await startUpstream((req, res) => {
     req.resume();
@@ -106,10 +122,16 @@ test('at the configured limit, the wait for a connection counts in --upstream-ti
     const long = firstByte(`${rig.proxy.url}/v1/long`);
     await waitFor(() => streams === 1, 'the long stream');
     const start = performance.now();
-    const waited = await rawRequest(`${rig.proxy.url}/v1/chat/completions`, { body: '{"model":"m"}', headers: { 'content-type': 'application/json' } });
+    const waited = await rawRequest(`${rig.proxy.url}/v1/chat/completions`, {
+      body: '{"model":"m"}',
+      headers: { 'content-type': 'application/json' },
+    });
     const ms = performance.now() - start;
     assert.equal(waited.status, 504);
-    assert.match(JSON.parse(waited.body.toString()).error.message, /no connection to the upstream http:\/\/127\.0\.0\.1:\d+ came free within 400 ms: all 1 were in use/);
+    assert.match(
+      JSON.parse(waited.body.toString()).error.message,
+      /no connection to the upstream http:\/\/127\.0\.0\.1:\d+ came free within 400 ms: all 1 were in use/,
+    );
     assert.ok(ms >= 350 && ms < 2500, `answered after ${ms.toFixed(0)} ms (timeout 400 ms; the stream holding the connection lasts 3 s)`);
     assert.equal(streams, 1, 'the request never went upstream');
     await waitFor(() => rig.store.list().some((x) => x.status === 504), 'its capture');

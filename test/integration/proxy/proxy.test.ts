@@ -17,7 +17,12 @@ test('a stream passes through unchanged; headers pass except hop-by-hop; the exc
   const up = await startUpstream((req, res) => {
     seen = { url: req.url, headers: req.headers };
     req.resume();
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'x-generation-id': 'gen-42', 'keep-alive': 'timeout=5', 'x-upstream': 'yes' });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'x-generation-id': 'gen-42',
+      'keep-alive': 'timeout=5',
+      'x-upstream': 'yes',
+    });
     for (const c of sse(3)) res.write(c);
     res.end('data: [DONE]\n\n');
   });
@@ -26,7 +31,15 @@ test('a stream passes through unchanged; headers pass except hop-by-hop; the exc
     const body = JSON.stringify({ model: 'claude-x', stream: true, messages: [] });
     const res = await rawRequest(`${rig.proxy.url}/anthropic/v1/messages?beta=true`, {
       body,
-      headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'anthropic-beta': 'fine-grained-tool-streaming-2025-05-14', 'x-api-key': 'sk-ant-secret0123456789abcdef', connection: 'keep-alive, x-drop-me', 'x-drop-me': '1', 'user-agent': 'claude-cli/2.0.1 (external, cli)' },
+      headers: {
+        'content-type': 'application/json',
+        'anthropic-version': '2023-06-01',
+        'anthropic-beta': 'fine-grained-tool-streaming-2025-05-14',
+        'x-api-key': 'sk-ant-secret0123456789abcdef',
+        connection: 'keep-alive, x-drop-me',
+        'x-drop-me': '1',
+        'user-agent': 'claude-cli/2.0.1 (external, cli)',
+      },
     });
     assert.equal(res.status, 200);
     assert.equal(res.body.toString(), sse(3).join('') + 'data: [DONE]\n\n');
@@ -78,13 +91,16 @@ test('a foreign Host (DNS rebinding) or a foreign browser Origin gets 403 and ne
   }
 });
 
-test('an unreachable upstream is a 502 in the API\'s own error shape naming the upstream, and is recorded', async () => {
+test("an unreachable upstream is a 502 in the API's own error shape naming the upstream, and is recorded", async () => {
   const dead = await startUpstream(() => undefined);
   const deadUrl = dead.url;
   await dead.close(); // nothing listens there any more
   const rig = await startRig({ default: deadUrl, anthropic: deadUrl });
   try {
-    const oai = await rawRequest(`${rig.proxy.url}/v1/chat/completions`, { body: '{"model":"m"}', headers: { 'content-type': 'application/json' } });
+    const oai = await rawRequest(`${rig.proxy.url}/v1/chat/completions`, {
+      body: '{"model":"m"}',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(oai.status, 502);
     const e1 = JSON.parse(oai.body.toString());
     assert.match(e1.error.message, new RegExp(`could not reach the upstream ${deadUrl}.*ECONNREFUSED`));
@@ -245,7 +261,10 @@ test('a full disk does not stop forwarding', async (t) => {
       const res = await rawRequest(`${rig.proxy.url}/v1/chat/completions`, { body: '{}' });
       assert.equal(res.body.toString(), sse(50).join(''));
     }
-    await waitFor(() => rig.store.list().length === 3 && rig.store.list().every((x) => x.state === 'incomplete'), 'captures marked incomplete');
+    await waitFor(
+      () => rig.store.list().length === 3 && rig.store.list().every((x) => x.state === 'incomplete'),
+      'captures marked incomplete',
+    );
     assert.equal(rig.warnings.length, 1, rig.warnings.join('\n'));
     assert.match(rig.warnings[0], /disk is full/);
   } finally {

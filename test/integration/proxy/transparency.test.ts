@@ -22,7 +22,7 @@ interface Case {
 
 function makeCase(n: number): Case {
   const r = rng(n + 1);
-  const pick = <T,>(xs: T[]) => xs[Math.floor(r() * xs.length)];
+  const pick = <T>(xs: T[]) => xs[Math.floor(r() * xs.length)];
   const kind = pick(['sse', 'sse', 'malformed', 'binary', 'json', 'anthropic']);
   let body: Buffer;
   if (kind === 'binary') {
@@ -35,11 +35,25 @@ function makeCase(n: number): Case {
     const count = Math.floor(r() * 400);
     for (let i = 0; i < count; i++) {
       const text = 'é€😀<|tool_call_begin|>'.slice(0, Math.floor(r() * 20)) + 'abc'.repeat(Math.floor(r() * 30));
-      if (kind === 'anthropic') events.push(`event: content_block_delta\ndata: ${JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } })}\n\n`);
-      else if (kind === 'malformed') events.push(pick([`data: {"broken":${text}\n\n`, `: OPENROUTER PROCESSING\n\n`, `data: ${text}\r\n`, `\n\n\n`, `data: {"ok":1}\n\n`, 'data:']));
+      if (kind === 'anthropic')
+        events.push(
+          `event: content_block_delta\ndata: ${JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } })}\n\n`,
+        );
+      else if (kind === 'malformed')
+        events.push(
+          pick([
+            `data: {"broken":${text}\n\n`,
+            `: OPENROUTER PROCESSING\n\n`,
+            `data: ${text}\r\n`,
+            `\n\n\n`,
+            `data: {"ok":1}\n\n`,
+            'data:',
+          ]),
+        );
       else events.push(`data: ${JSON.stringify({ choices: [{ delta: { content: text } }] })}\n\n`);
     }
-    if (kind !== 'malformed') events.push(kind === 'anthropic' ? 'event: message_stop\ndata: {"type":"message_stop"}\n\n' : 'data: [DONE]\n\n');
+    if (kind !== 'malformed')
+      events.push(kind === 'anthropic' ? 'event: message_stop\ndata: {"type":"message_stop"}\n\n' : 'data: [DONE]\n\n');
     body = Buffer.from(events.join(''));
   }
   const gzip = kind !== 'binary' && r() < 0.3;
@@ -51,10 +65,21 @@ function makeCase(n: number): Case {
     chunks.push(wire.subarray(off, off + size));
     off += size;
   }
-  const type = { sse: 'text/event-stream', malformed: 'text/event-stream', anthropic: 'text/event-stream', binary: 'application/octet-stream', json: 'application/json' }[kind]!;
+  const type = {
+    sse: 'text/event-stream',
+    malformed: 'text/event-stream',
+    anthropic: 'text/event-stream',
+    binary: 'application/octet-stream',
+    json: 'application/json',
+  }[kind]!;
   return {
     status: pick([200, 200, 200, 200, 201, 400, 429, 500]),
-    headers: { 'content-type': type, 'x-case': String(n), ...(gzip && { 'content-encoding': 'gzip' }), ...(r() < 0.3 && { 'content-length': String(wire.length) }) },
+    headers: {
+      'content-type': type,
+      'x-case': String(n),
+      ...(gzip && { 'content-encoding': 'gzip' }),
+      ...(r() < 0.3 && { 'content-length': String(wire.length) }),
+    },
     chunks,
     decoded: gzip ? gunzipSync(wire) : body,
   };
@@ -89,7 +114,10 @@ test(`${CASES} randomized responses arrive through the proxy byte-identical to a
         const direct = await rawRequest(`${up.url}/v1/case/${n}`, { body: '{}' });
         const proxied = await rawRequest(`${rig.proxy.url}/v1/case/${n}`, { body: '{}' });
         assert.equal(proxied.status, direct.status, `case ${n} status`);
-        assert.ok(proxied.body.equals(direct.body), `case ${n}: ${proxied.body.length} bytes through the proxy vs ${direct.body.length} direct`);
+        assert.ok(
+          proxied.body.equals(direct.body),
+          `case ${n}: ${proxied.body.length} bytes through the proxy vs ${direct.body.length} direct`,
+        );
         assert.equal(proxied.headers['content-type'], direct.headers['content-type']);
         assert.equal(proxied.headers['content-encoding'], direct.headers['content-encoding']);
         assert.equal(proxied.error, undefined);
@@ -99,7 +127,10 @@ test(`${CASES} randomized responses arrive through the proxy byte-identical to a
     await waitFor(() => rig.store.list().filter((x) => x.state === 'complete').length === CASES, 'every capture', 20_000);
     for (const x of rig.store.list()) {
       const n = ids.get(x.id)!;
-      assert.ok(Buffer.from(rig.store.readResponse(x.id)!.bytes).equals(cases[n].decoded), `case ${n}: capture differs from the decoded body`);
+      assert.ok(
+        Buffer.from(rig.store.readResponse(x.id)!.bytes).equals(cases[n].decoded),
+        `case ${n}: capture differs from the decoded body`,
+      );
     }
   } finally {
     await rig.close();

@@ -20,7 +20,8 @@ import { rawRequest, startRig, startUpstream, tempDir, waitFor, type Rig } from 
 
 const KEY = 'sk-proj-AbCdEfGhIjKlMnOp0123456789';
 const MASK = Buffer.from([0xa1, 0xb2, 0xc3, 0xd4]);
-const create = (extra: object = {}) => JSON.stringify({ type: 'response.create', model: 'moonshotai/kimi-k2-0905', input: 'read hello.py', stream: true, ...extra });
+const create = (extra: object = {}) =>
+  JSON.stringify({ type: 'response.create', model: 'moonshotai/kimi-k2-0905', input: 'read hello.py', stream: true, ...extra });
 
 /** Answers each response.create with the Responses events of `text` (in `deltas`, when given). */
 function answering(text: string, deltas?: string[]) {
@@ -31,11 +32,19 @@ function answering(text: string, deltas?: string[]) {
 }
 
 /** An undici WebSocket through the proxy; resolves once open. */
-async function openWs(rig: Rig, path = '/openai/v1/responses', headers: Record<string, string> = {}): Promise<{ ws: WebSocket; messages: string[]; closed: Promise<{ code: number }> }> {
-  const ws = new WebSocket(`${rig.proxy.url.replace(/^http/, 'ws')}${path}`, { headers: { authorization: `Bearer ${KEY}`, 'user-agent': 'codex_cli_rs/0.150.0', ...headers } } as never);
+async function openWs(
+  rig: Rig,
+  path = '/openai/v1/responses',
+  headers: Record<string, string> = {},
+): Promise<{ ws: WebSocket; messages: string[]; closed: Promise<{ code: number }> }> {
+  const ws = new WebSocket(`${rig.proxy.url.replace(/^http/, 'ws')}${path}`, {
+    headers: { authorization: `Bearer ${KEY}`, 'user-agent': 'codex_cli_rs/0.150.0', ...headers },
+  } as never);
   const messages: string[] = [];
   ws.onmessage = (e) => messages.push(String(e.data));
-  const closed = new Promise<{ code: number }>((r) => ws.addEventListener('close', (e) => r({ code: (e as unknown as { code: number }).code })));
+  const closed = new Promise<{ code: number }>((r) =>
+    ws.addEventListener('close', (e) => r({ code: (e as unknown as { code: number }).code })),
+  );
   await new Promise<void>((resolve, reject) => {
     ws.onopen = () => resolve();
     ws.onerror = () => reject(new Error('the WebSocket did not open'));
@@ -44,10 +53,16 @@ async function openWs(rig: Rig, path = '/openai/v1/responses', headers: Record<s
 }
 
 /** A hand-written WebSocket client on a raw socket: every byte it receives after the proxy's 101 head is kept. */
-async function rawClient(rig: Rig, path = '/openai/v1/responses', extraHead = ''): Promise<{ socket: Socket; head: string; after: () => Buffer; closed: Promise<void> }> {
+async function rawClient(
+  rig: Rig,
+  path = '/openai/v1/responses',
+  extraHead = '',
+): Promise<{ socket: Socket; head: string; after: () => Buffer; closed: Promise<void> }> {
   const socket = connect(rig.proxy.port, '127.0.0.1');
   socket.on('error', () => undefined);
-  socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${rig.proxy.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer ${KEY}\r\n${extraHead}\r\n`);
+  socket.write(
+    `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${rig.proxy.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer ${KEY}\r\n${extraHead}\r\n`,
+  );
   let all = Buffer.alloc(0);
   const closed = new Promise<void>((r) => socket.once('close', () => r()));
   socket.on('data', (d: Buffer) => (all = Buffer.concat([all, d])));
@@ -56,7 +71,11 @@ async function rawClient(rig: Rig, path = '/openai/v1/responses', extraHead = ''
   return { socket, head: all.subarray(0, end).toString('latin1'), after: () => all.subarray(end), closed };
 }
 
-async function withWs(behaviour: Parameters<typeof startWsUpstream>[0], run: (rig: Rig, up: WsUpstream) => Promise<void>, proxyOpts = {}): Promise<void> {
+async function withWs(
+  behaviour: Parameters<typeof startWsUpstream>[0],
+  run: (rig: Rig, up: WsUpstream) => Promise<void>,
+  proxyOpts = {},
+): Promise<void> {
   const up = await startWsUpstream(behaviour);
   const rig = await startRig({ openai: up.url }, {}, proxyOpts);
   try {
@@ -67,7 +86,8 @@ async function withWs(behaviour: Parameters<typeof startWsUpstream>[0], run: (ri
   }
 }
 
-const finished = (rig: Rig, n: number) => waitFor(() => rig.store.list().length >= n && rig.store.list().every((x) => x.state !== 'streaming'), `${n} finished exchange(s)`);
+const finished = (rig: Rig, n: number) =>
+  waitFor(() => rig.store.list().length >= n && rig.store.list().every((x) => x.state !== 'streaming'), `${n} finished exchange(s)`);
 const body = (rig: Rig, id: string) => Buffer.from(rig.store.readResponse(id)!.bytes).toString('utf8');
 
 test('a Responses WebSocket passes through: messages both ways, the key forwarded but not recorded, one exchange per response.create', async () => {
@@ -90,7 +110,10 @@ test('a Responses WebSocket passes through: messages both ways, the key forwarde
     assert.equal(seen.headers.host, new URL(up.url).host);
     assert.deepEqual(up.conns[0].messages, [create(), create({ input: 'again' })]);
 
-    const xs = rig.store.list().slice().sort((a, b) => a.websocket!.response - b.websocket!.response);
+    const xs = rig.store
+      .list()
+      .slice()
+      .sort((a, b) => a.websocket!.response - b.websocket!.response);
     assert.equal(xs.length, 2, 'one exchange per response.create, none for the close');
     for (const [i, listed] of xs.entries()) {
       const x = rig.store.get(listed.id)!;
@@ -124,7 +147,12 @@ test('frames pass byte for byte both ways: fragmented, 16-bit and 64-bit lengths
         const frames = evs.map((e) => frame(1, e));
         // The first delta fragmented in three, with a ping between fragments.
         const delta = evs[4];
-        frames[4] = Buffer.concat([frame(1, delta.slice(0, 10), { fin: false }), frame(9, 'keepalive'), frame(0, delta.slice(10, 30), { fin: false }), frame(0, delta.slice(30))]);
+        frames[4] = Buffer.concat([
+          frame(1, delta.slice(0, 10), { fin: false }),
+          frame(9, 'keepalive'),
+          frame(0, delta.slice(10, 30), { fin: false }),
+          frame(0, delta.slice(30)),
+        ]);
         // Sent in odd pieces, as TCP may deliver them.
         const all = Buffer.concat(frames);
         for (let at = 0; at < all.length; at += 7919) conn.send(all.subarray(at, at + 7919));
@@ -136,17 +164,31 @@ test('frames pass byte for byte both ways: fragmented, 16-bit and 64-bit lengths
       assert.match(c.head, /\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK\+xOo=\r\n/);
       // Client frames: the request fragmented with a ping between, and a large masked message with a 64-bit length.
       const req = create({ input: big });
-      const sent = Buffer.concat([frame(1, req.slice(0, 50), { fin: false, mask: MASK }), frame(9, 'p', { mask: MASK }), frame(0, req.slice(50), { mask: MASK })]);
+      const sent = Buffer.concat([
+        frame(1, req.slice(0, 50), { fin: false, mask: MASK }),
+        frame(9, 'p', { mask: MASK }),
+        frame(0, req.slice(50), { mask: MASK }),
+      ]);
       for (let at = 0; at < sent.length; at += 4099) c.socket.write(sent.subarray(at, at + 4099));
       const upSent = () => Buffer.concat(up.conns[0]?.sent ?? []);
-      await waitFor(() => up.conns[0] !== undefined && upSent().length > 100_000 && c.after().length === upSent().length, 'every server byte at the client');
+      await waitFor(
+        () => up.conns[0] !== undefined && upSent().length > 100_000 && c.after().length === upSent().length,
+        'every server byte at the client',
+      );
       assert.ok(c.after().equals(upSent()), 'the client got the upstream frames byte for byte');
       await waitFor(() => Buffer.concat(up.conns[0].received).length === sent.length, 'every client byte at the upstream');
       assert.ok(Buffer.concat(up.conns[0].received).equals(sent), 'the upstream got the client frames byte for byte (masks kept)');
       assert.deepEqual(up.conns[0].messages, [req]);
       // And the client side reads them as the messages the upstream meant.
       const types = new FixtureReader().push(c.after()).map((m) => (m.opcode === 1 ? JSON.parse(m.data.toString()).type : `op${m.opcode}`));
-      assert.deepEqual(types.slice(0, 6), ['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added', 'op9', 'response.output_text.delta']);
+      assert.deepEqual(types.slice(0, 6), [
+        'response.created',
+        'response.in_progress',
+        'response.output_item.added',
+        'response.content_part.added',
+        'op9',
+        'response.output_text.delta',
+      ]);
 
       c.socket.end(frame(8, Buffer.from([0x03, 0xe8]), { mask: MASK }));
       await c.closed;
@@ -186,7 +228,10 @@ test('show and lint find the same on a leaky Kimi K2 answer over WebSocket as ov
     await waitFor(() => messages.length === evs.length, 'the WebSocket response');
     ws.close();
     const httpBody = JSON.stringify(JSON.parse(requestBody), (k, v) => (k === 'type' && v === 'response.create' ? undefined : v));
-    const sse = await rawRequest(`${rig.proxy.url}/u/sse/v1/responses`, { body: httpBody, headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` } });
+    const sse = await rawRequest(`${rig.proxy.url}/u/sse/v1/responses`, {
+      body: httpBody,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+    });
     assert.equal(sse.status, 200);
     await finished(rig, 2);
     await rig.store.idle();
@@ -204,8 +249,16 @@ test('show and lint find the same on a leaky Kimi K2 answer over WebSocket as ov
     const lintSse = await cli(['lint', sseX.id, '--json']);
     assert.equal(lintWs.code, 1, lintWs.err);
     assert.equal(lintSse.code, 1, lintSse.err);
-    const findings = (out: string) => (JSON.parse(out) as { findings: { rule: string; severity: string; message: string }[] }).findings.map((f) => ({ rule: f.rule, severity: f.severity, message: f.message }));
-    assert.ok(findings(lintWs.out).some((f) => f.severity === 'error'), lintWs.out);
+    const findings = (out: string) =>
+      (JSON.parse(out) as { findings: { rule: string; severity: string; message: string }[] }).findings.map((f) => ({
+        rule: f.rule,
+        severity: f.severity,
+        message: f.message,
+      }));
+    assert.ok(
+      findings(lintWs.out).some((f) => f.severity === 'error'),
+      lintWs.out,
+    );
     assert.deepEqual(findings(lintWs.out), findings(lintSse.out));
     const showWs = await cli(['show', wsX.id, '--json']);
     const showSse = await cli(['show', sseX.id, '--json']);
@@ -251,19 +304,22 @@ test('a key the model streams in pieces over WebSocket messages is masked in the
 
 test('an upstream that refuses the upgrade: its status and body reach the client and the capture', async () => {
   const refusal = '{"error":{"message":"websockets are not enabled for this key","type":"invalid_request_error"}}';
-  await withWs({ refuse: { status: 403, headers: { 'content-type': 'application/json', 'x-upstream': 'no' }, body: refusal } }, async (rig) => {
-    const c = await rawClient(rig);
-    await c.closed;
-    assert.match(c.head, /^HTTP\/1\.1 403 /);
-    assert.match(c.head, /\r\nx-upstream: no\r\n/);
-    assert.equal(c.after().toString(), refusal);
-    await finished(rig, 1);
-    const x = rig.store.get(rig.store.list()[0].id)!;
-    assert.equal(x.status, 403);
-    assert.equal(body(rig, x.id), refusal);
-    assert.equal(x.websocket, undefined);
-    assert.ok(!JSON.stringify(x).includes(KEY));
-  });
+  await withWs(
+    { refuse: { status: 403, headers: { 'content-type': 'application/json', 'x-upstream': 'no' }, body: refusal } },
+    async (rig) => {
+      const c = await rawClient(rig);
+      await c.closed;
+      assert.match(c.head, /^HTTP\/1\.1 403 /);
+      assert.match(c.head, /\r\nx-upstream: no\r\n/);
+      assert.equal(c.after().toString(), refusal);
+      await finished(rig, 1);
+      const x = rig.store.get(rig.store.list()[0].id)!;
+      assert.equal(x.status, 403);
+      assert.equal(body(rig, x.id), refusal);
+      assert.equal(x.websocket, undefined);
+      assert.ok(!JSON.stringify(x).includes(KEY));
+    },
+  );
 });
 
 test('an unreachable upstream gets a 502, a silent one a 504, each captured', async () => {
@@ -353,7 +409,9 @@ test('a foreign Origin or Host is refused before any upstream is reached; a bad 
     const rebound = connect(rig.proxy.port, '127.0.0.1');
     let text = '';
     rebound.on('data', (d) => (text += d));
-    rebound.write('GET /openai/v1/responses HTTP/1.1\r\nHost: evil.example\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n');
+    rebound.write(
+      'GET /openai/v1/responses HTTP/1.1\r\nHost: evil.example\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+    );
     await new Promise((r) => rebound.once('close', r));
     assert.match(text, /^HTTP\/1\.1 403 [\s\S]*not a loopback name/);
     const noRoute = await rawClient(rig, '/nowhere');
@@ -393,7 +451,9 @@ test('an Upgrade other than WebSocket (h2c) is answered as the plain request it 
   });
   const rig = await startRig({ default: up.url });
   try {
-    const res = await rawRequest(`${rig.proxy.url}/v1/models`, { headers: { connection: 'Upgrade, HTTP2-Settings', upgrade: 'h2c', 'http2-settings': 'AAMAAABkAAQCAAAAAAIAAAAA' } });
+    const res = await rawRequest(`${rig.proxy.url}/v1/models`, {
+      headers: { connection: 'Upgrade, HTTP2-Settings', upgrade: 'h2c', 'http2-settings': 'AAMAAABkAAQCAAAAAAIAAAAA' },
+    });
     assert.equal(res.status, 200);
     assert.deepEqual(JSON.parse(res.body.toString()), { upgrade: null, path: '/v1/models' });
   } finally {
@@ -406,7 +466,25 @@ test('an https upstream is reached as wss://: the same pass-through over TLS', a
   const dir = tempDir();
   try {
     try {
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir.dir, 'key.pem'), '-out', join(dir.dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1'], { stdio: 'ignore', timeout: 20_000 });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-keyout',
+          join(dir.dir, 'key.pem'),
+          '-out',
+          join(dir.dir, 'cert.pem'),
+          '-days',
+          '1',
+          '-subj',
+          '/CN=127.0.0.1',
+        ],
+        { stdio: 'ignore', timeout: 20_000 },
+      );
     } catch {
       t.skip('skipped: openssl is not available to make a test certificate');
       return;
@@ -456,9 +534,33 @@ test('the real Codex CLI over WebSocket (supports_websockets) through /openai: a
   const home = tempDir('tokenscope-codex-ws-');
   try {
     const launch = agentRecipe('codex', { proxyUrl: rig.proxy.url, route: 'openai', model: 'gpt-5' }).launch as TerminalLaunch;
-    writeFileSync(join(home.dir, 'config.toml'), ['approval_policy = "never"', 'sandbox_mode = "workspace-write"', 'check_for_update_on_startup = false', '[analytics]', 'enabled = false', ''].join('\n'));
-    const args = ['exec', '--skip-git-repo-check', ...launch.args, '-c', 'model_providers.tokenscope.supports_websockets=true', '--enable', 'responses_websockets', 'Create a file named hello.py'];
-    const r = await runCli(bin, args, { PATH: process.env.PATH ?? '', HOME: home.dir, ...launch.env, [routeKeyEnv('openai')]: KEY, CODEX_HOME: home.dir }, home.dir);
+    writeFileSync(
+      join(home.dir, 'config.toml'),
+      [
+        'approval_policy = "never"',
+        'sandbox_mode = "workspace-write"',
+        'check_for_update_on_startup = false',
+        '[analytics]',
+        'enabled = false',
+        '',
+      ].join('\n'),
+    );
+    const args = [
+      'exec',
+      '--skip-git-repo-check',
+      ...launch.args,
+      '-c',
+      'model_providers.tokenscope.supports_websockets=true',
+      '--enable',
+      'responses_websockets',
+      'Create a file named hello.py',
+    ];
+    const r = await runCli(
+      bin,
+      args,
+      { PATH: process.env.PATH ?? '', HOME: home.dir, ...launch.env, [routeKeyEnv('openai')]: KEY, CODEX_HOME: home.dir },
+      home.dir,
+    );
     assert.equal(r.code, 0, r.out.slice(-2000));
     assert.ok(r.out.includes(LEAKED_TEXT), 'Codex printed the answer it got over the WebSocket');
     assert.ok(up.conns.length >= 1 && creates.length >= 1, 'Codex spoke WebSocket to the upstream through the proxy');

@@ -15,7 +15,11 @@ import { rawRequest, startUpstream } from '../../unit/proxy/local-upstream';
 import { startRepairProxy } from '../../helpers/repair-proxy';
 
 const TOOLS: Anthropic.Tool[] = [
-  { name: 'write', description: 'Write a file', input_schema: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } }, required: ['path', 'content'] } },
+  {
+    name: 'write',
+    description: 'Write a file',
+    input_schema: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } }, required: ['path', 'content'] },
+  },
 ];
 const CALL = { name: 'write', arguments: { path: 'notes.md', content: 'hello' } };
 const MODEL = 'moonshotai/kimi-k2-0905';
@@ -23,7 +27,10 @@ const ASK = { model: MODEL, max_tokens: 1024, messages: [{ role: 'user' as const
 
 async function rig(up: { url: string; close(): Promise<void> }) {
   const proxy = await startRepairProxy(up, { anthropic: up.url });
-  return { ...proxy, client: new Anthropic({ baseURL: `${proxy.url}/anthropic`, apiKey: 'sk-ant-api03-sdktest0123456789abcdef', maxRetries: 0 }) };
+  return {
+    ...proxy,
+    client: new Anthropic({ baseURL: `${proxy.url}/anthropic`, apiKey: 'sk-ant-api03-sdktest0123456789abcdef', maxRetries: 0 }),
+  };
 }
 
 test('@anthropic-ai/sdk receives a tool_use block (streamed and not) for a Kimi call leaked into a text block', async () => {
@@ -32,7 +39,14 @@ test('@anthropic-ai/sdk receives a tool_use block (streamed and not) for a Kimi 
   try {
     const streamed = await r.client.messages.stream(ASK).finalMessage();
     assert.equal(streamed.stop_reason, 'tool_use');
-    const plain = (m: Anthropic.Message) => m.content.map((b) => (b.type === 'text' ? { type: b.type, text: b.text } : b.type === 'tool_use' ? { type: b.type, id: b.id, name: b.name, input: b.input } : { type: b.type }));
+    const plain = (m: Anthropic.Message) =>
+      m.content.map((b) =>
+        b.type === 'text'
+          ? { type: b.type, text: b.text }
+          : b.type === 'tool_use'
+            ? { type: b.type, id: b.id, name: b.name, input: b.input }
+            : { type: b.type },
+      );
     assert.deepEqual(plain(streamed), [
       { type: 'text', text: 'I will create the file now.' },
       { type: 'tool_use', id: 'functions_write_0', name: 'write', input: CALL.arguments },
@@ -58,7 +72,10 @@ test('@anthropic-ai/sdk receives a tool_use block (streamed and not) for a Kimi 
     const out: string[] = [];
     assert.equal(await main(['show', xs[0].id, '--data-dir', r.dataDir], { out: (t) => out.push(t), err: (t) => out.push(t) }), 0);
     assert.match(out.join('\n'), /repair: delivered write \(id functions_write_0, from content, kimi-k2\)/);
-    assert.match(out.join('\n'), /repaired +1 call delivered as tool_use blocks, \d+ chars of markup removed from text, stop_reason end_turn → tool_use;/);
+    assert.match(
+      out.join('\n'),
+      /repaired +1 call delivered as tool_use blocks, \d+ chars of markup removed from text, stop_reason end_turn → tool_use;/,
+    );
     assert.doesNotMatch(out.join('\n'), /repaired .*(tool_calls|finish_reason)/);
   } finally {
     await r.close();
@@ -93,7 +110,8 @@ test('healthy Anthropic streams and bodies pass byte for byte with repair on (ra
   const up = await startUpstream((req, res) => {
     req.resume();
     req.on('end', () => {
-      if (!served.sse) return void res.writeHead(200, { 'content-type': 'application/json', 'content-length': served.body.length }).end(served.body);
+      if (!served.sse)
+        return void res.writeHead(200, { 'content-type': 'application/json', 'content-length': served.body.length }).end(served.body);
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       const parts = randomSplit(served.body, prng(++seed), 40);
       const next = () => (parts.length ? (res.write(parts.shift()!), setTimeout(next, 1)) : res.end());
@@ -105,12 +123,29 @@ test('healthy Anthropic streams and bodies pass byte for byte with repair on (ra
     const bodies = [
       { body: Buffer.from(anthropicToolStream), sse: true },
       { body: Buffer.from(anthropicThinkingStream), sse: true },
-      { body: Buffer.from((JSON.stringify({ id: 'msg_1', type: 'message', role: 'assistant', model: MODEL, content: [{ type: 'text', text: 'if a < b then <toolbox>' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 2 } }))), sse: false },
+      {
+        body: Buffer.from(
+          JSON.stringify({
+            id: 'msg_1',
+            type: 'message',
+            role: 'assistant',
+            model: MODEL,
+            content: [{ type: 'text', text: 'if a < b then <toolbox>' }],
+            stop_reason: 'end_turn',
+            stop_sequence: null,
+            usage: { input_tokens: 1, output_tokens: 2 },
+          }),
+        ),
+        sse: false,
+      },
     ];
     for (const b of bodies) {
       served = b;
       for (let round = 0; round < (b.sse ? 5 : 1); round++) {
-        const got = await rawRequest(`${r.url}/anthropic/v1/messages`, { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...ASK, stream: b.sse }) });
+        const got = await rawRequest(`${r.url}/anthropic/v1/messages`, {
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ ...ASK, stream: b.sse }),
+        });
         assert.equal(got.status, 200);
         assert.ok(got.body.equals(b.body), `round ${round}: delivered bytes differ:\n${got.body}`);
       }
@@ -133,10 +168,25 @@ test('a key the model streams in pieces before the leaked call is masked in the 
     req.on('end', () => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       const ev = (o: Record<string, unknown>) => `event: ${o.type}\ndata: ${JSON.stringify(o)}\n\n`;
-      let body = ev({ type: 'message_start', message: { id: 'm', type: 'message', role: 'assistant', model: MODEL, content: [], stop_reason: null, usage: { input_tokens: 1, output_tokens: 1 } } });
+      let body = ev({
+        type: 'message_start',
+        message: {
+          id: 'm',
+          type: 'message',
+          role: 'assistant',
+          model: MODEL,
+          content: [],
+          stop_reason: null,
+          usage: { input_tokens: 1, output_tokens: 1 },
+        },
+      });
       body += ev({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
-      for (let i = 0; i < leak.length; i += 7) body += ev({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: leak.slice(i, i + 7) } });
-      body += ev({ type: 'content_block_stop', index: 0 }) + ev({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 5 } }) + ev({ type: 'message_stop' });
+      for (let i = 0; i < leak.length; i += 7)
+        body += ev({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: leak.slice(i, i + 7) } });
+      body +=
+        ev({ type: 'content_block_stop', index: 0 }) +
+        ev({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 5 } }) +
+        ev({ type: 'message_stop' });
       res.end(body);
     });
   });

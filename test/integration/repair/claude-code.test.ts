@@ -26,7 +26,9 @@ const CONTENT = 'written through repair\n';
 
 function missing(t: TestContext): boolean {
   if (existsSync(bin)) return false;
-  t.skip(`@anthropic-ai/claude-code is not installed (npm devDependency; its native binary exists for ${process.platform}-${process.arch}?)`);
+  t.skip(
+    `@anthropic-ai/claude-code is not installed (npm devDependency; its native binary exists for ${process.platform}-${process.arch}?)`,
+  );
   return true;
 }
 
@@ -85,7 +87,11 @@ test('Claude Code through serve --repair: Write runs from the leaked call, the f
   assert.ok(back, 'a second turn carries the tool result');
   const history = JSON.stringify(back!.body.messages);
   // Delivered as Anthropic's API accepts an id (^[a-zA-Z0-9_-]+$), the Kimi numbering kept.
-  assert.match(history, /"type":"tool_use","id":"functions_Write_0","name":"Write"/, 'the assistant turn sent back holds the tool_use block');
+  assert.match(
+    history,
+    /"type":"tool_use","id":"functions_Write_0","name":"Write"/,
+    'the assistant turn sent back holds the tool_use block',
+  );
   assert.match(history, /"tool_use_id":"functions_Write_0"/);
   // The request-side Kimi id rule reads the id Claude Code sent back as Kimi's numbering.
   const next = normalizeRequest(JSON.stringify(back!.body), { path: '/v1/messages' });
@@ -118,7 +124,11 @@ test('Claude Code through serve --repair, the call cut inside its arguments: no 
   // Claude Code retries a turn that failed mid-stream a few times, then gives up.
   assert.ok(r.messages.length >= 1 && r.messages.length <= 12, `${r.messages.length} requests`);
   const x = r.exchange!;
-  assert.deepEqual(x.repair?.calls.map((c) => [c.name, c.status]), [['Write', 'withheld']], JSON.stringify(x.repair));
+  assert.deepEqual(
+    x.repair?.calls.map((c) => [c.name, c.status]),
+    [['Write', 'withheld']],
+    JSON.stringify(x.repair),
+  );
   assert.deepEqual(x.repair!.finishReason, { upstream: 'end_turn', delivered: 'error' });
   const delivered = Buffer.from(r.delivered!).toString('utf8');
   assert.doesNotMatch(delivered, /"tool_use"/);

@@ -41,7 +41,14 @@ function runThrough(repair: boolean, opts: { cut?: boolean; bare?: boolean; inco
       // lack the user namespaces Codex's sandbox needs).
       writeFileSync(
         join(home, 'config.toml'),
-        ['approval_policy = "never"', 'sandbox_mode = "danger-full-access"', 'check_for_update_on_startup = false', '[analytics]', 'enabled = false', ''].join('\n'),
+        [
+          'approval_policy = "never"',
+          'sandbox_mode = "danger-full-access"',
+          'check_for_update_on_startup = false',
+          '[analytics]',
+          'enabled = false',
+          '',
+        ].join('\n'),
       );
       const env = { PATH: process.env.PATH ?? '', HOME: home, CODEX_HOME: home, ...launch.env, [routeKeyEnv('openai')]: KEY };
       return runCli(bin, ['exec', '--skip-git-repo-check', ...launch.args, 'Create hello.txt'], env, home);
@@ -49,7 +56,9 @@ function runThrough(repair: boolean, opts: { cut?: boolean; bare?: boolean; inco
     isTurn: (x, body) => x.path.endsWith('/responses') && !/"function_call_output"/.test(body),
     more: (up, store) => ({
       keyInCapture: store.list().some((x) => JSON.stringify(store.get(x.id)).includes(KEY)),
-      toolResults: up.requests.filter((r) => r.path.endsWith('/responses') && JSON.stringify(r.body ?? {}).includes('"function_call_output"')),
+      toolResults: up.requests.filter(
+        (r) => r.path.endsWith('/responses') && JSON.stringify(r.body ?? {}).includes('"function_call_output"'),
+      ),
       leaked: up.leaked,
     }),
   });
@@ -57,7 +66,13 @@ function runThrough(repair: boolean, opts: { cut?: boolean; bare?: boolean; inco
 
 /** The runs at once: each mostly waits on Codex's start-up. */
 let runs: Promise<Awaited<ReturnType<typeof runThrough>>[]> | undefined;
-const all = () => (runs ??= Promise.all([runThrough(false), runThrough(true), runThrough(true, { cut: true }), runThrough(true, { bare: true, incomplete: true })]));
+const all = () =>
+  (runs ??= Promise.all([
+    runThrough(false),
+    runThrough(true),
+    runThrough(true, { cut: true }),
+    runThrough(true, { bare: true, incomplete: true }),
+  ]));
 
 test('Codex through serve without --repair: the leaked markup is printed and nothing is written', async (t) => {
   if (missing(t)) return;
@@ -82,14 +97,23 @@ test('Codex through serve --repair: the shell call runs, the file exists, the ca
   const x = r.exchange!;
   const name = x.repair?.calls[0]?.name;
   assert.equal(callId, `functions.${name}:0`, 'Codex answered the delivered call by its id');
-  assert.deepEqual(x.repair?.calls.map((c) => c.status), ['delivered'], JSON.stringify(x.repair));
+  assert.deepEqual(
+    x.repair?.calls.map((c) => c.status),
+    ['delivered'],
+    JSON.stringify(x.repair),
+  );
   assert.equal(x.repair!.protocol, 'openai-responses');
   assert.equal(x.repair!.finishReason, undefined, 'the status stays completed');
   assert.equal(x.repair!.removedChars.content, r.leaked.length - 'I will create the file now.'.length);
   assert.match(r.upstream!, /<\|tool_calls_section_begin\|>/, 'the capture body is the upstream bytes');
   const delivered = Buffer.from(r.delivered!).toString('utf8');
   assert.doesNotMatch(delivered, /tool_calls_section_begin/);
-  assert.match(delivered, new RegExp(`"type":"response\\.output_item\\.added","sequence_number":\\d+,"output_index":1,"item":\\{"id":"fc_[0-9a-f]+","type":"function_call","status":"in_progress","arguments":"","call_id":"functions\\.${name}:0","name":"${name}"\\}`));
+  assert.match(
+    delivered,
+    new RegExp(
+      `"type":"response\\.output_item\\.added","sequence_number":\\d+,"output_index":1,"item":\\{"id":"fc_[0-9a-f]+","type":"function_call","status":"in_progress","arguments":"","call_id":"functions\\.${name}:0","name":"${name}"\\}`,
+    ),
+  );
   assert.ok(!r.keyInCapture, 'the key is not in the capture');
 });
 
@@ -99,7 +123,10 @@ test('Codex through serve --repair, the call cut inside its arguments: it is nev
   assert.equal(r.written, undefined, r.out.slice(-2000));
   assert.equal(r.toolResults.length, 0, 'no tool ran');
   assert.doesNotMatch(r.out, /tool_call_begin/);
-  assert.deepEqual(r.exchange?.repair?.calls.map((c) => c.status), ['withheld']);
+  assert.deepEqual(
+    r.exchange?.repair?.calls.map((c) => c.status),
+    ['withheld'],
+  );
   assert.deepEqual(r.exchange?.repair?.finishReason, { upstream: 'completed', delivered: 'failed' });
   assert.match(Buffer.from(r.delivered!).toString('utf8'), /"type":"response\.failed"/);
 });

@@ -12,7 +12,16 @@ import { getFormat } from '../../../src/core/families/index';
 import { exited, serveChild as serve, startUpstream, tempDir, waitFor } from '../../unit/proxy/local-upstream';
 
 const MODEL = 'moonshotai/kimi-k2-0905';
-const TOOLS = [{ type: 'function', function: { name: 'read', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } }];
+const TOOLS = [
+  {
+    type: 'function',
+    function: {
+      name: 'read',
+      description: 'Read a file',
+      parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+    },
+  },
+];
 
 test('SIGKILL of serve --repair mid-stream: the delivered copy holds every byte the agent saw', async () => {
   // Kimi K2 markup leaked into content, one complete call in a closed section; then the stream stays open (the kill comes mid-stream).
@@ -26,7 +35,9 @@ test('SIGKILL of serve --repair mid-stream: the delivered copy holds every byte 
     let i = 0;
     const timer = setInterval(() => {
       if (i >= text.length) return;
-      const ev = Buffer.from(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { content: text.slice(i, i + 5) }, finish_reason: null }] })}\n\n`);
+      const ev = Buffer.from(
+        `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { content: text.slice(i, i + 5) }, finish_reason: null }] })}\n\n`,
+      );
       i += 5;
       upstreamSent = Buffer.concat([upstreamSent, ev]);
       res.write(ev);
@@ -40,15 +51,24 @@ test('SIGKILL of serve --repair mid-stream: the delivered copy holds every byte 
     first = s.child;
     let seen = Buffer.alloc(0);
     await new Promise<void>((resolve) => {
-      const req = request(`${s.url}/v1/chat/completions`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
-        res.on('data', (c: Buffer) => {
-          seen = Buffer.concat([seen, c]);
-          // The agent has the structured call: kill the proxy before the stream ends.
-          if (/"tool_calls":\[\{"index":0,"id":"functions\.read:0"/.test(seen.toString('utf8')) && s.child.exitCode === null && !s.child.killed) s.child.kill('SIGKILL');
-        });
-        res.once('error', () => resolve());
-        res.once('close', () => resolve());
-      });
+      const req = request(
+        `${s.url}/v1/chat/completions`,
+        { method: 'POST', agent: false, headers: { 'content-type': 'application/json' } },
+        (res) => {
+          res.on('data', (c: Buffer) => {
+            seen = Buffer.concat([seen, c]);
+            // The agent has the structured call: kill the proxy before the stream ends.
+            if (
+              /"tool_calls":\[\{"index":0,"id":"functions\.read:0"/.test(seen.toString('utf8')) &&
+              s.child.exitCode === null &&
+              !s.child.killed
+            )
+              s.child.kill('SIGKILL');
+          });
+          res.once('error', () => resolve());
+          res.once('close', () => resolve());
+        },
+      );
       req.once('error', () => resolve());
       req.end(JSON.stringify({ model: MODEL, stream: true, messages: [{ role: 'user', content: 'Read a.md' }], tools: TOOLS }));
     });

@@ -69,6 +69,9 @@ test('OpenCode through serve --repair: the write tool runs, the file exists, the
   assert.match(r.upstream!, /<\|tool_calls_section_begin\|>/, 'the capture body is the upstream bytes');
   const delivered = Buffer.from(r.delivered!).toString('utf8');
   assert.doesNotMatch(delivered, /tool_calls_section_begin/);
-  assert.match(delivered, /"tool_calls":\[\{"index":0,"id":"functions\.write:0","type":"function","function":\{"name":"write","arguments":""\}\}\]/);
+  assert.match(
+    delivered,
+    /"tool_calls":\[\{"index":0,"id":"functions\.write:0","type":"function","function":\{"name":"write","arguments":""\}\}\]/,
+  );
   assert.match(delivered, /"finish_reason":"tool_calls"/);
 });

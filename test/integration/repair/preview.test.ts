@@ -33,8 +33,17 @@ test('rerun and compare: what repair mode would have delivered, in text and --js
   const saved = process.env.OPENROUTER_API_KEY;
   process.env.OPENROUTER_API_KEY = 'sk-or-v1-preview';
   try {
-    const body = JSON.stringify({ model: K2, stream: true, messages: [{ role: 'user', content: 'read a' }], tools: [READ_TOOL], provider: { only: ['chutes'] } });
-    const res = await rawRequest(`${rig.proxy.url}/openrouter/v1/chat/completions`, { headers: { 'content-type': 'application/json', authorization: 'Bearer sk-or-v1-preview' }, body });
+    const body = JSON.stringify({
+      model: K2,
+      stream: true,
+      messages: [{ role: 'user', content: 'read a' }],
+      tools: [READ_TOOL],
+      provider: { only: ['chutes'] },
+    });
+    const res = await rawRequest(`${rig.proxy.url}/openrouter/v1/chat/completions`, {
+      headers: { 'content-type': 'application/json', authorization: 'Bearer sk-or-v1-preview' },
+      body,
+    });
     assert.match(res.body.toString(), /tool_calls_section_begin/, 'without repair the agent got the markup');
     await rig.store.idle();
     const id = rig.store.list()[0].id;
@@ -42,11 +51,17 @@ test('rerun and compare: what repair mode would have delivered, in text and --js
 
     const leaky = await cli(['rerun', id, '--target', 'openrouter:chutes', ...flags]);
     assert.equal(leaky.code, 0, leaky.text);
-    assert.match(leaky.text, /^repair mode \(serve --repair\) would have delivered: 1 call delivered as tool_calls, \d+ chars of markup removed from content, finish_reason stop → tool_calls; calls: read, finish_reason tool_calls$/m);
+    assert.match(
+      leaky.text,
+      /^repair mode \(serve --repair\) would have delivered: 1 call delivered as tool_calls, \d+ chars of markup removed from content, finish_reason stop → tool_calls; calls: read, finish_reason tool_calls$/m,
+    );
     assert.match(leaky.text, /^ {2}tool call: read functions\.read:0 \{"path": ?"[^"]*"\}$/m);
     const json = JSON.parse((await cli(['rerun', id, '--target', 'openrouter:chutes', ...flags, '--json'])).text);
     assert.equal(json.repairWouldDeliver.finishReason, 'tool_calls');
-    assert.deepEqual(json.repairWouldDeliver.calls.map((c: { id: string; name: string }) => [c.id, c.name]), [['functions.read:0', 'read']]);
+    assert.deepEqual(
+      json.repairWouldDeliver.calls.map((c: { id: string; name: string }) => [c.id, c.name]),
+      [['functions.read:0', 'read']],
+    );
     assert.ok(JSON.parse(json.repairWouldDeliver.calls[0].arguments).path !== undefined, 'whole JSON arguments');
 
     const cut = JSON.parse((await cli(['rerun', id, '--target', 'openrouter:novita', ...flags, '--json'])).text);
@@ -57,11 +72,17 @@ test('rerun and compare: what repair mode would have delivered, in text and --js
 
     const healthy = await cli(['rerun', id, '--target', 'openrouter:fireworks', ...flags]);
     assert.doesNotMatch(healthy.text, /would have delivered/, 'nothing to repair on a healthy answer');
-    assert.equal(JSON.parse((await cli(['rerun', id, '--target', 'openrouter:fireworks', ...flags, '--json'])).text).repairWouldDeliver, undefined);
+    assert.equal(
+      JSON.parse((await cli(['rerun', id, '--target', 'openrouter:fireworks', ...flags, '--json'])).text).repairWouldDeliver,
+      undefined,
+    );
 
     const compared = await cli(['compare', id, '--samples', '2', ...flags]);
     assert.equal(compared.code, 0, compared.text);
-    assert.match(compared.text, /^what repair mode \(serve --repair\) would have delivered:\n {2}chutes: 2 of 2 samples: 2 calls delivered as tool_calls \(read ×2\)\n {2}novita: 2 of 2 samples: 2 truncated calls withheld$/m);
+    assert.match(
+      compared.text,
+      /^what repair mode \(serve --repair\) would have delivered:\n {2}chutes: 2 of 2 samples: 2 calls delivered as tool_calls \(read ×2\)\n {2}novita: 2 of 2 samples: 2 truncated calls withheld$/m,
+    );
     const cj = JSON.parse((await cli(['compare', id, '--samples', '1', ...flags, '--json'])).text);
     const by = (slug: string) => cj.providers.find((p: { slug: string }) => p.slug === slug);
     assert.equal(by('chutes').repairWouldDeliver, '1 of 1 sample: 1 call delivered as tool_calls (read ×1)');
@@ -81,7 +102,13 @@ test('the compare view shows what repair would have delivered per provider and p
   const store = await openStore(tmp.dir);
   try {
     const request = { model: K2, stream: true, messages: [{ role: 'user', content: 'read a' }], tools: [READ_TOOL] };
-    const report = await compareProviders({ request, client: new OpenRouterClient({ baseUrl: `${emu.url}/api`, apiKey: 'sk-or-v1-preview' }), samples: 1, store, generationStats: false });
+    const report = await compareProviders({
+      request,
+      client: new OpenRouterClient({ baseUrl: `${emu.url}/api`, apiKey: 'sk-or-v1-preview' }),
+      samples: 1,
+      store,
+      generationStats: false,
+    });
     const view = compareView({
       model: K2,
       reference: 'fireworks',

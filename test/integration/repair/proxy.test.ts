@@ -21,7 +21,16 @@ import { prng, randomSplit } from '../../helpers/prng';
 import { rawRequest, startUpstream } from '../../unit/proxy/local-upstream';
 import { startRepairProxy } from '../../helpers/repair-proxy';
 
-const TOOLS = [{ type: 'function' as const, function: { name: 'read', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } }];
+const TOOLS = [
+  {
+    type: 'function' as const,
+    function: {
+      name: 'read',
+      description: 'Read a file',
+      parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+    },
+  },
+];
 
 async function rig(handler: (req: IncomingMessage, res: ServerResponse, body: any) => void, settings: Partial<RepairSettings> = {}) {
   const up = await startUpstream((req, res) => {
@@ -46,13 +55,19 @@ function leaky(text: string) {
   return (_req: IncomingMessage, res: ServerResponse, body: any) => {
     const base = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: body.model };
     if (!body.stream) {
-      const json = JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 9, total_tokens: 14 } });
+      const json = JSON.stringify({
+        ...base,
+        object: 'chat.completion',
+        choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 5, completion_tokens: 9, total_tokens: 14 },
+      });
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) });
       return res.end(json);
     }
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     const events: object[] = [];
-    for (let i = 0; i < text.length; i += 5) events.push({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: text.slice(i, i + 5) }, finish_reason: null }] });
+    for (let i = 0; i < text.length; i += 5)
+      events.push({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: text.slice(i, i + 5) }, finish_reason: null }] });
     events.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
     let i = 0;
     const next = () => {
@@ -76,7 +91,12 @@ for (const [family, model] of FAMILIES) {
     const r = await rig(leaky(leak(family)));
     try {
       const client = new OpenAI({ baseURL: r.url, apiKey: 'sk-test' });
-      const stream = await client.chat.completions.create({ model, stream: true, messages: [{ role: 'user', content: 'Read a.md' }], tools: TOOLS });
+      const stream = await client.chat.completions.create({
+        model,
+        stream: true,
+        messages: [{ role: 'user', content: 'Read a.md' }],
+        tools: TOOLS,
+      });
       let content = '';
       let finish: string | null = null;
       const calls: Record<number, { id?: string; name: string; args: string }> = {};
@@ -93,7 +113,10 @@ for (const [family, model] of FAMILIES) {
       }
       assert.equal(content.trim(), 'Let me look.');
       assert.equal(finish, 'tool_calls');
-      assert.deepEqual(Object.values(calls).map((c) => [c.name, JSON.parse(c.args)]), [['read', { path: 'a.md' }]]);
+      assert.deepEqual(
+        Object.values(calls).map((c) => [c.name, JSON.parse(c.args)]),
+        [['read', { path: 'a.md' }]],
+      );
       if (family === 'kimi-k2') assert.equal(calls[0].id, 'functions.read:0');
 
       const whole = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Read a.md' }], tools: TOOLS });
@@ -108,13 +131,21 @@ for (const [family, model] of FAMILIES) {
       const result = streamText({
         model: provider(model),
         prompt: 'Read a.md',
-        tools: { read: tool({ description: 'Read a file', inputSchema: jsonSchema<{ path: string }>({ type: 'object', properties: { path: { type: 'string' } }, required: ['path'] }) }) },
+        tools: {
+          read: tool({
+            description: 'Read a file',
+            inputSchema: jsonSchema<{ path: string }>({ type: 'object', properties: { path: { type: 'string' } }, required: ['path'] }),
+          }),
+        },
       });
       let text = '';
       for await (const t of result.textStream) text += t;
       assert.equal(text.trim(), 'Let me look.');
       assert.equal(await result.finishReason, 'tool-calls');
-      assert.deepEqual((await result.toolCalls).map((c) => [c.toolName, c.input]), [['read', { path: 'a.md' }]]);
+      assert.deepEqual(
+        (await result.toolCalls).map((c) => [c.toolName, c.input]),
+        [['read', { path: 'a.md' }]],
+      );
 
       await r.store.idle();
       const xs = r.store.list();
@@ -132,7 +163,10 @@ for (const [family, model] of FAMILIES) {
         const out: string[] = [];
         assert.equal(await main(['show', xs[0].id, '--data-dir', r.dataDir], { out: (t) => out.push(t), err: (t) => out.push(t) }), 0);
         const text = out.join('\n');
-        assert.match(text, /repaired +1 call delivered as tool_calls, \d+ chars of markup removed from content, finish_reason stop → tool_calls/);
+        assert.match(
+          text,
+          /repaired +1 call delivered as tool_calls, \d+ chars of markup removed from content, finish_reason stop → tool_calls/,
+        );
         assert.match(text, /repair: delivered read \(id functions\.read:0, from content, kimi-k2\)/);
         assert.match(text, /markup-in-content/, 'findings on the upstream bytes');
       }
@@ -146,12 +180,20 @@ test('a truncated call reaches neither SDK as a call: finish_reason error, no to
   const r = await rig(leaky(leak('kimi-k2', { cutInArguments: true })));
   try {
     const client = new OpenAI({ baseURL: r.url, apiKey: 'sk-test' });
-    const whole = await client.chat.completions.create({ model: 'moonshotai/kimi-k2-0905', messages: [{ role: 'user', content: 'Read a.md' }], tools: TOOLS });
+    const whole = await client.chat.completions.create({
+      model: 'moonshotai/kimi-k2-0905',
+      messages: [{ role: 'user', content: 'Read a.md' }],
+      tools: TOOLS,
+    });
     assert.equal(whole.choices[0].finish_reason, 'error' as never);
     assert.equal(whole.choices[0].message.tool_calls, undefined);
     assert.equal(whole.choices[0].message.content, 'Let me look.');
     const provider = createOpenAICompatible({ name: 'tokenscope', baseURL: r.url, apiKey: 'sk-test' });
-    const result = streamText({ model: provider('moonshotai/kimi-k2-0905'), prompt: 'Read a.md', tools: { read: tool({ inputSchema: jsonSchema<{ path: string }>({ type: 'object', properties: { path: { type: 'string' } } }) }) } });
+    const result = streamText({
+      model: provider('moonshotai/kimi-k2-0905'),
+      prompt: 'Read a.md',
+      tools: { read: tool({ inputSchema: jsonSchema<{ path: string }>({ type: 'object', properties: { path: { type: 'string' } } }) }) },
+    });
     let text = '';
     for await (const t of result.textStream) text += t;
     assert.equal(text, 'Let me look.');
@@ -211,12 +253,28 @@ test('repair applies per route and per model; other exchanges keep the untouched
   const r = await rig(leaky(text), { models: ['local/*'], routes: ['default'] });
   try {
     const client = new OpenAI({ baseURL: r.url, apiKey: 'sk-test' });
-    const kimi = await client.chat.completions.create({ model: 'moonshotai/kimi-k2-0905', messages: [{ role: 'user', content: 'x' }], tools: TOOLS });
+    const kimi = await client.chat.completions.create({
+      model: 'moonshotai/kimi-k2-0905',
+      messages: [{ role: 'user', content: 'x' }],
+      tools: TOOLS,
+    });
     assert.equal(kimi.choices[0].message.content, text, 'a model outside the list is not repaired');
-    const local = await client.chat.completions.create({ model: 'local/my-finetune', messages: [{ role: 'user', content: 'x' }], tools: TOOLS });
-    assert.equal(local.choices[0].message.tool_calls?.[0]?.id, 'functions.read:0', 'the markers tell the family when the model id names none');
+    const local = await client.chat.completions.create({
+      model: 'local/my-finetune',
+      messages: [{ role: 'user', content: 'x' }],
+      tools: TOOLS,
+    });
+    assert.equal(
+      local.choices[0].message.tool_calls?.[0]?.id,
+      'functions.read:0',
+      'the markers tell the family when the model id names none',
+    );
     const other = new OpenAI({ baseURL: r.url.replace(/\/v1$/, '/openrouter/v1'), apiKey: 'sk-test' });
-    const routed = await other.chat.completions.create({ model: 'local/my-finetune', messages: [{ role: 'user', content: 'x' }], tools: TOOLS });
+    const routed = await other.chat.completions.create({
+      model: 'local/my-finetune',
+      messages: [{ role: 'user', content: 'x' }],
+      tools: TOOLS,
+    });
     assert.equal(routed.choices[0].message.content, text, 'a route outside the list is not repaired');
   } finally {
     await r.close();

@@ -11,7 +11,14 @@ import { startResponsesLeakyUpstream } from '../../fixtures/responses-leaky-upst
 import { startRepairProxy } from '../../helpers/repair-proxy';
 
 const KEY = 'sk-proj-AbCdEfGhIjKlMnOp0123456789';
-const TOOLS = [{ type: 'function' as const, name: 'exec_command', strict: false, parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'] } }];
+const TOOLS = [
+  {
+    type: 'function' as const,
+    name: 'exec_command',
+    strict: false,
+    parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'] },
+  },
+];
 const INPUT = [{ role: 'user' as const, content: 'Create hello.txt' }];
 
 async function rig(command: string, opts: { cut?: boolean; bare?: boolean; incomplete?: boolean } = {}) {
@@ -32,15 +39,28 @@ test('the openai SDK receives the leaked call as a function_call item, streamed 
     }
     const final = await stream.finalResponse();
     assert.equal(text, 'I will create the file now.');
-    assert.deepEqual(seqs, seqs.map((_, i) => seqs[0] + i), 'sequence numbers rise by one');
-    assert.deepEqual(final.output.map((o) => o.type), ['message', 'function_call']);
+    assert.deepEqual(
+      seqs,
+      seqs.map((_, i) => seqs[0] + i),
+      'sequence numbers rise by one',
+    );
+    assert.deepEqual(
+      final.output.map((o) => o.type),
+      ['message', 'function_call'],
+    );
     const call = final.output[1];
     assert.ok(call.type === 'function_call');
-    assert.deepEqual([call.call_id, call.name, JSON.parse(call.arguments)], ['functions.exec_command:0', 'exec_command', { cmd: "printf 'hi\\n' > hello.txt" }]);
+    assert.deepEqual(
+      [call.call_id, call.name, JSON.parse(call.arguments)],
+      ['functions.exec_command:0', 'exec_command', { cmd: "printf 'hi\\n' > hello.txt" }],
+    );
     assert.equal(final.output_text, 'I will create the file now.');
 
     const whole = await r.client.responses.create({ model: 'moonshotai/kimi-k2-0905', input: INPUT, tools: TOOLS });
-    assert.deepEqual(whole.output.map((o) => o.type), ['message', 'function_call']);
+    assert.deepEqual(
+      whole.output.map((o) => o.type),
+      ['message', 'function_call'],
+    );
     assert.equal(whole.output_text, 'I will create the file now.');
     const wholeCall = whole.output[1];
     assert.ok(wholeCall.type === 'function_call');
@@ -66,16 +86,26 @@ test('a message of markup alone, cut at max_output_tokens after the call: the SD
       seqs.push(ev.sequence_number);
     }
     const final = await stream.finalResponse();
-    assert.deepEqual(seqs, seqs.map((_, i) => i), 'sequence numbers from 0, rising by one');
+    assert.deepEqual(
+      seqs,
+      seqs.map((_, i) => i),
+      'sequence numbers from 0, rising by one',
+    );
     assert.ok(!types.some((t) => t.startsWith('response.output_text') || t.startsWith('response.content_part')), types.join(', '));
     assert.equal(types.at(-1), 'response.completed');
     assert.equal(final.status, 'completed');
-    assert.deepEqual(final.output.map((o) => o.type), ['function_call']);
+    assert.deepEqual(
+      final.output.map((o) => o.type),
+      ['function_call'],
+    );
     assert.equal(final.output_text, '');
     const whole = await r.client.responses.create({ model: 'moonshotai/kimi-k2-0905', input: INPUT, tools: TOOLS });
     assert.equal(whole.status, 'completed');
     assert.equal(whole.incomplete_details, null);
-    assert.deepEqual(whole.output.map((o) => o.type), ['function_call']);
+    assert.deepEqual(
+      whole.output.map((o) => o.type),
+      ['function_call'],
+    );
     await r.store.idle();
     const x = r.store.list().find((e) => e.repair)!;
     assert.equal(x.repair!.protocol, 'openai-responses');
@@ -97,7 +127,10 @@ test('a truncated call never reaches the SDK as a call: the streamed response fa
     }
     assert.ok(!types.some((t) => t.startsWith('response.function_call')), types.join(', '));
     assert.equal(failed?.status, 'failed');
-    assert.deepEqual(failed.output.map((o: any) => o.type), ['message']);
+    assert.deepEqual(
+      failed.output.map((o: any) => o.type),
+      ['message'],
+    );
     assert.equal(failed.output[0].content[0].text, 'I will create the file now.');
     const whole = await r.client.responses.create({ model: 'moonshotai/kimi-k2-0905', input: INPUT, tools: TOOLS });
     assert.equal(whole.status, 'failed');
@@ -113,7 +146,10 @@ test('a key the model streams in pieces is masked in the upstream bytes and in t
     const stream = r.client.responses.stream({ model: 'moonshotai/kimi-k2-0905', input: INPUT, tools: TOOLS });
     for await (const _ of stream);
     const final = await stream.finalResponse();
-    assert.ok(final.output.some((o) => o.type === 'function_call'), 'the call was delivered');
+    assert.ok(
+      final.output.some((o) => o.type === 'function_call'),
+      'the call was delivered',
+    );
     await r.store.idle();
     const x = r.store.list().find((e) => e.repair)!;
     assert.ok(x, 'the exchange was repaired');
@@ -121,7 +157,10 @@ test('a key the model streams in pieces is masked in the upstream bytes and in t
     const delivered = Buffer.from(r.store.readDelivered(x.id)!).toString('utf8');
     assert.match(upstream, /tool_calls_section_begin/);
     assert.match(delivered, /"type":"function_call"/);
-    for (const [name, body] of [['upstream', upstream], ['delivered', delivered]]) {
+    for (const [name, body] of [
+      ['upstream', upstream],
+      ['delivered', delivered],
+    ]) {
       assert.ok(!body.includes(KEY), `${name} bytes hold the key`);
       assert.ok(!body.includes(KEY.slice(0, 20)), `${name} bytes hold most of the key`);
     }

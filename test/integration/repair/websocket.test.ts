@@ -202,7 +202,10 @@ test('WebSocket through repair: an upstream that breaks the frame protocol: the 
     await finished(rig, 1);
     const x = rig.store.get(rig.store.list()[0].id)!;
     assert.equal(x.state, 'incomplete');
-    assert.match(Buffer.from(rig.store.readResponse(x.id)!.bytes).toString('utf8'), /: server frames unreadable from here: a frame has the reserved opcode 3/);
+    assert.match(
+      Buffer.from(rig.store.readResponse(x.id)!.bytes).toString('utf8'),
+      /: server frames unreadable from here: a frame has the reserved opcode 3/,
+    );
   });
 });
 

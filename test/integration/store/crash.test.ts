@@ -30,14 +30,18 @@ test('SIGKILL mid-stream, restart: every byte the client saw is stored, the exch
     first = s1.child;
     let seen = Buffer.alloc(0);
     const cut = new Promise<void>((resolve) => {
-      const req = request(`${s1.url}/v1/chat/completions`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
-        res.on('data', (c: Buffer) => {
-          seen = Buffer.concat([seen, c]);
-          if (seen.length > 200 && s1.child.exitCode === null && !s1.child.killed) s1.child.kill('SIGKILL');
-        });
-        res.once('error', () => resolve());
-        res.once('close', () => resolve());
-      });
+      const req = request(
+        `${s1.url}/v1/chat/completions`,
+        { method: 'POST', agent: false, headers: { 'content-type': 'application/json' } },
+        (res) => {
+          res.on('data', (c: Buffer) => {
+            seen = Buffer.concat([seen, c]);
+            if (seen.length > 200 && s1.child.exitCode === null && !s1.child.killed) s1.child.kill('SIGKILL');
+          });
+          res.once('error', () => resolve());
+          res.once('close', () => resolve());
+        },
+      );
       req.once('error', () => resolve());
       req.end('{"model":"moonshotai/kimi-k2-0905","stream":true}');
     });
@@ -91,9 +95,14 @@ function joinedContent(body: string): string {
     .join('');
 }
 
-test('SIGKILL mid-stream after the model spelled a key in pieces: no key on disk after the restart, nor in show or export', { timeout: 300_000 }, async () => {
+test('SIGKILL mid-stream after the model spelled a key in pieces: no key on disk after the restart, nor in show or export', {
+  timeout: 300_000,
+}, async () => {
   const text = `Your key is ${KEY}, keep it safe.`;
-  const events = Array.from({ length: Math.ceil(text.length / 3) }, (_, i) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: text.slice(i * 3, i * 3 + 3) } }] })}\n\n`);
+  const events = Array.from(
+    { length: Math.ceil(text.length / 3) },
+    (_, i) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: text.slice(i * 3, i * 3 + 3) } }] })}\n\n`,
+  );
   // The whole text, then nothing more: the stream stays open until the proxy is killed.
   const up = await startUpstream((req, res) => {
     req.resume();
@@ -110,14 +119,18 @@ test('SIGKILL mid-stream after the model spelled a key in pieces: no key on disk
     const whole = events.join('');
     let seen = '';
     await new Promise<void>((resolve) => {
-      const req = request(`${s1.url}/v1/chat/completions`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
-        res.on('data', (c: Buffer) => {
-          seen += c.toString();
-          if (seen.length >= whole.length && s1.child.exitCode === null && !s1.child.killed) s1.child.kill('SIGKILL');
-        });
-        res.once('error', () => resolve());
-        res.once('close', () => resolve());
-      });
+      const req = request(
+        `${s1.url}/v1/chat/completions`,
+        { method: 'POST', agent: false, headers: { 'content-type': 'application/json' } },
+        (res) => {
+          res.on('data', (c: Buffer) => {
+            seen += c.toString();
+            if (seen.length >= whole.length && s1.child.exitCode === null && !s1.child.killed) s1.child.kill('SIGKILL');
+          });
+          res.once('error', () => resolve());
+          res.once('close', () => resolve());
+        },
+      );
       req.once('error', () => resolve());
       req.end('{"model":"moonshotai/kimi-k2-0905","stream":true}');
     });
@@ -126,7 +139,10 @@ test('SIGKILL mid-stream after the model spelled a key in pieces: no key on disk
     assert.equal(joinedContent(seen), text, 'the client got the key (the bytes forwarded are never touched)');
     const [file] = readdirSync(join(data.dir, 'bodies'));
     const id = file.replace(/\.cap$/, '');
-    assert.ok(joinedContent(Buffer.from(decodeFrames(readFileSync(join(data.dir, 'bodies', file))).response).toString()).includes(KEY), 'the kill left the key in clear (the pass never ran)');
+    assert.ok(
+      joinedContent(Buffer.from(decodeFrames(readFileSync(join(data.dir, 'bodies', file))).response).toString()).includes(KEY),
+      'the kill left the key in clear (the pass never ran)',
+    );
 
     // Before any restart, a reader shows the stopped stream masked.
     const early = await cli(['show', id, '--json', '--data-dir', data.dir]);
@@ -150,7 +166,13 @@ test('SIGKILL mid-stream after the model spelled a key in pieces: no key on disk
     assert.equal(x.state, 'incomplete');
     assert.deepEqual(x.masked, { splitKeys: 1, labels: ['openai-key'], where: ['response chat:0:content'] });
 
-    for (const argv of [['show', id], ['show', id, '--json'], ['export', id, '--format', 'markdown'], ['export', id, '--format', 'bundle'], ['export', id, '--format', 'har']]) {
+    for (const argv of [
+      ['show', id],
+      ['show', id, '--json'],
+      ['export', id, '--format', 'markdown'],
+      ['export', id, '--format', 'bundle'],
+      ['export', id, '--format', 'har'],
+    ]) {
       const r = await cli([...argv, '--data-dir', data.dir]);
       assert.equal(r.code, 0, `${argv.join(' ')}: ${r.err}`);
       assert.ok(!r.out.includes(KEY) && !containsSecret(r.out), `${argv.join(' ')} prints the key`);

@@ -32,7 +32,9 @@ const answer = (req: import('node:http').IncomingMessage, res: import('node:http
   });
 };
 
-test('a garbage capture database: serve moves it aside (named), starts a new one, forwards and captures', { timeout: 180_000 }, async () => {
+test('a garbage capture database: serve moves it aside (named), starts a new one, forwards and captures', {
+  timeout: 180_000,
+}, async () => {
   const up = await startUpstream(answer);
   const data = tempDir();
   let child: ChildProcess | undefined;
@@ -44,9 +46,15 @@ test('a garbage capture database: serve moves it aside (named), starts a new one
     const aside = readdirSync(data.dir).filter((f) => /^captures\.db\.corrupt-\d{8}-\d{6}$/.test(f));
     assert.equal(aside.length, 1, readdirSync(data.dir).join(' '));
     assert.ok(readFileSync(join(data.dir, aside[0])).equals(garbage), 'the damaged file is kept, as it was');
-    assert.match(s.output(), new RegExp(`could not be read \\(file is not a database\\): it was moved aside to ${aside[0]} and a new one started`));
+    assert.match(
+      s.output(),
+      new RegExp(`could not be read \\(file is not a database\\): it was moved aside to ${aside[0]} and a new one started`),
+    );
     assert.match(s.output(), /capturing to /);
-    const r = await rawRequest(`${s.url}/v1/chat/completions`, { body: '{"model":"m/one","messages":[]}', headers: { 'content-type': 'application/json' } });
+    const r = await rawRequest(`${s.url}/v1/chat/completions`, {
+      body: '{"model":"m/one","messages":[]}',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(r.status, 200);
     s.child.kill('SIGTERM');
     assert.equal(await exited(s.child), 0, s.output());
@@ -72,9 +80,15 @@ test('a capture database serve cannot use at all: it forwards anyway and says ca
     db.close();
     const s = await serve(['--port', '0', '--data-dir', data.dir, '--upstream', up.url]);
     child = s.child;
-    assert.match(s.output(), /tokenscope: capture is off: the capture database in .* cannot be used \(.*newer Tokenscope.*\); the proxy forwards without recording/);
+    assert.match(
+      s.output(),
+      /tokenscope: capture is off: the capture database in .* cannot be used \(.*newer Tokenscope.*\); the proxy forwards without recording/,
+    );
     assert.doesNotMatch(s.output(), /capturing to/);
-    const r = await rawRequest(`${s.url}/v1/chat/completions`, { body: '{"model":"m/one","messages":[]}', headers: { 'content-type': 'application/json' } });
+    const r = await rawRequest(`${s.url}/v1/chat/completions`, {
+      body: '{"model":"m/one","messages":[]}',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(r.status, 200);
     assert.match(r.body.toString(), /"content":"ok"/);
     s.child.kill('SIGTERM');
@@ -89,7 +103,15 @@ test('a capture database serve cannot use at all: it forwards anyway and says ca
 
 test('serve --data-dir /proc/1 fails at once with one line (it spun at full CPU, deaf to Ctrl+C)', { timeout: 120_000 }, async (t) => {
   if (!existsSync('/proc/1')) return t.skip('no /proc/1 here (not Linux)');
-  const child = spawn(process.execPath, [...TS_LOADER, '--eval', `require('./src/cli/main').main(['serve', '--port', '0', '--data-dir', '/proc/1']).then((c) => process.exit(c))`], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [
+      ...TS_LOADER,
+      '--eval',
+      `require('./src/cli/main').main(['serve', '--port', '0', '--data-dir', '/proc/1']).then((c) => process.exit(c))`,
+    ],
+    { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
@@ -100,7 +122,10 @@ test('serve --data-dir /proc/1 fails at once with one line (it spun at full CPU,
     assert.equal(code, 2, out);
     const lines = out.trim().split('\n');
     assert.equal(lines.length, 1, out);
-    assert.match(lines[0], /^tokenscope serve: cannot open the capture store: cannot create folders in \/proc\/1: \/proc\/1 cannot hold a capture store$/);
+    assert.match(
+      lines[0],
+      /^tokenscope serve: cannot open the capture store: cannot create folders in \/proc\/1: \/proc\/1 cannot hold a capture store$/,
+    );
   } finally {
     clearTimeout(killer);
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -110,8 +135,13 @@ test('serve --data-dir /proc/1 fails at once with one line (it spun at full CPU,
 test('captures and show read a store on a read-only mount', { timeout: 120_000 }, async (t) => {
   const data = tempDir();
   try {
-    const probe = spawnSync('unshare', ['--map-root-user', '--mount', 'sh', '-c', `mount --bind '${data.dir}' '${data.dir}' && mount -o remount,bind,ro '${data.dir}'`], { encoding: 'utf8' });
-    if (probe.error || probe.status !== 0) return t.skip(`a read-only mount needs unshare with user and mount namespaces: ${probe.error?.message ?? probe.stderr.trim()}`);
+    const probe = spawnSync(
+      'unshare',
+      ['--map-root-user', '--mount', 'sh', '-c', `mount --bind '${data.dir}' '${data.dir}' && mount -o remount,bind,ro '${data.dir}'`],
+      { encoding: 'utf8' },
+    );
+    if (probe.error || probe.status !== 0)
+      return t.skip(`a read-only mount needs unshare with user and mount namespaces: ${probe.error?.message ?? probe.stderr.trim()}`);
     // Recorded by a process that then stops cleanly, as a proxy leaves a data dir: the database file holds every
     // capture, and SQLite's shared-memory file is gone (a read-only folder cannot have one made).
     const made = spawnSync(
@@ -136,7 +166,14 @@ test('captures and show read a store on a read-only mount', { timeout: 120_000 }
     const before = snapshot(data.dir);
     // The CLI in a mount namespace of its own, where the data dir is a read-only bind mount of itself.
     const run = (argv: string[]) => {
-      const node = [process.execPath, ...TS_LOADER, '--eval', `require('./src/cli/main').main(${JSON.stringify(argv)}).then((c) => process.exit(c))`].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+      const node = [
+        process.execPath,
+        ...TS_LOADER,
+        '--eval',
+        `require('./src/cli/main').main(${JSON.stringify(argv)}).then((c) => process.exit(c))`,
+      ]
+        .map((a) => `'${a.replace(/'/g, `'\\''`)}'`)
+        .join(' ');
       const script = `mount --bind '${data.dir}' '${data.dir}' && mount -o remount,bind,ro '${data.dir}' && touch '${data.dir}/probe' 2>/dev/null && echo WRITABLE; exec ${node}`;
       return spawnSync('unshare', ['--map-root-user', '--mount', 'sh', '-c', script], { cwd: repoRoot, encoding: 'utf8' });
     };
@@ -185,12 +222,25 @@ test('a clean stop leaves no empty spare or journal files behind', { timeout: 18
   try {
     const s = await serve(['--port', '0', '--data-dir', data.dir, '--upstream', up.url]);
     child = s.child;
-    for (let i = 0; i < 5; i++) assert.equal((await rawRequest(`${s.url}/v1/chat/completions`, { body: `{"model":"m/one","n":${i}}`, headers: { 'content-type': 'application/json' } })).status, 200);
+    for (let i = 0; i < 5; i++)
+      assert.equal(
+        (
+          await rawRequest(`${s.url}/v1/chat/completions`, {
+            body: `{"model":"m/one","n":${i}}`,
+            headers: { 'content-type': 'application/json' },
+          })
+        ).status,
+        200,
+      );
     await waitFor(() => (s.output().match(/m\/one/g) ?? []).length >= 5, 'the exchanges to be printed');
     s.child.kill('SIGTERM');
     assert.equal(await exited(s.child), 0, s.output());
     const left = readdirSync(data.dir, { recursive: true }).map(String).sort();
-    assert.deepEqual(left.filter((f) => !f.startsWith('bodies') && !f.startsWith(DB_FILE)), [], `left behind: ${left.join(' ')}`);
+    assert.deepEqual(
+      left.filter((f) => !f.startsWith('bodies') && !f.startsWith(DB_FILE)),
+      [],
+      `left behind: ${left.join(' ')}`,
+    );
     assert.equal(left.filter((f) => f.startsWith('bodies/')).length, 5);
   } finally {
     if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

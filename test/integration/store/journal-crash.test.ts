@@ -64,7 +64,11 @@ test('SIGKILL in the tick of the first bytes, before any row is written: a resta
       assert.equal(whole.state, 'complete', 'an exchange whose end was journaled is complete');
       assert.equal(whole.responseBytes, SSE.length);
       assert.ok(Buffer.from(store.readResponse(whole.id)!.bytes).equals(SSE));
-      assert.deepEqual(readdirSync(join(tmp.dir, 'journal')).filter((f) => !f.startsWith(`${process.pid}-`)), [], "the dead process's journal is gone once replayed");
+      assert.deepEqual(
+        readdirSync(join(tmp.dir, 'journal')).filter((f) => !f.startsWith(`${process.pid}-`)),
+        [],
+        "the dead process's journal is gone once replayed",
+      );
     } finally {
       await store.close();
     }
@@ -108,7 +112,7 @@ test('an exchange deleted before the kill is not brought back by the journal', a
   }
 });
 
-test('the status and the end go in the body file\'s write of the bytes: killed with neither in the journal, a restart has both', async () => {
+test("the status and the end go in the body file's write of the bytes: killed with neither in the journal, a restart has both", async () => {
   const tmp = tempDir();
   try {
     // As the relay records them: the status held (the journal's line of it waits for its next write), then `whole`'s
@@ -129,7 +133,10 @@ test('the status and the end go in the body file\'s write of the bytes: killed w
     );
     assert.equal(signal, 'SIGKILL');
     const [journal] = readdirSync(join(tmp.dir, 'journal'));
-    const lines = readFileSync(join(tmp.dir, 'journal', journal), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(join(tmp.dir, 'journal', journal), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.deepEqual(
       lines.map((l) => `${l.op} ${l.x.path} ${typeof l.spare}`),
       ['put /v1/whole string', 'put /v1/cut string'],
@@ -149,7 +156,11 @@ test('the status and the end go in the body file\'s write of the bytes: killed w
       assert.equal(cut.status, 201, "the status from the file's mark");
       assert.match(cut.error!, /while the response was streaming/);
       assert.ok(Buffer.from(store.readResponse(cut.id)!.bytes).equals(SSE), 'the bytes the client could see are stored');
-      assert.deepEqual(readdirSync(join(tmp.dir, 'spare')).filter((d) => d !== String(process.pid)), [], "the dead process's spare folder is gone");
+      assert.deepEqual(
+        readdirSync(join(tmp.dir, 'spare')).filter((d) => d !== String(process.pid)),
+        [],
+        "the dead process's spare folder is gone",
+      );
     } finally {
       await store.close();
     }

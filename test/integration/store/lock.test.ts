@@ -56,11 +56,14 @@ async function storedCount(dir: string): Promise<number> {
 /** The stored row count once it reaches `n` (or after 20 s). */
 async function rowsReach(dir: string, n: number): Promise<number> {
   let count = 0;
-  for (const until = Date.now() + 20_000; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) if ((count = await storedCount(dir)) >= n) break;
+  for (const until = Date.now() + 20_000; Date.now() < until; await new Promise((r) => setTimeout(r, 100)))
+    if ((count = await storedCount(dir)) >= n) break;
   return count;
 }
 
-test('another process holding the database write lock adds under 50 ms to every exchange; the rows appear once it is released', { timeout: 180_000 }, async (t) => {
+test('another process holding the database write lock adds under 50 ms to every exchange; the rows appear once it is released', {
+  timeout: 180_000,
+}, async (t) => {
   const up = await startUpstream((req, res) => {
     req.resume();
     req.once('end', () => {
@@ -101,7 +104,14 @@ test('another process holding the database write lock adds under 50 ms to every 
     children.push(holder);
     const lockedAt = Date.now();
     const { out: during, captured } = await run(PHASE_MS);
-    for (const d of during) assert.ok(d.ms < 1000, `a request took ${d.ms.toFixed(1)} ms during the lock (baseline p95 ${quantile(base.out.map((b) => b.ms), 0.95).toFixed(1)} ms)`);
+    for (const d of during)
+      assert.ok(
+        d.ms < 1000,
+        `a request took ${d.ms.toFixed(1)} ms during the lock (baseline p95 ${quantile(
+          base.out.map((b) => b.ms),
+          0.95,
+        ).toFixed(1)} ms)`,
+      );
     // The lock is real: none of the rows recorded meanwhile is in the database yet (a reader is not blocked by it).
     const whileLocked = await storedCount(data.dir);
     assert.ok(Date.now() - lockedAt < LOCK_MS, 'the lock was still held when the rows were counted');
@@ -109,15 +119,25 @@ test('another process holding the database write lock adds under 50 ms to every 
     assert.equal(await exited(holder), 0);
 
     // Released: every capture is written, soon.
-    assert.equal(await rowsReach(data.dir, stored + captured), stored + captured, 'every exchange forwarded during the lock is stored once it is free');
+    assert.equal(
+      await rowsReach(data.dir, stored + captured),
+      stored + captured,
+      'every exchange forwarded during the lock is stored once it is free',
+    );
 
     const ms = (xs: { ms: number }[]) => xs.map((d) => d.ms);
     const worst = Math.max(...ms(during));
     const line = `baseline (${base.out.length} requests) p50 ${quantile(ms(base.out), 0.5).toFixed(1)} ms, p95 ${quantile(ms(base.out), 0.95).toFixed(1)} ms; during the lock (${during.length}) p50 ${quantile(ms(during), 0.5).toFixed(1)} ms, p95 ${quantile(ms(during), 0.95).toFixed(1)} ms, worst ${worst.toFixed(1)} ms`;
     t.diagnostic(line);
     assert.ok(during.length >= 10, `only ${during.length} requests went through during the lock: ${line}`);
-    assert.ok(during.filter((d) => d.foreign).every((d) => d.status === 403), 'foreign Host requests are refused');
-    assert.ok(during.filter((d) => !d.foreign).every((d) => d.status === 200), 'every other request is answered');
+    assert.ok(
+      during.filter((d) => d.foreign).every((d) => d.status === 403),
+      'foreign Host requests are refused',
+    );
+    assert.ok(
+      during.filter((d) => !d.foreign).every((d) => d.status === 200),
+      'every other request is answered',
+    );
     assert.ok(quantile(ms(during), 0.95) < quantile(ms(base.out), 0.95) + ADDED_MS, `the lock added 50 ms or more: ${line}`);
     assert.ok(quantile(ms(during), 0.5) < quantile(ms(base.out), 0.5) + ADDED_MS, `the lock added 50 ms or more: ${line}`);
 

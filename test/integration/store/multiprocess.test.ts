@@ -66,7 +66,9 @@ process.stdin.on('end', () => {
   done();
 });`;
   const child = spawn(process.execPath, ['-e', code], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const result = new Promise<{ holds: number; heldMs: number }>((resolve) => createInterface({ input: child.stdout! }).once('line', (l) => resolve(JSON.parse(l))));
+  const result = new Promise<{ holds: number; heldMs: number }>((resolve) =>
+    createInterface({ input: child.stdout! }).once('line', (l) => resolve(JSON.parse(l))),
+  );
   return { child, stop: () => (child.stdin!.end(), result) };
 }
 
@@ -76,7 +78,9 @@ function serveAhead(args: string[], aheadMs: number): ReturnType<typeof serve> {
 }
 
 const EVENTS = 12;
-const body = (r: string) => Array.from({ length: EVENTS }, (_, k) => `data: {"choices":[{"index":0,"delta":{"content":"${r}-${k} "}}]}\n\n`).join('') + 'data: [DONE]\n\n';
+const body = (r: string) =>
+  Array.from({ length: EVENTS }, (_, k) => `data: {"choices":[{"index":0,"delta":{"content":"${r}-${k} "}}]}\n\n`).join('') +
+  'data: [DONE]\n\n';
 
 /**
  * Each request's marker, in its body and in a header: a proxy killed before its body file exists (a burst beyond the
@@ -86,7 +90,11 @@ const MARKER = 'x-soak-marker';
 const markerOf = (x: CapturedExchange) => /"content":"([^"]+)"/.exec(x.requestBody ?? '')?.[1] ?? x.requestHeaders?.[MARKER] ?? '?';
 
 /** `midStream(1)` once the first bytes have arrived, `midStream(-1)` once half the events have (or the exchange ended). */
-function exchange(url: string, r: string, midStream: (d: 1 | -1) => void = () => undefined): Promise<{ r: string; bytes: Buffer; complete: boolean; ms: number }> {
+function exchange(
+  url: string,
+  r: string,
+  midStream: (d: 1 | -1) => void = () => undefined,
+): Promise<{ r: string; bytes: Buffer; complete: boolean; ms: number }> {
   return new Promise((resolve) => {
     const t0 = performance.now();
     let bytes = Buffer.alloc(0);
@@ -95,24 +103,30 @@ function exchange(url: string, r: string, midStream: (d: 1 | -1) => void = () =>
       if (streaming) (streaming = false), midStream(-1);
       resolve({ r, bytes, complete, ms: performance.now() - t0 });
     };
-    const req = request(`${url}/v1/chat/completions`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', [MARKER]: r } }, (res) => {
-      res.on('data', (c: Buffer) => {
-        bytes = Buffer.concat([bytes, c]);
-        // Mid-stream: bytes came and at least half the events are still due (each comes 4 ms after the last).
-        const events = bytes.toString().split('\n\n').length - 1;
-        if (!streaming && events < EVENTS / 2) (streaming = true), midStream(1);
-        else if (streaming && events >= EVENTS / 2) (streaming = false), midStream(-1);
-      });
-      res.once('end', () => done(res.complete));
-      res.once('error', () => done(false));
-      res.once('close', () => done(res.complete && bytes.length > 0));
-    });
+    const req = request(
+      `${url}/v1/chat/completions`,
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', [MARKER]: r } },
+      (res) => {
+        res.on('data', (c: Buffer) => {
+          bytes = Buffer.concat([bytes, c]);
+          // Mid-stream: bytes came and at least half the events are still due (each comes 4 ms after the last).
+          const events = bytes.toString().split('\n\n').length - 1;
+          if (!streaming && events < EVENTS / 2) (streaming = true), midStream(1);
+          else if (streaming && events >= EVENTS / 2) (streaming = false), midStream(-1);
+        });
+        res.once('end', () => done(res.complete));
+        res.once('error', () => done(false));
+        res.once('close', () => done(res.complete && bytes.length > 0));
+      },
+    );
     req.once('error', () => done(false));
     req.end(JSON.stringify({ model: 'moonshotai/kimi-k2-0905', stream: true, messages: [{ role: 'user', content: r }] }));
   });
 }
 
-test('two proxies on one data dir, read-only commands alongside, one proxy SIGKILLed at random and restarted: nothing lost, duplicated or falsely failed', { timeout: FULL ? 900_000 : 120_000 }, async (t) => {
+test('two proxies on one data dir, read-only commands alongside, one proxy SIGKILLed at random and restarted: nothing lost, duplicated or falsely failed', {
+  timeout: FULL ? 900_000 : 120_000,
+}, async (t) => {
   const up = await startUpstream((req, res) => {
     let text = '';
     req.on('data', (c) => (text += c));
@@ -123,7 +137,7 @@ test('two proxies on one data dir, read-only commands alongside, one proxy SIGKI
       let i = 0;
       const timer = setInterval(() => {
         if (i < events.length) res.write(events[i++]);
-        else (clearInterval(timer), res.end());
+        else clearInterval(timer), res.end();
       }, 4);
       res.once('close', () => clearInterval(timer));
     });
@@ -146,10 +160,20 @@ test('two proxies on one data dir, read-only commands alongside, one proxy SIGKI
         const io = { out: () => undefined, err: (t: string) => assert.fail(`captures wrote an error: ${t}`) };
         assert.equal(await main(['captures', '--data-dir', data.dir, '--limit', '20'], io), 0);
         let json = '';
-        assert.equal(await main(['captures', '--broken', '--json', '--data-dir', data.dir], { out: (t) => (json += t), err: () => undefined }), 0);
+        assert.equal(
+          await main(['captures', '--broken', '--json', '--data-dir', data.dir], { out: (t) => (json += t), err: () => undefined }),
+          0,
+        );
         const listed = JSON.parse(json) as { id: string }[];
         if (listed[0]) lastId = listed[0].id;
-        if (lastId) assert.equal(await main(['show', lastId, '--data-dir', data.dir], { out: () => undefined, err: (t) => assert.fail(`show wrote an error: ${t}`) }), 0);
+        if (lastId)
+          assert.equal(
+            await main(['show', lastId, '--data-dir', data.dir], {
+              out: () => undefined,
+              err: (t) => assert.fail(`show wrote an error: ${t}`),
+            }),
+            0,
+          );
         runs++;
         await new Promise((r) => setTimeout(r, 20));
       }
@@ -229,7 +253,10 @@ test('two proxies on one data dir, read-only commands alongside, one proxy SIGKI
     if (FULL) assert.ok(ahead, 'the proxy was restarted with its clock ahead');
     if (ahead) assert.doesNotMatch(ahead.output(), /retention removed/, 'the restart with its clock ahead removed nothing');
     if (ahead) assert.match(ahead.output(), /retention: the clock \([\d-]+\) is 31 days ahead of the newest capture/);
-    assert.ok(results.some((r) => !r.complete), 'the kills cut some exchanges');
+    assert.ok(
+      results.some((r) => !r.complete),
+      'the kills cut some exchanges',
+    );
     for (const [r, hits] of byMarker) assert.ok(hits.length <= 1, `${r} is stored ${hits.length} times`);
     for (const r of full) {
       const hits = byMarker.get(r.r) ?? [];

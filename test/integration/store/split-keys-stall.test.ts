@@ -35,7 +35,7 @@ function bigBody(): Buffer {
   const filler = event('lorem ipsum dolor sit amet, consectetur adipiscing elit ');
   const parts: string[] = [];
   let size = 0;
-  while (size < BIG) (parts.push(filler), (size += filler.length));
+  while (size < BIG) parts.push(filler), (size += filler.length);
   const key = `here is ${KEY} ok`;
   for (let i = 0; i < key.length; i += 3) parts.push(event(key.slice(i, i + 3)));
   parts.push('data: [DONE]\n\n');
@@ -96,7 +96,7 @@ function maxGap(at: number[], from: number, to: number): { gap: number; began: n
 
 test('a 16 MB stream finishing (split keys masked at its end) does not stall another stream', { timeout: 120_000 }, async (t) => {
   const big = bigBody();
-  let stopPaced = () => undefined as void;
+  let stopPaced: () => unknown = () => undefined;
   const up = await startUpstream((req, res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     if (req.url!.includes('/big')) {
@@ -145,21 +145,35 @@ test('a 16 MB stream finishing (split keys masked at its end) does not stall ano
 
     assert.equal(stored.length, big.length);
     assert.ok(!stored.includes(KEY.slice(8, 14)), 'the stored body holds no run of the key');
-    const tail = stored.subarray(stored.length - 8192).toString('utf8').split('\n').filter((l) => l.startsWith('data: {"id"'));
-    const joined = tail.map((l) => (JSON.parse(l.slice(6)) as { choices: { delta: { content: string } }[] }).choices[0].delta.content).join('');
+    const tail = stored
+      .subarray(stored.length - 8192)
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('data: {"id"'));
+    const joined = tail
+      .map((l) => (JSON.parse(l.slice(6)) as { choices: { delta: { content: string } }[] }).choices[0].delta.content)
+      .join('');
     assert.ok(joined.includes('here is ') && !containsSecret(joined), joined.slice(-80));
     assert.equal(x.masked?.splitKeys, 1);
     assert.ok(syncCpu > 100, `a synchronous pass would stall the loop (${syncCpu.toFixed(0)} ms CPU): the check below means something`);
     // The search ran on the capture worker thread, not on the proxy's (whatever the load).
-    assert.ok(offThread.some((bytes) => bytes >= big.length), `the 16 MB body was searched on the capture worker (jobs sent there: ${JSON.stringify(offThread)})`);
+    assert.ok(
+      offThread.some((bytes) => bytes >= big.length),
+      `the 16 MB body was searched on the capture worker (jobs sent there: ${JSON.stringify(offThread)})`,
+    );
     // On an overloaded machine the longest gap of either stretch swings by tens of ms from run to run (a young-generation
     // collection waits for helper threads that wait for a core): there the check is that the loop is never held for
     // half of what one synchronous pass would (the 20 ms goal is a figure to read on a quiet machine, and the diagnostic
     // says which check ran).
     const quiet = load < availableParallelism();
     const bound = Math.max(baseline, PACE_MS) + (quiet ? 20 : Math.max(20, syncCpu / 2));
-    t.diagnostic(`checked: longest gap <= ${bound.toFixed(0)} ms (${quiet ? 'quiet machine: the busy-work gap + 20 ms' : 'overloaded machine: the busy-work gap + half of one synchronous pass'})`);
-    assert.ok(during <= bound, `the other stream stalled ${during.toFixed(1)} ms while the big one finished (${baseline.toFixed(1)} ms under busy work in 1 ms slices)`);
+    t.diagnostic(
+      `checked: longest gap <= ${bound.toFixed(0)} ms (${quiet ? 'quiet machine: the busy-work gap + 20 ms' : 'overloaded machine: the busy-work gap + half of one synchronous pass'})`,
+    );
+    assert.ok(
+      during <= bound,
+      `the other stream stalled ${during.toFixed(1)} ms while the big one finished (${baseline.toFixed(1)} ms under busy work in 1 ms slices)`,
+    );
   } finally {
     stopPaced();
     await rig.close();

@@ -23,7 +23,10 @@ import { kimiTokenizerDir } from '../../unit/tokens/helpers';
 const kimi = kimiTokenizerDir();
 const bin = join(repoRoot, 'bin', 'tokenscope.js');
 const built = ['dist/cli.js', 'dist/tokens-batch-worker.js'].map((f) => join(repoRoot, f));
-const sources = [join(repoRoot, 'src/cli/commands/tokens-batch.ts'), ...readdirSync(join(repoRoot, 'src/core/tokens/batch')).map((f) => join(repoRoot, 'src/core/tokens/batch', f))];
+const sources = [
+  join(repoRoot, 'src/cli/commands/tokens-batch.ts'),
+  ...readdirSync(join(repoRoot, 'src/core/tokens/batch')).map((f) => join(repoRoot, 'src/core/tokens/batch', f)),
+];
 const fresh = built.every((b) => existsSync(b) && sources.every((s) => statSync(b).mtimeMs >= statSync(s).mtimeMs));
 const skip =
   'skip' in kimi
@@ -51,11 +54,30 @@ const line = (i: number) =>
         usage: { prompt_tokens: 5, completion_tokens: 6 },
       }) + '\n';
 
-test(`tokens --batch - --out -: RSS flat over ${LINES.toLocaleString('en-US')} short lines; a reader that stops reading stops the input`, { skip }, async (t) => {
+test(`tokens --batch - --out -: RSS flat over ${LINES.toLocaleString('en-US')} short lines; a reader that stops reading stops the input`, {
+  skip,
+}, async (t) => {
   const summaryFile = join(tmp, 'summary.json');
   const child = spawn(
     process.execPath,
-    ['-r', join(repoRoot, 'test', 'helpers', 'max-rss.cjs'), bin, 'tokens', '--batch', '-', '--out', '-', '--workers', '2', '--tokenizer-dir', 'dir' in kimi ? kimi.dir : '', '--data-dir', join(tmp, 'data'), '--summary-out', summaryFile],
+    [
+      '-r',
+      join(repoRoot, 'test', 'helpers', 'max-rss.cjs'),
+      bin,
+      'tokens',
+      '--batch',
+      '-',
+      '--out',
+      '-',
+      '--workers',
+      '2',
+      '--tokenizer-dir',
+      'dir' in kimi ? kimi.dir : '',
+      '--data-dir',
+      join(tmp, 'data'),
+      '--summary-out',
+      summaryFile,
+    ],
     { stdio: ['pipe', 'pipe', 'pipe'] },
   );
   let stderr = '';
@@ -120,7 +142,8 @@ test(`tokens --batch - --out -: RSS flat over ${LINES.toLocaleString('en-US')} s
   assert.deepEqual(summary.lines, { read: LINES, processed: LINES - bad, bad, blank: 0, withPromptIds: 0 });
 
   const mb = (b: number) => `${(b / MB).toFixed(0)} MB`;
-  const peak = (from: number, to: number) => Math.max(...samples.filter((s) => s.out >= from * LINES && s.out < to * LINES).map((s) => s.rss));
+  const peak = (from: number, to: number) =>
+    Math.max(...samples.filter((s) => s.out >= from * LINES && s.out < to * LINES).map((s) => s.rss));
   // A tenth the output went past between two samples (after the pause) has none.
   const tenths = Array.from({ length: 10 }, (_, k) => peak(k / 10, (k + 1) / 10)).map((b) => (b > 0 ? mb(b) : '-'));
   // Bytes of RSS per output line over the last 80% (least squares over the samples): the garbage collector's saw-tooth

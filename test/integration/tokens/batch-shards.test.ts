@@ -13,7 +13,6 @@ import { after, describe, test } from 'node:test';
 import { Readable, Writable } from 'node:stream';
 import { parseArgs } from '../../../src/cli/args';
 import { batch } from '../../../src/cli/commands/tokens-batch';
-import { main } from '../../../src/cli/main';
 import { cli } from '../../helpers/cli-main';
 import { writeBundle } from '../../../src/core/export/bundle';
 import { prepareRepro } from '../../../src/core/export/repro';
@@ -80,7 +79,9 @@ function dataset(copies: number): string | undefined {
     JSON.stringify({ dataset: 'prose', response: JSON.parse(prose.files['response.json']) }),
   ];
   // The first copy in this order, the next ones shuffled, so datasets, rules and bad lines fall in different shards.
-  return Array.from({ length: copies }, (_, c) => lines.map((_, i) => lines[c ? (i * 3 + c) % lines.length : i]).join('\n')).join('\n') + '\n';
+  return (
+    Array.from({ length: copies }, (_, c) => lines.map((_, i) => lines[c ? (i * 3 + c) % lines.length : i]).join('\n')).join('\n') + '\n'
+  );
 }
 
 const byLine = (outs: string[]) =>
@@ -93,7 +94,9 @@ const byLine = (outs: string[]) =>
 
 const noRecordings = 'shared recordings not found (../shared/recordings or TOKENSCOPE_SHARED)';
 
-describe('tokens --batch as a partition step: stdin, stdout, --shard, --merge-summaries', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
+describe('tokens --batch as a partition step: stdin, stdout, --shard, --merge-summaries', {
+  skip: 'skip' in kimi ? kimi.skip : false,
+}, () => {
   // The worker runs as shipped: bundled the way scripts/build.mjs bundles dist/tokens-batch-worker.js.
   useBuiltBatchWorker(workerFile);
 
@@ -102,7 +105,21 @@ describe('tokens --batch as a partition step: stdin, stdout, --shard, --merge-su
     if (!text) return t.skip(noRecordings);
     const input = file('shards.jsonl', text);
     const out = join(tmp, 'shards.out.jsonl');
-    const whole = await run('--batch', input, '--out', out, '--tokenizer-dir', dir, '--data-dir', data, '--workers', '2', '--summary-out', join(tmp, 'whole.json'), '--json');
+    const whole = await run(
+      '--batch',
+      input,
+      '--out',
+      out,
+      '--tokenizer-dir',
+      dir,
+      '--data-dir',
+      data,
+      '--workers',
+      '2',
+      '--summary-out',
+      join(tmp, 'whole.json'),
+      '--json',
+    );
     assert.equal(whole.code, 0, whole.err);
     const wholeJson = JSON.parse(readFileSync(join(tmp, 'whole.json'), 'utf8'));
     assert.deepEqual(wholeJson, JSON.parse(whole.out), '--summary-out holds what --json prints');
@@ -111,16 +128,32 @@ describe('tokens --batch as a partition step: stdin, stdout, --shard, --merge-su
 
     // Plain background processes, all at once, each fed the whole input on stdin.
     const shards = await Promise.all(
-      [0, 1, 2].map((k) => tokensProcess(['--batch', '-', '--shard', `${k}/3`, '--out', '-', '--workers', '1', '--summary-out', join(tmp, `shard-${k}.json`)], Buffer.from(text))),
+      [0, 1, 2].map((k) =>
+        tokensProcess(
+          ['--batch', '-', '--shard', `${k}/3`, '--out', '-', '--workers', '1', '--summary-out', join(tmp, `shard-${k}.json`)],
+          Buffer.from(text),
+        ),
+      ),
     );
     for (const [k, s] of shards.entries()) {
       assert.equal(s.code, 0, s.stderr);
-      const lines = s.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { line: number; completion_ids: number[] });
-      assert.ok(lines.length > 5 && lines.every((l) => (l.line - 1) % 3 === k && l.completion_ids.length > 0), `shard ${k}: only its own lines, all records`);
+      const lines = s.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { line: number; completion_ids: number[] });
+      assert.ok(
+        lines.length > 5 && lines.every((l) => (l.line - 1) % 3 === k && l.completion_ids.length > 0),
+        `shard ${k}: only its own lines, all records`,
+      );
       // Bad lines on stderr, under their input line numbers; the summary went to its file, not stdout or stderr.
       const summary = JSON.parse(readFileSync(join(tmp, `shard-${k}.json`), 'utf8'));
       for (const b of summary.badLines as { line: number }[]) assert.match(s.stderr, new RegExp(`lines? (\\d+, )*${b.line}\\b`));
-      assert.match(s.stderr, new RegExp(`tokenscope tokens: ${lines.length} lines written to stdout \\(16 input lines of shard ${k}/3\\) in [\\d.]+ s .*; summary in `));
+      assert.match(
+        s.stderr,
+        new RegExp(
+          `tokenscope tokens: ${lines.length} lines written to stdout \\(16 input lines of shard ${k}/3\\) in [\\d.]+ s .*; summary in `,
+        ),
+      );
       assert.doesNotMatch(s.stderr, /samples processed/);
     }
     assert.equal(byLine(shards.map((s) => s.stdout)), readFileSync(out, 'utf8'));
@@ -143,7 +176,9 @@ describe('tokens --batch as a partition step: stdin, stdout, --shard, --merge-su
     const input = file('workers.jsonl', text);
     const fileOut = join(tmp, 'workers.out.jsonl');
     assert.equal((await run('--batch', input, '--out', fileOut, '--tokenizer-dir', dir, '--data-dir', data, '--workers', '1')).code, 0);
-    const [one, three] = await Promise.all(['1', '3'].map((w) => tokensProcess(['--batch', '-', '--out', '-', '--workers', w], Buffer.from(text))));
+    const [one, three] = await Promise.all(
+      ['1', '3'].map((w) => tokensProcess(['--batch', '-', '--out', '-', '--workers', w], Buffer.from(text))),
+    );
     assert.equal(one.code, 0, one.stderr);
     assert.equal(three.code, 0, three.stderr);
     assert.equal(one.stdout, readFileSync(fileOut, 'utf8'));
@@ -155,8 +190,14 @@ describe('tokens --batch as a partition step: stdin, stdout, --shard, --merge-su
     if (!text) return t.skip(noRecordings);
     const json = await tokensProcess(['--batch', '-', '--out', '-', '--json'], Buffer.from(text));
     assert.equal(json.code, 0, json.stderr);
-    const records = json.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { line: number; completion_ids: number[] });
-    assert.deepEqual(records.map((r) => r.line), [1, 3, 4, 6, 8]);
+    const records = json.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { line: number; completion_ids: number[] });
+    assert.deepEqual(
+      records.map((r) => r.line),
+      [1, 3, 4, 6, 8],
+    );
     assert.match(json.stderr, /^tokenscope tokens: line 2: not valid JSON$/m);
     assert.match(json.stderr, /^tokenscope tokens: line 7: not a chat completion/m);
     const summary = JSON.parse(json.stderr.slice(json.stderr.indexOf('\n{') + 1));
@@ -165,7 +206,13 @@ describe('tokens --batch as a partition step: stdin, stdout, --shard, --merge-su
     // Without --json: the readable summary, on stderr.
     const plain = await tokensProcess(['--batch', '-', '--out', '-', '--shard', '1/2'], Buffer.from(text));
     assert.equal(plain.code, 0, plain.stderr);
-    assert.deepEqual(plain.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l).line), [4, 6, 8]);
+    assert.deepEqual(
+      plain.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).line),
+      [4, 6, 8],
+    );
     assert.match(plain.stderr, /^3 lines written to stdout \(4 input lines of shard 1\/2\) in .*\n\n3 samples processed, 1 bad line$/m);
     assert.match(plain.stderr, /^tokenscope tokens: line 2: not valid JSON$/m);
     // Every line unusable: exit 1, nothing on stdout.
@@ -186,8 +233,15 @@ describe('tokens --batch as a partition step: stdin, stdout, --shard, --merge-su
       const chunks: Buffer[] = [];
       const stdout = Object.assign(new Writable({ write: (c: Buffer, _e, done) => (chunks.push(Buffer.from(c)), done()) }), { isTTY });
       const err: string[] = [];
-      const args = parseArgs(['--batch', '-', '--out', '-', '--tokenizer-dir', dir, '--data-dir', data, '--workers', '1'], { values: ['batch', 'out', 'tokenizer-dir', 'data-dir', 'workers'] });
-      const code = await batch(args, { out: () => assert.fail('nothing is printed on stdout but the ids'), err: (e) => err.push(e) }, () => undefined, { stdin: Readable.from([Buffer.from(input)]), stdout });
+      const args = parseArgs(['--batch', '-', '--out', '-', '--tokenizer-dir', dir, '--data-dir', data, '--workers', '1'], {
+        values: ['batch', 'out', 'tokenizer-dir', 'data-dir', 'workers'],
+      });
+      const code = await batch(
+        args,
+        { out: () => assert.fail('nothing is printed on stdout but the ids'), err: (e) => err.push(e) },
+        () => undefined,
+        { stdin: Readable.from([Buffer.from(input)]), stdout },
+      );
       assert.equal(code, 0, err.join('\n'));
       assert.match(err.join('\n'), /1 sample processed/, 'the summary on stderr');
       outputs.push(Buffer.concat(chunks).toString('utf8'));
@@ -209,7 +263,8 @@ describe('tokens --batch / --merge-summaries usage errors: one line, exit 2', ()
   };
 
   test('--shard', async () => {
-    const shardError = (v: string, why = '') => `tokenscope tokens: --shard must be K/N, shard K (from 0) of N, with 0 ≤ K < N (e.g. --shard 0/4); got "${v}"${why}`;
+    const shardError = (v: string, why = '') =>
+      `tokenscope tokens: --shard must be K/N, shard K (from 0) of N, with 0 ≤ K < N (e.g. --shard 0/4); got "${v}"${why}`;
     assert.equal(await usage('--batch', '-', '--out', '-', '--shard', '3/3'), shardError('3/3', ': K must be less than N'));
     assert.equal(await usage('--batch', '-', '--out', '-', '--shard', '1/0'), shardError('1/0', ': N must be at least 1'));
     assert.equal(await usage('--batch', '-', '--out', '-', '--shard', 'x'), shardError('x'));
@@ -220,11 +275,23 @@ describe('tokens --batch / --merge-summaries usage errors: one line, exit 2', ()
 
   test('stdin, stdout and the summary file', async () => {
     assert.match(await usage('--batch', '-'), /--batch needs --out OUT\.jsonl \(or --out - for stdout\)/);
-    assert.match(await usage('--batch', '-', '--out', '-', '--summary-out', join(tmp, 'absent', 's.json')), /cannot write .*absent\/s\.json: no such folder/);
+    assert.match(
+      await usage('--batch', '-', '--out', '-', '--summary-out', join(tmp, 'absent', 's.json')),
+      /cannot write .*absent\/s\.json: no such folder/,
+    );
     assert.match(await usage('--batch', '-', '--out', '-', '--summary-out', '-'), /--summary-out needs a file/);
-    assert.match(await usage('--batch', '-', '--out', '-', '--format', 'specforge'), /--format specforge with --out - needs --specforge-out FILE/);
-    assert.match(await usage('--batch', '-', '--out', 'x.jsonl', '--format', 'specforge', '--specforge-out', 'x.jsonl'), /--specforge-out must not be the input or the output file/);
-    assert.match(await usage('--batch', '-', '--out', 'x.jsonl', '--specforge-out', 'y.jsonl'), /--specforge-out goes with --format specforge/);
+    assert.match(
+      await usage('--batch', '-', '--out', '-', '--format', 'specforge'),
+      /--format specforge with --out - needs --specforge-out FILE/,
+    );
+    assert.match(
+      await usage('--batch', '-', '--out', 'x.jsonl', '--format', 'specforge', '--specforge-out', 'x.jsonl'),
+      /--specforge-out must not be the input or the output file/,
+    );
+    assert.match(
+      await usage('--batch', '-', '--out', 'x.jsonl', '--specforge-out', 'y.jsonl'),
+      /--specforge-out goes with --format specforge/,
+    );
     assert.match(await usage('--summary-out', 's.json', 'f.json'), /--summary-out goes with --batch/);
   });
 
@@ -232,7 +299,10 @@ describe('tokens --batch / --merge-summaries usage errors: one line, exit 2', ()
     assert.match(await usage('--merge-summaries'), /--merge-summaries needs the summary files/);
     assert.match(await usage('--merge-summaries', file('notjson.json', '{"lines": ')), /notjson\.json is not JSON/);
     assert.match(await usage('--merge-summaries', join(tmp, 'nope.json')), /cannot read .*nope\.json: no such file/);
-    assert.match(await usage('--merge-summaries', file('old.json', '{"lines": {}}')), /old\.json is not a tokens --batch summary: it has no "shard" and "firstSeen"/);
+    assert.match(
+      await usage('--merge-summaries', file('old.json', '{"lines": {}}')),
+      /old\.json is not a tokens --batch summary: it has no "shard" and "firstSeen"/,
+    );
     assert.match(await usage('--merge-summaries', '--batch', 'a', '--out', 'b'), /--merge-summaries does not go with --batch/);
     assert.match(await usage('--merge-summaries', 'a.json', '--shard', '0/2'), /--shard does not go with --merge-summaries/);
   });

@@ -94,7 +94,10 @@ describe('tokens --batch', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
     assert.equal(r.code, 0, r.err);
     const summary = JSON.parse(r.out);
     assert.deepEqual(summary.lines, { read: 8, processed: 5, bad: 2, blank: 1, withPromptIds: 0 });
-    assert.deepEqual(summary.badLines.map((b: { line: number }) => b.line), [2, 7]);
+    assert.deepEqual(
+      summary.badLines.map((b: { line: number }) => b.line),
+      [2, 7],
+    );
     assert.match(r.err, /line 2: not valid JSON/);
     assert.match(r.err, /line 7: not a chat completion/);
     assert.deepEqual(summary.samples.byDataset, { tools: 2, prose: 1 });
@@ -103,7 +106,10 @@ describe('tokens --batch', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
     assert.equal(statSync(out).mode & 0o777, 0o600);
 
     const lines = readOut(out);
-    assert.deepEqual(lines.map((l) => l.line), [1, 3, 4, 6, 8]);
+    assert.deepEqual(
+      lines.map((l) => l.line),
+      [1, 3, 4, 6, 8],
+    );
     const inputLineOf = [1, 2, 3, 4, 6, 7, 8];
     let markupLines = 0;
     for (const [i, single] of mixed.singles.entries()) {
@@ -113,7 +119,14 @@ describe('tokens --batch', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
       }
       const s = await run(...single);
       assert.equal(s.code, 0, s.err);
-      const one = JSON.parse(s.out) as { tokens: { id: number; kind: string }[]; ids: number[]; family: string; source: string; accounting: { counted: number }; findings: { rule: string }[] };
+      const one = JSON.parse(s.out) as {
+        tokens: { id: number; kind: string }[];
+        ids: number[];
+        family: string;
+        source: string;
+        accounting: { counted: number };
+        findings: { rule: string }[];
+      };
       const b = lines.find((l) => l.line === inputLineOf[i])!;
       assert.deepEqual(b.completion_ids, one.ids, `line ${b.line}`);
       // The ids are the turn as the model emitted it: as many as the accounting counts.
@@ -121,13 +134,25 @@ describe('tokens --batch', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
       if (one.tokens.some((x) => x.kind === 'marker-as-text')) {
         // Markup returned as text in content (the bundle): shown as text tokens, emitted as the one special id each.
         assert.ok(b.completion_ids.length < one.tokens.length, `line ${b.line}`);
-        assert.ok(b.completion_ids.includes(163595) && b.completion_ids.includes(163597), '<|tool_calls_section_begin|>, <|tool_call_begin|>');
+        assert.ok(
+          b.completion_ids.includes(163595) && b.completion_ids.includes(163597),
+          '<|tool_calls_section_begin|>, <|tool_call_begin|>',
+        );
         markupLines++;
-      } else assert.deepEqual(b.completion_ids, one.tokens.map((x) => x.id), `line ${b.line}`);
+      } else
+        assert.deepEqual(
+          b.completion_ids,
+          one.tokens.map((x) => x.id),
+          `line ${b.line}`,
+        );
       assert.equal(b.family, one.family);
       assert.equal(b.source, one.source);
       assert.equal(b.accounting.completion.counted, one.accounting.counted);
-      assert.deepEqual(b.findings.map((f) => f.rule), one.findings.map((f) => f.rule), `line ${b.line} findings`);
+      assert.deepEqual(
+        b.findings.map((f) => f.rule),
+        one.findings.map((f) => f.rule),
+        `line ${b.line} findings`,
+      );
     }
     assert.equal(markupLines, 1, 'the bundle line');
     assert.ok(lines.every((l) => l.completion_ids.length > 0));
@@ -142,7 +167,21 @@ describe('tokens --batch', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
     const outs = [];
     for (const workers of ['1', '3']) {
       const out = join(tmp, `many-${workers}.jsonl`);
-      const r = await run('--batch', input, '--out', out, '--tokenizer-dir', dir, '--data-dir', data, '--workers', workers, '--format', 'specforge', '--json');
+      const r = await run(
+        '--batch',
+        input,
+        '--out',
+        out,
+        '--tokenizer-dir',
+        dir,
+        '--data-dir',
+        data,
+        '--workers',
+        workers,
+        '--format',
+        'specforge',
+        '--json',
+      );
       assert.equal(r.code, 0, r.err);
       assert.equal(JSON.parse(r.out).lines.processed, 75);
       outs.push(readFileSync(out, 'utf8'));
@@ -166,8 +205,14 @@ describe('tokens --batch', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
       assert.equal(r.code, 0, r.err);
       const summary = JSON.parse(r.out);
       assert.deepEqual(summary.lines, { read: 7, processed: 5, bad: 1, blank: 1, withPromptIds: 0 });
-      assert.deepEqual(summary.badLines.map((b: { line: number }) => b.line), [3]);
-      assert.deepEqual(readOut(out).map((l) => l.line), [1, 2, 4, 6, 7]);
+      assert.deepEqual(
+        summary.badLines.map((b: { line: number }) => b.line),
+        [3],
+      );
+      assert.deepEqual(
+        readOut(out).map((l) => l.line),
+        [1, 2, 4, 6, 7],
+      );
       outs.push(readFileSync(out, 'utf8'));
     }
     assert.equal(outs[1], outs[0]);
@@ -184,7 +229,23 @@ describe('tokens --batch', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
     const script = "require('./src/cli/main').main(process.argv.slice(1)).then((c) => { process.exitCode = c; })";
     const child = spawn(
       process.execPath,
-      [...TS_LOADER, '-e', script, 'tokens', '--batch', input, '--out', out, '--tokenizer-dir', dir, '--data-dir', data, '--workers', workers, '--json'],
+      [
+        ...TS_LOADER,
+        '-e',
+        script,
+        'tokens',
+        '--batch',
+        input,
+        '--out',
+        out,
+        '--tokenizer-dir',
+        dir,
+        '--data-dir',
+        data,
+        '--workers',
+        workers,
+        '--json',
+      ],
       { cwd: repoRoot, env: { ...process.env, TOKENSCOPE_BATCH_WORKER: workerFile }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const run = { out, stdout: '', stderr: '', exited: new Promise<number | null>((ok) => child.on('exit', (code) => ok(code))) };
@@ -204,7 +265,18 @@ describe('tokens --batch', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
         return 0; // not created yet
       }
     };
-    return { ...run, child, until, outSize, get stdout() { return run.stdout; }, get stderr() { return run.stderr; } };
+    return {
+      ...run,
+      child,
+      until,
+      outSize,
+      get stdout() {
+        return run.stdout;
+      },
+      get stderr() {
+        return run.stderr;
+      },
+    };
   }
 
   /** The output is whole lines, the input's first lines in order, as many as the summary says were processed. */
@@ -213,7 +285,11 @@ describe('tokens --batch', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
     assert.ok(text.endsWith('\n'), 'the file ends with a complete line');
     const lines = readOut(out);
     assert.ok(lines.length > 0 && lines.length < total, `${lines.length} lines written`);
-    assert.deepEqual(lines.map((l) => l.line), Array.from({ length: lines.length }, (_, i) => i + 1), 'a prefix of the input, in order');
+    assert.deepEqual(
+      lines.map((l) => l.line),
+      Array.from({ length: lines.length }, (_, i) => i + 1),
+      'a prefix of the input, in order',
+    );
     assert.equal(summary.lines.processed, lines.length);
   }
 
@@ -252,8 +328,27 @@ describe('tokens --batch', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
     const input = file('progress.jsonl', Array.from({ length: 8 }, () => mixed.lines.join('\n')).join('\n') + '\n');
     for (const tty of [true, false]) {
       const events: string[] = [];
-      const io = { out: (x: string) => events.push(`O:${x.split('\n')[0]}`), err: (x: string) => events.push(`E:${x}`), ...(tty && { progress: (l: string | undefined) => events.push(l === undefined ? 'P:-' : `P:${l}`) }) };
-      const code = await main(['tokens', '--batch', input, '--out', join(tmp, 'progress.out.jsonl'), '--tokenizer-dir', dir, '--data-dir', data, '--workers', '1'], io);
+      const io = {
+        out: (x: string) => events.push(`O:${x.split('\n')[0]}`),
+        err: (x: string) => events.push(`E:${x}`),
+        ...(tty && { progress: (l: string | undefined) => events.push(l === undefined ? 'P:-' : `P:${l}`) }),
+      };
+      const code = await main(
+        [
+          'tokens',
+          '--batch',
+          input,
+          '--out',
+          join(tmp, 'progress.out.jsonl'),
+          '--tokenizer-dir',
+          dir,
+          '--data-dir',
+          data,
+          '--workers',
+          '1',
+        ],
+        io,
+      );
       assert.equal(code, 0, events.join('\n'));
       const drawn = events.filter((e) => e.startsWith('P:'));
       if (!tty) {
@@ -261,7 +356,12 @@ describe('tokens --batch', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
         continue;
       }
       assert.ok(drawn.length >= 2, events.join('\n'));
-      assert.ok(drawn.slice(0, -1).every((e) => /^P:(\d+ lines, \d+\/s, \d+% read(, ETA \d+(m\d\d)?s)?|starting: the workers are loading the tokenizer…)$/.test(e)), drawn.join('\n'));
+      assert.ok(
+        drawn
+          .slice(0, -1)
+          .every((e) => /^P:(\d+ lines, \d+\/s, \d+% read(, ETA \d+(m\d\d)?s)?|starting: the workers are loading the tokenizer…)$/.test(e)),
+        drawn.join('\n'),
+      );
       assert.equal(drawn.at(-1), 'P:-', 'erased');
       assert.ok(events.indexOf('P:-') < events.findIndex((e) => e.startsWith('O:')), 'before the summary');
     }

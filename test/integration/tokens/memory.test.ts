@@ -29,16 +29,32 @@ const bin = join(repoRoot, 'bin', 'tokenscope.js');
 const built = join(repoRoot, 'dist', 'cli.js');
 const SOURCES = ['src/cli/tokens-output.ts', 'src/core/wire/chunked.ts', 'src/core/tokens/table.ts'];
 const fresh = existsSync(built) && SOURCES.every((f) => statSync(built).mtimeMs >= statSync(join(repoRoot, f)).mtimeMs);
-const skip = 'skip' in kimi ? kimi.skip : !fresh ? 'dist/cli.js is missing or older than the tokens sources: run `npm run build` first' : false;
+const skip =
+  'skip' in kimi ? kimi.skip : !fresh ? 'dist/cli.js is missing or older than the tokens sources: run `npm run build` first' : false;
 
 const MB = 1e6;
 
 /** Runs `tokens` in its own process, stdout to a file; resolves to its output and peak RSS (bytes). */
 function tokens(dataDir: string, id: string, out: string, ...flags: string[]): Promise<{ out: string; peak: number }> {
   const fd = openSync(out, 'w');
-  const child = spawn(process.execPath, ['-r', join(repoRoot, 'test', 'helpers', 'max-rss.cjs'), bin, 'tokens', ...flags, '--data-dir', dataDir, '--tokenizer-dir', 'dir' in kimi ? kimi.dir : '', id], {
-    stdio: ['ignore', fd, 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '-r',
+      join(repoRoot, 'test', 'helpers', 'max-rss.cjs'),
+      bin,
+      'tokens',
+      ...flags,
+      '--data-dir',
+      dataDir,
+      '--tokenizer-dir',
+      'dir' in kimi ? kimi.dir : '',
+      id,
+    ],
+    {
+      stdio: ['ignore', fd, 'pipe'],
+    },
+  );
   closeSync(fd);
   let err = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
@@ -73,7 +89,10 @@ describe('tokens on a large stream: memory follows the output, not the stream', 
 
   test('a stream 3.7× larger saying the same: the same output, the same peak; both bounded per output token', async (t) => {
     const bodies = (id: string) => statSync(join(dataDir, 'bodies', `${id}.cap`)).size;
-    assert.ok(bodies(ids.padded) > 3.5 * bodies(ids.plain) && bodies(ids.plain) > 7 * MB, `${bodies(ids.plain)} / ${bodies(ids.padded)} bytes`);
+    assert.ok(
+      bodies(ids.padded) > 3.5 * bodies(ids.plain) && bodies(ids.plain) > 7 * MB,
+      `${bodies(ids.plain)} / ${bodies(ids.padded)} bytes`,
+    );
 
     const base = await tokens(dataDir, ids.tiny, join(tmp, 'tiny.txt'));
     const plain = await tokens(dataDir, ids.plain, join(tmp, 'plain.txt'));
@@ -96,8 +115,14 @@ describe('tokens on a large stream: memory follows the output, not the stream', 
     // stream-sized cost still fails it (the earlier parse grew 2.2× here).
     assert.ok(padded.peak - base.peak <= 1.5 * (plain.peak - base.peak) + 8 * 2 ** 20, `the larger stream costs more memory: ${report}`);
     const bound = 32 * 2 ** 20 + 320 * n;
-    for (const [what, run] of [['text', padded], ['--json', json]] as const) {
-      assert.ok(run.peak - base.peak <= bound, `${what}: ${mb(run.peak - base.peak)} above the tiny capture, bound ${mb(bound)}: ${report}`);
+    for (const [what, run] of [
+      ['text', padded],
+      ['--json', json],
+    ] as const) {
+      assert.ok(
+        run.peak - base.peak <= bound,
+        `${what}: ${mb(run.peak - base.peak)} above the tiny capture, bound ${mb(bound)}: ${report}`,
+      );
     }
   });
 });

@@ -13,9 +13,12 @@ import { repoRoot } from '../../helpers/shared';
 const BIN = join(repoRoot, 'bin', 'tokenscope.js');
 const BUILT = join(repoRoot, 'dist', 'cli.js');
 const PRELOAD = join(repoRoot, 'test', 'helpers', 'record-connections.cjs');
-const fresh = existsSync(BUILT) && ['src/core/tokens/resolve.ts', 'src/core/tokens/local.ts'].every((f) => statSync(BUILT).mtimeMs >= statSync(join(repoRoot, f)).mtimeMs);
+const fresh =
+  existsSync(BUILT) &&
+  ['src/core/tokens/resolve.ts', 'src/core/tokens/local.ts'].every((f) => statSync(BUILT).mtimeMs >= statSync(join(repoRoot, f)).mtimeMs);
 const SECTION_BEGIN = 163595;
-const NATIVE = 'I will read it.<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"path":"a.md"}<|tool_call_end|><|tool_calls_section_end|>';
+const NATIVE =
+  'I will read it.<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"path":"a.md"}<|tool_call_end|><|tool_calls_section_end|>';
 const COMPLETION = {
   id: 'gen-1',
   object: 'chat.completion',
@@ -23,7 +26,9 @@ const COMPLETION = {
   choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: `Let me look.${NATIVE.slice(15)}` } }],
 };
 
-describe('Kimi K2 tokens on a first run without network (built CLI)', { skip: fresh ? false : 'dist/cli.js is missing or older than the tokenizer resolver: run `npm run build` first' }, () => {
+describe('Kimi K2 tokens on a first run without network (built CLI)', {
+  skip: fresh ? false : 'dist/cli.js is missing or older than the tokenizer resolver: run `npm run build` first',
+}, () => {
   const tmp = mkdtempSync(join(tmpdir(), 'tokenscope-tokens-offline-'));
   const home = join(tmp, 'home');
   const log = join(tmp, 'connections.jsonl');
@@ -39,13 +44,20 @@ describe('Kimi K2 tokens on a first run without network (built CLI)', { skip: fr
         s.close(() => ok(p));
       });
     });
-    env = { PATH: process.env.PATH, HOME: home, USERPROFILE: home, HF_ENDPOINT: `http://127.0.0.1:${port}`, TOKENSCOPE_CONNECTION_LOG: log };
+    env = {
+      PATH: process.env.PATH,
+      HOME: home,
+      USERPROFILE: home,
+      HF_ENDPOINT: `http://127.0.0.1:${port}`,
+      TOKENSCOPE_CONNECTION_LOG: log,
+    };
     writeFileSync(join(tmp, 'native.txt'), NATIVE);
     writeFileSync(join(tmp, 'response.json'), JSON.stringify(COMPLETION));
     writeFileSync(join(tmp, 'in.jsonl'), `${JSON.stringify(COMPLETION)}\n`);
   });
 
-  const run = (...argv: string[]) => spawnSync(process.execPath, ['--require', PRELOAD, BIN, 'tokens', ...argv], { cwd: tmp, env, encoding: 'utf8', timeout: 60_000 });
+  const run = (...argv: string[]) =>
+    spawnSync(process.execPath, ['--require', PRELOAD, BIN, 'tokens', ...argv], { cwd: tmp, env, encoding: 'utf8', timeout: 60_000 });
   const connections = () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean) : []);
 
   test('tokens --offline prints Kimi ids: <|tool_calls_section_begin|> is 163595', () => {
@@ -53,7 +65,10 @@ describe('Kimi K2 tokens on a first run without network (built CLI)', { skip: fr
     assert.equal(r.status, 0, r.stderr);
     const j = JSON.parse(r.stdout) as { tokenizer: string; ids: number[] };
     assert.equal(j.tokenizer, 'moonshotai/Kimi-K2-Instruct-0905 (tiktoken)');
-    assert.deepEqual(j.ids, [40, 748, 2032, 483, 13, 163595, 163597, 41937, 8827, 25, 15, 163598, 8264, 4953, 7471, 64, 6847, 16934, 163599, 163596]);
+    assert.deepEqual(
+      j.ids,
+      [40, 748, 2032, 483, 13, 163595, 163597, 41937, 8827, 25, 15, 163598, 8264, 4953, 7471, 64, 6847, 16934, 163599, 163596],
+    );
     const text = run('--offline', '--model', 'moonshotai/kimi-k2.5', 'native.txt');
     assert.equal(text.status, 0, text.stderr);
     assert.match(text.stdout, /^native\.txt: 20 tokens, moonshotai\/Kimi-K2\.5 \(tiktoken\)/);
@@ -82,7 +97,10 @@ describe('Kimi K2 tokens on a first run without network (built CLI)', { skip: fr
     // The log sees connections: a model Tokenscope does not ship goes to the (closed) Hub, and says so in one line.
     const glm = run('--model', 'z-ai/glm-4.6', 'native.txt');
     assert.equal(glm.status, 2);
-    assert.match(glm.stderr, /cannot reach the Hugging Face Hub at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\) to fetch zai-org\/GLM-4\.6\//);
+    assert.match(
+      glm.stderr,
+      /cannot reach the Hugging Face Hub at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\) to fetch zai-org\/GLM-4\.6\//,
+    );
     assert.equal(connections().length > 0 && connections().every((c) => JSON.parse(c).host === '127.0.0.1'), true, connections().join(' '));
   });
 });

@@ -35,7 +35,8 @@ describe('prompt tokens against the bill', { skip: 'skip' in kimi ? kimi.skip : 
   before(async () => {
     const tokenizer = loadKimiTokenizer({ dir: kdir });
     // Providers bill the prompt the model sees, rendered with the model's template and encoded.
-    const countPrompt = (body: { messages: unknown[]; tools?: unknown[] }) => tokenizer.encode(renderChat(KIMI_LAYOUT_TEMPLATE, body)).length;
+    const countPrompt = (body: { messages: unknown[]; tools?: unknown[] }) =>
+      tokenizer.encode(renderChat(KIMI_LAYOUT_TEMPLATE, body)).length;
     emu = await startOpenRouterEmulator({
       countPrompt,
       providers: [
@@ -85,7 +86,10 @@ describe('prompt tokens against the bill', { skip: 'skip' in kimi ? kimi.skip : 
     writeFileSync(req, JSON.stringify(REQUEST));
     const tokenizer = loadKimiTokenizer({ dir: kdir });
     const expected = tokenizer.encode(renderChat(KIMI_LAYOUT_TEMPLATE, REQUEST));
-    for (const [slug, flagged] of [['fireworks', false], ['novita', true]] as const) {
+    for (const [slug, flagged] of [
+      ['fireworks', false],
+      ['novita', true],
+    ] as const) {
       const resp = join(tmp, `${slug}.json`);
       writeFileSync(resp, JSON.stringify(await answer(slug)));
       const j = await cli('tokens', '--request', req, '--tokenizer-dir', kdir, '--json', resp);
@@ -93,9 +97,19 @@ describe('prompt tokens against the bill', { skip: 'skip' in kimi ? kimi.skip : 
       const out = JSON.parse(j.out);
       assert.deepEqual(out.prompt.ids, expected);
       assert.equal(out.prompt.mismatch, flagged, slug);
-      assert.equal(out.findings.some((f: { rule: string }) => f.rule === 'prompt-token-mismatch'), flagged, slug);
+      assert.equal(
+        out.findings.some((f: { rule: string }) => f.rule === 'prompt-token-mismatch'),
+        flagged,
+        slug,
+      );
       const text = await cli('tokens', '--request', req, '--tokenizer-dir', kdir, resp);
-      assert.match(text.out, new RegExp(`prompt: +${expected.length} tokens rendered with the model's chat template; \\d+ billed, difference ${flagged ? '\\+\\d+  MISMATCH' : '0$'}`, 'm'));
+      assert.match(
+        text.out,
+        new RegExp(
+          `prompt: +${expected.length} tokens rendered with the model's chat template; \\d+ billed, difference ${flagged ? '\\+\\d+  MISMATCH' : '0$'}`,
+          'm',
+        ),
+      );
     }
   });
 
@@ -103,28 +117,51 @@ describe('prompt tokens against the bill', { skip: 'skip' in kimi ? kimi.skip : 
     const workerFile = join(tmp, 'tokens-batch-worker.js');
     await buildBatchWorker(workerFile);
     const lines = [];
-    for (const slug of ['fireworks', 'novita']) lines.push(JSON.stringify({ dataset: slug, request: REQUEST, response: await answer(slug) }));
+    for (const slug of ['fireworks', 'novita'])
+      lines.push(JSON.stringify({ dataset: slug, request: REQUEST, response: await answer(slug) }));
     const input = join(tmp, 'in.jsonl');
     writeFileSync(input, lines.join('\n') + '\n');
     const out = join(tmp, 'out.jsonl');
     process.env.TOKENSCOPE_BATCH_WORKER = workerFile;
     try {
-      const r = await cli('tokens', '--batch', input, '--out', out, '--tokenizer-dir', kdir, '--workers', '1', '--format', 'specforge', '--json');
+      const r = await cli(
+        'tokens',
+        '--batch',
+        input,
+        '--out',
+        out,
+        '--tokenizer-dir',
+        kdir,
+        '--workers',
+        '1',
+        '--format',
+        'specforge',
+        '--json',
+      );
       assert.equal(r.code, 0, r.err);
       const s = JSON.parse(r.out);
       assert.equal(s.findingsByRule['prompt-token-mismatch'], 1);
       assert.equal(s.accounting.prompt.compared, 2);
       assert.equal(s.accounting.prompt.exact, 1);
-      const [fw, nv] = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const [fw, nv] = readFileSync(out, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       assert.equal(fw.accounting.prompt.delta, 0);
       assert.ok(nv.accounting.prompt.delta > 10 && nv.accounting.prompt.mismatch);
-      const sf = readFileSync(join(tmp, 'out.specforge.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const sf = readFileSync(join(tmp, 'out.specforge.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       assert.equal(sf.length, 2);
       assert.equal(s.lines.withPromptIds, sf.length, 'the summary counts the SpecForge lines');
       assert.deepEqual(sf[0].input_ids, [...fw.prompt_ids, ...fw.completion_ids]);
       assert.equal(sf[0].loss_mask.indexOf(1), fw.prompt_ids.length, 'the loss mask starts at the completion');
       assert.equal(sf[0].loss_mask.length, sf[0].input_ids.length);
-      assert.deepEqual(sf[0].conversations.map((c: { role: string }) => c.role), ['system', 'user', 'assistant']);
+      assert.deepEqual(
+        sf[0].conversations.map((c: { role: string }) => c.role),
+        ['system', 'user', 'assistant'],
+      );
       assert.ok(sf[0].conversations[2].tool_calls?.length === 1);
     } finally {
       delete process.env.TOKENSCOPE_BATCH_WORKER;
@@ -143,7 +180,15 @@ describe('prompt tokens against the bill', { skip: 'skip' in kimi ? kimi.skip : 
       const req = join(tmp, 'hello-req.json');
       writeFileSync(req, JSON.stringify({ messages: [{ role: 'user', content: 'Hello' }] }));
       const resp = join(tmp, 'hello.json');
-      writeFileSync(resp, JSON.stringify({ id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'Hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 30, completion_tokens: 2 } }));
+      writeFileSync(
+        resp,
+        JSON.stringify({
+          id: 'x',
+          object: 'chat.completion',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'Hi' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 30, completion_tokens: 2 },
+        }),
+      );
       const data = join(tmp, 'hub-data');
       const r = await cli('tokens', '--model', 'moonshotai/kimi-k2.5', '--data-dir', data, '--request', req, '--json', resp);
       assert.equal(r.code, 0, r.err);
@@ -154,7 +199,10 @@ describe('prompt tokens against the bill', { skip: 'skip' in kimi ? kimi.skip : 
       const none = await cli('tokens', '--model', 'moonshotai/kimi-k2-thinking', '--data-dir', data, '--request', req, '--json', resp);
       assert.equal(none.code, 0, none.err);
       assert.equal(JSON.parse(none.out).prompt, null);
-      assert.match(none.err, /^tokenscope tokens: no prompt ids: no chat template for moonshotai\/Kimi-K2-Thinking: the Hugging Face Hub has neither chat_template\.jinja nor a chat_template in tokenizer_config\.json/m);
+      assert.match(
+        none.err,
+        /^tokenscope tokens: no prompt ids: no chat template for moonshotai\/Kimi-K2-Thinking: the Hugging Face Hub has neither chat_template\.jinja nor a chat_template in tokenizer_config\.json/m,
+      );
     } finally {
       if (saved === undefined) delete process.env.HF_ENDPOINT;
       else process.env.HF_ENDPOINT = saved;

@@ -42,7 +42,10 @@ describe('tokenscope tokens', { skip: 'skip' in kimi ? kimi.skip : false }, () =
     const j = JSON.parse(r.out) as JsonOut;
     assert.equal(j.source, 'text');
     assert.equal(j.family, 'kimi-k2');
-    assert.deepEqual(j.tokens.filter((t) => t.kind === 'special').map((t) => t.id), [163606, 163607, 163595, 163597, 163598, 163599]);
+    assert.deepEqual(
+      j.tokens.filter((t) => t.kind === 'special').map((t) => t.id),
+      [163606, 163607, 163595, 163597, 163598, 163599],
+    );
     assert.ok(j.tokens.some((t) => t.segment === 'arguments' && t.text === '·"'));
     assert.equal(j.accounting.billed, null);
     const unclosed = j.findings.find((x) => x.rule.includes('section-unclosed'));
@@ -64,7 +67,10 @@ describe('tokenscope tokens', { skip: 'skip' in kimi ? kimi.skip : false }, () =
     const j = JSON.parse(json.out) as JsonOut;
     assert.equal(j.source, 'reconstructed');
     assert.ok(j.tokens.filter((t) => t.kind === 'marker-as-text').length > 10);
-    assert.ok(j.tokens.every((t) => t.kind !== 'special' || t.id === 163586), 'only the rendered end marker is special');
+    assert.ok(
+      j.tokens.every((t) => t.kind !== 'special' || t.id === 163586),
+      'only the rendered end marker is special',
+    );
     assert.equal(j.accounting.billed, 33);
     assert.equal(j.accounting.delta, j.accounting.counted - 33);
 
@@ -79,7 +85,9 @@ describe('tokenscope tokens', { skip: 'skip' in kimi ? kimi.skip : false }, () =
   test('SGLang /generate with output_ids: the server ids as they are; billing far off is flagged', async () => {
     const { loadKimiTokenizer } = await import('../../../src/core/tokens/kimi');
     const k = loadKimiTokenizer({ dir });
-    const ids = k.encode('Sure.<|tool_calls_section_begin|><|tool_call_begin|>functions.ls:0<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|><|im_end|>');
+    const ids = k.encode(
+      'Sure.<|tool_calls_section_begin|><|tool_call_begin|>functions.ls:0<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|><|im_end|>',
+    );
     const body = {
       text: 'Sure.',
       output_ids: ids,
@@ -89,7 +97,10 @@ describe('tokenscope tokens', { skip: 'skip' in kimi ? kimi.skip : false }, () =
     assert.equal(r.code, 0, r.err);
     const j = JSON.parse(r.out) as JsonOut;
     assert.equal(j.source, 'server');
-    assert.deepEqual(j.tokens.map((t) => t.id), ids);
+    assert.deepEqual(
+      j.tokens.map((t) => t.id),
+      ids,
+    );
     assert.equal(j.accounting.mismatch, true);
     assert.ok(j.findings.some((x) => x.rule === 'token-accounting-mismatch'));
   });
@@ -141,7 +152,10 @@ describe('tokenscope tokens', { skip: 'skip' in kimi ? kimi.skip : false }, () =
       const first = await run('--model', model, '--data-dir', data, '--json', f);
       assert.equal(first.code, 0, first.err);
       assert.match(first.err, /downloading moonshotai\/Kimi-Linear-48B-A3B-Instruct\/tiktoken\.model: 2\.7 of 2\.7 MB/);
-      assert.deepEqual((JSON.parse(first.out) as JsonOut).tokens.map((t) => t.id), [19180, 220, 2243, 163586]);
+      assert.deepEqual(
+        (JSON.parse(first.out) as JsonOut).tokens.map((t) => t.id),
+        [19180, 220, 2243, 163586],
+      );
       const again = await run('--model', model, '--data-dir', data, '--offline', '--json', f);
       assert.equal(again.code, 0, again.err);
       assert.equal(again.err, '');
@@ -154,7 +168,10 @@ describe('tokenscope tokens', { skip: 'skip' in kimi ? kimi.skip : false }, () =
       assert.equal(r.code, 0, r.err);
       assert.equal(r.err, '', 'no download progress');
       assert.equal((JSON.parse(r.out) as { tokenizer: string }).tokenizer, 'moonshotai/Kimi-K2.5 (tiktoken)');
-      assert.deepEqual((JSON.parse(r.out) as JsonOut).tokens.map((t) => t.id), [19180, 220, 2243, 163586]);
+      assert.deepEqual(
+        (JSON.parse(r.out) as JsonOut).tokens.map((t) => t.id),
+        [19180, 220, 2243, 163586],
+      );
       assert.equal(hub.requests.length, before, 'the Hub was not asked');
     });
 
@@ -166,7 +183,10 @@ describe('tokenscope tokens', { skip: 'skip' in kimi ? kimi.skip : false }, () =
       assert.equal(unknown.err.split('\n').length, 1);
       const offline = await run('--model', 'qwen/qwen3-coder', '--data-dir', join(tmp, 'd3'), '--offline', f);
       assert.equal(offline.code, 2);
-      assert.match(offline.err, /no tokenizer for Qwen\/Qwen3-Coder-480B-A35B-Instruct in .*; run `tokenscope tokens --model qwen\/qwen3-coder/);
+      assert.match(
+        offline.err,
+        /no tokenizer for Qwen\/Qwen3-Coder-480B-A35B-Instruct in .*; run `tokenscope tokens --model qwen\/qwen3-coder/,
+      );
       assert.doesNotMatch(offline.err, /Tokenscope is offline/);
     });
   });
@@ -180,7 +200,10 @@ describe('tokenscope tokens, other inputs', () => {
     const r = await run('--model', 'qwen/qwen3-235b-a22b-2507', '--tokenizer-dir', qwen.dir, '--json', f);
     assert.equal(r.code, 0, r.err);
     const j = JSON.parse(r.out) as JsonOut;
-    assert.deepEqual(j.tokens.filter((x) => x.kind === 'special').map((x) => x.id), [151667, 151668, 151657, 151658, 151645]);
+    assert.deepEqual(
+      j.tokens.filter((x) => x.kind === 'special').map((x) => x.id),
+      [151667, 151668, 151657, 151658, 151645],
+    );
   });
 
   test('no FILE, no model, bad flags: exit 2 with a reason', async () => {

@@ -27,7 +27,12 @@ after(() => {
   else process.env.OPENROUTER_API_KEY = prevKey;
 });
 
-const REQUEST = { model: 'moonshotai/kimi-k2-0905', stream: true, messages: [{ role: 'user', content: 'Read the README' }], tools: [READ_TOOL] };
+const REQUEST = {
+  model: 'moonshotai/kimi-k2-0905',
+  stream: true,
+  messages: [{ role: 'user', content: 'Read the README' }],
+  tools: [READ_TOOL],
+};
 
 async function cli(...argv: string[]) {
   const out: string[] = [];
@@ -109,7 +114,10 @@ test('a case fixed on the emulator flips to fixed; a still-broken one makes watc
     const only2 = await cli('watch', 'run', 'w2', '--openrouter-url', emu.url, '--data-dir', dataDir, '--json');
     assert.equal(only2.code, 0, only2.err);
     const json = JSON.parse(only2.out) as { case: string; verdict: string; previous: string }[];
-    assert.deepEqual(json.map((x) => [x.case, x.verdict, x.previous]), [['w2', 'fixed', 'still-broken']]);
+    assert.deepEqual(
+      json.map((x) => [x.case, x.verdict, x.previous]),
+      [['w2', 'fixed', 'still-broken']],
+    );
     const again = await cli('watch', 'run', 'w1', '--openrouter-url', emu.url, '--data-dir', dataDir);
     assert.equal(again.code, 1);
     assert.match(again.out, /^w1 {2}broken differently .*kimi-call-id.*\(was fixed\)$/m);
@@ -156,10 +164,17 @@ test('verdicts: the same rule again, a different one, none', () => {
 
 test('an agent capture with no pin is watched on the provider that served it, by its OpenRouter slug', async () => {
   // NovitaAI's slug is "novita" (the emulator lists it so); the agent asked for no provider at all.
-  const emu = await startOpenRouterEmulator({ latencyMs: 0, chunkDelayMs: 0, providers: [{ slug: 'novita', name: 'NovitaAI', personality: 'leak-content' }] });
+  const emu = await startOpenRouterEmulator({
+    latencyMs: 0,
+    chunkDelayMs: 0,
+    providers: [{ slug: 'novita', name: 'NovitaAI', personality: 'leak-content' }],
+  });
   const rig = await startRig({ openrouter: `${emu.url}/api` });
   try {
-    const sent = await rawRequest(`${rig.proxy.url}/openrouter/v1/chat/completions`, { headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` }, body: JSON.stringify(REQUEST) });
+    const sent = await rawRequest(`${rig.proxy.url}/openrouter/v1/chat/completions`, {
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+      body: JSON.stringify(REQUEST),
+    });
     assert.equal(sent.status, 200);
     await rig.store.idle();
     const agent = rig.store.list()[0];

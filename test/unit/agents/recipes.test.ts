@@ -24,7 +24,10 @@ test('Claude Code: ANTHROPIC_BASE_URL without /v1, a gateway token, ANTHROPIC_AP
   assert.equal(r.launch.env.ANTHROPIC_BASE_URL, 'http://127.0.0.1:8719/openrouter');
   assert.equal(r.launch.env.ANTHROPIC_API_KEY, '');
   assert.deepEqual(r.launch.secrets, [{ env: 'ANTHROPIC_AUTH_TOKEN', key: 'OPENROUTER_API_KEY' }]);
-  assert.equal(r.launch.shell, `ANTHROPIC_BASE_URL=http://127.0.0.1:8719/openrouter ANTHROPIC_API_KEY='' ANTHROPIC_AUTH_TOKEN="$OPENROUTER_API_KEY" claude`);
+  assert.equal(
+    r.launch.shell,
+    `ANTHROPIC_BASE_URL=http://127.0.0.1:8719/openrouter ANTHROPIC_API_KEY='' ANTHROPIC_AUTH_TOKEN="$OPENROUTER_API_KEY" claude`,
+  );
   const direct = agentRecipe('claude-code', { proxyUrl, route: 'anthropic' });
   if (direct.launch.kind !== 'terminal') return assert.fail('terminal expected');
   assert.equal(direct.launch.env.ANTHROPIC_BASE_URL, 'http://127.0.0.1:8719/anthropic');
@@ -64,7 +67,10 @@ test('Cline, Roo Code, Kilo Code: "OpenAI Compatible" settings; Continue: a conf
   }
   const c = agentRecipe('continue', { proxyUrl });
   if (c.launch.kind !== 'settings') return assert.fail('settings expected');
-  assert.match(c.launch.snippet!.text, /provider: openai\n {4}model: moonshotai\/kimi-k2-0905\n {4}apiBase: http:\/\/127\.0\.0\.1:8719\/openrouter\/v1\n/);
+  assert.match(
+    c.launch.snippet!.text,
+    /provider: openai\n {4}model: moonshotai\/kimi-k2-0905\n {4}apiBase: http:\/\/127\.0\.0\.1:8719\/openrouter\/v1\n/,
+  );
   assert.equal(agentRecipes({ proxyUrl }).length, AGENT_IDS.length);
   for (const r of agentRecipes({ proxyUrl })) assert.ok(!/sk-/.test(JSON.stringify(r)), `${r.id} carries no key`);
 });
@@ -81,6 +87,9 @@ test('Qwen Code: OpenAI auth from three variables, the key from the route, the t
   if (r.launch.kind !== 'terminal') return;
   assert.deepEqual(r.launch.env, { OPENAI_BASE_URL: 'http://127.0.0.1:8719/sglang/v1', OPENAI_MODEL: 'Qwen/Qwen3-Coder-480B' });
   assert.deepEqual(r.launch.secrets, [{ env: 'OPENAI_API_KEY', key: 'SGLANG_API_KEY' }]);
-  assert.equal(r.launch.shell, 'OPENAI_BASE_URL=http://127.0.0.1:8719/sglang/v1 OPENAI_MODEL=Qwen/Qwen3-Coder-480B OPENAI_API_KEY="$SGLANG_API_KEY" qwen --auth-type openai');
+  assert.equal(
+    r.launch.shell,
+    'OPENAI_BASE_URL=http://127.0.0.1:8719/sglang/v1 OPENAI_MODEL=Qwen/Qwen3-Coder-480B OPENAI_API_KEY="$SGLANG_API_KEY" qwen --auth-type openai',
+  );
   assert.ok(AGENT_IDS.includes('qwen-code'));
 });

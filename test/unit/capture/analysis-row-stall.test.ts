@@ -31,7 +31,8 @@ const BOUND_MS = 40;
 
 /** ~16 MB of SSE: deltas of 50,000 characters of seeded prose (reasoning, then content), as a dense model turn streams. */
 function denseBody(bytes: number): Buffer {
-  const words = 'The user wants the weather in Florence , Italy . I will read src/a.ts first const return { } Olá café — \n weather( );'.split(' ');
+  const words =
+    'The user wants the weather in Florence , Italy . I will read src/a.ts first const return { } Olá café — \n weather( );'.split(' ');
   const parts: string[] = [];
   let size = 0;
   for (let i = 0; size < bytes; i++) {
@@ -53,7 +54,9 @@ function denseBody(bytes: number): Buffer {
 
 const SMALL = 'data: {"id":"a","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"hello"}}]}\n\n';
 
-test('a 16 MB dense response\'s analysis row is written off the proxy\'s thread, and another stream is not held meanwhile', { timeout: 120_000 }, async (t) => {
+test("a 16 MB dense response's analysis row is written off the proxy's thread, and another stream is not held meanwhile", {
+  timeout: 120_000,
+}, async (t) => {
   const tmp = tempDir();
   // Every row write on this thread, by size: the big one must not be among them.
   const putHere: number[] = [];
@@ -64,7 +67,10 @@ test('a 16 MB dense response\'s analysis row is written off the proxy\'s thread,
   };
   let analysedAt = 0;
   let outcome: { stored?: string; findings: unknown[] } | undefined;
-  const store = await openStore(tmp.dir, { maxBodyBytes: 1 << 30, onAnalyzed: (x, r) => x.responseBytes! > MB && ((analysedAt = scheduledNow()), (outcome = r)) });
+  const store = await openStore(tmp.dir, {
+    maxBodyBytes: 1 << 30,
+    onAnalyzed: (x, r) => x.responseBytes! > MB && ((analysedAt = scheduledNow()), (outcome = r)),
+  });
   let stop = false;
   try {
     const body = denseBody(16 * MB);
@@ -96,7 +102,7 @@ test('a 16 MB dense response\'s analysis row is written off the proxy\'s thread,
       while (!stop) {
         const o = store.begin({ ...OPENROUTER_CHAT, requestBody: '{"model":"m","stream":true}' });
         o.responseStarted(200, { 'content-type': 'text/event-stream' });
-        for (let i = 0; i < 5 && !stop; i++) (o.chunk(Buffer.from(SMALL)), await new Promise((r) => setTimeout(r, 2)));
+        for (let i = 0; i < 5 && !stop; i++) o.chunk(Buffer.from(SMALL)), await new Promise((r) => setTimeout(r, 2));
         others.push((await o.finish()).id);
       }
     })();
@@ -122,21 +128,32 @@ test('a 16 MB dense response\'s analysis row is written off the proxy\'s thread,
     const stored = db.get(id)?.x;
     const written = others.filter((o) => db.get(o)?.x.state === 'complete').length;
     db.close();
-    assert.ok(row !== undefined && row === expected, `the stored row is the one packAnalysis gives (${row?.length} chars, ${expected.length} expected)`);
-    assert.ok(expected.length > 4 * MB && (JSON.parse(expected) as { version: number }).version === 2000 + ANALYSIS_VERSION, 'a deflated row of megabytes');
+    assert.ok(
+      row !== undefined && row === expected,
+      `the stored row is the one packAnalysis gives (${row?.length} chars, ${expected.length} expected)`,
+    );
+    assert.ok(
+      expected.length > 4 * MB && (JSON.parse(expected) as { version: number }).version === 2000 + ANALYSIS_VERSION,
+      'a deflated row of megabytes',
+    );
     assert.deepEqual(stored?.summary, JSON.parse(JSON.stringify(fresh.summary)), "the exchange's summary was written with it");
     assert.equal(written, others.length, `every row of the other stream was written (${others.length} exchanges)`);
     assert.ok(others.length > 10, `the other stream recorded exchanges meanwhile (${others.length})`);
 
     // Off this thread: no row of a megabyte was written here, and the text never crossed back.
-    assert.ok(putHere.every((n) => n < MB), `rows written on the proxy's thread: ${JSON.stringify(putHere.filter((n) => n >= 1000))} chars`);
+    assert.ok(
+      putHere.every((n) => n < MB),
+      `rows written on the proxy's thread: ${JSON.stringify(putHere.filter((n) => n >= 1000))} chars`,
+    );
     assert.equal(outcome?.stored, undefined, "the stored text did not cross to the proxy's thread");
 
     // The loop: its longest gap from 400 ms before the result came back (the worker's write) to 150 ms after.
     const around = gaps.filter(([at]) => at >= analysedAt - 400 && at <= analysedAt + 150).map(([, g]) => g);
     const longest = Math.max(...around);
     const load = loadavg()[0];
-    t.diagnostic(`16 MB dense response, row of ${(expected.length / MB).toFixed(1)} MB; load ${load.toFixed(1)} on ${availableParallelism()} cores; longest gap of the loop around the row's write: ${longest.toFixed(1)} ms (${around.length} ticks); ${others.length} other exchanges; times: ${timingSource}`);
+    t.diagnostic(
+      `16 MB dense response, row of ${(expected.length / MB).toFixed(1)} MB; load ${load.toFixed(1)} on ${availableParallelism()} cores; longest gap of the loop around the row's write: ${longest.toFixed(1)} ms (${around.length} ticks); ${others.length} other exchanges; times: ${timingSource}`,
+    );
     assert.ok(around.length > 20, `the loop ticked around the write (${around.length})`);
     assert.ok(visibleAt > 0, 'the row became visible while the reader held its snapshot');
     assert.ok(longest <= BOUND_MS, `the loop was held ${longest.toFixed(1)} ms around the row's write`);

@@ -19,12 +19,20 @@ async function rig() {
   const tmp = tempDir();
   const store = await openStore(tmp.dir, { analyze: false });
   const thread = new CaptureThread(100);
-  const w = store.begin({ route: 'default', upstreamUrl: 'http://127.0.0.1:9/v1', method: 'POST', path: '/v1/chat/completions', requestHeaders: {}, requestBody: '{"model":"m","stream":true}' });
+  const w = store.begin({
+    route: 'default',
+    upstreamUrl: 'http://127.0.0.1:9/v1',
+    method: 'POST',
+    path: '/v1/chat/completions',
+    requestHeaders: {},
+    requestBody: '{"model":"m","stream":true}',
+  });
   w.responseStarted(200, { 'content-type': 'text/event-stream' });
   return { tmp, store, thread, w };
 }
 
-const SSE = 'data: {"id":"a","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"hello"}}]}\n\ndata: {"id":"a","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n';
+const SSE =
+  'data: {"id":"a","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"hello"}}]}\n\ndata: {"id":"a","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n';
 
 test('the capture worker ends after its idle time and a new one answers the next job', async () => {
   const { tmp, store, thread, w } = await rig();
@@ -53,7 +61,8 @@ test('the capture worker ends after its idle time and a new one answers the next
 
 test('the worker finds the same split-key masks as the in-thread search, for body frames and plain bytes', async () => {
   const KEY = 'sk-proj-AbCdEfGhIjKlMnOp0123456789';
-  const ev = (d: string) => `data: ${JSON.stringify({ id: 'a', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: d } }] })}\n\n`;
+  const ev = (d: string) =>
+    `data: ${JSON.stringify({ id: 'a', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: d } }] })}\n\n`;
   const text = `filler ${'lorem ipsum '.repeat(50)} then ${KEY} and the end`;
   const sse = [...Array(Math.ceil(text.length / 3)).keys()].map((i) => ev(text.slice(i * 3, i * 3 + 3))).join('') + 'data: [DONE]\n\n';
   const { tmp, store, thread, w } = await rig();
@@ -74,9 +83,16 @@ test('the worker finds the same split-key masks as the in-thread search, for bod
       { path: plain, framed: false, from: 0, size: sse.length },
     ]) {
       const here = searchSplitKeys(readFileSync(job.path).subarray(job.from), job);
-      assert.ok(here && here.keys === 1 && here.writes.length > 0, `the in-thread search finds the key (${job.framed ? 'frames' : 'plain'})`);
+      assert.ok(
+        here && here.keys === 1 && here.writes.length > 0,
+        `the in-thread search finds the key (${job.framed ? 'frames' : 'plain'})`,
+      );
       const off = await thread.splitKeys(job);
-      assert.deepEqual(off, { ...here, writes: here.writes.map((x) => ({ pos: x.pos, bytes: new Uint8Array(x.bytes) })) }, 'the worker finds the same masks');
+      assert.deepEqual(
+        off,
+        { ...here, writes: here.writes.map((x) => ({ pos: x.pos, bytes: new Uint8Array(x.bytes) })) },
+        'the worker finds the same masks',
+      );
       // Written back, no run of the key is left in the file.
       const file = Buffer.from(readFileSync(job.path));
       for (const x of off!.writes) file.set(x.bytes, x.pos);
@@ -115,7 +131,10 @@ test('the capture worker runs below the proxy thread priority, so a long job yie
     const own = getPriority();
     const want = Math.min(19, own + 10);
     const started = [...niceOf()].filter(([tid]) => !before.has(tid));
-    assert.ok(started.some(([, nice]) => nice === want), `a thread this job started runs at nice ${want}: ${started.map(([tid, nice]) => `${tid}:${nice}`).join(' ')}`);
+    assert.ok(
+      started.some(([, nice]) => nice === want),
+      `a thread this job started runs at nice ${want}: ${started.map(([tid, nice]) => `${tid}:${nice}`).join(' ')}`,
+    );
     assert.equal(getPriority(), own, 'the process (and its main thread) keep their priority');
   } finally {
     await thread.close();

@@ -13,7 +13,17 @@ import { tempDir } from '../proxy/local-upstream';
 const turn = () => new Promise((r) => setImmediate(r));
 
 function exchange(i: number): CapturedExchange {
-  return { id: `0000000${String(i).padStart(4, '0')}00000`, sessionId: 's', startedAt: i, state: 'complete', route: 'default', upstreamUrl: 'http://127.0.0.1:9/v1', method: 'POST', path: '/v1/chat/completions', requestHeaders: {} };
+  return {
+    id: `0000000${String(i).padStart(4, '0')}00000`,
+    sessionId: 's',
+    startedAt: i,
+    state: 'complete',
+    route: 'default',
+    upstreamUrl: 'http://127.0.0.1:9/v1',
+    method: 'POST',
+    path: '/v1/chat/completions',
+    requestHeaders: {},
+  };
 }
 
 /** A database whose checkpoints are watched: `here` counts those run on this thread. */
@@ -73,7 +83,9 @@ test('with the capture worker at work, the worker runs it (exchanges in flight o
   const asked: string[] = [];
   const thread = {
     busy: true,
-    checkpoint: (path: string) => (asked.push(path), asked.length === 1 ? new Promise<boolean>((r) => (settle = r)) : Promise.reject(new Error('database is locked'))),
+    checkpoint: (path: string) => (
+      asked.push(path), asked.length === 1 ? new Promise<boolean>((r) => (settle = r)) : Promise.reject(new Error('database is locked'))
+    ),
   };
   const { db, here, commit, done } = rig(thread, () => true);
   try {
@@ -98,7 +110,7 @@ test('with the capture worker at work, the worker runs it (exchanges in flight o
   }
 });
 
-test("a store checkpoints between exchanges, never while one is streaming", async () => {
+test('a store checkpoints between exchanges, never while one is streaming', async () => {
   const tmp = tempDir('tokenscope-checkpoints-store-');
   const store = await openStore(tmp.dir, { analyze: false });
   try {
@@ -107,7 +119,16 @@ test("a store checkpoints between exchanges, never while one is streaming", asyn
     const during: string[] = [];
     let streaming = 0;
     db.checkpoint = () => (during.push(streaming ? 'streaming' : 'quiet'), real());
-    const begin = () => store.begin({ route: 'default', upstreamUrl: 'http://127.0.0.1:9/v1', method: 'POST', path: '/v1/chat/completions', requestHeaders: {}, requestBody: '{"model":"m"}', agent: 'curl' });
+    const begin = () =>
+      store.begin({
+        route: 'default',
+        upstreamUrl: 'http://127.0.0.1:9/v1',
+        method: 'POST',
+        path: '/v1/chat/completions',
+        requestHeaders: {},
+        requestBody: '{"model":"m"}',
+        agent: 'curl',
+      });
     // One long stream while short exchanges come and go: no checkpoint until it ends.
     const long = begin();
     long.responseStarted(200, { 'content-type': 'text/event-stream' });

@@ -70,7 +70,10 @@ test('a full disk under the store is one line, "disk full: …", and the proxy k
       assert.doesNotMatch(m, /cannot rollback|no transaction is active/);
       assert.ok(!m.includes('\n'), m);
     }
-    assert.match(warnings[0], /^capture store in .*: disk full: the disk is full, no space is left on the device; captures are incomplete until it recovers \(the proxy keeps forwarding\)$/);
+    assert.match(
+      warnings[0],
+      /^capture store in .*: disk full: the disk is full, no space is left on the device; captures are incomplete until it recovers \(the proxy keeps forwarding\)$/,
+    );
     await store.close();
   } finally {
     tmp.remove();
@@ -127,7 +130,14 @@ test('another connection holding the write lock: rows wait (in memory and the jo
     // Nothing waited for the lock (SQLite's busy timeout is 5 s).
     assert.ok(slowest < 1000, `an exchange took ${slowest.toFixed(0)} ms`);
     assert.equal(other.rows<{ n: number }>('SELECT count(*) AS n FROM exchanges')[0].n, 0, 'no row got past the lock');
-    assert.ok(warnings.some((m) => /^capture paused: the capture database .* is locked by another program and too many captures wait for it; exchanges are forwarded without a capture until it is free$/.test(m)), warnings.join('\n'));
+    assert.ok(
+      warnings.some((m) =>
+        /^capture paused: the capture database .* is locked by another program and too many captures wait for it; exchanges are forwarded without a capture until it is free$/.test(
+          m,
+        ),
+      ),
+      warnings.join('\n'),
+    );
     const journal = readdirSync(join(tmp.dir, 'journal'));
     assert.equal(journal.length, 1);
     assert.ok(statSync(join(tmp.dir, 'journal', journal[0])).size > 0, 'the waiting captures are in the journal');
@@ -135,10 +145,18 @@ test('another connection holding the write lock: rows wait (in memory and the jo
     other.close();
     // Free again: the waiting rows are written by the store's own retry, without any new exchange.
     const reader = CaptureDb.open(join(tmp.dir, DB_FILE), { readOnly: true });
-    for (const until = Date.now() + 10_000; reader.count() < MAX_QUEUED_CAPTURES && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+    for (const until = Date.now() + 10_000; reader.count() < MAX_QUEUED_CAPTURES && Date.now() < until; )
+      await new Promise((r) => setTimeout(r, 20));
     assert.equal(reader.count(), MAX_QUEUED_CAPTURES, 'every waiting capture is written; the ones beyond the bound were never captured');
     reader.close();
-    assert.ok(warnings.some((m) => /^the capture database is writable again: writing the \d+ captures that waited; 50 exchanges were forwarded without a capture while it was locked$/.test(m)), warnings.join('\n'));
+    assert.ok(
+      warnings.some((m) =>
+        /^the capture database is writable again: writing the \d+ captures that waited; 50 exchanges were forwarded without a capture while it was locked$/.test(
+          m,
+        ),
+      ),
+      warnings.join('\n'),
+    );
     assert.equal(store.get(ids.at(-1)!), undefined, 'an exchange beyond the bound is not stored');
     assert.ok(store.get(ids[0]), 'the first exchange is stored');
     await store.close();

@@ -44,7 +44,12 @@ export function seedExchanges(dataDir: string, n: number, shape: (i: number) => 
           ...shape(i),
         };
         db.put(x, 100, undefined);
-        if (x.summary) db.putAnalysis(x, x.summary.rules.map((rule) => ({ rule, severity: 'error', message: '', location: 'content' })), JSON.stringify({ version: 0 }));
+        if (x.summary)
+          db.putAnalysis(
+            x,
+            x.summary.rules.map((rule) => ({ rule, severity: 'error', message: '', location: 'content' })),
+            JSON.stringify({ version: 0 }),
+          );
       }
     });
   } finally {

@@ -147,7 +147,12 @@ test('a body over the cap is cut (a finding says where), and retention does not 
   const tmp = tempDir();
   const warnings: string[] = [];
   try {
-    const store = await openStore(tmp.dir, { analyze: false, maxBodyBytes: 4000, retention: { maxBytes: 40_000 }, onWarning: (m) => warnings.push(m) });
+    const store = await openStore(tmp.dir, {
+      analyze: false,
+      maxBodyBytes: 4000,
+      retention: { maxBytes: 40_000 },
+      onWarning: (m) => warnings.push(m),
+    });
     const small: string[] = [];
     for (let i = 0; i < 3; i++) {
       const w = store.begin(init());
@@ -189,7 +194,10 @@ test('retention by size removes the oldest and says what it removed', async () =
     }
     assert.ok(!store.get(ids[0]), 'the oldest went');
     assert.ok(store.get(ids[7]), 'the newest stays');
-    assert.ok(warnings.some((m) => /^retention removed \d+ captures? \(\d+ oldest to stay under 6 KiB; .* freed\)$/.test(m)), warnings.join('\n'));
+    assert.ok(
+      warnings.some((m) => /^retention removed \d+ captures? \(\d+ oldest to stay under 6 KiB; .* freed\)$/.test(m)),
+      warnings.join('\n'),
+    );
     await store.close();
   } finally {
     tmp.remove();
@@ -207,14 +215,20 @@ test('files are 0600 and folders 0700; an existing 0755/0644 data dir is made pr
     await w.finish();
     await store.close();
     const modes = (dir: string) =>
-      [dir, ...readdirSync(dir, { recursive: true }).map((p) => join(dir, String(p)))].map((p) => [p.slice(dir.length), statSync(p).isDirectory(), statSync(p).mode & 0o777] as const);
+      [dir, ...readdirSync(dir, { recursive: true }).map((p) => join(dir, String(p)))].map(
+        (p) => [p.slice(dir.length), statSync(p).isDirectory(), statSync(p).mode & 0o777] as const,
+      );
     for (const [p, isDir, mode] of modes(fresh)) assert.equal(mode, isDir ? 0o700 : 0o600, `${p || '/'} is ${mode.toString(8)}`);
-    assert.ok(modes(fresh).some(([, isDir]) => !isDir), 'some files were written');
+    assert.ok(
+      modes(fresh).some(([, isDir]) => !isDir),
+      'some files were written',
+    );
 
     for (const [p, isDir] of modes(fresh)) chmodSync(join(fresh, p), isDir ? 0o755 : 0o644);
     const again = await openStore(fresh, { analyze: false });
     await again.close();
-    for (const [p, isDir, mode] of modes(fresh)) assert.equal(mode, isDir ? 0o700 : 0o600, `${p || '/'} is ${mode.toString(8)} after reopening`);
+    for (const [p, isDir, mode] of modes(fresh))
+      assert.equal(mode, isDir ? 0o700 : 0o600, `${p || '/'} is ${mode.toString(8)} after reopening`);
   } finally {
     tmp.remove();
   }
@@ -228,8 +242,21 @@ test('a log record whose id is a path (../../victim) is skipped: nothing outside
     mkdirSync(dataDir);
     const victim = join(tmp.dir, 'victim.cap');
     writeFileSync(victim, 'precious');
-    const evil = { id: '../../victim', sessionId: 's', startedAt: 1, state: 'complete', route: 'x', upstreamUrl: 'u', method: 'GET', path: '/', requestHeaders: {} };
-    appendFileSync(join(dataDir, LOG_FILE), JSON.stringify({ op: 'put', x: evil }) + '\n' + JSON.stringify({ op: 'del', id: '../../victim' }) + '\n');
+    const evil = {
+      id: '../../victim',
+      sessionId: 's',
+      startedAt: 1,
+      state: 'complete',
+      route: 'x',
+      upstreamUrl: 'u',
+      method: 'GET',
+      path: '/',
+      requestHeaders: {},
+    };
+    appendFileSync(
+      join(dataDir, LOG_FILE),
+      JSON.stringify({ op: 'put', x: evil }) + '\n' + JSON.stringify({ op: 'del', id: '../../victim' }) + '\n',
+    );
     assert.equal((await cli(['captures', '--data-dir', dataDir])).code, 0);
     const store = await openStore(dataDir, { analyze: false, retention: { maxAgeDays: 1 }, onWarning: (m) => warnings.push(m) });
     assert.equal(store.get('../../victim'), undefined);
@@ -237,7 +264,10 @@ test('a log record whose id is a path (../../victim) is skipped: nothing outside
     assert.equal(store.list().length, 0);
     await store.close();
     assert.equal(readFileSync(victim, 'utf8'), 'precious');
-    assert.ok(warnings.some((m) => m.includes('invalid id')), warnings.join('\n'));
+    assert.ok(
+      warnings.some((m) => m.includes('invalid id')),
+      warnings.join('\n'),
+    );
   } finally {
     tmp.remove();
   }
@@ -252,7 +282,9 @@ test('a body file replaced by a FIFO does not hang show', async (t) => {
     w.chunk(Buffer.from('{}'));
     const { id } = await w.finish();
     await store.close();
-    const body = readdirSync(tmp.dir, { recursive: true }).map(String).find((p) => p.includes(id));
+    const body = readdirSync(tmp.dir, { recursive: true })
+      .map(String)
+      .find((p) => p.includes(id));
     if (!body) return t.skip('this store keeps no per-exchange body file');
     rmSync(join(tmp.dir, body));
     try {
@@ -262,11 +294,19 @@ test('a body file replaced by a FIFO does not hang show', async (t) => {
     }
     // In a child: a blocking open would stall this process's event loop, and a timer here could not fire. A hang
     // never ends; the limit is generous because starting the child alone can take many seconds on a loaded machine.
-    const child = spawnSync(process.execPath, [...TS_LOADER, '--eval', `require('./src/cli/main').main(${JSON.stringify(['show', id, '--data-dir', tmp.dir])}).then((c) => process.exit(c))`], {
-      cwd: repoRoot,
-      timeout: 120_000,
-      encoding: 'utf8',
-    });
+    const child = spawnSync(
+      process.execPath,
+      [
+        ...TS_LOADER,
+        '--eval',
+        `require('./src/cli/main').main(${JSON.stringify(['show', id, '--data-dir', tmp.dir])}).then((c) => process.exit(c))`,
+      ],
+      {
+        cwd: repoRoot,
+        timeout: 120_000,
+        encoding: 'utf8',
+      },
+    );
     assert.equal(child.signal, null, 'show returned instead of hanging');
     assert.equal(child.status, 0, child.stderr);
   } finally {
@@ -277,7 +317,14 @@ test('a body file replaced by a FIFO does not hang show', async (t) => {
 test('credentials in the URL query and in any header named key, token, secret, auth or session never reach the disk', async () => {
   const tmp = tempDir();
   try {
-    const secrets = ['qk_live_9f8e7d6c5b4a', 'AMZTOKEN0123456789', 'llmkey0123456789', 'portkey0123456789', 'sess0123456789ab', 'tok0123456789abcd'];
+    const secrets = [
+      'qk_live_9f8e7d6c5b4a',
+      'AMZTOKEN0123456789',
+      'llmkey0123456789',
+      'portkey0123456789',
+      'sess0123456789ab',
+      'tok0123456789abcd',
+    ];
     const store = await openStore(tmp.dir, { analyze: false });
     const w = store.begin(
       init({

@@ -22,7 +22,14 @@ test('readResponseFrames: the bytes and chunk times of readResponse, over frames
   const { dir, remove } = tempDir('tokenscope-frames-');
   const store = await openStore(dir, { analyze: false, maxBodyBytes: 16 << 20 });
   try {
-    const w = store.begin({ route: 'openrouter', upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions', method: 'POST', path: '/openrouter/v1/chat/completions', requestHeaders: {}, requestBody: '{"model":"m"}' });
+    const w = store.begin({
+      route: 'openrouter',
+      upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions',
+      method: 'POST',
+      path: '/openrouter/v1/chat/completions',
+      requestHeaders: {},
+      requestBody: '{"model":"m"}',
+    });
     w.responseStarted(200, { 'content-type': 'text/event-stream' });
     const rand = prng(7);
     let t = 0;
@@ -37,8 +44,16 @@ test('readResponseFrames: the bytes and chunk times of readResponse, over frames
     const frames = joined(store.readResponseFrames(id)!);
     assert.ok(whole.bytes.length > 3 << 20);
     assert.ok(Buffer.from(whole.bytes).equals(frames.bytes), 'same bytes');
-    assert.deepEqual(frames.times, whole.chunks.map((c) => c.t), 'same chunk times');
-    assert.deepEqual(frames.lengths, whole.chunks.map((c) => c.length), 'same chunks');
+    assert.deepEqual(
+      frames.times,
+      whole.chunks.map((c) => c.t),
+      'same chunk times',
+    );
+    assert.deepEqual(
+      frames.lengths,
+      whole.chunks.map((c) => c.length),
+      'same chunks',
+    );
 
     // A body file cut inside its last frame (a crash mid-write): both keep what it holds.
     const file = join(dir, 'bodies', `${id}.cap`);

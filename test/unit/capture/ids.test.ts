@@ -23,13 +23,24 @@ test('exchanges begun with the same start time are listed newest first, in the o
   try {
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) {
-      const w = store.begin({ route: 'default', upstreamUrl: 'http://127.0.0.1:9/v1', method: 'POST', path: '/v1/chat/completions', requestHeaders: {}, requestBody: '{}', startedAt: Date.UTC(2026, 10, 30, 2, 0, 0) });
+      const w = store.begin({
+        route: 'default',
+        upstreamUrl: 'http://127.0.0.1:9/v1',
+        method: 'POST',
+        path: '/v1/chat/completions',
+        requestHeaders: {},
+        requestBody: '{}',
+        startedAt: Date.UTC(2026, 10, 30, 2, 0, 0),
+      });
       w.responseStarted(200, {});
       ids.push((await w.finish()).id);
       // The store tops up its spare body files meanwhile, with ids for now.
       await new Promise((r) => setTimeout(r, 10));
     }
-    assert.deepEqual(store.list().map((x) => x.id), [...ids].reverse());
+    assert.deepEqual(
+      store.list().map((x) => x.id),
+      [...ids].reverse(),
+    );
   } finally {
     await store.close();
     tmp.remove();

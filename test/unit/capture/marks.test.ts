@@ -22,7 +22,8 @@ async function rig() {
   const guarded = store as unknown as { diskWrite<T>(op: () => T): T | undefined };
   const real = guarded.diskWrite.bind(store);
   guarded.diskWrite = (op) => (writes.push(new Error().stack!.split('\n')[2] ?? ''), real(op));
-  const begin = (path: string) => store.begin({ route: 'default', upstreamUrl: 'http://127.0.0.1:9/v1', method: 'GET', path, requestHeaders: {}, agent: 'curl' });
+  const begin = (path: string) =>
+    store.begin({ route: 'default', upstreamUrl: 'http://127.0.0.1:9/v1', method: 'GET', path, requestHeaders: {}, agent: 'curl' });
   return { tmp, store, writes, begin };
 }
 
@@ -113,7 +114,14 @@ test("a held start's row fields (status, redacted headers) come a turn of the lo
 test('readers of response bytes skip marks, as versions from before marks do (empty R frames)', () => {
   // The body of a version before marks, and the same with marks: the same bytes and chunk times.
   const before = Buffer.concat([frameHeader('Q', 2, 0), Buffer.from('{}'), frameHeader('R', 5, 1.5), Buffer.from('hello')]);
-  const after = Buffer.concat([frameHeader('Q', 2, 0), Buffer.from('{}'), startMark(404), frameHeader('R', 5, 1.5), Buffer.from('hello'), END_MARK]);
+  const after = Buffer.concat([
+    frameHeader('Q', 2, 0),
+    Buffer.from('{}'),
+    startMark(404),
+    frameHeader('R', 5, 1.5),
+    Buffer.from('hello'),
+    END_MARK,
+  ]);
   const a = decodeFrames(before);
   const b = decodeFrames(after);
   assert.deepEqual([Buffer.from(b.response).toString(), b.chunks], [Buffer.from(a.response).toString(), a.chunks]);
@@ -129,7 +137,14 @@ test("a stopped process's exchange: complete when its file's end mark is there, 
     { t: 3, offset: 0, length: 10 },
     { t: 7.6, offset: 10, length: 5 },
   ];
-  assert.deepEqual(stoppedOutcome(x, { chunks, marks: { status: 200, ended: true } }), { status: 200, ttfbMs: 3, state: 'complete', responseBytes: 15, endedAt: 1008, error: null });
+  assert.deepEqual(stoppedOutcome(x, { chunks, marks: { status: 200, ended: true } }), {
+    status: 200,
+    ttfbMs: 3,
+    state: 'complete',
+    responseBytes: 15,
+    endedAt: 1008,
+    error: null,
+  });
   const cut = stoppedOutcome(x, { chunks, marks: { status: 200 } });
   assert.equal(cut.state, 'incomplete');
   assert.match(cut.error!, /while the response was streaming \(15 bytes kept\)/);
@@ -137,7 +152,11 @@ test("a stopped process's exchange: complete when its file's end mark is there, 
   assert.match(pending.error!, /while the request was pending/);
   assert.equal(pending.status, undefined);
   // The row's own status (from its journal line or its batch) wins over the mark.
-  assert.equal(stoppedOutcome({ ...x, status: 500 }, { chunks, marks: { status: 200 } }).status, undefined, 'a known status is not patched');
+  assert.equal(
+    stoppedOutcome({ ...x, status: 500 }, { chunks, marks: { status: 200 } }).status,
+    undefined,
+    'a known status is not patched',
+  );
 });
 
 test('only spare names of the journaled shape become paths', () => {
@@ -163,8 +182,21 @@ test('a restart after a kill before the spare got its name: the body file is ado
     mkdirSync(spareDir, { recursive: true });
     mkdirSync(join(tmp.dir, 'journal'), { recursive: true });
     writeFileSync(join(spareDir, '0mx5bzzzzzzzzz.cap'), Buffer.concat([startMark(200), frameHeader('R', SSE.length, 2), SSE, END_MARK]));
-    const x = { id, route: 'default', upstreamUrl: 'http://127.0.0.1:9/v1', method: 'GET', path: '/v1/x', startedAt: Date.now(), sessionId: 's1', state: 'streaming', requestHeaders: {} };
-    writeFileSync(join(tmp.dir, 'journal', `${pid}-abc.ndjson`), JSON.stringify({ op: 'put', x, reqBytes: 0, pid, spare: `${pid}/0mx5bzzzzzzzzz.cap` }) + '\n');
+    const x = {
+      id,
+      route: 'default',
+      upstreamUrl: 'http://127.0.0.1:9/v1',
+      method: 'GET',
+      path: '/v1/x',
+      startedAt: Date.now(),
+      sessionId: 's1',
+      state: 'streaming',
+      requestHeaders: {},
+    };
+    writeFileSync(
+      join(tmp.dir, 'journal', `${pid}-abc.ndjson`),
+      JSON.stringify({ op: 'put', x, reqBytes: 0, pid, spare: `${pid}/0mx5bzzzzzzzzz.cap` }) + '\n',
+    );
     const store = await openStore(tmp.dir, { analyze: false });
     try {
       const got = store.list().find((e) => e.id === id)!;

@@ -23,7 +23,11 @@ function sseWithKeys(): string {
   const events = [
     { choices: [{ delta: { content: 'Hé — voilà ✓ ' } }] },
     ...Object.values(KEYS).map((k) => ({ choices: [{ delta: { content: `the key is ${k}, café 🔑` } }] })),
-    { choices: [{ delta: { tool_calls: [{ function: { arguments: JSON.stringify({ api_key: 'abcd1234efgh5678ijkl', note: 'ünïcode' }) } }] } }] },
+    {
+      choices: [
+        { delta: { tool_calls: [{ function: { arguments: JSON.stringify({ api_key: 'abcd1234efgh5678ijkl', note: 'ünïcode' }) } }] } },
+      ],
+    },
   ];
   return events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('') + 'data: [DONE]\n\n';
 }
@@ -83,7 +87,13 @@ async function storeChunks(chunks: Uint8Array[], together = 1): Promise<{ bytes:
   const tmp = tempDir();
   try {
     const store = await openStore(tmp.dir, { analyze: false });
-    const w = store.begin({ route: 'openrouter', upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions', method: 'POST', path: '/v1/chat/completions', requestHeaders: {} });
+    const w = store.begin({
+      route: 'openrouter',
+      upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions',
+      method: 'POST',
+      path: '/v1/chat/completions',
+      requestHeaders: {},
+    });
     w.responseStarted(200, { 'content-type': 'text/event-stream' });
     for (let i = 0; i < chunks.length; i += together) {
       if (together > 1) w.cork();
@@ -121,7 +131,15 @@ test('a key cut by a chunk boundary at every byte offset is masked whole; offset
 test('a key spread over many tiny chunks, and the whole stream at a random chunking, are masked whole', async () => {
   const body = Buffer.from(sseWithKeys());
   const whole = Buffer.from(maskSecrets(body));
-  for (const [size, together] of [[1, 1], [3, 1], [7, 1], [64, 1], [1, 5], [7, 4], [64, 3]]) {
+  for (const [size, together] of [
+    [1, 1],
+    [3, 1],
+    [7, 1],
+    [64, 1],
+    [1, 5],
+    [7, 4],
+    [64, 3],
+  ]) {
     const chunks: Buffer[] = [];
     for (let off = 0; off < body.length; off += size) chunks.push(body.subarray(off, off + size));
     const { bytes, offsets, files } = await storeChunks(chunks, together);
@@ -149,13 +167,22 @@ async function storeMany(chunkings: Uint8Array[][]): Promise<{ bytes: Buffer; fi
     const store = await openStore(tmp.dir, { analyze: false });
     const ids: string[] = [];
     for (const chunks of chunkings) {
-      const w = store.begin({ route: 'openrouter', upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions', method: 'POST', path: '/v1/chat/completions', requestHeaders: {} });
+      const w = store.begin({
+        route: 'openrouter',
+        upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions',
+        method: 'POST',
+        path: '/v1/chat/completions',
+        requestHeaders: {},
+      });
       w.responseStarted(200, { 'content-type': 'text/event-stream' });
       for (const c of chunks) w.chunk(c);
       await w.finish();
       ids.push(w.id);
     }
-    const out = ids.map((id) => ({ bytes: Buffer.from(store.readResponse(id)!.bytes), file: readFileSync(join(tmp.dir, 'bodies', `${id}.cap`), 'latin1') }));
+    const out = ids.map((id) => ({
+      bytes: Buffer.from(store.readResponse(id)!.bytes),
+      file: readFileSync(join(tmp.dir, 'bodies', `${id}.cap`), 'latin1'),
+    }));
     await store.close();
     return out;
   } finally {
@@ -194,7 +221,10 @@ test('long chunks around a key: a hint or a key cut at any byte, with plain text
     stored.forEach(({ bytes, file }, i) => {
       const where = `${what}, cut at ${cuts[i >> 1]} (${chunkings[i].length} chunks)`;
       assert.equal(bytes.length, body.length, where);
-      assert.ok(bytes.subarray(0, at).equals(whole.subarray(0, at)) && bytes.subarray(end).equals(whole.subarray(end)), `${where}: only the key's bytes change`);
+      assert.ok(
+        bytes.subarray(0, at).equals(whole.subarray(0, at)) && bytes.subarray(end).equals(whole.subarray(end)),
+        `${where}: only the key's bytes change`,
+      );
       assert.ok(!bytes.subarray(at, end).equals(body.subarray(at, end)), `${where}: the key is masked`);
       assert.ok(!containsSecret(file) && !file.includes(key.slice(-12)), `${where}: the body file holds the key`);
     });

@@ -36,7 +36,12 @@ afterEach(() => {
 const REQUEST = {
   model: 'moonshotai/kimi-k2-0905',
   messages: [{ role: 'user', content: 'Read the README' }],
-  tools: [{ type: 'function', function: { name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } }],
+  tools: [
+    {
+      type: 'function',
+      function: { name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
+    },
+  ],
   provider: { order: ['chutes'] },
 };
 // Leaked Kimi K2 markup in content, the section never closed: error findings.
@@ -48,7 +53,11 @@ const BODY = JSON.stringify({
   choices: [
     {
       index: 0,
-      message: { role: 'assistant', content: 'Reading it.<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"path": "README.md"}<|tool_call_end|>' },
+      message: {
+        role: 'assistant',
+        content:
+          'Reading it.<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"path": "README.md"}<|tool_call_end|>',
+      },
       finish_reason: 'stop',
     },
   ],
@@ -79,7 +88,10 @@ test('one analysis per exchange: store → tree → Problems panel → token vie
     const stored = store.readAnalysis(id)!;
     assert.ok(stored, 'the full analysis is stored');
     assert.deepEqual(opened.analysis, stored.analysis);
-    assert.ok(opened.analysis.findings.some((f) => f.severity === 'error'), 'the leaked markup is flagged');
+    assert.ok(
+      opened.analysis.findings.some((f) => f.severity === 'error'),
+      'the leaked markup is flagged',
+    );
     assert.ok(opened.ctx, 'the parse report has its context without a second analysis');
 
     // The Problems panel's diagnostics are the view's findings.
@@ -92,7 +104,12 @@ test('one analysis per exchange: store → tree → Problems panel → token vie
     // The token view gets the analysis (what the extension hands the worker) and keeps its findings object.
     {
       const tokenizer = loadFromDir(kimiTokenizerFolder(), 'kimi-k2');
-      const { stream, analysis } = exchangeTokenStream({ tokenizer, response: opened.response, request: opened.request, analysis: opened.analysis });
+      const { stream, analysis } = exchangeTokenStream({
+        tokenizer,
+        response: opened.response,
+        request: opened.request,
+        analysis: opened.analysis,
+      });
       assert.equal(analysis, opened.analysis, 'the same analysis object');
       // Each token finding wraps the very finding object the Problems panel shows (the accounting adds its own line).
       const wrapped = stream.findings.map((f) => f.finding).filter((f) => f.rule !== ACCOUNTING_RULE);
@@ -149,7 +166,9 @@ test('a re-run is a stored capture analysed once by the service; its outcome rea
   try {
     const id = await record(store);
     await store.idle();
-    const o = await rerun(store, id, parseTarget('openrouter:chutes'), { openrouter: new OpenRouterClient({ baseUrl: emu.url, apiKey: 'sk-or-v1-test' }) });
+    const o = await rerun(store, id, parseTarget('openrouter:chutes'), {
+      openrouter: new OpenRouterClient({ baseUrl: emu.url, apiKey: 'sk-or-v1-test' }),
+    });
     assert.equal(o.ok, true, o.error);
     const rid = o.exchangeId!;
     assert.equal(counts.get(rid), 1, 'the re-run capture was analysed once (no stand-in exchange analysed beside it)');
@@ -163,7 +182,7 @@ test('a re-run is a stored capture analysed once by the service; its outcome rea
   }
 });
 
-test('lint ID reads the stored analysis, so its findings are show\'s and the Problems panel\'s; --model/--family/--request analyse again and say so', async () => {
+test("lint ID reads the stored analysis, so its findings are show's and the Problems panel's; --model/--family/--request analyse again and say so", async () => {
   const tmp = tempDir();
   // A body cap below the response's size: the service adds `capture-truncated`, which analysing the bytes alone misses.
   const store = await openStore(tmp.dir, { maxBodyBytes: 300 });
@@ -172,7 +191,8 @@ test('lint ID reads the stored analysis, so its findings are show\'s and the Pro
     await store.idle();
     const stored = store.readAnalysis(id)!;
     assert.ok(stored.summary.rules.includes('capture-truncated'), stored.summary.rules.join(', '));
-    const key = (fs: { rule: string; start?: number; end?: number; message: string }[]) => fs.map((f) => [f.rule, f.start ?? null, f.end ?? null, f.message]);
+    const key = (fs: { rule: string; start?: number; end?: number; message: string }[]) =>
+      fs.map((f) => [f.rule, f.start ?? null, f.end ?? null, f.message]);
 
     const lint = await cli('lint', id, '--json', '--data-dir', tmp.dir);
     const show = await cli('show', id, '--json', '--data-dir', tmp.dir);
@@ -182,16 +202,33 @@ test('lint ID reads the stored analysis, so its findings are show\'s and the Pro
     assert.deepEqual(key(linted.findings), key(JSON.parse(show.out).findings), 'lint = show');
     const x = store.get(id)!;
     const body = store.readResponse(id)!;
-    const panel = exchangeView({ exchange: x, chunks: body.chunks, result: await resultWhenAnalysed(store, x, body.bytes, body.chunks), ruleInfo });
-    assert.deepEqual(linted.findings.map((f: { rule: string }) => f.rule), panel.findings.map((f) => f.rule), 'lint = the Problems panel');
+    const panel = exchangeView({
+      exchange: x,
+      chunks: body.chunks,
+      result: await resultWhenAnalysed(store, x, body.bytes, body.chunks),
+      ruleInfo,
+    });
+    assert.deepEqual(
+      linted.findings.map((f: { rule: string }) => f.rule),
+      panel.findings.map((f) => f.rule),
+      'lint = the Problems panel',
+    );
     assert.equal(lint.code, 1, 'an error finding: exit 1');
     const text = await cli('lint', id, '--data-dir', tmp.dir);
     assert.match(text.out, /capture-truncated/);
     assert.equal(counts.get(id), 1, 'lint, show and the view read the one analysis');
 
     const forced = await cli('lint', id, '--family', 'kimi-k2', '--model', 'moonshotai/kimi-k2-0905', '--json', '--data-dir', tmp.dir);
-    assert.match(forced.err, new RegExp(`^capture ${id}: analysed again for --model, --family; \`tokenscope show ${id}\` and the Problems panel show the stored analysis$`));
-    assert.ok(!JSON.parse(forced.out).findings.some((f: { rule: string }) => f.rule === 'capture-truncated'), 'analysed again from the bytes alone');
+    assert.match(
+      forced.err,
+      new RegExp(
+        `^capture ${id}: analysed again for --model, --family; \`tokenscope show ${id}\` and the Problems panel show the stored analysis$`,
+      ),
+    );
+    assert.ok(
+      !JSON.parse(forced.out).findings.some((f: { rule: string }) => f.rule === 'capture-truncated'),
+      'analysed again from the bytes alone',
+    );
   } finally {
     await store.close();
     tmp.remove();
@@ -200,12 +237,18 @@ test('lint ID reads the stored analysis, so its findings are show\'s and the Pro
 
 test('no reader analyses on its own: analyzeExchange is called only by the analysis service', () => {
   const allowed = new Set([join('core', 'analyze.ts'), join('core', 'capture', 'analysis.ts')]);
-  assert.deepEqual(sourceMatches(/\banalyzeExchange\s*\(/, (f) => allowed.has(f)), []);
+  assert.deepEqual(
+    sourceMatches(/\banalyzeExchange\s*\(/, (f) => allowed.has(f)),
+    [],
+  );
 });
 
 test('lint analyses on its own only what no store analysed (a file) or what its options change: analyzeWithContext has no other caller', () => {
   const allowed = new Set([join('core', 'analyze.ts'), join('cli', 'commands', 'lint.ts')]);
-  assert.deepEqual(sourceMatches(/\banalyzeWithContext\s*\(/, (f) => allowed.has(f)), []);
+  assert.deepEqual(
+    sourceMatches(/\banalyzeWithContext\s*\(/, (f) => allowed.has(f)),
+    [],
+  );
   const lint = readFileSync(join(SRC, 'cli', 'commands', 'lint.ts'), 'utf8');
   assert.match(lint, /input\.stored \?\? analyzeWithContext\(/, 'lint takes the stored result first');
 });

@@ -22,7 +22,14 @@ test('captures --broken --model --provider --rule --agent --session --since --un
     const shape = (i: number): Partial<CapturedExchange> => ({
       requestModel: i % 2 ? 'moonshotai/kimi-k2-0905' : 'z-ai/glm-4.6',
       servedProvider: i % 5 === 0 ? 'Chutes' : 'Fireworks',
-      ...(i % 7 === 0 && { summary: { model: 'moonshotai/kimi-k2-0905', provider: 'Chutes', counts: { error: 1, warning: 0, info: 0 }, rules: ['section-unclosed'] } }),
+      ...(i % 7 === 0 && {
+        summary: {
+          model: 'moonshotai/kimi-k2-0905',
+          provider: 'Chutes',
+          counts: { error: 1, warning: 0, info: 0 },
+          rules: ['section-unclosed'],
+        },
+      }),
     });
     seedExchanges(tmp.dir, N, shape);
     const all = await openStore(tmp.dir, { readOnly: true });
@@ -34,13 +41,28 @@ test('captures --broken --model --provider --rule --agent --session --since --un
     const provider = (x: CapturedExchange) => x.summary?.provider ?? x.servedProvider;
     const d = ['--data-dir', tmp.dir];
 
-    assert.deepEqual(await ids([...d, '--broken']), want((x) => x.summary?.counts.error === 1));
+    assert.deepEqual(
+      await ids([...d, '--broken']),
+      want((x) => x.summary?.counts.error === 1),
+    );
     assert.equal((await ids([...d, '--broken'])).length, 100);
-    assert.deepEqual(await ids([...d, '--model', 'z-ai/glm-4.6']), want((x) => model(x) === 'z-ai/glm-4.6'));
-    assert.deepEqual(await ids([...d, '--provider', 'chutes']), want((x) => provider(x) === 'Chutes'));
-    assert.deepEqual(await ids([...d, '--rule', 'section-unclosed', '--provider', 'Chutes']), want((x) => x.summary?.rules.includes('section-unclosed') === true));
+    assert.deepEqual(
+      await ids([...d, '--model', 'z-ai/glm-4.6']),
+      want((x) => model(x) === 'z-ai/glm-4.6'),
+    );
+    assert.deepEqual(
+      await ids([...d, '--provider', 'chutes']),
+      want((x) => provider(x) === 'Chutes'),
+    );
+    assert.deepEqual(
+      await ids([...d, '--rule', 'section-unclosed', '--provider', 'Chutes']),
+      want((x) => x.summary?.rules.includes('section-unclosed') === true),
+    );
     assert.deepEqual(await ids([...d, '--agent', 'claude-code', '--limit', '5']), want((x) => x.agent === 'claude-code').slice(0, 5));
-    assert.deepEqual(await ids([...d, '--session', list[3].sessionId]), want((x) => x.sessionId === list[3].sessionId));
+    assert.deepEqual(
+      await ids([...d, '--session', list[3].sessionId]),
+      want((x) => x.sessionId === list[3].sessionId),
+    );
     // Seeded one a second up to the seeding: the last 100 seconds of the command's clock. Its clock is read somewhere
     // between these two readings of ours, so the answer is every exchange since `after` - 100 s and some, newest
     // first, of those since `before` - 100 s (which of those it holds depends on the moment: seconds on a loaded machine).
@@ -49,11 +71,17 @@ test('captures --broken --model --provider --rule --agent --session --since --un
     const after = Date.now();
     const surely = want((x) => x.startedAt >= after - 100_000);
     const atMost = want((x) => x.startedAt >= before - 100_000);
-    assert.ok(recent.length >= surely.length && recent.length <= atMost.length, `${recent.length} in the last 100 s, between ${surely.length} and ${atMost.length}`);
+    assert.ok(
+      recent.length >= surely.length && recent.length <= atMost.length,
+      `${recent.length} in the last 100 s, between ${surely.length} and ${atMost.length}`,
+    );
     assert.deepEqual(recent, atMost.slice(0, recent.length), 'the newest ones');
     assert.ok(recent.length > 0 && recent.length <= 100, `${recent.length} of ${N} (one a second)`);
     const until = new Date(list[N - 10].startedAt).toISOString();
-    assert.deepEqual(await ids([...d, '--until', until]), list.slice(N - 10).map((x) => x.id));
+    assert.deepEqual(
+      await ids([...d, '--until', until]),
+      list.slice(N - 10).map((x) => x.id),
+    );
     assert.deepEqual(await ids([...d, '--model', 'no/such-model']), []);
 
     let err = '';

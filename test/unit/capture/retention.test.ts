@@ -40,7 +40,11 @@ test('a start with the clock 31 days ahead removes nothing and says why; a captu
     const store = await openStore(tmp.dir, { analyze: false, clock, onWarning: (m) => warnings.push(m) });
     assert.equal(store.list().length, 272, 'nothing removed at start');
     assert.ok(
-      warnings.some((m) => /^retention: the clock \(\d{4}-\d\d-\d\d\) is 31 days ahead of the newest capture \(\d{4}-\d\d-\d\d\), so this start removes nothing/.test(m)),
+      warnings.some((m) =>
+        /^retention: the clock \(\d{4}-\d\d-\d\d\) is 31 days ahead of the newest capture \(\d{4}-\d\d-\d\d\), so this start removes nothing/.test(
+          m,
+        ),
+      ),
       warnings.join('\n'),
     );
     assert.ok(!warnings.some((m) => /retention removed/.test(m)), warnings.join('\n'));
@@ -66,7 +70,12 @@ test('age is judged by the captures themselves, one run removes at most a tenth 
     const store = await openStore(tmp.dir, { analyze: false, clock: fakeClock(0), onWarning: (m) => warnings.push(m) });
     assert.equal(store.list().length, 90, 'a tenth of the 100 went at start');
     assert.ok(warnings.includes('retention removed 10 captures (10 older than 30 days; 12 KiB freed)'), warnings.join('\n'));
-    assert.ok(warnings.includes('retention held back 59 captures older than 30 days: one run removes at most 10% of the captures it found on its own; `tokenscope captures --prune` removes them'), warnings.join('\n'));
+    assert.ok(
+      warnings.includes(
+        'retention held back 59 captures older than 30 days: one run removes at most 10% of the captures it found on its own; `tokenscope captures --prune` removes them',
+      ),
+      warnings.join('\n'),
+    );
     const oldest = store.list().at(-1)!;
     assert.ok(Date.now() - oldest.startedAt > 80 * DAY, 'the oldest went first');
     // Each capture the run adds lets one more go, no more.
@@ -85,7 +94,10 @@ test('age is judged by the captures themselves, one run removes at most a tenth 
     const still = new Set(behind.list().map((x) => x.id));
     const removed = before.filter((x) => !still.has(x.id));
     assert.ok(removed.length <= 9, `${removed.length} removed`);
-    assert.ok(removed.every((x) => x.startedAt < Date.now() - 70 * DAY), 'only what is 30 days older than the clock behind');
+    assert.ok(
+      removed.every((x) => x.startedAt < Date.now() - 70 * DAY),
+      'only what is 30 days older than the clock behind',
+    );
     await behind.close();
 
     const pruned = await cli(['captures', '--prune', '--data-dir', tmp.dir]);
@@ -95,7 +107,10 @@ test('age is judged by the captures themselves, one run removes at most a tenth 
     const kept = left.list();
     await left.close();
     assert.ok(count > kept.length, 'prune removed what was held back');
-    assert.ok(kept.every((x) => Date.now() - x.startedAt <= 31 * DAY), `${kept.length} kept, all from the last 30 days`);
+    assert.ok(
+      kept.every((x) => Date.now() - x.startedAt <= 31 * DAY),
+      `${kept.length} kept, all from the last 30 days`,
+    );
     assert.equal(kept.length, 31, 'the 30 seeded in the 30 days before the newest capture, and that one (just recorded)');
   } finally {
     tmp.remove();
@@ -118,7 +133,14 @@ test('a clock that jumps ahead while the store is open removes nothing by age, a
       await w.finish();
     }
     assert.equal(store.list().length, 23, 'nothing removed after the jump');
-    assert.ok(warnings.some((m) => /^retention: the clock moved 45 days ahead while Tokenscope ran \(set forward, or the machine slept\), so no capture is removed for its age until the next start$/.test(m)), warnings.join('\n'));
+    assert.ok(
+      warnings.some((m) =>
+        /^retention: the clock moved 45 days ahead while Tokenscope ran \(set forward, or the machine slept\), so no capture is removed for its age until the next start$/.test(
+          m,
+        ),
+      ),
+      warnings.join('\n'),
+    );
     await store.close();
   } finally {
     tmp.remove();
@@ -139,10 +161,16 @@ test('in a run, captures removed to stay under the size limit are paid for by th
     const big = await w.finish();
     // 21 KB more: 17 small ones must go, more than the run's share of 5 plus 1 for the capture added.
     const kept = store.list();
-    assert.ok(kept.some((x) => x.id === big.id), 'the big capture stays');
+    assert.ok(
+      kept.some((x) => x.id === big.id),
+      'the big capture stays',
+    );
     assert.equal(kept.length, 51 - 17, warnings.join('\n'));
     assert.ok(!warnings.some((m) => /held back/.test(m)), warnings.join('\n'));
-    assert.ok(warnings.some((m) => /^retention removed 17 captures \(17 oldest to stay under 59 KiB; 20 KiB freed\)$/.test(m)), warnings.join('\n'));
+    assert.ok(
+      warnings.some((m) => /^retention removed 17 captures \(17 oldest to stay under 59 KiB; 20 KiB freed\)$/.test(m)),
+      warnings.join('\n'),
+    );
     await store.close();
   } finally {
     tmp.remove();

@@ -11,7 +11,8 @@ test('every schema version has exactly one migration, and a new database is at t
   try {
     assert.equal(db.version(), SCHEMA_VERSION);
     const tables = db.rows<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").map((r) => r.name);
-    for (const sql of MIGRATIONS) for (const [, name] of sql.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?(\w+)/g)) assert.ok(tables.includes(name), `table ${name}`);
+    for (const sql of MIGRATIONS)
+      for (const [, name] of sql.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?(\w+)/g)) assert.ok(tables.includes(name), `table ${name}`);
   } finally {
     db.close();
   }

@@ -24,7 +24,9 @@ function pieces(text: string, size: number): string[] {
 
 function chatSse(deltas: string[], field: 'content' | 'reasoning' | 'arguments' = 'content'): string {
   const ev = (d: string) =>
-    field === 'arguments' ? { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: d } }] } }] } : { choices: [{ index: 0, delta: { [field]: d } }] };
+    field === 'arguments'
+      ? { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: d } }] } }] }
+      : { choices: [{ index: 0, delta: { [field]: d } }] };
   return deltas.map((d) => `data: ${JSON.stringify(ev(d))}\n\n`).join('') + 'data: [DONE]\n\n';
 }
 
@@ -51,7 +53,10 @@ function events(body: string): unknown[] {
 function joined(evs: unknown[]): string {
   return evs
     .map((e) => {
-      const x = e as { choices?: { delta: { content?: string; reasoning?: string; tool_calls?: { function: { arguments: string } }[] } }[]; delta?: { text?: string } };
+      const x = e as {
+        choices?: { delta: { content?: string; reasoning?: string; tool_calls?: { function: { arguments: string } }[] } }[];
+        delta?: { text?: string };
+      };
       const d = x.choices?.[0]?.delta;
       return d?.content ?? d?.reasoning ?? d?.tool_calls?.[0]?.function.arguments ?? x.delta?.text ?? '';
     })
@@ -63,12 +68,19 @@ async function record(body: string, use?: (dataDir: string, id: string) => Promi
   const tmp = tempDir();
   try {
     const store = await openStore(tmp.dir, { analyze: false });
-    const w = store.begin({ route: 'openai', upstreamUrl: 'https://api.openai.com/v1/chat/completions', method: 'POST', path: '/v1/chat/completions', requestHeaders: {}, requestBody: '{"model":"m","stream":true}' });
+    const w = store.begin({
+      route: 'openai',
+      upstreamUrl: 'https://api.openai.com/v1/chat/completions',
+      method: 'POST',
+      path: '/v1/chat/completions',
+      requestHeaders: {},
+      requestBody: '{"model":"m","stream":true}',
+    });
     w.responseStarted(200, { 'content-type': 'text/event-stream' });
     const sent = body.split(/(?<=\n\n)/).map((e) => Buffer.from(e));
     // As in repair mode: each piece goes to the client and is appended to the delivered copy in the same tick.
     w.delivering();
-    for (const c of sent) (w.chunk(c), w.deliver(c));
+    for (const c of sent) w.chunk(c), w.deliver(c);
     const x = await w.finish();
     const res = store.readResponse(w.id)!;
     const delivered = Buffer.from(store.readDelivered(w.id)!);
@@ -100,7 +112,10 @@ for (const size of [2, 5, 1]) {
     sameTiming(chunks, sent);
     for (const f of files) {
       assert.ok(!f.includes(KEY.slice(8)), 'the body file holds no run of the key');
-      assert.ok(!containsSecret(joined(events(f.toString('utf8').replace(/^[\s\S]*?(?=data: )/, '')))), 'the body file holds no key once its deltas are joined');
+      assert.ok(
+        !containsSecret(joined(events(f.toString('utf8').replace(/^[\s\S]*?(?=data: )/, '')))),
+        'the body file holds no key once its deltas are joined',
+      );
     }
     const evs = events(bytes.toString('utf8'));
     assert.equal(evs.length, events(body).length);
@@ -169,7 +184,10 @@ test('`export --format bundle` of such a capture writes a file without the key (
   await record(body, async (dataDir, id) => {
     const file = join(dataDir, 'out.json');
     let err = '';
-    const code = await main(['export', id, '--format', 'bundle', '-o', file, '--data-dir', dataDir], { out: () => undefined, err: (t) => (err += t) });
+    const code = await main(['export', id, '--format', 'bundle', '-o', file, '--data-dir', dataDir], {
+      out: () => undefined,
+      err: (t) => (err += t),
+    });
     assert.equal(code, 0, err);
     texts.push(readFileSync(file, 'utf8'));
     const reader = await openStore(dataDir, { readOnly: true });
@@ -193,16 +211,26 @@ test('the masked note says what was masked and where: in `show` (human and --jso
     let human = '';
     assert.equal(await main(['show', id, '--data-dir', dataDir], { out: (t) => (human += t + '\n'), err: () => undefined }), 0);
     const line = human.split('\n').find((l) => l.startsWith('masked '));
-    assert.equal(line, 'masked    1 key streamed over several events (openai-key) masked, same length, in the stored response (choice 0 content) and the delivered copy (choice 0 content)');
+    assert.equal(
+      line,
+      'masked    1 key streamed over several events (openai-key) masked, same length, in the stored response (choice 0 content) and the delivered copy (choice 0 content)',
+    );
     let json = '';
     assert.equal(await main(['show', id, '--json', '--data-dir', dataDir], { out: (t) => (json += t), err: () => undefined }), 0);
-    assert.deepEqual(JSON.parse(json).exchange.masked, { splitKeys: 1, labels: ['openai-key'], where: ['response chat:0:content', 'delivered chat:0:content'] });
+    assert.deepEqual(JSON.parse(json).exchange.masked, {
+      splitKeys: 1,
+      labels: ['openai-key'],
+      where: ['response chat:0:content', 'delivered chat:0:content'],
+    });
     // The exchange view the panel posts to the webview carries it as a header line.
     const store = await openStore(dataDir, { readOnly: true });
     try {
       const x = store.get(id)!;
       const view = exchangeView({ exchange: x, chunks: store.readResponse(id)!.chunks, ruleInfo });
-      assert.deepEqual(view.meta.find((m) => m.label === 'Masked'), { label: 'Masked', value: line!.slice('masked    '.length) });
+      assert.deepEqual(
+        view.meta.find((m) => m.label === 'Masked'),
+        { label: 'Masked', value: line!.slice('masked    '.length) },
+      );
     } finally {
       await store.close();
     }
@@ -213,7 +241,14 @@ test('closing the store while an exchange is finishing waits for its split-key p
   const tmp = tempDir();
   try {
     const store = await openStore(tmp.dir, { analyze: false });
-    const w = store.begin({ route: 'openai', upstreamUrl: 'https://api.openai.com/v1/chat/completions', method: 'POST', path: '/v1/chat/completions', requestHeaders: {}, requestBody: '{"model":"m","stream":true}' });
+    const w = store.begin({
+      route: 'openai',
+      upstreamUrl: 'https://api.openai.com/v1/chat/completions',
+      method: 'POST',
+      path: '/v1/chat/completions',
+      requestHeaders: {},
+      requestBody: '{"model":"m","stream":true}',
+    });
     w.responseStarted(200, { 'content-type': 'text/event-stream' });
     for (const e of chatSse(pieces(`Your key is ${KEY}, keep it safe.`, 2)).split(/(?<=\n\n)/)) w.chunk(Buffer.from(e));
     const finishing = w.finish(); // not awaited: the process is stopping
@@ -222,7 +257,8 @@ test('closing the store while an exchange is finishing waits for its split-key p
     const dir = join(tmp.dir, 'bodies');
     const files = readdirSync(dir).map((f) => readFileSync(join(dir, f), 'utf8'));
     assert.ok(files.length > 0);
-    for (const f of files) assert.ok(!containsSecret(joined(events(f.replace(/^[\s\S]*?(?=data: )/, '')))), 'no key once the deltas are joined');
+    for (const f of files)
+      assert.ok(!containsSecret(joined(events(f.replace(/^[\s\S]*?(?=data: )/, '')))), 'no key once the deltas are joined');
     const again = await openStore(tmp.dir, { readOnly: true, analyze: false });
     try {
       assert.equal(again.get(w.id)?.masked?.splitKeys, 1, 'the masked note was stored before the database closed');

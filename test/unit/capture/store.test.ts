@@ -145,9 +145,26 @@ test('a response that ended is "complete" in the database before the client sees
 test('a data dir of the NDJSON version: imported on first open (corrupt and torn lines skipped with a warning), then left alone', async () => {
   const tmp = tempDir();
   try {
-    const ok = { id: '0mx2r5k0y009e8', sessionId: 's0mx2r5k0y009e8', startedAt: Date.now() - 1000, state: 'complete', status: 200, route: 'openrouter', upstreamUrl: 'u', method: 'POST', path: '/v1/chat/completions', requestHeaders: {} };
+    const ok = {
+      id: '0mx2r5k0y009e8',
+      sessionId: 's0mx2r5k0y009e8',
+      startedAt: Date.now() - 1000,
+      state: 'complete',
+      status: 200,
+      route: 'openrouter',
+      upstreamUrl: 'u',
+      method: 'POST',
+      path: '/v1/chat/completions',
+      requestHeaders: {},
+    };
     const log = join(tmp.dir, LOG_FILE);
-    writeFileSync(log, JSON.stringify({ op: 'put', x: ok, reqBytes: 0 }) + '\n' + JSON.stringify({ op: 'patch', id: ok.id, x: { servedProvider: 'Chutes' } }) + '\n');
+    writeFileSync(
+      log,
+      JSON.stringify({ op: 'put', x: ok, reqBytes: 0 }) +
+        '\n' +
+        JSON.stringify({ op: 'patch', id: ok.id, x: { servedProvider: 'Chutes' } }) +
+        '\n',
+    );
     appendFileSync(log, '{"op":"put","x":{garbage\n');
     appendFileSync(log, '{"op":"patch","id":"torn"'); // the process died mid-line
     const before = readFileSync(log);
@@ -163,7 +180,13 @@ test('a data dir of the NDJSON version: imported on first open (corrupt and torn
     await s2.close();
 
     const s3 = await openStore(tmp.dir, { analyze: false, onWarning: (m) => warnings.push(m) });
-    assert.deepEqual(s3.list().map((x) => x.status).sort(), [200, 201]);
+    assert.deepEqual(
+      s3
+        .list()
+        .map((x) => x.status)
+        .sort(),
+      [200, 201],
+    );
     await s3.close();
     assert.equal(warnings.length, 2, 'the log is read once');
     assert.ok(readFileSync(log).equals(before), 'the old log is left as it was');
@@ -215,10 +238,21 @@ test('retention drops the oldest finished exchanges by size and by age, files in
     await store.close();
     const deleted: string[] = [];
     const warnings: string[] = [];
-    const s2 = await openStore(tmp.dir, { analyze: false, retention: { maxAgeDays: 30, maxBytes: 25_000 }, onWarning: (m) => warnings.push(m) });
+    const s2 = await openStore(tmp.dir, {
+      analyze: false,
+      retention: { maxAgeDays: 30, maxBytes: 25_000 },
+      onWarning: (m) => warnings.push(m),
+    });
     // One start removes at most a tenth of the captures on its own (none of 6): the rest is held back, and said so.
     assert.equal(s2.list().length, 6);
-    assert.ok(warnings.some((m) => /^retention held back 1 capture older than 30 days and the captures over 25 KiB: .*`tokenscope captures --prune --max-size-mb 0.024` removes them$/.test(m)), warnings.join('\n'));
+    assert.ok(
+      warnings.some((m) =>
+        /^retention held back 1 capture older than 30 days and the captures over 25 KiB: .*`tokenscope captures --prune --max-size-mb 0.024` removes them$/.test(
+          m,
+        ),
+      ),
+      warnings.join('\n'),
+    );
     s2.onDidChange((e) => e.kind === 'deleted' && deleted.push(e.exchange.id));
     // With the user's consent (`captures --prune`) they go.
     const pruned = await s2.prune();
@@ -288,7 +322,9 @@ test('10,000 exchanges: open and list stay fast', async () => {
     const listMs = (scheduledNow() - started) / 100;
     assert.equal(list.length, N);
     assert.ok(list[0].startedAt > list[N - 1].startedAt, 'newest first');
-    process.stdout.write(`# 10k exchanges: open ${openMs.toFixed(0)} ms, first list ${firstListMs.toFixed(1)} ms, cached list ${listMs.toFixed(2)} ms\n`);
+    process.stdout.write(
+      `# 10k exchanges: open ${openMs.toFixed(0)} ms, first list ${firstListMs.toFixed(1)} ms, cached list ${listMs.toFixed(2)} ms\n`,
+    );
     assert.ok(openMs < 3000, `open took ${openMs} ms`);
     assert.ok(listMs < 20, `list took ${listMs} ms`);
     await again.close();
@@ -325,16 +361,28 @@ test('a view that queries the store on every change (as the Providers view does)
     store.onDidChange(() => void store.query({ limit: 50 }));
     const w = store.begin(init());
     w.responseStarted(200, { 'content-type': 'text/event-stream' });
-    const leak = 'I will read it.<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"path":"README.md"}<|tool_call_end|>';
-    w.chunk(Buffer.from(`data: ${JSON.stringify({ id: 'gen-1', object: 'chat.completion.chunk', model: 'moonshotai/kimi-k2-0905', choices: [{ index: 0, delta: { content: leak }, finish_reason: null }] })}\n\n`));
-    w.chunk(Buffer.from(`data: ${JSON.stringify({ id: 'gen-1', object: 'chat.completion.chunk', model: 'moonshotai/kimi-k2-0905', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\ndata: [DONE]\n\n`));
+    const leak =
+      'I will read it.<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"path":"README.md"}<|tool_call_end|>';
+    w.chunk(
+      Buffer.from(
+        `data: ${JSON.stringify({ id: 'gen-1', object: 'chat.completion.chunk', model: 'moonshotai/kimi-k2-0905', choices: [{ index: 0, delta: { content: leak }, finish_reason: null }] })}\n\n`,
+      ),
+    );
+    w.chunk(
+      Buffer.from(
+        `data: ${JSON.stringify({ id: 'gen-1', object: 'chat.completion.chunk', model: 'moonshotai/kimi-k2-0905', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\ndata: [DONE]\n\n`,
+      ),
+    );
     await w.finish();
     await store.idle();
     const x = store.get(w.id)!;
     assert.ok(x.summary, 'the exchange was analysed');
     assert.ok(x.summary.counts.error > 0, 'the leaked section is an error');
     assert.ok(store.readAnalysis(w.id), 'the full analysis is stored');
-    assert.ok(store.query({ broken: true, limit: 10 }).some((y) => y.id === w.id), 'it is listed as broken');
+    assert.ok(
+      store.query({ broken: true, limit: 10 }).some((y) => y.id === w.id),
+      'it is listed as broken',
+    );
     await store.close();
   } finally {
     tmp.remove();

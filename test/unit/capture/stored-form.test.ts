@@ -20,9 +20,10 @@ import { tempDir } from '../proxy/local-upstream';
 
 const SUMMARY = { counts: { error: 0, warning: 0, info: 0 }, rules: [] };
 const stored = (analysis: Analysis): StoredAnalysis => ({ version: ANALYSIS_VERSION, summary: SUMMARY, analysis });
-const roundTrip = (s: StoredAnalysis) => unpackAnalysis(JSON.parse(packAnalysis(s)));
+const _roundTrip = (s: StoredAnalysis) => unpackAnalysis(JSON.parse(packAnalysis(s)));
 /** How the previous release read a row (AnalysisService.read before texts were stored once). */
-const previousRelease = (row: unknown) => ((row as StoredAnalysis | undefined)?.version === ANALYSIS_VERSION ? (row as StoredAnalysis) : undefined);
+const previousRelease = (row: unknown) =>
+  (row as StoredAnalysis | undefined)?.version === ANALYSIS_VERSION ? (row as StoredAnalysis) : undefined;
 
 const LONG = 'The user wants the weather in Florence, Italy. I will read src/a.ts first. '.repeat(20);
 /** Long texts no other text holds. */
@@ -52,7 +53,9 @@ test('every conformance case, raw and rendered, reads back as the same analysis,
       // Raw: the model's text as it is, with long reasoning and content around its calls.
       const raw = analyze({ nativeText: `<think>${THINK}</think>${BEFORE}${c.model_text}${AFTER}` });
       // Rendered: the same calls returned as content over the wire.
-      const rendered = analyze({ response: response({ model: 'moonshotai/kimi-k2-0905', message: { reasoning: THINK, content: `${BEFORE}${c.model_text}${CALL}` } }) });
+      const rendered = analyze({
+        response: response({ model: 'moonshotai/kimi-k2-0905', message: { reasoning: THINK, content: `${BEFORE}${c.model_text}${CALL}` } }),
+      });
       for (const a of [raw, rendered]) {
         const s = stored(a);
         const row = packAnalysis(s);
@@ -80,21 +83,45 @@ test('the stored row of a large streamed exchange holds its text once, and reade
     // 2 MB: analysed on the capture worker thread, which writes the row's text.
     const dense = await recordExchange(store, {
       request: { model: 'moonshotai/kimi-k2-0905', stream: true, messages: [{ role: 'user', content: 'hi' }] },
-      response: [...Array(40).keys()].map((i) => `data: ${JSON.stringify({ id: 'g', object: 'chat.completion.chunk', model: 'moonshotai/kimi-k2-0905', choices: [{ index: 0, delta: { content: prose(50_000, i) } }] })}\n\n`).join('') + 'data: [DONE]\n\n',
+      response:
+        [...Array(40).keys()]
+          .map(
+            (i) =>
+              `data: ${JSON.stringify({ id: 'g', object: 'chat.completion.chunk', model: 'moonshotai/kimi-k2-0905', choices: [{ index: 0, delta: { content: prose(50_000, i) } }] })}\n\n`,
+          )
+          .join('') + 'data: [DONE]\n\n',
       contentType: 'text/event-stream',
     });
-    const id = await recordExchange(store, { request: { model: 'moonshotai/kimi-k2-0905', stream: true, messages: [{ role: 'user', content: 'hi' }] }, response: [...bigStreamEvents(2e6)].join(''), contentType: 'text/event-stream' });
+    const id = await recordExchange(store, {
+      request: { model: 'moonshotai/kimi-k2-0905', stream: true, messages: [{ role: 'user', content: 'hi' }] },
+      response: [...bigStreamEvents(2e6)].join(''),
+      contentType: 'text/event-stream',
+    });
     await store.idle();
     const x = store.get(id)!;
     const res = store.readResponse(id)!;
-    const fresh = analyzeCaptured({ ...x, requestBody: '{"model":"moonshotai/kimi-k2-0905","stream":true,"messages":[{"role":"user","content":"hi"}]}' }, res.bytes, res.chunks);
+    const fresh = analyzeCaptured(
+      { ...x, requestBody: '{"model":"moonshotai/kimi-k2-0905","stream":true,"messages":[{"role":"user","content":"hi"}]}' },
+      res.bytes,
+      res.chunks,
+    );
     const read = store.readAnalysis(id)!;
     assert.deepEqual(read, { version: ANALYSIS_VERSION, summary: fresh.summary, analysis: fresh.analysis }, 'the same object as analysed');
 
     const denseRead = store.readAnalysis(dense)!;
     const denseBody = store.readResponse(dense)!;
-    const denseFresh = analyzeCaptured({ ...store.get(dense)!, requestBody: '{"model":"moonshotai/kimi-k2-0905","stream":true,"messages":[{"role":"user","content":"hi"}]}' }, denseBody.bytes, denseBody.chunks);
-    assert.deepEqual(denseRead, JSON.parse(JSON.stringify({ version: ANALYSIS_VERSION, summary: denseFresh.summary, analysis: denseFresh.analysis })));
+    const denseFresh = analyzeCaptured(
+      {
+        ...store.get(dense)!,
+        requestBody: '{"model":"moonshotai/kimi-k2-0905","stream":true,"messages":[{"role":"user","content":"hi"}]}',
+      },
+      denseBody.bytes,
+      denseBody.chunks,
+    );
+    assert.deepEqual(
+      denseRead,
+      JSON.parse(JSON.stringify({ version: ANALYSIS_VERSION, summary: denseFresh.summary, analysis: denseFresh.analysis })),
+    );
     await store.close();
 
     const db = CaptureDb.open(join(tmp.dir, DB_FILE), { readOnly: true });
@@ -103,7 +130,10 @@ test('the stored row of a large streamed exchange holds its text once, and reade
     const denseRow = length(dense);
     db.close();
     // 2 MB of content, stored once and deflated: well under half its size.
-    assert.ok(denseRow < denseFresh.analysis.native.text.length / 2, `dense row ${denseRow} chars for ${denseFresh.analysis.native.text.length} of native text`);
+    assert.ok(
+      denseRow < denseFresh.analysis.native.text.length / 2,
+      `dense row ${denseRow} chars for ${denseFresh.analysis.native.text.length} of native text`,
+    );
     const native = fresh.analysis.native.text.length;
     const texts = (fresh.analysis.message.content?.length ?? 0) + (fresh.analysis.message.reasoning?.length ?? 0);
     assert.ok(texts > native * 0.9, 'the content and reasoning are most of the native text');
@@ -116,7 +146,11 @@ test('the stored row of a large streamed exchange holds its text once, and reade
 
 test('a row of a megabyte or more is deflated and reads back the same; the previous release reads none of it', () => {
   const content = prose(1_500_000, 7);
-  const s = stored(analyze({ response: response({ model: 'moonshotai/kimi-k2-0905', message: { reasoning: prose(300_000, 8), content: `${content}${CALL}` } }) }));
+  const s = stored(
+    analyze({
+      response: response({ model: 'moonshotai/kimi-k2-0905', message: { reasoning: prose(300_000, 8), content: `${content}${CALL}` } }),
+    }),
+  );
   const row = packAnalysis(s);
   const parsed = JSON.parse(row) as { version: number; deflated?: string };
   assert.equal(typeof parsed.deflated, 'string');
@@ -126,7 +160,12 @@ test('a row of a megabyte or more is deflated and reads back the same; the previ
   assert.equal(previousRelease(parsed), undefined);
   // Damaged: not base64 of a deflated row, an inner row of another analysis version, no text at all.
   const wrongInner = (inner: object) => deflateRawSync(JSON.stringify(inner)).toString('base64');
-  for (const deflated of ['not deflated', wrongInner({ ...s, version: ANALYSIS_VERSION + 1 }), wrongInner({ version: 2000 + ANALYSIS_VERSION, deflated: '' }), undefined]) {
+  for (const deflated of [
+    'not deflated',
+    wrongInner({ ...s, version: ANALYSIS_VERSION + 1 }),
+    wrongInner({ version: 2000 + ANALYSIS_VERSION, deflated: '' }),
+    undefined,
+  ]) {
     assert.equal(unpackAnalysis({ version: 2000 + ANALYSIS_VERSION, deflated }), undefined);
   }
 });
@@ -135,9 +174,20 @@ test('rows the previous release wrote read as they are; the previous release ana
   const tmp = tempDir();
   try {
     const store = await openStore(tmp.dir);
-    const body = JSON.stringify({ id: 'g', object: 'chat.completion', model: 'moonshotai/kimi-k2-0905', choices: [{ index: 0, message: { role: 'assistant', content: `${LONG}${CALL}` }, finish_reason: 'stop' }] });
-    const id = await recordExchange(store, { request: { model: 'moonshotai/kimi-k2-0905', messages: [{ role: 'user', content: 'hi' }] }, response: body });
-    const id2 = await recordExchange(store, { request: { model: 'moonshotai/kimi-k2-0905', messages: [{ role: 'user', content: 'hi' }] }, response: body });
+    const body = JSON.stringify({
+      id: 'g',
+      object: 'chat.completion',
+      model: 'moonshotai/kimi-k2-0905',
+      choices: [{ index: 0, message: { role: 'assistant', content: `${LONG}${CALL}` }, finish_reason: 'stop' }],
+    });
+    const id = await recordExchange(store, {
+      request: { model: 'moonshotai/kimi-k2-0905', messages: [{ role: 'user', content: 'hi' }] },
+      response: body,
+    });
+    const id2 = await recordExchange(store, {
+      request: { model: 'moonshotai/kimi-k2-0905', messages: [{ role: 'user', content: 'hi' }] },
+      response: body,
+    });
     await store.idle();
     const now = store.readAnalysis(id)!;
     await store.close();
@@ -147,7 +197,7 @@ test('rows the previous release wrote read as they are; the previous release ana
     assert.ok((newRow as { texts?: unknown }).texts, 'the new row holds ranges');
     // The previous release's reader: no stored analysis, so it analyses the body, and gets what this one reads.
     assert.equal(previousRelease(newRow), undefined);
-    const x = { ...(db.get(id)!.x), requestBody: '{"model":"moonshotai/kimi-k2-0905","messages":[{"role":"user","content":"hi"}]}' };
+    const x = { ...db.get(id)!.x, requestBody: '{"model":"moonshotai/kimi-k2-0905","messages":[{"role":"user","content":"hi"}]}' };
     const again = resultFor({ readAnalysis: (i) => previousRelease(db.analysis(i)) }, x, Buffer.from(body)).analysis;
     assert.deepEqual(JSON.parse(JSON.stringify(again)), now.analysis);
     // A row as the previous release writes it (the whole analysis), and damaged rows (analysed again, never wrong).
@@ -157,7 +207,8 @@ test('rows the previous release wrote read as they are; the previous release ana
     assert.deepEqual(reader.readAnalysis(id2), now);
     await reader.close();
     const packed = JSON.parse(packAnalysis(now));
-    for (const texts of [[['content', 0, 1e9]], [[7, 0, 10]], [['summary', 0, 10]], 'x']) assert.equal(unpackAnalysis({ ...packed, texts }), undefined, JSON.stringify(texts));
+    for (const texts of [[['content', 0, 1e9]], [[7, 0, 10]], [['summary', 0, 10]], 'x'])
+      assert.equal(unpackAnalysis({ ...packed, texts }), undefined, JSON.stringify(texts));
   } finally {
     tmp.remove();
   }

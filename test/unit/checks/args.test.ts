@@ -10,7 +10,12 @@ const withCall = (name: string, args: string, model?: string) =>
 
 const READ = {
   name: 'read',
-  parameters: { type: 'object', properties: { filePath: { type: 'string' }, limit: { type: 'integer' } }, required: ['filePath'], additionalProperties: false },
+  parameters: {
+    type: 'object',
+    properties: { filePath: { type: 'string' }, limit: { type: 'integer' } },
+    required: ['filePath'],
+    additionalProperties: false,
+  },
 };
 
 describe('args-invalid-json', () => {
@@ -34,7 +39,10 @@ describe('args-invalid-json', () => {
     assert.equal(run(argsInvalidJson, { response: withCall('ls', '') }).findings[0].severity, 'warning');
     assert.match(run(argsInvalidJson, { response: withCall('ls', '["src"]') }).findings[0].message, /an array, not a JSON object/);
     assert.match(run(argsInvalidJson, { response: withCall('ls', 'null') }).findings[0].message, /null, not a JSON object/);
-    assert.match(run(argsInvalidJson, { response: withCall('ls', JSON.stringify('{"dirPath":"src"}')) }).findings[0].message, /double-encoded/);
+    assert.match(
+      run(argsInvalidJson, { response: withCall('ls', JSON.stringify('{"dirPath":"src"}')) }).findings[0].message,
+      /double-encoded/,
+    );
   });
 
   test('runs without any family (model unknown)', () => {

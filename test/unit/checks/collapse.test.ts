@@ -32,7 +32,14 @@ describe('repeated findings collapse', () => {
   });
 
   test('different defects stay apart: other names, other markers, other rules', () => {
-    const f = (rule: string, message: string, start: number): Finding => ({ rule, severity: 'error', message, location: 'content', start, end: start + 1 });
+    const f = (rule: string, message: string, start: number): Finding => ({
+      rule,
+      severity: 'error',
+      message,
+      location: 'content',
+      start,
+      end: start + 1,
+    });
     const out = collapseFindings([
       f('call-unclosed', 'call 0 (read) is never closed (expected at offset 10).', 0),
       f('call-unclosed', 'call 1 (write) is never closed (expected at offset 20).', 11),
@@ -40,24 +47,47 @@ describe('repeated findings collapse', () => {
       f('stray-marker', '</tool_call> at offset 40', 40),
       f('stray-marker', '</function> at offset 50', 50),
     ]);
-    assert.deepEqual(out.map((x) => x.message), [
-      'call 0 (read) is never closed (expected at offset 10). (repeated 2×)',
-      'call 1 (write) is never closed (expected at offset 20).',
-      '</tool_call> at offset 40',
-      '</function> at offset 50',
-    ]);
+    assert.deepEqual(
+      out.map((x) => x.message),
+      [
+        'call 0 (read) is never closed (expected at offset 10). (repeated 2×)',
+        'call 1 (write) is never closed (expected at offset 20).',
+        '</tool_call> at offset 40',
+        '</function> at offset 50',
+      ],
+    );
   });
 });
 
 describe('one finding per span', () => {
   test('a lone `</tool_call>`: markup-residue (error) stays, the stray-marker warning on the same range goes', () => {
     const a = analyze({ nativeText: 'Hello</tool_call>', family: 'qwen3' });
-    assert.deepEqual(a.findings.map((f) => [f.rule, f.severity]), [['markup-residue', 'error']]);
+    assert.deepEqual(
+      a.findings.map((f) => [f.rule, f.severity]),
+      [['markup-residue', 'error']],
+    );
   });
 
   test('findings on different ranges, or of the same severity, all stay', () => {
-    const f = (rule: string, severity: Finding['severity'], start: number, end: number): Finding => ({ rule, severity, message: rule, location: 'content', start, end });
-    const out = collapseFindings([f('a', 'warning', 0, 5), f('b', 'error', 0, 6), f('c', 'error', 10, 12), f('d', 'error', 10, 12), f('e', 'info', 20, 20), f('g', 'error', 20, 20)]);
-    assert.deepEqual(out.map((x) => x.rule), ['a', 'b', 'c', 'd', 'e', 'g']);
+    const f = (rule: string, severity: Finding['severity'], start: number, end: number): Finding => ({
+      rule,
+      severity,
+      message: rule,
+      location: 'content',
+      start,
+      end,
+    });
+    const out = collapseFindings([
+      f('a', 'warning', 0, 5),
+      f('b', 'error', 0, 6),
+      f('c', 'error', 10, 12),
+      f('d', 'error', 10, 12),
+      f('e', 'info', 20, 20),
+      f('g', 'error', 20, 20),
+    ]);
+    assert.deepEqual(
+      out.map((x) => x.rule),
+      ['a', 'b', 'c', 'd', 'e', 'g'],
+    );
   });
 });

@@ -20,15 +20,25 @@ describe('finish-reason-mismatch', () => {
   });
 
   test('stop with leaked calls (Fireworks, finish "stop"; OpenCode #8851 in reasoning) names the provider value', () => {
-    const f = finding({ finishReason: 'stop', nativeFinishReason: 'eos', message: { content: FIREWORKS_LEAK, reasoning: OPENCODE_8851_REASONING } });
+    const f = finding({
+      finishReason: 'stop',
+      nativeFinishReason: 'eos',
+      message: { content: FIREWORKS_LEAK, reasoning: OPENCODE_8851_REASONING },
+    });
     assert.equal(f.length, 1);
     assert.equal(f[0].severity, 'error');
-    assert.match(f[0].message, /finish_reason is stop \(provider: eos\) although the model wrote tool-call markup in reasoning and content \(2 calls\)/);
+    assert.match(
+      f[0].message,
+      /finish_reason is stop \(provider: eos\) although the model wrote tool-call markup in reasoning and content \(2 calls\)/,
+    );
   });
 
   test('length in the middle of a call is an error; length elsewhere is info', () => {
     assert.equal(finding({ finishReason: 'length', message: { content: OPENCODE_1021 } })[0].severity, 'error');
-    const cutArgs = finding({ finishReason: 'length', message: { toolCalls: [call('write', '{"content": "import', 'functions.write:0')] } });
+    const cutArgs = finding({
+      finishReason: 'length',
+      message: { toolCalls: [call('write', '{"content": "import', 'functions.write:0')] },
+    });
     assert.match(cutArgs[0].message, /middle of a tool call \(write\)/);
     assert.equal(finding({ finishReason: 'length', message: { content: 'A long essay' } })[0].severity, 'info');
   });

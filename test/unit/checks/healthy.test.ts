@@ -18,7 +18,10 @@ for (const name of RECORDINGS) {
     const errors = a.findings.filter((f) => f.severity === 'error');
     assert.deepEqual(errors, [], errors.map((f) => `${f.rule}: ${f.message}`).join('\n'));
     // Nothing above info either: these are the exchanges a user should see as clean.
-    assert.deepEqual(a.findings.filter((f) => f.severity === 'warning'), []);
+    assert.deepEqual(
+      a.findings.filter((f) => f.severity === 'warning'),
+      [],
+    );
     if (JSON.parse(r.files['label.json'] ?? '{}').family === 'kimi-k2') assert.equal(a.family, 'kimi-k2');
   });
 }
@@ -26,15 +29,25 @@ for (const name of RECORDINGS) {
 test('17 (Moonshot AI via OpenRouter, id "weather:0"): only the bare-id note', (t) => {
   const r = recording('17-kimi-fantasy-openrouter-tool-json');
   if (!r) return t.skip('shared/recordings is not available (set TOKENSCOPE_SHARED)');
-  const a = analyze({ response: parseResponseBody(r.files['response.json']), request: normalizeRequest(JSON.parse(r.files['request.json'])) });
-  assert.deepEqual(a.findings.map((f) => [f.rule, f.severity]), [['kimi-call-id', 'info']]);
+  const a = analyze({
+    response: parseResponseBody(r.files['response.json']),
+    request: normalizeRequest(JSON.parse(r.files['request.json'])),
+  });
+  assert.deepEqual(
+    a.findings.map((f) => [f.rule, f.severity]),
+    [['kimi-call-id', 'info']],
+  );
 });
 
 test('each healthy turn, rendered in every family and linted as raw text, has no error either', (t) => {
   const r = recording('17-kimi-fantasy-openrouter-tool-json');
   if (!r) return t.skip('shared/recordings is not available (set TOKENSCOPE_SHARED)');
   const message = parseResponseBody(r.files['response.json']).message;
-  const turns = [message, { reasoning: 'The user wants the weather.', content: 'Checking.', toolCalls: message.toolCalls }, { content: 'Oi!', toolCalls: [] }];
+  const turns = [
+    message,
+    { reasoning: 'The user wants the weather.', content: 'Checking.', toolCalls: message.toolCalls },
+    { content: 'Oi!', toolCalls: [] },
+  ];
   for (const format of formats) {
     for (const m of turns) {
       const text = format.render(m).text;

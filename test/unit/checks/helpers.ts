@@ -1,7 +1,15 @@
 // Builders for the rule tests: a response or raw text → the CheckContext `analyze` would build → one rule's findings.
 import { prepare, type AnalyzeInput } from '../../../src/core/analyze';
 import type { Check } from '../../../src/core/checks/types';
-import type { AssistantMessage, Finding, HistoryMessage, NormalizedRequest, ParsedResponse, ToolCall, ToolDef } from '../../../src/core/model';
+import type {
+  AssistantMessage,
+  Finding,
+  HistoryMessage,
+  NormalizedRequest,
+  ParsedResponse,
+  ToolCall,
+  ToolDef,
+} from '../../../src/core/model';
 
 export const KIMI = 'moonshotai/kimi-k2-0905';
 
@@ -51,8 +59,7 @@ export const K = {
 export const OPENCODE_1021 = `I'll look at the file.${K.SECTION_BEGIN}${K.CALL_BEGIN}functions.read:0${K.ARG_BEGIN}{"filePath":"src/app.ts"}${K.CALL_END}`;
 
 /** anomalyco/opencode#8851: the thinking text holds the call and ends with a truncated section end. */
-export const OPENCODE_8851_REASONING =
-  `The user wants the directory listing. ${K.SECTION_BEGIN} ${K.CALL_BEGIN} functions.bash:0 ${K.ARG_BEGIN} {"command": "ls -la"} ${K.CALL_END} <|tool_calls_section_end|`;
+export const OPENCODE_8851_REASONING = `The user wants the directory listing. ${K.SECTION_BEGIN} ${K.CALL_BEGIN} functions.bash:0 ${K.ARG_BEGIN} {"command": "ls -la"} ${K.CALL_END} <|tool_calls_section_end|`;
 
 /** anomalyco/opencode#37297: a second call leaked into the arguments of the first. */
 export const OPENCODE_37297_ARGS = `{"filePath": "/repo/app ${K.SECTION_BEGIN} ${K.CALL_BEGIN} functions.read:3 ${K.ARG_BEGIN} {"}`;

@@ -19,11 +19,27 @@ test('a DeepSeek exchange refused with a 400 carries the history-tool-order find
     ],
   });
   const exchange: CapturedExchange = {
-    id: 'x1', sessionId: 's1', startedAt: 0, state: 'complete', route: 'deepseek', upstreamUrl: 'https://api.deepseek.com/chat/completions',
-    method: 'POST', path: '/chat/completions', requestHeaders: {}, requestBody, status: 400,
+    id: 'x1',
+    sessionId: 's1',
+    startedAt: 0,
+    state: 'complete',
+    route: 'deepseek',
+    upstreamUrl: 'https://api.deepseek.com/chat/completions',
+    method: 'POST',
+    path: '/chat/completions',
+    requestHeaders: {},
+    requestBody,
+    status: 400,
     responseHeaders: { 'content-type': 'application/json' },
   };
-  const reply = { error: { message: "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'", type: 'invalid_request_error', param: null, code: 'invalid_request_error' } };
+  const reply = {
+    error: {
+      message: "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'",
+      type: 'invalid_request_error',
+      param: null,
+      code: 'invalid_request_error',
+    },
+  };
   const { analysis, summary } = analyzeExchange(exchange, new TextEncoder().encode(JSON.stringify(reply)));
   const order = analysis.findings.find((f) => f.rule === 'history-tool-order');
   assert.ok(order, JSON.stringify(analysis.findings));

@@ -6,7 +6,8 @@ import { response, run } from './helpers';
 
 // The response names no model: the family comes from the request's.
 const ok = response({ model: undefined, message: { content: 'Done.' }, finishReason: 'stop' });
-const lint = (body: object, path?: string) => run(historyReasoningMissing, { response: ok, request: normalizeRequest(body, { path }) }).findings;
+const lint = (body: object, path?: string) =>
+  run(historyReasoningMissing, { response: ok, request: normalizeRequest(body, { path }) }).findings;
 
 const call = (id: string) => ({ id, type: 'function', function: { name: 'read', arguments: '{"path":"a"}' } });
 const tool = (id: string) => ({ role: 'tool', tool_call_id: id, content: 'ok' });
@@ -16,9 +17,19 @@ const chatLoop = (model: string, extra: object = {}, firstReasoning?: string, se
   ...extra,
   messages: [
     { role: 'user', content: 'fix the bug' },
-    { role: 'assistant', content: '', ...(firstReasoning !== undefined && { reasoning_content: firstReasoning }), tool_calls: [call('functions.read:0')] },
+    {
+      role: 'assistant',
+      content: '',
+      ...(firstReasoning !== undefined && { reasoning_content: firstReasoning }),
+      tool_calls: [call('functions.read:0')],
+    },
     tool('functions.read:0'),
-    { role: 'assistant', content: '', ...(secondReasoning !== undefined && { reasoning_content: secondReasoning }), tool_calls: [call('functions.read:1')] },
+    {
+      role: 'assistant',
+      content: '',
+      ...(secondReasoning !== undefined && { reasoning_content: secondReasoning }),
+      tool_calls: [call('functions.read:1')],
+    },
     tool('functions.read:1'),
   ],
 });
@@ -29,7 +40,10 @@ describe('history-reasoning-missing', () => {
     assert.equal(f.length, 1);
     assert.equal(f[0].severity, 'error');
     assert.equal(f[0].location, 'request.messages[1]');
-    assert.match(f[0].message, /^2 assistant turns that made tool calls are sent back without their reasoning_content \(request\.messages\[1\], request\.messages\[3\]\)/);
+    assert.match(
+      f[0].message,
+      /^2 assistant turns that made tool calls are sent back without their reasoning_content \(request\.messages\[1\], request\.messages\[3\]\)/,
+    );
     assert.match(f[0].message, /moonshotai\/kimi-k2\.5 thinks unless the request turns it off/);
     assert.match(f[0].message, /"thinking is enabled but reasoning_content is missing in assistant tool call message at index 1"/);
   });
@@ -37,7 +51,10 @@ describe('history-reasoning-missing', () => {
   test('Kimi K2 thinking: one turn kept its reasoning, the other lost it', () => {
     const f = lint(chatLoop('kimi-k2-0905', {}, 'I should read the file.'));
     assert.equal(f.length, 1);
-    assert.match(f[0].message, /^1 assistant turn .* \(request\.messages\[3\]\) while thinking is on \(1 other assistant turn carries reasoning_content\)/);
+    assert.match(
+      f[0].message,
+      /^1 assistant turn .* \(request\.messages\[3\]\) while thinking is on \(1 other assistant turn carries reasoning_content\)/,
+    );
     assert.match(f[0].message, /at index 3"/);
   });
 
@@ -90,14 +107,20 @@ describe('history-reasoning-missing', () => {
     assert.equal(f[0].location, 'request.messages[3].content[0]');
     assert.match(f[0].message, /messages\.3\.content\.0\.type: Expected `thinking` or `redacted_thinking`, but found `text`/);
     // Earlier turns may drop their thinking; the last one keeps it (signed or redacted): fine.
-    assert.deepEqual(lint(anthropic({ type: 'enabled', budget_tokens: 1024 }, [{ type: 'thinking', thinking: 'again', signature: 's' }, use2])), []);
+    assert.deepEqual(
+      lint(anthropic({ type: 'enabled', budget_tokens: 1024 }, [{ type: 'thinking', thinking: 'again', signature: 's' }, use2])),
+      [],
+    );
     assert.deepEqual(lint(anthropic({ type: 'enabled', budget_tokens: 1024 }, [{ type: 'redacted_thinking', data: 'xyz' }, use2])), []);
     assert.deepEqual(lint(anthropic(undefined, [use2])), [], 'thinking not enabled');
     assert.deepEqual(lint(anthropic({ type: 'disabled' }, [use2])), []);
   });
 
   test('Anthropic Messages to Kimi: every tool-use turn needs its thinking block', () => {
-    const body = { ...anthropic({ type: 'enabled', budget_tokens: 1024 }, [{ type: 'thinking', thinking: 'again', signature: 's' }, use2]), model: 'kimi-k2.5' };
+    const body = {
+      ...anthropic({ type: 'enabled', budget_tokens: 1024 }, [{ type: 'thinking', thinking: 'again', signature: 's' }, use2]),
+      model: 'kimi-k2.5',
+    };
     const f = lint(body);
     assert.equal(f.length, 1);
     assert.match(f[0].message, /^1 assistant turn .* without its thinking block \(request\.messages\[1\]\)/);

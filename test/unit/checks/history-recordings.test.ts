@@ -15,7 +15,10 @@ function continued(name: string): Body | undefined {
   if (!r || !r.files['request.json']) return undefined;
   const body = JSON.parse(r.files['request.json']) as Body;
   const raw = r.files['response.json'] ?? r.files['stream.sse'];
-  const res = parseResponseBody(raw, { path: '/v1/chat/completions', contentType: r.files['stream.sse'] ? 'text/event-stream' : 'application/json' });
+  const res = parseResponseBody(raw, {
+    path: '/v1/chat/completions',
+    contentType: r.files['stream.sse'] ? 'text/event-stream' : 'application/json',
+  });
   const m = res.message;
   if (m.toolCalls.length === 0) return undefined;
   const assistant: Record<string, unknown> = {
@@ -43,11 +46,18 @@ for (const name of RECORDINGS) {
   test(`${name}: the recorded request and its continuation carry no history finding`, (t) => {
     const r = recording(name);
     if (!r) return t.skip('shared/recordings is not available (set TOKENSCOPE_SHARED)');
-    if (r.files['request.json']) assert.deepEqual(lint(JSON.parse(r.files['request.json'])).filter((f) => REQUEST_RULES.test(f.rule)), []);
+    if (r.files['request.json'])
+      assert.deepEqual(
+        lint(JSON.parse(r.files['request.json'])).filter((f) => REQUEST_RULES.test(f.rule)),
+        [],
+      );
     const body = continued(name);
     if (!body) return t.skip('no tool call in this recording to continue');
     // history-kimi-ids notes bare `NAME:IDX` ids (what OpenRouter returns) at info level: that is no defect.
-    assert.deepEqual(lint(body).filter((f) => f.severity !== 'info'), []);
+    assert.deepEqual(
+      lint(body).filter((f) => f.severity !== 'info'),
+      [],
+    );
   });
 }
 
@@ -55,17 +65,29 @@ test('the Kimi K2.5 recording continued without its reasoning, or with a user me
   const body = continued('18-kimi-fantasy-openrouter-tool-stream');
   if (!body) return t.skip('shared/recordings is not available (set TOKENSCOPE_SHARED)');
   const i = body.messages.findIndex((m) => m.role === 'assistant' && m.tool_calls);
-  assert.ok(typeof body.messages[i].reasoning === 'string' && (body.messages[i].reasoning as string).length > 0, 'the recorded turn has reasoning');
+  assert.ok(
+    typeof body.messages[i].reasoning === 'string' && (body.messages[i].reasoning as string).length > 0,
+    'the recorded turn has reasoning',
+  );
 
   const stripped = structuredClone(body);
   delete stripped.messages[i].reasoning;
-  assert.deepEqual(lint(stripped).map((f) => f.rule), ['history-reasoning-missing']);
+  assert.deepEqual(
+    lint(stripped).map((f) => f.rule),
+    ['history-reasoning-missing'],
+  );
 
   const reordered = structuredClone(body);
   reordered.messages.splice(i + 1, 0, { role: 'user', content: 'quick, please' });
-  assert.deepEqual(lint(reordered).map((f) => f.rule), ['history-tool-order']);
+  assert.deepEqual(
+    lint(reordered).map((f) => f.rule),
+    ['history-tool-order'],
+  );
 
   const lost = structuredClone(body);
   lost.messages.splice(i + 1, 1);
-  assert.deepEqual(lint(lost).map((f) => f.rule), ['history-tool-result-missing']);
+  assert.deepEqual(
+    lint(lost).map((f) => f.rule),
+    ['history-tool-result-missing'],
+  );
 });

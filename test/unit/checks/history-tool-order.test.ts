@@ -28,7 +28,10 @@ describe('history-tool-order', () => {
     assert.equal(f.length, 1);
     assert.equal(f[0].severity, 'error');
     assert.equal(f[0].location, 'request.messages[3]');
-    assert.match(f[0].message, /"call_1" \(request\.messages\[3\]\) does not follow .*request\.messages\[1\]\.tool_calls\[0\].*the user message at request\.messages\[2\]/);
+    assert.match(
+      f[0].message,
+      /"call_1" \(request\.messages\[3\]\) does not follow .*request\.messages\[1\]\.tool_calls\[0\].*the user message at request\.messages\[2\]/,
+    );
     assert.match(f[0].message, /Messages with role 'tool' must be a response to a preceding message with 'tool_calls'/);
   });
 

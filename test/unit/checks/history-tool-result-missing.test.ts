@@ -6,7 +6,8 @@ import { response, run } from './helpers';
 
 // The response names no model: the family comes from the request's.
 const ok = response({ model: undefined, message: { content: 'Done.' }, finishReason: 'stop' });
-const lint = (body: object, path?: string) => run(historyToolResultMissing, { response: ok, request: normalizeRequest(body, { path }) }).findings;
+const lint = (body: object, path?: string) =>
+  run(historyToolResultMissing, { response: ok, request: normalizeRequest(body, { path }) }).findings;
 
 const chatCall = (id: string) => ({ id, type: 'function', function: { name: 'read', arguments: '{"path":"a"}' } });
 const tool = (id: string) => ({ role: 'tool', tool_call_id: id, content: 'ok' });
@@ -34,7 +35,12 @@ describe('history-tool-result-missing', () => {
   });
 
   test('Chat: a history that ends on an unanswered tool call', () => {
-    const f = lint({ messages: [{ role: 'user', content: 'go' }, { role: 'assistant', tool_calls: [chatCall('call_x')] }] });
+    const f = lint({
+      messages: [
+        { role: 'user', content: 'go' },
+        { role: 'assistant', tool_calls: [chatCall('call_x')] },
+      ],
+    });
     assert.equal(f.length, 1);
     assert.equal(f[0].location, 'request.messages[1].tool_calls[0]');
   });
@@ -50,18 +56,42 @@ describe('history-tool-result-missing', () => {
       ],
     });
     assert.equal(f.length, 2);
-    assert.match(f[0].message, /1 tool_use block .* \("toolu_01A".*`tool_use` ids were found without `tool_result` blocks immediately after: toolu_01A/);
+    assert.match(
+      f[0].message,
+      /1 tool_use block .* \("toolu_01A".*`tool_use` ids were found without `tool_result` blocks immediately after: toolu_01A/,
+    );
     assert.match(f[1].message, /unexpected `tool_use_id` found in `tool_result` blocks: toolu_01B/);
     assert.equal(f[1].location, 'request.messages[2].content[0]');
   });
 
   test('Responses: a function_call without output; an output whose call lives in previous_response_id is fine', () => {
-    const f = lint({ model: 'gpt-5', input: [{ role: 'user', content: 'go' }, { type: 'function_call', call_id: 'call_q', name: 'read', arguments: '{}' }] }, '/v1/responses');
+    const f = lint(
+      {
+        model: 'gpt-5',
+        input: [
+          { role: 'user', content: 'go' },
+          { type: 'function_call', call_id: 'call_q', name: 'read', arguments: '{}' },
+        ],
+      },
+      '/v1/responses',
+    );
     assert.equal(f.length, 1);
     assert.match(f[0].message, /No tool output found for function call call_q\./);
-    const chained = lint({ model: 'gpt-5', previous_response_id: 'resp_1', input: [{ type: 'function_call_output', call_id: 'call_prev', output: 'ok' }] }, '/v1/responses');
+    const chained = lint(
+      { model: 'gpt-5', previous_response_id: 'resp_1', input: [{ type: 'function_call_output', call_id: 'call_prev', output: 'ok' }] },
+      '/v1/responses',
+    );
     assert.deepEqual(chained, []);
-    const orphan = lint({ model: 'gpt-5', input: [{ role: 'user', content: 'go' }, { type: 'function_call_output', call_id: 'call_prev', output: 'ok' }] }, '/v1/responses');
+    const orphan = lint(
+      {
+        model: 'gpt-5',
+        input: [
+          { role: 'user', content: 'go' },
+          { type: 'function_call_output', call_id: 'call_prev', output: 'ok' },
+        ],
+      },
+      '/v1/responses',
+    );
     assert.equal(orphan.length, 1);
     assert.match(orphan[0].message, /No tool call found for function call output with call_id call_prev\./);
   });

@@ -13,21 +13,31 @@ describe('history-echoed-markers', () => {
         { role: 'system', content: 'You are OpenCode.' },
         { role: 'user', content: 'open the app' },
         { role: 'assistant', toolCalls: [call('read', OPENCODE_37297_ARGS, 'functions.read:2')] },
-        { role: 'tool', toolCallId: 'functions.read:2', content: `The read tool was called with invalid arguments: ${OPENCODE_37297_ARGS}` },
+        {
+          role: 'tool',
+          toolCallId: 'functions.read:2',
+          content: `The read tool was called with invalid arguments: ${OPENCODE_37297_ARGS}`,
+        },
       ],
     );
     const f = run(historyEchoedMarkers, { response: ok, request: req }).findings;
-    assert.deepEqual(f.map((x) => x.location), ['request.messages[2].tool_calls[0].arguments', 'request.messages[3].content']);
+    assert.deepEqual(
+      f.map((x) => x.location),
+      ['request.messages[2].tool_calls[0].arguments', 'request.messages[3].content'],
+    );
     assert.equal(f[1].severity, 'warning');
     assert.match(f[1].message, /tool message 3 .* 3 Kimi K2 control markers .*<\|tool_calls_section_begin\|>/);
   });
 
   test('system prompts that document a format, clean histories and no request are silent', () => {
-    const req = request([], [
-      { role: 'system', content: 'Tool calls look like <|tool_calls_section_begin|>…<|tool_calls_section_end|>.' },
-      { role: 'user', content: 'hi' },
-      { role: 'assistant', content: 'Oi!' },
-    ]);
+    const req = request(
+      [],
+      [
+        { role: 'system', content: 'Tool calls look like <|tool_calls_section_begin|>…<|tool_calls_section_end|>.' },
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'Oi!' },
+      ],
+    );
     assert.deepEqual(run(historyEchoedMarkers, { response: ok, request: req }).findings, []);
     assert.deepEqual(run(historyEchoedMarkers, { response: ok }).findings, []);
   });

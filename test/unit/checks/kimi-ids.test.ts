@@ -7,21 +7,27 @@ import { kimiIdShape } from '../../../src/core/families/kimi-k2/grammar';
 import type { ToolCall } from '../../../src/core/model';
 import { FIREWORKS_LEAK, K, KIMI, call, request, response, run, slice } from './helpers';
 
-const ids = (...calls: ToolCall[]) => run(kimiCallId, { response: response({ message: { toolCalls: calls }, finishReason: 'tool_calls' }) }).findings;
+const ids = (...calls: ToolCall[]) =>
+  run(kimiCallId, { response: response({ message: { toolCalls: calls }, finishReason: 'tool_calls' }) }).findings;
 
 describe('kimi-id shapes', () => {
   test('canonical, bare, malformed and foreign ids', () => {
     assert.deepEqual(kimiIdShape('functions.read:3'), { kind: 'canonical', name: 'read', index: 3 });
     assert.deepEqual(kimiIdShape('weather:0'), { kind: 'bare', name: 'weather', index: 0 });
-    for (const id of ['functions_read_1', 'functionsexec5', 'functions.read', 'functions.read:x']) assert.equal(kimiIdShape(id).kind, 'malformed', id);
-    for (const id of ['call_9a0a', 'toolu_01KFbKqPYSuAKujiL6mTfzYA', 'mvVq65j66dyGRizURhbdNCEnSO56GhXx']) assert.equal(kimiIdShape(id).kind, 'foreign', id);
+    for (const id of ['functions_read_1', 'functionsexec5', 'functions.read', 'functions.read:x'])
+      assert.equal(kimiIdShape(id).kind, 'malformed', id);
+    for (const id of ['call_9a0a', 'toolu_01KFbKqPYSuAKujiL6mTfzYA', 'mvVq65j66dyGRizURhbdNCEnSO56GhXx'])
+      assert.equal(kimiIdShape(id).kind, 'foreign', id);
   });
 });
 
 describe('kimi-call-id', () => {
   test("K2's off-format ids `functions_read_1` and `functionsexec5` are errors", () => {
     const f = ids(call('read', '{}', 'functions_read_1'), call('exec', '{}', 'functionsexec5', 1));
-    assert.deepEqual(f.map((x) => x.severity), ['error', 'error']);
+    assert.deepEqual(
+      f.map((x) => x.severity),
+      ['error', 'error'],
+    );
     assert.match(f[0].message, /"functions_read_1", not functions\.NAME:IDX/);
     assert.equal(f[1].location, 'tool_calls[1].id');
   });
@@ -37,14 +43,19 @@ describe('kimi-call-id', () => {
     const calls = Array.from({ length: 300 }, (_, i) => call('read', '{}', i % 100 === 7 ? `read:${i}` : `functions.read:${i}`, i));
     const r = run(kimiCallId, { response: response({ message: { toolCalls: calls }, finishReason: 'tool_calls' }) });
     const findings = r.findings;
-    assert.deepEqual(findings.map((f) => f.location), ['tool_calls[7].id', 'tool_calls[107].id', 'tool_calls[207].id']);
+    assert.deepEqual(
+      findings.map((f) => f.location),
+      ['tool_calls[7].id', 'tool_calls[107].id', 'tool_calls[207].id'],
+    );
     // The reconstruction keeps each bare id as sent, at that call's own place.
     for (const f of findings) assert.equal(slice(r, f), `read:${/\d+/.exec(f.location)![0]}`);
   });
 
   test('a reconstruction underlines the id the provider sent, or nothing when it cannot hold it', () => {
     // Recording 17 (Moonshot AI via OpenRouter): the message names "weather:0", so must the underlined text.
-    const bare = run(kimiCallId, { response: response({ message: { toolCalls: [call('weather', '{}', 'weather:0')] }, finishReason: 'tool_calls' }) });
+    const bare = run(kimiCallId, {
+      response: response({ message: { toolCalls: [call('weather', '{}', 'weather:0')] }, finishReason: 'tool_calls' }),
+    });
     assert.match(bare.findings[0].message, /"weather:0"/);
     assert.equal(slice(bare, bare.findings[0]), 'weather:0');
     // A server's `call_…` id, or one naming another tool, is not in the rendered markup: no range points elsewhere.
@@ -58,15 +69,27 @@ describe('kimi-call-id', () => {
 
   test('the Fireworks leak: malformed-call already names the id, kimi-call-id stays silent', () => {
     assert.deepEqual(run(kimiCallId, { nativeText: FIREWORKS_LEAK, model: KIMI }).findings, []);
-    assert.match(run(malformedCall, { nativeText: FIREWORKS_LEAK, model: KIMI }).findings[0].message, /id 'channel_reply:0' lacks the functions\. prefix/);
+    assert.match(
+      run(malformedCall, { nativeText: FIREWORKS_LEAK, model: KIMI }).findings[0].message,
+      /id 'channel_reply:0' lacks the functions\. prefix/,
+    );
     // A bare id in a well-formed section is still noted.
     const sectioned = `${K.SECTION_BEGIN}${K.CALL_BEGIN}channel_reply:0${K.ARG_BEGIN}{}${K.CALL_END}${K.SECTION_END}`;
-    assert.deepEqual(run(kimiCallId, { nativeText: sectioned, model: KIMI }).findings.map((f) => f.severity), ['info']);
+    assert.deepEqual(
+      run(kimiCallId, { nativeText: sectioned, model: KIMI }).findings.map((f) => f.severity),
+      ['info'],
+    );
   });
 
   test('healthy OpenRouter traffic: bare `weather:0` is info only, `call_…` warns, repeated ids are errors', () => {
-    assert.deepEqual(ids(call('weather', '{}', 'weather:0')).map((x) => x.severity), ['info']);
-    assert.deepEqual(ids(call('weather', '{}', 'call_9a0a')).map((x) => x.severity), ['warning']);
+    assert.deepEqual(
+      ids(call('weather', '{}', 'weather:0')).map((x) => x.severity),
+      ['info'],
+    );
+    assert.deepEqual(
+      ids(call('weather', '{}', 'call_9a0a')).map((x) => x.severity),
+      ['warning'],
+    );
     const dup = ids(call('read', '{}', 'functions.read:0'), call('read', '{}', 'functions.read:0', 1));
     assert.equal(dup.length, 1);
     assert.match(dup[0].message, /reuses id "functions\.read:0" of call 0/);
@@ -105,7 +128,10 @@ describe('history-kimi-ids', () => {
     assert.equal(r.findings.length, 1);
     assert.equal(r.findings[0].severity, 'warning');
     assert.equal(r.findings[0].location, 'request.messages[1].tool_calls[0].id');
-    assert.match(r.findings[0].message, /2 tool-call ids in the request history are not functions\.NAME:IDX \("call_9a0a", "call_72e6b5890385469d9a5c17"\)/);
+    assert.match(
+      r.findings[0].message,
+      /2 tool-call ids in the request history are not functions\.NAME:IDX \("call_9a0a", "call_72e6b5890385469d9a5c17"\)/,
+    );
   });
 
   test('a per-turn counter that restarts at 0 repeats ids (llxprt-code #712)', () => {
@@ -118,7 +144,10 @@ describe('history-kimi-ids', () => {
     const bare = run(historyKimiIds, { response: ok, request: history('weather:0') }).findings[0];
     assert.equal(bare.severity, 'info');
     assert.match(bare.message, /^1 tool-call id in the request history lacks the functions\. prefix/, 'one id: the verb agrees');
-    assert.match(run(historyKimiIds, { response: ok, request: history('weather:0', 'weather:1') }).findings[0].message, /^2 tool-call ids in the request history lack the/);
+    assert.match(
+      run(historyKimiIds, { response: ok, request: history('weather:0', 'weather:1') }).findings[0].message,
+      /^2 tool-call ids in the request history lack the/,
+    );
     assert.deepEqual(run(historyKimiIds, { response: ok, request: history('functions.read:0', 'functions.read:1') }).findings, []);
     const other = response({ model: 'acme/other-model', message: { content: 'Done.' } });
     assert.deepEqual(run(historyKimiIds, { response: other, request: { ...history('call_1'), model: 'acme/other-model' } }).findings, []);

@@ -8,7 +8,9 @@ import { call, response, run, slice } from './helpers';
 const LLAMA4 = 'meta-llama/llama-4-maverick';
 
 test('a pythonic call list returned as content, finish stop: markup-in-content and finish-reason-mismatch, the call recovered', () => {
-  const input = { response: response({ model: LLAMA4, message: { content: 'Reading it.\n[read(path="a.md", lines=20)]' }, finishReason: 'stop' }) };
+  const input = {
+    response: response({ model: LLAMA4, message: { content: 'Reading it.\n[read(path="a.md", lines=20)]' }, finishReason: 'stop' }),
+  };
   const r = run(markupInContent, input);
   assert.equal(r.findings.length, 1);
   const [f] = r.findings;
@@ -21,13 +23,23 @@ test('a pythonic call list returned as content, finish stop: markup-in-content a
 
 test('brackets and calls in prose or code, or a call already structured, are not a leak', () => {
   for (const content of ['Use a[len(x)] to index, see [the docs](https://example.com).', 'Call `f(x)` then `[1, 2]`.', '']) {
-    assert.deepEqual(run(markupInContent, { response: response({ model: LLAMA4, message: { content }, finishReason: 'stop' }) }).findings, [], content);
+    assert.deepEqual(
+      run(markupInContent, { response: response({ model: LLAMA4, message: { content }, finishReason: 'stop' }) }).findings,
+      [],
+      content,
+    );
   }
-  const structured = response({ model: LLAMA4, message: { content: 'Reading it.', toolCalls: [call('read', '{"path":"a.md"}', 'c1')] }, finishReason: 'tool_calls' });
+  const structured = response({
+    model: LLAMA4,
+    message: { content: 'Reading it.', toolCalls: [call('read', '{"path":"a.md"}', 'c1')] },
+    finishReason: 'tool_calls',
+  });
   assert.deepEqual(run(markupInContent, { response: structured }).findings, []);
 });
 
 test('another family named by the model id: pythonic-looking content is its text, not a leak', () => {
-  const r = run(markupInContent, { response: response({ model: 'moonshotai/kimi-k2-0905', message: { content: '[read(path="a.md")]' }, finishReason: 'stop' }) });
+  const r = run(markupInContent, {
+    response: response({ model: 'moonshotai/kimi-k2-0905', message: { content: '[read(path="a.md")]' }, finishReason: 'stop' }),
+  });
   assert.deepEqual(r.findings, []);
 });

@@ -15,7 +15,10 @@ describe('marker-placeholder', () => {
     assert.equal(slice(r, r.findings[0]), '<|reserved_token_163595|>');
     assert.match(r.findings[0].message, /<\|tool_calls_section_begin\|>/);
     const a = analyze({ nativeText: KIMI_PLACEHOLDERS, model: KIMI });
-    assert.deepEqual(a.message.toolCalls.map((c) => [c.name, c.arguments]), [['read', '{"filePath": "a.ts"}']]);
+    assert.deepEqual(
+      a.message.toolCalls.map((c) => [c.name, c.arguments]),
+      [['read', '{"filePath": "a.ts"}']],
+    );
     assert.equal(a.message.content, 'Reading it.');
   });
 
@@ -26,7 +29,10 @@ describe('marker-placeholder', () => {
   });
 
   test('Qwen3 placeholders, and an unknown id left alone', () => {
-    const r = run(markerPlaceholder, { nativeText: '<|reserved_token_151657|>\n{"name": "ls", "arguments": {}}\n<|reserved_token_151658|>', model: 'qwen/qwen3-32b' });
+    const r = run(markerPlaceholder, {
+      nativeText: '<|reserved_token_151657|>\n{"name": "ls", "arguments": {}}\n<|reserved_token_151658|>',
+      model: 'qwen/qwen3-32b',
+    });
     assert.equal(r.findings.length, 2);
     assert.deepEqual(run(markerPlaceholder, { nativeText: 'odd <|reserved_token_12|> text', model: 'qwen/qwen3-32b' }).findings, []);
     assert.deepEqual(run(markerPlaceholder, { nativeText: 'A plain answer.', model: KIMI }).findings, []);

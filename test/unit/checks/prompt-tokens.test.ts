@@ -4,7 +4,8 @@ import { analyze } from '../../../src/core/analyze';
 import check, { PROMPT_TOLERANCE, promptTokenFinding } from '../../../src/core/checks/prompt-token-mismatch';
 import { response, run } from './helpers';
 
-const answer = (usage: { promptTokens?: number; cachedTokens?: number }) => response({ message: { content: 'Hi.' }, finishReason: 'stop', usage });
+const answer = (usage: { promptTokens?: number; cachedTokens?: number }) =>
+  response({ message: { content: 'Hi.' }, finishReason: 'stop', usage });
 
 describe('prompt-token-mismatch', () => {
   test('a provider that bills a longer prompt than the model template renders is flagged, and told why it may differ', () => {

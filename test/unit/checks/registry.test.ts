@@ -36,7 +36,10 @@ test('rules reported outside the checks (token accounting, the capture cap) have
     const info = ruleInfo(id);
     assert.ok(info, `${id} is registered`);
     assert.equal(info.id, id);
-    assert.ok(info.title.length > 0 && info.title.length <= 60 && info.why.length > 20 && !info.why.includes('\n'), `${id} has a title and a one-line why`);
+    assert.ok(
+      info.title.length > 0 && info.title.length <= 60 && info.why.length > 20 && !info.why.includes('\n'),
+      `${id} has a title and a one-line why`,
+    );
   }
   assert.equal(ruleInfo(ACCOUNTING_RULE)?.severity, 'warning');
 });

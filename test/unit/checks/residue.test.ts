@@ -13,7 +13,10 @@ describe('markup-residue', () => {
   });
 
   test('GLM: a call body with no <tool_call> leaves its closer as residue', () => {
-    const r = run(markupResidue, { nativeText: 'I will check that. get_weather<arg_key>location</arg_key><arg_value>NYC</arg_value></tool_call>', model: 'z-ai/glm-4.6' });
+    const r = run(markupResidue, {
+      nativeText: 'I will check that. get_weather<arg_key>location</arg_key><arg_value>NYC</arg_value></tool_call>',
+      model: 'z-ai/glm-4.6',
+    });
     assert.ok(r.findings.length >= 1);
     assert.ok(r.findings.every((f) => f.severity === 'error' && f.location === 'content'));
   });
@@ -27,7 +30,10 @@ describe('markup-residue', () => {
 
   test('healthy turns, marker text inside a string argument and another family’s tags are silent', () => {
     const healthy = [
-      { nativeText: '<tool_call>\n{"name": "write", "arguments": {"text": "wrap calls in <tool_call> and </tool_call>"}}\n</tool_call>', model: 'qwen/qwen3-32b' },
+      {
+        nativeText: '<tool_call>\n{"name": "write", "arguments": {"text": "wrap calls in <tool_call> and </tool_call>"}}\n</tool_call>',
+        model: 'qwen/qwen3-32b',
+      },
       { nativeText: 'Plain prose about a <div> and a < b.', model: 'qwen/qwen3-32b' },
       { response: response({ model: 'qwen/qwen3-32b', message: { content: 'Done: the file is saved.' } }) },
       { response: response({ model: 'moonshotai/kimi-k2-0905', message: { content: 'In Qwen the tag is <tool_call>' } }) },

@@ -6,7 +6,11 @@ import check from '../../../src/core/checks/args-schema';
 import { call, response, run } from './helpers';
 import { normalizeRequest } from '../../../src/core/wire/index';
 
-const schema = (n: number) => ({ type: 'object', properties: { path: { type: 'string' }, [`k${n}`]: { type: 'integer' } }, required: ['path'] });
+const schema = (n: number) => ({
+  type: 'object',
+  properties: { path: { type: 'string' }, [`k${n}`]: { type: 'integer' } },
+  required: ['path'],
+});
 
 test('one compile per distinct schema: the same object, and an equal schema in a later request, reuse it', () => {
   const before = validatorStats().compiles;

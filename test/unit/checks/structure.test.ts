@@ -82,7 +82,10 @@ describe('reasoning-unclosed', () => {
   });
 
   test('closed thinking is silent', () => {
-    assert.deepEqual(run(reasoningUnclosed, { nativeText: `<think>I need the file first.</think>${kimiSection()}`, model: KIMI }).findings, []);
+    assert.deepEqual(
+      run(reasoningUnclosed, { nativeText: `<think>I need the file first.</think>${kimiSection()}`, model: KIMI }).findings,
+      [],
+    );
   });
 });
 

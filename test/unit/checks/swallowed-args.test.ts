@@ -11,8 +11,13 @@ import { call, response, run, slice } from './helpers';
 const GLM = 'z-ai/glm-4.6';
 const CODER = 'qwen/qwen3-coder';
 const withArgs = (model: string, args: object | string, name = 'edit') =>
-  response({ model, message: { toolCalls: [call(name, typeof args === 'string' ? args : JSON.stringify(args), 'call_1')] }, finishReason: 'tool_calls' });
-const findings = (model: string, args: object | string, name?: string) => run(markupInToolCall, { response: withArgs(model, args, name) }).findings;
+  response({
+    model,
+    message: { toolCalls: [call(name, typeof args === 'string' ? args : JSON.stringify(args), 'call_1')] },
+    finishReason: 'tool_calls',
+  });
+const findings = (model: string, args: object | string, name?: string) =>
+  run(markupInToolCall, { response: withArgs(model, args, name) }).findings;
 
 describe('markup-in-tool-call: a parameter or call swallowed into a value', () => {
   test('GLM `</arg_value><arg_key>…` inside a value: an error naming the key and the markers', () => {
@@ -54,7 +59,7 @@ describe('markup-in-tool-call: a parameter or call swallowed into a value', () =
     assert.match(f[0].message, /inside the key "path<\/arg_key><arg_value>a\.ts"/);
   });
 
-  test("the family's own value closer alone in a value (`\"a.ts</arg_value>\"`) is an error: every parser of the dialect ends the value there", () => {
+  test('the family\'s own value closer alone in a value (`"a.ts</arg_value>"`) is an error: every parser of the dialect ends the value there', () => {
     assert.equal(findings(GLM, { path: 'a.ts</arg_value>' })[0]?.severity, 'error');
     assert.equal(findings(CODER, { path: 'a.ts\n</parameter>\n' })[0]?.severity, 'error');
   });
@@ -72,7 +77,26 @@ describe('markup-in-tool-call: a parameter or call swallowed into a value', () =
       object: 'chat.completion',
       model: GLM,
       provider: 'Chutes',
-      choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: '', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'write_file', arguments: JSON.stringify({ path: 'src/a.ts</arg_value>\n<arg_key>content</arg_key>\n<arg_value>export {}' }) } }] } }],
+      choices: [
+        {
+          index: 0,
+          finish_reason: 'tool_calls',
+          message: {
+            role: 'assistant',
+            content: '',
+            tool_calls: [
+              {
+                id: 'call_1',
+                type: 'function',
+                function: {
+                  name: 'write_file',
+                  arguments: JSON.stringify({ path: 'src/a.ts</arg_value>\n<arg_key>content</arg_key>\n<arg_value>export {}' }),
+                },
+              },
+            ],
+          },
+        },
+      ],
     });
     const a = analyze({ response: parseResponseBody(body) });
     const f = a.findings.filter((x) => x.rule === 'markup-in-tool-call');
@@ -84,8 +108,16 @@ describe('markup-in-tool-call: a parameter or call swallowed into a value', () =
 
 describe('markup-in-tool-call: the same tags written as data stay silent', () => {
   test('a file that documents the GLM or Qwen3-Coder call syntax (balanced tags, the pairs included)', () => {
-    const glmDoc = { path: 'docs/glm.md', content: 'A call:\n<tool_call>read\n<arg_key>path</arg_key>\n<arg_value>a</arg_value>\n<arg_key>limit</arg_key>\n<arg_value>5</arg_value>\n</tool_call>\n' };
-    const coderDoc = { path: 'docs/coder.md', content: '<tool_call>\n<function=read>\n<parameter=path>\na\n</parameter>\n<parameter=limit>\n5\n</parameter>\n</function>\n</tool_call>' };
+    const glmDoc = {
+      path: 'docs/glm.md',
+      content:
+        'A call:\n<tool_call>read\n<arg_key>path</arg_key>\n<arg_value>a</arg_value>\n<arg_key>limit</arg_key>\n<arg_value>5</arg_value>\n</tool_call>\n',
+    };
+    const coderDoc = {
+      path: 'docs/coder.md',
+      content:
+        '<tool_call>\n<function=read>\n<parameter=path>\na\n</parameter>\n<parameter=limit>\n5\n</parameter>\n</function>\n</tool_call>',
+    };
     for (const model of [GLM, CODER, 'moonshotai/kimi-k2-0905']) {
       assert.deepEqual(findings(model, glmDoc, 'write_file'), [], model);
       assert.deepEqual(findings(model, coderDoc, 'write_file'), [], model);
@@ -93,7 +125,10 @@ describe('markup-in-tool-call: the same tags written as data stay silent', () =>
   });
 
   test('a documented call left without its closer: the pairs inside it are balanced, so no swallow', () => {
-    assert.deepEqual(findings(GLM, { content: 'Example:\n<tool_call>read\n<arg_key>path</arg_key>\n<arg_value>a</arg_value>' }, 'write_file'), []);
+    assert.deepEqual(
+      findings(GLM, { content: 'Example:\n<tool_call>read\n<arg_key>path</arg_key>\n<arg_value>a</arg_value>' }, 'write_file'),
+      [],
+    );
   });
 
   test("a lone tag a parser carries through as data: `</arg_key>` or `<arg_value>` in a GLM value, `<parameter=` alone, another family's closers", () => {

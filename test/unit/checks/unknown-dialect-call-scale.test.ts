@@ -7,7 +7,13 @@ import check from '../../../src/core/checks/unknown-dialect-call';
 import type { NormalizedRequest } from '../../../src/core/model';
 import { timeCpu } from '../../helpers/timing';
 
-const request: NormalizedRequest = { protocol: 'openai-chat', model: 'some/unknown-model', tools: [{ name: 'get_weather' }, { name: 'f' }], messages: [], raw: {} };
+const request: NormalizedRequest = {
+  protocol: 'openai-chat',
+  model: 'some/unknown-model',
+  tools: [{ name: 'get_weather' }, { name: 'f' }],
+  messages: [],
+  raw: {},
+};
 
 test('adversarial openers: bounded CPU time, with and without the request', () => {
   // Budgets are ~20x what a 2-core machine measures (CPU time of this thread), so a shared box stays green while a
@@ -31,7 +37,8 @@ test('adversarial openers: bounded CPU time, with and without the request', () =
 });
 
 test('a call at the end of a 1 MB answer is found, and the scan of the answer stays linear', () => {
-  const answer = 'The new markup:\n\n```html\n<nav><button type="button" onclick="go()">Go</button></nav>\n```\n\nThe <button> has a type now; `npm test` passes.\n\n';
+  const answer =
+    'The new markup:\n\n```html\n<nav><button type="button" onclick="go()">Go</button></nav>\n```\n\nThe <button> has a type now; `npm test` passes.\n\n';
   const text = `${answer.repeat(Math.ceil(1_000_000 / answer.length))}<call>get_weather{"city": "Paris"}</call>`;
   const { ctx } = prepare({ nativeText: text, model: 'some/unknown-model', request });
   const { value, cpuMs } = timeCpu(() => check.run(ctx));

@@ -12,13 +12,27 @@ import { RECORDINGS, recording } from '../../helpers/shared';
 import { response, run, slice } from './helpers';
 
 const UNKNOWN = 'some/unknown-model';
-const WEATHER: ToolDef = { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
+const WEATHER: ToolDef = {
+  name: 'get_weather',
+  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+};
 const READ: ToolDef = { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } };
-const withTools = (tools: ToolDef[], model = UNKNOWN): NormalizedRequest => ({ protocol: 'openai-chat', model, tools, messages: [{ role: 'user', content: 'What is the weather in Paris?' }], raw: {} });
+const withTools = (tools: ToolDef[], model = UNKNOWN): NormalizedRequest => ({
+  protocol: 'openai-chat',
+  model,
+  tools,
+  messages: [{ role: 'user', content: 'What is the weather in Paris?' }],
+  raw: {},
+});
 
 /** Calls in dialects no family reads: the text, and the part of it the finding must cover. */
 const CALLS: { what: string; text: string; covers: string; shape: RegExp }[] = [
-  { what: 'a call tag around NAME{json}', text: '<call>get_weather{"city":"Paris"}</call>', covers: '<call>get_weather{"city":"Paris"}</call>', shape: /<call> tag around get_weather\{…\}/ },
+  {
+    what: 'a call tag around NAME{json}',
+    text: '<call>get_weather{"city":"Paris"}</call>',
+    covers: '<call>get_weather{"city":"Paris"}</call>',
+    shape: /<call> tag around get_weather\{…\}/,
+  },
   {
     what: 'a tag around tool_name / tool_input JSON',
     text: 'Checking now.\n<tool>{"tool_name": "get_weather", "tool_input": {"city": "Paris"}}</tool>',
@@ -116,15 +130,29 @@ describe('unknown-dialect-call', () => {
     assert.equal(known.length, 1);
     assert.equal(text.slice(known[0].start, known[0].end), text.slice(text.indexOf('[TOOL_REQUEST]')));
     assert.match(known[0].message, /\[TOOL_REQUEST\] … \[END_TOOL_REQUEST\] around a JSON call, calling get_weather\); a parser for Qwen3/);
-    assert.deepEqual(analyze({ nativeText: text, model: UNKNOWN }).findings.map((f) => f.rule), ['markup-in-content']);
+    assert.deepEqual(
+      analyze({ nativeText: text, model: UNKNOWN }).findings.map((f) => f.rule),
+      ['markup-in-content'],
+    );
   });
 
   test('in the content and the reasoning of a structured response whose request offered the tool', () => {
     for (const c of CALLS) {
       const inContent = findings({ response: response({ model: UNKNOWN, message: { content: c.text } }), request: withTools([WEATHER]) });
-      assert.deepEqual(inContent.map((f) => f.location), ['content'], c.what);
-      const inReasoning = findings({ response: response({ model: UNKNOWN, message: { reasoning: c.text, content: 'Done.' } }), request: withTools([WEATHER]) });
-      assert.deepEqual(inReasoning.map((f) => f.location), ['reasoning'], c.what);
+      assert.deepEqual(
+        inContent.map((f) => f.location),
+        ['content'],
+        c.what,
+      );
+      const inReasoning = findings({
+        response: response({ model: UNKNOWN, message: { reasoning: c.text, content: 'Done.' } }),
+        request: withTools([WEATHER]),
+      });
+      assert.deepEqual(
+        inReasoning.map((f) => f.location),
+        ['reasoning'],
+        c.what,
+      );
     }
   });
 
@@ -161,7 +189,10 @@ describe('unknown-dialect-call', () => {
     const text = '{"name": "get_weather", "arguments": {"city": "Paris"}}';
     const qwen = findings({ nativeText: text, model: 'Qwen/Qwen3-8B', request: withTools([WEATHER], 'Qwen/Qwen3-8B') });
     assert.equal(qwen.length, 1);
-    assert.match(qwen[0].message, /the whole content is a JSON call, with none of the dialect's markers, calling get_weather\); a parser for Qwen3/);
+    assert.match(
+      qwen[0].message,
+      /the whole content is a JSON call, with none of the dialect's markers, calling get_weather\); a parser for Qwen3/,
+    );
     assert.equal(text.slice(qwen[0].start, qwen[0].end), text);
     // Llama 3 writes its calls bare: its parser takes it, and there is nothing to report.
     const llama = analyze({ nativeText: text, model: 'meta-llama/Llama-3.1-8B-Instruct' });
@@ -174,27 +205,45 @@ describe('unknown-dialect-call', () => {
   test('a call the turn also delivered as a structured call is no loss', () => {
     const echoed = response({
       model: UNKNOWN,
-      message: { content: '```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```', toolCalls: [{ index: 0, id: 'c1', name: 'get_weather', arguments: '{"city":"Paris"}' }] },
+      message: {
+        content: '```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```',
+        toolCalls: [{ index: 0, id: 'c1', name: 'get_weather', arguments: '{"city":"Paris"}' }],
+      },
     });
     assert.deepEqual(findings({ response: echoed, request: withTools([WEATHER]) }), []);
     // A different call in the text is still lost.
     const other = response({
       model: UNKNOWN,
-      message: { content: '```json\n{"name": "get_weather", "arguments": {"city": "Rome"}}\n```', toolCalls: [{ index: 0, id: 'c1', name: 'get_weather', arguments: '{"city":"Paris"}' }] },
+      message: {
+        content: '```json\n{"name": "get_weather", "arguments": {"city": "Rome"}}\n```',
+        toolCalls: [{ index: 0, id: 'c1', name: 'get_weather', arguments: '{"city":"Paris"}' }],
+      },
     });
     assert.equal(findings({ response: other, request: withTools([WEATHER]) }).length, 1);
   });
 
   test('markup another rule already reports is left to it (no second finding on the same text)', () => {
     // Special-token-shaped markup of an unknown model: markup-in-content reports it as an error.
-    const special = analyze({ nativeText: '[TOOL_REQUEST]{"name": "get_weather", "arguments": {"city": "Paris"}}[END_TOOL_REQUEST]', model: UNKNOWN });
-    assert.deepEqual(special.findings.map((f) => f.rule), ['markup-in-content']);
+    const special = analyze({
+      nativeText: '[TOOL_REQUEST]{"name": "get_weather", "arguments": {"city": "Paris"}}[END_TOOL_REQUEST]',
+      model: UNKNOWN,
+    });
+    assert.deepEqual(
+      special.findings.map((f) => f.rule),
+      ['markup-in-content'],
+    );
     // A known family's markers in another family's response: the leak rule reports it.
-    const leak = analyze({ nativeText: '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>', model: 'moonshotai/kimi-k2-0905' });
+    const leak = analyze({
+      nativeText: '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
+      model: 'moonshotai/kimi-k2-0905',
+    });
     assert.ok(leak.findings.some((f) => f.rule === 'markup-in-content'));
     assert.ok(!leak.findings.some((f) => f.rule === check.id), JSON.stringify(leak.findings));
     // A call the family's own parser reads is a call, not text.
-    const parsed = analyze({ nativeText: '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>', model: 'Qwen/Qwen3-8B' });
+    const parsed = analyze({
+      nativeText: '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
+      model: 'Qwen/Qwen3-8B',
+    });
     assert.equal(parsed.message.toolCalls.length, 1);
     assert.ok(!parsed.findings.some((f) => f.rule === check.id));
   });
@@ -328,7 +377,20 @@ const HTML_CODE = `The endpoint takes the call as <code>{"name": "get_weather", 
 
 const REASONING = 'The user wants the weather in Paris. I should call get_weather with {"city": "Paris"} and then summarise the result.';
 
-const HEALTHY = { HTML_REPLY, JSON_CONFIG, PYTHON_DEF, TOOL_DEFINITION, EXPLAINED_CALL, JSON_DATA, XML_ANSWER, SPRING_XML, REACT_EXPLAINED, PROSE, JS_SNIPPET, HTML_CODE };
+const HEALTHY = {
+  HTML_REPLY,
+  JSON_CONFIG,
+  PYTHON_DEF,
+  TOOL_DEFINITION,
+  EXPLAINED_CALL,
+  JSON_DATA,
+  XML_ANSWER,
+  SPRING_XML,
+  REACT_EXPLAINED,
+  PROSE,
+  JS_SNIPPET,
+  HTML_CODE,
+};
 
 describe('unknown-dialect-call: realistic answers stay clean', () => {
   for (const [name, text] of Object.entries(HEALTHY)) {
@@ -364,12 +426,21 @@ describe('unknown-dialect-call: healthy recordings', () => {
       assert.ok(body, 'recording has a response');
       const request = r.files['request.json'] ? normalizeRequest(JSON.parse(r.files['request.json'])) : undefined;
       const parsed = parseResponseBody(body);
-      assert.ok((parsed.message.content ?? '') + (parsed.message.reasoning ?? '') + parsed.message.toolCalls.length, 'the recording has a turn to judge');
+      assert.ok(
+        (parsed.message.content ?? '') + (parsed.message.reasoning ?? '') + parsed.message.toolCalls.length,
+        'the recording has a turn to judge',
+      );
       const asRecorded = analyze({ response: parsed, request });
-      assert.deepEqual(asRecorded.findings.filter((f) => f.rule === check.id), []);
+      assert.deepEqual(
+        asRecorded.findings.filter((f) => f.rule === check.id),
+        [],
+      );
       const anonymous = analyze({ response: { ...parsed, model: undefined }, request: request && { ...request, model: undefined } });
       assert.equal(anonymous.family === undefined || anonymous.familySource === 'markers', true);
-      assert.deepEqual(anonymous.findings.filter((f) => f.rule === check.id), []);
+      assert.deepEqual(
+        anonymous.findings.filter((f) => f.rule === check.id),
+        [],
+      );
       // The turn's own text linted raw, as `lint FILE` on a pasted answer.
       const text = [parsed.message.reasoning, parsed.message.content].filter(Boolean).join('\n\n');
       if (text) assert.deepEqual(findings({ nativeText: text, model: UNKNOWN, request }), []);

@@ -8,7 +8,13 @@ import { prng } from '../../helpers/prng';
 import type { NormalizedRequest, ToolDef } from '../../../src/core/model';
 import { response } from './helpers';
 
-const request = (tools: ToolDef[]): NormalizedRequest => ({ protocol: 'openai-chat', model: 'acme/zeta-7b', tools, messages: [{ role: 'user', content: 'hi' }], raw: {} });
+const request = (tools: ToolDef[]): NormalizedRequest => ({
+  protocol: 'openai-chat',
+  model: 'acme/zeta-7b',
+  tools,
+  messages: [{ role: 'user', content: 'hi' }],
+  raw: {},
+});
 
 const ZETA = 'Let me check.<|zeta_call|>{"name": "get_weather", "arguments": {"city": "Rome"}}<|/zeta_call|>';
 
@@ -46,8 +52,14 @@ describe('no silent all-clear on a dialect Tokenscope does not know', () => {
     for (const m of ['<|act|>', '<｜act｜>', '<ifm|tool_call>', '<|tool_use>', '<tool_use|>', '[TOOL_USE]', '[/TOOL_USE]']) {
       const r = response({ model: 'acme/x', message: { reasoning: `thinking ${m} {"name":"a"}`, content: `done ${m}` } });
       const a = analyze({ response: r, request: request([{ name: 'a' }]) });
-      assert.ok(a.findings.some((f) => f.rule === 'markup-in-reasoning'), `${m} in reasoning`);
-      assert.ok(a.findings.some((f) => f.rule === 'markup-in-content'), `${m} in content`);
+      assert.ok(
+        a.findings.some((f) => f.rule === 'markup-in-reasoning'),
+        `${m} in reasoning`,
+      );
+      assert.ok(
+        a.findings.some((f) => f.rule === 'markup-in-content'),
+        `${m} in content`,
+      );
     }
   });
 
@@ -60,7 +72,11 @@ describe('no silent all-clear on a dialect Tokenscope does not know', () => {
     ];
     for (const t of texts) {
       const a = analyze({ nativeText: t, model: 'acme/zeta-7b' });
-      assert.deepEqual(a.findings.filter((f) => f.severity !== 'info'), [], t);
+      assert.deepEqual(
+        a.findings.filter((f) => f.severity !== 'info'),
+        [],
+        t,
+      );
     }
   });
 
@@ -76,8 +92,53 @@ describe('no silent all-clear on a dialect Tokenscope does not know', () => {
 
 /** Words and punctuation of ordinary prose and code, with no markup of any family. */
 const WORDS = [
-  'the', 'file', 'read', 'call', 'tool', 'function', 'name', 'arguments', 'I', 'will', 'now', 'check', 'weather', 'in', 'Rome', '日本語', 'café', '🎉',
-  'if', '(x)', '{', '}', '[', ']', '=', '==', '<', '>', '|', '"', "'", ':', ';', ',', '.', '\n', '\n\n', '  ', '->', '=>', '#', '*', '-', '1', '42', 'null', 'true',
+  'the',
+  'file',
+  'read',
+  'call',
+  'tool',
+  'function',
+  'name',
+  'arguments',
+  'I',
+  'will',
+  'now',
+  'check',
+  'weather',
+  'in',
+  'Rome',
+  '日本語',
+  'café',
+  '🎉',
+  'if',
+  '(x)',
+  '{',
+  '}',
+  '[',
+  ']',
+  '=',
+  '==',
+  '<',
+  '>',
+  '|',
+  '"',
+  "'",
+  ':',
+  ';',
+  ',',
+  '.',
+  '\n',
+  '\n\n',
+  '  ',
+  '->',
+  '=>',
+  '#',
+  '*',
+  '-',
+  '1',
+  '42',
+  'null',
+  'true',
 ];
 
 describe('property: random prose with no markup is never flagged, for any family', () => {
@@ -86,12 +147,19 @@ describe('property: random prose with no markup is never flagged, for any family
     const pick = () => WORDS[Math.floor(rand() * WORDS.length)];
     for (let i = 0; i < 2000; i++) {
       const n = 1 + Math.floor(rand() * 40);
-      const text = Array.from({ length: n }, pick).join(rand() < 0.5 ? ' ' : '').trim() || 'ok';
+      const text =
+        Array.from({ length: n }, pick)
+          .join(rand() < 0.5 ? ' ' : '')
+          .trim() || 'ok';
       const family = families[i % families.length];
       // The family's own opener would be markup: prose holds none of its markers.
       if (family.format.markers.some((m) => text.includes(m)) || family.repair.openers.some((m) => text.includes(m))) continue;
       const r = response({ model: 'acme/none', message: { content: text } });
-      for (const a of [analyze({ response: r, family: family.id }), analyze({ nativeText: text, family: family.id }), analyze({ nativeText: text })]) {
+      for (const a of [
+        analyze({ response: r, family: family.id }),
+        analyze({ nativeText: text, family: family.id }),
+        analyze({ nativeText: text }),
+      ]) {
         const bad = a.findings.filter((f) => f.severity !== 'info');
         assert.deepEqual(bad, [], `seed 0x7ea5 #${i} ${family.id}: ${JSON.stringify(text)}`);
       }

@@ -18,8 +18,15 @@ describe('orphan closers (5.b) only after a call body', () => {
   test('a lone `</tool_call>` after prose, or alone, is no 5.b: there is no call body for an engine to recover', () => {
     for (const text of ['Hello</tool_call>', '</tool_call>', 'Done. See the result above.\n</tool_call>']) {
       const got = cases('qwen3', text);
-      assert.ok(got.some((c) => c.rule === 'markup-residue'), text);
-      assert.deepEqual(got.map((c) => c.case), got.map(() => '-'), text);
+      assert.ok(
+        got.some((c) => c.rule === 'markup-residue'),
+        text,
+      );
+      assert.deepEqual(
+        got.map((c) => c.case),
+        got.map(() => '-'),
+        text,
+      );
     }
     assert.equal(caseOf('minimax-m2', 'Hi</minimax:tool_call>', 'markup-residue')?.case, '-');
     assert.equal(caseOf('deepseek-v32', 'Hi</｜DSML｜function_calls>', 'markup-residue')?.case, '-');
@@ -27,14 +34,24 @@ describe('orphan closers (5.b) only after a call body', () => {
 
   test('the JSON body before `</tool_call>` is 5.b, and so is MiniMax-M2 `<invoke>…</invoke></minimax:tool_call>`', () => {
     assert.equal(caseOf('qwen3', '{"name": "get_weather", "arguments": {"location": "NYC"}}</tool_call>', 'markup-residue')?.case, '5.b');
-    assert.ok(cases('minimax-m2', '<invoke name="get_weather">\n<parameter name="location">NYC</parameter>\n</invoke>\n</minimax:tool_call>').some((c) => c.case === '5.b'));
+    assert.ok(
+      cases('minimax-m2', '<invoke name="get_weather">\n<parameter name="location">NYC</parameter>\n</invoke>\n</minimax:tool_call>').some(
+        (c) => c.case === '5.b',
+      ),
+    );
   });
 
   test('GLM: the value and key closers of a body without its opener carry no verdict, the call closer 5.b', () => {
     const got = cases('glm47', 'get_weather<arg_key>location</arg_key><arg_value>NYC</arg_value></tool_call>');
     const closer = got.filter((c) => c.rule === 'markup-residue' && c.message.startsWith('</tool_call>'));
-    assert.deepEqual(closer.map((c) => c.case), ['5.b']);
-    assert.deepEqual(got.filter((c) => c.rule === 'markup-residue' && /^<\/arg_(key|value)>/.test(c.message)).map((c) => c.case), ['-', '-']);
+    assert.deepEqual(
+      closer.map((c) => c.case),
+      ['5.b'],
+    );
+    assert.deepEqual(
+      got.filter((c) => c.rule === 'markup-residue' && /^<\/arg_(key|value)>/.test(c.message)).map((c) => c.case),
+      ['-', '-'],
+    );
   });
 });
 
@@ -46,18 +63,26 @@ describe('reasoning markup is no tool-call case', () => {
   });
 
   test('tool-call markup inside the reasoning of a structured response: no verdict', () => {
-    const reasoning = 'Let me call <|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"a":1}<|tool_call_end|>';
+    const reasoning =
+      'Let me call <|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"a":1}<|tool_call_end|>';
     const { ctx } = prepare({ response: response({ message: { reasoning } }) });
     const found = runChecks(ctx);
     assert.ok(found.some((f) => f.rule === 'section-unclosed' && f.location === 'reasoning'));
-    assert.deepEqual(found.filter((f) => verdictsFor(ctx, f)), []);
+    assert.deepEqual(
+      found.filter((f) => verdictsFor(ctx, f)),
+      [],
+    );
   });
 });
 
 describe('unclosed shapes', () => {
   test('a section with no call in it, and a bare opener, match no case', () => {
     assert.equal(caseOf('kimi-k2', '<|tool_calls_section_begin|>', 'section-unclosed')?.case, '-');
-    const after = caseOf('kimi-k2', '<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"a":1}<|tool_call_end|><|tool_calls_section_end|>\n<|tool_calls_section_begin|>', 'section-unclosed');
+    const after = caseOf(
+      'kimi-k2',
+      '<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"a":1}<|tool_call_end|><|tool_calls_section_end|>\n<|tool_calls_section_begin|>',
+      'section-unclosed',
+    );
     assert.equal(after?.case, '-');
   });
 
@@ -84,7 +109,10 @@ describe('unclosed shapes', () => {
   });
 
   test('a call cut inside the closer of its value, or inside the value, is unclosed-truncated (5.c) and says so', () => {
-    for (const text of ['<tool_call>\n<function=get_weather>\n<parameter=location>\nNYC\n</param', '<tool_call>\n<function=get_weather>\n<parameter=location>\nNY']) {
+    for (const text of [
+      '<tool_call>\n<function=get_weather>\n<parameter=location>\nNYC\n</param',
+      '<tool_call>\n<function=get_weather>\n<parameter=location>\nNY',
+    ]) {
       const c = caseOf('qwen3-coder', text, 'call-unclosed');
       assert.equal(c?.case, '5.c', text);
       assert.match(c!.message, /is cut off inside its arguments/, text);
@@ -102,6 +130,9 @@ describe('unclosed shapes', () => {
     const text = `${K.S}${K.C}functions.w:0${K.A}{"l":"B"}${K.Z}${K.C}functions.w:1${K.A}{"l":"N"}${K.Z}`;
     const { ctx } = prepare({ nativeText: text, family: 'kimi-k2' });
     const a = analyze({ nativeText: text, family: 'kimi-k2' });
-    assert.deepEqual(a.findings.map((f) => verdictsFor(ctx, f)?.case), ['5.d']);
+    assert.deepEqual(
+      a.findings.map((f) => verdictsFor(ctx, f)?.case),
+      ['5.d'],
+    );
   });
 });

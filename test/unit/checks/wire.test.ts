@@ -56,13 +56,22 @@ describe('upstream-error', () => {
   test('a JSON error body is the HTTP answer, not a stream event', () => {
     const atlas = '{"error":{"code":502,"message":"Provider returned error","metadata":{"provider_name":"AtlasCloud"}}}';
     const chat = parseResponseBody(atlas, { path: '/api/v1/chat/completions' });
-    assert.deepEqual(run(upstreamError, { response: chat }).findings.map((f) => f.message), ['The upstream answered HTTP 502: Provider returned error (provider AtlasCloud)']);
+    assert.deepEqual(
+      run(upstreamError, { response: chat }).findings.map((f) => f.message),
+      ['The upstream answered HTTP 502: Provider returned error (provider AtlasCloud)'],
+    );
     // Outside a chat endpoint too, and the capture's HTTP status wins over the body's code.
     const models = parseResponseBody('{"error":{"code":"model_not_found","message":"No such model"}}');
     models.status = 404;
-    assert.deepEqual(run(upstreamError, { response: models }).findings.map((f) => f.message), ['The upstream answered HTTP 404: model_not_found: No such model']);
+    assert.deepEqual(
+      run(upstreamError, { response: models }).findings.map((f) => f.message),
+      ['The upstream answered HTTP 404: model_not_found: No such model'],
+    );
     chat.status = 200;
-    assert.deepEqual(run(upstreamError, { response: chat }).findings.map((f) => f.message), ['The upstream answered HTTP 200 with an error body: 502: Provider returned error (provider AtlasCloud)']);
+    assert.deepEqual(
+      run(upstreamError, { response: chat }).findings.map((f) => f.message),
+      ['The upstream answered HTTP 200 with an error body: 502: Provider returned error (provider AtlasCloud)'],
+    );
   });
 
   test("OpenRouter's mid-stream error, then the end without [DONE]: the error alone explains it", () => {
@@ -85,14 +94,26 @@ describe('upstream-error', () => {
 // OpenRouter reports a generation error inside the choice it ends with finish_reason "error" (choices[].error), in a
 // JSON body and mid-stream (/work/shared/reference/wire-formats.md §1.4, §1.6).
 describe('upstream-error: the error inside the choice', () => {
-  const choiceError = { code: 502, message: 'Upstream error from Chutes: model overloaded\n\u001b[31mretry\u001b[0m', metadata: { provider_name: 'Chutes' } };
+  const choiceError = {
+    code: 502,
+    message: 'Upstream error from Chutes: model overloaded\n\u001b[31mretry\u001b[0m',
+    metadata: { provider_name: 'Chutes' },
+  };
 
   test('a JSON body with choices[0].error and finish_reason "error": an error finding with the provider and its message', () => {
     const body = JSON.stringify({
       id: 'gen-1',
       object: 'chat.completion',
       model: 'moonshotai/kimi-k2-0905',
-      choices: [{ index: 0, finish_reason: 'error', native_finish_reason: 'error', message: { role: 'assistant', content: '' }, error: choiceError }],
+      choices: [
+        {
+          index: 0,
+          finish_reason: 'error',
+          native_finish_reason: 'error',
+          message: { role: 'assistant', content: '' },
+          error: choiceError,
+        },
+      ],
     });
     const r = parseResponseBody(body, { path: '/api/v1/chat/completions' });
     assert.equal(r.error?.message.startsWith('Upstream error from Chutes'), true);
@@ -109,18 +130,31 @@ describe('upstream-error: the error inside the choice', () => {
       `data: ${JSON.stringify({ id: 'gen-1', object: 'chat.completion.chunk', provider: 'Chutes', choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error', error: { code: 'server_error', message: 'Provider disconnected' } }] })}\n\n`;
     const f = run(upstreamError, { response: parseResponseBody(body) }).findings;
     assert.equal(f.length, 1);
-    assert.match(f[0].message, /^The stream carried an error event from Chutes \(event 1, byte \d+\): server_error: Provider disconnected$/);
+    assert.match(
+      f[0].message,
+      /^The stream carried an error event from Chutes \(event 1, byte \d+\): server_error: Provider disconnected$/,
+    );
   });
 
   test('finish_reason "error" with no error object anywhere is still an error', () => {
-    const body = JSON.stringify({ id: 'gen-1', object: 'chat.completion', model: 'moonshotai/kimi-k2-0905', choices: [{ index: 0, finish_reason: 'error', message: { role: 'assistant', content: 'Par' } }] });
+    const body = JSON.stringify({
+      id: 'gen-1',
+      object: 'chat.completion',
+      model: 'moonshotai/kimi-k2-0905',
+      choices: [{ index: 0, finish_reason: 'error', message: { role: 'assistant', content: 'Par' } }],
+    });
     const f = run(upstreamError, { response: parseResponseBody(body) }).findings;
     assert.equal(f.length, 1);
     assert.match(f[0].message, /finish_reason error .*no error message/);
   });
 
   test('an error in the choice beside a top-level one is reported once', () => {
-    const body = JSON.stringify({ id: 'gen-1', object: 'chat.completion', error: { code: 502, message: 'Provider returned error' }, choices: [{ index: 0, finish_reason: 'error', message: { role: 'assistant', content: '' }, error: choiceError }] });
+    const body = JSON.stringify({
+      id: 'gen-1',
+      object: 'chat.completion',
+      error: { code: 502, message: 'Provider returned error' },
+      choices: [{ index: 0, finish_reason: 'error', message: { role: 'assistant', content: '' }, error: choiceError }],
+    });
     const r = parseResponseBody(body);
     assert.equal(r.wireIssues.filter((w) => w.code === 'error-event').length, 1);
     assert.equal(run(upstreamError, { response: r }).findings.length, 1);
@@ -129,7 +163,9 @@ describe('upstream-error: the error inside the choice', () => {
 
 describe('wire-invalid-json', () => {
   test('an event whose data is not JSON', () => {
-    const f = run(wireInvalidJson, { response: parseResponseBody(`${chunk({ content: 'a' })}data: {"id":"gen-1","choices":[{"delta":{"content":"b\n\ndata: [DONE]\n\n`) }).findings;
+    const f = run(wireInvalidJson, {
+      response: parseResponseBody(`${chunk({ content: 'a' })}data: {"id":"gen-1","choices":[{"delta":{"content":"b\n\ndata: [DONE]\n\n`),
+    }).findings;
     assert.equal(f.length, 1);
     assert.equal(f[0].severity, 'error');
     assert.match(f[0].message, /event 1/);
@@ -142,8 +178,10 @@ describe('wire-invalid-json', () => {
 });
 
 describe('wire-unexpected-event', () => {
-  test('reports the wire layer\'s unexpected-event issues as warnings', () => {
-    const r = response({ wireIssues: [{ code: 'unexpected-event', message: 'content_block_delta for block 3, which never started', eventIndex: 7 }] });
+  test("reports the wire layer's unexpected-event issues as warnings", () => {
+    const r = response({
+      wireIssues: [{ code: 'unexpected-event', message: 'content_block_delta for block 3, which never started', eventIndex: 7 }],
+    });
     const f = run(wireUnexpectedEvent, { response: r }).findings;
     assert.equal(f.length, 1);
     assert.equal(f[0].severity, 'warning');
@@ -151,7 +189,10 @@ describe('wire-unexpected-event', () => {
   });
 
   test('other issues are not its business', () => {
-    assert.deepEqual(run(wireUnexpectedEvent, { response: response({ wireIssues: [{ code: 'invalid-json', message: 'x' }] }) }).findings, []);
+    assert.deepEqual(
+      run(wireUnexpectedEvent, { response: response({ wireIssues: [{ code: 'invalid-json', message: 'x' }] }) }).findings,
+      [],
+    );
   });
 });
 
@@ -163,14 +204,19 @@ describe('empty-response', () => {
   });
 
   test('a finished turn with only reasoning (K2.6 empty <|im_end|> after </think>, Kimi-K2 #128) warns', () => {
-    const f = run(emptyResponse, { response: response({ finishReason: 'stop', message: { reasoning: 'Let me call the tool.', content: '' } }) }).findings;
+    const f = run(emptyResponse, {
+      response: response({ finishReason: 'stop', message: { reasoning: 'Let me call the tool.', content: '' } }),
+    }).findings;
     assert.equal(f.length, 1);
     assert.equal(f[0].severity, 'warning');
     assert.match(f[0].message, /only reasoning/);
   });
 
   test('the same in raw Kimi text: `<|im_end|>` right after `</think>`', () => {
-    const f = run(emptyResponse, { nativeText: '<think>The user wants the file; I will call read.</think><|im_end|>', model: 'moonshotai/kimi-k2.6' }).findings;
+    const f = run(emptyResponse, {
+      nativeText: '<think>The user wants the file; I will call read.</think><|im_end|>',
+      model: 'moonshotai/kimi-k2.6',
+    }).findings;
     assert.equal(f.length, 1);
     assert.match(f[0].message, /no content and no tool call \(only reasoning\)\.$/);
   });

@@ -65,7 +65,10 @@ test('node:util parseArgs underneath: a value starting with one dash is a value;
   const k = { values: ['limit', 'samples'], repeatable: ['custom'], booleans: ['json'] };
   assert.equal(parseArgs(['--limit', '-5'], k).str('limit'), '-5');
   assert.throws(() => parseArgs(['--limit', '-5'], k).positiveInt('limit', 1), /^UserError: --limit must be a positive whole number$/);
-  assert.throws(() => parseArgs(['--samples', '1000000000'], k).positiveInt('samples', 3, 1000), /--samples must be at most 1,000, got 1000000000/);
+  assert.throws(
+    () => parseArgs(['--samples', '1000000000'], k).positiveInt('samples', 3, 1000),
+    /--samples must be at most 1,000, got 1000000000/,
+  );
   assert.throws(() => parseArgs(['--samples', '2000000'], k).positiveInt('samples', 3), /at most 1,000,000/);
   const a = parseArgs(['--custom', 'a=1', 'FILE', '--custom=b=2', '--json', '--', '--not-a-flag'], k);
   assert.deepEqual(a.list('custom'), ['a=1', 'b=2']);

@@ -16,7 +16,12 @@ const file = (name: string, content: string | Uint8Array) => {
   writeFileSync(p, content);
   return p;
 };
-const chat = JSON.stringify({ id: 'gen-1', object: 'chat.completion', model: KIMI, choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: FIREWORKS_LEAK } }] });
+const chat = JSON.stringify({
+  id: 'gen-1',
+  object: 'chat.completion',
+  model: KIMI,
+  choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: FIREWORKS_LEAK } }],
+});
 
 async function rejects(p: Promise<unknown>, re: RegExp): Promise<void> {
   await assert.rejects(p, (e: unknown) => e instanceof UserError && e.exitCode === 2 && re.test(e.message) && !e.message.includes('\n'));
@@ -50,9 +55,20 @@ describe('loadInput', () => {
       format: 'tokenscope.repro',
       version: 1,
       exchange: {
-        id: 'b1', sessionId: 's', startedAt: 1, state: 'complete', route: 'openrouter', upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions',
-        method: 'POST', path: '/api/v1/chat/completions', requestHeaders: {},
-        requestBody: JSON.stringify({ model: KIMI, messages: [{ role: 'user', content: 'post' }], tools: [{ type: 'function', function: { name: 'channel_reply' } }] }),
+        id: 'b1',
+        sessionId: 's',
+        startedAt: 1,
+        state: 'complete',
+        route: 'openrouter',
+        upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions',
+        method: 'POST',
+        path: '/api/v1/chat/completions',
+        requestHeaders: {},
+        requestBody: JSON.stringify({
+          model: KIMI,
+          messages: [{ role: 'user', content: 'post' }],
+          tools: [{ type: 'function', function: { name: 'channel_reply' } }],
+        }),
       },
       response: { encoding: 'utf8', body, chunks: [{ t: 5, offset: 0, length: new TextEncoder().encode(body).length }] },
     };
@@ -61,13 +77,23 @@ describe('loadInput', () => {
     assert.equal(x.request?.tools[0].name, 'channel_reply');
     assert.equal(x.response.message.content, FIREWORKS_LEAK);
     assert.equal((await loadInput(file('renamed.json', JSON.stringify(bundle, null, 2)))).exchange?.id, 'b1');
-    await rejects(loadInput(file('bad.tokenscope.json', '{"format": "tokenscope.repro", "version": 1}')), /not a usable Tokenscope repro bundle/);
+    await rejects(
+      loadInput(file('bad.tokenscope.json', '{"format": "tokenscope.repro", "version": 1}')),
+      /not a usable Tokenscope repro bundle/,
+    );
   });
 
   test('a capture id (or a unique prefix) from the capture store', async () => {
     const dataDir = join(dir, 'store');
     const store = await openStore(dataDir, { analyze: false });
-    const w = store.begin({ route: 'openrouter', upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions', method: 'POST', path: '/api/v1/chat/completions', requestHeaders: {}, requestBody: JSON.stringify({ model: KIMI, messages: [] }) });
+    const w = store.begin({
+      route: 'openrouter',
+      upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions',
+      method: 'POST',
+      path: '/api/v1/chat/completions',
+      requestHeaders: {},
+      requestBody: JSON.stringify({ model: KIMI, messages: [] }),
+    });
     w.responseStarted(200, { 'content-type': 'application/json' });
     w.chunk(new TextEncoder().encode(chat));
     await w.finish();
@@ -84,7 +110,10 @@ describe('loadInput', () => {
     await rejects(loadInput(dir), /is a directory/);
     await rejects(loadInput(file('empty.txt', '  \n')), /empty\.txt is empty/);
     await rejects(loadInput(file('req.json', JSON.stringify({ model: KIMI, messages: [] }))), /looks like a request body .*--request/);
-    await rejects(loadInput(file('models.json', '{"object": "list", "data": []}')), /^models\.json is JSON of an unknown API \(an "object" document\), not a response/);
+    await rejects(
+      loadInput(file('models.json', '{"object": "list", "data": []}')),
+      /^models\.json is JSON of an unknown API \(an "object" document\), not a response/,
+    );
     await rejects(loadInput(file('gz.bin', new Uint8Array([0x1f, 0x8b, 8, 0, 0, 0]))), /gzip-compressed/);
     await rejects(loadInput(file('bin.dat', new Uint8Array([0x50, 0x4b, 3, 4, 0, 0, 1, 2]))), /binary/);
   });
@@ -93,9 +122,15 @@ describe('loadInput', () => {
     await rejects(loadInput(file('n.json', 'null')), /^n\.json is JSON null, not a response$/);
     await rejects(loadInput(file('s.json', '"str"')), /^s\.json is a JSON string, not a response$/);
     await rejects(loadInput(file('num.json', '42\n')), /^num\.json is a JSON number, not a response$/);
-    await rejects(loadInput(file('resp-req.json', JSON.stringify({ model: 'm', input: 'hi' }))), /looks like a request body \(it has "input"\)/);
+    await rejects(
+      loadInput(file('resp-req.json', JSON.stringify({ model: 'm', input: 'hi' }))),
+      /looks like a request body \(it has "input"\)/,
+    );
     // The document's own values are not echoed to the terminal.
-    await assert.rejects(loadInput(file('o.json', '{"object": "secret-value"}')), (e: Error) => e instanceof UserError && !e.message.includes('secret'));
+    await assert.rejects(
+      loadInput(file('o.json', '{"object": "secret-value"}')),
+      (e: Error) => e instanceof UserError && !e.message.includes('secret'),
+    );
   });
 
   test('model text that opens with { or [ is model text, whatever the file is called', async () => {
@@ -151,27 +186,51 @@ describe('loadInput', () => {
 
 describe('loadRequest', () => {
   test('normalizes a request body file', () => {
-    const req = loadRequest(file('request.json', JSON.stringify({ model: KIMI, messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'read' } }] })));
+    const req = loadRequest(
+      file(
+        'request.json',
+        JSON.stringify({
+          model: KIMI,
+          messages: [{ role: 'user', content: 'hi' }],
+          tools: [{ type: 'function', function: { name: 'read' } }],
+        }),
+      ),
+    );
     assert.equal(req.tools[0].name, 'read');
   });
 
   const oneLine = (re: RegExp) => (e: unknown) => e instanceof UserError && re.test(e.message) && !e.message.includes('\n');
 
   test('refuses what is not a JSON object', () => {
-    assert.throws(() => loadRequest(file('r.txt', 'model: kimi')), oneLine(/^r\.txt is not valid JSON \(unexpected character\); --request takes the request body/));
+    assert.throws(
+      () => loadRequest(file('r.txt', 'model: kimi')),
+      oneLine(/^r\.txt is not valid JSON \(unexpected character\); --request takes the request body/),
+    );
     assert.throws(() => loadRequest(file('r2.json', '[1]')), oneLine(/r2\.json is a JSON array, not a JSON object/));
     assert.throws(() => loadRequest(file('r3.json', 'null')), oneLine(/r3\.json is JSON null, not a JSON object/));
     assert.throws(() => loadRequest(join(dir, 'nope.json')), /no such file/);
   });
 
   test('an empty, binary or cut-short file is one clear line, without its bytes or a parser message', () => {
-    assert.throws(() => loadRequest(file('empty-req.txt', '')), oneLine(/^empty-req\.txt is empty; --request takes the request body the agent sent, as JSON$/));
+    assert.throws(
+      () => loadRequest(file('empty-req.txt', '')),
+      oneLine(/^empty-req\.txt is empty; --request takes the request body the agent sent, as JSON$/),
+    );
     assert.throws(() => loadRequest(file('req.dat', new Uint8Array([0x50, 0x4b, 3, 4, 0, 0xff, 1, 2]))), oneLine(/^req\.dat is binary; /));
-    assert.throws(() => loadRequest(file('cut-req.json', '{"model": "m", "messages": [')), oneLine(/^cut-req\.json is not valid JSON \(cut short at byte 28\); /));
-    assert.throws(() => loadRequest(file('cut-req.json', '{"model": "m", "messages": [')), (e: Error) => !/Unexpected|Expected/.test(e.message));
+    assert.throws(
+      () => loadRequest(file('cut-req.json', '{"model": "m", "messages": [')),
+      oneLine(/^cut-req\.json is not valid JSON \(cut short at byte 28\); /),
+    );
+    assert.throws(
+      () => loadRequest(file('cut-req.json', '{"model": "m", "messages": [')),
+      (e: Error) => !/Unexpected|Expected/.test(e.message),
+    );
   });
 
   test('a response given as the request is refused', () => {
-    assert.throws(() => loadRequest(file('resp-as-req.json', chat)), oneLine(/^resp-as-req\.json is a response body \(openai-chat\), not a request: give the response as FILE/));
+    assert.throws(
+      () => loadRequest(file('resp-as-req.json', chat)),
+      oneLine(/^resp-as-req\.json is a response body \(openai-chat\), not a request: give the response as FILE/),
+    );
   });
 });

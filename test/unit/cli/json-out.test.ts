@@ -33,7 +33,18 @@ test('equals JSON.stringify(value, null, 2) on the shapes a report has', () => {
       familySource: 'given',
       content: 'Hello "world"\n\t\\ \u0000\u001b[31m \u2028 é 日本語 😀',
       reasoning: null,
-      calls: [{ index: 0, id: null, name: 'read', arguments: '{"path":"a"}', argumentsJson: { path: 'a', n: [1, 2, { x: null }] }, complete: false, start: 3, end: 9 }],
+      calls: [
+        {
+          index: 0,
+          id: null,
+          name: 'read',
+          arguments: '{"path":"a"}',
+          argumentsJson: { path: 'a', n: [1, 2, { x: null }] },
+          complete: false,
+          start: 3,
+          end: 9,
+        },
+      ],
       findings: [{ rule: 'call-unclosed', severity: 'error', message: 'm', start: 1, end: 2, location: 'tool_calls[0]' }],
       source: 'raw',
       providerCalls: null,
@@ -46,7 +57,32 @@ test('equals JSON.stringify(value, null, 2) on the shapes a report has', () => {
 
 test('long strings are escaped in pieces exactly as JSON.stringify escapes them', () => {
   const rand = prng(7);
-  const alphabet = ['a', 'b', ' ', '"', '\\', '\n', '\r', '\t', '\b', '\f', '\u0000', '\u001f', '\u007f', '\u0085', '\u009f', '\u00a0', 'é', '日', '\u2028', '😀', '\ud800', '\udc00', '\udbff', '\udfff'];
+  const alphabet = [
+    'a',
+    'b',
+    ' ',
+    '"',
+    '\\',
+    '\n',
+    '\r',
+    '\t',
+    '\b',
+    '\f',
+    '\u0000',
+    '\u001f',
+    '\u007f',
+    '\u0085',
+    '\u009f',
+    '\u00a0',
+    'é',
+    '日',
+    '\u2028',
+    '😀',
+    '\ud800',
+    '\udc00',
+    '\udbff',
+    '\udfff',
+  ];
   for (let round = 0; round < 20; round++) {
     const n = Math.floor(rand() * 300_000);
     // Mostly long plain runs (so some cross the chunk size), with escapes and surrogates here and there.
@@ -62,7 +98,10 @@ test('long strings are escaped in pieces exactly as JSON.stringify escapes them'
       assert.ok(!(last >= 0xd800 && last <= 0xdbff && next >= 0xdc00 && next <= 0xdfff), `chunk ${i} splits a surrogate pair`);
     }
     // A report holding a long text is handed over in bounded pieces.
-    assert.ok(chunks.every((c) => c.length <= 2 * 65536 + 16), `chunk of ${Math.max(...chunks.map((c) => c.length))}`);
+    assert.ok(
+      chunks.every((c) => c.length <= 2 * 65536 + 16),
+      `chunk of ${Math.max(...chunks.map((c) => c.length))}`,
+    );
   }
 });
 

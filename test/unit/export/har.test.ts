@@ -54,14 +54,23 @@ test('a session exports as one HAR, entries in start order', () => {
   const first = prepareRepro(brokenKimiCapture({ id: 'a', startedAt: t0 }));
   const har = JSON.parse(writeHar([second, first]));
   assert.deepEqual(harProblems(har), []);
-  assert.deepEqual(har.log.entries.map((e: { _tokenscope: { id: string } }) => e._tokenscope.id), ['a', 'b']);
-  assert.deepEqual(readHar(JSON.stringify(har)).captures.map((c) => c.exchange.id), ['a', 'b']);
+  assert.deepEqual(
+    har.log.entries.map((e: { _tokenscope: { id: string } }) => e._tokenscope.id),
+    ['a', 'b'],
+  );
+  assert.deepEqual(
+    readHar(JSON.stringify(har)).captures.map((c) => c.exchange.id),
+    ['a', 'b'],
+  );
 });
 
 test('a browser devtools HAR: the model call is found among page assets, HTTP/2 pseudo-headers dropped', () => {
   const { captures, skipped } = readHar(fixture('devtools-openrouter-sse.har'));
   assert.equal(captures.length, 1);
-  assert.deepEqual(skipped.map((s) => s.why), ['not a model API call', 'not a model API call']);
+  assert.deepEqual(
+    skipped.map((s) => s.why),
+    ['not a model API call', 'not a model API call'],
+  );
   const c = captures[0];
   assert.equal(c.exchange.route, 'openrouter');
   assert.equal(c.exchange.path, '/api/v1/chat/completions');
@@ -72,7 +81,10 @@ test('a browser devtools HAR: the model call is found among page assets, HTTP/2 
   // No chunk timing in a foreign HAR: the whole body arrives at the time to first byte.
   assert.deepEqual(c.chunks, [{ t: 2.3 + 0.4 + 611.2, offset: 0, length: c.responseBody.length }]);
   const { analysis } = analyzeExchange(c.exchange, c.responseBody, c.chunks);
-  assert.ok(analysis.findings.some((f) => f.rule === 'section-unclosed'), 'the SSE body from content.text is analysed');
+  assert.ok(
+    analysis.findings.some((f) => f.rule === 'section-unclosed'),
+    'the SSE body from content.text is analysed',
+  );
   // Parsing does not redact (import does, on the way into the store): the raw values are still here.
   assert.match(c.exchange.requestHeaders.authorization, new RegExp(CANARY.headerKey));
 });
@@ -91,7 +103,10 @@ test('a mitmproxy HAR with a base64 body', () => {
 });
 
 function rejects(text: string, pattern: RegExp): void {
-  assert.throws(() => readHar(text), (e: unknown) => e instanceof UserError && pattern.test(e.message) && !e.message.includes('\n'));
+  assert.throws(
+    () => readHar(text),
+    (e: unknown) => e instanceof UserError && pattern.test(e.message) && !e.message.includes('\n'),
+  );
 }
 
 test('unusable HARs give a clear one-line error', () => {

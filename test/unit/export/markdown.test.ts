@@ -32,9 +32,16 @@ test('the issue body has environment, stream tail, expected vs actual, findings 
   const tail = fences(body)[1];
   assert.match(tail, /"finish_reason":"stop"/);
   assert.match(tail, /data: \[DONE\]$/);
-  assert.match(body, /\*\*Expected:\*\* `<\|tool_calls_section_end\|>` at offset \d+, closing what opened at offset \d+; the tool call delivered to the agent with finish_reason `tool_calls`\./);
-  assert.match(body, /\*\*Actual:\*\* .*never closed.* The response finished with `stop`; 0 of 1 tool call the model wrote reached the agent/);
-  for (const rule of ['section-unclosed', 'markup-in-content', 'finish-reason-mismatch']) assert.match(body, new RegExp(`\\| error \\| \`${rule}\` \\|`));
+  assert.match(
+    body,
+    /\*\*Expected:\*\* `<\|tool_calls_section_end\|>` at offset \d+, closing what opened at offset \d+; the tool call delivered to the agent with finish_reason `tool_calls`\./,
+  );
+  assert.match(
+    body,
+    /\*\*Actual:\*\* .*never closed.* The response finished with `stop`; 0 of 1 tool call the model wrote reached the agent/,
+  );
+  for (const rule of ['section-unclosed', 'markup-in-content', 'finish-reason-mismatch'])
+    assert.match(body, new RegExp(`\\| error \\| \`${rule}\` \\|`));
   assert.match(body, /Parsers that require the section end/);
   assert.match(body, /curl -sS -N -X POST 'https:\/\/openrouter\.ai\/api\/v1\/chat\/completions'/);
   assert.match(body, /tokenscope rerun ID --target openrouter:chutes/);
@@ -59,7 +66,16 @@ test('model output cannot break out of its fence or inject HTML', () => {
 test('excerpts stay small on long outputs and say where they were cut', () => {
   const text = `${'lorem ipsum '.repeat(400)}<|tool_calls_section_begin|>x${' tail'.repeat(400)}`;
   const at = text.indexOf('<|tool_calls');
-  const e = excerptAround(text, { rule: 'r', severity: 'error', message: 'm', location: 'content', start: at, end: at + 29, expectedAt: at + 29, expectedMarker: SECTION_END })!;
+  const e = excerptAround(text, {
+    rule: 'r',
+    severity: 'error',
+    message: 'm',
+    location: 'content',
+    start: at,
+    end: at + 29,
+    expectedAt: at + 29,
+    expectedMarker: SECTION_END,
+  })!;
   assert.ok(e.text.length < 500, String(e.text.length));
   assert.ok(e.cutBefore && e.cutAfter);
   assert.ok(e.text.includes(`<|tool_calls_section_begin|>x${ghost(SECTION_END)}`));
@@ -67,11 +83,23 @@ test('excerpts stay small on long outputs and say where they were cut', () => {
 });
 
 test('a long failing section keeps its beginning and its end, the middle elided', () => {
-  const calls = Array.from({ length: 60 }, (_, i) => `<|tool_call_begin|>functions.read:${i}<|tool_call_argument_begin|>{"filePath": "src/file${i}.ts"}<|tool_call_end|>`).join('');
+  const calls = Array.from(
+    { length: 60 },
+    (_, i) => `<|tool_call_begin|>functions.read:${i}<|tool_call_argument_begin|>{"filePath": "src/file${i}.ts"}<|tool_call_end|>`,
+  ).join('');
   const text = `Reading them all. <|tool_calls_section_begin|>${calls}<|im_end|>`;
   const begin = text.indexOf('<|tool_calls_section_begin|>');
   const missing = text.indexOf('<|im_end|>');
-  const e = excerptAround(text, { rule: 'r', severity: 'error', message: 'm', location: 'content', start: begin, end: missing, expectedAt: missing, expectedMarker: SECTION_END })!;
+  const e = excerptAround(text, {
+    rule: 'r',
+    severity: 'error',
+    message: 'm',
+    location: 'content',
+    start: begin,
+    end: missing,
+    expectedAt: missing,
+    expectedMarker: SECTION_END,
+  })!;
   assert.ok(e.text.length < 1200, String(e.text.length));
   assert.ok(e.text.startsWith('Reading them all. <|tool_calls_section_begin|><|tool_call_begin|>functions.read:0'));
   assert.match(e.text, /\n… \d+ characters …\n/);
@@ -94,7 +122,9 @@ test('the environment names the real upstream URL and counts reasoning tokens in
 
 test('an upstream error body: its own words are shown, the expectation is no finding, no "0 of 0 tool calls"', () => {
   const c = brokenKimiCapture();
-  const error = JSON.stringify({ error: { code: 502, message: 'Provider returned error', metadata: { provider_name: 'AtlasCloud', raw: '502 Service Unavailable' } } });
+  const error = JSON.stringify({
+    error: { code: 502, message: 'Provider returned error', metadata: { provider_name: 'AtlasCloud', raw: '502 Service Unavailable' } },
+  });
   const body = new TextEncoder().encode(error);
   c.exchange.status = 502;
   c.exchange.responseHeaders = { 'content-type': 'application/json' };
@@ -112,7 +142,12 @@ test('a provider name with control characters reaches the issue title and table 
   const name = 'Evil\u001b[31mRED\u001b]0;x\u0007';
   const text = new TextDecoder().decode(c.responseBody).replaceAll('"Chutes"', JSON.stringify(name));
   const body = new TextEncoder().encode(text);
-  const r = prepareRepro({ ...c, exchange: { ...c.exchange, servedProvider: name }, responseBody: body, chunks: [{ t: 1, offset: 0, length: body.length }] });
+  const r = prepareRepro({
+    ...c,
+    exchange: { ...c.exchange, servedProvider: name },
+    responseBody: body,
+    chunks: [{ t: 1, offset: 0, length: body.length }],
+  });
   const md = writeMarkdown(r);
   const head = md.split('\n')[0];
   const row = md.split('\n').find((l) => l.startsWith('| Provider served |'))!;

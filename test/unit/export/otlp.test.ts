@@ -26,10 +26,24 @@ let n = 0;
 async function write(store: CaptureStore, opts: { secrets?: boolean } = {}) {
   const c = brokenKimiCapture({ secrets: opts.secrets, startedAt: Date.now() - 1000 });
   const x = c.exchange;
-  const w = store.begin({ route: x.route, upstreamUrl: x.upstreamUrl, method: x.method, path: x.path, requestHeaders: x.requestHeaders, requestBody: x.requestBody, agent: x.agent, startedAt: x.startedAt });
+  const w = store.begin({
+    route: x.route,
+    upstreamUrl: x.upstreamUrl,
+    method: x.method,
+    path: x.path,
+    requestHeaders: x.requestHeaders,
+    requestBody: x.requestBody,
+    agent: x.agent,
+    startedAt: x.startedAt,
+  });
   w.responseStarted(x.status!, x.responseHeaders!, x.ttfbMs);
   for (const ch of c.chunks) w.chunk(c.responseBody.subarray(ch.offset, ch.offset + ch.length), ch.t);
-  w.annotate({ generationId: x.generationId, servedProvider: x.servedProvider, requestModel: 'moonshotai/kimi-k2-0905', pin: { requested: ['chutes'], honoured: true } });
+  w.annotate({
+    generationId: x.generationId,
+    servedProvider: x.servedProvider,
+    requestModel: 'moonshotai/kimi-k2-0905',
+    pin: { requested: ['chutes'], honoured: true },
+  });
   return w.finish();
 }
 
@@ -41,7 +55,9 @@ for (const protocol of ['http/protobuf', 'http/json'] as const) {
   test(`a finished exchange reaches the collector as one GenAI span with finding events (${protocol})`, async () => {
     const rx = await startReceiver();
     const store = await openStore(join(root, `s${n++}`), { analyze: false });
-    const otlp = new OtlpExporter(config(rx.url, protocol, { content: true, headers: { authorization: 'Basic dGVzdDp0ZXN0' } }), { version: '9.9.9' });
+    const otlp = new OtlpExporter(config(rx.url, protocol, { content: true, headers: { authorization: 'Basic dGVzdDp0ZXN0' } }), {
+      version: '9.9.9',
+    });
     const stop = otlp.attach(store);
     try {
       const x = await write(store, { secrets: true });
@@ -68,7 +84,11 @@ for (const protocol of ['http/protobuf', 'http/json'] as const) {
       assert.equal(a['gen_ai.request.temperature'], 0.6);
       assert.equal(a['gen_ai.request.max_tokens'], 4096);
       assert.equal(a['gen_ai.conversation.id'], x.sessionId);
-      assert.ok(typeof a['gen_ai.response.time_to_first_chunk'] === 'number' && a['gen_ai.response.time_to_first_chunk'] > 0.4 && a['gen_ai.response.time_to_first_chunk'] < 0.5);
+      assert.ok(
+        typeof a['gen_ai.response.time_to_first_chunk'] === 'number' &&
+          a['gen_ai.response.time_to_first_chunk'] > 0.4 &&
+          a['gen_ai.response.time_to_first_chunk'] < 0.5,
+      );
       assert.equal(a['server.address'], 'openrouter.ai');
       assert.equal(a['server.port'], 443);
       assert.equal(a['tokenscope.served_provider'], 'Chutes');
@@ -84,12 +104,28 @@ for (const protocol of ['http/protobuf', 'http/json'] as const) {
       const res = store.readResponse(x.id)!;
       const expected = analyzeExchange(stored, res.bytes, res.chunks).analysis.findings;
       assert.ok(expected.length >= 3);
-      assert.deepEqual(span.events.map((e) => e.name), expected.map(() => 'tokenscope.finding'));
-      assert.deepEqual(span.events.map((e) => e.attributes['tokenscope.finding.rule']), expected.map((f) => f.rule));
-      assert.ok(span.events.some((e) => e.attributes['tokenscope.finding.rule'] === 'section-unclosed' && e.attributes['tokenscope.finding.severity'] === 'error'));
+      assert.deepEqual(
+        span.events.map((e) => e.name),
+        expected.map(() => 'tokenscope.finding'),
+      );
+      assert.deepEqual(
+        span.events.map((e) => e.attributes['tokenscope.finding.rule']),
+        expected.map((f) => f.rule),
+      );
+      assert.ok(
+        span.events.some(
+          (e) => e.attributes['tokenscope.finding.rule'] === 'section-unclosed' && e.attributes['tokenscope.finding.severity'] === 'error',
+        ),
+      );
       const positioned = span.events.find((e) => e.attributes['tokenscope.finding.range.start'] !== undefined)!;
       assert.equal(typeof positioned.attributes['tokenscope.finding.range.end'], 'number');
-      assert.ok(span.events.every((e) => typeof e.attributes['tokenscope.finding.message'] === 'string' && (e.attributes['tokenscope.finding.message'] as string).length > 10));
+      assert.ok(
+        span.events.every(
+          (e) =>
+            typeof e.attributes['tokenscope.finding.message'] === 'string' &&
+            (e.attributes['tokenscope.finding.message'] as string).length > 10,
+        ),
+      );
 
       // Content was asked for: it is there, redacted.
       const input = JSON.parse(a['gen_ai.input.messages'] as string) as { role: string; parts: { type: string; content: string }[] }[];
@@ -103,7 +139,10 @@ for (const protocol of ['http/protobuf', 'http/json'] as const) {
         if (where === 'home' || where === 'email') continue; // user patterns, not configured here
         for (const body of rx.rawBodies) assert.ok(!body.includes(canary), `the ${where} canary was exported`);
       }
-      assert.deepEqual({ ...otlp.stats(), lastError: undefined }, { exported: 1, dropped: 0, droppedQueueFull: 0, droppedFailed: 0, pending: 0, skipped: 0, lastError: undefined });
+      assert.deepEqual(
+        { ...otlp.stats(), lastError: undefined },
+        { exported: 1, dropped: 0, droppedQueueFull: 0, droppedFailed: 0, pending: 0, skipped: 0, lastError: undefined },
+      );
     } finally {
       stop();
       await otlp.shutdown();
@@ -125,9 +164,13 @@ test('message content is off by default; user redaction patterns apply to what i
     assert.equal(span.attributes['gen_ai.input.messages'], undefined);
     assert.equal(span.attributes['gen_ai.output.messages'], undefined);
     assert.equal(span.attributes['gen_ai.system_instructions'], undefined);
-    for (const body of rx.rawBodies) for (const canary of Object.values(CANARY)) if (canary !== CANARY.email) assert.ok(!body.includes(canary));
+    for (const body of rx.rawBodies)
+      for (const canary of Object.values(CANARY)) if (canary !== CANARY.email) assert.ok(!body.includes(canary));
     // With content on, the user pattern still holds.
-    const withContent = exchangeSpan(x, analyzeExchange(store.get(x.id)!, store.readResponse(x.id)!.bytes), [], { content: true, patterns: [{ label: 'home', pattern: /\/home\/c4n4ryuser/ }] })!;
+    const withContent = exchangeSpan(x, analyzeExchange(store.get(x.id)!, store.readResponse(x.id)!.bytes), [], {
+      content: true,
+      patterns: [{ label: 'home', pattern: /\/home\/c4n4ryuser/ }],
+    })!;
     assert.ok(!String(withContent.attributes['gen_ai.output.messages']).includes(CANARY.home));
   } finally {
     await otlp.shutdown();
@@ -215,12 +258,25 @@ test('the queue is bounded: a stalled collector drops and counts what does not f
 test('exchanges that are no inference call get no span', async () => {
   const store = await openStore(join(root, `s${n++}`), { analyze: false });
   try {
-    const w = store.begin({ route: 'openrouter', upstreamUrl: 'https://openrouter.ai/api/v1/models', method: 'GET', path: '/api/v1/models', requestHeaders: {} });
+    const w = store.begin({
+      route: 'openrouter',
+      upstreamUrl: 'https://openrouter.ai/api/v1/models',
+      method: 'GET',
+      path: '/api/v1/models',
+      requestHeaders: {},
+    });
     w.responseStarted(200, { 'content-type': 'application/json' });
     w.chunk(new TextEncoder().encode('{"data":[]}'));
     const x = await w.finish();
     assert.equal(exchangeSpan(store.get(x.id)!, undefined, []), undefined);
-    const failed = store.begin({ route: 'default', upstreamUrl: 'http://127.0.0.1:9/v1/chat/completions', method: 'POST', path: '/v1/chat/completions', requestHeaders: {}, requestBody: '{"model":"m"}' });
+    const failed = store.begin({
+      route: 'default',
+      upstreamUrl: 'http://127.0.0.1:9/v1/chat/completions',
+      method: 'POST',
+      path: '/v1/chat/completions',
+      requestHeaders: {},
+      requestBody: '{"model":"m"}',
+    });
     const y = await failed.finish({ error: 'upstream unreachable: ECONNREFUSED' });
     const span = exchangeSpan(store.get(y.id)!, undefined, [])!;
     assert.equal(span.name, 'chat m');
@@ -228,7 +284,20 @@ test('exchanges that are no inference call get no span', async () => {
     assert.equal(span.attributes['gen_ai.provider.name'], 'default');
     assert.equal(span.status.code, 'error');
     assert.equal(span.attributes['tokenscope.repaired'], undefined);
-    const repaired = exchangeSpan({ ...store.get(y.id)!, repair: { truncated: 'withhold', calls: [{ index: 0, id: 'functions.read:0', name: 'read', from: 'content', family: 'kimi-k2', status: 'delivered', argumentsChars: 20 }], removedChars: { content: 120, reasoning: 0 } } }, undefined, [])!;
+    const repaired = exchangeSpan(
+      {
+        ...store.get(y.id)!,
+        repair: {
+          truncated: 'withhold',
+          calls: [
+            { index: 0, id: 'functions.read:0', name: 'read', from: 'content', family: 'kimi-k2', status: 'delivered', argumentsChars: 20 },
+          ],
+          removedChars: { content: 120, reasoning: 0 },
+        },
+      },
+      undefined,
+      [],
+    )!;
     assert.equal(repaired.attributes['tokenscope.repaired'], true);
     assert.equal(repaired.attributes['tokenscope.repair.calls_delivered'], 1);
   } finally {
@@ -239,16 +308,37 @@ test('exchanges that are no inference call get no span', async () => {
 test('configuration the standard way: OTEL_EXPORTER_OTLP_* and OTEL_SERVICE_NAME, explicit settings win', () => {
   assert.equal(readOtlpConfig({}, {}).url, 'http://localhost:4318/v1/traces');
   assert.equal(readOtlpConfig({}, {}).protocol, 'http/protobuf');
-  assert.equal(readOtlpConfig({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'https://cloud.langfuse.com/api/public/otel/' }).url, 'https://cloud.langfuse.com/api/public/otel/v1/traces');
-  assert.equal(readOtlpConfig({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:6006/v1/traces' }).url, 'http://b:6006/v1/traces');
-  assert.equal(readOtlpConfig({ endpoint: 'http://c:4318' }, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:6006/v1/traces' }).url, 'http://c:4318/v1/traces');
+  assert.equal(
+    readOtlpConfig({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'https://cloud.langfuse.com/api/public/otel/' }).url,
+    'https://cloud.langfuse.com/api/public/otel/v1/traces',
+  );
+  assert.equal(
+    readOtlpConfig({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:6006/v1/traces' }).url,
+    'http://b:6006/v1/traces',
+  );
+  assert.equal(
+    readOtlpConfig({ endpoint: 'http://c:4318' }, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:6006/v1/traces' }).url,
+    'http://c:4318/v1/traces',
+  );
   assert.equal(readOtlpConfig({}, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }).protocol, 'http/json');
-  assert.equal(readOtlpConfig({}, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' }).protocol, 'http/protobuf');
-  assert.throws(() => readOtlpConfig({}, { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }), (e: Error) => e instanceof UserError && /grpc is not supported/.test(e.message));
+  assert.equal(
+    readOtlpConfig({}, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' }).protocol,
+    'http/protobuf',
+  );
+  assert.throws(
+    () => readOtlpConfig({}, { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }),
+    (e: Error) => e instanceof UserError && /grpc is not supported/.test(e.message),
+  );
   assert.throws(() => readOtlpConfig({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'ftp://x' }), UserError);
   assert.equal(readOtlpConfig({}, { OTEL_SERVICE_NAME: 'team-agents' }).serviceName, 'team-agents');
-  assert.deepEqual(parseOtlpHeaders('Authorization=Basic%20cGs6c2s=, x-team = core'), { Authorization: 'Basic cGs6c2s=', 'x-team': 'core' });
-  const c = readOtlpConfig({ headers: { Authorization: 'Basic override' } }, { OTEL_EXPORTER_OTLP_HEADERS: 'Authorization=Basic%20env,x-a=1' });
+  assert.deepEqual(parseOtlpHeaders('Authorization=Basic%20cGs6c2s=, x-team = core'), {
+    Authorization: 'Basic cGs6c2s=',
+    'x-team': 'core',
+  });
+  const c = readOtlpConfig(
+    { headers: { Authorization: 'Basic override' } },
+    { OTEL_EXPORTER_OTLP_HEADERS: 'Authorization=Basic%20env,x-a=1' },
+  );
   assert.deepEqual(c.headers, { Authorization: 'Basic override', 'x-a': '1' });
   assert.throws(() => parseOtlpHeaders('novalue'), UserError);
   assert.equal(otlpRequestedByEnv({}), false);

@@ -1,6 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { EXPORT_FORMATS, exportText, parseRedactPattern, presetPattern, prepareRepro, previewRedactions } from '../../../src/core/export/index';
+import {
+  EXPORT_FORMATS,
+  exportText,
+  parseRedactPattern,
+  presetPattern,
+  prepareRepro,
+  previewRedactions,
+} from '../../../src/core/export/index';
 import { redactCapture } from '../../../src/core/export/redaction';
 import { UserError } from '../../../src/core/model';
 import { brokenKimiCapture, CANARY } from '../../fixtures/export/captures';
@@ -24,7 +31,17 @@ test('no canary survives in any export format', () => {
 test('labelled placeholders stand where the secrets were', () => {
   const r = prepareRepro(brokenKimiCapture({ secrets: true }), { patterns: userPatterns });
   const har = exportText([r], 'har');
-  for (const label of ['authorization-header', 'cookie-header', 'set-cookie-header', 'x-debug-key-header', 'openai-key', 'anthropic-key', 'github-token', 'home', 'email']) {
+  for (const label of [
+    'authorization-header',
+    'cookie-header',
+    'set-cookie-header',
+    'x-debug-key-header',
+    'openai-key',
+    'anthropic-key',
+    'github-token',
+    'home',
+    'email',
+  ]) {
     assert.ok(har.includes(`[REDACTED:${label}]`), label);
   }
   // Only the user's part of a home path goes: the rest of the path stays readable.
@@ -83,7 +100,10 @@ test('credentials in URL query strings are redacted whatever they look like', ()
   c.exchange.upstreamUrl = 'https://generativelanguage.example/v1/models/x:streamGenerateContent?alt=sse&key=plainsecret123';
   c.exchange.path = '/v1/models/x:streamGenerateContent?alt=sse&key=plainsecret123';
   const { capture, report } = redactCapture(c);
-  assert.equal(capture.exchange.upstreamUrl, 'https://generativelanguage.example/v1/models/x:streamGenerateContent?alt=sse&key=[REDACTED:url-credential]');
+  assert.equal(
+    capture.exchange.upstreamUrl,
+    'https://generativelanguage.example/v1/models/x:streamGenerateContent?alt=sse&key=[REDACTED:url-credential]',
+  );
   assert.ok(!capture.exchange.path.includes('plainsecret123'));
   assert.equal(report.filter((x) => x.label === 'url-credential').length, 2);
 });
@@ -100,12 +120,18 @@ test('a key the model streamed over several events is reported, and no export th
   const body = new TextEncoder().encode(split.replace(`${key.slice(12)}", "x":"`, key.slice(12)));
   const input = { ...c, responseBody: body, chunks: [{ t: 1, offset: 0, length: body.length }] };
   const r = prepareRepro(input);
-  assert.ok(r.redactions.some((x) => x.label === 'split-key'), JSON.stringify(r.redactions));
+  assert.ok(
+    r.redactions.some((x) => x.label === 'split-key'),
+    JSON.stringify(r.redactions),
+  );
   // Every format refuses with one line: the raw stream in a bundle or HAR would put the key back together.
   for (const format of EXPORT_FORMATS) {
     assert.throws(
       () => exportText([r], format),
-      (e: unknown) => e instanceof UserError && /^export refused: capture \S+ holds a key the model streamed over several events/.test(e.message) && !e.message.includes('\n'),
+      (e: unknown) =>
+        e instanceof UserError &&
+        /^export refused: capture \S+ holds a key the model streamed over several events/.test(e.message) &&
+        !e.message.includes('\n'),
       format,
     );
   }
@@ -115,17 +141,20 @@ test('--redact values: presets, LABEL=REGEX, bare REGEX; bad ones are one-line e
   assert.equal(parseRedactPattern('email').label, 'email');
   assert.deepEqual(parseRedactPattern('ticket=JIRA-\\d+'), { label: 'ticket', pattern: 'JIRA-\\d+' });
   assert.deepEqual(parseRedactPattern('acme-[a-z]+'), { label: 'custom', pattern: 'acme-[a-z]+' });
-  assert.throws(() => parseRedactPattern('x=('), (e: unknown) => e instanceof UserError && /not a valid regular expression/.test(e.message));
-  assert.throws(() => parseRedactPattern('a*'), (e: unknown) => e instanceof UserError && /matches the empty string/.test(e.message));
+  assert.throws(
+    () => parseRedactPattern('x=('),
+    (e: unknown) => e instanceof UserError && /not a valid regular expression/.test(e.message),
+  );
+  assert.throws(
+    () => parseRedactPattern('a*'),
+    (e: unknown) => e instanceof UserError && /matches the empty string/.test(e.message),
+  );
 });
 
 test('the home preset covers Linux, macOS and Windows paths, plain and JSON-escaped', () => {
   const re = new RegExp(presetPattern('home', '/srv/users/bob')!.pattern, 'g');
   const text = 'a /home/alice/x b /Users/carol/y c C:\\Users\\dave\\z d {"p":"C:\\\\Users\\\\erin\\\\w"} e /srv/users/bob/v';
-  assert.equal(
-    text.replace(re, '[H]'),
-    'a [H]/x b [H]/y c [H]\\z d {"p":"[H]\\\\w"} e [H]/v',
-  );
+  assert.equal(text.replace(re, '[H]'), 'a [H]/x b [H]/y c [H]\\z d {"p":"[H]\\\\w"} e [H]/v');
 });
 
 test('a secret cut across two network chunks is redacted and the chunks still tile the body', () => {
@@ -133,19 +162,31 @@ test('a secret cut across two network chunks is redacted and the chunks still ti
   const text = `data: {"k":"${CANARY.messageKey}"}\n\ndata: [DONE]\n\n`;
   const body = new TextEncoder().encode(text);
   const cut = text.indexOf(CANARY.messageKey) + 10;
-  const input = { ...c, responseBody: body, chunks: [{ t: 5, offset: 0, length: cut }, { t: 9, offset: cut, length: body.length - cut }] };
+  const input = {
+    ...c,
+    responseBody: body,
+    chunks: [
+      { t: 5, offset: 0, length: cut },
+      { t: 9, offset: cut, length: body.length - cut },
+    ],
+  };
   const { capture } = redactCapture(input);
   const out = new TextDecoder().decode(capture.responseBody);
   assert.equal(out, 'data: {"k":"[REDACTED:openai-key]"}\n\ndata: [DONE]\n\n');
   assert.equal(capture.chunks.length, 2);
   assert.equal(capture.chunks[0].offset + capture.chunks[0].length, capture.chunks[1].offset);
   assert.equal(capture.chunks[1].offset + capture.chunks[1].length, capture.responseBody.length);
-  assert.deepEqual(capture.chunks.map((x) => x.t), [5, 9]);
+  assert.deepEqual(
+    capture.chunks.map((x) => x.t),
+    [5, 9],
+  );
 });
 
 test('words that merely contain "sk-" are not keys', () => {
   const c = brokenKimiCapture();
-  c.exchange.requestBody = JSON.stringify({ messages: [{ role: 'user', content: 'read the risk-management-framework-overview and disk-encryption-settings-page' }] });
+  c.exchange.requestBody = JSON.stringify({
+    messages: [{ role: 'user', content: 'read the risk-management-framework-overview and disk-encryption-settings-page' }],
+  });
   const { capture, report } = redactCapture(c);
   assert.equal(capture.exchange.requestBody, c.exchange.requestBody);
   assert.deepEqual(report, []);

@@ -61,7 +61,22 @@ test('the YAML writer round-trips awkward values', async (t) => {
   const load = await yamlLoader();
   if (!load) return t.skip('js-yaml is not installed, so the YAML cannot be parsed here');
   const value = {
-    'key with: colon': ['', ' lead', 'yes', 'null', '123', '- dash', '# hash', 'a\nb', 'tab\there', '\u2028sep\u0085nel', 'ü 🎉', '{{ x }}', "'q'", '"dq"'],
+    'key with: colon': [
+      '',
+      ' lead',
+      'yes',
+      'null',
+      '123',
+      '- dash',
+      '# hash',
+      'a\nb',
+      'tab\there',
+      '\u2028sep\u0085nel',
+      'ü 🎉',
+      '{{ x }}',
+      "'q'",
+      '"dq"',
+    ],
     empty: { list: [], map: {} },
     nested: [[1, 2], [{ a: null, b: true, c: -1.5e-7 }]],
   };
@@ -75,10 +90,18 @@ test('an Anthropic Messages exchange is no K2VV or promptfoo case: a clear error
   c.exchange.route = 'anthropic';
   c.exchange.requestBody = JSON.stringify({ model: 'claude-x', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] });
   c.exchange.responseHeaders = { 'content-type': 'application/json' };
-  const body = new TextEncoder().encode(JSON.stringify({ type: 'message', role: 'assistant', content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn' }));
+  const body = new TextEncoder().encode(
+    JSON.stringify({ type: 'message', role: 'assistant', content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn' }),
+  );
   const r = prepareRepro({ ...c, responseBody: body, chunks: [{ t: 1, offset: 0, length: body.length }] });
-  assert.throws(() => writeK2vv(r), (e: unknown) => e instanceof UserError && /needs a Chat Completions request.*anthropic-messages/.test(e.message));
-  assert.throws(() => writePromptfoo(r), (e: unknown) => e instanceof UserError && /anthropic-messages/.test(e.message));
+  assert.throws(
+    () => writeK2vv(r),
+    (e: unknown) => e instanceof UserError && /needs a Chat Completions request.*anthropic-messages/.test(e.message),
+  );
+  assert.throws(
+    () => writePromptfoo(r),
+    (e: unknown) => e instanceof UserError && /anthropic-messages/.test(e.message),
+  );
 });
 
 test('a GET with no request body (/models) is named by its method and path, not as "speaks unknown"', () => {
@@ -92,6 +115,9 @@ test('a GET with no request body (/models) is named by its method and path, not 
   const r = prepareRepro({ ...c, responseBody: body, chunks: [{ t: 1, offset: 0, length: body.length }] });
   assert.throws(
     () => writeK2vv(r),
-    (e: unknown) => e instanceof UserError && e.message === 'a K2 Vendor Verifier sample needs a Chat Completions request (messages); this exchange (GET /openrouter/v1/models) is not one',
+    (e: unknown) =>
+      e instanceof UserError &&
+      e.message ===
+        'a K2 Vendor Verifier sample needs a Chat Completions request (messages); this exchange (GET /openrouter/v1/models) is not one',
   );
 });

@@ -14,7 +14,10 @@ import { tempDir } from '../proxy/local-upstream';
 const NOW = Date.parse('2026-12-01T12:00:00Z');
 
 test('every flag of `captures` parses into the store query; relative times move with the clock', () => {
-  const f = parseFilter('--broken --model moonshotai/kimi-k2-0905 --provider=chutes --rule section-unclosed --agent opencode --session s12 --since 1h --until 2026-12-01T11:30:00Z --limit 20', NOW)!;
+  const f = parseFilter(
+    '--broken --model moonshotai/kimi-k2-0905 --provider=chutes --rule section-unclosed --agent opencode --session s12 --since 1h --until 2026-12-01T11:30:00Z --limit 20',
+    NOW,
+  )!;
   assert.deepEqual(filterQuery(f, NOW), {
     broken: true,
     model: 'moonshotai/kimi-k2-0905',
@@ -61,16 +64,37 @@ test('the tree filter returns what `captures` with the same flags prints', async
   const tmp = tempDir();
   try {
     await (await openStore(tmp.dir, { analyze: false })).close();
-    seedExchanges(tmp.dir, 300, (i): Partial<CapturedExchange> => ({
-      requestModel: i % 2 ? 'moonshotai/kimi-k2-0905' : 'z-ai/glm-4.6',
-      servedProvider: i % 5 === 0 ? 'Chutes' : 'Fireworks',
-      ...(i % 7 === 0 && { summary: { model: 'moonshotai/kimi-k2-0905', provider: 'Chutes', counts: { error: 1, warning: 0, info: 0 }, rules: ['section-unclosed'] } }),
-    }));
+    seedExchanges(
+      tmp.dir,
+      300,
+      (i): Partial<CapturedExchange> => ({
+        requestModel: i % 2 ? 'moonshotai/kimi-k2-0905' : 'z-ai/glm-4.6',
+        servedProvider: i % 5 === 0 ? 'Chutes' : 'Fireworks',
+        ...(i % 7 === 0 && {
+          summary: {
+            model: 'moonshotai/kimi-k2-0905',
+            provider: 'Chutes',
+            counts: { error: 1, warning: 0, info: 0 },
+            rules: ['section-unclosed'],
+          },
+        }),
+      }),
+    );
     const store = await openStore(tmp.dir, { readOnly: true });
     try {
-      for (const flags of ['--broken', '--model z-ai/glm-4.6 --provider chutes', '--rule section-unclosed --agent opencode', '--since 2m', '--since 4m --until 2m --limit 7', '--session s2']) {
+      for (const flags of [
+        '--broken',
+        '--model z-ai/glm-4.6 --provider chutes',
+        '--rule section-unclosed --agent opencode',
+        '--since 2m',
+        '--since 4m --until 2m --limit 7',
+        '--session s2',
+      ]) {
         let out = '';
-        assert.equal(await main(['captures', '--json', '--data-dir', tmp.dir, ...flags.split(' ')], { out: (t) => (out += t), err: () => undefined }), 0);
+        assert.equal(
+          await main(['captures', '--json', '--data-dir', tmp.dir, ...flags.split(' ')], { out: (t) => (out += t), err: () => undefined }),
+          0,
+        );
         const cli = (JSON.parse(out) as CapturedExchange[]).map((x) => x.id);
         const tree = store.query(filterQuery(parseFilter(flags)!)).map((x) => x.id);
         assert.ok(cli.length > 0, `${flags} matches something`);
@@ -90,9 +114,17 @@ test('package.json contributes the filter commands, in the view title and the pa
   const title = pkg.contributes.menus['view/title'] as { command: string; when: string }[];
   for (const id of [Command.FilterCaptures, Command.ClearCaptureFilter]) {
     assert.ok(commands.has(id), `${id} is a command`);
-    assert.ok(title.some((m) => m.command === id && m.when.includes('view == tokenscope.captures')), `${id} is in the Captures view title`);
+    assert.ok(
+      title.some((m) => m.command === id && m.when.includes('view == tokenscope.captures')),
+      `${id} is in the Captures view title`,
+    );
   }
-  assert.match(title.find((m) => m.command === Command.ClearCaptureFilter)!.when, new RegExp(ContextKey.Filtered.replace('.', '\\.')), 'Clear shows only while filtered');
+  assert.match(
+    title.find((m) => m.command === Command.ClearCaptureFilter)!.when,
+    new RegExp(ContextKey.Filtered.replace('.', '\\.')),
+    'Clear shows only while filtered',
+  );
   const src = readFileSync(join(__dirname, '..', '..', '..', 'src', 'extension', 'extension.ts'), 'utf8');
-  for (const key of ['FilterCaptures', 'ClearCaptureFilter']) assert.match(src, new RegExp(`reg\\(Command\\.${key},`), `${key} is registered`);
+  for (const key of ['FilterCaptures', 'ClearCaptureFilter'])
+    assert.match(src, new RegExp(`reg\\(Command\\.${key},`), `${key} is registered`);
 });

@@ -53,7 +53,12 @@ function sameEntries(what: string, table: unknown[], inManifest: unknown[]): voi
 
 test('every command of the table is in the manifest with its title, category and icon, and no other', () => {
   const m = manifest().contributes.commands as { command: string; title: string; category?: string; icon?: string }[];
-  const table = ALL_COMMANDS.map((id) => ({ command: id, title: COMMANDS[id].title, category: CATEGORY, ...(COMMANDS[id].icon ? { icon: COMMANDS[id].icon } : {}) }));
+  const table = ALL_COMMANDS.map((id) => ({
+    command: id,
+    title: COMMANDS[id].title,
+    category: CATEGORY,
+    ...(COMMANDS[id].icon ? { icon: COMMANDS[id].icon } : {}),
+  }));
   sameEntries('commands', table, m);
   assert.equal(new Set(m.map((c) => c.command)).size, m.length, 'no command is contributed twice');
   assert.equal(new Set(Object.values(Command)).size, ALL_COMMANDS.length, 'every Command constant has a table entry');
@@ -68,7 +73,10 @@ test('every menu entry and keybinding of the table is in the manifest with its w
 
 test('the views and their container are the table’s', () => {
   const c = manifest().contributes;
-  assert.deepEqual(c.viewsContainers.activitybar.map((v: { id: string }) => v.id), [EXTENSION_ID]);
+  assert.deepEqual(
+    c.viewsContainers.activitybar.map((v: { id: string }) => v.id),
+    [EXTENSION_ID],
+  );
   assert.deepEqual(Object.keys(c.views), [EXTENSION_ID]);
   sameEntries(
     'views',
@@ -79,7 +87,11 @@ test('the views and their container are the table’s', () => {
 
 test('every setting of the table is in the manifest with its type and values, and no other', () => {
   const props = manifest().contributes.configuration.properties as Record<string, { type: string; enum?: string[] }>;
-  const table = Object.entries(SETTINGS).map(([key, s]) => ({ id: settingId(key as keyof typeof SETTINGS), type: s.type, ...('enum' in s && s.enum ? { enum: [...s.enum] } : {}) }));
+  const table = Object.entries(SETTINGS).map(([key, s]) => ({
+    id: settingId(key as keyof typeof SETTINGS),
+    type: s.type,
+    ...('enum' in s && s.enum ? { enum: [...s.enum] } : {}),
+  }));
   const inManifest = Object.entries(props).map(([id, p]) => ({ id, type: p.type, ...(p.enum ? { enum: p.enum } : {}) }));
   sameEntries('settings', table, inManifest);
 });
@@ -102,9 +114,17 @@ test('links, completion events and when clauses in the manifest name known comma
   const commands = new Set<string>([...ALL_COMMANDS, ...Object.values(View).map(focusViewCommand)]);
   const linked = [...text.matchAll(/(?:command|onCommand):([\w.-]+)/g)].map((m) => m[1]);
   assert.ok(linked.length >= 5, 'the welcome views and the walkthrough link commands');
-  assert.deepEqual(linked.filter((id) => !commands.has(id)), [], 'links to unknown commands');
+  assert.deepEqual(
+    linked.filter((id) => !commands.has(id)),
+    [],
+    'links to unknown commands',
+  );
   const views = [...text.matchAll(/onView:([\w.-]+)/g)].map((m) => m[1]);
-  assert.deepEqual(views.filter((v) => !Object.values(View).includes(v as never)), [], 'completion events on unknown views');
+  assert.deepEqual(
+    views.filter((v) => !Object.values(View).includes(v as never)),
+    [],
+    'completion events on unknown views',
+  );
   assert.deepEqual(
     c.viewsWelcome.map((w: { view: string }) => w.view).filter((v: string) => !Object.values(View).includes(v as never)),
     [],
@@ -114,7 +134,11 @@ test('links, completion events and when clauses in the manifest name known comma
   const known = new Set<string>([...Object.values(ContextKey), ...Object.values(View)]);
   const keys = whens.flatMap((w) => [...w.matchAll(/\btokenscope\.[\w.]+/g)].map((m) => m[0]));
   assert.ok(keys.length > 10);
-  assert.deepEqual(keys.filter((k) => !known.has(k)), [], 'when clauses use unknown context keys');
+  assert.deepEqual(
+    keys.filter((k) => !known.has(k)),
+    [],
+    'when clauses use unknown context keys',
+  );
 });
 
 /** Every string literal (template pieces included) of a TypeScript file, with its line. */
@@ -122,7 +146,13 @@ function literals(file: string): { text: string; line: number }[] {
   const src = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
   const out: { text: string; line: number }[] = [];
   const visit = (n: ts.Node): void => {
-    if (ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n) || ts.isTemplateHead(n) || ts.isTemplateMiddle(n) || ts.isTemplateTail(n)) {
+    if (
+      ts.isStringLiteral(n) ||
+      ts.isNoSubstitutionTemplateLiteral(n) ||
+      ts.isTemplateHead(n) ||
+      ts.isTemplateMiddle(n) ||
+      ts.isTemplateTail(n)
+    ) {
       out.push({ text: n.text, line: src.getLineAndCharacterOfPosition(n.getStart()).line + 1 });
     }
     n.forEachChild(visit);
@@ -147,7 +177,9 @@ test('the extension and the webviews name commands and settings only through the
   for (const f of files) {
     for (const l of literals(f)) {
       // A command id anywhere in a literal, or a literal that is an id (`tokenscope.…` used as a key or a command).
-      const id = [...l.text.matchAll(/\btokenscope\.[\w.]+/g)].map((m) => m[0]).find((t) => ids.has(t)) ?? (/^tokenscope\.\w/.test(l.text) && !/\.(svg|png|js|css|json)$/.test(l.text) ? l.text : undefined);
+      const id =
+        [...l.text.matchAll(/\btokenscope\.[\w.]+/g)].map((m) => m[0]).find((t) => ids.has(t)) ??
+        (/^tokenscope\.\w/.test(l.text) && !/\.(svg|png|js|css|json)$/.test(l.text) ? l.text : undefined);
       if (id) found.push(`${relative(ROOT, f)}:${l.line}: ${JSON.stringify(id)}`);
     }
     const code = readFileSync(f, 'utf8');
@@ -158,5 +190,8 @@ test('the extension and the webviews name commands and settings only through the
   assert.deepEqual(found, []);
   // The check itself finds a literal id: run on the table, it sees every command.
   const inTable = new Set(literals(table).map((l) => l.text));
-  assert.deepEqual(ALL_COMMANDS.filter((id) => !inTable.has(id)), []);
+  assert.deepEqual(
+    ALL_COMMANDS.filter((id) => !inTable.has(id)),
+    [],
+  );
 });

@@ -10,7 +10,15 @@ import { ctxFor, feed, stream } from '../repair/helpers';
 
 const SB = '<|tool_calls_section_begin|>';
 /** The leaked call, a delta per marker or text, as a provider streams it. */
-const LEAK = ['Let me read it.', SB, '<|tool_call_begin|>', 'functions.read:0', '<|tool_call_argument_begin|>', '{"path": "a.md"}', '<|tool_call_end|>'];
+const LEAK = [
+  'Let me read it.',
+  SB,
+  '<|tool_call_begin|>',
+  'functions.read:0',
+  '<|tool_call_argument_begin|>',
+  '{"path": "a.md"}',
+  '<|tool_call_end|>',
+];
 const bytes = (s: string) => new TextEncoder().encode(s);
 
 /** A long healthy preamble (40 deltas), then the leaked call: what a user diffs after repair mode rewrote it. */
@@ -45,17 +53,28 @@ test('a repaired stream is diffed event by event: passed-through events fold, th
   // What repair changed is on short lines of its own: the markup on the left, the structured call on the right.
   const left = onlyIn(d.upstream, d.delivered);
   const right = onlyIn(d.delivered, d.upstream);
-  assert.ok(left.some((l) => l.includes('tool_calls_section_begin')), left.join('\n'));
-  assert.ok(right.some((l) => /"id": "functions\.read:0"/.test(l)), right.join('\n'));
-  assert.ok(right.some((l) => /"finish_reason": ?"tool_calls"/.test(l)), right.join('\n'));
+  assert.ok(
+    left.some((l) => l.includes('tool_calls_section_begin')),
+    left.join('\n'),
+  );
+  assert.ok(
+    right.some((l) => /"id": "functions\.read:0"/.test(l)),
+    right.join('\n'),
+  );
+  assert.ok(
+    right.some((l) => /"finish_reason": ?"tool_calls"/.test(l)),
+    right.join('\n'),
+  );
   for (const l of [...left, ...right]) assert.ok(l.length <= 80, `a changed line stays within a side of the diff: ${l}`);
   // Both documents are short: one fold line instead of 40 events.
   assert.ok(d.upstream.split('\n').length < 200, `${d.upstream.split('\n').length} lines`);
 });
 
 test('events equal by payload are equal whatever their key order or spacing', () => {
-  const a = 'data: {"id":"g","choices":[{"index":0,"delta":{"content":"hi"}}]}\n\ndata: {"id":"g","choices":[{"index":0,"delta":{"content":"x"}}]}\n\ndata: [DONE]\n\n';
-  const b = 'data: {"choices": [{"delta": {"content": "hi"}, "index": 0}], "id": "g"}\n\ndata: {"id":"g","choices":[{"index":0,"delta":{"content":"y"}}]}\n\ndata: [DONE]\n\n';
+  const a =
+    'data: {"id":"g","choices":[{"index":0,"delta":{"content":"hi"}}]}\n\ndata: {"id":"g","choices":[{"index":0,"delta":{"content":"x"}}]}\n\ndata: [DONE]\n\n';
+  const b =
+    'data: {"choices": [{"delta": {"content": "hi"}, "index": 0}], "id": "g"}\n\ndata: {"id":"g","choices":[{"index":0,"delta":{"content":"y"}}]}\n\ndata: [DONE]\n\n';
   const d = deliveredDiffDocuments(bytes(a), bytes(b));
   assert.equal(d.removed, 1);
   assert.equal(d.added, 1);
@@ -72,8 +91,14 @@ test('the same events on both sides say so and fold everything', () => {
 });
 
 test('a whole JSON body is pretty-printed on both sides', () => {
-  const a = JSON.stringify({ id: 'gen-1', choices: [{ index: 0, message: { role: 'assistant', content: `x${SB}` }, finish_reason: 'stop' }] });
-  const b = JSON.stringify({ id: 'gen-1', choices: [{ index: 0, message: { role: 'assistant', content: 'x', tool_calls: [] }, finish_reason: 'tool_calls' }] });
+  const a = JSON.stringify({
+    id: 'gen-1',
+    choices: [{ index: 0, message: { role: 'assistant', content: `x${SB}` }, finish_reason: 'stop' }],
+  });
+  const b = JSON.stringify({
+    id: 'gen-1',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'x', tool_calls: [] }, finish_reason: 'tool_calls' }],
+  });
   const d = deliveredDiffDocuments(bytes(a), bytes(b));
   assert.match(d.summary, /^Raw ⇄ Delivered, the whole body: /);
   assert.ok(onlyIn(d.upstream, d.delivered).some((l) => l.trim() === '"finish_reason": "stop"'));
@@ -90,13 +115,30 @@ test('alignment keeps the common start and end and the longest common middle', (
 
 test('JSON is fitted to the width: what fits stays on its line, the rest gets a line per member', () => {
   const v = { choices: [{ index: 0, delta: { role: 'assistant', content: 'Hello there' }, finish_reason: null }] };
-  assert.equal(fitJson(v, 200), '{"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hello there"}, "finish_reason": null}]}');
-  assert.equal(fitJson(v, 70), ['{', '  "choices": [', '    {', '      "index": 0,', '      "delta": {"role": "assistant", "content": "Hello there"},', '      "finish_reason": null', '    }', '  ]', '}'].join('\n'));
+  assert.equal(
+    fitJson(v, 200),
+    '{"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hello there"}, "finish_reason": null}]}',
+  );
+  assert.equal(
+    fitJson(v, 70),
+    [
+      '{',
+      '  "choices": [',
+      '    {',
+      '      "index": 0,',
+      '      "delta": {"role": "assistant", "content": "Hello there"},',
+      '      "finish_reason": null',
+      '    }',
+      '  ]',
+      '}',
+    ].join('\n'),
+  );
   assert.deepEqual(JSON.parse(fitJson(v, 10)), v, 'still the same JSON');
 });
 
 test('a shared field an event lacks is said, so leaving fields out never hides a difference', () => {
-  const ev = (content: string, extra: Record<string, unknown> = { native_finish_reason: null }) => `data: ${JSON.stringify({ id: 'g', choices: [{ index: 0, delta: { content }, ...extra }] })}\n\n`;
+  const ev = (content: string, extra: Record<string, unknown> = { native_finish_reason: null }) =>
+    `data: ${JSON.stringify({ id: 'g', choices: [{ index: 0, delta: { content }, ...extra }] })}\n\n`;
   const a = ev('a') + ev('b') + ev('c');
   const b = ev('a') + ev('b', {}) + ev('c');
   const d = deliveredDiffDocuments(bytes(a), bytes(b));
@@ -124,7 +166,10 @@ test("both documents name what repair changed, in the protocol's words, under th
   for (const doc of [d.upstream, d.delivered]) {
     const [first, second] = doc.split('\n');
     assert.match(first, /^Raw ⇄ Delivered, event by event:/);
-    assert.match(second, /^Repaired: 1 call delivered as tool_use blocks, \d+ chars of markup removed from text, stop_reason end_turn → tool_use\.$/);
+    assert.match(
+      second,
+      /^Repaired: 1 call delivered as tool_use blocks, \d+ chars of markup removed from text, stop_reason end_turn → tool_use\.$/,
+    );
   }
   assert.doesNotMatch(d.delivered, /Repaired: .*(tool_calls|finish_reason)/);
   // Without a summary the documents are as before.

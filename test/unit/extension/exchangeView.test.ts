@@ -28,7 +28,14 @@ describe('exchange view for the webview', () => {
   });
 
   it('computes the gaps between wire events', () => {
-    const res = { events: [{ data: 'a', t: 100 }, { data: 'b', t: 130 }, { data: ': c', comment: true }, { data: 'd', t: 180 }] } as ParsedResponse;
+    const res = {
+      events: [
+        { data: 'a', t: 100 },
+        { data: 'b', t: 130 },
+        { data: ': c', comment: true },
+        { data: 'd', t: 180 },
+      ],
+    } as ParsedResponse;
     assert.deepEqual(
       wireEvents(res).map((e) => e.gap),
       [undefined, 30, undefined, 50],
@@ -38,7 +45,7 @@ describe('exchange view for the webview', () => {
   it('turns a real Kimi K2 token stream into columns with the unterminated section placed on tokens', () => {
     const tokenizer = loadFromDir(kimiTokenizerFolder(), 'kimi-k2');
     const nativeText =
-      "I'll read it.<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{\"path\": \"README.md\"}<|tool_call_end|>";
+      'I\'ll read it.<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"path": "README.md"}<|tool_call_end|>';
     const analysis = analyze({ nativeText, model: 'moonshotai/kimi-k2-0905' });
     const { stream } = exchangeTokenStream({ tokenizer, nativeText, model: 'moonshotai/kimi-k2-0905', analysis });
     const view = tokenStreamView(stream, ruleInfo);
@@ -55,7 +62,16 @@ describe('exchange view for the webview', () => {
 
     // The same markup leaked into a structured response's content: the view draws the markers as the text the provider
     // returned, and the count (of the tokens the model emitted) says why it is smaller.
-    const response = { protocol: 'openai-chat', streamed: false, model: 'moonshotai/kimi-k2-0905', message: { content: nativeText, toolCalls: [] }, finishReason: 'stop', terminated: true, events: [], wireIssues: [] } as ParsedResponse;
+    const response = {
+      protocol: 'openai-chat',
+      streamed: false,
+      model: 'moonshotai/kimi-k2-0905',
+      message: { content: nativeText, toolCalls: [] },
+      finishReason: 'stop',
+      terminated: true,
+      events: [],
+      wireIssues: [],
+    } as ParsedResponse;
     const leaked = tokenStreamView(exchangeTokenStream({ tokenizer, response }).stream, ruleInfo);
     const counted = leaked.accounting.find((a) => a.label === 'Counted')!.value;
     // Counted: the raw output's tokens and the end-of-turn token a structured response implies.

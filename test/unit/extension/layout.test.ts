@@ -7,7 +7,8 @@ import type { FindingView } from '../../../webview/protocol';
 function rows(texts: string[], cols: number, ghosts: Parameters<typeof layoutRows>[0]['ghosts'] = []): (number | string)[][] {
   const l = layoutRows({ texts, cols, showWhitespace: false, ghosts });
   const out: (number | string)[][] = [];
-  for (let r = 0; r < l.rowCount; r++) out.push(Array.from(l.items.subarray(l.rowStart[r], l.rowStart[r + 1]), (i) => (i < 0 ? `g${-1 - i}` : i)));
+  for (let r = 0; r < l.rowCount; r++)
+    out.push(Array.from(l.items.subarray(l.rowStart[r], l.rowStart[r + 1]), (i) => (i < 0 ? `g${-1 - i}` : i)));
   return out;
 }
 

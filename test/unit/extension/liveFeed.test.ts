@@ -10,7 +10,10 @@ import type { CapturedExchange } from '../../../src/core/model';
 
 function opened(bytes: number, state: CapturedExchange['state'] = 'streaming'): OpenedCore {
   const exchange = { id: 'x1', state } as CapturedExchange;
-  return { exchange, view: { title: `x1 ${bytes}`, findings: [{ rule: 'stream-unterminated', severity: 'error' }] } as unknown as OpenedCore['view'] };
+  return {
+    exchange,
+    view: { title: `x1 ${bytes}`, findings: [{ rule: 'stream-unterminated', severity: 'error' }] } as unknown as OpenedCore['view'],
+  };
 }
 
 test('snapshots follow new bytes; a busy tokenizer is not queued behind, and a free one is fed at once', async () => {
@@ -23,11 +26,20 @@ test('snapshots follow new bytes; a busy tokenizer is not queued behind, and a f
   const tokenSource = (o: OpenedCore) =>
     new Promise<{ stream?: never; reason?: string }>((resolve) => gates.push(() => resolve({ reason: o.view.title })));
   const feeds = new Map<string, PanelFeed<OpenedCore>>();
-  const poller: LivePoller<OpenedCore> = new LivePoller(() => feeds, {
-    live: () => (state === 'streaming' ? { bytes, ageMs: 1, quietMs: 0, started: true } : undefined),
-    open: async () => (opens.push(bytes), opened(bytes, state)),
-  }, 60_000); // no ticks: the test polls by hand
-  const feed = new PanelFeed(opened(0), tokenSource, { post: async (m) => (posts.push(m), true), title: () => undefined, error: () => undefined, free: () => poller.freed() });
+  const poller: LivePoller<OpenedCore> = new LivePoller(
+    () => feeds,
+    {
+      live: () => (state === 'streaming' ? { bytes, ageMs: 1, quietMs: 0, started: true } : undefined),
+      open: async () => (opens.push(bytes), opened(bytes, state)),
+    },
+    60_000,
+  ); // no ticks: the test polls by hand
+  const feed = new PanelFeed(opened(0), tokenSource, {
+    post: async (m) => (posts.push(m), true),
+    title: () => undefined,
+    error: () => undefined,
+    free: () => poller.freed(),
+  });
   feeds.set('x1', feed);
   gates.shift()!(); // the first (opening) tokenization
   poller.watch();
@@ -50,7 +62,10 @@ test('snapshots follow new bytes; a busy tokenizer is not queued behind, and a f
   gates.shift()!();
   await new Promise((r) => setImmediate(r));
   await new Promise((r) => setImmediate(r));
-  assert.deepEqual(posts.filter((m) => m.type === 'tokens').map((m) => (m as { reason?: string }).reason), ['x1 10']);
+  assert.deepEqual(
+    posts.filter((m) => m.type === 'tokens').map((m) => (m as { reason?: string }).reason),
+    ['x1 10'],
+  );
   assert.deepEqual(opens, [10, 20], 're-read the moment the tokenizer was free');
   // The 250 ms are the feed's own clock: only if this thread was held off a core that long since the first post
   // (a loaded machine) may the view have been posted again.
@@ -69,27 +84,53 @@ test('snapshots follow new bytes; a busy tokenizer is not queued behind, and a f
   const last = posts.filter((m) => m.type === 'tokens').at(-1) as { reason?: string };
   assert.equal(last.reason, 'x1 30');
   const finalView = posts.filter((m) => m.type === 'exchange').at(-1)!;
-  assert.ok(finalView.type === 'exchange' && finalView.exchange.title === 'x1 30' && finalView.exchange.findings.length === 1, 'finished: every finding');
+  assert.ok(
+    finalView.type === 'exchange' && finalView.exchange.title === 'x1 30' && finalView.exchange.findings.length === 1,
+    'finished: every finding',
+  );
   await poller.poll();
   poller.dispose();
 });
 
 test('a panel opened (or shown again) mid-stream gets no end-only finding, in the view or on the tokens', async () => {
   const unterminated = { rule: 'stream-unterminated', severity: 'error' as const, message: 'no terminal event', location: 'wire' };
-  const stream = { tokenizer: 't', source: 'text' as const, ids: [], texts: [], starts: [], ends: [], kinds: [], segments: [], accounting: [], findings: [unterminated] };
+  const stream = {
+    tokenizer: 't',
+    source: 'text' as const,
+    ids: [],
+    texts: [],
+    starts: [],
+    ends: [],
+    kinds: [],
+    segments: [],
+    accounting: [],
+    findings: [unterminated],
+  };
   for (const state of ['streaming', 'complete'] as const) {
     const posts: HostMessage[] = [];
     const o = opened(10, state);
     o.view.worst = 'error';
-    const feed = new PanelFeed(o, async () => ({ stream }), { post: async (m) => (posts.push(m), true), title: () => undefined, error: () => undefined });
+    const feed = new PanelFeed(o, async () => ({ stream }), {
+      post: async (m) => (posts.push(m), true),
+      title: () => undefined,
+      error: () => undefined,
+    });
     await feed.sendSnapshot();
     const view = posts.find((m) => m.type === 'exchange');
     const tokens = posts.find((m) => m.type === 'tokens');
     assert.ok(view?.type === 'exchange' && tokens?.type === 'tokens' && tokens.stream);
     const expected = state === 'streaming' ? [] : ['stream-unterminated'];
-    assert.deepEqual(view.exchange.findings.map((f) => f.rule), expected, `${state}: the view's findings`);
+    assert.deepEqual(
+      view.exchange.findings.map((f) => f.rule),
+      expected,
+      `${state}: the view's findings`,
+    );
     assert.equal(view.exchange.worst, state === 'streaming' ? undefined : 'error', `${state}: the header's severity`);
-    assert.deepEqual(tokens.stream.findings.map((f) => f.rule), expected, `${state}: the token view's findings`);
+    assert.deepEqual(
+      tokens.stream.findings.map((f) => f.rule),
+      expected,
+      `${state}: the token view's findings`,
+    );
   }
 });
 
@@ -99,16 +140,35 @@ test('the first live view is posted at once, however young the process (its cloc
   // A panel opened within 250 ms of the process starting: the clock the feed reads is still below its interval.
   performance.now = () => 5;
   try {
-    const feed = new PanelFeed(opened(0), async () => ({ reason: 'held' }), { post: async (m) => (posts.push(m), true), title: () => undefined, error: () => undefined, free: () => undefined });
+    const feed = new PanelFeed(opened(0), async () => ({ reason: 'held' }), {
+      post: async (m) => (posts.push(m), true),
+      title: () => undefined,
+      error: () => undefined,
+      free: () => undefined,
+    });
     feed.liveUpdate(opened(10));
-    assert.ok(posts.some((m) => m.type === 'exchange'), 'the live view was posted');
+    assert.ok(
+      posts.some((m) => m.type === 'exchange'),
+      'the live view was posted',
+    );
   } finally {
     performance.now = realNow;
   }
 });
 
 test('a missing tokenizer: the download runs once on request, with progress, and a failure keeps the offer with why', async () => {
-  const stream = { tokenizer: 'q', source: 'text' as const, ids: [1], texts: ['a'], starts: [0], ends: [1], kinds: [0], segments: [2], accounting: [], findings: [] };
+  const stream = {
+    tokenizer: 'q',
+    source: 'text' as const,
+    ids: [1],
+    texts: ['a'],
+    starts: [0],
+    ends: [1],
+    kinds: [0],
+    segments: [2],
+    accounting: [],
+    findings: [],
+  };
   const needed = { repo: 'Qwen/Qwen3-32B', dir: '/data/tokenizers/Qwen/Qwen3-32B' };
   const jobs: (TokenJob | undefined)[] = [];
   let hubUp = false;
@@ -121,7 +181,11 @@ test('a missing tokenizer: the download runs once on request, with progress, and
     return hubUp ? { stream } : { reason: 'No tokenizer: cannot reach the Hugging Face Hub' };
   };
   const posts: HostMessage[] = [];
-  const feed = new PanelFeed(opened(0, 'complete'), source, { post: async (m) => (posts.push(m), true), title: () => undefined, error: () => undefined });
+  const feed = new PanelFeed(opened(0, 'complete'), source, {
+    post: async (m) => (posts.push(m), true),
+    title: () => undefined,
+    error: () => undefined,
+  });
   await feed.sendSnapshot();
   assert.deepEqual([...jobs], [undefined], 'opening never downloads');
   assert.equal(feed.needsTokenizer, true);
@@ -133,7 +197,10 @@ test('a missing tokenizer: the download runs once on request, with progress, and
   await new Promise((r) => setImmediate(r));
   release!();
   assert.equal(await failed, false);
-  assert.deepEqual(posts.find((m) => m.type === 'tokenizerProgress'), { type: 'tokenizerProgress', progress: { file: 'tokenizer.json', received: 5, total: 10 } });
+  assert.deepEqual(
+    posts.find((m) => m.type === 'tokenizerProgress'),
+    { type: 'tokenizerProgress', progress: { file: 'tokenizer.json', received: 5, total: 10 } },
+  );
   const after = posts.at(-1) as { type: string; needed?: { error?: string } };
   assert.equal(after.type, 'tokens');
   assert.deepEqual(after.needed, { ...needed, error: 'No tokenizer: cannot reach the Hugging Face Hub' });
@@ -160,5 +227,6 @@ test('a missing tokenizer: the download runs once on request, with progress, and
 test('the webview may ask for a tokenizer by download or folder, nothing else', () => {
   assert.ok(isWebviewMessage({ type: 'getTokenizer', how: 'download' }));
   assert.ok(isWebviewMessage({ type: 'getTokenizer', how: 'folder' }));
-  for (const bad of [{ type: 'getTokenizer' }, { type: 'getTokenizer', how: 'url' }, { type: 'getTokenizer', how: 1 }]) assert.equal(isWebviewMessage(bad), false, JSON.stringify(bad));
+  for (const bad of [{ type: 'getTokenizer' }, { type: 'getTokenizer', how: 'url' }, { type: 'getTokenizer', how: 1 }])
+    assert.equal(isWebviewMessage(bad), false, JSON.stringify(bad));
 });

@@ -40,7 +40,10 @@ describe('an open exchange in the extension host', () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'tokenscope-open-memory-'));
     store = await openStore(dir, { maxBodyBytes: 1 << 30 });
-    const w = store.begin({ ...OPENROUTER_CHAT, requestBody: JSON.stringify({ model: 'moonshotai/kimi-k2-0905', stream: true, messages: [{ role: 'user', content: 'hi' }] }) });
+    const w = store.begin({
+      ...OPENROUTER_CHAT,
+      requestBody: JSON.stringify({ model: 'moonshotai/kimi-k2-0905', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    });
     w.responseStarted(200, { 'content-type': 'text/event-stream' });
     let pending: string[] = [];
     let t = 0;
@@ -114,7 +117,9 @@ describe('an open exchange in the extension host', () => {
     assert.equal(page.events.at(-1)?.data, '[DONE]');
     assert.equal(page.events.at(-2)?.data, `{"model":"kimi-k2","choices":[{"index":0,"delta":{"content":" w${(EVENTS - 1) % 997}"}}]}`);
     assert.equal(page.eventCount, EVENTS + 1);
-    console.log(`the last page of ${EVENTS} events: read in ${ms.toFixed(0)} ms over ${turns}+ turns of the event loop, ${withPage.toFixed(1)} MB held with the page, heap peak ${(peak - base).toFixed(1)} MB above the base while reading (garbage included)`);
+    console.log(
+      `the last page of ${EVENTS} events: read in ${ms.toFixed(0)} ms over ${turns}+ turns of the event loop, ${withPage.toFixed(1)} MB held with the page, heap peak ${(peak - base).toFixed(1)} MB above the base while reading (garbage included)`,
+    );
     assert.ok(turns >= 3, `the read gave the event loop ${turns} turns: it must not hold the extension host for the whole body`);
     // All 200,001 events as objects would be 30+ MB (the view rows alone were 30 MB before the first page was cut).
     assert.ok(withPage < 4, `the last page holds ${withPage.toFixed(1)} MB`);
@@ -125,10 +130,29 @@ describe('an open exchange in the extension host', () => {
   });
 
   it('shows every event of a short stream, with the same gaps', () => {
-    const res = { streamed: true, events: [{ data: 'a', t: 100 }, { data: 'b', t: 130 }, { data: ': c', comment: true }, { data: 'd', t: 180 }] } as ParsedResponse;
+    const res = {
+      streamed: true,
+      events: [
+        { data: 'a', t: 100 },
+        { data: 'b', t: 130 },
+        { data: ': c', comment: true },
+        { data: 'd', t: 180 },
+      ],
+    } as ParsedResponse;
     const v = wireView(res, 2);
-    assert.deepEqual(v.events.map((e) => [e.data, e.gap]), [['a', undefined], ['b', 30], [': c', undefined], ['d', 50]]);
-    assert.deepEqual({ eventCount: v.eventCount, longestGapMs: v.longestGapMs, longestGapAt: v.longestGapAt, chunkCount: v.chunkCount }, { eventCount: 4, longestGapMs: 50, longestGapAt: 3, chunkCount: 2 });
+    assert.deepEqual(
+      v.events.map((e) => [e.data, e.gap]),
+      [
+        ['a', undefined],
+        ['b', 30],
+        [': c', undefined],
+        ['d', 50],
+      ],
+    );
+    assert.deepEqual(
+      { eventCount: v.eventCount, longestGapMs: v.longestGapMs, longestGapAt: v.longestGapAt, chunkCount: v.chunkCount },
+      { eventCount: 4, longestGapMs: 50, longestGapAt: 3, chunkCount: 2 },
+    );
     assert.deepEqual(wireView(undefined, 0), { events: [], eventCount: 0, longestGapMs: 0, chunkCount: 0 });
   });
 });

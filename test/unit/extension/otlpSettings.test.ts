@@ -28,7 +28,11 @@ test('settings and the stored headers become the exporter config; the environmen
     OTEL_SERVICE_NAME: 'env-service',
   };
   const stored = secrets({ [SECRET_HEADERS]: 'Authorization=Basic%20cGs6c2s=,x-langfuse-project=p1' });
-  const c = await exporterConfig({ enabled: true, endpoint: 'http://127.0.0.1:3000/api/public/otel', protocol: 'http/json', serviceName: '', content: true }, stored, env);
+  const c = await exporterConfig(
+    { enabled: true, endpoint: 'http://127.0.0.1:3000/api/public/otel', protocol: 'http/json', serviceName: '', content: true },
+    stored,
+    env,
+  );
   assert.ok(c);
   assert.equal(c.url, 'http://127.0.0.1:3000/api/public/otel/v1/traces');
   assert.equal(c.protocol, 'http/json');
@@ -68,7 +72,16 @@ test('export off: no config and the secret is not read; a bad stored value is on
 async function write(store: CaptureStore) {
   const c = brokenKimiCapture({ startedAt: Date.now() - 1000 });
   const x = c.exchange;
-  const w = store.begin({ route: x.route, upstreamUrl: x.upstreamUrl, method: x.method, path: x.path, requestHeaders: x.requestHeaders, requestBody: x.requestBody, agent: x.agent, startedAt: x.startedAt });
+  const w = store.begin({
+    route: x.route,
+    upstreamUrl: x.upstreamUrl,
+    method: x.method,
+    path: x.path,
+    requestHeaders: x.requestHeaders,
+    requestBody: x.requestBody,
+    agent: x.agent,
+    startedAt: x.startedAt,
+  });
   w.responseStarted(x.status!, x.responseHeaders!, x.ttfbMs);
   for (const ch of c.chunks) w.chunk(c.responseBody.subarray(ch.offset, ch.offset + ch.length), ch.t);
   w.annotate({ requestModel: 'moonshotai/kimi-k2-0905' });
@@ -83,11 +96,16 @@ for (const protocol of ['http/protobuf', 'http/json'] as const) {
     const store = await openStore(dir);
     try {
       const warnings: string[] = [];
-      const running = await startOtlpExport({ enabled: true, endpoint: rx.url, protocol, serviceName: 'my-team' }, secrets({ [SECRET_HEADERS]: 'Authorization=Basic%20dGVhbTprZXk=' }), store, {
-        version: '9.9.9',
-        onWarning: (m) => warnings.push(m),
-        env: {},
-      });
+      const running = await startOtlpExport(
+        { enabled: true, endpoint: rx.url, protocol, serviceName: 'my-team' },
+        secrets({ [SECRET_HEADERS]: 'Authorization=Basic%20dGVhbTprZXk=' }),
+        store,
+        {
+          version: '9.9.9',
+          onWarning: (m) => warnings.push(m),
+          env: {},
+        },
+      );
       assert.ok(running);
       assert.match(running.description, new RegExp(`^${rx.url}/v1/traces \\(${protocol}, headers: Authorization\\)$`));
       assert.ok(!running.description.includes('dGVhbTprZXk='), 'header values stay out of the log line');

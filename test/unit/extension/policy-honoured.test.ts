@@ -42,8 +42,18 @@ const CASES: [string, Record<string, unknown>, boolean][] = [
 
 function record(store: CaptureStore, served: string, sent: Record<string, unknown>): Promise<string> {
   const policy: PolicyRecord = { model: K2, policy: sent, sent };
-  const response = JSON.stringify({ id: 'gen-1', object: 'chat.completion', model: K2, provider: served, choices: [{ index: 0, message: { role: 'assistant', content: 'Hello.' }, finish_reason: 'stop' }] });
-  return recordExchange(store, { request: { model: K2, messages: [{ role: 'user', content: 'hi' }], provider: sent }, response, annotate: { servedProvider: served, policy } });
+  const response = JSON.stringify({
+    id: 'gen-1',
+    object: 'chat.completion',
+    model: K2,
+    provider: served,
+    choices: [{ index: 0, message: { role: 'assistant', content: 'Hello.' }, finish_reason: 'stop' }],
+  });
+  return recordExchange(store, {
+    request: { model: K2, messages: [{ role: 'user', content: 'hi' }], provider: sent },
+    response,
+    annotate: { servedProvider: served, policy },
+  });
 }
 
 async function show(...argv: string[]) {
@@ -63,7 +73,12 @@ test('policy honoured: the Captures tree, show and the exchange view judge a pro
     const ids: string[] = [];
     for (const [served, sent] of CASES) ids.push(await record(store, served, sent));
     await store.idle();
-    const tree = new CapturesTree(() => store.list(), () => undefined, () => [], () => new ProviderDirectory(store.providerSlugs()));
+    const tree = new CapturesTree(
+      () => store.list(),
+      () => undefined,
+      () => [],
+      () => new ProviderDirectory(store.providerSlugs()),
+    );
     const rows = tree.getChildren().flatMap((s) => tree.getChildren(s));
     for (const [i, [served, sent, honoured]] of CASES.entries()) {
       const what = `${served} with ${JSON.stringify(sent)}`;
@@ -82,7 +97,11 @@ test('policy honoured: the Captures tree, show and the exchange view judge a pro
       assert.equal(json.policy.honoured, honoured, `show --json, ${what}`);
       assert.equal(json.policy.byName, false, `show --json judged by slug, ${what}`);
       const text = (await show(id, '--data-dir', tmp.dir)).out;
-      assert.match(text, new RegExp(`^policy .*; served by ${served} \\(\\S+\\), ${honoured ? 'honoured' : 'NOT honoured'}$`, 'm'), `show, ${what}`);
+      assert.match(
+        text,
+        new RegExp(`^policy .*; served by ${served} \\(\\S+\\), ${honoured ? 'honoured' : 'NOT honoured'}$`, 'm'),
+        `show, ${what}`,
+      );
 
       const opened = (await openExchange(store, id, () => undefined))!;
       assert.ok(opened.view.title.endsWith(` · ${word(honoured)}`), `exchange view title, ${what}: ${opened.view.title}`);
@@ -97,6 +116,8 @@ test('policy honoured: the Captures tree, show and the exchange view judge a pro
 });
 
 test('one judgement: outside core/policy nothing calls policyHonoured, policyVerdict or policySummary on its own', () => {
-  const callers = sourceMatches(/\b(policyHonoured|policyVerdict|policySummary|policyWordFor)\s*\(/, (f) => f.startsWith(join('core', 'policy')));
+  const callers = sourceMatches(/\b(policyHonoured|policyVerdict|policySummary|policyWordFor)\s*\(/, (f) =>
+    f.startsWith(join('core', 'policy')),
+  );
   assert.deepEqual(callers, [], 'they call exchangePolicy');
 });

@@ -19,17 +19,32 @@ type ExchangesModule = typeof import('../../../src/extension/exchanges');
 
 const K2 = 'moonshotai/kimi-k2-0905';
 /** A Kimi K2 section that never ends, leaked into content: error findings. */
-const LEAKED = "I'll read it.<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{\"path\": \"a.md\"}<|tool_call_end|>";
+const LEAKED =
+  'I\'ll read it.<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"path": "a.md"}<|tool_call_end|>';
 
 function record(store: CaptureStore, content: string): Promise<string> {
-  const response = JSON.stringify({ id: 'gen-1', object: 'chat.completion', model: K2, provider: 'Chutes', choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }] });
-  return recordExchange(store, { request: { model: K2, messages: [{ role: 'user', content: 'Read a.md.' }], tools: [READ_TOOL] }, response, annotate: { servedProvider: 'Chutes' } });
+  const response = JSON.stringify({
+    id: 'gen-1',
+    object: 'chat.completion',
+    model: K2,
+    provider: 'Chutes',
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+  });
+  return recordExchange(store, {
+    request: { model: K2, messages: [{ role: 'user', content: 'Read a.md.' }], tools: [READ_TOOL] },
+    response,
+    annotate: { servedProvider: 'Chutes' },
+  });
 }
 
 /** Ids with Problems entries, and the rules of each. */
 function problems(): Map<string, string[]> {
   const out = new Map<string, string[]>();
-  for (const [uri, diags] of stub.ui.diagnostics) out.set(uri.split('/')[1], diags.map((d) => String(d.code)));
+  for (const [uri, diags] of stub.ui.diagnostics)
+    out.set(
+      uri.split('/')[1],
+      diags.map((d) => String(d.code)),
+    );
   return out;
 }
 
@@ -39,13 +54,21 @@ describe('the captures the Problems panel lists', () => {
   it('takes the newest captures with an error finding, at most PROBLEM_CAPTURES, reading broken pages until enough', () => {
     // 1000 broken captures, newest first; only every third has an error finding (the others were cut off).
     const all: CapturedExchange[] = Array.from({ length: 1000 }, (_, i) =>
-      openRouterExchange({ id: `x${i}`, startedAt: 1000 - i, state: i % 3 ? 'incomplete' : 'complete', summary: { counts: { error: i % 3 ? 0 : 1, warning: 0, info: 0 }, rules: [] } as never }),
+      openRouterExchange({
+        id: `x${i}`,
+        startedAt: 1000 - i,
+        state: i % 3 ? 'incomplete' : 'complete',
+        summary: { counts: { error: i % 3 ? 0 : 1, warning: 0, info: 0 }, rules: [] } as never,
+      }),
     );
     const asked: ExchangeQuery[] = [];
     const query = (q: ExchangeQuery) => (asked.push(q), all.slice(0, q.limit));
     const picked = problemCaptures(query);
     assert.equal(picked.length, PROBLEM_CAPTURES);
-    assert.deepEqual(picked.slice(0, 3).map((x) => x.id), ['x0', 'x3', 'x6']);
+    assert.deepEqual(
+      picked.slice(0, 3).map((x) => x.id),
+      ['x0', 'x3', 'x6'],
+    );
     assert.ok(asked.every((q) => q.broken === true));
     assert.ok(asked.length > 1, 'a first page of 200 broken captures held too few with an error finding');
     assert.equal(problemCaptures((q) => all.slice(0, Math.min(q.limit!, 10))).length, 4, 'fewer exist: all of them');
@@ -53,8 +76,18 @@ describe('the captures the Problems panel lists', () => {
 
   it('places findings on the native text, and says when repair rewrote the response', () => {
     const text = 'line one\nline two <|x|>';
-    const records = problemRecords([{ rule: 'r', severity: 'error', message: 'bad', start: 18, end: 23, expectedMarker: '<|end|>' }], text, '1 call delivered as tool_calls');
-    assert.deepEqual(records[0], { start: { line: 1, character: 9 }, end: { line: 1, character: 14 }, message: 'bad (expected <|end|> here)', severity: 'error', code: 'r' });
+    const records = problemRecords(
+      [{ rule: 'r', severity: 'error', message: 'bad', start: 18, end: 23, expectedMarker: '<|end|>' }],
+      text,
+      '1 call delivered as tool_calls',
+    );
+    assert.deepEqual(records[0], {
+      start: { line: 1, character: 9 },
+      end: { line: 1, character: 14 },
+      message: 'bad (expected <|end|> here)',
+      severity: 'error',
+      code: 'r',
+    });
     assert.equal(records[1].code, 'repaired');
   });
 });

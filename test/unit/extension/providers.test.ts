@@ -8,16 +8,29 @@ import { readPolicies, readRepairSettings } from '../../../src/extension/repairS
 import { exchangeRow } from '../../../src/extension/viewModel';
 import { openRouterExchange } from '../../helpers/exchanges';
 
-const get = (o: Record<string, unknown>) => <T>(k: string) => o[k] as T | undefined;
+const get =
+  (o: Record<string, unknown>) =>
+  <T>(k: string) =>
+    o[k] as T | undefined;
 
 test('repair settings: off by default, withhold unless passthrough, blank routes and models dropped', () => {
   assert.deepEqual(readRepairSettings(get({})), { enabled: false, truncated: 'withhold', routes: [], models: [] });
-  assert.deepEqual(readRepairSettings(get({ 'repair.enabled': true, 'repair.truncated': 'passthrough', 'repair.routes': ['openrouter', ' '], 'repair.models': ['moonshotai/*', 3] })), {
-    enabled: true,
-    truncated: 'passthrough',
-    routes: ['openrouter'],
-    models: ['moonshotai/*'],
-  });
+  assert.deepEqual(
+    readRepairSettings(
+      get({
+        'repair.enabled': true,
+        'repair.truncated': 'passthrough',
+        'repair.routes': ['openrouter', ' '],
+        'repair.models': ['moonshotai/*', 3],
+      }),
+    ),
+    {
+      enabled: true,
+      truncated: 'passthrough',
+      routes: ['openrouter'],
+      models: ['moonshotai/*'],
+    },
+  );
   assert.equal(readRepairSettings(get({ 'repair.truncated': 'maybe' })).truncated, 'withhold');
 });
 
@@ -45,7 +58,10 @@ const ROW: ScorecardRow = {
 };
 
 test('Providers view rows: the scorecard in one line, and what the policy does to the provider', () => {
-  assert.equal(providerDescription(ROW), '3 tool turns · 100% broken · section-unclosed ×3 · TTFT 151 ms · last comparison broken (section-unclosed)');
+  assert.equal(
+    providerDescription(ROW),
+    '3 tool turns · 100% broken · section-unclosed ×3 · TTFT 151 ms · last comparison broken (section-unclosed)',
+  );
   assert.match(providerDescription(ROW, 'avoided'), / · policy: avoided$/);
   const m = 'moonshotai/kimi-k2-0905';
   assert.equal(policyWord({ [m]: { ignore: ['chutes'] } }, m, 'Chutes'), 'avoided');
@@ -58,7 +74,9 @@ test('Providers view rows: the scorecard in one line, and what the policy does t
 test('a repaired exchange: "repaired" in its tree row, the badge text and meta rows in its view', () => {
   const repair: RepairRecord = {
     truncated: 'withhold',
-    calls: [{ index: 0, id: 'functions.read:0', name: 'read', from: 'content', family: 'kimi-k2', status: 'delivered', argumentsChars: 16 }],
+    calls: [
+      { index: 0, id: 'functions.read:0', name: 'read', from: 'content', family: 'kimi-k2', status: 'delivered', argumentsChars: 16 },
+    ],
     removedChars: { content: 124, reasoning: 0 },
     finishReason: { upstream: 'stop', delivered: 'tool_calls' },
   };

@@ -18,8 +18,18 @@ type ViewModule = typeof import('../../../src/extension/providersView');
 const K2 = 'moonshotai/kimi-k2-0905';
 
 function record(store: CaptureStore, served: string): Promise<string> {
-  const response = JSON.stringify({ id: 'gen-1', object: 'chat.completion', model: K2, provider: served, choices: [{ index: 0, message: { role: 'assistant', content: 'Done.' }, finish_reason: 'stop' }] });
-  return recordExchange(store, { request: { model: K2, messages: [{ role: 'user', content: 'Read README.md.' }], tools: [READ_TOOL] }, response, annotate: { servedProvider: served } });
+  const response = JSON.stringify({
+    id: 'gen-1',
+    object: 'chat.completion',
+    model: K2,
+    provider: served,
+    choices: [{ index: 0, message: { role: 'assistant', content: 'Done.' }, finish_reason: 'stop' }],
+  });
+  return recordExchange(store, {
+    request: { model: K2, messages: [{ role: 'user', content: 'Read README.md.' }], tools: [READ_TOOL] },
+    response,
+    annotate: { servedProvider: served },
+  });
 }
 
 /** The view's next redraw (VS Code then asks for its rows again); rejects after `ms` without one. */
@@ -46,9 +56,16 @@ test('the Providers view redraws when the store opens with earlier captures and 
   await earlier.close();
 
   let store: CaptureStore | undefined;
-  const view = new ProvidersView(() => store, () => ({}));
+  const view = new ProvidersView(
+    () => store,
+    () => ({}),
+  );
   try {
-    const providers = () => view.getChildren().flatMap((m) => view.getChildren(m)).map((n) => (n.kind === 'provider' ? n.row.provider : ''));
+    const providers = () =>
+      view
+        .getChildren()
+        .flatMap((m) => view.getChildren(m))
+        .map((n) => (n.kind === 'provider' ? n.row.provider : ''));
     // VS Code draws the restored view before the extension has opened its store: no rows, the welcome text shows.
     assert.deepEqual(providers(), []);
 
@@ -74,14 +91,25 @@ test('the Providers view redraws when the store opens with earlier captures and 
 
 /** The view's root rows as text: providers by model, or its one message row. */
 function rootText(view: InstanceType<ViewModule['ProvidersView']>): string[] {
-  return view.getChildren().flatMap((n) => (n.kind === 'message' ? [`message: ${n.text}`] : n.kind === 'model' ? view.getChildren(n).map((p) => (p.kind === 'provider' ? p.row.provider : '')) : []));
+  return view
+    .getChildren()
+    .flatMap((n) =>
+      n.kind === 'message'
+        ? [`message: ${n.text}`]
+        : n.kind === 'model'
+          ? view.getChildren(n).map((p) => (p.kind === 'provider' ? p.row.provider : ''))
+          : [],
+    );
 }
 
 test('the Providers view drops a provider when its captures are deleted, and says what captures it cannot score', async () => {
   const { ProvidersView } = (await import('../../../src/extension/providersView')) as ViewModule;
   const tmp = tempDir();
   const store = await openStore(tmp.dir);
-  const view = new ProvidersView(() => store, () => ({}));
+  const view = new ProvidersView(
+    () => store,
+    () => ({}),
+  );
   try {
     view.watch(store);
     const demo = [await record(store, 'Demo (local)'), await record(store, 'Demo (local)')];
@@ -97,12 +125,22 @@ test('the Providers view drops a provider when its captures are deleted, and say
     assert.deepEqual(rootText(view), []);
 
     // A re-run alone is no agent turn: instead of "nothing yet", the view says what the store holds.
-    const w = store.begin({ route: 'openrouter', upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions', method: 'POST', path: '/openrouter/v1/chat/completions', requestHeaders: {}, requestBody: JSON.stringify({ model: K2, messages: [] }), target: 'openrouter:fireworks' });
+    const w = store.begin({
+      route: 'openrouter',
+      upstreamUrl: 'https://openrouter.ai/api/v1/chat/completions',
+      method: 'POST',
+      path: '/openrouter/v1/chat/completions',
+      requestHeaders: {},
+      requestBody: JSON.stringify({ model: K2, messages: [] }),
+      target: 'openrouter:fireworks',
+    });
     w.annotate({ servedProvider: 'Fireworks' });
     w.responseStarted(200, { 'content-type': 'application/json' });
     w.chunk(Buffer.from('{"choices":[]}'));
     await w.finish();
-    assert.deepEqual(rootText(view), ['message: No provider to score yet: 1 capture, 1 re-run or comparison sample (scored by their comparison).']);
+    assert.deepEqual(rootText(view), [
+      'message: No provider to score yet: 1 capture, 1 re-run or comparison sample (scored by their comparison).',
+    ]);
     assert.equal(tree.description, undefined);
   } finally {
     view.dispose();
@@ -115,7 +153,10 @@ test('a provider row shows the slug a policy takes beside the name: a guess mark
   const { ProvidersView } = (await import('../../../src/extension/providersView')) as ViewModule;
   const tmp = tempDir();
   const store = await openStore(tmp.dir);
-  const view = new ProvidersView(() => store, () => ({}));
+  const view = new ProvidersView(
+    () => store,
+    () => ({}),
+  );
   try {
     await record(store, 'NovitaAI');
     await store.idle();

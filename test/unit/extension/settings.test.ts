@@ -5,7 +5,10 @@ import { DEFAULT_TIMEOUTS, startProxy } from '../../../src/core/proxy/server';
 import { proxySettings, readSettings } from '../../../src/extension/settings';
 import { rawRequest, startUpstream, tempDir } from '../proxy/local-upstream';
 
-const from = (o: Record<string, unknown>) => <T>(k: string) => o[k] as T | undefined;
+const from =
+  (o: Record<string, unknown>) =>
+  <T>(k: string) =>
+    o[k] as T | undefined;
 
 describe('extension settings', () => {
   it('has working defaults', () => {
@@ -17,8 +20,14 @@ describe('extension settings', () => {
   });
 
   it('maps upstream names onto routes, named or custom, and the SGLang URL', () => {
-    const s = readSettings(from({ upstreams: { openrouter: 'http://127.0.0.1:9/api/', lab: 'http://10.0.0.2:8000' }, 'sglang.url': 'http://127.0.0.1:30000' }));
-    assert.deepEqual(s.upstreams, { openrouter: 'http://127.0.0.1:9/api', custom: { lab: 'http://10.0.0.2:8000' }, sglang: 'http://127.0.0.1:30000' });
+    const s = readSettings(
+      from({ upstreams: { openrouter: 'http://127.0.0.1:9/api/', lab: 'http://10.0.0.2:8000' }, 'sglang.url': 'http://127.0.0.1:30000' }),
+    );
+    assert.deepEqual(s.upstreams, {
+      openrouter: 'http://127.0.0.1:9/api',
+      custom: { lab: 'http://10.0.0.2:8000' },
+      sglang: 'http://127.0.0.1:30000',
+    });
   });
 
   it('reports a bad upstream or pattern in one line and ignores it', () => {
@@ -44,15 +53,22 @@ describe('proxy timeout settings', () => {
     assert.deepEqual(s.timeouts, { ...DEFAULT_TIMEOUTS, upstreamHeadersMs: 30_000 });
   });
 
-  it('reach the proxy the extension starts: an upstream that sends no headers gets a 504 after the configured time', { timeout: 15_000 }, async () => {
+  it('reach the proxy the extension starts: an upstream that sends no headers gets a 504 after the configured time', {
+    timeout: 15_000,
+  }, async () => {
     const up = await startUpstream((req) => req.resume()); // never answers
     const tmp = tempDir();
     const store = await openStore(tmp.dir, {});
-    const settings = readSettings(from({ 'proxy.port': 0, upstreams: { default: up.url }, 'proxy.upstreamTimeout': 0.3, 'proxy.headerTimeout': 5 }));
+    const settings = readSettings(
+      from({ 'proxy.port': 0, upstreams: { default: up.url }, 'proxy.upstreamTimeout': 0.3, 'proxy.headerTimeout': 5 }),
+    );
     const proxy = await startProxy({ ...proxySettings(settings), store });
     try {
       const start = performance.now();
-      const res = await rawRequest(`${proxy.url}/v1/chat/completions`, { body: '{"model":"m","messages":[]}', headers: { 'content-type': 'application/json' } });
+      const res = await rawRequest(`${proxy.url}/v1/chat/completions`, {
+        body: '{"model":"m","messages":[]}',
+        headers: { 'content-type': 'application/json' },
+      });
       const ms = performance.now() - start;
       assert.equal(res.status, 504);
       assert.match(JSON.parse(res.body.toString()).error.message, /no response headers within 300 ms/);
@@ -74,7 +90,9 @@ describe('upstream connection setting', () => {
     assert.equal(readSettings(from({ 'proxy.upstreamConnections': 8 })).upstreamConnections, 8);
   });
 
-  it('reaches the proxy the extension starts: past the limit a request waits, within the upstream timeout', { timeout: 15_000 }, async () => {
+  it('reaches the proxy the extension starts: past the limit a request waits, within the upstream timeout', {
+    timeout: 15_000,
+  }, async () => {
     let calls = 0;
     const up = await startUpstream((req, res) => {
       req.resume();
@@ -85,7 +103,9 @@ describe('upstream connection setting', () => {
     });
     const tmp = tempDir();
     const store = await openStore(tmp.dir, {});
-    const settings = readSettings(from({ 'proxy.port': 0, upstreams: { default: up.url }, 'proxy.upstreamTimeout': 0.3, 'proxy.upstreamConnections': 1 }));
+    const settings = readSettings(
+      from({ 'proxy.port': 0, upstreams: { default: up.url }, 'proxy.upstreamTimeout': 0.3, 'proxy.upstreamConnections': 1 }),
+    );
     const proxy = await startProxy({ ...proxySettings(settings), store });
     try {
       const first = rawRequest(`${proxy.url}/v1/stream`);

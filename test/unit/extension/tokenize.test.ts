@@ -23,7 +23,9 @@ function qwenResponse(): ParsedResponse {
 
 const exchange = (response: ParsedResponse) => ({ response, analysis: analyze({ response }), summary: SUMMARY });
 
-describe('the extension tokenizer: shipped Kimi offline, other models only on request', { skip: 'skip' in qwen ? qwen.skip : false }, () => {
+describe('the extension tokenizer: shipped Kimi offline, other models only on request', {
+  skip: 'skip' in qwen ? qwen.skip : false,
+}, () => {
   const out = mkdtempSync(join(tmpdir(), 'tokenscope-ext-tokenize-'));
   const bundle = join(out, 'tokens-worker.js');
   let hub: HfEmulator;
@@ -42,7 +44,10 @@ describe('the extension tokenizer: shipped Kimi offline, other models only on re
     await buildWorkerBundle(bundle);
     const dir = (qwen as { dir: string }).dir;
     hub = await startHfEmulator({
-      [QWEN_REPO]: { files: { 'tokenizer.json': join(dir, 'tokenizer.json'), 'tokenizer_config.json': join(dir, 'tokenizer_config.json') }, token: TOKEN },
+      [QWEN_REPO]: {
+        files: { 'tokenizer.json': join(dir, 'tokenizer.json'), 'tokenizer_config.json': join(dir, 'tokenizer_config.json') },
+        token: TOKEN,
+      },
     });
     closedHub = await new Promise<string>((ok) => {
       const s = createServer();
@@ -64,7 +69,10 @@ describe('the extension tokenizer: shipped Kimi offline, other models only on re
     // The worker thread reads the endpoint from its environment, copied when it starts.
     process.env.HF_ENDPOINT = closedHub;
     const sinks: number[] = [];
-    const tokenizer = extensionTokenizer({ cacheDir: join(out, 'kimi-data'), startDownload: () => (sinks.push(1), { report: () => undefined, done: () => undefined }) });
+    const tokenizer = extensionTokenizer({
+      cacheDir: join(out, 'kimi-data'),
+      startDownload: () => (sinks.push(1), { report: () => undefined, done: () => undefined }),
+    });
     const r = await tokenizer.tokens(exchange(helloKimiResponse()));
     assert.ok(r.stream, r.reason);
     assert.equal(r.needed, undefined);
@@ -101,7 +109,10 @@ describe('the extension tokenizer: shipped Kimi offline, other models only on re
     const downloaded = await tokenizer.tokens(x, { download: true, onProgress: (p) => progress.push(p) });
     assert.ok(downloaded.stream, downloaded.reason);
     assert.match(downloaded.stream.tokenizer, /Qwen3-Coder-480B-A35B-Instruct \(tokenizer\.json\)/);
-    assert.ok(progress.some((p) => p.file === 'tokenizer.json' && p.received > 0 && p.received === p.total), 'progress to the view up to the last byte');
+    assert.ok(
+      progress.some((p) => p.file === 'tokenizer.json' && p.received > 0 && p.received === p.total),
+      'progress to the view up to the last byte',
+    );
     assert.equal(sinks, 1, 'one notification for the whole download');
     assert.equal(closed, 1, 'the notification is closed when the job ends');
     assert.ok(sinkEvents.length > 0);

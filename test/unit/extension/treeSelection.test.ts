@@ -11,7 +11,12 @@ describe('settledSelection: the clicked row survives a redraw of the Captures tr
   it('reads again while a redraw has just emptied the selection, and returns the row once the tree has it back', async () => {
     let reads = 0;
     const redrawnAt = Date.now();
-    const id = await settledSelection(() => (++reads < 4 ? undefined : 'ex-1'), () => redrawnAt, wait, () => redrawnAt + 10 * reads);
+    const id = await settledSelection(
+      () => (++reads < 4 ? undefined : 'ex-1'),
+      () => redrawnAt,
+      wait,
+      () => redrawnAt + 10 * reads,
+    );
     assert.equal(id, 'ex-1');
     assert.equal(reads, 4);
   });
@@ -19,7 +24,11 @@ describe('settledSelection: the clicked row survives a redraw of the Captures tr
   it('returns at once when nothing is selected and no redraw is recent (no wait for a selection that will not come)', async () => {
     let reads = 0;
     const started = scheduledNow(); // stands still while this thread waits for a core
-    const id = await settledSelection(() => (reads++, undefined), () => 0, wait);
+    const id = await settledSelection(
+      () => (reads++, undefined),
+      () => 0,
+      wait,
+    );
     assert.equal(id, undefined);
     assert.equal(reads, 1);
     assert.ok(scheduledNow() - started < 50);
@@ -29,7 +38,12 @@ describe('settledSelection: the clicked row survives a redraw of the Captures tr
     let reads = 0;
     let clock = Date.now();
     const redrawnAt = clock;
-    const id = await settledSelection(() => (reads++, undefined), () => redrawnAt, wait, () => (clock += wait.pollMs));
+    const id = await settledSelection(
+      () => (reads++, undefined),
+      () => redrawnAt,
+      wait,
+      () => (clock += wait.pollMs),
+    );
     assert.equal(id, undefined);
     assert.ok(reads > 2, `read ${reads} times`);
     assert.ok(clock - redrawnAt >= wait.settleMs);

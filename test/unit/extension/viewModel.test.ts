@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { CapturedExchange } from '../../../src/core/model';
-import { emptyTreeMessage, exchangeRow, groupSessions, isBroken, liveText, statusBarText, statusIcon, storeSignature } from '../../../src/extension/viewModel';
+import {
+  emptyTreeMessage,
+  exchangeRow,
+  groupSessions,
+  isBroken,
+  liveText,
+  statusBarText,
+  statusIcon,
+  storeSignature,
+} from '../../../src/extension/viewModel';
 
 let n = 0;
 function x(o: Partial<CapturedExchange> = {}): CapturedExchange {
@@ -22,7 +31,13 @@ function x(o: Partial<CapturedExchange> = {}): CapturedExchange {
     ...o,
   };
 }
-const summary = (error: number, warning = 0) => ({ model: 'moonshotai/kimi-k2-0905', provider: 'Chutes', finishReason: 'stop', counts: { error, warning, info: 0 }, rules: error ? ['section-unclosed'] : [] });
+const summary = (error: number, warning = 0) => ({
+  model: 'moonshotai/kimi-k2-0905',
+  provider: 'Chutes',
+  finishReason: 'stop',
+  counts: { error, warning, info: 0 },
+  rules: error ? ['section-unclosed'] : [],
+});
 
 describe('captures view model', () => {
   it('calls an exchange broken on error findings, failed or cut-off exchanges and HTTP errors', () => {
@@ -40,17 +55,31 @@ describe('captures view model', () => {
     assert.equal(row.contextValue, 'exchange.broken');
     assert.match(row.tooltip, /rules: section-unclosed/);
     // Rows of one session differ in their first words, not past the width of the view.
-    const rows = [x({ summary: summary(1) }), x({ servedProvider: 'Fireworks', summary: { ...summary(0), provider: 'Fireworks', finishReason: 'tool_calls' } }), x({ status: 502 })].map((e) => exchangeRow(e).label);
+    const rows = [
+      x({ summary: summary(1) }),
+      x({ servedProvider: 'Fireworks', summary: { ...summary(0), provider: 'Fireworks', finishReason: 'tool_calls' } }),
+      x({ status: 502 }),
+    ].map((e) => exchangeRow(e).label);
     assert.match(rows[0], /^Chutes · stop · 1 finding · /);
     assert.match(rows[1], /^Fireworks · tool_calls · \d\d:/, 'a healthy row has no count');
     assert.match(rows[2], /^openrouter · HTTP 502 · /, 'no served provider yet: the route');
-    assert.match(exchangeRow(x({ requestModel: undefined, method: 'GET', path: '/v1/models?x=1' })).label, /^openrouter · GET \/v1\/models · HTTP 200 · /);
+    assert.match(
+      exchangeRow(x({ requestModel: undefined, method: 'GET', path: '/v1/models?x=1' })).label,
+      /^openrouter · GET \/v1\/models · HTTP 200 · /,
+    );
   });
 
   it('says why a filtered or broken-only tree shows nothing, as its one row', () => {
-    assert.equal(emptyTreeMessage({ shown: 0, filter: 'provider fireworks', brokenOnly: false, anyCaptured: true }), 'No captures match the filter (provider fireworks).');
+    assert.equal(
+      emptyTreeMessage({ shown: 0, filter: 'provider fireworks', brokenOnly: false, anyCaptured: true }),
+      'No captures match the filter (provider fireworks).',
+    );
     assert.match(emptyTreeMessage({ shown: 0, brokenOnly: true, anyCaptured: true })!, /^No broken exchanges/);
-    assert.equal(emptyTreeMessage({ shown: 2, filter: 'provider fireworks', brokenOnly: false, anyCaptured: true }), undefined, 'rows shown: no message');
+    assert.equal(
+      emptyTreeMessage({ shown: 2, filter: 'provider fireworks', brokenOnly: false, anyCaptured: true }),
+      undefined,
+      'rows shown: no message',
+    );
     assert.equal(emptyTreeMessage({ shown: 0, brokenOnly: false, anyCaptured: false }), undefined, 'nothing captured: the welcome text');
   });
 
@@ -66,12 +95,24 @@ describe('captures view model', () => {
     const b = x({ sessionId: 'new', summary: summary(1) });
     const c = x({ sessionId: 'new', summary: summary(0) });
     const all = groupSessions([a, b, c]);
-    assert.deepEqual(all.map((s) => s.id), ['new', 'old']);
-    assert.deepEqual(all[0].exchanges.map((e) => e.id), [c.id, b.id]);
+    assert.deepEqual(
+      all.map((s) => s.id),
+      ['new', 'old'],
+    );
+    assert.deepEqual(
+      all[0].exchanges.map((e) => e.id),
+      [c.id, b.id],
+    );
     assert.match(all[0].description, /2 exchanges · 1 broken/);
     const broken = groupSessions([a, b, c], true);
-    assert.deepEqual(broken.map((s) => s.id), ['new']);
-    assert.deepEqual(broken[0].exchanges.map((e) => e.id), [b.id]);
+    assert.deepEqual(
+      broken.map((s) => s.id),
+      ['new'],
+    );
+    assert.deepEqual(
+      broken[0].exchanges.map((e) => e.id),
+      [b.id],
+    );
   });
 
   it('writes the status bar line', () => {
@@ -89,7 +130,10 @@ describe('captures view model', () => {
     assert.match(row.tooltip, /demo capture from Tokenscope's built-in local upstream/);
     assert.doesNotMatch(exchangeRow(real).description, /demo/);
     assert.doesNotMatch(exchangeRow(real).tooltip, /demo capture/);
-    assert.equal(statusBarText({ state: 'running', port: 8719 }, [demo, real]), '$(radio-tower) Tokenscope :8719 · 2 captured (1 demo) · 2 broken');
+    assert.equal(
+      statusBarText({ state: 'running', port: 8719 }, [demo, real]),
+      '$(radio-tower) Tokenscope :8719 · 2 captured (1 demo) · 2 broken',
+    );
   });
 });
 

@@ -15,7 +15,12 @@ import { WatchRechecker, type RecheckUi } from '../../../src/extension/watchRech
 import { READ_TOOL, twoProviderEmulator } from '../../fixtures/openrouter-emulator';
 
 const KEY = 'sk-or-v1-recheck000000000000000000000000000000000000000000000000000';
-const REQUEST = { model: 'moonshotai/kimi-k2-0905', stream: true, messages: [{ role: 'user', content: 'Read the README' }], tools: [READ_TOOL] };
+const REQUEST = {
+  model: 'moonshotai/kimi-k2-0905',
+  stream: true,
+  messages: [{ role: 'user', content: 'Read the README' }],
+  tools: [READ_TOOL],
+};
 const root = mkdtempSync(join(tmpdir(), 'tokenscope-recheck-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 
@@ -60,7 +65,12 @@ after(async () => {
 });
 
 function rechecker(out: ReturnType<typeof ui>) {
-  return new WatchRechecker({ store: () => store, openrouter: async () => new OpenRouterClient({ baseUrl: emu.url, apiKey: KEY }), samples: () => 1, ui: out.u });
+  return new WatchRechecker({
+    store: () => store,
+    openrouter: async () => new OpenRouterClient({ baseUrl: emu.url, apiKey: KEY }),
+    samples: () => 1,
+    ui: out.u,
+  });
 }
 
 test('asked for: every verdict is said, as a warning while a case is broken', async () => {
@@ -69,7 +79,10 @@ test('asked for: every verdict is said, as a warning while a case is broken', as
   await rechecker(out).recheck(false);
   assert.equal(out.said.length, 1);
   assert.equal(out.said[0].kind, 'warn');
-  assert.match(out.said[0].text, /^Tokenscope watch: w1 .* on openrouter:chutes: still broken \(1\/1 samples broke\); w2 .* on openrouter:novita: still broken/);
+  assert.match(
+    out.said[0].text,
+    /^Tokenscope watch: w1 .* on openrouter:chutes: still broken \(1\/1 samples broke\); w2 .* on openrouter:novita: still broken/,
+  );
   assert.equal(out.progress.length, 2, 'one progress line per case');
 });
 
@@ -84,7 +97,7 @@ test('in the background: silent while nothing changes, then only the case whose 
   // Nothing changed since the last check: no notification.
   mock.timers.tick(5 * 60_000);
   await r.recheck(true); // joins the run the interval started
-  assert.equal(out.said.length, 0, out.said.map((s) => s.text).join("; "));
+  assert.equal(out.said.length, 0, out.said.map((s) => s.text).join('; '));
   assert.equal(openWatchList(store.dataDir).get('w1')!.history.length, 2, 'the interval did re-check');
 
   // Chutes is fixed: one notification, for w1 only, saying what it was.

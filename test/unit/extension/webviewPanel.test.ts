@@ -34,7 +34,13 @@ async function posted(panel: stub.FakePanel, what: string, pick: (m: any) => boo
 }
 
 function recordingLog() {
-  const log = { errors: [] as string[], warnings: [] as string[], error: (m: string) => log.errors.push(m), warn: (m: string) => log.warnings.push(m), info() {} };
+  const log = {
+    errors: [] as string[],
+    warnings: [] as string[],
+    error: (m: string) => log.errors.push(m),
+    warn: (m: string) => log.warnings.push(m),
+    info() {},
+  };
   return log;
 }
 
@@ -80,7 +86,10 @@ describe('the exchange view’s messages are checked field by field', () => {
 
   it('a guard built with messageGuard knows only the types it was given', () => {
     const g = messageGuard<{ type: 'a'; n: number } | { type: 'b' }>({ a: (m) => typeof m.n === 'number', b: () => true });
-    assert.deepEqual([g({ type: 'a', n: 1 }), g({ type: 'a' }), g({ type: 'b' }), g({ type: 'c' }), g({ type: 'hasOwnProperty' })], [true, false, true, false, false]);
+    assert.deepEqual(
+      [g({ type: 'a', n: 1 }), g({ type: 'a' }), g({ type: 'b' }), g({ type: 'c' }), g({ type: 'hasOwnProperty' })],
+      [true, false, true, false, false],
+    );
   });
 });
 
@@ -96,7 +105,11 @@ describe('the exchange panel on the panel base', () => {
     store = await openStore(tmp.dir);
     id = await recordExchange(store, {
       request: { model: 'moonshotai/kimi-k2-0905', messages: [{ role: 'user', content: 'hi' }] },
-      response: JSON.stringify({ id: 'c', model: 'moonshotai/kimi-k2-0905', choices: [{ index: 0, message: { role: 'assistant', content: 'hello' }, finish_reason: 'stop' }] }),
+      response: JSON.stringify({
+        id: 'c',
+        model: 'moonshotai/kimi-k2-0905',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'hello' }, finish_reason: 'stop' }],
+      }),
       contentType: 'application/json',
     });
     await store.idle();
@@ -110,7 +123,12 @@ describe('the exchange panel on the panel base', () => {
   async function open() {
     const log = recordingLog();
     const exchanges = new Exchanges(() => store, log as never);
-    const panels = new ExchangePanels(stub.Uri.file('/ext') as never, exchanges, async () => ({ reason: 'no tokenizer in this test' }), log as never);
+    const panels = new ExchangePanels(
+      stub.Uri.file('/ext') as never,
+      exchanges,
+      async () => ({ reason: 'no tokenizer in this test' }),
+      log as never,
+    );
     await panels.show(id);
     const panel = stub.ui.panels.at(-1)!;
     return { log, panel, close: () => (panels.dispose(), exchanges.dispose()) };
@@ -150,11 +168,17 @@ describe('the exchange panel on the panel base', () => {
       assert.equal(panel.posted.length, 0, 'nobody listens yet');
       panel.send({ type: 'ready' });
       await posted(panel, 'tokens', (m) => m.type === 'tokens');
-      assert.deepEqual(panel.posted.map((m) => m.type), ['exchange', 'tokens']);
+      assert.deepEqual(
+        panel.posted.map((m) => m.type),
+        ['exchange', 'tokens'],
+      );
       // Shown again after being hidden: the webview reloads and asks again.
       panel.send({ type: 'ready' });
       for (const end = Date.now() + 10_000; panel.posted.length < 4 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));
-      assert.deepEqual(panel.posted.map((m) => m.type), ['exchange', 'tokens', 'exchange', 'tokens']);
+      assert.deepEqual(
+        panel.posted.map((m) => m.type),
+        ['exchange', 'tokens', 'exchange', 'tokens'],
+      );
     } finally {
       close();
     }
@@ -207,7 +231,15 @@ describe('the panel base on its own', () => {
         this.closedCalls++;
       }
     }
-    const p = new Small({ viewType: 'tokenscope.test', title: 'Test', extensionUri: stub.Uri.file('/ext') as never, script: 'test.js', styles: ['test.css'], accepts: guard, log });
+    const p = new Small({
+      viewType: 'tokenscope.test',
+      title: 'Test',
+      extensionUri: stub.Uri.file('/ext') as never,
+      script: 'test.js',
+      styles: ['test.css'],
+      accepts: guard,
+      log,
+    });
     return { p, log, panel: stub.ui.panels.at(-1)! };
   }
 

@@ -19,7 +19,10 @@ const EVENTS = 40_000;
 const GAP_AT = 23_457;
 
 function begin(store: CaptureStore) {
-  const w = store.begin({ ...OPENROUTER_CHAT, requestBody: JSON.stringify({ model: 'moonshotai/kimi-k2-0905', stream: true, messages: [{ role: 'user', content: 'hi' }] }) });
+  const w = store.begin({
+    ...OPENROUTER_CHAT,
+    requestBody: JSON.stringify({ model: 'moonshotai/kimi-k2-0905', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+  });
   w.responseStarted(200, { 'content-type': 'text/event-stream' });
   return w;
 }
@@ -119,7 +122,16 @@ describe('the Wire tab’s pages, read from the store', () => {
     assert.match(deleted.message ?? '', /no longer in the capture store/);
 
     // A body that cannot be read (a read error mid-file) is a state too.
-    const broken = { get: store.get.bind(store), readResponseFrames: () => ({ [Symbol.iterator]: () => ({ next: () => { throw new Error('EIO: i/o error\nmore'); } }) }) };
+    const broken = {
+      get: store.get.bind(store),
+      readResponseFrames: () => ({
+        [Symbol.iterator]: () => ({
+          next: () => {
+            throw new Error('EIO: i/o error\nmore');
+          },
+        }),
+      }),
+    };
     const unreadable = await readWirePage(broken, id, WIRE_SHOWN);
     assert.equal(unreadable.state, 'unreadable');
     assert.equal(unreadable.message, 'The response body could not be read: EIO: i/o error');
@@ -127,7 +139,13 @@ describe('the Wire tab’s pages, read from the store', () => {
 
   it('takes only well-formed page requests from the webview', () => {
     assert.ok(isWebviewMessage({ type: 'wirePage', seq: 3, from: 5000 }));
-    for (const bad of [{ type: 'wirePage', seq: 1, from: -1 }, { type: 'wirePage', seq: 1, from: 1.5 }, { type: 'wirePage', seq: 1, from: '5' }, { type: 'wirePage', from: 5 }, { type: 'wirePage', seq: 1, from: 2 ** 60 }]) {
+    for (const bad of [
+      { type: 'wirePage', seq: 1, from: -1 },
+      { type: 'wirePage', seq: 1, from: 1.5 },
+      { type: 'wirePage', seq: 1, from: '5' },
+      { type: 'wirePage', from: 5 },
+      { type: 'wirePage', seq: 1, from: 2 ** 60 },
+    ]) {
       assert.equal(isWebviewMessage(bad), false, JSON.stringify(bad));
     }
   });

@@ -46,12 +46,15 @@ test('the exchange panel reads the page the webview asks for and answers under i
   const exchanges = new Exchanges(() => store, log);
   const panels = new ExchangePanels(stub.Uri.file('/ext') as never, exchanges, async () => ({ reason: 'no tokenizer in this test' }), log);
   try {
-    const w = store.begin({ ...OPENROUTER_CHAT, requestBody: JSON.stringify({ model: 'moonshotai/kimi-k2-0905', stream: true, messages: [{ role: 'user', content: 'hi' }] }) });
+    const w = store.begin({
+      ...OPENROUTER_CHAT,
+      requestBody: JSON.stringify({ model: 'moonshotai/kimi-k2-0905', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    });
     w.responseStarted(200, { 'content-type': 'text/event-stream' });
     let pending: string[] = [];
     for (let i = 0; i < EVENTS; i++) {
       pending.push(`data: {"choices":[{"index":0,"delta":{"content":" w${i}"}}]}\n\n`);
-      if (pending.length === 100) (w.chunk(Buffer.from(pending.join('')), i), (pending = []));
+      if (pending.length === 100) w.chunk(Buffer.from(pending.join('')), i), (pending = []);
     }
     pending.push('data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n');
     w.chunk(Buffer.from(pending.join('')), EVENTS);
@@ -77,7 +80,12 @@ test('the exchange panel reads the page the webview asks for and answers under i
     assert.equal((await ask(panel, 3, EVENTS + 2)).state, 'out-of-range');
 
     // Not a page request: no answer, nothing thrown.
-    for (const bad of [{ type: 'wirePage', seq: 4, from: -1 }, { type: 'wirePage', seq: 4, from: 'end' }, { type: 'wirePage', from: 1 }]) panel.send(bad);
+    for (const bad of [
+      { type: 'wirePage', seq: 4, from: -1 },
+      { type: 'wirePage', seq: 4, from: 'end' },
+      { type: 'wirePage', from: 1 },
+    ])
+      panel.send(bad);
 
     await store.delete(id);
     const gone = await ask(panel, 5, 7_000);

@@ -14,7 +14,8 @@ function parse(text: string) {
 }
 
 const calls = (p: ReturnType<typeof parse>) => p.message.toolCalls.map((c) => [c.name, JSON.parse(c.arguments) as unknown]);
-const errors = (text: string, model = 'swiss-ai/Apertus-8B-Instruct-2509') => analyze({ nativeText: text, model }).findings.filter((x) => x.severity === 'error');
+const errors = (text: string, model = 'swiss-ai/Apertus-8B-Instruct-2509') =>
+  analyze({ nativeText: text, model }).findings.filter((x) => x.severity === 'error');
 
 // vllm-project/vllm tests/tool_parsers/test_apertus_tool_parser.py @ 266c3ccc1d53a28e59a1ea6fc49ab9918d4fb693
 const SINGLE = '<|tools_prefix|>[{"get_weather": {"location": "London"}}]<|tools_suffix|>';
@@ -24,22 +25,30 @@ const TEXT_BEFORE = 'Let me check the weather for you. <|tools_prefix|>[{"get_we
 const INCOMPLETE = '<|tools_prefix|>[{"get_weather": {"location": "London"}';
 const MISSING_SUFFIX = '<|tools_prefix|>[{"get_weather": {"location": "San Francisco", "unit": "celsius"}}]';
 // sgl-project/sglang test/registered/unit/function_call/test_apertus2509_detector.py @ 8d240b18f5a62aec773facd0e02045ac39f00893
-const BLOCKS = 'before<|tools_prefix|>[{"get_weather": {"city": "Zürich"}}]<|tools_suffix|>between<|tools_prefix|>[{"get_time": {}}, {"get_weather": {"city": "Tokyo"}}]<|tools_suffix|>done';
+const BLOCKS =
+  'before<|tools_prefix|>[{"get_weather": {"city": "Zürich"}}]<|tools_suffix|>between<|tools_prefix|>[{"get_time": {}}, {"get_weather": {"city": "Tokyo"}}]<|tools_suffix|>done';
 
-test('apertus: the engines\' healthy outputs parse to their calls', () => {
+test("apertus: the engines' healthy outputs parse to their calls", () => {
   const one = parse(SINGLE);
   assert.deepEqual(one.problems, []);
   assert.deepEqual(calls(one), [['get_weather', { location: 'London' }]]);
   assert.deepEqual(slices(one, 'call-name', 0), ['get_weather']);
   assert.deepEqual(slices(one, 'arguments', 0), ['{"location": "London"}']);
-  assert.deepEqual(calls(parse(MULTIPLE)), [['get_weather', { location: 'London' }], ['get_time', { location: 'London' }]]);
+  assert.deepEqual(calls(parse(MULTIPLE)), [
+    ['get_weather', { location: 'London' }],
+    ['get_time', { location: 'London' }],
+  ]);
   assert.deepEqual(calls(parse(NESTED)), [['complex_function', { nested: { inner: 'value' }, list: ['a', 'b'] }]]);
   const before = parse(TEXT_BEFORE);
   assert.deepEqual(before.problems, []);
   assert.equal(before.message.content, 'Let me check the weather for you.');
   const blocks = parse(BLOCKS);
   assert.deepEqual(blocks.problems, []);
-  assert.deepEqual(calls(blocks), [['get_weather', { city: 'Zürich' }], ['get_time', {}], ['get_weather', { city: 'Tokyo' }]]);
+  assert.deepEqual(calls(blocks), [
+    ['get_weather', { city: 'Zürich' }],
+    ['get_time', {}],
+    ['get_weather', { city: 'Tokyo' }],
+  ]);
   assert.equal(blocks.message.content, 'before\n\nbetween\n\ndone');
   const prose = parse('Hello, how can I help you today?');
   assert.deepEqual(prose.problems, []);
@@ -90,7 +99,10 @@ test('apertus: model ids and markers pick the family', () => {
 test('apertus: analyze by model id: a broken call is an error, a healthy one none', () => {
   const healthy = analyze({ nativeText: `${MULTIPLE}<|assistant_end|>`, model: 'swiss-ai/Apertus-70B-Instruct-2509' });
   assert.equal(healthy.family, 'apertus');
-  assert.deepEqual(healthy.findings.filter((x) => x.severity === 'error'), []);
+  assert.deepEqual(
+    healthy.findings.filter((x) => x.severity === 'error'),
+    [],
+  );
   assert.equal(healthy.message.toolCalls.length, 2);
   assert.ok(errors(INCOMPLETE).some((x) => x.rule === 'call-unclosed'));
   assert.ok(errors(MISSING_SUFFIX).some((x) => x.rule === 'section-unclosed'));

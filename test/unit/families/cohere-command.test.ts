@@ -14,7 +14,8 @@ function parse(text: string) {
 }
 
 const calls = (p: ReturnType<typeof parse>) => p.message.toolCalls.map((c) => [c.name, JSON.parse(c.arguments) as unknown]);
-const errors = (text: string, model = 'CohereLabs/c4ai-command-r7b-12-2024') => analyze({ nativeText: text, model }).findings.filter((x) => x.severity === 'error');
+const errors = (text: string, model = 'CohereLabs/c4ai-command-r7b-12-2024') =>
+  analyze({ nativeText: text, model }).findings.filter((x) => x.severity === 'error');
 
 // vllm-project/vllm tests/tool_parsers/test_cohere_command_tool_parser.py @ 6bcd488866e07589f62d793e513368a4eb5818f9
 const VLLM_SINGLE = `<|START_THINKING|> i will call foo with query1<|END_THINKING|><|START_ACTION|>
@@ -35,7 +36,7 @@ const SGLANG_PARALLEL =
   'Sure! <|START_ACTION|>[{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Tokyo"}}, {"tool_call_id": "0", "tool_name": "search", "parameters": {"query": "ramen"}}]<|END_ACTION|>';
 const SGLANG_TRUNCATED = '<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris"';
 
-test('cohere-command: the engines\' healthy outputs parse to their calls, plan and reply, with no problem', () => {
+test("cohere-command: the engines' healthy outputs parse to their calls, plan and reply, with no problem", () => {
   const single = parse(VLLM_SINGLE);
   assert.deepEqual(single.problems, []);
   assert.equal(single.message.reasoning, 'i will call foo with query1');
@@ -45,7 +46,10 @@ test('cohere-command: the engines\' healthy outputs parse to their calls, plan a
 
   const multi = parse(VLLM_MULTI);
   assert.deepEqual(multi.problems, []);
-  assert.deepEqual(calls(multi), [['foo', { query: 'query1' }], ['bar', { x: 42 }]]);
+  assert.deepEqual(calls(multi), [
+    ['foo', { query: 'query1' }],
+    ['bar', { x: 42 }],
+  ]);
 
   const reply = parse(VLLM_CITATIONS);
   assert.deepEqual(reply.problems, []);
@@ -55,17 +59,25 @@ test('cohere-command: the engines\' healthy outputs parse to their calls, plan a
   // citations_no_tool_calls @ 57eabfad178bb3679faccd50aaa178b93d9bbbb6, for the cmd3 and cmd4 wrappers alike).
   assert.equal(reply.message.content, 'foo bar');
   assert.equal(reply.message.reasoning, 'This is a rainbow emoji: 🌈');
-  assert.deepEqual(slices(reply, 'marker').filter((m) => m.startsWith('<co') || m.startsWith('</co')), ['<co>', '</co: 0:[1]>', '<co>', '</co: 0:[1,2],1:[3,4]>']);
+  assert.deepEqual(
+    slices(reply, 'marker').filter((m) => m.startsWith('<co') || m.startsWith('</co')),
+    ['<co>', '</co: 0:[1]>', '<co>', '</co: 0:[1,2],1:[3,4]>'],
+  );
   const text4 = parse(VLLM_CITATIONS.replace(/RESPONSE/g, 'TEXT'));
   assert.deepEqual([text4.message.content, text4.problems], ['foo bar', []]);
   // tests/parser/cohere/test_citations.py TestParserStreamingEndToEnd @ 756794a9a7f08900c00fbfaa6d8332631503f528
-  const cited = parse('<|START_THINKING|>Let me check.<|END_THINKING|><|START_RESPONSE|>The capital is <co>Paris</co: 0:[1]>.<|END_RESPONSE|>');
+  const cited = parse(
+    '<|START_THINKING|>Let me check.<|END_THINKING|><|START_RESPONSE|>The capital is <co>Paris</co: 0:[1]>.<|END_RESPONSE|>',
+  );
   assert.deepEqual([cited.message.reasoning, cited.message.content, cited.problems], ['Let me check.', 'The capital is Paris.', []]);
 
   const parallel = parse(SGLANG_PARALLEL);
   assert.deepEqual(parallel.problems, []);
   assert.equal(parallel.message.content, 'Sure!');
-  assert.deepEqual(calls(parallel), [['get_weather', { city: 'Tokyo' }], ['search', { query: 'ramen' }]]);
+  assert.deepEqual(calls(parallel), [
+    ['get_weather', { city: 'Tokyo' }],
+    ['search', { query: 'ramen' }],
+  ]);
 
   // Command A Plus (cmd4) wraps the reply in <|START_TEXT|>.
   const cmd4 = parse('<|START_THINKING|>Easy.<|END_THINKING|><|START_TEXT|>It is 4.<|END_TEXT|><|END_OF_TURN_TOKEN|>');
@@ -76,7 +88,10 @@ test('cohere-command: the engines\' healthy outputs parse to their calls, plan a
 test('cohere-command: a list cut in a value, a missing <|END_ACTION|>, an orphan closer and junk in the list are flagged', () => {
   const cut = parse(SGLANG_TRUNCATED);
   assert.deepEqual(codes(cut), ['section-unclosed', 'call-unclosed']);
-  assert.deepEqual(cut.message.toolCalls.map((c) => [c.name, c.arguments]), [['get_weather', '{"city": "Paris"']]);
+  assert.deepEqual(
+    cut.message.toolCalls.map((c) => [c.name, c.arguments]),
+    [['get_weather', '{"city": "Paris"']],
+  );
 
   const noEnd = parse(VLLM_SINGLE.replace('<|END_ACTION|>', ''));
   assert.deepEqual(codes(noEnd), ['section-unclosed']);
@@ -124,10 +139,13 @@ test('cohere-command: model ids of Command R7B and Command A pick the family; Co
   assert.ok(a.findings.some((x) => x.severity === 'error'));
 });
 
-test('cohere-command: the render writes the template\'s list and <|END_OF_TURN_TOKEN|>, and reads back', () => {
+test("cohere-command: the render writes the template's list and <|END_OF_TURN_TOKEN|>, and reads back", () => {
   const m = { reasoning: 'Plan.', toolCalls: [{ index: 0, name: 'foo', arguments: '{"query": "query1"}' }] };
   const r = f.render(m);
-  assert.match(r.text, /^<\|START_THINKING\|>Plan\.<\|END_THINKING\|><\|START_ACTION\|>\[\n {4}\{"tool_call_id": "0", "tool_name": "foo", "parameters": \{"query": "query1"\}\}\n\]<\|END_ACTION\|><\|END_OF_TURN_TOKEN\|>$/);
+  assert.match(
+    r.text,
+    /^<\|START_THINKING\|>Plan\.<\|END_THINKING\|><\|START_ACTION\|>\[\n {4}\{"tool_call_id": "0", "tool_name": "foo", "parameters": \{"query": "query1"\}\}\n\]<\|END_ACTION\|><\|END_OF_TURN_TOKEN\|>$/,
+  );
   assert.deepEqual(parse(r.text).message, m);
   const fam = getFamily('cohere-command');
   assert.equal(fam.repair.arguments, 'json');

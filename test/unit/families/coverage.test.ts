@@ -13,7 +13,11 @@ const named = (p: (typeof ENGINE_PARSERS)[number]): FamilyId[] => [...(p.family 
 
 describe('engine parser map against the family registry', () => {
   test('every family the map names is registered', () => {
-    const missing = ENGINE_PARSERS.flatMap((p) => named(p).filter((id) => !registered.has(id)).map((id) => `${p.engine} ${p.name} → ${id}`));
+    const missing = ENGINE_PARSERS.flatMap((p) =>
+      named(p)
+        .filter((id) => !registered.has(id))
+        .map((id) => `${p.engine} ${p.name} → ${id}`),
+    );
     assert.deepEqual(missing, []);
     const unknownNotes = Object.keys(UNNAMED_FAMILIES).filter((id) => !registered.has(id));
     assert.deepEqual(unknownNotes, [], 'UNNAMED_FAMILIES lists only registered families');
@@ -50,21 +54,33 @@ describe('engine parser map against the family registry', () => {
     const landed = ENGINE_PARSERS.filter((p) => p.unsupported?.startsWith('pending:')).filter((p) =>
       [...registered].some((id) => p.unsupported!.includes(`the ${id} family`)),
     );
-    assert.deepEqual(landed.map((p) => `${p.engine} ${p.name}: ${p.unsupported}`), []);
+    assert.deepEqual(
+      landed.map((p) => `${p.engine} ${p.name}: ${p.unsupported}`),
+      [],
+    );
   });
 
   test('no (engine, name) is listed twice', () => {
     const seen = new Map<string, number>();
     for (const p of ENGINE_PARSERS) seen.set(`${p.engine}\u0000${p.name}`, (seen.get(`${p.engine}\u0000${p.name}`) ?? 0) + 1);
-    assert.deepEqual([...seen].filter(([, n]) => n > 1).map(([k]) => k.replace('\u0000', ' ')), []);
+    assert.deepEqual(
+      [...seen].filter(([, n]) => n > 1).map(([k]) => k.replace('\u0000', ' ')),
+      [],
+    );
   });
 
   test('every engine has entries and cites its lists with a commit', () => {
     for (const engine of PARSER_ENGINES) {
-      assert.ok(ENGINE_PARSERS.some((p) => p.engine === engine), engine);
+      assert.ok(
+        ENGINE_PARSERS.some((p) => p.engine === engine),
+        engine,
+      );
       const { repo, lists } = PARSER_SOURCES[engine];
       assert.match(repo, /^[\w.-]+\/[\w.-]+$/);
-      assert.ok(lists.some((l) => /^[0-9a-f]{40}$/.test(l.commit)), `${engine}: a full commit`);
+      assert.ok(
+        lists.some((l) => /^[0-9a-f]{40}$/.test(l.commit)),
+        `${engine}: a full commit`,
+      );
     }
   });
 
@@ -89,12 +105,18 @@ describe('engine parser map against the family registry', () => {
 describe('the --families report', () => {
   test('JSON: per engine, counts that add up, display names from the registry', () => {
     const map = familiesMap();
-    assert.deepEqual(map.engines.map((e) => e.engine), [...PARSER_ENGINES]);
+    assert.deepEqual(
+      map.engines.map((e) => e.engine),
+      [...PARSER_ENGINES],
+    );
     for (const e of map.engines) {
       assert.equal(e.mapped + e.unsupported, e.parsers.length, e.engine);
       for (const p of e.parsers) if (p.family) assert.equal(p.familyName, families.find((f) => f.id === p.family)!.format.displayName);
     }
-    assert.equal(map.engines.reduce((n, e) => n + e.parsers.length, 0), ENGINE_PARSERS.length);
+    assert.equal(
+      map.engines.reduce((n, e) => n + e.parsers.length, 0),
+      ENGINE_PARSERS.length,
+    );
   });
 
   test('text: one line per parser, the family display name or "unsupported: reason"', () => {

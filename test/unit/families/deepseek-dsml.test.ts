@@ -49,7 +49,10 @@ test('dsml: the canonical V3.2 and V4 outputs of llama.cpp test-chat.cpp parse c
     '<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>';
   p = parse('deepseek-v4', v4);
   assert.deepEqual(p.problems, []);
-  assert.deepEqual(calls('deepseek-v4', v4), [['get_time', { city: 'Paris' }], ['get_weather', { city: 'Paris' }]]);
+  assert.deepEqual(calls('deepseek-v4', v4), [
+    ['get_time', { city: 'Paris' }],
+    ['get_weather', { city: 'Paris' }],
+  ]);
   assert.deepEqual(errors(v4, 'deepseek-ai/DeepSeek-V4-Flash'), []);
   assert.equal(detectFamily(undefined, v4)?.format.id, 'deepseek-v4');
   assert.equal(detectFamily(undefined, v32)?.format.id, 'deepseek-v32');
@@ -57,7 +60,8 @@ test('dsml: the canonical V3.2 and V4 outputs of llama.cpp test-chat.cpp parse c
 
 test('dsml: an invoke with a JSON body is a call, not a malformed one (SGLang deepseekv32_detector.py "Direct JSON")', () => {
   // sgl-project/sglang python/sglang/srt/function_call/deepseekv32_detector.py @ d51fbf8ccf562f0b7a6516ae230ebb2fae3fffb4, class docstring.
-  const text = '<｜DSML｜function_calls>\n    <｜DSML｜invoke name="get_favorite_tourist_spot">\n    { "city": "San Francisco" }\n</｜DSML｜invoke>\n</｜DSML｜function_calls>';
+  const text =
+    '<｜DSML｜function_calls>\n    <｜DSML｜invoke name="get_favorite_tourist_spot">\n    { "city": "San Francisco" }\n</｜DSML｜invoke>\n</｜DSML｜function_calls>';
   assert.deepEqual(parse('deepseek-v32', text).problems, []);
   assert.deepEqual(calls('deepseek-v32', text), [['get_favorite_tourist_spot', { city: 'San Francisco' }]]);
   // V4.1's JSON body, and one cut short, which stays flagged.
@@ -90,7 +94,8 @@ test('dsml: doubled bars (<｜｜DSML｜｜ calls>) are read into the calls mean
 });
 
 test('dsml: ASCII bars (<|DSML|invoke …>) and spaced bars (< | DSML | tool_calls>) are read and flagged', () => {
-  const ascii = 'Let me look.\n\n<|DSML|invoke name="terminal">\n<|DSML|parameter name="command" string="true">find /home -type d</|DSML|parameter>\n</|DSML|invoke>';
+  const ascii =
+    'Let me look.\n\n<|DSML|invoke name="terminal">\n<|DSML|parameter name="command" string="true">find /home -type d</|DSML|parameter>\n</|DSML|invoke>';
   const p = parse('deepseek-v4', ascii);
   assert.deepEqual(calls('deepseek-v4', ascii), [['terminal', { command: 'find /home -type d' }]]);
   assert.equal(p.message.content, 'Let me look.');
@@ -108,7 +113,7 @@ test('dsml: ASCII bars (<|DSML|invoke …>) and spaced bars (< | DSML | tool_cal
   assert.match(s.problems[0].message, /< \| DSML \| tool_calls>.*spaces around the bars/);
 });
 
-test('dsml: a block name of another DeepSeek version is read and flagged for the model id\'s parser', () => {
+test("dsml: a block name of another DeepSeek version is read and flagged for the model id's parser", () => {
   const v4Block =
     '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="get_time">\n<｜DSML｜parameter name="city" string="true">Tokyo</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>';
   const p = parse('deepseek-v32', v4Block);
@@ -116,7 +121,8 @@ test('dsml: a block name of another DeepSeek version is read and flagged for the
   assert.deepEqual(codes(p), ['malformed-call']);
   assert.match(p.problems[0].message, /DeepSeek V4's spelling.*<｜DSML｜function_calls>/);
   // V4.1's spaced spelling under a V4 model id is accepted (SGLang deepseekv41, Dynamo deepseek_v4): no flag.
-  const v41 = '<｜DSML｜ calls>\n<｜DSML｜ invoke name="get_time">\n<｜DSML｜ parameter name="city" string="true">Tokyo</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n</｜DSML｜ calls>';
+  const v41 =
+    '<｜DSML｜ calls>\n<｜DSML｜ invoke name="get_time">\n<｜DSML｜ parameter name="city" string="true">Tokyo</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n</｜DSML｜ calls>';
   assert.deepEqual(parse('deepseek-v4', v41).problems, []);
 });
 
@@ -131,7 +137,12 @@ test('dsml: a stream cut inside a DSML opener is flagged as cut short, and names
     assert.equal(detectFamily(undefined, text)?.format.id, family, text);
     const a = analyze({ nativeText: text });
     assert.equal(a.family, family, text);
-    assert.ok(a.findings.some((x) => x.severity === 'error' && (x.rule === 'marker-truncated' || x.rule === 'section-unclosed' || x.rule === 'call-unclosed')), `${text}: ${a.findings.map((x) => x.rule).join()}`);
+    assert.ok(
+      a.findings.some(
+        (x) => x.severity === 'error' && (x.rule === 'marker-truncated' || x.rule === 'section-unclosed' || x.rule === 'call-unclosed'),
+      ),
+      `${text}: ${a.findings.map((x) => x.rule).join()}`,
+    );
   }
   // With the model id too.
   assert.ok(errors('x <｜DSML｜function_ca', 'deepseek-ai/DeepSeek-V3.2').some((x) => x.rule === 'marker-truncated'));
@@ -139,7 +150,11 @@ test('dsml: a stream cut inside a DSML opener is flagged as cut short, and names
 
 test('dsml: prose that mentions DSML is not flagged', () => {
   for (const text of ['DeepSeek writes its tool calls in DSML.', 'The DSML block starts with a full-width bar marker.']) {
-    assert.deepEqual(analyze({ nativeText: text, model: 'deepseek-ai/DeepSeek-V3.2' }).findings.filter((x) => x.severity === 'error'), [], text);
+    assert.deepEqual(
+      analyze({ nativeText: text, model: 'deepseek-ai/DeepSeek-V3.2' }).findings.filter((x) => x.severity === 'error'),
+      [],
+      text,
+    );
     assert.deepEqual(parse('deepseek-v4', text).problems, [], text);
   }
 });

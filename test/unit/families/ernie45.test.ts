@@ -25,14 +25,17 @@ const AFTER_THINK = `I need to call two tools to handle these two issues separat
 // vllm-project/vllm vllm/reasoning/ernie45_reasoning_parser.py @ 391c1585d8ae48019b590e666efbc04faad1e71a (docstring).
 const RESPONSE = 'abc\n</think>\n\n<response>\ndef\n</response>\n';
 
-test('ernie45: vLLM\'s healthy outputs parse to their calls', () => {
+test("ernie45: vLLM's healthy outputs parse to their calls", () => {
   const one = parse(SINGLE);
   assert.deepEqual(one.problems, []);
   assert.deepEqual(calls(one), [['get_current_temperature', { location: 'Beijing' }]]);
   assert.deepEqual(slices(one, 'call-name', 0), ['get_current_temperature']);
   const two = parse(MULTI);
   assert.deepEqual(two.problems, []);
-  assert.deepEqual(calls(two), [['get_current_temperature', { location: 'Beijing' }], ['get_temperature_unit', { location: 'Guangzhou', unit: 'c' }]]);
+  assert.deepEqual(calls(two), [
+    ['get_current_temperature', { location: 'Beijing' }],
+    ['get_temperature_unit', { location: 'Guangzhou', unit: 'c' }],
+  ]);
   // The prompt opened the reasoning: the text before </think> is reasoning (vLLM's tool parser alone keeps it as content).
   const think = parse(AFTER_THINK);
   assert.deepEqual(think.problems, []);
@@ -61,8 +64,14 @@ test('ernie45: broken outputs are flagged', () => {
   assert.deepEqual(codes(parse('<tool_call>\nnot json\n</tool_call>')), ['malformed-call']);
 });
 
-test('ernie45: model ids pick the family; its markers are Qwen3\'s and stay Qwen3\'s', () => {
-  for (const id of ['baidu/ERNIE-4.5-21B-A3B-Thinking', 'baidu/ernie-4.5-21b-a3b-thinking', 'baidu/ERNIE-4.5-300B-A47B-PT', 'baidu/ernie-4.5-vl-28b-a3b', 'ERNIE-4.5-21B-A3B-Thinking-Q4_K_M.gguf']) {
+test("ernie45: model ids pick the family; its markers are Qwen3's and stay Qwen3's", () => {
+  for (const id of [
+    'baidu/ERNIE-4.5-21B-A3B-Thinking',
+    'baidu/ernie-4.5-21b-a3b-thinking',
+    'baidu/ERNIE-4.5-300B-A47B-PT',
+    'baidu/ernie-4.5-vl-28b-a3b',
+    'ERNIE-4.5-21B-A3B-Thinking-Q4_K_M.gguf',
+  ]) {
     assert.equal(detectFamily(id)?.format.id, 'ernie45', id);
   }
   for (const id of ['baidu/ernie-5.0', 'baidu/cobuddy']) assert.notEqual(detectFamily(id)?.format.id, 'ernie45', id);
@@ -74,8 +83,14 @@ test('ernie45: analyze by model id: a broken call is an error, a healthy one non
   const healthy = analyze({ nativeText: AFTER_THINK, model: MODEL });
   assert.equal(healthy.family, 'ernie45');
   assert.equal(healthy.familySource, 'model-id');
-  assert.deepEqual(healthy.findings.filter((x) => x.severity === 'error'), []);
-  assert.deepEqual(healthy.message.toolCalls.map((c) => c.name), ['get_current_temperature', 'get_temperature_unit']);
+  assert.deepEqual(
+    healthy.findings.filter((x) => x.severity === 'error'),
+    [],
+  );
+  assert.deepEqual(
+    healthy.message.toolCalls.map((c) => c.name),
+    ['get_current_temperature', 'get_temperature_unit'],
+  );
   assert.ok(errors('<tool_call>\n{"name": "get_weather", "arguments": {"location": "N').some((x) => x.rule === 'call-unclosed'));
   assert.deepEqual(errors(RESPONSE), []);
 });

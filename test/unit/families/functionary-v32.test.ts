@@ -26,7 +26,7 @@ const CONTENT_AND_CALL = 'all\nHello, world!\nnono\nWhat\'s up?>>>special_functi
 const PYTHON = "python\n# This is a program:\nprint('hey')";
 const TRAILING = 'special_function\n{"arg1": 1} \n                    ';
 
-test('functionary-v32: llama.cpp\'s healthy outputs parse to their calls', () => {
+test("functionary-v32: llama.cpp's healthy outputs parse to their calls", () => {
   const content = parse(CONTENT);
   assert.deepEqual(content.problems, []);
   assert.equal(content.message.content, "Hello, world!\nWhat's up?");
@@ -47,7 +47,10 @@ test('functionary-v32: llama.cpp\'s healthy outputs parse to their calls', () =>
   // A completion that writes the first `>>>` itself, several calls, the end of turn.
   const several = parse('>>>get_weather\n{"location": "Paris"}>>>get_time\n{"tz": "CET"}<|eot_id|>');
   assert.deepEqual(several.problems, []);
-  assert.deepEqual(calls(several), [['get_weather', { location: 'Paris' }], ['get_time', { tz: 'CET' }]]);
+  assert.deepEqual(calls(several), [
+    ['get_weather', { location: 'Paris' }],
+    ['get_time', { tz: 'CET' }],
+  ]);
   // A reply without a recipient line, and a Python prompt in prose, are content.
   for (const prose of ['Hello, world!', 'all\nIn Python, >>> print(1) shows the prompt.']) {
     const p = parse(prose);
@@ -82,8 +85,14 @@ test('functionary-v32: analyze by model id: a broken call is an error, a healthy
   const healthy = analyze({ nativeText: CONTENT_AND_CALL, model: MODEL });
   assert.equal(healthy.family, 'functionary-v32');
   assert.equal(healthy.familySource, 'model-id');
-  assert.deepEqual(healthy.findings.filter((x) => x.severity === 'error'), []);
-  assert.deepEqual(healthy.message.toolCalls.map((c) => c.name), ['special_function']);
+  assert.deepEqual(
+    healthy.findings.filter((x) => x.severity === 'error'),
+    [],
+  );
+  assert.deepEqual(
+    healthy.message.toolCalls.map((c) => c.name),
+    ['special_function'],
+  );
   assert.ok(errors('special_function\n{"arg1": ').some((x) => x.rule === 'call-unclosed'));
   assert.deepEqual(errors(CONTENT), []);
 });

@@ -14,13 +14,14 @@ function parse(text: string) {
 }
 
 const calls = (p: ReturnType<typeof parse>) => p.message.toolCalls.map((c) => [c.name, JSON.parse(c.arguments) as unknown]);
-const errors = (text: string, model = 'meetkai/functionary-small-v3.1') => analyze({ nativeText: text, model }).findings.filter((x) => x.severity === 'error');
+const errors = (text: string, model = 'meetkai/functionary-small-v3.1') =>
+  analyze({ nativeText: text, model }).findings.filter((x) => x.severity === 'error');
 
 // ggml-org/llama.cpp tests/test-chat.cpp @ 0042e2079d3428ba7af410df553202aa7fdf8d7a (meetkai-functionary-medium-v3.1.jinja)
 const LLAMA_CPP_CALL = '<function=special_function>{"arg1": 1}</function>';
 const LLAMA_CPP_CONTENT = "Hello, world!\nWhat's up?";
 
-test('functionary-v31: llama.cpp\'s healthy outputs parse to their calls', () => {
+test("functionary-v31: llama.cpp's healthy outputs parse to their calls", () => {
   const one = parse(LLAMA_CPP_CALL);
   assert.deepEqual(one.problems, []);
   assert.deepEqual(calls(one), [['special_function', { arg1: 1 }]]);
@@ -36,7 +37,10 @@ test('functionary-v31: llama.cpp\'s healthy outputs parse to their calls', () =>
   const two = parse(`Checking.${LLAMA_CPP_CALL}<function=get_weather>{"location": "Paris", "days": [1, 2]}</function><|eot_id|>`);
   assert.deepEqual(two.problems, []);
   assert.equal(two.message.content, 'Checking.');
-  assert.deepEqual(calls(two), [['special_function', { arg1: 1 }], ['get_weather', { location: 'Paris', days: [1, 2] }]]);
+  assert.deepEqual(calls(two), [
+    ['special_function', { arg1: 1 }],
+    ['get_weather', { location: 'Paris', days: [1, 2] }],
+  ]);
   assert.deepEqual(slices(two, 'end'), ['<|eot_id|>']);
 });
 
@@ -70,13 +74,22 @@ test('functionary-v31: broken outputs are flagged', () => {
 });
 
 test('functionary-v31: model ids and markers pick the family; Qwen3-Coder keeps its XML', () => {
-  for (const id of ['meetkai/functionary-small-v3.1', 'meetkai/functionary-medium-v3.1', 'functionary-small-v3.1-GGUF', 'meetkai/functionary-medium-v3.1-fp8']) {
+  for (const id of [
+    'meetkai/functionary-small-v3.1',
+    'meetkai/functionary-medium-v3.1',
+    'functionary-small-v3.1-GGUF',
+    'meetkai/functionary-medium-v3.1-fp8',
+  ]) {
     assert.equal(detectFamily(id)?.format.id, 'functionary-v31', id);
   }
-  for (const id of ['meetkai/functionary-small-v3.2', 'meetkai/functionary-small-v2.5']) assert.notEqual(detectFamily(id)?.format.id, 'functionary-v31', id);
+  for (const id of ['meetkai/functionary-small-v3.2', 'meetkai/functionary-small-v2.5'])
+    assert.notEqual(detectFamily(id)?.format.id, 'functionary-v31', id);
   assert.equal(detectFamily(undefined, LLAMA_CPP_CALL)?.format.id, 'functionary-v31');
   assert.equal(detectFamily(undefined, `Sure.${LLAMA_CPP_CALL}<|eot_id|>`)?.format.id, 'functionary-v31');
-  assert.equal(detectFamily(undefined, '<tool_call>\n<function=ls>\n<parameter=dirPath>\nsrc\n</parameter>\n</function>\n</tool_call>')?.format.id, 'qwen3-coder');
+  assert.equal(
+    detectFamily(undefined, '<tool_call>\n<function=ls>\n<parameter=dirPath>\nsrc\n</parameter>\n</function>\n</tool_call>')?.format.id,
+    'qwen3-coder',
+  );
   assert.equal(detectFamily(undefined, '<function=ls>\n</function>')?.format.id, 'qwen3-coder');
   assert.equal(f.detectText('The <function> tag and a {brace}.'), 0);
 });
@@ -85,8 +98,14 @@ test('functionary-v31: analyze by model id: a broken call is an error, a healthy
   const healthy = analyze({ nativeText: `${LLAMA_CPP_CALL}<|eot_id|>`, model: 'meetkai/functionary-small-v3.1' });
   assert.equal(healthy.family, 'functionary-v31');
   assert.equal(healthy.familySource, 'model-id');
-  assert.deepEqual(healthy.findings.filter((x) => x.severity === 'error'), []);
-  assert.deepEqual(healthy.message.toolCalls.map((c) => c.name), ['special_function']);
+  assert.deepEqual(
+    healthy.findings.filter((x) => x.severity === 'error'),
+    [],
+  );
+  assert.deepEqual(
+    healthy.message.toolCalls.map((c) => c.name),
+    ['special_function'],
+  );
   assert.ok(errors('<function=get_weather>{"location": "N').some((x) => x.rule === 'call-unclosed'));
   assert.deepEqual(errors(LLAMA_CPP_CONTENT), []);
 });

@@ -19,8 +19,10 @@ const errors = (text: string, model = MODEL) => analyze({ nativeText: text, mode
 
 // vllm-project/vllm tests/tool_parsers/test_functiongemma_tool_parser.py @ 26c3628ca8265f4f5007ed8e3e28ac66dd23c8ae
 const VLLM_SINGLE = '<start_function_call>call:get_weather{location:<escape>London<escape>}<end_function_call>';
-const VLLM_TWO_ARGS = '<start_function_call>call:get_weather{location:<escape>San Francisco<escape>,unit:<escape>celsius<escape>}<end_function_call>';
-const VLLM_CONTENT = 'Let me check the weather for you. <start_function_call>call:get_weather{location:<escape>Paris<escape>}<end_function_call>';
+const VLLM_TWO_ARGS =
+  '<start_function_call>call:get_weather{location:<escape>San Francisco<escape>,unit:<escape>celsius<escape>}<end_function_call>';
+const VLLM_CONTENT =
+  'Let me check the weather for you. <start_function_call>call:get_weather{location:<escape>Paris<escape>}<end_function_call>';
 const VLLM_MULTI =
   '<start_function_call>call:get_weather{location:<escape>London<escape>}<end_function_call><start_function_call>call:get_time{timezone:<escape>UTC<escape>}<end_function_call>';
 // ollama/ollama model/parsers/functiongemma_test.go @ fb30760996871fa9460115c753afd2c60d4ab0f7 (chunks joined):
@@ -34,7 +36,7 @@ const OLLAMA = {
   float: '<start_function_call>call:set_temp{value:3.14}<end_function_call>',
 };
 
-test('functiongemma: the engines\' healthy outputs parse to their calls', () => {
+test("functiongemma: the engines' healthy outputs parse to their calls", () => {
   const one = parse(VLLM_SINGLE);
   assert.deepEqual(one.problems, []);
   assert.deepEqual(calls(one), [['get_weather', { location: 'London' }]]);
@@ -44,7 +46,10 @@ test('functiongemma: the engines\' healthy outputs parse to their calls', () => 
   const content = parse(VLLM_CONTENT);
   assert.deepEqual(content.problems, []);
   assert.equal(content.message.content, 'Let me check the weather for you.');
-  assert.deepEqual(calls(parse(VLLM_MULTI)), [['get_weather', { location: 'London' }], ['get_time', { timezone: 'UTC' }]]);
+  assert.deepEqual(calls(parse(VLLM_MULTI)), [
+    ['get_weather', { location: 'London' }],
+    ['get_time', { timezone: 'UTC' }],
+  ]);
 
   const expected: Record<keyof typeof OLLAMA, [string, unknown]> = {
     numeric: ['add', { a: 1, b: 2 }],
@@ -97,8 +102,14 @@ test('functiongemma: analyze by model id: a broken call is an error, a healthy o
   const healthy = analyze({ nativeText: VLLM_MULTI, model: MODEL });
   assert.equal(healthy.family, 'functiongemma');
   assert.equal(healthy.familySource, 'model-id');
-  assert.deepEqual(healthy.findings.filter((x) => x.severity === 'error'), []);
-  assert.deepEqual(healthy.message.toolCalls.map((c) => c.name), ['get_weather', 'get_time']);
+  assert.deepEqual(
+    healthy.findings.filter((x) => x.severity === 'error'),
+    [],
+  );
+  assert.deepEqual(
+    healthy.message.toolCalls.map((c) => c.name),
+    ['get_weather', 'get_time'],
+  );
   assert.ok(errors('<start_function_call>call:get_weather{location:<escape>N').some((x) => x.rule === 'call-unclosed'));
   assert.deepEqual(errors('Hello, how can I help you today?'), []);
 });

@@ -53,7 +53,12 @@ test('gemma4: a value opened with one quote form and closed with another is read
     ['f', `q:${Q}abc",n:1`, { q: 'abc', n: 1 }, /opened with <\|"\|> and closed with "/],
     ['f', `q:"abc${Q},n:1`, { q: 'abc', n: 1 }, /opened with " and closed with <\|"\|>/],
     // Ollama single_quoted_middle_property
-    ['grep', `include:${Q}*.py${Q},pattern:'abc',path:${Q}/tmp${Q}`, { include: '*.py', pattern: 'abc', path: '/tmp' }, /'pattern' is quoted with '/],
+    [
+      'grep',
+      `include:${Q}*.py${Q},pattern:'abc',path:${Q}/tmp${Q}`,
+      { include: '*.py', pattern: 'abc', path: '/tmp' },
+      /'pattern' is quoted with '/,
+    ],
   ];
   for (const [name, args, want, why] of cases) {
     const { args: got, p } = read(name, args);
@@ -63,8 +68,14 @@ test('gemma4: a value opened with one quote form and closed with another is read
   }
   const a = analyze({ nativeText: call('web_search', `query:weather in Tokyo${Q}`), model: 'google/gemma-4-26B-A4B-it' });
   assert.equal(a.family, 'gemma4');
-  assert.ok(a.findings.some((x) => x.rule === 'malformed-call' && x.severity === 'error'), JSON.stringify(a.findings));
-  assert.deepEqual(a.findings.filter((x) => x.rule === 'markup-in-tool-call'), []);
+  assert.ok(
+    a.findings.some((x) => x.rule === 'malformed-call' && x.severity === 'error'),
+    JSON.stringify(a.findings),
+  );
+  assert.deepEqual(
+    a.findings.filter((x) => x.rule === 'markup-in-tool-call'),
+    [],
+  );
 });
 
 test('gemma4: well-formed values, quotes inside them, and mixed but matched forms stay clean', () => {
@@ -74,7 +85,11 @@ test('gemma4: well-formed values, quotes inside them, and mixed but matched form
     ['web_search', `limit:5,exact:true,query:${Q}Note: a, b${Q}`, { limit: 5, exact: true, query: 'Note: a, b' }],
     // Ollama tool_call_with_mixed_raw_and_gemma_quoted_values, nested_mixed_raw_and_gemma_quoted_values
     ['search', `query:"raw \\"quoted\\"",note:${Q}gemma "quoted"${Q}`, { query: 'raw "quoted"', note: 'gemma "quoted"' }],
-    ['f', `meta:{title:${Q}t "1"${Q},note:"n \\"2\\""},items:[${Q}x "3"${Q},"y \\"4\\""]`, { meta: { title: 't "1"', note: 'n "2"' }, items: ['x "3"', 'y "4"'] }],
+    [
+      'f',
+      `meta:{title:${Q}t "1"${Q},note:"n \\"2\\""},items:[${Q}x "3"${Q},"y \\"4\\""]`,
+      { meta: { title: 't "1"', note: 'n "2"' }, items: ['x "3"', 'y "4"'] },
+    ],
     // vLLM test_string_delimited_dict_key
     ['f', `record_map:{${Q}3${Q}:${Q}new text${Q}}`, { record_map: { '3': 'new text' } }],
     ['bash', `cmd:${Q}echo "done"${Q}`, { cmd: 'echo "done"' }],
@@ -94,10 +109,17 @@ test('gemma4: `<|tool_response>` right after a call ends the turn as the chat te
   ] as const) {
     const p = parse(text);
     assert.deepEqual(p.problems, [], text);
-    assert.deepEqual(p.message, { ...(content ? { content } : {}), toolCalls: [{ index: 0, name: 'get_weather', arguments: '{"location":"Paris"}' }] });
+    assert.deepEqual(p.message, {
+      ...(content ? { content } : {}),
+      toolCalls: [{ index: 0, name: 'get_weather', arguments: '{"location":"Paris"}' }],
+    });
     assert.deepEqual(slices(p, 'end'), ['<|tool_response>']);
     const a = analyze({ nativeText: text, model: 'google/gemma-4-31b-it' });
-    assert.deepEqual(a.findings.filter((x) => x.severity !== 'info'), [], text);
+    assert.deepEqual(
+      a.findings.filter((x) => x.severity !== 'info'),
+      [],
+      text,
+    );
   }
   // Without a call before it, the marker is still out of place.
   assert.deepEqual(codes(parse('Sure.<|tool_response>')), ['stray-marker']);

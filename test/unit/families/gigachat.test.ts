@@ -20,7 +20,11 @@ const MSG_SEP = '<|message_sep|>\n\n';
 const G3 = `${MSG_SEP}function call<|role_sep|>\n`;
 const G31 = '<|function_call|>';
 const SIMPLE = JSON.stringify({ name: 'manage_user_memory', arguments: { action: 'create', id: 'preferences' } });
-const COMPLEX_ARGS = { action: 'create', id: 'preferences', content: { short_answers: true, hate_emojis: true, english_ui: false, russian_math_explanations: true } };
+const COMPLEX_ARGS = {
+  action: 'create',
+  id: 'preferences',
+  content: { short_answers: true, hate_emojis: true, english_ui: false, russian_math_explanations: true },
+};
 const COMPLEX = JSON.stringify({ name: 'manage_user_memory', arguments: COMPLEX_ARGS });
 const CONTENT = "I'll check that for you.";
 
@@ -79,8 +83,14 @@ test('gigachat35: the vLLM fixtures (typed values, parallel calls, surrounding t
   assert.deepEqual(single.problems, []);
   assert.deepEqual(calls(single), [['get_weather', { city: 'Tokyo' }]]);
 
-  const parallel = parse('gigachat35', block(invoke('get_weather', ['city', 'Tokyo', true]), invoke('get_time', ['timezone', 'Asia/Tokyo', true])));
-  assert.deepEqual(calls(parallel), [['get_weather', { city: 'Tokyo' }], ['get_time', { timezone: 'Asia/Tokyo' }]]);
+  const parallel = parse(
+    'gigachat35',
+    block(invoke('get_weather', ['city', 'Tokyo', true]), invoke('get_time', ['timezone', 'Asia/Tokyo', true])),
+  );
+  assert.deepEqual(calls(parallel), [
+    ['get_weather', { city: 'Tokyo' }],
+    ['get_time', { timezone: 'Asia/Tokyo' }],
+  ]);
 
   const typed = parse(
     'gigachat35',
@@ -98,18 +108,36 @@ test('gigachat35: the vLLM fixtures (typed values, parallel calls, surrounding t
     ),
   );
   assert.deepEqual(typed.problems, []);
-  assert.deepEqual(calls(typed), [['typed_args', { string_field: 'hello', int_field: 7, float_field: 3.5, bool_field: true, null_field: null, array_field: [1, 2, 3], object_field: { nested: true } }]]);
+  assert.deepEqual(calls(typed), [
+    [
+      'typed_args',
+      {
+        string_field: 'hello',
+        int_field: 7,
+        float_field: 3.5,
+        bool_field: true,
+        null_field: null,
+        array_field: [1, 2, 3],
+        object_field: { nested: true },
+      },
+    ],
+  ]);
 
   const surrounded = parse('gigachat35', `I will check.${block(invoke('get_weather', ['city', 'Tokyo', true]))}`);
   assert.equal(surrounded.message.content, 'I will check.');
   assert.deepEqual(calls(parse('gigachat35', block(invoke('empty_args')))), [['empty_args', {}]]);
-  assert.deepEqual(calls(parse('gigachat35', block(invoke('escaped', ['text', 'line 1\\n"quoted"', true])))), [['escaped', { text: 'line 1\\n"quoted"' }]]);
+  assert.deepEqual(calls(parse('gigachat35', block(invoke('escaped', ['text', 'line 1\\n"quoted"', true])))), [
+    ['escaped', { text: 'line 1\\n"quoted"' }],
+  ]);
   // A string="false" object is JSON (test_string_false_json_object).
   assert.deepEqual(calls(parse('gigachat35', block(invoke('store', ['payload', '{"a": 1}', false])))), [['store', { payload: { a: 1 } }]]);
 });
 
 test('gigachat35: the vLLM malformed inputs and cut outputs are flagged', () => {
-  for (const text of ['<｜GCML｜tool_calls><｜GCML｜invoke name="broken">', '<｜GCML｜tool_calls><｜GCML｜parameter name="x">1</｜GCML｜parameter>']) {
+  for (const text of [
+    '<｜GCML｜tool_calls><｜GCML｜invoke name="broken">',
+    '<｜GCML｜tool_calls><｜GCML｜parameter name="x">1</｜GCML｜parameter>',
+  ]) {
     const p = parse('gigachat35', text);
     assert.ok(p.problems.length > 0, text);
   }
@@ -118,7 +146,10 @@ test('gigachat35: the vLLM malformed inputs and cut outputs are flagged', () => 
   const cut = whole.slice(0, whole.indexOf('Asia/') + 3);
   const p = parse('gigachat35', cut);
   assert.ok(codes(p).includes('call-unclosed'), codes(p).join());
-  assert.deepEqual(p.message.toolCalls.map((c) => c.name), ['get_weather', 'get_time']);
+  assert.deepEqual(
+    p.message.toolCalls.map((c) => c.name),
+    ['get_weather', 'get_time'],
+  );
   for (let i = 0; i <= whole.length; i++) parse('gigachat35', whole.slice(0, i));
 
   assert.ok(errors(cut, 'ai-sage/GigaChat3.5-432B-A28B').length > 0);

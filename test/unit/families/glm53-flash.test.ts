@@ -19,16 +19,31 @@ const parse = (text: string): ParsedNative => {
 };
 const calls = (p: ParsedNative) => p.message.toolCalls.map((c) => [c.name, JSON.parse(c.arguments)]);
 
-test('glm53-flash: healthy outputs from SGLang\'s tests parse to the reference calls', () => {
+test("glm53-flash: healthy outputs from SGLang's tests parse to the reference calls", () => {
   const cases: [string, unknown[][], string | undefined][] = [
     // test_json_format_single_call
     ['我来帮您查询。<tool_call>get_weather>{"city": "北京"}', [['get_weather', { city: '北京' }]], '我来帮您查询。'],
     // test_multiple_json_calls
-    ['<tool_call>get_weather>{"city": "北京"}<tool_call>get_weather>{"city": "上海"}', [['get_weather', { city: '北京' }], ['get_weather', { city: '上海' }]], undefined],
+    [
+      '<tool_call>get_weather>{"city": "北京"}<tool_call>get_weather>{"city": "上海"}',
+      [
+        ['get_weather', { city: '北京' }],
+        ['get_weather', { city: '上海' }],
+      ],
+      undefined,
+    ],
     // test_tag_format_single_call
-    ['<tool_call>get_weather<arg_key>city</arg_key><arg_value>北京</arg_value></tool_call>', [['get_weather', { city: '北京' }]], undefined],
+    [
+      '<tool_call>get_weather<arg_key>city</arg_key><arg_value>北京</arg_value></tool_call>',
+      [['get_weather', { city: '北京' }]],
+      undefined,
+    ],
     // test_tag_format_multiline
-    ['<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>北京</arg_value>\n</tool_call>', [['get_weather', { city: '北京' }]], undefined],
+    [
+      '<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>北京</arg_value>\n</tool_call>',
+      [['get_weather', { city: '北京' }]],
+      undefined,
+    ],
     // test_tag_format_typed_values
     [
       '<tool_call>search<arg_key>query</arg_key><arg_value>北京</arg_value><arg_key>limit</arg_key><arg_value>3</arg_value><arg_key>fuzzy</arg_key><arg_value>true</arg_value></tool_call>',
@@ -38,19 +53,28 @@ test('glm53-flash: healthy outputs from SGLang\'s tests parse to the reference c
     // test_tag_format_multiple_calls
     [
       '<tool_call>get_weather<arg_key>city</arg_key><arg_value>北京</arg_value></tool_call><tool_call>get_weather<arg_key>city</arg_key><arg_value>上海</arg_value></tool_call>',
-      [['get_weather', { city: '北京' }], ['get_weather', { city: '上海' }]],
+      [
+        ['get_weather', { city: '北京' }],
+        ['get_weather', { city: '上海' }],
+      ],
       undefined,
     ],
     // test_tag_format_then_json_format
     [
       '<tool_call>get_weather<arg_key>city</arg_key><arg_value>北京</arg_value></tool_call><tool_call>get_weather>{"city": "上海"}',
-      [['get_weather', { city: '北京' }], ['get_weather', { city: '上海' }]],
+      [
+        ['get_weather', { city: '北京' }],
+        ['get_weather', { city: '上海' }],
+      ],
       undefined,
     ],
     // test_streaming_multi_tool_todo_bash (the whole text)
     [
       '<tool_call>todo_write>{"todos": [{"content": "write code", "status": "pending"}]}<tool_call>bash>{"command": "ls -la", "description": "List files"}',
-      [['todo_write', { todos: [{ content: 'write code', status: 'pending' }] }], ['bash', { command: 'ls -la', description: 'List files' }]],
+      [
+        ['todo_write', { todos: [{ content: 'write code', status: 'pending' }] }],
+        ['bash', { command: 'ls -la', description: 'List files' }],
+      ],
       undefined,
     ],
   ];
@@ -125,12 +149,20 @@ test('glm53-flash: model ids, and the JSON form found by its markers', () => {
   for (const id of ['zai-org/GLM-5.3-Flash', 'z-ai/glm-5.3-flash', 'z-ai/glm-5.3-flash:free', 'zai-org/GLM-5.3-Flash-FP8']) {
     assert.equal(detectFamily(id)?.format.id, 'glm53-flash', id);
   }
-  for (const [id, family] of [['z-ai/glm-5.1', 'glm47'], ['zai-org/GLM-5', 'glm47'], ['z-ai/glm-4.7', 'glm47'], ['z-ai/glm-4.6', 'glm45']] as const) {
+  for (const [id, family] of [
+    ['z-ai/glm-5.1', 'glm47'],
+    ['zai-org/GLM-5', 'glm47'],
+    ['z-ai/glm-4.7', 'glm47'],
+    ['z-ai/glm-4.6', 'glm45'],
+  ] as const) {
     assert.equal(detectFamily(id)?.format.id, family, id);
   }
   assert.equal(detectFamily(undefined, '<tool_call>get_weather>{"city": "北京"}')?.format.id, 'glm53-flash');
   // The tag form alone is GLM-4.7's.
-  assert.equal(detectFamily(undefined, '<tool_call>get_weather<arg_key>city</arg_key><arg_value>北京</arg_value></tool_call>')?.format.id, 'glm47');
+  assert.equal(
+    detectFamily(undefined, '<tool_call>get_weather<arg_key>city</arg_key><arg_value>北京</arg_value></tool_call>')?.format.id,
+    'glm47',
+  );
   assert.equal(getFamily('glm53-flash').tokenizer.repo, 'zai-org/GLM-5.3-Flash');
 });
 
@@ -138,11 +170,28 @@ test('glm53-flash: analyze — the model id picks the family, a broken output is
   const model = 'z-ai/glm-5.3-flash';
   const healthy = analyze({ nativeText: '我来帮您查询。<tool_call>get_weather>{"city": "北京"}<tool_call>get_time>{"tz": "UTC"}', model });
   assert.equal(healthy.family, 'glm53-flash');
-  assert.deepEqual(healthy.findings.filter((f) => f.severity !== 'info'), []);
-  assert.deepEqual(analyze({ nativeText: '<tool_call>get_weather<arg_key>city</arg_key><arg_value>北京</arg_value></tool_call>', model }).findings.filter((f) => f.severity !== 'info'), []);
-  for (const broken of ['<tool_call>get_weather>{"city": "北', '<tool_call>get_weather<arg_key>city</arg_key><arg_value>北京</arg_value>']) {
+  assert.deepEqual(
+    healthy.findings.filter((f) => f.severity !== 'info'),
+    [],
+  );
+  assert.deepEqual(
+    analyze({ nativeText: '<tool_call>get_weather<arg_key>city</arg_key><arg_value>北京</arg_value></tool_call>', model }).findings.filter(
+      (f) => f.severity !== 'info',
+    ),
+    [],
+  );
+  for (const broken of [
+    '<tool_call>get_weather>{"city": "北',
+    '<tool_call>get_weather<arg_key>city</arg_key><arg_value>北京</arg_value>',
+  ]) {
     const a = analyze({ nativeText: broken, model });
-    assert.ok(a.findings.some((f) => f.severity === 'error'), broken);
+    assert.ok(
+      a.findings.some((f) => f.severity === 'error'),
+      broken,
+    );
   }
-  assert.deepEqual(analyze({ nativeText: 'It is sunny in Beijing today.', model }).findings.filter((f) => f.severity !== 'info'), []);
+  assert.deepEqual(
+    analyze({ nativeText: 'It is sunny in Beijing today.', model }).findings.filter((f) => f.severity !== 'info'),
+    [],
+  );
 });

@@ -26,10 +26,18 @@ test('gpt-oss: a call with its special tokens stripped, in content, is leaked to
   const leak = a.findings.filter((f) => f.rule === 'markup-in-content');
   assert.equal(leak.length, 1, JSON.stringify(a.findings));
   assert.equal(leak[0].severity, 'error');
-  assert.match(leak[0].message, /gpt-oss \(Harmony\) tool-call markup leaked into content \(assistantcommentary to=functions\.get_current_weather json\)/);
+  assert.match(
+    leak[0].message,
+    /gpt-oss \(Harmony\) tool-call markup leaked into content \(assistantcommentary to=functions\.get_current_weather json\)/,
+  );
   assert.match(leak[0].message, /1 call: get_current_weather/);
-  assert.equal(STRIPPED.slice(leak[0].start, leak[0].end), 'assistantcommentary to=functions.get_current_weather json{"location": "Tokyo"}');
-  assert.deepEqual(parseStrippedHarmony(STRIPPED).message.toolCalls, [{ index: 0, name: 'get_current_weather', arguments: '{"location": "Tokyo"}' }]);
+  assert.equal(
+    STRIPPED.slice(leak[0].start, leak[0].end),
+    'assistantcommentary to=functions.get_current_weather json{"location": "Tokyo"}',
+  );
+  assert.deepEqual(parseStrippedHarmony(STRIPPED).message.toolCalls, [
+    { index: 0, name: 'get_current_weather', arguments: '{"location": "Tokyo"}' },
+  ]);
 });
 
 test('gpt-oss: the other stripped shapes, raw and as a structured response', () => {
@@ -47,16 +55,30 @@ test('gpt-oss: the other stripped shapes, raw and as a structured response', () 
     const r = run(markupInContent, { response: response({ model: MODEL, message: { content: text }, finishReason: 'stop' }) });
     assert.equal(r.findings.length, 1, text);
     assert.equal(r.findings[0].severity, 'error', text);
-    assert.deepEqual(parseStrippedHarmony(text.replace(/<\|\w+\|>/g, '')).message.toolCalls.map((c) => [c.name, c.arguments]), [[name, args]]);
+    assert.deepEqual(
+      parseStrippedHarmony(text.replace(/<\|\w+\|>/g, '')).message.toolCalls.map((c) => [c.name, c.arguments]),
+      [[name, args]],
+    );
   }
 });
 
 test('gpt-oss: prose about recipients, and healthy Harmony, are not flagged', () => {
-  for (const content of ['Send it to=functions later.', 'The header is `to=functions.NAME`, then the JSON.', 'analysisNothing to call.assistantfinalIt is sunny.']) {
-    assert.deepEqual(run(markupInContent, { response: response({ model: MODEL, message: { content }, finishReason: 'stop' }) }).findings, [], content);
+  for (const content of [
+    'Send it to=functions later.',
+    'The header is `to=functions.NAME`, then the JSON.',
+    'analysisNothing to call.assistantfinalIt is sunny.',
+  ]) {
+    assert.deepEqual(
+      run(markupInContent, { response: response({ model: MODEL, message: { content }, finishReason: 'stop' }) }).findings,
+      [],
+      content,
+    );
   }
   const healthy = `<|channel|>analysis<|message|>${ANALYSIS}<|end|><|start|>assistant<|channel|>commentary to=functions.get_current_weather <|constrain|>json<|message|>{"location": "Tokyo"}<|call|>`;
   const a = analyze({ nativeText: healthy, model: MODEL });
-  assert.deepEqual(a.findings.filter((f) => f.severity !== 'info'), []);
+  assert.deepEqual(
+    a.findings.filter((f) => f.severity !== 'info'),
+    [],
+  );
   assert.deepEqual(a.message.toolCalls, [{ index: 0, name: 'get_current_weather', arguments: '{"location": "Tokyo"}' }]);
 });

@@ -19,7 +19,8 @@ const errors = (text: string, model = MODEL) => analyze({ nativeText: text, mode
 
 // vllm-project/vllm tests/tool_parsers/test_granite_20b_fc_tool_parser.py @ 41c5903d049b80b83a6e570f52f0f55e31316e49
 const SINGLE = '<function_call> {"name": "get_weather", "arguments": {"city": "Tokyo"}}';
-const PARALLEL = '<function_call> {"name": "get_weather", "arguments": {"city": "Tokyo"}}\n<function_call> {"name": "get_time", "arguments": {"timezone": "Asia/Tokyo"}}';
+const PARALLEL =
+  '<function_call> {"name": "get_weather", "arguments": {"city": "Tokyo"}}\n<function_call> {"name": "get_time", "arguments": {"timezone": "Asia/Tokyo"}}';
 const TYPES = `<function_call> {
   "name": "test_function",
   "arguments": {
@@ -37,17 +38,34 @@ const TYPES = `<function_call> {
 const EMPTY = '<function_call> {"name": "refresh", "arguments": {}}';
 const SURROUNDING = 'Let me check the weather for you.\n<function_call> {"name": "get_weather", "arguments": {"city": "Tokyo"}}';
 // The same test's malformed_input_outputs.
-const MALFORMED = ['<function_call> {"name": "func", "arguments": {', '<function_call> [{"name": "func", "arguments": {}}]', '<function_call> {"name": 123}'];
+const MALFORMED = [
+  '<function_call> {"name": "func", "arguments": {',
+  '<function_call> [{"name": "func", "arguments": {}}]',
+  '<function_call> {"name": 123}',
+];
 
-test('granite-20b-fc: vLLM\'s healthy outputs parse to their calls', () => {
+test("granite-20b-fc: vLLM's healthy outputs parse to their calls", () => {
   const one = parse(SINGLE);
   assert.deepEqual(one.problems, []);
   assert.deepEqual(calls(one), [['get_weather', { city: 'Tokyo' }]]);
   assert.deepEqual(slices(one, 'arguments', 0), ['{"city": "Tokyo"}']);
-  assert.deepEqual(calls(parse(PARALLEL)), [['get_weather', { city: 'Tokyo' }], ['get_time', { timezone: 'Asia/Tokyo' }]]);
+  assert.deepEqual(calls(parse(PARALLEL)), [
+    ['get_weather', { city: 'Tokyo' }],
+    ['get_time', { timezone: 'Asia/Tokyo' }],
+  ]);
   const types = parse(TYPES);
   assert.deepEqual(types.problems, []);
-  assert.deepEqual(calls(types)[0][1], { string_field: 'hello', int_field: 42, float_field: 3.14, bool_field: true, null_field: null, array_field: ['a', 'b', 'c'], object_field: { nested: 'value' }, empty_array: [], empty_object: {} });
+  assert.deepEqual(calls(types)[0][1], {
+    string_field: 'hello',
+    int_field: 42,
+    float_field: 3.14,
+    bool_field: true,
+    null_field: null,
+    array_field: ['a', 'b', 'c'],
+    object_field: { nested: 'value' },
+    empty_array: [],
+    empty_object: {},
+  });
   assert.deepEqual(calls(parse(EMPTY)), [['refresh', {}]]);
   const surrounding = parse(SURROUNDING);
   assert.deepEqual(surrounding.problems, []);
@@ -86,7 +104,10 @@ test('granite-20b-fc: analyze by model id: a broken call is an error, a healthy 
   const healthy = analyze({ nativeText: PARALLEL, model: MODEL });
   assert.equal(healthy.family, 'granite-20b-fc');
   assert.equal(healthy.familySource, 'model-id');
-  assert.deepEqual(healthy.findings.filter((x) => x.severity === 'error'), []);
+  assert.deepEqual(
+    healthy.findings.filter((x) => x.severity === 'error'),
+    [],
+  );
   assert.ok(errors(MALFORMED[0]).some((x) => x.rule === 'call-unclosed'));
   assert.deepEqual(errors('This is a regular response without any tool calls.'), []);
 });

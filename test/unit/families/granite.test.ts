@@ -22,7 +22,8 @@ const G3_PARALLEL = `<|tool_call|> [
   {"name": "get_time", "arguments": {"timezone": "Asia/Tokyo"}}
 ]`;
 const G3_STRING = '<tool_call> [{"name": "get_weather", "arguments": {"city": "Tokyo"}}]';
-const G3_NAME_LAST = '<|tool_call|> [{"arguments": {"city": "Tokyo"}, "name": "get_weather"}, {"arguments": {"timezone": "Asia/Tokyo"}, "name": "get_time"}]';
+const G3_NAME_LAST =
+  '<|tool_call|> [{"arguments": {"city": "Tokyo"}, "name": "get_weather"}, {"arguments": {"timezone": "Asia/Tokyo"}, "name": "get_time"}]';
 const G3_MALFORMED = ['<|tool_call|> [{"name": "func", "arguments": {', '<|tool_call|> {"name": "func", "arguments": {}}'];
 
 test('granite3: the vLLM fixtures (token and string openers, parallel calls, name after arguments) parse to their calls', () => {
@@ -34,7 +35,10 @@ test('granite3: the vLLM fixtures (token and string openers, parallel calls, nam
   for (const text of [G3_PARALLEL, G3_NAME_LAST]) {
     const p = parse('granite3', text);
     assert.deepEqual(p.problems, [], text);
-    assert.deepEqual(calls(p), [['get_weather', { city: 'Tokyo' }], ['get_time', { timezone: 'Asia/Tokyo' }]]);
+    assert.deepEqual(calls(p), [
+      ['get_weather', { city: 'Tokyo' }],
+      ['get_time', { timezone: 'Asia/Tokyo' }],
+    ]);
   }
   assert.deepEqual(calls(parse('granite3', '<|tool_call|> [{"name": "refresh", "arguments": {}}]')), [['refresh', {}]]);
   // Granite 3.2 / 3.3 with thinking: <think> and the <response> wrapper.
@@ -55,7 +59,14 @@ test('granite3: a list cut or not a list is flagged; prose is not', () => {
 });
 
 // vllm-project/vllm tests/tool_parsers/test_granite4_tool_parser.py @ 34f830e95846db95409c0cd6d8a168066ebd8df9
-const COORDS = { coordinates: [[23.54, 43.1], [-12.2, 54.3], [4, 5]], coordinate_type: 'latlong' };
+const COORDS = {
+  coordinates: [
+    [23.54, 43.1],
+    [-12.2, 54.3],
+    [4, 5],
+  ],
+  coordinate_type: 'latlong',
+};
 const STOCK = { symbol: 'AAPL', start_date: '2021-01-01', end_date: '2021-12-31' };
 const tc = (call: unknown) => `<tool_call> ${JSON.stringify(call)} </tool_call>`;
 const G4_COMPLEX =
@@ -70,11 +81,21 @@ const G4_COMPLEX =
 test('granite4: the vLLM fixture (content between calls, arguments as a JSON string) parses to its calls', () => {
   const p = parse('granite4', G4_COMPLEX);
   assert.deepEqual(p.problems, []);
-  assert.deepEqual(calls(p), [['find_bbox', COORDS], ['get_stock_price', STOCK], ['find_bbox', COORDS]]);
+  assert.deepEqual(calls(p), [
+    ['find_bbox', COORDS],
+    ['get_stock_price', STOCK],
+    ['find_bbox', COORDS],
+  ]);
   assert.match(p.message.content ?? '', /^Here goes the bbox call:[^]*See\? I'm a helpful assistant\.$/);
-  const two = parse('granite4', '<tool_call> {"name": "find_bbox", "arguments": {}} </tool_call>some explanation <tool_call> {"name": "get_stock_price", "arguments": {}} </tool_call>');
+  const two = parse(
+    'granite4',
+    '<tool_call> {"name": "find_bbox", "arguments": {}} </tool_call>some explanation <tool_call> {"name": "get_stock_price", "arguments": {}} </tool_call>',
+  );
   assert.deepEqual(two.problems, []);
-  assert.deepEqual(calls(two), [['find_bbox', {}], ['get_stock_price', {}]]);
+  assert.deepEqual(calls(two), [
+    ['find_bbox', {}],
+    ['get_stock_price', {}],
+  ]);
   assert.equal(two.message.content, 'some explanation');
 });
 
@@ -92,7 +113,8 @@ test('granite4: a call cut in its JSON, a missing </tool_call> and an orphan clo
 });
 
 test('granite42: the Qwen3-Coder XML with <think>, under its own id', () => {
-  const text = '<think>\nNeed the weather.\n</think>\n\n<tool_call>\n<function=get_weather>\n<parameter=city>\nTokyo\n</parameter>\n</function>\n</tool_call>';
+  const text =
+    '<think>\nNeed the weather.\n</think>\n\n<tool_call>\n<function=get_weather>\n<parameter=city>\nTokyo\n</parameter>\n</function>\n</tool_call>';
   const p = parse('granite42', text);
   assert.equal(p.family, 'granite42');
   assert.deepEqual(p.problems, []);
@@ -116,7 +138,8 @@ test('granite: model ids pick the dialect by version; markers tell Granite 3 and
     ['ibm-granite/granite-4.2-30b', 'granite42'],
   ];
   for (const [id, family] of cases) assert.equal(detectFamily(id)?.format.id, family, id);
-  for (const id of ['ibm-granite/granite-guardian-3.2-5b', 'ibm-granite/granite-20b-functioncalling']) assert.ok(!/^granite[34]/.test(detectFamily(id)?.format.id ?? ''), id);
+  for (const id of ['ibm-granite/granite-guardian-3.2-5b', 'ibm-granite/granite-20b-functioncalling'])
+    assert.ok(!/^granite[34]/.test(detectFamily(id)?.format.id ?? ''), id);
   assert.equal(detectFamily(undefined, G3_SINGLE)?.format.id, 'granite3');
   assert.equal(detectFamily(undefined, G3_STRING)?.format.id, 'granite3');
   assert.equal(detectFamily(undefined, `${tc({ name: 'a', arguments: {} })}<|end_of_text|>`)?.format.id, 'granite4');

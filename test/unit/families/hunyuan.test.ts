@@ -22,7 +22,8 @@ const arg = (k: string, v: string, s = S) => `<arg_key${s}>${k}</arg_key${s}><ar
 const call = (name: string, args = '', s = S) => `<tool_call${s}>${name}${args}</tool_call${s}>`;
 const block = (body: string, s = S) => `<tool_calls${s}>${body}</tool_calls${s}>`;
 // HY-v3 (SGLang's layout): newline separated, <tool_sep> after the name.
-const hy3 = (name: string, pairs: [string, string][] = []) => `<tool_call>${name}<tool_sep>\n${pairs.map(([k, v]) => `<arg_key>${k}</arg_key>\n<arg_value>${v}</arg_value>\n`).join('')}</tool_call>`;
+const hy3 = (name: string, pairs: [string, string][] = []) =>
+  `<tool_call>${name}<tool_sep>\n${pairs.map(([k, v]) => `<arg_key>${k}</arg_key>\n<arg_value>${v}</arg_value>\n`).join('')}</tool_call>`;
 
 const parse = (family: FamilyId, text: string): ParsedNative => {
   const p = getFormat(family).parse(text);
@@ -33,24 +34,47 @@ const parse = (family: FamilyId, text: string): ParsedNative => {
 const calls = (p: ParsedNative) => p.message.toolCalls.map((c) => [c.name, JSON.parse(c.arguments)]);
 const serious = (text: string, model: string) => analyze({ nativeText: text, model }).findings.filter((f) => f.severity !== 'info');
 
-test('hunyuan (HY-v4): healthy outputs from vLLM\'s and SGLang\'s tests parse to the reference calls', () => {
+test("hunyuan (HY-v4): healthy outputs from vLLM's and SGLang's tests parse to the reference calls", () => {
   const cases: [string, unknown[][], string | undefined][] = [
     // test_values_typed_from_schema (the schema types days; untyped, "3" reads as 3)
-    ['sure!' + block(call('get_weather', arg('city', 'Beijing') + arg('days', '3'))), [['get_weather', { city: 'Beijing', days: 3 }]], 'sure!'],
+    [
+      'sure!' + block(call('get_weather', arg('city', 'Beijing') + arg('days', '3'))),
+      [['get_weather', { city: 'Beijing', days: 3 }]],
+      'sure!',
+    ],
     // test_zero_arg_call
     [block(call('get_current_date')), [['get_current_date', {}]], undefined],
     // test_multiple_calls_keep_their_order
-    [block(call('get_weather', arg('city', 'A')) + call('get_current_date')), [['get_weather', { city: 'A' }], ['get_current_date', {}]], undefined],
+    [
+      block(call('get_weather', arg('city', 'A')) + call('get_current_date')),
+      [
+        ['get_weather', { city: 'A' }],
+        ['get_current_date', {}],
+      ],
+      undefined,
+    ],
     // test_non_ascii_values_are_not_escaped
     [block(call('get_weather', arg('city', '北京'))), [['get_weather', { city: '北京' }]], undefined],
     // test_hy4_complete_stream_is_unchanged (Hy4-preview layout)
-    [`<tool_calls${S}>\n<tool_call${S}>get_weather${arg('city', 'Beijing')}</tool_call${S}>\n</tool_calls${S}>`, [['get_weather', { city: 'Beijing' }]], undefined],
+    [
+      `<tool_calls${S}>\n<tool_call${S}>get_weather${arg('city', 'Beijing')}</tool_call${S}>\n</tool_calls${S}>`,
+      [['get_weather', { city: 'Beijing' }]],
+      undefined,
+    ],
     // SGLang test_hy4_format_without_tool_separator
     [block(call('get_weather', arg('city', 'Beijing'))), [['get_weather', { city: 'Beijing' }]], undefined],
     // test_hy4_truncated_with_whitespace_between_tags, closed: a newline between </arg_key> and <arg_value> is read.
-    [block(call('get_weather', `<arg_key${S}>city</arg_key${S}>\n<arg_value${S}>Beijing</arg_value${S}>`)), [['get_weather', { city: 'Beijing' }]], undefined],
+    [
+      block(call('get_weather', `<arg_key${S}>city</arg_key${S}>\n<arg_value${S}>Beijing</arg_value${S}>`)),
+      [['get_weather', { city: 'Beijing' }]],
+      undefined,
+    ],
     // reasoning before the calls, the end of turn after them
-    [`Need the weather.</think${S}>Checking.${block(call('get_weather', arg('city', 'Paris')))}<｜hy_eos${S}｜>`, [['get_weather', { city: 'Paris' }]], 'Checking.'],
+    [
+      `Need the weather.</think${S}>Checking.${block(call('get_weather', arg('city', 'Paris')))}<｜hy_eos${S}｜>`,
+      [['get_weather', { city: 'Paris' }]],
+      'Checking.',
+    ],
   ];
   for (const [text, want, content] of cases) {
     const p = parse('hunyuan', text);
@@ -70,7 +94,10 @@ test('hunyuan (HY-v4): a key written twice keeps its later value, as vLLM does s
     '<tool_call>get_weather<arg_key>days</arg_key><arg_value>1</arg_value><arg_key>days</arg_key><arg_value>2</arg_value></tool_call></tool_calls>';
   const p = parse('hunyuan', text);
   assert.deepEqual(p.problems, []);
-  assert.deepEqual(calls(p), [['get_weather', { city: 'Berlin' }], ['get_weather', { days: 2 }]]);
+  assert.deepEqual(calls(p), [
+    ['get_weather', { city: 'Berlin' }],
+    ['get_weather', { days: 2 }],
+  ]);
 });
 
 test('hunyuan: any suffix the engines accept, and none (test_regex_metacharacters_in_suffix, vLLM docstring :6124c78e)', () => {
@@ -84,7 +111,7 @@ test('hunyuan: any suffix the engines accept, and none (test_regex_metacharacter
   }
 });
 
-test('hunyuan: tags spelled with another suffix than the checkpoint\'s are flagged, once', () => {
+test("hunyuan: tags spelled with another suffix than the checkpoint's are flagged, once", () => {
   const p = parse('hunyuan', block(`<tool_call${S}>get_weather<arg_key>city</arg_key><arg_value>X</arg_value></tool_call${S}>`));
   const mismatch = p.problems.filter((x) => /where the other tool-call tags carry the suffix :opensource/.test(x.message));
   assert.equal(mismatch.length, 1);
@@ -104,12 +131,16 @@ test('hunyuan: broken outputs are flagged (vLLM MALFORMED, test_hy_truncated_str
     unbalanced_arg_tags: block(`<tool_call${S}>get_weather<arg_key${S}>city</arg_key${S}></tool_call${S}>`),
     end_before_start: `</tool_calls${S}>` + call('get_current_date') + `<tool_calls${S}>`,
     truncated_after_closed_argument: `<tool_calls${S}>\n<tool_call${S}>get_weather` + arg('city', 'Beijing'),
-    truncated_mid_value: `<tool_calls${S}>\n<tool_call${S}>get_weather` + arg('city', 'Beijing') + `<arg_key${S}>date</arg_key${S}><arg_value${S}>2026`,
+    truncated_mid_value:
+      `<tool_calls${S}>\n<tool_call${S}>get_weather` + arg('city', 'Beijing') + `<arg_key${S}>date</arg_key${S}><arg_value${S}>2026`,
     with_tool_sep: block(`<tool_call${S}>get_weather<tool_sep${S}>` + arg('city', 'X') + `</tool_call${S}>`),
   };
   for (const [name, text] of Object.entries(MALFORMED)) {
     assert.ok(parse('hunyuan', text).problems.length > 0, name);
-    assert.ok(serious(text, 'tencent/Hy4-preview').some((f) => f.severity === 'error'), name);
+    assert.ok(
+      serious(text, 'tencent/Hy4-preview').some((f) => f.severity === 'error'),
+      name,
+    );
   }
   const cut = parse('hunyuan', MALFORMED.truncated_mid_value);
   // Without the request's schema the value reads as a number.
@@ -117,7 +148,7 @@ test('hunyuan: broken outputs are flagged (vLLM MALFORMED, test_hy_truncated_str
   assert.ok(codes(cut).includes('call-unclosed'));
 });
 
-test('hunyuan-v3 (HY-v3): healthy outputs from SGLang\'s and vLLM\'s tests; the released suffixed tokens too', () => {
+test("hunyuan-v3 (HY-v3): healthy outputs from SGLang's and vLLM's tests; the released suffixed tokens too", () => {
   const cases: [string, unknown[][], string | undefined][] = [
     // test_zero_arg_inline, test_zero_arg_newline
     ['<tool_calls><tool_call>get_current_date<tool_sep></tool_call></tool_calls>', [['get_current_date', {}]], undefined],
@@ -129,19 +160,41 @@ test('hunyuan-v3 (HY-v3): healthy outputs from SGLang\'s and vLLM\'s tests; the 
       undefined,
     ],
     // test_args_with_newlines
-    [`<tool_calls>\n${hy3('get_weather', [['city', 'Beijing'], ['date', '2026-03-30']])}\n</tool_calls>`, [['get_weather', { city: 'Beijing', date: '2026-03-30' }]], undefined],
+    [
+      `<tool_calls>\n${hy3('get_weather', [
+        ['city', 'Beijing'],
+        ['date', '2026-03-30'],
+      ])}\n</tool_calls>`,
+      [['get_weather', { city: 'Beijing', date: '2026-03-30' }]],
+      undefined,
+    ],
     // test_content_before_tool_call
     ['Checking.<tool_calls>\n<tool_call>get_current_date<tool_sep>\n</tool_call>\n</tool_calls>', [['get_current_date', {}]], 'Checking.'],
     // test_multiple_tool_calls
-    [`<tool_calls>\n${hy3('get_weather', [['city', 'Beijing']])}\n${hy3('get_weather', [['city', 'Hangzhou']])}\n</tool_calls>`, [['get_weather', { city: 'Beijing' }], ['get_weather', { city: 'Hangzhou' }]], undefined],
+    [
+      `<tool_calls>\n${hy3('get_weather', [['city', 'Beijing']])}\n${hy3('get_weather', [['city', 'Hangzhou']])}\n</tool_calls>`,
+      [
+        ['get_weather', { city: 'Beijing' }],
+        ['get_weather', { city: 'Hangzhou' }],
+      ],
+      undefined,
+    ],
     // test_three_parallel_tool_calls (calls back to back)
     [
       '<tool_calls><tool_call>get_weather<tool_sep><arg_key>city</arg_key><arg_value>Beijing</arg_value></tool_call><tool_call>get_weather<tool_sep><arg_key>city</arg_key><arg_value>Tokyo</arg_value></tool_call><tool_call>get_current_date<tool_sep></tool_call></tool_calls>',
-      [['get_weather', { city: 'Beijing' }], ['get_weather', { city: 'Tokyo' }], ['get_current_date', {}]],
+      [
+        ['get_weather', { city: 'Beijing' }],
+        ['get_weather', { city: 'Tokyo' }],
+        ['get_current_date', {}],
+      ],
       undefined,
     ],
     // The released Hy3 tokens carry :opensource (SGLang resolve_hunyuan_tokens).
-    [`<tool_calls${S}>\n<tool_call${S}>get_weather<tool_sep${S}>\n<arg_key${S}>city</arg_key${S}>\n<arg_value${S}>Beijing</arg_value${S}>\n</tool_call${S}>\n</tool_calls${S}><｜hy_eos${S}｜>`, [['get_weather', { city: 'Beijing' }]], undefined],
+    [
+      `<tool_calls${S}>\n<tool_call${S}>get_weather<tool_sep${S}>\n<arg_key${S}>city</arg_key${S}>\n<arg_value${S}>Beijing</arg_value${S}>\n</tool_call${S}>\n</tool_calls${S}><｜hy_eos${S}｜>`,
+      [['get_weather', { city: 'Beijing' }]],
+      undefined,
+    ],
   ];
   for (const [text, want, content] of cases) {
     const p = parse('hunyuan-v3', text);
@@ -162,7 +215,10 @@ test('hunyuan-v3: a call without <tool_sep>, a call outside <tool_calls>, and cu
   ];
   for (const text of broken) {
     assert.ok(parse('hunyuan-v3', text).problems.length > 0, text);
-    assert.ok(serious(text, 'tencent/Hy3-preview').some((f) => f.severity === 'error'), text);
+    assert.ok(
+      serious(text, 'tencent/Hy3-preview').some((f) => f.severity === 'error'),
+      text,
+    );
   }
   assert.match(parse('hunyuan-v3', broken[0]).problems[0].message, /no <tool_sep> after the name/);
 });
@@ -189,11 +245,23 @@ test('hunyuan: model ids, and the markup found by its markers', () => {
   ];
   for (const [id, family] of ids) assert.equal(detectFamily(id)?.format.id, family, id);
   // Other Hunyuan dialects and products are not these families.
-  for (const id of ['tencent/Hunyuan-A13B-Instruct', 'tencent/hunyuan-a13b-instruct', 'tencent/HY-3D-2.1', 'tencent/Hunyuan-7B-Instruct', 'hunyuan-turbos-latest']) {
+  for (const id of [
+    'tencent/Hunyuan-A13B-Instruct',
+    'tencent/hunyuan-a13b-instruct',
+    'tencent/HY-3D-2.1',
+    'tencent/Hunyuan-7B-Instruct',
+    'hunyuan-turbos-latest',
+  ]) {
     assert.ok(!['hunyuan', 'hunyuan-v3'].includes(detectFamily(id)?.format.id ?? ''), id);
   }
   assert.equal(detectFamily(undefined, block(call('get_weather', arg('city', 'Beijing'))))?.format.id, 'hunyuan');
-  assert.equal(detectFamily(undefined, '<tool_calls>\n<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n</tool_call>\n</tool_calls>')?.format.id, 'hunyuan-v3');
+  assert.equal(
+    detectFamily(
+      undefined,
+      '<tool_calls>\n<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n</tool_call>\n</tool_calls>',
+    )?.format.id,
+    'hunyuan-v3',
+  );
   assert.equal(getFamily('hunyuan').tokenizer.repo, 'tencent/Hy4-preview');
   assert.equal(getFamily('hunyuan-v3').tokenizer.repo, 'tencent/Hy3-preview');
 });
@@ -201,24 +269,46 @@ test('hunyuan: model ids, and the markup found by its markers', () => {
 test('hunyuan: analyze — the model id picks the family, broken is an error, healthy and prose are clean', () => {
   const healthy = analyze({ nativeText: 'sure!' + block(call('get_weather', arg('city', 'Beijing'))), model: 'tencent/Hy4-preview' });
   assert.equal(healthy.family, 'hunyuan');
-  assert.deepEqual(healthy.findings.filter((f) => f.severity !== 'info'), []);
-  const broken = analyze({ nativeText: `<tool_calls${S}>\n<tool_call${S}>get_weather<arg_key${S}>city</arg_key${S}><arg_value${S}>Bei`, model: 'tencent/Hy4-preview' });
+  assert.deepEqual(
+    healthy.findings.filter((f) => f.severity !== 'info'),
+    [],
+  );
+  const broken = analyze({
+    nativeText: `<tool_calls${S}>\n<tool_call${S}>get_weather<arg_key${S}>city</arg_key${S}><arg_value${S}>Bei`,
+    model: 'tencent/Hy4-preview',
+  });
   assert.ok(broken.findings.some((f) => f.severity === 'error'));
-  const v3 = analyze({ nativeText: '<tool_calls>\n<tool_call>get_current_date<tool_sep>\n</tool_call>\n</tool_calls>', model: 'tencent/Hy3-preview' });
+  const v3 = analyze({
+    nativeText: '<tool_calls>\n<tool_call>get_current_date<tool_sep>\n</tool_call>\n</tool_calls>',
+    model: 'tencent/Hy3-preview',
+  });
   assert.equal(v3.family, 'hunyuan-v3');
-  assert.deepEqual(v3.findings.filter((f) => f.severity !== 'info'), []);
+  assert.deepEqual(
+    v3.findings.filter((f) => f.severity !== 'info'),
+    [],
+  );
 });
 
 test('hunyuan: the engine verdicts of a cut HY-v4 call (vLLM hy_v4 strict: the whole output is content)', () => {
-  const { ctx } = prepare({ nativeText: `<tool_calls${S}>\n<tool_call${S}>get_weather<arg_key${S}>location</arg_key${S}><arg_value${S}>N`, family: 'hunyuan' });
+  const { ctx } = prepare({
+    nativeText: `<tool_calls${S}>\n<tool_call${S}>get_weather<arg_key${S}>location</arg_key${S}><arg_value${S}>N`,
+    family: 'hunyuan',
+  });
   const f = runChecks(ctx).find((x) => verdictsFor(ctx, x))!;
   const v = verdictsFor(ctx, f)!;
   assert.equal(v.case, '5.c');
-  assert.deepEqual(Object.fromEntries(v.engines.map((e) => [e.engine, e.outcome])), { vllm: 'content', sglang: 'dropped', dynamo: 'unsupported' });
+  assert.deepEqual(Object.fromEntries(v.engines.map((e) => [e.engine, e.outcome])), {
+    vllm: 'content',
+    sglang: 'dropped',
+    dynamo: 'unsupported',
+  });
 });
 
 test('hunyuan: closers missing after a complete suffixed value read as conformance case 5.a', () => {
-  const { ctx } = prepare({ nativeText: `<tool_calls${S}>\n<tool_call${S}>get_weather<arg_key${S}>location</arg_key${S}><arg_value${S}>NYC</arg_value${S}>`, family: 'hunyuan' });
+  const { ctx } = prepare({
+    nativeText: `<tool_calls${S}>\n<tool_call${S}>get_weather<arg_key${S}>location</arg_key${S}><arg_value${S}>NYC</arg_value${S}>`,
+    family: 'hunyuan',
+  });
   const f = runChecks(ctx).find((x) => verdictsFor(ctx, x))!;
   assert.equal(verdictsFor(ctx, f)!.case, '5.a');
 });

@@ -16,7 +16,13 @@ const IDS = new Set<string>(families.map((f) => f.id));
 
 /** The string literals of `source` that equal a family id, as `line: 'id'`. */
 function quotedIds(fileName: string, source: string): string[] {
-  const file = ts.createSourceFile(fileName, source, ts.ScriptTarget.Latest, false, fileName.endsWith('x') ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
+  const file = ts.createSourceFile(
+    fileName,
+    source,
+    ts.ScriptTarget.Latest,
+    false,
+    fileName.endsWith('x') ? ts.ScriptKind.TSX : ts.ScriptKind.TS,
+  );
   const found: string[] = [];
   const visit = (node: ts.Node): void => {
     if ((ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) && IDS.has(node.text)) {
@@ -56,7 +62,9 @@ describe('family ids stay in src/core/families/', () => {
     const files = sourceFiles(SRC);
     assert.ok(files.length > 100, `read ${files.length} source files under src/`);
     assert.ok(IDS.size >= 50, `the registry lists ${IDS.size} families`);
-    const offenders = files.flatMap((f) => quotedIds(f, readFileSync(f, 'utf8')).map((hit) => `${relative(ROOT, f).split(sep).join('/')}:${hit}`));
+    const offenders = files.flatMap((f) =>
+      quotedIds(f, readFileSync(f, 'utf8')).map((hit) => `${relative(ROOT, f).split(sep).join('/')}:${hit}`),
+    );
     assert.deepEqual(offenders, [], 'give the family a fact (families/types.ts) and ask it, instead of naming its id');
   });
 });

@@ -39,14 +39,22 @@ test('inkling: healthy outputs from SGLang test_inkling_detector.py parse to the
   // test_batch_calls_get_sequential_indices
   p = parse(canonical({ city: 'SF' }) + canonical({ city: 'NY' }));
   assert.deepEqual(p.problems, []);
-  assert.deepEqual(calls(p.text), [['weather', { city: 'SF' }], ['weather', { city: 'NY' }]]);
-  assert.deepEqual(p.message.toolCalls.map((c) => c.index), [0, 1]);
+  assert.deepEqual(calls(p.text), [
+    ['weather', { city: 'SF' }],
+    ['weather', { city: 'NY' }],
+  ]);
+  assert.deepEqual(
+    p.message.toolCalls.map((c) => c.index),
+    [0, 1],
+  );
   assert.equal(p.message.content, undefined);
 });
 
 test('inkling: healthy outputs from vLLM test_inkling.py (reasoning, text, headers, parallel, nested, end of sampling)', () => {
   // test_reasoning_text_tool
-  let p = parse(`${THINK_START}I should check the weather.${END_MESSAGE}${MSG_MODEL}${TEXT_START}Let me check.${END_MESSAGE}${MSG_MODEL}${block('get_weather', '{"city":"SF"}')}`);
+  let p = parse(
+    `${THINK_START}I should check the weather.${END_MESSAGE}${MSG_MODEL}${TEXT_START}Let me check.${END_MESSAGE}${MSG_MODEL}${block('get_weather', '{"city":"SF"}')}`,
+  );
   assert.deepEqual(p.problems, []);
   assert.equal(p.message.reasoning, 'I should check the weather.');
   assert.equal(p.message.content, 'Let me check.');
@@ -56,7 +64,10 @@ test('inkling: healthy outputs from vLLM test_inkling.py (reasoning, text, heade
   assert.deepEqual(p.problems, []);
   assert.equal(p.message.content, undefined);
   // test_parallel_tool_calls
-  assert.deepEqual(calls(`${block('a', '{}')}${MSG_MODEL}${block('b', '{"x":[1,2]}')}`), [['a', {}], ['b', { x: [1, 2] }]]);
+  assert.deepEqual(calls(`${block('a', '{}')}${MSG_MODEL}${block('b', '{"x":[1,2]}')}`), [
+    ['a', {}],
+    ['b', { x: [1, 2] }],
+  ]);
   // test_nested_args: a `}` inside a string does not end the payload.
   const nested = '{"q":{"deep":{"list":[{"k":"v"}]}},"s":"a}b"}';
   p = parse(block('f', nested));
@@ -87,7 +98,10 @@ test('inkling: the chat template writes "args" before "name"; both orders read a
   // render writes the template's order, and parse gives the message back.
   const m = { reasoning: 'Look first.', content: 'Reading.', toolCalls: [{ index: 0, name: 'read_file', arguments: '{"path":"a.txt"}' }] };
   const r = f.render(m);
-  assert.equal(r.text, `${MSG_MODEL}${THINK_START}Look first.${END_MESSAGE}${MSG_MODEL}${TEXT_START}Reading.${END_MESSAGE}${MSG_MODEL}read_file${TOOL_JSON}{"args":{"path":"a.txt"},"name":"read_file"}${END_MESSAGE}${END_SAMPLING}`);
+  assert.equal(
+    r.text,
+    `${MSG_MODEL}${THINK_START}Look first.${END_MESSAGE}${MSG_MODEL}${TEXT_START}Reading.${END_MESSAGE}${MSG_MODEL}read_file${TOOL_JSON}{"args":{"path":"a.txt"},"name":"read_file"}${END_MESSAGE}${END_SAMPLING}`,
+  );
   assert.deepEqual(parse(r.text).message, m);
 });
 
@@ -103,7 +117,10 @@ test('inkling: broken outputs are flagged and the calls keep what arrived', () =
   // Cut before "name" arrived (args first): the header names the call.
   p = parse(`${MSG_MODEL}get_weather${TOOL_JSON}{"args":{"location":"N`);
   assert.deepEqual(codes(p), ['call-unclosed']);
-  assert.deepEqual(p.message.toolCalls.map((c) => [c.name, c.arguments]), [['get_weather', '{"location":"N']]);
+  assert.deepEqual(
+    p.message.toolCalls.map((c) => [c.name, c.arguments]),
+    [['get_weather', '{"location":"N']],
+  );
   // <|end_message|> cut short.
   p = parse(`${block('f', '{}').slice(0, -3)}`);
   assert.deepEqual(codes(p).sort(), ['call-unclosed', 'marker-truncated']);
@@ -127,7 +144,13 @@ test('inkling: broken outputs are flagged and the calls keep what arrived', () =
 });
 
 test('inkling: model ids and markers pick the family', () => {
-  for (const id of ['thinkingmachines/Inkling', 'thinkingmachines/Inkling-Small', 'thinkingmachines/Inkling-NVFP4', 'openrouter/thinkingmachines/inkling-small:free', 'thinkingmachines/inkling:free']) {
+  for (const id of [
+    'thinkingmachines/Inkling',
+    'thinkingmachines/Inkling-Small',
+    'thinkingmachines/Inkling-NVFP4',
+    'openrouter/thinkingmachines/inkling-small:free',
+    'thinkingmachines/inkling:free',
+  ]) {
     assert.equal(detectFamily(id)?.format.id, 'inkling', id);
   }
   assert.notEqual(detectFamily('acme/inklingo-7b')?.format.id, 'inkling');
@@ -138,18 +161,36 @@ test('inkling: model ids and markers pick the family', () => {
 
 test('inkling: analyze — the model id picks Inkling, a broken output is an error, a healthy one and prose are clean', () => {
   const model = 'thinkingmachines/inkling';
-  const healthy = analyze({ nativeText: `${THINK_START}Check.${END_MESSAGE}${MSG_MODEL}${TEXT_START}Done.${END_MESSAGE}${MSG_MODEL}write_file${TOOL_JSON}{"args":{"path":"x.txt"},"name":"write_file"}${END_MESSAGE}${END_SAMPLING}`, model });
+  const healthy = analyze({
+    nativeText: `${THINK_START}Check.${END_MESSAGE}${MSG_MODEL}${TEXT_START}Done.${END_MESSAGE}${MSG_MODEL}write_file${TOOL_JSON}{"args":{"path":"x.txt"},"name":"write_file"}${END_MESSAGE}${END_SAMPLING}`,
+    model,
+  });
   assert.equal(healthy.family, 'inkling');
   assert.equal(healthy.familySource, 'model-id');
-  assert.deepEqual(healthy.findings.filter((x) => x.severity === 'error'), []);
-  assert.deepEqual(healthy.message.toolCalls.map((c) => [c.name, JSON.parse(c.arguments)]), [['write_file', { path: 'x.txt' }]]);
-  for (const broken of [`${MSG_MODEL}write_file${TOOL_JSON}{"args":{"path":"x.t`, `${MSG_MODEL}write_file${TOOL_JSON}{"args":{"path":"x.txt"},"name":"write_file"}`]) {
+  assert.deepEqual(
+    healthy.findings.filter((x) => x.severity === 'error'),
+    [],
+  );
+  assert.deepEqual(
+    healthy.message.toolCalls.map((c) => [c.name, JSON.parse(c.arguments)]),
+    [['write_file', { path: 'x.txt' }]],
+  );
+  for (const broken of [
+    `${MSG_MODEL}write_file${TOOL_JSON}{"args":{"path":"x.t`,
+    `${MSG_MODEL}write_file${TOOL_JSON}{"args":{"path":"x.txt"},"name":"write_file"}`,
+  ]) {
     const a = analyze({ nativeText: broken, model });
-    assert.ok(a.findings.some((x) => x.severity === 'error'), `${broken}: ${a.findings.map((x) => x.rule).join()}`);
+    assert.ok(
+      a.findings.some((x) => x.severity === 'error'),
+      `${broken}: ${a.findings.map((x) => x.rule).join()}`,
+    );
     const unlabelled = analyze({ nativeText: broken });
     assert.equal(unlabelled.family, 'inkling');
     assert.ok(unlabelled.findings.some((x) => x.severity === 'error'));
   }
   const prose = analyze({ nativeText: 'Use {"args": 1} in JSON; the name is "x".', model });
-  assert.deepEqual(prose.findings.filter((x) => x.severity !== 'info'), []);
+  assert.deepEqual(
+    prose.findings.filter((x) => x.severity !== 'info'),
+    [],
+  );
 });

@@ -14,7 +14,8 @@ function parse(text: string) {
 }
 
 const calls = (p: ReturnType<typeof parse>) => p.message.toolCalls.map((c) => [c.name, JSON.parse(c.arguments) as unknown]);
-const errors = (text: string, model = 'internlm/internlm2_5-7b-chat') => analyze({ nativeText: text, model }).findings.filter((x) => x.severity === 'error');
+const errors = (text: string, model = 'internlm/internlm2_5-7b-chat') =>
+  analyze({ nativeText: text, model }).findings.filter((x) => x.severity === 'error');
 
 // vllm-project/vllm tests/tool_parsers/test_internlm2_tool_parser.py @ 0661799351bff0ebe06a5c4799b0be7a96fa6ff0
 const SINGLE = '<|action_start|><|plugin|>{"name": "get_weather", "parameters": {"city": "Tokyo"}}<|action_end|>';
@@ -51,7 +52,7 @@ const MALFORMED = [
 const SGLANG_FULL = '<|action_start|> <|plugin|>\n{"name": "get_weather", "arguments": {"city": "Paris"}}<|action_end|>';
 const SGLANG_PARTIAL = "hi <|action_start|> <|plugin|>get_weather('par";
 
-test('internlm: the engines\' healthy outputs (both spellings of the opener, parameters or arguments) parse to their calls', () => {
+test("internlm: the engines' healthy outputs (both spellings of the opener, parameters or arguments) parse to their calls", () => {
   const single = parse(SINGLE);
   assert.deepEqual(single.problems, []);
   assert.deepEqual(calls(single), [['get_weather', { city: 'Tokyo' }]]);
@@ -61,9 +62,24 @@ test('internlm: the engines\' healthy outputs (both spellings of the opener, par
   assert.deepEqual(calls(surrounded), [['get_weather', { city: 'Tokyo' }]]);
 
   assert.deepEqual(calls(parse(TYPES)), [
-    ['test_function', { string_field: 'hello', int_field: 42, float_field: 3.14, bool_field: true, null_field: null, array_field: ['a', 'b', 'c'], object_field: { nested: 'value' }, empty_array: [], empty_object: {} }],
+    [
+      'test_function',
+      {
+        string_field: 'hello',
+        int_field: 42,
+        float_field: 3.14,
+        bool_field: true,
+        null_field: null,
+        array_field: ['a', 'b', 'c'],
+        object_field: { nested: 'value' },
+        empty_array: [],
+        empty_object: {},
+      },
+    ],
   ]);
-  assert.deepEqual(calls(parse(ESCAPED)), [['test_function', { quoted: 'He said "hello"', path: 'C:\\Users\\file.txt', newline: 'line1\nline2', unicode: 'emoji: 🎉' }]]);
+  assert.deepEqual(calls(parse(ESCAPED)), [
+    ['test_function', { quoted: 'He said "hello"', path: 'C:\\Users\\file.txt', newline: 'line1\nline2', unicode: 'emoji: 🎉' }],
+  ]);
   assert.deepEqual(calls(parse('<|action_start|><|plugin|>{"name": "refresh", "parameters": {}}<|action_end|>')), [['refresh', {}]]);
 
   const spaced = parse(SGLANG_FULL);
@@ -72,7 +88,10 @@ test('internlm: the engines\' healthy outputs (both spellings of the opener, par
 
   const two = parse(`${SINGLE}\n${SGLANG_FULL}<|im_end|>`);
   assert.deepEqual(two.problems, []);
-  assert.deepEqual(calls(two), [['get_weather', { city: 'Tokyo' }], ['get_weather', { city: 'Paris' }]]);
+  assert.deepEqual(calls(two), [
+    ['get_weather', { city: 'Tokyo' }],
+    ['get_weather', { city: 'Paris' }],
+  ]);
 
   // Intern-S1 reasons first.
   const s1 = parse(`<think>Need the weather.</think>${SINGLE}<|im_end|>`);
@@ -80,7 +99,7 @@ test('internlm: the engines\' healthy outputs (both spellings of the opener, par
   assert.equal(s1.message.reasoning, 'Need the weather.');
 });
 
-test('internlm: the engines\' malformed and cut outputs are flagged; an orphan <|action_end|> too', () => {
+test("internlm: the engines' malformed and cut outputs are flagged; an orphan <|action_end|> too", () => {
   for (const text of [...MALFORMED, SGLANG_PARTIAL]) {
     const p = parse(text);
     assert.ok(p.problems.length > 0, text);
@@ -106,7 +125,14 @@ test('internlm: plain prose is not flagged', () => {
 });
 
 test('internlm: model ids of InternLM2 / 2.5 / 3 and Intern-S1 pick the family; the markers tell it too', () => {
-  for (const id of ['internlm/internlm2-chat-7b', 'internlm/internlm2_5-7b-chat', 'internlm/internlm2_5-20b-chat', 'internlm/internlm3-8b-instruct', 'internlm/Intern-S1', 'internlm/Intern-S1-mini']) {
+  for (const id of [
+    'internlm/internlm2-chat-7b',
+    'internlm/internlm2_5-7b-chat',
+    'internlm/internlm2_5-20b-chat',
+    'internlm/internlm3-8b-instruct',
+    'internlm/Intern-S1',
+    'internlm/Intern-S1-mini',
+  ]) {
     assert.equal(detectFamily(id)?.format.id, 'internlm', id);
   }
   for (const id of ['internlm/internlm-7b', 'OpenGVLab/InternVL3-8B']) assert.notEqual(detectFamily(id)?.format.id, 'internlm', id);

@@ -21,11 +21,12 @@ const errors = (text: string, model = MODEL) => analyze({ nativeText: text, mode
 const CALL =
   '<iquest_tool_call>run\n<arg_key>code</arg_key><arg_value>  "123"\n</arg_value><arg_key>count</arg_key> <arg_value>42</arg_value>\n<arg_key>enabled</arg_key><arg_value>true</arg_value><arg_key>items</arg_key><arg_value>[1, null]</arg_value></iquest_tool_call>';
 const EXPECTED = { code: '  "123"\n', count: 42, enabled: true, items: [1, null] };
-const WEATHER = '查询中。<iquest_tool_call>get_weather\n<arg_key>city</arg_key><arg_value>北京</arg_value>\n</iquest_tool_call><|iquest_end|>';
+const WEATHER =
+  '查询中。<iquest_tool_call>get_weather\n<arg_key>city</arg_key><arg_value>北京</arg_value>\n</iquest_tool_call><|iquest_end|>';
 const MALFORMED = '<iquest_tool_call>run<arg_key>count</arg_key><arg_value>1</iquest_tool_call>';
 const INCOMPLETE = 'before<iquest_tool_call>run<arg_key>code</arg_key>';
 
-test('iquest-q1: SGLang\'s healthy outputs parse to their calls', () => {
+test("iquest-q1: SGLang's healthy outputs parse to their calls", () => {
   const one = parse(`Running now. ${CALL}`);
   assert.deepEqual(one.problems, []);
   assert.equal(one.message.content, 'Running now.');
@@ -35,7 +36,10 @@ test('iquest-q1: SGLang\'s healthy outputs parse to their calls', () => {
   const around = parse(`before${CALL}between${CALL}after`);
   assert.deepEqual(around.problems, []);
   assert.equal(around.message.content, 'before\n\nbetween\n\nafter');
-  assert.deepEqual(calls(around), [['run', EXPECTED], ['run', EXPECTED]]);
+  assert.deepEqual(calls(around), [
+    ['run', EXPECTED],
+    ['run', EXPECTED],
+  ]);
   const weather = parse(WEATHER);
   assert.deepEqual(weather.problems, []);
   assert.equal(weather.message.content, '查询中。');
@@ -60,17 +64,24 @@ test('iquest-q1: broken outputs are flagged', () => {
 });
 
 test('iquest-q1: model ids and markers pick the family; GLM keeps its tags', () => {
-  for (const id of ['IQuestLab/IQuest-Q1', 'iquestlab/iquest-q1-gguf', 'iquest-q1']) assert.equal(detectFamily(id)?.format.id, 'iquest-q1', id);
+  for (const id of ['IQuestLab/IQuest-Q1', 'iquestlab/iquest-q1-gguf', 'iquest-q1'])
+    assert.equal(detectFamily(id)?.format.id, 'iquest-q1', id);
   assert.notEqual(detectFamily('IQuestLab/IQuest-Coder-V1-40B-Instruct')?.format.id, 'iquest-q1');
   assert.equal(detectFamily(undefined, WEATHER)?.format.id, 'iquest-q1');
-  assert.equal(detectFamily(undefined, '<tool_call>ls\n<arg_key>dirPath</arg_key>\n<arg_value>src</arg_value>\n</tool_call>')?.format.id, 'glm45');
+  assert.equal(
+    detectFamily(undefined, '<tool_call>ls\n<arg_key>dirPath</arg_key>\n<arg_value>src</arg_value>\n</tool_call>')?.format.id,
+    'glm45',
+  );
 });
 
 test('iquest-q1: analyze by model id: a broken call is an error, a healthy one none', () => {
   const healthy = analyze({ nativeText: WEATHER, model: MODEL });
   assert.equal(healthy.family, 'iquest-q1');
   assert.equal(healthy.familySource, 'model-id');
-  assert.deepEqual(healthy.findings.filter((x) => x.severity === 'error'), []);
+  assert.deepEqual(
+    healthy.findings.filter((x) => x.severity === 'error'),
+    [],
+  );
   assert.ok(errors(INCOMPLETE).some((x) => x.rule === 'call-unclosed'));
   assert.deepEqual(errors('好的。<|iquest_end|>'), []);
 });

@@ -15,7 +15,13 @@ import { parseStrippedKimi } from '../../../src/core/families/kimi-k2/grammar';
 import { getFormat } from '../../../src/core/families/index';
 import { KIMI, response, run } from '../checks/helpers';
 
-const K = { S: '<|tool_calls_section_begin|>', E: '<|tool_calls_section_end|>', C: '<|tool_call_begin|>', A: '<|tool_call_argument_begin|>', Z: '<|tool_call_end|>' };
+const K = {
+  S: '<|tool_calls_section_begin|>',
+  E: '<|tool_calls_section_end|>',
+  C: '<|tool_call_begin|>',
+  A: '<|tool_call_argument_begin|>',
+  Z: '<|tool_call_end|>',
+};
 const SINGLE = `${K.S}${K.C}functions.ReadFile:0${K.A}{"path": "/test.py"}${K.Z}${K.E}`;
 const MULTIPLE = `${K.S}${K.C}functions.ReadFile:0${K.A}{"path": "/a.py"}${K.Z}${K.C}functions.get_weather:1${K.A}{"city": "Tokyo"}${K.Z}${K.E}`;
 const strip = (text: string, sep = '') => text.replace(/<\|[a-z_]+\|>/g, sep);
@@ -45,11 +51,18 @@ test('kimi-k2: calls with their special tokens stripped, in content, are an erro
 });
 
 test('kimi-k2: ids in prose, and the healthy section, are not flagged', () => {
-  for (const content of ['The call functions.ReadFile:0 returned the file.', 'Use ids like `functions.NAME:IDX`.', 'myfunctions.read:0{"a":1} is not an id.']) {
+  for (const content of [
+    'The call functions.ReadFile:0 returned the file.',
+    'Use ids like `functions.NAME:IDX`.',
+    'myfunctions.read:0{"a":1} is not an id.',
+  ]) {
     assert.deepEqual(run(markupInContent, { response: response({ message: { content }, finishReason: 'stop' }) }).findings, [], content);
   }
   const a = analyze({ nativeText: SINGLE, model: KIMI });
-  assert.deepEqual(a.findings.filter((f) => f.severity !== 'info'), []);
+  assert.deepEqual(
+    a.findings.filter((f) => f.severity !== 'info'),
+    [],
+  );
   assert.equal(a.message.toolCalls.length, 1);
 });
 
@@ -59,6 +72,9 @@ test('kimi-k2: the section begin still ends a <think> left open (both engines); 
   const p = getFormat('kimi-k2').parse(text);
   assert.equal(p.message.reasoning, 'Let me read this file...');
   assert.equal(p.message.toolCalls[0].name, 'ReadFile');
-  assert.deepEqual(p.problems.map((x) => [x.code, x.stuck]), [['reasoning-unclosed', undefined]]);
+  assert.deepEqual(
+    p.problems.map((x) => [x.code, x.stuck]),
+    [['reasoning-unclosed', undefined]],
+  );
   assert.equal(analyze({ nativeText: text, model: KIMI }).findings.find((f) => f.rule === 'reasoning-unclosed')?.severity, 'warning');
 });

@@ -42,18 +42,31 @@ test('kimi-k3: `<|close|>think` without `<|sep|>` ends the reasoning where the m
 test('kimi-k3: with the think opener and a tools channel, the calls after the broken close are parsed and reported stuck', () => {
   const text = `<|open|>think<|sep|>Let me look.<|close|>think<|open|>response<|sep|>On it.<|close|>response<|sep|>${tools('ls', 'dir', 'src')}<|end_of_msg|>`;
   const p = parse(text);
-  assert.deepEqual(p.message, { reasoning: 'Let me look.', content: 'On it.', toolCalls: [{ index: 0, name: 'ls', arguments: '{"dir":"src"}' }] });
+  assert.deepEqual(p.message, {
+    reasoning: 'Let me look.',
+    content: 'On it.',
+    toolCalls: [{ index: 0, name: 'ls', arguments: '{"dir":"src"}' }],
+  });
   assert.equal(p.problems[0].stuck, 'answer-and-calls');
   const a = analyze({ nativeText: text, model: 'moonshotai/kimi-k3' });
-  assert.ok(a.findings.some((x) => x.rule === 'reasoning-unclosed' && x.severity === 'error' && /answer and the tool calls/.test(x.message)), JSON.stringify(a.findings));
+  assert.ok(
+    a.findings.some((x) => x.rule === 'reasoning-unclosed' && x.severity === 'error' && /answer and the tool calls/.test(x.message)),
+    JSON.stringify(a.findings),
+  );
 });
 
 test('kimi-k3: with no close at all, the reply channel stays in the reasoning (vLLM), an error', () => {
   const text = '<|open|>think<|sep|>thought<|open|>response<|sep|>reply<|close|>response<|sep|><|end_of_msg|>';
   const p = parse(text);
   assert.equal(p.message.content, undefined);
-  assert.deepEqual(p.problems.map((x) => [x.code, x.stuck, x.expectedAt]), [['reasoning-unclosed', 'answer', text.indexOf('<|open|>response')]]);
-  assert.equal(analyze({ nativeText: text, model: 'moonshotai/kimi-k3' }).findings.find((x) => x.rule === 'reasoning-unclosed')?.severity, 'error');
+  assert.deepEqual(
+    p.problems.map((x) => [x.code, x.stuck, x.expectedAt]),
+    [['reasoning-unclosed', 'answer', text.indexOf('<|open|>response')]],
+  );
+  assert.equal(
+    analyze({ nativeText: text, model: 'moonshotai/kimi-k3' }).findings.find((x) => x.rule === 'reasoning-unclosed')?.severity,
+    'error',
+  );
 });
 
 test('kimi-k3: a healthy thinking channel, and one the prompt opened, stay clean', () => {

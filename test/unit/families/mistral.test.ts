@@ -26,7 +26,9 @@ test('mistral: [TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{…} gives the call with its id
   assert.deepEqual(slices(p, 'call-id', 0), ['123456789']);
   assert.deepEqual(slices(p, 'call-name', 0), ['special_function']);
   // Parallel calls, one [TOOL_CALLS] each.
-  p = parse('[TOOL_CALLS]special_function[CALL_ID]000000001[ARGS]{"arg1": 1}[TOOL_CALLS]special_function_with_opt[CALL_ID]000000002[ARGS]{"arg1": 1, "arg2": 2}');
+  p = parse(
+    '[TOOL_CALLS]special_function[CALL_ID]000000001[ARGS]{"arg1": 1}[TOOL_CALLS]special_function_with_opt[CALL_ID]000000002[ARGS]{"arg1": 1, "arg2": 2}',
+  );
   assert.deepEqual(p.problems, []);
   assert.deepEqual(
     p.message.toolCalls.map((c) => [c.name, JSON.parse(c.arguments), c.id]),
@@ -36,9 +38,15 @@ test('mistral: [TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{…} gives the call with its id
     ],
   );
   // The model id picks Mistral, and a healthy [CALL_ID] turn has no finding (the id is no markup inside the name).
-  const a = analyze({ nativeText: 'Let me check.[TOOL_CALLS]get_weather[CALL_ID]a1B2c3D4e[ARGS]{"city": "Paris"}', model: 'mistralai/Mistral-Small-3.2-24B-Instruct-2506' });
+  const a = analyze({
+    nativeText: 'Let me check.[TOOL_CALLS]get_weather[CALL_ID]a1B2c3D4e[ARGS]{"city": "Paris"}',
+    model: 'mistralai/Mistral-Small-3.2-24B-Instruct-2506',
+  });
   assert.equal(a.family, 'mistral');
-  assert.deepEqual(a.findings.filter((x) => x.severity !== 'info'), []);
+  assert.deepEqual(
+    a.findings.filter((x) => x.severity !== 'info'),
+    [],
+  );
   assert.equal(detectFamily(undefined, '[TOOL_CALLS]get_weather[CALL_ID]a1B2c3D4e[ARGS]{"city": "Paris"}')?.format.id, 'mistral');
 });
 
@@ -51,7 +59,10 @@ test('mistral: the v11 NAME[ARGS]{…} and the pre-v11 list forms still parse (l
   assert.equal(p.message.content, "Hello, world!\nWhat's up?");
   p = parse('[TOOL_CALLS] [{"name": "get_current_weather", "arguments": {"location": "Boston, MA", "unit": "fahrenheit"}}]');
   assert.deepEqual(p.problems, []);
-  assert.deepEqual(p.message.toolCalls.map((c) => [c.name, JSON.parse(c.arguments)]), [['get_current_weather', { location: 'Boston, MA', unit: 'fahrenheit' }]]);
+  assert.deepEqual(
+    p.message.toolCalls.map((c) => [c.name, JSON.parse(c.arguments)]),
+    [['get_current_weather', { location: 'Boston, MA', unit: 'fahrenheit' }]],
+  );
   // The conformance fixtures' closer after a named call.
   assert.deepEqual(parse('[TOOL_CALLS]a[ARGS]{"x": 1}[/TOOL_CALLS]</s>').problems, []);
 });
@@ -63,14 +74,26 @@ test('mistral: a [CALL_ID] call cut inside its JSON, its id or a marker is flagg
   assert.ok(codes(parse(whole.slice(0, whole.indexOf('[CALL_ID]') + 6))).includes('marker-truncated'));
   for (let i = whole.indexOf('get') + 1; i < whole.length; i++) {
     const p = parse(whole.slice(0, i));
-    assert.ok(p.problems.length > 0 && p.problems.every((x) => x.code === 'call-unclosed' || x.code === 'marker-truncated'), `${whole.slice(0, i)}: ${codes(p).join()}`);
+    assert.ok(
+      p.problems.length > 0 && p.problems.every((x) => x.code === 'call-unclosed' || x.code === 'marker-truncated'),
+      `${whole.slice(0, i)}: ${codes(p).join()}`,
+    );
   }
   const broken = analyze({ nativeText: whole.slice(0, whole.indexOf('Paris')), model: 'mistralai/mistral-small-3.2-24b-instruct' });
-  assert.ok(broken.findings.some((x) => x.severity === 'error'), broken.findings.map((x) => x.rule).join());
+  assert.ok(
+    broken.findings.some((x) => x.severity === 'error'),
+    broken.findings.map((x) => x.rule).join(),
+  );
 });
 
 test('mistral: calls with Mistral ids round-trip with their ids; other messages keep the list form', () => {
-  const m = { content: 'Reading.', toolCalls: [{ index: 0, id: 'abcdefghi', name: 'read', arguments: '{"path":"a.md"}' }, { index: 1, id: '123456789', name: 'ls', arguments: '{}' }] };
+  const m = {
+    content: 'Reading.',
+    toolCalls: [
+      { index: 0, id: 'abcdefghi', name: 'read', arguments: '{"path":"a.md"}' },
+      { index: 1, id: '123456789', name: 'ls', arguments: '{}' },
+    ],
+  };
   const r = f.render(m);
   assert.equal(r.text, 'Reading.[TOOL_CALLS]read[CALL_ID]abcdefghi[ARGS]{"path":"a.md"}[TOOL_CALLS]ls[CALL_ID]123456789[ARGS]{}</s>');
   const p = parse(r.text);
@@ -82,6 +105,11 @@ test('mistral: calls with Mistral ids round-trip with their ids; other messages 
 
 test('mistral: prose with brackets is not flagged', () => {
   const text = 'Use [ARGS] and [CALL_ID] placeholders in the [docs].';
-  assert.deepEqual(analyze({ nativeText: 'It is sunny in Paris [1].', model: 'mistralai/Mistral-Small-3.2-24B-Instruct-2506' }).findings.filter((x) => x.severity === 'error'), []);
+  assert.deepEqual(
+    analyze({ nativeText: 'It is sunny in Paris [1].', model: 'mistralai/Mistral-Small-3.2-24B-Instruct-2506' }).findings.filter(
+      (x) => x.severity === 'error',
+    ),
+    [],
+  );
   assert.equal(parse(text).message.toolCalls.length, 0);
 });

@@ -39,7 +39,7 @@ const OLLAMA_TWO = ` to=self<|message|>Think<|eom|><|start|>assistant to=first<|
 const CONTROL_TEXT = 'literal <|eot|> and <|start|>assistant to=user<|message|> text';
 const OLLAMA_CONTROL = ` to=echo<|message|>${atem('echo', { text: CONTROL_TEXT })}<|eot|>`;
 
-test('muse-glimmer: the engines\' healthy outputs parse to their calls, reasoning and content', () => {
+test("muse-glimmer: the engines' healthy outputs parse to their calls, reasoning and content", () => {
   const single = parse(SINGLE);
   assert.deepEqual(single.problems, []);
   assert.equal(single.message.reasoning, 'Need weather.');
@@ -50,7 +50,10 @@ test('muse-glimmer: the engines\' healthy outputs parse to their calls, reasonin
 
   const parallel = parse(PARALLEL);
   assert.deepEqual(parallel.problems, []);
-  assert.deepEqual(calls(parallel), [['get_weather', { city: 'Paris' }], ['get_weather', { city: 'Tokyo' }]]);
+  assert.deepEqual(calls(parallel), [
+    ['get_weather', { city: 'Paris' }],
+    ['get_weather', { city: 'Tokyo' }],
+  ]);
 
   const answer = parse(THEN_ANSWER);
   assert.deepEqual(answer.problems, []);
@@ -69,7 +72,10 @@ test('muse-glimmer: the engines\' healthy outputs parse to their calls, reasonin
   const two = parse(OLLAMA_TWO);
   assert.deepEqual(two.problems, []);
   assert.equal(two.message.reasoning, 'Think');
-  assert.deepEqual(calls(two), [['first', { x: 1 }], ['second', {}]]);
+  assert.deepEqual(calls(two), [
+    ['first', { x: 1 }],
+    ['second', {}],
+  ]);
   assert.deepEqual(slices(two, 'end'), ['<|eot|>']);
 
   // A value may hold control-token text: the invoke runs to its own close.
@@ -109,11 +115,15 @@ test('muse-glimmer: vLLM tests/parser/engine/test_muse_glimmer.py — channels, 
   const prose = parse(' to=self<|message|>set flag to=5 and send it to=alice<|eom|><|start|>assistant to=user<|message|>done<|eot|>');
   assert.deepEqual([prose.message.reasoning, prose.message.content, prose.problems], ['set flag to=5 and send it to=alice', 'done', []]);
   // test_truncated_cot_keeps_echoed_atem_as_reasoning: ATEM quoted in reasoning cut off is reasoning, never a call.
-  const quoted = parse(' to=self<|message|>Maybe I should call <atem:function_calls>\n<atem:invoke name="read.read">\n<atem:parameter name="path">/etc/hostname</atem:parameter>\n</atem:invoke>\n</atem:function_calls> but wait');
+  const quoted = parse(
+    ' to=self<|message|>Maybe I should call <atem:function_calls>\n<atem:invoke name="read.read">\n<atem:parameter name="path">/etc/hostname</atem:parameter>\n</atem:invoke>\n</atem:function_calls> but wait',
+  );
   assert.deepEqual([quoted.message.toolCalls, codes(quoted)], [[], ['reasoning-unclosed']]);
   // test_bare_tool_header_without_eom_routes_tool_call: "known model defect"; vLLM ends the reasoning at the header
   // and the call survives (SGLang's reasoning channel swallows it): read, and the missing <|eom|><|start|> flagged.
-  const bare = parse(' to=self<|message|>calling now to=weather.get<|message|><atem:function_calls>\n<atem:invoke name="weather.get">\n<atem:parameter name="city">Paris</atem:parameter>\n</atem:invoke>\n</atem:function_calls>');
+  const bare = parse(
+    ' to=self<|message|>calling now to=weather.get<|message|><atem:function_calls>\n<atem:invoke name="weather.get">\n<atem:parameter name="city">Paris</atem:parameter>\n</atem:invoke>\n</atem:function_calls>',
+  );
   assert.equal(bare.message.reasoning, 'calling now');
   assert.deepEqual(calls(bare), [['weather.get', { city: 'Paris' }]]);
   assert.deepEqual(codes(bare), ['malformed-call']);
@@ -143,13 +153,22 @@ test('muse-glimmer: broken outputs are flagged', () => {
 });
 
 test('muse-glimmer: model ids and markers pick the family; Harmony keeps its own', () => {
-  for (const id of ['meta-models/Muse-Glimmer-30B', 'unsloth/Muse-Glimmer-30B-GGUF', 'mlx-community/Muse-Glimmer-30B-4bit', 'meta/muse-glimmer', 'muse-glimmer-30b']) {
+  for (const id of [
+    'meta-models/Muse-Glimmer-30B',
+    'unsloth/Muse-Glimmer-30B-GGUF',
+    'mlx-community/Muse-Glimmer-30B-4bit',
+    'meta/muse-glimmer',
+    'muse-glimmer-30b',
+  ]) {
     assert.equal(detectFamily(id)?.format.id, 'muse-glimmer', id);
   }
   assert.notEqual(detectFamily('meta/muse-spark-1.2')?.format.id, 'muse-glimmer');
   assert.equal(detectFamily(undefined, SINGLE)?.format.id, 'muse-glimmer');
   assert.equal(detectFamily(undefined, THEN_ANSWER)?.format.id, 'muse-glimmer');
-  assert.equal(detectFamily(undefined, '<|channel|>commentary to=functions.read <|constrain|>json<|message|>{"path":"a"}')?.format.id, 'gpt-oss');
+  assert.equal(
+    detectFamily(undefined, '<|channel|>commentary to=functions.read <|constrain|>json<|message|>{"path":"a"}')?.format.id,
+    'gpt-oss',
+  );
   assert.equal(f.detectText('Send it to=me <message> please.'), 0);
 });
 
@@ -162,8 +181,14 @@ test('muse-glimmer: analyze by model id: a broken call is an error, a healthy on
   const healthy = analyze({ nativeText: PARALLEL, model: MODEL });
   assert.equal(healthy.family, 'muse-glimmer');
   assert.equal(healthy.familySource, 'model-id');
-  assert.deepEqual(healthy.findings.filter((x) => x.severity === 'error'), []);
-  assert.deepEqual(healthy.message.toolCalls.map((c) => c.name), ['get_weather', 'get_weather']);
+  assert.deepEqual(
+    healthy.findings.filter((x) => x.severity === 'error'),
+    [],
+  );
+  assert.deepEqual(
+    healthy.message.toolCalls.map((c) => c.name),
+    ['get_weather', 'get_weather'],
+  );
   assert.ok(errors(TRUNCATED).some((x) => x.rule === 'call-unclosed'));
   assert.deepEqual(errors(' to=user<|message|>Hello there.<|eot|>'), []);
 });

@@ -27,10 +27,11 @@ function parse(text: string) {
 
 const calls = (text: string) => parse(text).message.toolCalls.map((c) => [c.name, JSON.parse(c.arguments) as unknown]);
 
-const WEATHER = '<tool_call>\n<function=get_current_weather>\n<parameter=city>\nDallas\n</parameter>\n<parameter=state>\nTX\n</parameter>\n<parameter=unit>\nfahrenheit\n</parameter>\n</function>\n</tool_call>';
+const WEATHER =
+  '<tool_call>\n<function=get_current_weather>\n<parameter=city>\nDallas\n</parameter>\n<parameter=state>\nTX\n</parameter>\n<parameter=unit>\nfahrenheit\n</parameter>\n</function>\n</tool_call>';
 const DALLAS = { city: 'Dallas', state: 'TX', unit: 'fahrenheit' };
 
-test('qwen3-coder: the engines\' healthy outputs read to their calls, and every prefix is only cut off', () => {
+test("qwen3-coder: the engines' healthy outputs read to their calls, and every prefix is only cut off", () => {
   const cases: [string, unknown[][], string | undefined][] = [
     // test_extract_tool_calls: single_tool, single_tool_with_content, single_tool_multiline_param, parallel_tools
     [WEATHER, [['get_current_weather', DALLAS]], undefined],
@@ -40,17 +41,39 @@ test('qwen3-coder: the engines\' healthy outputs read to their calls, and every 
       [['calculate_area', { shape: 'rectangle', dimensions: { width: 10, height: 20 }, precision: 2 }]],
       undefined,
     ],
-    [`${WEATHER}\n${WEATHER.replace('Dallas', 'Orlando').replace('TX', 'FL')}`, [['get_current_weather', DALLAS], ['get_current_weather', { ...DALLAS, city: 'Orlando', state: 'FL' }]], undefined],
+    [
+      `${WEATHER}\n${WEATHER.replace('Dallas', 'Orlando').replace('TX', 'FL')}`,
+      [
+        ['get_current_weather', DALLAS],
+        ['get_current_weather', { ...DALLAS, city: 'Orlando', state: 'FL' }],
+      ],
+      undefined,
+    ],
     // test_qwen36_bugs.py: two whole calls in one delta; an array holding JSON true.
     [
       '<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=get_weather>\n<parameter=city>\nLondon\n</parameter>\n</function>\n</tool_call>',
-      [['get_weather', { city: 'Paris' }], ['get_weather', { city: 'London' }]],
+      [
+        ['get_weather', { city: 'Paris' }],
+        ['get_weather', { city: 'London' }],
+      ],
       undefined,
     ],
-    ['<tool_call>\n<function=pick>\n<parameter=items>\n["a", "b", 1, true]\n</parameter>\n</function>\n</tool_call>', [['pick', { items: ['a', 'b', 1, true] }]], undefined],
+    [
+      '<tool_call>\n<function=pick>\n<parameter=items>\n["a", "b", 1, true]\n</parameter>\n</function>\n</tool_call>',
+      [['pick', { items: ['a', 'b', 1, true] }]],
+      undefined,
+    ],
     // SGLang test_angle_brackets_inside_value_are_kept, test_closed_value_ending_like_a_marker_is_kept
-    ['<tool_call>\n<function=get_weather>\n<parameter=city>\na <b>tag</b> city\n</parameter>\n</function>\n</tool_call>', [['get_weather', { city: 'a <b>tag</b> city' }]], undefined],
-    ['<tool_call>\n<function=get_weather>\n<parameter=city>\nx </parameterList>\n</parameter>\n</function>\n</tool_call>', [['get_weather', { city: 'x </parameterList>' }]], undefined],
+    [
+      '<tool_call>\n<function=get_weather>\n<parameter=city>\na <b>tag</b> city\n</parameter>\n</function>\n</tool_call>',
+      [['get_weather', { city: 'a <b>tag</b> city' }]],
+      undefined,
+    ],
+    [
+      '<tool_call>\n<function=get_weather>\n<parameter=city>\nx </parameterList>\n</parameter>\n</function>\n</tool_call>',
+      [['get_weather', { city: 'x </parameterList>' }]],
+      undefined,
+    ],
   ];
   for (const [text, want, content] of cases) {
     const p = parse(text);
@@ -58,7 +81,11 @@ test('qwen3-coder: the engines\' healthy outputs read to their calls, and every 
     assert.deepEqual(calls(text), want, text);
     assert.equal(p.message.content, content, text);
     for (let i = 1; i < text.length; i++) {
-      assert.deepEqual(codes(parse(text.slice(0, i))).filter((c) => !CUT.includes(c)), [], JSON.stringify(text.slice(0, i)));
+      assert.deepEqual(
+        codes(parse(text.slice(0, i))).filter((c) => !CUT.includes(c)),
+        [],
+        JSON.stringify(text.slice(0, i)),
+      );
     }
   }
 });
@@ -74,7 +101,8 @@ test('qwen3-coder: a </parameter> that drifted ends its value, as SGLang reads i
   }
   // A value that only misses its close keeps all its text, and is flagged (vLLM
   // test_extract_tool_calls_missing_closing_parameter_tag reads the same values).
-  const missing = 'Let me check the weather for you:\n<tool_call>\n<function=get_current_weather>\n<parameter=city>\nDallas\n<parameter=state>\nTX\n</parameter>\n<parameter=unit>\nfahrenheit\n</parameter>\n</function>\n</tool_call>';
+  const missing =
+    'Let me check the weather for you:\n<tool_call>\n<function=get_current_weather>\n<parameter=city>\nDallas\n<parameter=state>\nTX\n</parameter>\n<parameter=unit>\nfahrenheit\n</parameter>\n</function>\n</tool_call>';
   assert.deepEqual(calls(missing), [['get_current_weather', DALLAS]]);
   assert.deepEqual(codes(parse(missing)), ['malformed-call']);
   assert.ok(analyze({ nativeText: missing, model: 'Qwen/Qwen3-Coder-30B-A3B-Instruct' }).findings.some((x) => x.severity === 'error'));
@@ -82,9 +110,14 @@ test('qwen3-coder: a </parameter> that drifted ends its value, as SGLang reads i
 
 test('qwen3-coder: a call missing its <tool_call> or the > of its <function=…> is flagged', () => {
   // test_extract_tool_calls_streaming_missing_opening_tag: vLLM's engine parser reads the call; it is off-grammar.
-  const noOpen = "I'll check the weather for you.\n\n<function=get_current_weather>\n<parameter=city>\nDallas\n</parameter>\n<parameter=state>\nTX\n</parameter>\n<parameter=unit>\nfahrenheit\n</parameter>\n</function>\n</tool_call>";
+  const noOpen =
+    "I'll check the weather for you.\n\n<function=get_current_weather>\n<parameter=city>\nDallas\n</parameter>\n<parameter=state>\nTX\n</parameter>\n<parameter=unit>\nfahrenheit\n</parameter>\n</function>\n</tool_call>";
   assert.deepEqual(calls(noOpen), [['get_current_weather', DALLAS]]);
   assert.ok(codes(parse(noOpen)).includes('malformed-call'));
   // test_malformed_xml_no_gt_delimiter
-  assert.ok(codes(parse('<tool_call>\n<function=get_current_weather\n<parameter=city>Dallas</parameter>\n</function>\n</tool_call>')).includes('malformed-call'));
+  assert.ok(
+    codes(parse('<tool_call>\n<function=get_current_weather\n<parameter=city>Dallas</parameter>\n</function>\n</tool_call>')).includes(
+      'malformed-call',
+    ),
+  );
 });

@@ -41,16 +41,28 @@ test('qwen3: a call inside a <think> that never closes is reasoning, not a call,
   const unclosed = a.findings.find((f) => f.rule === 'reasoning-unclosed');
   assert.equal(unclosed?.severity, 'error', JSON.stringify(a.findings));
   assert.match(unclosed!.message, /tool calls the model wrote stay in the reasoning/);
-  assert.ok(a.findings.some((f) => f.rule === 'markup-in-reasoning' && f.severity === 'error' && /1 call: bash/.test(f.message)), JSON.stringify(a.findings));
+  assert.ok(
+    a.findings.some((f) => f.rule === 'markup-in-reasoning' && f.severity === 'error' && /1 call: bash/.test(f.message)),
+    JSON.stringify(a.findings),
+  );
 });
 
 test('every <think> family: Hermes and DeepSeek R1 calls in an open block stay reasoning', () => {
   assert.deepEqual(parse('hermes', OPEN_THINK_CALL).message.toolCalls, []);
-  const D = { S: '<｜tool▁calls▁begin｜>', E: '<｜tool▁calls▁end｜>', C: '<｜tool▁call▁begin｜>', P: '<｜tool▁sep｜>', Z: '<｜tool▁call▁end｜>' };
+  const D = {
+    S: '<｜tool▁calls▁begin｜>',
+    E: '<｜tool▁calls▁end｜>',
+    C: '<｜tool▁call▁begin｜>',
+    P: '<｜tool▁sep｜>',
+    Z: '<｜tool▁call▁end｜>',
+  };
   const r1 = `<think>I need the weather.${D.S}${D.C}function${D.P}get_weather\n\`\`\`json\n{"location": "SF"}\n\`\`\`${D.Z}${D.E}`;
   const p = parse('deepseek-v3', r1);
   assert.deepEqual(p.message.toolCalls, []);
-  assert.deepEqual(p.problems.map((x) => [x.code, x.stuck]), [['reasoning-unclosed', 'calls']]);
+  assert.deepEqual(
+    p.problems.map((x) => [x.code, x.stuck]),
+    [['reasoning-unclosed', 'calls']],
+  );
 });
 
 test('qwen3: reasoning cut off with nothing after it is only a warning (truncation), and a closed block is clean', () => {
@@ -64,11 +76,18 @@ test('qwen3: reasoning cut off with nothing after it is only a warning (truncati
 
 test('qwen3-coder: `<tool_call><function=` ends an open block as both engines read it; the call is kept, a warning', () => {
   // vLLM TOOL_CALL_WITH_THINK_NO_END, verbatim.
-  const text = '<think>I need to read the file.\n\n<tool_call>\n<function=bash>\n<parameter=command>\ncat /etc/hosts\n</parameter>\n</function>\n</tool_call>';
+  const text =
+    '<think>I need to read the file.\n\n<tool_call>\n<function=bash>\n<parameter=command>\ncat /etc/hosts\n</parameter>\n</function>\n</tool_call>';
   const p = parse('qwen3-coder', text);
   assert.equal(p.message.reasoning, 'I need to read the file.');
   assert.deepEqual(p.message.toolCalls, [{ index: 0, name: 'bash', arguments: '{"command":"cat /etc/hosts"}' }]);
-  assert.deepEqual(p.problems.map((x) => [x.code, x.stuck]), [['reasoning-unclosed', undefined]]);
+  assert.deepEqual(
+    p.problems.map((x) => [x.code, x.stuck]),
+    [['reasoning-unclosed', undefined]],
+  );
   const a = analyze({ nativeText: text, model: 'Qwen/Qwen3-Coder-30B-A3B-Instruct' });
-  assert.deepEqual(a.findings.filter((f) => f.severity === 'error'), []);
+  assert.deepEqual(
+    a.findings.filter((f) => f.severity === 'error'),
+    [],
+  );
 });

@@ -26,7 +26,7 @@ const EDGE_CALL_THOUGHTS = `I'm\nthinking\n</think>\n\n${CALL}`;
 const EDGE_CONTENT_CALL = `Hello, world!\nWhat's up?\n${CALL}`;
 const EDGE_CUTOFF = '<tool_call>\n{"name": "special_function", "arguments": {"arg';
 
-test('reka: llama.cpp\'s Reka Edge outputs parse to their calls', () => {
+test("reka: llama.cpp's Reka Edge outputs parse to their calls", () => {
   const one = parse(CALL);
   assert.deepEqual(one.problems, []);
   assert.deepEqual(calls(one), [['special_function', { arg1: 1 }]]);
@@ -43,7 +43,10 @@ test('reka: llama.cpp\'s Reka Edge outputs parse to their calls', () => {
   assert.deepEqual(calls(contentCall), [['special_function', { arg1: 1 }]]);
   const two = parse(`${CALL}\n${CALL_OPT}`);
   assert.deepEqual(two.problems, []);
-  assert.deepEqual(calls(two), [['special_function', { arg1: 1 }], ['special_function_with_opt', { arg1: 1, arg2: 2 }]]);
+  assert.deepEqual(calls(two), [
+    ['special_function', { arg1: 1 }],
+    ['special_function_with_opt', { arg1: 1, arg2: 2 }],
+  ]);
   // Reka Flash reasons in <reasoning>, and a turn ends with <sep>.
   const flash = parse(`<reasoning>\nWeather first.\n</reasoning>\n\n${CALL}<sep>`);
   assert.deepEqual(flash.problems, []);
@@ -57,11 +60,17 @@ test('reka: a call quoted in the reasoning before the real one is reasoning, not
   assert.deepEqual(p.problems, []);
   assert.deepEqual(calls(p), [['special_function', { arg1: 1 }]]);
   assert.ok(p.message.reasoning?.includes('<tool_call>'));
-  assert.deepEqual(findings(text).filter((x) => x.severity !== 'info'), []);
+  assert.deepEqual(
+    findings(text).filter((x) => x.severity !== 'info'),
+    [],
+  );
   // The same with Reka Edge's tags.
   const edge = `<think>\nFormat: ${CALL}\n</think>\n\n${CALL}`;
   assert.deepEqual(calls(parse(edge)), [['special_function', { arg1: 1 }]]);
-  assert.deepEqual(findings(edge, 'rekaai/reka-edge').filter((x) => x.severity !== 'info'), []);
+  assert.deepEqual(
+    findings(edge, 'rekaai/reka-edge').filter((x) => x.severity !== 'info'),
+    [],
+  );
 });
 
 test('reka: broken outputs are flagged', () => {
@@ -76,7 +85,14 @@ test('reka: broken outputs are flagged', () => {
 });
 
 test('reka: model ids and markers pick the family; plain Hermes text stays Qwen3', () => {
-  for (const id of ['RekaAI/reka-flash-3', 'RekaAI/reka-flash-3.1', 'rekaai/reka-flash-3:free', 'rekaai/reka-edge', 'RekaAI/reka-edge-2603', 'RekaAI/reka-flash-3.1-rekaquant-q3_k_s']) {
+  for (const id of [
+    'RekaAI/reka-flash-3',
+    'RekaAI/reka-flash-3.1',
+    'rekaai/reka-flash-3:free',
+    'rekaai/reka-edge',
+    'RekaAI/reka-edge-2603',
+    'RekaAI/reka-flash-3.1-rekaquant-q3_k_s',
+  ]) {
     assert.equal(detectFamily(id)?.format.id, 'reka', id);
   }
   assert.notEqual(detectFamily('reka-core-20240501')?.format.id, 'reka');
@@ -89,7 +105,10 @@ test('reka: analyze by model id: a broken call is an error, a healthy one none',
   const healthy = analyze({ nativeText: `<reasoning>\nWeather first.\n</reasoning>\n\n${CALL}<sep>`, model: MODEL });
   assert.equal(healthy.family, 'reka');
   assert.equal(healthy.familySource, 'model-id');
-  assert.deepEqual(healthy.findings.filter((x) => x.severity === 'error'), []);
+  assert.deepEqual(
+    healthy.findings.filter((x) => x.severity === 'error'),
+    [],
+  );
   assert.ok(errors(EDGE_CUTOFF).some((x) => x.rule === 'call-unclosed'));
   assert.deepEqual(errors("Hello, world!\nWhat's up?"), []);
 });

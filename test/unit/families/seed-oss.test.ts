@@ -20,7 +20,8 @@ function parse(text: string) {
   return p;
 }
 
-const CALL = '<seed:tool_call>\n<function=get_weather>\n<parameter=location>Barcelona, Spain</parameter>\n<parameter=unit>celsius</parameter>\n</function>\n</seed:tool_call>';
+const CALL =
+  '<seed:tool_call>\n<function=get_weather>\n<parameter=location>Barcelona, Spain</parameter>\n<parameter=unit>celsius</parameter>\n</function>\n</seed:tool_call>';
 // tool_call_unlimited_thinking_budget, verbatim.
 const UNLIMITED =
   "<seed:think>\nGot it, let's see. The user asked for the weather in Barcelona, Spain. " +
@@ -34,7 +35,7 @@ const UNLIMITED =
   'Spain</parameter>\n<parameter=unit>celsius</parameter>\n</function>\n</seed:tool_call>. ' +
   'Wait, but does the unit parameter accept "celsius"? The docstring says unit is the unit ' +
   "of temperature, but the return is in Celsius anyway. Maybe even if I don't pass unit, " +
-  "it's okay, but to be explicit, maybe pass \"celsius\". Let me go with that. So the function " +
+  'it\'s okay, but to be explicit, maybe pass "celsius". Let me go with that. So the function ' +
   'call should be as above. Then wait for the result to come back and tell the user the ' +
   `temperature in Celsius.</seed:think>${CALL}`;
 // tool_call_512_thinkg_budget (shortened in the middle; its budget notes kept as the model wrote them).
@@ -52,8 +53,15 @@ test('seed-oss: a call quoted in the reasoning before the real call is not a cal
   for (const model of [MODEL, undefined]) {
     const a = analyze({ nativeText: UNLIMITED, model });
     assert.equal(a.family, 'seed-oss');
-    assert.deepEqual(a.findings.filter((x) => x.severity !== 'info'), [], JSON.stringify(a.findings));
-    assert.ok(a.findings.some((x) => x.rule === 'markup-in-reasoning' && x.severity === 'info'), JSON.stringify(a.findings));
+    assert.deepEqual(
+      a.findings.filter((x) => x.severity !== 'info'),
+      [],
+      JSON.stringify(a.findings),
+    );
+    assert.ok(
+      a.findings.some((x) => x.rule === 'markup-in-reasoning' && x.severity === 'info'),
+      JSON.stringify(a.findings),
+    );
   }
 });
 
@@ -61,7 +69,10 @@ test('seed-oss: a call written only inside the reasoning is still lost, an error
   const text = UNLIMITED.slice(0, UNLIMITED.indexOf('</seed:think>') + '</seed:think>'.length) + 'I will check now.';
   const a = analyze({ nativeText: text, model: MODEL });
   assert.deepEqual(a.message.toolCalls, []);
-  assert.ok(a.findings.some((x) => x.rule === 'markup-in-reasoning' && x.severity === 'error'), JSON.stringify(a.findings));
+  assert.ok(
+    a.findings.some((x) => x.rule === 'markup-in-reasoning' && x.severity === 'error'),
+    JSON.stringify(a.findings),
+  );
 });
 
 test('seed-oss: budget notes belong inside the reasoning', () => {
@@ -69,16 +80,27 @@ test('seed-oss: budget notes belong inside the reasoning', () => {
   assert.deepEqual(p.problems, []);
   assert.deepEqual(p.message.toolCalls, [{ index: 0, name: 'get_weather', arguments: '{"location":"Barcelona, Spain"}' }]);
   const a = analyze({ nativeText: BUDGET_512, model: MODEL });
-  assert.deepEqual(a.findings.filter((x) => x.severity !== 'info'), [], JSON.stringify(a.findings));
+  assert.deepEqual(
+    a.findings.filter((x) => x.severity !== 'info'),
+    [],
+    JSON.stringify(a.findings),
+  );
 });
 
 test('seed-oss: told from Qwen3-Coder by its own markers when no model id is given, even with <function=', () => {
   // tool_call_0_thinking_budget's call, and the call alone.
-  for (const text of [CALL, `<seed:think>\nThe current thinking budget is 0, so I will directly start answering the question.\n</seed:think>\n${CALL}`]) {
+  for (const text of [
+    CALL,
+    `<seed:think>\nThe current thinking budget is 0, so I will directly start answering the question.\n</seed:think>\n${CALL}`,
+  ]) {
     assert.equal(detectFamily(undefined, text)?.format.id, 'seed-oss', text);
     const a = analyze({ nativeText: text });
     assert.equal(a.family, 'seed-oss');
-    assert.deepEqual(a.findings.filter((x) => x.severity !== 'info'), [], JSON.stringify(a.findings));
+    assert.deepEqual(
+      a.findings.filter((x) => x.severity !== 'info'),
+      [],
+      JSON.stringify(a.findings),
+    );
   }
   // Qwen3-Coder's own XML stays Qwen3-Coder.
   const qwen = '<tool_call>\n<function=get_weather>\n<parameter=location>\nBarcelona\n</parameter>\n</function>\n</tool_call>';

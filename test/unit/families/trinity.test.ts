@@ -22,7 +22,7 @@ const THINK_TAG = '<think>reasoning</think>hello';
 const CALL_IN_THINK = '<think><tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call></think>';
 const CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
 
-test('trinity: the detector\'s outputs parse to their calls, calls inside <think> included', () => {
+test("trinity: the detector's outputs parse to their calls, calls inside <think> included", () => {
   const plain = parse(THINK_TAG);
   assert.deepEqual(plain.problems, []);
   assert.equal(plain.message.reasoning, 'reasoning');
@@ -41,7 +41,10 @@ test('trinity: the detector\'s outputs parse to their calls, calls inside <think
   const after = parse(`Plan.\n</think>\n\nSure.\n${CALL}\n${CALL.replace('Paris', 'Rome')}<|im_end|>`);
   assert.deepEqual(after.problems, []);
   assert.equal(after.message.reasoning, 'Plan.');
-  assert.deepEqual(calls(after), [['get_weather', { city: 'Paris' }], ['get_weather', { city: 'Rome' }]]);
+  assert.deepEqual(calls(after), [
+    ['get_weather', { city: 'Paris' }],
+    ['get_weather', { city: 'Rome' }],
+  ]);
   assert.deepEqual(parse('<thing>data').problems, []);
 });
 
@@ -54,8 +57,13 @@ test('trinity: broken outputs are flagged', () => {
   assert.deepEqual(codes(parse('{"name": "f", "arguments": {}}\n</tool_call>')), ['stray-marker']);
 });
 
-test('trinity: model ids pick the family; its markup alone is Qwen3\'s', () => {
-  for (const id of ['arcee-ai/Trinity-Mini', 'arcee-ai/trinity-large-thinking', 'arcee-ai/Trinity-Nano-Preview', 'openrouter/arcee-ai/trinity-mini:free']) {
+test("trinity: model ids pick the family; its markup alone is Qwen3's", () => {
+  for (const id of [
+    'arcee-ai/Trinity-Mini',
+    'arcee-ai/trinity-large-thinking',
+    'arcee-ai/Trinity-Nano-Preview',
+    'openrouter/arcee-ai/trinity-mini:free',
+  ]) {
     assert.equal(detectFamily(id)?.format.id, 'trinity', id);
   }
   assert.notEqual(detectFamily('arcee-ai/virtuoso-large')?.format.id, 'trinity');
@@ -66,8 +74,14 @@ test('trinity: model ids pick the family; its markup alone is Qwen3\'s', () => {
 test('trinity: analyze by model id: a call inside <think> is a call, a broken one an error', () => {
   const healthy = analyze({ nativeText: `${CALL_IN_THINK}<|im_end|>`, model: MODEL });
   assert.equal(healthy.family, 'trinity');
-  assert.deepEqual(healthy.findings.filter((x) => x.severity !== 'info'), []);
-  assert.deepEqual(healthy.message.toolCalls.map((c) => c.name), ['get_weather']);
+  assert.deepEqual(
+    healthy.findings.filter((x) => x.severity !== 'info'),
+    [],
+  );
+  assert.deepEqual(
+    healthy.message.toolCalls.map((c) => c.name),
+    ['get_weather'],
+  );
   assert.ok(errors('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Pa').some((x) => x.rule === 'call-unclosed'));
   assert.deepEqual(errors(THINK_TAG), []);
 });

@@ -27,7 +27,7 @@ const TOOL_CALLS = `I'll check the weather for you.[TOOL_CALLS][${DALLAS}]`;
 const TOOL_CALL_TAGS = `I'll help you check the weather.<tool_call>[${DALLAS}]</tool_call>`;
 const dallas = ['get_current_weather', { city: 'Dallas', state: 'TX', unit: 'fahrenheit' }];
 
-test('xlam: vLLM\'s healthy outputs parse to their calls, in every wrapping', () => {
+test("xlam: vLLM's healthy outputs parse to their calls, in every wrapping", () => {
   const parallel = parse(PARALLEL);
   assert.deepEqual(parallel.problems, []);
   assert.deepEqual(calls(parallel), [dallas, ['get_current_weather', { city: 'Orlando', state: 'FL', unit: 'fahrenheit' }]]);
@@ -68,8 +68,14 @@ test('xlam: broken outputs are flagged', () => {
   assert.deepEqual(codes(parse('[{"name": 7, "arguments": {}}]')), ['malformed-call']);
 });
 
-test('xlam: model ids and the list\'s own shape pick the family; other lists keep theirs', () => {
-  for (const id of ['Salesforce/Llama-xLAM-2-8b-fc-r', 'Salesforce/xLAM-2-32b-fc-r', 'Salesforce/xLAM-7b-r', 'Salesforce/xLAM-1b-fc-r', 'Salesforce/xLAM-2-3b-fc-r-gguf']) {
+test("xlam: model ids and the list's own shape pick the family; other lists keep theirs", () => {
+  for (const id of [
+    'Salesforce/Llama-xLAM-2-8b-fc-r',
+    'Salesforce/xLAM-2-32b-fc-r',
+    'Salesforce/xLAM-7b-r',
+    'Salesforce/xLAM-1b-fc-r',
+    'Salesforce/xLAM-2-3b-fc-r-gguf',
+  ]) {
     assert.equal(detectFamily(id)?.format.id, 'xlam', id);
   }
   assert.equal(detectFamily('meta-llama/llama-3.3-70b-instruct')?.format.id, 'llama3-json');
@@ -84,7 +90,10 @@ test('xlam: analyze by model id: a broken call is an error, a healthy one none',
   const healthy = analyze({ nativeText: PARALLEL, model: MODEL });
   assert.equal(healthy.family, 'xlam');
   assert.equal(healthy.familySource, 'model-id');
-  assert.deepEqual(healthy.findings.filter((x) => x.severity === 'error'), []);
+  assert.deepEqual(
+    healthy.findings.filter((x) => x.severity === 'error'),
+    [],
+  );
   assert.equal(healthy.message.toolCalls.length, 2);
   assert.ok(errors('[{"name": "get_current_weather", "arguments": {"city": "Dal').some((x) => x.rule === 'call-unclosed'));
   assert.deepEqual(errors('This is a test'), []);

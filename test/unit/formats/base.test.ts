@@ -1,6 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { findTruncated, firstTruncated, jsonMembers, jsonToParams, jsonValueEnd, modelKey, paramsToJson, truncatedAt } from '../../../src/core/families/shared';
+import {
+  findTruncated,
+  firstTruncated,
+  jsonMembers,
+  jsonToParams,
+  jsonValueEnd,
+  modelKey,
+  paramsToJson,
+  truncatedAt,
+} from '../../../src/core/families/shared';
 import { prng } from '../../helpers/prng';
 
 const SE = '<|tool_calls_section_end|>';
@@ -60,7 +69,21 @@ test('findTruncated matches a character-by-character scan on random marker soup,
   // Several first characters (`<`, `]`, `[`), markers sharing prefixes, full-width DeepSeek bars, truncations at
   // the end of the text and mid-text.
   const markers = [SE, '<|tool_call_end|>', '<|im_end|>', '</think>', '<think>', '<｜tool▁call▁end｜>', ']~!b[', '[e~['];
-  const pieces = [...markers, ...markers.map((m) => m.slice(0, -1)), ...markers.map((m) => m.slice(0, 4)), '<', '|', '>', ' ', '\n', 'x', 'é', '😀', '<|', '<｜'];
+  const pieces = [
+    ...markers,
+    ...markers.map((m) => m.slice(0, -1)),
+    ...markers.map((m) => m.slice(0, 4)),
+    '<',
+    '|',
+    '>',
+    ' ',
+    '\n',
+    'x',
+    'é',
+    '😀',
+    '<|',
+    '<｜',
+  ];
   const rand = prng(20261130);
   for (let k = 0; k < 2000; k++) {
     let text = '';
@@ -105,7 +128,12 @@ test('jsonMembers: raw member ranges, tolerant of a cut-off value', () => {
     ],
   );
   const cut = '{"name": "read", "arguments": {"path": "sr';
-  assert.deepEqual(jsonMembers(cut, 0, cut.length)!.map((m) => [m.key, cut.slice(...m.valueRange), m.complete]).at(-1), ['arguments', '{"path": "sr', false]);
+  assert.deepEqual(
+    jsonMembers(cut, 0, cut.length)!
+      .map((m) => [m.key, cut.slice(...m.valueRange), m.complete])
+      .at(-1),
+    ['arguments', '{"path": "sr', false],
+  );
   assert.equal(jsonMembers('[1]', 0, 3), undefined);
 });
 

@@ -8,7 +8,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { analyze } from '../../../src/core/analyze';
 
-
 const DIR = join(import.meta.dirname, '../../fixtures/conformance');
 
 /** The suite's family → the families whose parse is the same grammar (detection may pick either). */
@@ -58,7 +57,8 @@ for (const file of files) {
       const a = analyze({ nativeText: c.model_text });
       const got = a.findings.map((f) => `${f.severity} ${f.rule}`);
       if (c.broken) {
-        if (!a.findings.some((f) => f.severity === 'error')) failures.push(`${where}: not flagged [${got.join(', ')}] (family ${a.family})`);
+        if (!a.findings.some((f) => f.severity === 'error'))
+          failures.push(`${where}: not flagged [${got.join(', ')}] (family ${a.family})`);
         continue;
       }
       if (a.findings.length) failures.push(`${where}: false alarm [${a.findings.map((f) => `${f.rule}: ${f.message}`).join(' | ')}]`);
@@ -70,7 +70,8 @@ for (const file of files) {
           return { name: t.name, arguments: t.arguments };
         }
       });
-      if (JSON.stringify(calls) !== JSON.stringify(c.calls)) failures.push(`${where}: calls ${JSON.stringify(calls)} ≠ ${JSON.stringify(c.calls)}`);
+      if (JSON.stringify(calls) !== JSON.stringify(c.calls))
+        failures.push(`${where}: calls ${JSON.stringify(calls)} ≠ ${JSON.stringify(c.calls)}`);
     }
     assert.deepEqual(failures, [], `${doc.family}:\n${failures.join('\n')}`);
   });

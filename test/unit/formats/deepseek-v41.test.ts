@@ -22,11 +22,17 @@ function parse(text: string, family = f) {
 test('deepseek-v41: the spaced block parses clean with typed values, found by model id and by markers', () => {
   const p = parse(`Let me check.${BLOCK}<｜end▁of▁sentence｜>`);
   assert.deepEqual(p.problems, []);
-  assert.deepEqual(p.message, { content: 'Let me check.', toolCalls: [{ index: 0, name: 'get_weather', arguments: '{"city":"Paris","days":3}' }] });
+  assert.deepEqual(p.message, {
+    content: 'Let me check.',
+    toolCalls: [{ index: 0, name: 'get_weather', arguments: '{"city":"Paris","days":3}' }],
+  });
   assert.equal(detectFamily('deepseek-ai/DeepSeek-V4.1-Flash')?.format.id, 'deepseek-v41');
   assert.equal(detectFamily('deepseek/deepseek-v4-flash')?.format.id, 'deepseek-v4');
   assert.equal(detectFamily(undefined, BLOCK)?.format.id, 'deepseek-v41');
-  assert.equal(detectFamily(undefined, BLOCK.replace(/｜DSML｜ /g, '｜DSML｜').replace(/calls>/g, 'tool_calls>'))?.format.id, 'deepseek-v4');
+  assert.equal(
+    detectFamily(undefined, BLOCK.replace(/｜DSML｜ /g, '｜DSML｜').replace(/calls>/g, 'tool_calls>'))?.format.id,
+    'deepseek-v4',
+  );
 });
 
 test('deepseek-v4: a V4 model id served by V4.1 (the spaced spelling) still gives the calls', () => {
@@ -34,7 +40,10 @@ test('deepseek-v4: a V4 model id served by V4.1 (the spaced spelling) still give
   assert.deepEqual(p.problems, []);
   assert.deepEqual(p.message.toolCalls, [{ index: 0, name: 'get_weather', arguments: '{"city":"Paris","days":3}' }]);
   const leak = analyze({ nativeText: BLOCK.slice(0, BLOCK.indexOf('Paris') + 3), family: 'deepseek-v4' });
-  assert.ok(leak.findings.some((x) => x.severity === 'error'), leak.findings.map((x) => x.rule).join());
+  assert.ok(
+    leak.findings.some((x) => x.severity === 'error'),
+    leak.findings.map((x) => x.rule).join(),
+  );
 });
 
 test('deepseek-v41: render writes the spaced spelling and round-trips', () => {
@@ -58,6 +67,9 @@ test('deepseek-v41: every cut of the block is flagged, never thrown on', () => {
 test('deepseek-v41: an orphan closer and a lone opener left in content are flagged', () => {
   for (const text of ['Done.</｜DSML｜ invoke>\n</｜DSML｜ calls>', `Answer.${BLOCK}\n<｜DSML｜ calls>`]) {
     const a = analyze({ nativeText: text, family: 'deepseek-v41' });
-    assert.ok(a.findings.some((x) => x.severity === 'error'), `${JSON.stringify(text)}: ${a.findings.map((x) => x.rule).join()}`);
+    assert.ok(
+      a.findings.some((x) => x.severity === 'error'),
+      `${JSON.stringify(text)}: ${a.findings.map((x) => x.rule).join()}`,
+    );
   }
 });

@@ -64,7 +64,10 @@ const ALL: FamilyId[] = [
 test('one format per family id, found by getFormat', () => {
   assert.deepEqual([...formats.map((f) => f.id)].sort(), [...ALL].sort());
   for (const id of ALL) assert.equal(getFormat(id).id, id);
-  assert.throws(() => getFormat('nope' as FamilyId), (e: Error) => e.name === 'UserError' && /unknown model family 'nope' \(known: kimi-k2, /.test(e.message));
+  assert.throws(
+    () => getFormat('nope' as FamilyId),
+    (e: Error) => e.name === 'UserError' && /unknown model family 'nope' \(known: kimi-k2, /.test(e.message),
+  );
 });
 
 test('model ids as OpenRouter, Hugging Face and SGLang spell them', () => {

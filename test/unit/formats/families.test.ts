@@ -50,7 +50,11 @@ test('deepseek-v31: healthy, and a V3.1 thinking completion that starts inside <
   const text = `The user wants a file.</think>On it.${DS.SB}${DS.CB}read${DS.SEP}{"path": "日本.md"}${DS.CE}${DS.SE}${DS.EOS}`;
   const p = parse('deepseek-v31', text);
   assert.deepEqual(p.problems, []);
-  assert.deepEqual(p.message, { reasoning: 'The user wants a file.', content: 'On it.', toolCalls: [{ index: 0, name: 'read', arguments: '{"path": "日本.md"}' }] });
+  assert.deepEqual(p.message, {
+    reasoning: 'The user wants a file.',
+    content: 'On it.',
+    toolCalls: [{ index: 0, name: 'read', arguments: '{"path": "日本.md"}' }],
+  });
 });
 
 test('deepseek-v31: truncated last call is kept; cut-short section end', () => {
@@ -72,7 +76,8 @@ test('deepseek: leaked markup in content is flagged', () => {
 // ---- Qwen3 (Hermes) -------------------------------------------------------------------------------------
 
 test('qwen3: healthy Hermes calls after thinking and content', () => {
-  const text = '<think>\nNeed the weather.\n</think>\n\nChecking.\n<tool_call>\n{"name": "weather", "arguments": {"location": "Florence,Italy"}}\n</tool_call>\n<tool_call>\n{"name": "time", "arguments": {}}\n</tool_call><|im_end|>';
+  const text =
+    '<think>\nNeed the weather.\n</think>\n\nChecking.\n<tool_call>\n{"name": "weather", "arguments": {"location": "Florence,Italy"}}\n</tool_call>\n<tool_call>\n{"name": "time", "arguments": {}}\n</tool_call><|im_end|>';
   const p = parse('qwen3', text);
   assert.deepEqual(p.problems, []);
   assert.deepEqual(p.message, {
@@ -111,10 +116,14 @@ test('qwen3: invalid JSON arguments are passed through for the checks to judge',
 // ---- Qwen3-Coder ----------------------------------------------------------------------------------------
 
 test('qwen3-coder: healthy XML call; values typed canonically', () => {
-  const text = 'Listing.\n<tool_call>\n<function=ls>\n<parameter=dirPath>\nsrc/app\n</parameter>\n<parameter=depth>\n2\n</parameter>\n<parameter=opts>\n{"hidden": true}\n</parameter>\n</function>\n</tool_call><|im_end|>';
+  const text =
+    'Listing.\n<tool_call>\n<function=ls>\n<parameter=dirPath>\nsrc/app\n</parameter>\n<parameter=depth>\n2\n</parameter>\n<parameter=opts>\n{"hidden": true}\n</parameter>\n</function>\n</tool_call><|im_end|>';
   const p = parse('qwen3-coder', text);
   assert.deepEqual(p.problems, []);
-  assert.deepEqual(p.message, { content: 'Listing.', toolCalls: [{ index: 0, name: 'ls', arguments: '{"dirPath":"src/app","depth":2,"opts":{"hidden":true}}' }] });
+  assert.deepEqual(p.message, {
+    content: 'Listing.',
+    toolCalls: [{ index: 0, name: 'ls', arguments: '{"dirPath":"src/app","depth":2,"opts":{"hidden":true}}' }],
+  });
 });
 
 test('qwen3-coder: Continue #11453, <tool_call><function=ls><parameter=dirPath>src cut off', () => {
@@ -140,10 +149,15 @@ test('qwen3-coder: missing </function>, cut-short </tool_call, and <function= wi
 // ---- GLM ------------------------------------------------------------------------------------------------
 
 test('glm45: healthy GLM-4.5 call after thinking', () => {
-  const text = '<think>Find the config.</think>\nLooking.\n<tool_call>read\n<arg_key>path</arg_key>\n<arg_value>config/app.json</arg_value>\n<arg_key>lines</arg_key>\n<arg_value>[1, 20]</arg_value>\n</tool_call><|observation|>';
+  const text =
+    '<think>Find the config.</think>\nLooking.\n<tool_call>read\n<arg_key>path</arg_key>\n<arg_value>config/app.json</arg_value>\n<arg_key>lines</arg_key>\n<arg_value>[1, 20]</arg_value>\n</tool_call><|observation|>';
   const p = parse('glm45', text);
   assert.deepEqual(p.problems, []);
-  assert.deepEqual(p.message, { reasoning: 'Find the config.', content: 'Looking.', toolCalls: [{ index: 0, name: 'read', arguments: '{"path":"config/app.json","lines":[1,20]}' }] });
+  assert.deepEqual(p.message, {
+    reasoning: 'Find the config.',
+    content: 'Looking.',
+    toolCalls: [{ index: 0, name: 'read', arguments: '{"path":"config/app.json","lines":[1,20]}' }],
+  });
   assert.deepEqual(slices(p, 'end'), ['<|observation|>']);
 });
 
@@ -169,7 +183,10 @@ test('glm45: a call cut off inside a value keeps it', () => {
 test('glm45: GLM XML leaked into structured arguments (Zhipu Anthropic endpoint) is visible through toolMarkers', () => {
   const leaked = '{"path": "a.ts"}</arg_value>\n<arg_key>mode</arg_key>\n<arg_value>r</arg_value>\n</tool_call>';
   const f = getFormat('glm45');
-  assert.deepEqual(f.toolMarkers.filter((m) => leaked.includes(m)).sort(), ['</arg_key>', '</arg_value>', '</tool_call>', '<arg_key>', '<arg_value>'].sort());
+  assert.deepEqual(
+    f.toolMarkers.filter((m) => leaked.includes(m)).sort(),
+    ['</arg_key>', '</arg_value>', '</tool_call>', '<arg_key>', '<arg_value>'].sort(),
+  );
   // Rendered back into native text, the leak shows up as markup the grammar does not expect.
   const p = parse('glm45', f.render({ toolCalls: [{ index: 0, name: 'read', arguments: leaked }] }).text);
   assert.deepEqual(codes(p), ['malformed-call', 'stray-marker']);
@@ -179,10 +196,14 @@ test('glm45: GLM XML leaked into structured arguments (Zhipu Anthropic endpoint)
 // ---- gpt-oss (Harmony) ----------------------------------------------------------------------------------
 
 test('gpt-oss: healthy analysis + call, recipient in the channel part', () => {
-  const text = '<|channel|>analysis<|message|>Need the weather.<|end|><|start|>assistant<|channel|>commentary to=functions.weather <|constrain|>json<|message|>{"location":"Florence,Italy"}<|call|>';
+  const text =
+    '<|channel|>analysis<|message|>Need the weather.<|end|><|start|>assistant<|channel|>commentary to=functions.weather <|constrain|>json<|message|>{"location":"Florence,Italy"}<|call|>';
   const p = parse('gpt-oss', text);
   assert.deepEqual(p.problems, []);
-  assert.deepEqual(p.message, { reasoning: 'Need the weather.', toolCalls: [{ index: 0, name: 'weather', arguments: '{"location":"Florence,Italy"}' }] });
+  assert.deepEqual(p.message, {
+    reasoning: 'Need the weather.',
+    toolCalls: [{ index: 0, name: 'weather', arguments: '{"location":"Florence,Italy"}' }],
+  });
 });
 
 test('gpt-oss: recipient in the role part, no <|constrain|>; a final answer', () => {
@@ -219,7 +240,8 @@ test('gpt-oss: cut off in the analysis, in a header, and inside <|call|>', () =>
 // ---- MiniMax-M2 -----------------------------------------------------------------------------------------
 
 test('minimax-m2: healthy section with two invokes', () => {
-  const text = '<think>\nTwo lookups.\n</think>\n\nOn it.\n<minimax:tool_call>\n<invoke name="read">\n<parameter name="path">a.ts</parameter>\n</invoke>\n<invoke name="search">\n<parameter name="q">naïve café</parameter>\n<parameter name="limit">5</parameter>\n</invoke>\n</minimax:tool_call>[e~[';
+  const text =
+    '<think>\nTwo lookups.\n</think>\n\nOn it.\n<minimax:tool_call>\n<invoke name="read">\n<parameter name="path">a.ts</parameter>\n</invoke>\n<invoke name="search">\n<parameter name="q">naïve café</parameter>\n<parameter name="limit">5</parameter>\n</invoke>\n</minimax:tool_call>[e~[';
   const p = parse('minimax-m2', text);
   assert.deepEqual(p.problems, []);
   assert.deepEqual(p.message, {

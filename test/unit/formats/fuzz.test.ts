@@ -49,7 +49,10 @@ for (const f of formats) {
 
   test(`${f.id}: a truncated tool turn is never reported clean`, () => {
     const text = f.render(MESSAGES[0]).text;
-    const lastCall = f.render(MESSAGES[0]).segments.filter((s) => s.kind === 'call').at(-1)!;
+    const lastCall = f
+      .render(MESSAGES[0])
+      .segments.filter((s) => s.kind === 'call')
+      .at(-1)!;
     // Cut anywhere inside the last call past its first 3 characters (a shorter cut-off marker reads as
     // text): the parse must report a problem.
     for (let i = lastCall.start + 4; i < lastCall.end; i++) {
@@ -109,9 +112,19 @@ test('large and adversarial inputs parse in linear time', () => {
   // Budgets are ~20x what a 2-core machine measures, so a shared CI box stays green while a quadratic
   // regression (seconds to minutes at these sizes) still fails. They are CPU time of this thread: on a loaded
   // machine the wall clock also counts other processes' turns, a quadratic parse costs its CPU anywhere.
-  const adversarial = ['<'.repeat(200_000), '<|tool_call x '.repeat(20_000), `<think>${'</thin x '.repeat(20_000)}`, '{"a":'.repeat(40_000)];
+  const adversarial = [
+    '<'.repeat(200_000),
+    '<|tool_call x '.repeat(20_000),
+    `<think>${'</thin x '.repeat(20_000)}`,
+    '{"a":'.repeat(40_000),
+  ];
   for (const f of formats) {
-    const calls = Array.from({ length: 2000 }, (_, i) => ({ index: i, id: `functions.f:${i}`, name: 'f', arguments: JSON.stringify({ i, text: 'x <b> y '.repeat(50) }) }));
+    const calls = Array.from({ length: 2000 }, (_, i) => ({
+      index: i,
+      id: `functions.f:${i}`,
+      name: 'f',
+      arguments: JSON.stringify({ i, text: 'x <b> y '.repeat(50) }),
+    }));
     const text = f.render({ reasoning: 'r '.repeat(20_000), content: 'c <div> '.repeat(20_000), toolCalls: calls }).text;
     let t0 = threadCpuMs();
     const p = f.parse(text);

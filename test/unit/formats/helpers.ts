@@ -36,14 +36,18 @@ export function assertSegments(text: string, segments: readonly Segment[]): void
 export function assertProblems(p: ParsedNative): void {
   for (const pr of p.problems) {
     assert.ok(pr.start >= 0 && pr.start <= pr.end && pr.end <= p.text.length, `problem out of bounds: ${JSON.stringify(pr)}`);
-    if (pr.expectedAt !== undefined) assert.ok(pr.expectedAt >= 0 && pr.expectedAt <= p.text.length, `expectedAt out of bounds: ${JSON.stringify(pr)}`);
-    if (pr.callIndex !== undefined) assert.ok(pr.callIndex < p.message.toolCalls.length, `problem names a missing call: ${JSON.stringify(pr)}`);
+    if (pr.expectedAt !== undefined)
+      assert.ok(pr.expectedAt >= 0 && pr.expectedAt <= p.text.length, `expectedAt out of bounds: ${JSON.stringify(pr)}`);
+    if (pr.callIndex !== undefined)
+      assert.ok(pr.callIndex < p.message.toolCalls.length, `problem names a missing call: ${JSON.stringify(pr)}`);
   }
 }
 
 /** The slices of all segments of `kind` (for one call when given). */
 export function slices(p: { text: string; segments: readonly Segment[] }, kind: SegmentKind, callIndex?: number): string[] {
-  return p.segments.filter((s) => s.kind === kind && (callIndex === undefined || s.callIndex === callIndex)).map((s) => p.text.slice(s.start, s.end));
+  return p.segments
+    .filter((s) => s.kind === kind && (callIndex === undefined || s.callIndex === callIndex))
+    .map((s) => p.text.slice(s.start, s.end));
 }
 
 export function codes(p: ParsedNative): string[] {

@@ -22,7 +22,11 @@ test('kimi-k3: healthy single call, typed arguments, found by model id and by ma
   const text = `<|open|>think<|sep|>Read it.<|close|>think<|sep|><|open|>response<|sep|>On it.<|close|>response<|sep|>${tools(callK3('read', 0, arg('path', 'string', '42') + arg('limit', 'number', '5') + arg('opts', 'object', '{"raw":true}')))}<|end_of_msg|>`;
   const p = parse(text);
   assert.deepEqual(p.problems, []);
-  assert.deepEqual(p.message, { reasoning: 'Read it.', content: 'On it.', toolCalls: [{ index: 0, name: 'read', arguments: '{"path":"42","limit":5,"opts":{"raw":true}}' }] });
+  assert.deepEqual(p.message, {
+    reasoning: 'Read it.',
+    content: 'On it.',
+    toolCalls: [{ index: 0, name: 'read', arguments: '{"path":"42","limit":5,"opts":{"raw":true}}' }],
+  });
   assert.deepEqual(slices(p, 'call-name', 0), ['read']);
   assert.equal(detectFamily('moonshotai/kimi-k3')?.format.id, 'kimi-k3');
   assert.equal(detectFamily('moonshotai/kimi-k2-0905')?.format.id, 'kimi-k2');
@@ -32,7 +36,13 @@ test('kimi-k3: healthy single call, typed arguments, found by model id and by ma
 test('kimi-k3: parallel calls; a malformed non-string value falls back to its text', () => {
   const p = parse(tools(callK3('read', 0, arg('path', 'string', 'a.ts')), callK3('grep', 1, arg('max', 'number', '2x'))));
   assert.deepEqual(p.problems, []);
-  assert.deepEqual(p.message.toolCalls.map((c) => [c.name, c.arguments]), [['read', '{"path":"a.ts"}'], ['grep', '{"max":"2x"}']]);
+  assert.deepEqual(
+    p.message.toolCalls.map((c) => [c.name, c.arguments]),
+    [
+      ['read', '{"path":"a.ts"}'],
+      ['grep', '{"max":"2x"}'],
+    ],
+  );
 });
 
 test('kimi-k3: a call cut inside a value is kept with what arrived and flagged; no cut ever throws', () => {
@@ -42,7 +52,10 @@ test('kimi-k3: a call cut inside a value is kept with what arrived and flagged; 
   assert.deepEqual(p.message.toolCalls, [{ index: 0, name: 'write', arguments: '{"path":"a.md","body":"hel"}' }]);
   assert.ok(codes(p).includes('call-unclosed'), codes(p).join());
   const a = analyze({ nativeText: text.slice(0, cut), family: 'kimi-k3' });
-  assert.ok(a.findings.some((x) => x.severity !== 'info'), a.findings.map((x) => x.rule).join());
+  assert.ok(
+    a.findings.some((x) => x.severity !== 'info'),
+    a.findings.map((x) => x.rule).join(),
+  );
   for (let i = 0; i <= text.length; i++) parse(text.slice(0, i));
 });
 
@@ -53,10 +66,17 @@ test('kimi-k3: K3 tool markup leaked into content is flagged', () => {
 });
 
 test('kimi-k3: a healthy recording-style turn gives no finding above info', () => {
-  const m = { reasoning: 'The user wants the weather.', content: 'Checking.', toolCalls: [{ index: 0, name: 'get_weather', arguments: '{"location":"Boston","days":3}' }] };
+  const m = {
+    reasoning: 'The user wants the weather.',
+    content: 'Checking.',
+    toolCalls: [{ index: 0, name: 'get_weather', arguments: '{"location":"Boston","days":3}' }],
+  };
   const text = f.render(m).text;
   assert.ok(text.includes('<|open|>argument key="days" type="number"<|sep|>3<|close|>argument<|sep|>'), text);
   const a = analyze({ nativeText: text, family: 'kimi-k3' });
-  assert.deepEqual(a.findings.filter((x) => x.severity !== 'info'), []);
+  assert.deepEqual(
+    a.findings.filter((x) => x.severity !== 'info'),
+    [],
+  );
   assert.deepEqual(f.parse(text).message, m);
 });

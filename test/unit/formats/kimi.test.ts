@@ -106,7 +106,9 @@ test('a call cut off mid-arguments is kept with what arrived', () => {
   assert.deepEqual(codes(p), ['section-unclosed', 'call-unclosed']);
   assert.equal(p.problems[1].expectedAt, text.length);
   assert.equal(p.problems[1].marker, CE);
-  assert.deepEqual(p.message.toolCalls, [{ index: 0, id: 'functions.write:0', name: 'write', arguments: '{"path": "a.md", "content": "# Ti' }]);
+  assert.deepEqual(p.message.toolCalls, [
+    { index: 0, id: 'functions.write:0', name: 'write', arguments: '{"path": "a.md", "content": "# Ti' },
+  ]);
 });
 
 test('a call cut off inside its id, and inside a marker', () => {
@@ -130,7 +132,9 @@ test('Fireworks leak: channel_reply:0 with no section begin, no call begin, no f
   assert.match(p.problems[0].message, /no tool-call section begin/);
   assert.match(p.problems[0].message, /no <\|tool_call_begin\|>/);
   assert.match(p.problems[0].message, /lacks the functions\. prefix/);
-  assert.deepEqual(p.message, { toolCalls: [{ index: 0, id: 'channel_reply:0', name: 'channel_reply', arguments: '{"text": "Hello there"}' }] });
+  assert.deepEqual(p.message, {
+    toolCalls: [{ index: 0, id: 'channel_reply:0', name: 'channel_reply', arguments: '{"text": "Hello there"}' }],
+  });
   assert.deepEqual(slices(p, 'call-id', 0), ['channel_reply:0']);
   assert.deepEqual(slices(p, 'section'), [text]);
 });
@@ -149,7 +153,10 @@ test('OpenCode #37297: markers quoted inside the JSON arguments stay in the argu
   assert.deepEqual(p.problems, []);
   assert.equal(p.message.toolCalls.length, 1);
   assert.equal(p.message.toolCalls[0].arguments, args);
-  assert.ok(kimi.toolMarkers.some((m) => p.message.toolCalls[0].arguments.includes(m)), 'the leak is visible to checks');
+  assert.ok(
+    kimi.toolMarkers.some((m) => p.message.toolCalls[0].arguments.includes(m)),
+    'the leak is visible to checks',
+  );
 });
 
 test('the singular <|tool_call_section_begin|> variant is accepted', () => {

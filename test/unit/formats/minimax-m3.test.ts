@@ -24,11 +24,18 @@ test('minimax-m3: healthy single call, typed scalars, found by model id and by m
   const text = `<mm:think>One read.</mm:think>On it.\n${NS}<tool_call>\n${invoke('read', `${el('path', 'a.ts')}\n${el('limit', '5')}`)}\n${NS}</tool_call>[e~[`;
   const p = parse(text);
   assert.deepEqual(p.problems, []);
-  assert.deepEqual(p.message, { reasoning: 'One read.', content: 'On it.', toolCalls: [{ index: 0, name: 'read', arguments: '{"path":"a.ts","limit":5}' }] });
+  assert.deepEqual(p.message, {
+    reasoning: 'One read.',
+    content: 'On it.',
+    toolCalls: [{ index: 0, name: 'read', arguments: '{"path":"a.ts","limit":5}' }],
+  });
   assert.deepEqual(slices(p, 'call-name', 0), ['read']);
   assert.equal(detectFamily('minimax/minimax-m3')?.format.id, 'minimax-m3');
   assert.equal(detectFamily('minimax/minimax-m2')?.format.id, 'minimax-m2');
-  assert.deepEqual(detectFamily(undefined, text) && { id: detectFamily(undefined, text)!.format.id, source: detectFamily(undefined, text)!.source }, { id: 'minimax-m3', source: 'markers' });
+  assert.deepEqual(
+    detectFamily(undefined, text) && { id: detectFamily(undefined, text)!.format.id, source: detectFamily(undefined, text)!.source },
+    { id: 'minimax-m3', source: 'markers' },
+  );
 });
 
 test('minimax-m3: parallel calls, nested elements, <item> lists and repeated children', () => {
@@ -52,7 +59,10 @@ test('minimax-m3: a call cut inside a value is kept with what arrived and flagge
   assert.ok(codes(p).includes('call-unclosed'), codes(p).join());
   assert.equal(p.problems.find((x) => x.code === 'call-unclosed')?.marker, `${NS}</body>`);
   const a = analyze({ nativeText: text.slice(0, cut), family: 'minimax-m3' });
-  assert.ok(a.findings.some((x) => x.severity !== 'info'), a.findings.map((x) => x.rule).join());
+  assert.ok(
+    a.findings.some((x) => x.severity !== 'info'),
+    a.findings.map((x) => x.rule).join(),
+  );
   for (let i = 0; i <= text.length; i++) parse(text.slice(0, i));
 });
 
@@ -64,10 +74,17 @@ test('minimax-m3: M3 markup leaked into content is flagged', () => {
 });
 
 test('minimax-m3: a healthy recording-style turn gives no finding above info', () => {
-  const m = { reasoning: 'The user wants the weather.', content: 'Checking.', toolCalls: [{ index: 0, name: 'get_weather', arguments: '{"location":"Boston","days":3}' }] };
+  const m = {
+    reasoning: 'The user wants the weather.',
+    content: 'Checking.',
+    toolCalls: [{ index: 0, name: 'get_weather', arguments: '{"location":"Boston","days":3}' }],
+  };
   const text = f.render(m).text;
   assert.ok(text.includes(`${NS}<location>Boston${NS}</location>`), text);
   const a = analyze({ nativeText: text, family: 'minimax-m3' });
-  assert.deepEqual(a.findings.filter((x) => x.severity !== 'info'), []);
+  assert.deepEqual(
+    a.findings.filter((x) => x.severity !== 'info'),
+    [],
+  );
   assert.deepEqual(f.parse(text).message, m);
 });

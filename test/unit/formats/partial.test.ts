@@ -29,14 +29,23 @@ describe('render of a turn cut short', () => {
         assert.ok(!cut.segments.some((s) => s.kind === 'end'), `${f.id}: end-of-turn marker in ${JSON.stringify(cut.text)}`);
         // Everything the model wrote is there, where the complete render has it, and nothing follows the last of it.
         const written = full.segments.filter((s) => s.kind === 'reasoning' || s.kind === 'content' || s.kind === 'arguments');
-        for (const w of written) assert.ok(cut.segments.some((s) => s.kind === w.kind && s.start === w.start && s.end === w.end), `${f.id}: ${w.kind} missing`);
+        for (const w of written)
+          assert.ok(
+            cut.segments.some((s) => s.kind === w.kind && s.start === w.start && s.end === w.end),
+            `${f.id}: ${w.kind} missing`,
+          );
         assert.equal(cut.text.trimEnd().length, written.at(-1)!.end, `${f.id}: markup after the last text in ${JSON.stringify(cut.text)}`);
       }
     });
 
     test(`${f.id}: the parse sees the block the model was in as open, and the earlier call as closed`, () => {
       const reasoning = f.parse(f.render(REASONING_ONLY, { complete: false }).text);
-      if (f.id !== 'gpt-oss') assert.deepEqual(reasoning.problems.map((p) => p.code), ['reasoning-unclosed'], f.id);
+      if (f.id !== 'gpt-oss')
+        assert.deepEqual(
+          reasoning.problems.map((p) => p.code),
+          ['reasoning-unclosed'],
+          f.id,
+        );
       assert.equal(reasoning.message.reasoning, REASONING_ONLY.reasoning);
       const calls = f.parse(f.render(CALLS, { complete: false }).text);
       assert.equal(calls.message.toolCalls.length, 2, f.id);
@@ -44,7 +53,10 @@ describe('render of a turn cut short', () => {
         calls.problems.every((p) => p.callIndex !== 0),
         `${f.id}: the first call was followed by the second, so it closed: ${JSON.stringify(calls.problems)}`,
       );
-      assert.ok(calls.problems.some((p) => p.code === 'call-unclosed' && p.callIndex === 1), `${f.id}: ${JSON.stringify(calls.problems)}`);
+      assert.ok(
+        calls.problems.some((p) => p.code === 'call-unclosed' && p.callIndex === 1),
+        `${f.id}: ${JSON.stringify(calls.problems)}`,
+      );
     });
   }
 });

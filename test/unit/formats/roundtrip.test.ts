@@ -10,7 +10,12 @@ import { assertProblems, assertSegments, slices, withoutIds } from './helpers';
 /** Families whose arguments are tagged (XML parameters, pythonic keywords: canonical compact JSON in the message). */
 const XML_FAMILIES: FamilyId[] = families.filter((f) => f.repair.arguments === 'tagged').map((f) => f.id);
 
-const call = (index: number, name: string, args: unknown) => ({ index, id: `functions.${name}:${index}`, name, arguments: JSON.stringify(args) });
+const call = (index: number, name: string, args: unknown) => ({
+  index,
+  id: `functions.${name}:${index}`,
+  name,
+  arguments: JSON.stringify(args),
+});
 
 const MESSAGES: Record<string, AssistantMessage> = {
   'reasoning only': { reasoning: 'The user wants a greeting.\nKeep it short.', toolCalls: [] },
@@ -19,9 +24,15 @@ const MESSAGES: Record<string, AssistantMessage> = {
   'one call': { content: "I'll read the file.", toolCalls: [call(0, 'read', { path: 'src/main.ts' })] },
   'several calls': {
     reasoning: 'Need two files and a search.',
-    toolCalls: [call(0, 'read', { path: 'a.ts' }), call(1, 'read', { path: 'b.ts' }), call(2, 'grep_search', { pattern: 'TODO', max: 20, regex: false })],
+    toolCalls: [
+      call(0, 'read', { path: 'a.ts' }),
+      call(1, 'read', { path: 'b.ts' }),
+      call(2, 'grep_search', { pattern: 'TODO', max: 20, regex: false }),
+    ],
   },
-  'unicode, CJK and emoji in args': { toolCalls: [call(0, 'write', { path: 'docs/说明.md', content: '日本語のテキスト 🎉 — naïve café' })] },
+  'unicode, CJK and emoji in args': {
+    toolCalls: [call(0, 'write', { path: 'docs/说明.md', content: '日本語のテキスト 🎉 — naïve café' })],
+  },
   'newlines and quotes inside JSON strings': { toolCalls: [call(0, 'edit', { old: 'line 1\nline 2\t"quoted"', new: 'a\\b\n' })] },
   'empty args': { toolCalls: [call(0, 'list_files', {})] },
   'nested objects, arrays, numbers, booleans, null': {
@@ -54,7 +65,11 @@ for (const format of formats) {
       assert.deepEqual(slices(r, 'content'), m.content ? [m.content] : []);
       for (const marker of slices(r, 'marker')) {
         // Harmony headers are one marker segment; elsewhere a marker segment is exactly one marker.
-        if (format.id === 'gpt-oss') assert.ok(format.markers.some((k) => marker.startsWith(k)), marker);
+        if (format.id === 'gpt-oss')
+          assert.ok(
+            format.markers.some((k) => marker.startsWith(k)),
+            marker,
+          );
         else assert.ok(format.markers.includes(marker), marker);
       }
       for (const end of slices(r, 'end')) assert.ok(format.markers.includes(end), end);
@@ -71,7 +86,9 @@ for (const format of formats) {
             // Llama 4 and LFM2 write Python literals (True, None), so only the keys of other values are looked for there.
             // OLMo 3 writes JSON literals, but its strings too are escaped inside the call.
             const pythonic = format.id === 'llama4-pythonic' || format.id === 'lfm2' || format.id === 'olmo3';
-            const nested = ((format.id === 'gemma4' || format.id === 'functiongemma') && v !== null && typeof v === 'object') || (pythonic && typeof v !== 'string' && typeof v !== 'number');
+            const nested =
+              ((format.id === 'gemma4' || format.id === 'functiongemma') && v !== null && typeof v === 'object') ||
+              (pythonic && typeof v !== 'string' && typeof v !== 'number');
             // Python string literals are escaped.
             const shown = typeof v === 'string' ? (pythonic ? JSON.stringify(v) : v) : JSON.stringify(v);
             assert.ok(args.includes(k) && (nested || args.includes(shown)), `${k} in ${args}`);
@@ -103,7 +120,11 @@ test('XML families: arguments that are not a JSON object survive raw, flagged', 
     const m: AssistantMessage = { toolCalls: [{ index: 0, name: 'f', arguments: '{"path": "a' }] };
     const p = f.parse(f.render(m).text);
     assert.equal(p.message.toolCalls[0].arguments, '{"path": "a', id);
-    assert.deepEqual(p.problems.map((x) => x.code), ['malformed-call'], id);
+    assert.deepEqual(
+      p.problems.map((x) => x.code),
+      ['malformed-call'],
+      id,
+    );
   }
 });
 
@@ -157,6 +178,10 @@ for (const name of RECORDINGS.filter((n) => n in RECORDED_FAMILY)) {
       m.toolCalls.map((c) => [c.name, c.arguments]),
     );
     // A reconstruction keeps the id the provider sent (recording 17: Moonshot AI's bare `weather:0`).
-    if (f.id === 'kimi-k2') assert.deepEqual(p.message.toolCalls.map((c) => c.id), m.toolCalls.map((c) => c.id));
+    if (f.id === 'kimi-k2')
+      assert.deepEqual(
+        p.message.toolCalls.map((c) => c.id),
+        m.toolCalls.map((c) => c.id),
+      );
   });
 }

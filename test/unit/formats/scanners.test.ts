@@ -15,7 +15,25 @@ const ALL_MARKERS = [...new Set(formats.flatMap((f) => [...f.markers, ...f.toolM
 
 /** A text of prose, markers, markers cut short and stray marker characters, `n` pieces long. */
 function randomText(rand: () => number, n: number, markers: readonly string[] = ALL_MARKERS): string {
-  const prose = ['The file ', 'fun', 'functools', 'a < b ', '[x] ', ']', '〈', '｜', '日本語 ', 'é', '\n', '  ', '<', '<|', '</', '{"name": "f"}', 'DSML'];
+  const prose = [
+    'The file ',
+    'fun',
+    'functools',
+    'a < b ',
+    '[x] ',
+    ']',
+    '〈',
+    '｜',
+    '日本語 ',
+    'é',
+    '\n',
+    '  ',
+    '<',
+    '<|',
+    '</',
+    '{"name": "f"}',
+    'DSML',
+  ];
   let s = '';
   for (let i = 0; i < n; i++) {
     const r = rand();
@@ -31,7 +49,9 @@ function randomText(rand: () => number, n: number, markers: readonly string[] = 
 function regexFindMarkers(text: string, from = 0, to = text.length): { marker: string; start: number; end: number; truncated: boolean }[] {
   const info = new Set(ALL_MARKERS);
   const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const sources = [...info].sort((a, b) => b.length - a.length).map((m) => (/[|｜]>$/.test(m) ? `${escapeRe(m.slice(0, -1))}>?` : escapeRe(m)));
+  const sources = [...info]
+    .sort((a, b) => b.length - a.length)
+    .map((m) => (/[|｜]>$/.test(m) ? `${escapeRe(m.slice(0, -1))}>?` : escapeRe(m)));
   const re = new RegExp(sources.join('|'), 'g');
   const hits = [];
   re.lastIndex = from;
@@ -51,7 +71,8 @@ function regexFindTruncated(text: string, markers: readonly string[], from: numb
   if (from >= to) return hits;
   const region = text.slice(from, to);
   const live = markers.filter((m) => m !== '');
-  const charClass = (chars: string[]) => `[${[...new Set(chars)].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')}]`;
+  const charClass = (chars: string[]) =>
+    `[${[...new Set(chars)].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')}]`;
   const seconds = charClass(live.filter((m) => m.length > 1).map((m) => m[1]));
   const re = new RegExp(`${charClass(live.map((m) => m[0]))}(?=${seconds}|$)`, 'g');
   for (let m = re.exec(region); m; m = re.exec(region)) {
@@ -106,7 +127,8 @@ function oldUnknownMarkup(text: string, segments: readonly { kind: string; start
       if (start < 0) start = s;
       end = e;
       if (!seen.includes(m[0])) seen.push(m[0]);
-      if (!callShaped && /^\s*[[{]\s*\{?\s*"(?:name|function|tool_name|tool)"\s*:/.test(text.slice(e, Math.min(segment.end, e + 200)))) callShaped = true;
+      if (!callShaped && /^\s*[[{]\s*\{?\s*"(?:name|function|tool_name|tool)"\s*:/.test(text.slice(e, Math.min(segment.end, e + 200))))
+        callShaped = true;
     }
     if (start >= 0) out.push({ region: segment.kind, start, end, seen, callShaped });
   }
@@ -115,7 +137,23 @@ function oldUnknownMarkup(text: string, segments: readonly { kind: string; start
 
 describe('native-scan marker searches', () => {
   test('unknown-markup finds the special-token shapes the one global regex found', () => {
-    const shapes = ['<|zeta_call|>', '<｜call｜>', '<ifm|zeta>', '<|zeta>', '<zeta|>', '[ZETA_CALLS]', '[/MY_TAG]', '<div>', '[TODO]', '< |x|>', '<|', '[A_', ' {"name": "f"}', 'prose ', '\n'];
+    const shapes = [
+      '<|zeta_call|>',
+      '<｜call｜>',
+      '<ifm|zeta>',
+      '<|zeta>',
+      '<zeta|>',
+      '[ZETA_CALLS]',
+      '[/MY_TAG]',
+      '<div>',
+      '[TODO]',
+      '< |x|>',
+      '<|',
+      '[A_',
+      ' {"name": "f"}',
+      'prose ',
+      '\n',
+    ];
     let checked = 0;
     for (let seed = 1; seed <= 200; seed++) {
       const rand = prng(seed);
@@ -155,7 +193,8 @@ describe('native-scan marker searches', () => {
     for (let seed = 1; seed <= 400; seed++) {
       const rand = prng(seed);
       const markers = lists[seed % lists.length];
-      const text = (seed % 20 === 0 ? 'y'.repeat(70_000) : '') + randomText(rand, 3 + Math.floor(rand() * 40), markers.length ? markers : ['<x>']);
+      const text =
+        (seed % 20 === 0 ? 'y'.repeat(70_000) : '') + randomText(rand, 3 + Math.floor(rand() * 40), markers.length ? markers : ['<x>']);
       const from = Math.floor(rand() * text.length);
       const to = rand() < 0.3 ? text.length : from + Math.floor(rand() * (text.length - from + 1));
       const max = rand() < 0.3 ? 1 : Infinity;
@@ -170,7 +209,7 @@ describe('native-scan marker searches', () => {
       const text = 'z'.repeat(66_000) + randomText(rand, 400, markers);
       const index = new TextIndex(text);
       for (let q = 0; q < 300; q++) {
-        const s = rand() < 0.1 ? 'functools' : markers[Math.floor(rand() * markers.length)] ?? '<';
+        const s = rand() < 0.1 ? 'functools' : (markers[Math.floor(rand() * markers.length)] ?? '<');
         const from = rand() < 0.5 ? Math.floor(rand() * text.length) : text.length - Math.floor(rand() * 2000);
         assert.equal(index.indexOf(s, from), text.indexOf(s, from), `seed ${seed} ${s} from ${from}`);
       }
@@ -182,7 +221,9 @@ describe('native-scan marker searches', () => {
       const rand = prng(seed);
       const family = formats[seed % formats.length];
       const own = [...family.markers, ...family.toolMarkers].filter((m) => m !== '');
-      const text = randomText(rand, 1 + Math.floor(rand() * 12), own.length && rand() < 0.7 ? own : ALL_MARKERS) + (seed % 7 === 0 ? '<|reserved_token_163595|>' : '');
+      const text =
+        randomText(rand, 1 + Math.floor(rand() * 12), own.length && rand() < 0.7 ? own : ALL_MARKERS) +
+        (seed % 7 === 0 ? '<|reserved_token_163595|>' : '');
       assert.equal(detectFamily(undefined, text)?.format.id, oldDetect(text), `seed ${seed}: ${JSON.stringify(text.slice(0, 200))}`);
     }
   });
@@ -241,12 +282,49 @@ describe('native-scan marker searches', () => {
     assert.equal(requiredLiteral(/<\uff5cDSML\x7c?/), '<｜DSML');
     for (let seed = 1; seed <= 300; seed++) {
       const rand = prng(seed);
-      const pieces = ['<｜DSML｜invoke', '| DSML |', ' [read(path="a")', 'ac.ddeef', 'abc.deef', 'xyz', 'x😀yz', 'ABCD', 'DSML', 'prose ', '\n', '<tool_call>', '<tool_call>{', 'x', '<|python_tag|> {', 'functions.read:0 {', 'a.functions.x:1{', '{"name"', '<|end_of_text|>', '<|start_of_role|>', '<|end_of_role', '| calls', '｜ invoke', 'bbc', 'dg', 'deg', 'axy', 'bxy', 'zz', '|zz', '<｜DSML|', '😀😀q'];
+      const pieces = [
+        '<｜DSML｜invoke',
+        '| DSML |',
+        ' [read(path="a")',
+        'ac.ddeef',
+        'abc.deef',
+        'xyz',
+        'x😀yz',
+        'ABCD',
+        'DSML',
+        'prose ',
+        '\n',
+        '<tool_call>',
+        '<tool_call>{',
+        'x',
+        '<|python_tag|> {',
+        'functions.read:0 {',
+        'a.functions.x:1{',
+        '{"name"',
+        '<|end_of_text|>',
+        '<|start_of_role|>',
+        '<|end_of_role',
+        '| calls',
+        '｜ invoke',
+        'bbc',
+        'dg',
+        'deg',
+        'axy',
+        'bxy',
+        'zz',
+        '|zz',
+        '<｜DSML|',
+        '😀😀q',
+      ];
       let text = seed % 5 === 0 ? 'z'.repeat(70_000) : '';
       for (let i = 0; i < 6; i++) text += pieces[Math.floor(rand() * pieces.length)];
       const expected = sigs.reduce((n, [re, w]) => n + (re.test(text) ? w : 0), 0);
       assert.equal(scoreText(text, sigs), expected, JSON.stringify(text.slice(-200)));
-      assert.equal(withTextIndex(text, () => scoreText(text, sigs)), expected, JSON.stringify(text.slice(-200)));
+      assert.equal(
+        withTextIndex(text, () => scoreText(text, sigs)),
+        expected,
+        JSON.stringify(text.slice(-200)),
+      );
     }
   });
 });

@@ -49,7 +49,11 @@ describe('arguments typed by the request schema', () => {
       // lint --json / show --json: argumentsJson carries the typed values when the request is known.
       const { analysis, ctx } = analyzeWithContext({ nativeText: text, family, request: request([TOOL]) });
       assert.deepEqual(turnReport(analysis, ctx).calls[0].argumentsJson, TYPED);
-      assert.deepEqual(analysis.findings.filter((f) => f.rule === 'args-schema'), [], 'a string "42" is not a schema error');
+      assert.deepEqual(
+        analysis.findings.filter((f) => f.rule === 'args-schema'),
+        [],
+        'a string "42" is not a schema error',
+      );
       // Repair mode delivers the typed arguments.
       const repaired = readCalls(getFormat(family), text, 'content', 0, { tools: [TOOL], historyCalls: 0, seed: 's' });
       assert.deepEqual(JSON.parse(repaired.calls[0].arguments), TYPED);
@@ -65,10 +69,16 @@ describe('arguments typed by the request schema', () => {
   });
 
   test('a value that is not of its declared type stays the text; unknown keys and tools are left as written', () => {
-    const text = getFormat('qwen3-coder').render({ toolCalls: [{ index: 0, name: 'edit', arguments: JSON.stringify({ line: 'seven', ratio: '1e400', extra: '5' }) }] }).text;
+    const text = getFormat('qwen3-coder').render({
+      toolCalls: [{ index: 0, name: 'edit', arguments: JSON.stringify({ line: 'seven', ratio: '1e400', extra: '5' }) }],
+    }).text;
     const call = getFormat('qwen3-coder').parse(text).message.toolCalls[0];
     assert.deepEqual(JSON.parse(schemaArguments(call, [TOOL])), { line: 'seven', ratio: '1e400', extra: '5' });
     assert.equal(schemaArguments(call, [{ name: 'other' }]), call.arguments);
-    assert.equal(schemaArguments({ index: 0, name: 'edit', arguments: '{"line":"7"}' }, [TOOL]), '{"line":"7"}', 'structured calls are not retyped');
+    assert.equal(
+      schemaArguments({ index: 0, name: 'edit', arguments: '{"line":"7"}' }, [TOOL]),
+      '{"line":"7"}',
+      'structured calls are not retyped',
+    );
   });
 });

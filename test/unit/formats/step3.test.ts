@@ -6,7 +6,8 @@ import { assertProblems, assertSegments, codes } from './helpers';
 
 const f = getFormat('step3');
 const param = (k: string, v: string) => `<steptml:parameter name="${k}">${v}</steptml:parameter>`;
-const call = (name: string, body: string) => `<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="${name}">${body}</steptml:invoke><｜tool_call_end｜>`;
+const call = (name: string, body: string) =>
+  `<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="${name}">${body}</steptml:invoke><｜tool_call_end｜>`;
 const section = (...calls: string[]) => `<｜tool_calls_begin｜>${calls.join('')}<｜tool_calls_end｜>`;
 
 function parse(text: string) {
@@ -54,13 +55,25 @@ test('step3: a turn cut inside a call or its section is flagged, and the call ke
   const early = parse(`${section(call('ls', param('dir', 'src'))).replace('<｜tool_calls_end｜>', '')}<|EOT|>`);
   assert.ok(codes(early).includes('section-unclosed'), codes(early).join());
   const a = analyze({ nativeText: cut, family: 'step3' });
-  assert.ok(a.findings.some((x) => x.severity === 'error'), a.findings.map((x) => x.rule).join());
+  assert.ok(
+    a.findings.some((x) => x.severity === 'error'),
+    a.findings.map((x) => x.rule).join(),
+  );
   for (let i = 0; i <= whole.length; i++) parse(whole.slice(0, i));
 });
 
 test('step3: residue after the calls and an orphan closer are flagged', () => {
-  const residue = analyze({ nativeText: `${section(call('ls', param('dir', 'src')))}<｜tool_call_begin｜>function<|EOT|>`, family: 'step3' });
-  assert.ok(residue.findings.some((x) => x.severity === 'error'), residue.findings.map((x) => x.rule).join());
+  const residue = analyze({
+    nativeText: `${section(call('ls', param('dir', 'src')))}<｜tool_call_begin｜>function<|EOT|>`,
+    family: 'step3',
+  });
+  assert.ok(
+    residue.findings.some((x) => x.severity === 'error'),
+    residue.findings.map((x) => x.rule).join(),
+  );
   const orphan = analyze({ nativeText: 'Done.</steptml:invoke><｜tool_calls_end｜><|EOT|>', family: 'step3' });
-  assert.ok(orphan.findings.some((x) => x.severity === 'error'), orphan.findings.map((x) => x.rule).join());
+  assert.ok(
+    orphan.findings.some((x) => x.severity === 'error'),
+    orphan.findings.map((x) => x.rule).join(),
+  );
 });

@@ -7,20 +7,30 @@ import { checkPolicies, loadPolicyFile, mergeProvider, policyFor, policyHonoured
 
 test('merge: ignore is the union, order puts the policy first, only intersects, other agent fields stay', () => {
   const agent = { ignore: ['Groq'], order: ['chutes', 'fireworks'], only: ['fireworks', 'novita'], sort: 'price', quantizations: ['fp8'] };
-  assert.deepEqual(mergeProvider(agent, { ignore: ['chutes', 'groq'], order: ['novita'], only: ['novita', 'together'], allow_fallbacks: false }), {
-    ignore: ['Groq', 'chutes'],
-    order: ['novita', 'chutes', 'fireworks'],
-    only: ['novita'],
-    sort: 'price',
-    quantizations: ['fp8'],
-    allow_fallbacks: false,
-  });
-  assert.deepEqual(mergeProvider({ only: ['chutes'] }, { only: ['fireworks'] }), { only: ['fireworks'] }, 'no shared provider: the policy decides');
+  assert.deepEqual(
+    mergeProvider(agent, { ignore: ['chutes', 'groq'], order: ['novita'], only: ['novita', 'together'], allow_fallbacks: false }),
+    {
+      ignore: ['Groq', 'chutes'],
+      order: ['novita', 'chutes', 'fireworks'],
+      only: ['novita'],
+      sort: 'price',
+      quantizations: ['fp8'],
+      allow_fallbacks: false,
+    },
+  );
+  assert.deepEqual(
+    mergeProvider({ only: ['chutes'] }, { only: ['fireworks'] }),
+    { only: ['fireworks'] },
+    'no shared provider: the policy decides',
+  );
   assert.deepEqual(mergeProvider(undefined, { ignore: ['chutes'] }), { ignore: ['chutes'] });
 });
 
 test('lookup: the exact model id first, else the longest prefix*', () => {
-  const p = checkPolicies({ 'moonshotai/*': { ignore: ['a'] }, 'moonshotai/kimi-k2*': { ignore: ['b'] }, 'moonshotai/kimi-k2-0905': { ignore: ['c'] } }, 'test');
+  const p = checkPolicies(
+    { 'moonshotai/*': { ignore: ['a'] }, 'moonshotai/kimi-k2*': { ignore: ['b'] }, 'moonshotai/kimi-k2-0905': { ignore: ['c'] } },
+    'test',
+  );
   assert.deepEqual(policyFor(p, 'moonshotai/kimi-k2-0905'), { ignore: ['c'] });
   assert.deepEqual(policyFor(p, 'moonshotai/kimi-k2.5'), { ignore: ['b'] });
   assert.deepEqual(policyFor(p, 'moonshotai/other'), { ignore: ['a'] });
@@ -54,7 +64,11 @@ test('honoured: the served provider is not ignored and is among only', () => {
   assert.equal(policyHonoured(rec({ ignore: ['moonshotai'] }), 'Moonshot AI', 'moonshotai'), false);
   assert.equal(policyHonoured(rec({ ignore: ['deepinfra/fp4'] }), 'DeepInfra', 'deepinfra'), false);
   assert.equal(policyHonoured(rec({ only: ['together'] }), 'Together AI', 'together'), true);
-  assert.equal(policyHonoured(rec({ ignore: ['google'] }), 'Google Vertex', 'google-vertex'), true, 'loose matching would have called this ignored');
+  assert.equal(
+    policyHonoured(rec({ ignore: ['google'] }), 'Google Vertex', 'google-vertex'),
+    true,
+    'loose matching would have called this ignored',
+  );
   assert.equal(policyHonoured(rec({ ignore: ['google'] }), 'Google Vertex'), false, 'without the slug, names are matched loosely');
 });
 

@@ -15,7 +15,7 @@ import { tempDir } from '../proxy/local-upstream';
 
 const K2 = 'moonshotai/kimi-k2-0905';
 
-test('a variant follows its base model\'s policy unless it has its own; a prefix comes after both', () => {
+test("a variant follows its base model's policy unless it has its own; a prefix comes after both", () => {
   assert.equal(baseModel(`${K2}:exacto`), K2);
   assert.equal(baseModel(`${K2}:thinking`), K2);
   assert.equal(baseModel(K2), K2);
@@ -30,7 +30,7 @@ test('a variant follows its base model\'s policy unless it has its own; a prefix
   assert.equal(policyKeyFor({ [K2]: {} }, 'moonshotai/kimi-k2-0905-other'), undefined, 'a longer id is not a variant');
 });
 
-test('the proxy stage gives a variant its base model\'s provider object and records which policy applied', () => {
+test("the proxy stage gives a variant its base model's provider object and records which policy applied", () => {
   const stage = policyStage(() => ({ [K2]: { ignore: ['chutes'] } }));
   const init = { method: 'POST', route: 'openrouter', upstreamUrl: 'https://openrouter.ai/api' } as Parameters<typeof stage.wants>[0];
   assert.equal(stage.wants(init), true);
@@ -39,18 +39,27 @@ test('the proxy stage gives a variant its base model\'s provider object and reco
   const { body, annotate } = out as { body: Buffer; annotate: { policy: Parameters<typeof policySummary>[0] } };
   assert.deepEqual(JSON.parse(body.toString()).provider, { ignore: ['chutes'] });
   assert.equal(annotate.policy.key, K2);
-  assert.match(policySummary(annotate.policy), /^moonshotai\/kimi-k2-0905:exacto \(the policy of moonshotai\/kimi-k2-0905\): provider \{"ignore":\["chutes"\]\}/);
+  assert.match(
+    policySummary(annotate.policy),
+    /^moonshotai\/kimi-k2-0905:exacto \(the policy of moonshotai\/kimi-k2-0905\): provider \{"ignore":\["chutes"\]\}/,
+  );
   const own = stage.apply(init, Buffer.from(JSON.stringify({ model: K2 }))) as { annotate: { policy: { key?: string } } };
-  assert.equal(own.annotate.policy.key, undefined, 'the model\'s own policy: no key recorded');
+  assert.equal(own.annotate.policy.key, undefined, "the model's own policy: no key recorded");
 });
 
 test('model ids and slugs are checked in one line', () => {
   assert.equal(checkModelKey(` ${K2}:exacto `), `${K2}:exacto`);
   assert.equal(checkModelKey('moonshotai/*'), 'moonshotai/*');
-  assert.throws(() => checkModelKey('kimi'), (e: Error) => e instanceof UserError && /^kimi is not an OpenRouter model id/.test(e.message));
+  assert.throws(
+    () => checkModelKey('kimi'),
+    (e: Error) => e instanceof UserError && /^kimi is not an OpenRouter model id/.test(e.message),
+  );
   assert.throws(() => checkModelKey('moon*shot/*'), /a prefix key has one \*/);
   assert.equal(checkSlug('deepinfra/fp4', '--order'), 'deepinfra/fp4');
-  assert.throws(() => checkSlug('Atlas Cloud', '--ignore'), (e: Error) => e.message === '--ignore "Atlas Cloud" is not a provider slug (a slug is lower case, without spaces: atlas-cloud?)');
+  assert.throws(
+    () => checkSlug('Atlas Cloud', '--ignore'),
+    (e: Error) => e.message === '--ignore "Atlas Cloud" is not a provider slug (a slug is lower case, without spaces: atlas-cloud?)',
+  );
 });
 
 test('a change is written whole, 0600, sorted, and read back; a malformed file is refused and left as it is', async () => {
@@ -89,7 +98,14 @@ test('a lock left by a process that is gone is broken; one a live process holds 
 
     writeFileSync(lock, JSON.stringify({ pid: process.ppid, token: 'alive', at: Date.now() }));
     const t0 = Date.now();
-    await assert.rejects(updateStoredPolicies(tmp.dir, () => ({}), 300), (e: Error) => e instanceof UserError && new RegExp(`^the provider policies in .* were not changed: process ${process.ppid} has held their lock for over 0.3 s; try again$`).test(e.message));
+    await assert.rejects(
+      updateStoredPolicies(tmp.dir, () => ({}), 300),
+      (e: Error) =>
+        e instanceof UserError &&
+        new RegExp(
+          `^the provider policies in .* were not changed: process ${process.ppid} has held their lock for over 0.3 s; try again$`,
+        ).test(e.message),
+    );
     assert.ok(Date.now() - t0 < 5000);
     assert.deepEqual(readStoredPolicies(tmp.dir), { [K2]: { ignore: ['a'] } }, 'nothing lost');
   } finally {
@@ -106,7 +122,14 @@ test('LivePolicies: a change is seen on the first get() 250 ms after the last lo
   let changes = 0;
   const setting: Policies = { 'c/d': { ignore: ['setting-cd'] }, 'a/b': { ignore: ['setting-ab'] } };
   try {
-    const live = new LivePolicies({ dataDir: tmp.dir, file, base: () => setting, now: () => now, onWarning: (m) => warnings.push(m), onChange: () => changes++ });
+    const live = new LivePolicies({
+      dataDir: tmp.dir,
+      file,
+      base: () => setting,
+      now: () => now,
+      onWarning: (m) => warnings.push(m),
+      onChange: () => changes++,
+    });
     assert.deepEqual(live.get(), { 'c/d': { ignore: ['setting-cd'] }, 'a/b': { ignore: ['file-ab'] }, [K2]: { ignore: ['from-file'] } });
     const first = live.get();
     assert.equal(live.get(), first, 'the same object while nothing changed');
@@ -115,7 +138,7 @@ test('LivePolicies: a change is seen on the first get() 250 ms after the last lo
     now += 100;
     assert.deepEqual(live.get()[K2], { ignore: ['from-file'] }, 'not looked at again within 250 ms');
     now += 150;
-    assert.deepEqual(live.get()[K2], { ignore: ['stored'] }, 'the stored policy wins over the file\'s');
+    assert.deepEqual(live.get()[K2], { ignore: ['stored'] }, "the stored policy wins over the file's");
     assert.equal(changes, 1);
     assert.deepEqual(live.sources(), { 'c/d': 'setting', 'a/b': 'file', [K2]: 'stored' });
 
@@ -145,5 +168,8 @@ test('LivePolicies: a change is seen on the first get() 250 ms after the last lo
 });
 
 test('LivePolicies with a bad --policy file stops at once, in one line', () => {
-  assert.throws(() => new LivePolicies({ file: '/nonexistent/policy.json' }), (e: Error) => e instanceof UserError && e.message === 'cannot read the policy file /nonexistent/policy.json: no such file');
+  assert.throws(
+    () => new LivePolicies({ file: '/nonexistent/policy.json' }),
+    (e: Error) => e instanceof UserError && e.message === 'cannot read the policy file /nonexistent/policy.json: no such file',
+  );
 });

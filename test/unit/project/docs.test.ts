@@ -12,7 +12,12 @@ import { COMMAND_NAMES } from '../../../src/cli/main';
 import { commandHelp, familiesBlock, generatedDocs, ROOT, withBlock } from '../../../scripts/docs';
 
 const read = (p: string) => readFileSync(join(ROOT, p), 'utf8');
-const docFiles = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const docFiles = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 test('the README is at most 250 lines', () => {
   const lines = read('README.md').split('\n').length;
@@ -73,7 +78,9 @@ function knownNames(): Set<string> {
   const names = [
     ...Object.keys(c.configuration.properties),
     ...c.commands.map((x: { command: string }) => x.command),
-    ...Object.values(c.views as Record<string, { id: string }[]>).flat().map((v) => v.id),
+    ...Object.values(c.views as Record<string, { id: string }[]>)
+      .flat()
+      .map((v) => v.id),
     ...c.viewsContainers.activitybar.map((v: { id: string }) => v.id),
     ...c.walkthroughs.map((w: { id: string }) => w.id),
   ];
@@ -86,8 +93,11 @@ test('every tokenscope.… name in the README and docs/ is a real setting, comma
   const known = knownNames();
   assert.ok(known.has('tokenscope.tokenizer.folder') && known.has('tokenscope.finding.rule'));
   // The check itself: a setting that does not exist is caught, a file name is not a setting.
-  assert.deepEqual(unknownNames('point `tokenscope.tokenizerDir` at it; run bin/tokenscope.js with case.tokenscope.json', known), ['tokenscope.tokenizerDir']);
-  for (const file of docFiles) assert.deepEqual(unknownNames(read(file), known), [], `${file} names what package.json and the spans do not have`);
+  assert.deepEqual(unknownNames('point `tokenscope.tokenizerDir` at it; run bin/tokenscope.js with case.tokenscope.json', known), [
+    'tokenscope.tokenizerDir',
+  ]);
+  for (const file of docFiles)
+    assert.deepEqual(unknownNames(read(file), known), [], `${file} names what package.json and the spans do not have`);
 });
 
 test('every relative link and image in the README and docs/ resolves to a file of the repository', () => {
@@ -110,13 +120,23 @@ test('the README a VSIX carries inlines its picture, and refuses an image it can
   assert.doesNotMatch(packed, /!\[[^\]]*\]\((?!data:|https:)/, 'no relative image is left');
   const png = readFileSync(join(ROOT, /!\[[^\]]*\]\((docs\/images\/[^)]+\.png)\)/.exec(readme)![1]));
   assert.ok(packed.includes(`(data:image/png;base64,${png.toString('base64')})`), 'the PNG is inlined byte for byte');
-  assert.equal(packed.replace(/\(data:image\/png;base64,[^)]+\)/g, '(IMG)'), readme.replace(/\(docs\/images\/[^)]+\.png\)/g, '(IMG)'), 'nothing else changes');
+  assert.equal(
+    packed.replace(/\(data:image\/png;base64,[^)]+\)/g, '(IMG)'),
+    readme.replace(/\(docs\/images\/[^)]+\.png\)/g, '(IMG)'),
+    'nothing else changes',
+  );
   assert.throws(() => inlineImages('![logo](media/tokenscope.svg)', ROOT), /not PNG, JPEG or GIF/);
   assert.throws(() => inlineImages('![x](docs/images/missing.png)', ROOT), /does not exist/);
-  assert.equal(inlineImages('![badge](https://example.org/b.png) [docs](docs/cli.md)', ROOT), '![badge](https://example.org/b.png) [docs](docs/cli.md)');
+  assert.equal(
+    inlineImages('![badge](https://example.org/b.png) [docs](docs/cli.md)', ROOT),
+    '![badge](https://example.org/b.png) [docs](docs/cli.md)',
+  );
 });
 
 test('withBlock replaces only the text between its markers, and says when they are missing', () => {
-  assert.equal(withBlock('a\n<!-- generated:x -->\nold\n<!-- /generated:x -->\nb', 'x', 'new'), 'a\n<!-- generated:x -->\nnew\n<!-- /generated:x -->\nb');
+  assert.equal(
+    withBlock('a\n<!-- generated:x -->\nold\n<!-- /generated:x -->\nb', 'x', 'new'),
+    'a\n<!-- generated:x -->\nnew\n<!-- /generated:x -->\nb',
+  );
   assert.throws(() => withBlock('no markers', 'x', 'new'), /no <!-- generated:x -->/);
 });

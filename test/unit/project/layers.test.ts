@@ -15,7 +15,10 @@ const tmp = mkdtempSync(join(tmpdir(), 'tokenscope-layers-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
 const TREE: Record<string, string> = {
-  'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'ESNext', moduleResolution: 'Bundler', strict: true }, include: ['src', 'webview'] }),
+  'tsconfig.json': JSON.stringify({
+    compilerOptions: { module: 'ESNext', moduleResolution: 'Bundler', strict: true },
+    include: ['src', 'webview'],
+  }),
   'src/core/model.ts': 'export type Id = string;\n',
   // A lower layer importing a higher one, at run time and for a type only: both break the order.
   'src/core/wire/frame.ts': "import { kept } from '../capture/store';\nexport const frame = kept;\n",
@@ -23,9 +26,11 @@ const TREE: Record<string, string> = {
   'src/core/families/kimi.ts': "import type { Stage } from '../proxy/stage';\nexport const kimi: Stage | undefined = undefined;\n",
   'src/core/proxy/stage.ts': "import { kept } from '../capture/store';\nexport type Stage = typeof kept;\n",
   // A higher layer importing a lower one is the normal way.
-  'src/core/export/bundle.ts': "import { frame } from '../wire/frame';\nimport { kimi } from '../families/kimi';\nexport const bundle = [frame, kimi];\n",
+  'src/core/export/bundle.ts':
+    "import { frame } from '../wire/frame';\nimport { kimi } from '../families/kimi';\nexport const bundle = [frame, kimi];\n",
   // src/core without vscode, a file that is not there, a program; a folder in no layer.
-  'src/core/tokens/editor.ts': "import * as vscode from 'vscode';\nimport { gone } from './missing';\nexport const editor = [vscode, gone];\n",
+  'src/core/tokens/editor.ts':
+    "import * as vscode from 'vscode';\nimport { gone } from './missing';\nexport const editor = [vscode, gone];\n",
   'src/core/demo/run.ts': "import { args } from '../../cli/args';\nexport const run = args;\n",
   // A runtime cycle, and a cycle that is type-only one way (allowed).
   'src/core/tokens/a.ts': "import { b } from './b';\nexport const a = () => b;\n",
@@ -56,11 +61,15 @@ for (const [path, text] of Object.entries(TREE)) {
 
 test('each layer rule reports its breach, and only its breaches', { timeout: 120_000 }, () => {
   const bin = join(repoRoot, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs');
-  const r = spawnSync(process.execPath, [bin, 'src', 'webview', '--config', join(repoRoot, '.dependency-cruiser.cjs'), '--output-type', 'json'], {
-    cwd: tmp,
-    encoding: 'utf8',
-    timeout: 110_000,
-  });
+  const r = spawnSync(
+    process.execPath,
+    [bin, 'src', 'webview', '--config', join(repoRoot, '.dependency-cruiser.cjs'), '--output-type', 'json'],
+    {
+      cwd: tmp,
+      encoding: 'utf8',
+      timeout: 110_000,
+    },
+  );
   assert.ok(r.stdout, `dependency-cruiser printed nothing: ${r.stderr}`);
   const result = JSON.parse(r.stdout) as { summary: { error: number; violations: { rule: { name: string }; from: string; to: string }[] } };
   // A cycle is reported from one of its modules: named here by both ends, in order.

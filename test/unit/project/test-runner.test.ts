@@ -22,7 +22,11 @@ test('a file of 400 tests with long names reports 400 verdicts, run after run', 
     const loader = join(__dirname, '..', '..', 'helpers', 'ts-register.mjs');
     // Without the loader's blocking stdout about half of such runs lose a few verdicts on Linux.
     for (let run = 0; run < 6; run++) {
-      const r = spawnSync(process.execPath, ['--import', loader, '--test', '--test-force-exit', '--test-reporter=spec', file], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, env: runnerEnv() });
+      const r = spawnSync(process.execPath, ['--import', loader, '--test', '--test-force-exit', '--test-reporter=spec', file], {
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+        env: runnerEnv(),
+      });
       assert.equal(r.status, 0, r.stderr);
       const reported = r.stdout.split('\n').filter((l) => /^✔ t\d+ /.test(l)).length;
       assert.equal(reported, 400, `run ${run + 1}: ${reported} of 400 verdicts reported`);
@@ -55,7 +59,10 @@ test('the test command closes with one line adding up both passes, and exits 1 w
         // A test's own diagnostic that looks like a closing figure changes nothing.
         "test('noise', (t) => { t.diagnostic('pass 999'); console.log('ℹ fail 999'); });\n",
     );
-    writeFileSync(join(tmp.dir, 'b.test.ts'), "import { test } from 'node:test';\ntest('p', () => {});\ntest('f', () => { throw new Error('b failed'); });\n");
+    writeFileSync(
+      join(tmp.dir, 'b.test.ts'),
+      "import { test } from 'node:test';\ntest('p', () => {});\ntest('f', () => { throw new Error('b failed'); });\n",
+    );
     // The second pass: a file that measures time runs alone (spelled in pieces here, so that this file is not one).
     const now = ['performance', 'now()'].join('.');
     writeFileSync(
@@ -82,7 +89,10 @@ test('the test command exits 0 with "N passed, 0 failed" when all pass, and coun
     assert.equal(ok.status, 0, ok.out);
     assert.equal(ok.lines.at(-1), '2 passed, 0 failed, 0 skipped', ok.out);
 
-    writeFileSync(join(tmp.dir, 'broken.test.ts'), "import { test } from 'node:test';\nthrow new Error('cannot load');\ntest('never', () => {});\n");
+    writeFileSync(
+      join(tmp.dir, 'broken.test.ts'),
+      "import { test } from 'node:test';\nthrow new Error('cannot load');\ntest('never', () => {});\n",
+    );
     const broken = testCommand(tmp.dir);
     assert.equal(broken.status, 1, broken.out);
     assert.match(broken.lines.at(-1)!, /^2 passed, [1-9]\d* failed, 0 skipped$/, broken.out);

@@ -50,32 +50,36 @@ test('.vscodeignore: the bundles, media, the Kimi tokenizer and its licence go i
   ];
   for (const f of files) {
     mkdirSync(dirname(join(tmp, f)), { recursive: true });
-    writeFileSync(join(tmp, f), f === 'package.json' ? JSON.stringify({ name: 'x', version: '0.0.0', engines: { vscode: '^1.100.0' } }) : 'x');
+    writeFileSync(
+      join(tmp, f),
+      f === 'package.json' ? JSON.stringify({ name: 'x', version: '0.0.0', engines: { vscode: '^1.100.0' } }) : 'x',
+    );
   }
   cpSync(join(repoRoot, '.vscodeignore'), join(tmp, '.vscodeignore'));
   const listed = (await listFiles({ cwd: tmp, packageManager: PackageManager.None, ignoreFile: join(tmp, '.vscodeignore') })).sort();
-  assert.deepEqual(listed.filter((f) => f.endsWith('.map')), [], 'no source map');
   assert.deepEqual(
-    listed,
-    [
-      'LICENSE',
-      'README.md',
-      'dist/capture-worker.js',
-      'dist/extension.js',
-      'dist/tokens-worker.js',
-      'media/codicon.css',
-      'media/codicon.ttf',
-      'media/compare.js',
-      'media/icon.png',
-      'media/tokenscope.svg',
-      'media/walkthrough/demo.md',
-      'media/webview.css',
-      'media/webview.js',
-      'package.json',
-      'tokenizers/kimi-k2/LICENSE',
-      'tokenizers/kimi-k2/README.md',
-      'tokenizers/kimi-k2/tiktoken.model',
-      'tokenizers/kimi-k2/tokenizer_config.json',
-    ],
+    listed.filter((f) => f.endsWith('.map')),
+    [],
+    'no source map',
   );
+  assert.deepEqual(listed, [
+    'LICENSE',
+    'README.md',
+    'dist/capture-worker.js',
+    'dist/extension.js',
+    'dist/tokens-worker.js',
+    'media/codicon.css',
+    'media/codicon.ttf',
+    'media/compare.js',
+    'media/icon.png',
+    'media/tokenscope.svg',
+    'media/walkthrough/demo.md',
+    'media/webview.css',
+    'media/webview.js',
+    'package.json',
+    'tokenizers/kimi-k2/LICENSE',
+    'tokenizers/kimi-k2/README.md',
+    'tokenizers/kimi-k2/tiktoken.model',
+    'tokenizers/kimi-k2/tokenizer_config.json',
+  ]);
 });

@@ -10,17 +10,34 @@ import { tempDir } from '../proxy/local-upstream';
 const K2 = 'moonshotai/kimi-k2-0905';
 
 function answer(served: string): string {
-  return JSON.stringify({ id: 'gen-1', object: 'chat.completion', model: K2, provider: served, choices: [{ index: 0, message: { role: 'assistant', content: 'Done.' }, finish_reason: 'stop' }] });
+  return JSON.stringify({
+    id: 'gen-1',
+    object: 'chat.completion',
+    model: K2,
+    provider: served,
+    choices: [{ index: 0, message: { role: 'assistant', content: 'Done.' }, finish_reason: 'stop' }],
+  });
 }
 
-test('each row carries the slug a policy takes: from the store\'s listing, else derived from the name and marked', async () => {
+test("each row carries the slug a policy takes: from the store's listing, else derived from the name and marked", async () => {
   const tmp = tempDir();
   const store = await openStore(tmp.dir);
   try {
-    await recordExchange(store, { request: { model: K2, messages: [{ role: 'user', content: 'hi' }], tools: [READ_TOOL] }, response: answer('NovitaAI'), annotate: { servedProvider: 'NovitaAI' } });
-    await recordExchange(store, { request: { model: K2, messages: [{ role: 'user', content: 'hi' }], tools: [READ_TOOL] }, response: answer('AtlasCloud'), annotate: { servedProvider: 'AtlasCloud' } });
+    await recordExchange(store, {
+      request: { model: K2, messages: [{ role: 'user', content: 'hi' }], tools: [READ_TOOL] },
+      response: answer('NovitaAI'),
+      annotate: { servedProvider: 'NovitaAI' },
+    });
+    await recordExchange(store, {
+      request: { model: K2, messages: [{ role: 'user', content: 'hi' }], tools: [READ_TOOL] },
+      response: answer('AtlasCloud'),
+      annotate: { servedProvider: 'AtlasCloud' },
+    });
     await store.idle();
-    const slugs = () => scorecard(store).map((r) => [r.provider, r.slug, r.slugKnown]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+    const slugs = () =>
+      scorecard(store)
+        .map((r) => [r.provider, r.slug, r.slugKnown])
+        .sort((a, b) => String(a[0]).localeCompare(String(b[0])));
     assert.deepEqual(slugs(), [
       ['AtlasCloud', 'atlascloud', false],
       ['NovitaAI', 'novitaai', false],
@@ -43,7 +60,12 @@ test('a turn whose only error is pin-not-honoured does not count against the pro
   const tmp = tempDir();
   const store = await openStore(tmp.dir);
   try {
-    const pinned = { model: K2, messages: [{ role: 'user', content: 'hi' }], tools: [READ_TOOL], provider: { only: ['novita'], allow_fallbacks: false } };
+    const pinned = {
+      model: K2,
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: [READ_TOOL],
+      provider: { only: ['novita'], allow_fallbacks: false },
+    };
     const id = await recordExchange(store, { request: pinned, response: answer('Chutes'), annotate: { servedProvider: 'Chutes' } });
     await store.idle();
     assert.deepEqual(store.get(id)!.summary!.rules, ['pin-not-honoured'], 'the capture has the finding');
@@ -60,7 +82,10 @@ test('a row for exchanges no provider answered (an upstream error) offers no slu
   const store = await openStore(tmp.dir);
   try {
     const error = JSON.stringify({ error: { code: 404, message: 'Not found: POST /api/v1/v1/chat/completions' } });
-    await recordExchange(store, { request: { model: K2, messages: [{ role: 'user', content: 'hi' }], tools: [READ_TOOL] }, response: error });
+    await recordExchange(store, {
+      request: { model: K2, messages: [{ role: 'user', content: 'hi' }], tools: [READ_TOOL] },
+      response: error,
+    });
     await store.idle();
     const [row] = scorecard(store);
     assert.equal(row.provider, '(not named)');

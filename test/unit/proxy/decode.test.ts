@@ -25,7 +25,10 @@ test('a body labelled gzip that is not gzip is kept as received, and the error s
   const plain = Buffer.from('data: {"choices":[{"delta":{"content":"hi"}}]}\n\ndata: [DONE]\n\n');
   const r = await through('gzip', [plain.subarray(0, 20), plain.subarray(20)]);
   assert.equal(r.bytes.toString(), plain.toString(), 'every byte, in order');
-  assert.match(r.error!, /^the response is labelled Content-Encoding: gzip but is not gzip \(.+\); the capture keeps its 62 bytes as received$/);
+  assert.match(
+    r.error!,
+    /^the response is labelled Content-Encoding: gzip but is not gzip \(.+\); the capture keeps its 62 bytes as received$/,
+  );
 });
 
 test('a body that breaks after decoding started keeps what decoded and says where', async () => {

@@ -78,18 +78,26 @@ export interface RawResponse {
 }
 
 /** A plain node:http request that keeps the body exactly as received (no decompression) and reports a cut. */
-export function rawRequest(url: string, opts: { method?: string; headers?: Record<string, string>; body?: string | Buffer; path?: string } = {}): Promise<RawResponse> {
+export function rawRequest(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: string | Buffer; path?: string } = {},
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     let started = false;
-    const req = request(url, { method: opts.method ?? (opts.body ? 'POST' : 'GET'), headers: opts.headers, agent: false, ...(opts.path && { path: opts.path }) }, (res) => {
-      started = true;
-      const parts: Buffer[] = [];
-      const done = (error?: string) => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(parts), ...(error && { error }) });
-      res.on('data', (c: Buffer) => parts.push(c));
-      res.once('end', () => done());
-      res.once('error', (e) => done(e.message || 'error'));
-      res.once('aborted', () => done('aborted'));
-    });
+    const req = request(
+      url,
+      { method: opts.method ?? (opts.body ? 'POST' : 'GET'), headers: opts.headers, agent: false, ...(opts.path && { path: opts.path }) },
+      (res) => {
+        started = true;
+        const parts: Buffer[] = [];
+        const done = (error?: string) =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(parts), ...(error && { error }) });
+        res.on('data', (c: Buffer) => parts.push(c));
+        res.once('end', () => done());
+        res.once('error', (e) => done(e.message || 'error'));
+        res.once('aborted', () => done('aborted'));
+      },
+    );
     // After the response started, a broken connection is the result being tested, not a failure.
     req.once('error', (e) => (started ? undefined : reject(e)));
     req.end(opts.body);
@@ -109,11 +117,23 @@ export async function waitFor(cond: () => boolean, what: string, ms = 30_000): P
 }
 
 /** Starts `tokenscope serve` in a child process (Node given `nodeArgs` first); resolves with its URL once it listens. */
-export function serveChild(args: string[], opts: { nodeArgs?: string[] } = {}): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...TS_LOADER, '--eval', `require('./src/cli/main').main(${JSON.stringify(['serve', ...args])}).then((c) => process.exit(c))`], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+export function serveChild(
+  args: string[],
+  opts: { nodeArgs?: string[] } = {},
+): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+  const child = spawn(
+    process.execPath,
+    [
+      ...(opts.nodeArgs ?? []),
+      ...TS_LOADER,
+      '--eval',
+      `require('./src/cli/main').main(${JSON.stringify(['serve', ...args])}).then((c) => process.exit(c))`,
+    ],
+    {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));

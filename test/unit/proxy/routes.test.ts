@@ -22,7 +22,10 @@ test('routes map the first path segment to an upstream, keeping the rest and the
   assert.equal(r('/sglang/v1/models', { sglang: 'http://gpu-box:8000/' }), 'http://gpu-box:8000/v1/models');
   assert.equal(r('/v1/chat/completions'), 'https://openrouter.ai/api/v1/chat/completions', 'default is OpenRouter');
   assert.equal(r('/v1/models', { default: 'http://127.0.0.1:1234/base' }), 'http://127.0.0.1:1234/base/v1/models');
-  assert.equal(r('/u/lab/v1/chat/completions', { custom: { lab: 'https://lab.example/api' } }), 'https://lab.example/api/v1/chat/completions');
+  assert.equal(
+    r('/u/lab/v1/chat/completions', { custom: { lab: 'https://lab.example/api' } }),
+    'https://lab.example/api/v1/chat/completions',
+  );
   assert.equal(resolveRoute('/u/nope/v1/x', { custom: { lab: 'https://lab.example' } }), undefined);
   assert.equal(resolveRoute('/u/constructor/v1/x'), undefined, 'no prototype keys as upstream names');
   assert.equal(resolveRoute('/openrouterx/v1/x'), undefined, 'a route is a whole segment');
@@ -42,8 +45,10 @@ test('routes map the first path segment to an upstream, keeping the rest and the
 });
 
 test('only loopback Host names and loopback browser origins pass', () => {
-  for (const h of ['127.0.0.1:8719', 'localhost:8719', 'localhost', '[::1]:8719', '127.0.0.2', 'app.localhost:1']) assert.ok(isLoopbackHost(h), h);
-  for (const h of ['evil.example', 'evil.example:8719', '127.0.0.1.evil.example', '0.0.0.0', '', undefined]) assert.ok(!isLoopbackHost(h), String(h));
+  for (const h of ['127.0.0.1:8719', 'localhost:8719', 'localhost', '[::1]:8719', '127.0.0.2', 'app.localhost:1'])
+    assert.ok(isLoopbackHost(h), h);
+  for (const h of ['evil.example', 'evil.example:8719', '127.0.0.1.evil.example', '0.0.0.0', '', undefined])
+    assert.ok(!isLoopbackHost(h), String(h));
   assert.equal(refusal({ host: '127.0.0.1:8719' }), undefined);
   assert.equal(refusal({ host: '127.0.0.1:8719', origin: 'http://localhost:5173' }), undefined);
   assert.match(refusal({ host: 'attacker.example' })!, /not a loopback name/);
@@ -72,7 +77,11 @@ test('OpenRouter facts: request model and pin, served provider, whether the pin 
   assert.deepEqual(requestInfo('{"truncated'), {});
   assert.deepEqual(requestInfo(undefined), {});
   assert.equal(servedProvider('data: {"id":"gen-1","provider":"Google AI Studio","model":"x"}'), 'Google AI Studio');
-  assert.equal(servedProvider('data: {"choices":[{"delta":{"content":"\\"provider\\":\\"Liar\\""}}]}'), undefined, 'model text cannot fake it');
+  assert.equal(
+    servedProvider('data: {"choices":[{"delta":{"content":"\\"provider\\":\\"Liar\\""}}]}'),
+    undefined,
+    'model text cannot fake it',
+  );
   assert.ok(pinHonoured(['google-ai-studio'], 'Google AI Studio'));
   assert.ok(pinHonoured(['fireworks/fp8'], 'Fireworks'));
   assert.ok(pinHonoured(['moonshotai'], 'Moonshot AI'));
@@ -97,7 +106,8 @@ test('a path that could leave its route or does not decode is refused; a base UR
   assert.equal(resolveRoute('/openrouter/v1/m', { custom: { openrouter: 'http://mine:1/api' } })?.upstreamUrl, 'http://mine:1/api/v1/m');
   assert.equal(checkUpstreamUrl('http://x/api/?k=1', '--upstream'), 'http://x/api?k=1');
   assert.equal(checkRouteName('lab-2.x', '--custom'), 'lab-2.x');
-  for (const bad of ['__proto__', 'constructor/x', '', '-x', 'a b']) assert.throws(() => checkRouteName(bad, '--custom'), /not a usable upstream name/, bad);
+  for (const bad of ['__proto__', 'constructor/x', '', '-x', 'a b'])
+    assert.throws(() => checkRouteName(bad, '--custom'), /not a usable upstream name/, bad);
 });
 
 test('more agents by name; an agent session header becomes a stable session id, per agent', () => {
@@ -107,7 +117,11 @@ test('more agents by name; an agent session header becomes a stable session id, 
   assert.equal(ua('GeminiCLI/0.9.0 (linux; x64)'), 'gemini-cli');
   assert.equal(ua('kilo-cli/1.0 opencode/1.0'), 'kilo-cli');
   // The headers the Kilo CLI 7.7.7 sends (recorded through the proxy); the extension's X-Title alone stays kilo-code.
-  const kilo = { 'user-agent': 'Kilo-Code/7.7.7 ai-sdk/provider-utils/4.0.27 runtime/bun/1.3.14', 'http-referer': 'https://kilocode.ai', 'x-title': 'Kilo Code' };
+  const kilo = {
+    'user-agent': 'Kilo-Code/7.7.7 ai-sdk/provider-utils/4.0.27 runtime/bun/1.3.14',
+    'http-referer': 'https://kilocode.ai',
+    'x-title': 'Kilo Code',
+  };
   assert.equal(agentFromHeaders(kilo), 'kilo-cli');
   assert.equal(agentFromHeaders({ ...kilo, 'user-agent': 'Kilo-Code/4.90.0' }), 'kilo-code');
   // Cline CLI 3.0.65 names itself only through a header its providers.json settings add (README); bare, it is its SDK.
@@ -149,11 +163,19 @@ test('a path is worked out once per configuration; another configuration, or a r
   assert.equal(resolveRoute('/u/none/v1/x', a), undefined, 'no upstream, again');
   for (let i = 0; i < 2; i++) assert.throws(() => resolveRoute('/u/lab/%E0%A4%A/x', a), BadPathError, 'refused every time');
   for (let i = 0; i < 300; i++) resolveRoute(`/u/lab/v1/m?i=${i}`, a);
-  assert.equal(resolveRoute('/u/lab/v1/m?i=299', a)?.upstreamUrl, 'http://a:1/base/v1/m?i=299', 'right after the cache was cleared for room');
+  assert.equal(
+    resolveRoute('/u/lab/v1/m?i=299', a)?.upstreamUrl,
+    'http://a:1/base/v1/m?i=299',
+    'right after the cache was cleared for room',
+  );
 });
 
 test('a path outside every route gets a local answer: status for / and /health, a 404 message listing the routes', () => {
-  assert.equal(VERSION, JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version, 'the version Tokenscope reports is package.json\'s');
+  assert.equal(
+    VERSION,
+    JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version,
+    "the version Tokenscope reports is package.json's",
+  );
   const u = { custom: { lab: 'http://l' } };
   assert.deepEqual(routePrefixes(u), ['/openrouter/', '/sglang/', '/anthropic/', '/openai/', '/u/lab/', '/v1/']);
   assert.deepEqual(JSON.parse(statusBody('GET', '/health?x=1', u)!), { tokenscope: VERSION, routes: routePrefixes(u) });
@@ -167,8 +189,20 @@ test('a path outside every route gets a local answer: status for / and /health, 
 });
 
 test('an encoded climb out of the route (`..%2f`, `%2e%2e%5c`, twice encoded, `..;`) is refused; an encoded slash alone is not', () => {
-  for (const p of ['/v1/..%2f..%2fadmin', '/v1/..%2F/x', '/u/lab/%2e%2e%2fsecret', '/v1/%2e%2e%5cx', '/v1/x/..%252f..%252fy', '/v1/.%2fx', '/v1/..;/x']) {
-    assert.throws(() => resolveRoute(p, { custom: { lab: 'http://l' } }), (e: Error) => e instanceof BadPathError && /could leave the route/.test(e.message), p);
+  for (const p of [
+    '/v1/..%2f..%2fadmin',
+    '/v1/..%2F/x',
+    '/u/lab/%2e%2e%2fsecret',
+    '/v1/%2e%2e%5cx',
+    '/v1/x/..%252f..%252fy',
+    '/v1/.%2fx',
+    '/v1/..;/x',
+  ]) {
+    assert.throws(
+      () => resolveRoute(p, { custom: { lab: 'http://l' } }),
+      (e: Error) => e instanceof BadPathError && /could leave the route/.test(e.message),
+      p,
+    );
   }
   assert.equal(resolveRoute('/v1/a%2Fb/c', {})?.upstreamPath, '/api/v1/a%2Fb/c');
   assert.equal(resolveRoute('/v1/x..y%2fz', {})?.upstreamPath, '/api/v1/x..y%2fz');
@@ -178,5 +212,8 @@ test('a route names its upstream with the credentials of the base URL redacted',
   const r = resolveRoute('/v1/chat/completions?x=1', { default: 'http://user:pw-c4n4ry@127.0.0.1:9/api?key=c4n4ry&alt=sse' })!;
   assert.equal(r.shownBase, 'http://[REDACTED:url-userinfo]@127.0.0.1:9/api?key=[REDACTED:url-credential]&alt=sse');
   assert.equal(r.upstreamPath, '/api/v1/chat/completions?x=1&key=c4n4ry&alt=sse', 'the request still carries the key upstream');
-  assert.throws(() => checkUpstreamUrl('ftp://u:c4n4ry@h/?token=c4n4ry', '--upstream'), (e: Error) => !e.message.includes('c4n4ry'));
+  assert.throws(
+    () => checkUpstreamUrl('ftp://u:c4n4ry@h/?token=c4n4ry', '--upstream'),
+    (e: Error) => !e.message.includes('c4n4ry'),
+  );
 });

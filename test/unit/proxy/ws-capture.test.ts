@@ -93,5 +93,8 @@ test('binary, cut and compressed messages are noted as SSE comments; a cut respo
   assert.equal(made.length, 1);
   assert.equal(made[0].request, undefined);
   assert.equal(made[0].notes[0].requestNotKept?.bytes, 80 * 1024 * 1024);
-  assert.equal(made[0].body, ': server binary message, 3 bytes\n\n: server compressed message, not decoded\n\n: client> hello\n: client> there\n\n: server close 1000 done\n\n');
+  assert.equal(
+    made[0].body,
+    ': server binary message, 3 bytes\n\n: server compressed message, not decoded\n\n: client> hello\n: client> there\n\n: server close 1000 done\n\n',
+  );
 });

@@ -18,7 +18,8 @@ function readAll(bytes: Buffer, pieces: number[] = [bytes.length], max?: number)
   return out;
 }
 
-const texts = (ms: (WsMessage | { error: string })[]) => ms.map((m) => ('error' in m ? `error:${m.error}` : `${m.kind}:${m.data.toString('utf8')}`));
+const texts = (ms: (WsMessage | { error: string })[]) =>
+  ms.map((m) => ('error' in m ? `error:${m.error}` : `${m.kind}:${m.data.toString('utf8')}`));
 
 test('7-bit, 16-bit and 64-bit lengths, masked and not, come back whole', () => {
   for (const size of [0, 1, 125, 126, 65535, 65536, 200_000]) {
@@ -46,7 +47,16 @@ test('fragments are joined, control frames between them come in order, whatever 
   const want = ['ping:p1', 'text:hello world', 'binary:\u0001\u0002\u0003', 'pong:', 'close:\u0003\ufffdbye'];
   assert.deepEqual(texts(readAll(bytes)), want);
   for (let cut = 1; cut < bytes.length; cut++) assert.deepEqual(texts(readAll(bytes, [cut])), want, `split at ${cut}`);
-  assert.deepEqual(texts(readAll(bytes, Array.from({ length: bytes.length }, () => 1))), want, 'one byte at a time');
+  assert.deepEqual(
+    texts(
+      readAll(
+        bytes,
+        Array.from({ length: bytes.length }, () => 1),
+      ),
+    ),
+    want,
+    'one byte at a time',
+  );
   const close = readAll(bytes).at(-1) as WsMessage;
   assert.equal(closeText(close.data), '1000 bye');
 });

@@ -10,15 +10,23 @@ export const WRITE: ToolDef = {
   parameters: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } }, required: ['path', 'content'] },
 };
 
-export function ctxFor(family: FamilyId | undefined, opts: { truncated?: TruncatedMode; tools?: ToolDef[]; historyCalls?: number } = {}): TurnContext {
-  return turnContext(family ? getFormat(family) : undefined, { tools: opts.tools ?? [READ, WRITE], historyCalls: opts.historyCalls ?? 0, seed: 'seed' }, opts.truncated ?? 'withhold');
+export function ctxFor(
+  family: FamilyId | undefined,
+  opts: { truncated?: TruncatedMode; tools?: ToolDef[]; historyCalls?: number } = {},
+): TurnContext {
+  return turnContext(
+    family ? getFormat(family) : undefined,
+    { tools: opts.tools ?? [READ, WRITE], historyCalls: opts.historyCalls ?? 0, seed: 'seed' },
+    opts.truncated ?? 'withhold',
+  );
 }
 
 type Delta = { content?: string | null; reasoning?: string; tool_calls?: unknown[] };
 
 /** An OpenRouter-shaped stream: a comment, one chunk per delta, the finish chunk, a usage chunk and [DONE]. */
 export function stream(deltas: Delta[], finish = 'stop'): string {
-  const chunk = (choices: unknown[]) => `data: ${JSON.stringify({ id: 'gen-1', provider: 'Chutes', model: 'm', object: 'chat.completion.chunk', created: 1, choices })}\n\n`;
+  const chunk = (choices: unknown[]) =>
+    `data: ${JSON.stringify({ id: 'gen-1', provider: 'Chutes', model: 'm', object: 'chat.completion.chunk', created: 1, choices })}\n\n`;
   return (
     ': OPENROUTER PROCESSING\n\n' +
     deltas.map((d) => chunk([{ index: 0, delta: { role: 'assistant', ...d }, finish_reason: null }])).join('') +
@@ -49,7 +57,11 @@ export interface ClientView {
 export function clientView(sse: string): ClientView {
   const v: ClientView = { content: '', reasoning: '', calls: [], callDeltas: [] };
   for (const block of sse.split('\n\n')) {
-    const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+    const data = block
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => l.slice(6))
+      .join('\n');
     if (!data || data === '[DONE]') continue;
     const obj = JSON.parse(data);
     for (const c of obj.choices ?? []) {

@@ -35,7 +35,18 @@ const kimi = (historyCalls = 0) => ctxFor('kimi-k2', { historyCalls });
 function anthropicStream(deltas: string[], stop = 'end_turn'): string {
   const ev = (o: Record<string, unknown>) => `event: ${o.type}\ndata: ${JSON.stringify(o)}\n\n`;
   return (
-    ev({ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'kimi-k2', content: [], stop_reason: null, usage: { input_tokens: 5, output_tokens: 1 } } }) +
+    ev({
+      type: 'message_start',
+      message: {
+        id: 'msg_1',
+        type: 'message',
+        role: 'assistant',
+        model: 'kimi-k2',
+        content: [],
+        stop_reason: null,
+        usage: { input_tokens: 5, output_tokens: 1 },
+      },
+    }) +
     ev({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }) +
     deltas.map((d) => ev({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: d } })).join('') +
     ev({ type: 'content_block_stop', index: 0 }) +
@@ -45,7 +56,18 @@ function anthropicStream(deltas: string[], stop = 'end_turn'): string {
 }
 
 const anthropicBody = (text: string, stop = 'end_turn') =>
-  Buffer.from(JSON.stringify({ id: 'msg_1', type: 'message', role: 'assistant', model: 'kimi-k2', content: [{ type: 'text', text }], stop_reason: stop, stop_sequence: null, usage: { input_tokens: 5, output_tokens: 9 } }));
+  Buffer.from(
+    JSON.stringify({
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      model: 'kimi-k2',
+      content: [{ type: 'text', text }],
+      stop_reason: stop,
+      stop_sequence: null,
+      usage: { input_tokens: 5, output_tokens: 9 },
+    }),
+  );
 
 /** A Responses stream with one message item streamed in `deltas`, ending `status` (numbered events, named). */
 function responsesStream(deltas: string[], status: 'completed' | 'incomplete' = 'completed'): string {
@@ -53,13 +75,28 @@ function responsesStream(deltas: string[], status: 'completed' | 'incomplete' = 
   const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`;
   const text = deltas.join('');
   const part = { type: 'output_text', text, annotations: [] };
-  const item = { id: 'msg_1', type: 'message', status: status === 'completed' ? 'completed' : 'incomplete', role: 'assistant', content: [part] };
-  const res = (s: string, output: object[]) => ({ id: 'resp_1', object: 'response', status: s, model: 'moonshotai/kimi-k2', output, incomplete_details: s === 'incomplete' ? { reason: 'max_output_tokens' } : null });
+  const item = {
+    id: 'msg_1',
+    type: 'message',
+    status: status === 'completed' ? 'completed' : 'incomplete',
+    role: 'assistant',
+    content: [part],
+  };
+  const res = (s: string, output: object[]) => ({
+    id: 'resp_1',
+    object: 'response',
+    status: s,
+    model: 'moonshotai/kimi-k2',
+    output,
+    incomplete_details: s === 'incomplete' ? { reason: 'max_output_tokens' } : null,
+  });
   return (
     ev('response.created', { response: res('in_progress', []) }) +
     ev('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', content: [] } }) +
     ev('response.content_part.added', { item_id: 'msg_1', output_index: 0, content_index: 0, part: { ...part, text: '' } }) +
-    deltas.map((delta) => ev('response.output_text.delta', { item_id: 'msg_1', output_index: 0, content_index: 0, delta, logprobs: [] })).join('') +
+    deltas
+      .map((delta) => ev('response.output_text.delta', { item_id: 'msg_1', output_index: 0, content_index: 0, delta, logprobs: [] }))
+      .join('') +
     ev('response.output_text.done', { item_id: 'msg_1', output_index: 0, content_index: 0, text, logprobs: [] }) +
     ev('response.content_part.done', { item_id: 'msg_1', output_index: 0, content_index: 0, part }) +
     ev('response.output_item.done', { output_index: 0, item }) +
@@ -79,7 +116,11 @@ const responsesBody = (text: string, status = 'completed') =>
     }),
   );
 
-function through<T extends { push(b: Buffer): Buffer; end(): Buffer; record(): RepairRecord | undefined }>(repair: T, text: string, n = 7): { out: string; record: RepairRecord } {
+function through<T extends { push(b: Buffer): Buffer; end(): Buffer; record(): RepairRecord | undefined }>(
+  repair: T,
+  text: string,
+  n = 7,
+): { out: string; record: RepairRecord } {
   const out = Buffer.concat([...pieces(text, n).map((p) => repair.push(Buffer.from(p))), repair.end()]).toString('utf8');
   return { out, record: repair.record()! };
 }
@@ -89,14 +130,34 @@ const events = (sse: string): any[] =>
   sse
     .split('\n\n')
     .filter((b) => b.includes('data: '))
-    .map((b) => JSON.parse(b.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n')));
+    .map((b) =>
+      JSON.parse(
+        b
+          .split('\n')
+          .filter((l) => l.startsWith('data: '))
+          .map((l) => l.slice(6))
+          .join('\n'),
+      ),
+    );
 
 describe('the repair record names its protocol, and the summary speaks it', () => {
   test('Chat Completions: tool_calls, finish_reason', () => {
     const { record } = through(new SseRepair(kimi()), chatStream([{ content: LEAK }]));
     assert.equal(record.protocol, 'openai-chat');
-    assert.match(repairSummary(record), /^1 call delivered as tool_calls, \d+ chars of markup removed from content, finish_reason stop → tool_calls$/);
-    const whole = repairJsonBody(Buffer.from(JSON.stringify({ id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: LEAK }, finish_reason: 'stop' }] })), kimi()).record!;
+    assert.match(
+      repairSummary(record),
+      /^1 call delivered as tool_calls, \d+ chars of markup removed from content, finish_reason stop → tool_calls$/,
+    );
+    const whole = repairJsonBody(
+      Buffer.from(
+        JSON.stringify({
+          id: 'x',
+          object: 'chat.completion',
+          choices: [{ index: 0, message: { role: 'assistant', content: LEAK }, finish_reason: 'stop' }],
+        }),
+      ),
+      kimi(),
+    ).record!;
     assert.equal(whole.protocol, 'openai-chat');
   });
 
@@ -123,8 +184,18 @@ describe('the repair record names its protocol, and the summary speaks it', () =
   });
 
   test('a record kept before the protocol was recorded reads as Chat Completions', () => {
-    const old: RepairRecord = { truncated: 'withhold', calls: [{ index: 0, id: 'functions.read:0', name: 'read', from: 'content', family: 'kimi-k2', status: 'delivered', argumentsChars: 2 }], removedChars: { content: 9, reasoning: 0 }, finishReason: { upstream: 'stop', delivered: 'tool_calls' } };
-    assert.equal(repairSummary(old), '1 call delivered as tool_calls, 9 chars of markup removed from content, finish_reason stop → tool_calls');
+    const old: RepairRecord = {
+      truncated: 'withhold',
+      calls: [
+        { index: 0, id: 'functions.read:0', name: 'read', from: 'content', family: 'kimi-k2', status: 'delivered', argumentsChars: 2 },
+      ],
+      removedChars: { content: 9, reasoning: 0 },
+      finishReason: { upstream: 'stop', delivered: 'tool_calls' },
+    };
+    assert.equal(
+      repairSummary(old),
+      '1 call delivered as tool_calls, 9 chars of markup removed from content, finish_reason stop → tool_calls',
+    );
   });
 
   test('a preview over samples speaks the protocol of the path', () => {
@@ -137,7 +208,10 @@ describe('the repair record names its protocol, and the summary speaks it', () =
 describe('Anthropic tool_use ids are ones Anthropic takes back', () => {
   test('Kimi numbering, spelled functions_NAME_IDX: streamed, whole, recorded and previewed alike', () => {
     // The model numbers its call 3 (three calls in the history before it).
-    const { out, record } = through(new AnthropicSseRepair(kimi(3)), anthropicStream(pieces(LEAK.replace('functions.write:0', 'functions.write:3'), 4)));
+    const { out, record } = through(
+      new AnthropicSseRepair(kimi(3)),
+      anthropicStream(pieces(LEAK.replace('functions.write:0', 'functions.write:3'), 4)),
+    );
     const start = events(out).find((e) => e.content_block?.type === 'tool_use');
     assert.equal(start.content_block.id, 'functions_write_3', 'the conversation-wide counter is kept');
     assert.match(start.content_block.id, ANTHROPIC_ID);
@@ -148,12 +222,31 @@ describe('Anthropic tool_use ids are ones Anthropic takes back', () => {
     const whole = JSON.parse(repairAnthropicBody(anthropicBody(LEAK), kimi()).bytes.toString());
     assert.deepEqual(whole.content[1], { type: 'tool_use', id: 'functions_write_0', name: 'write', input: JSON.parse(ARGS) });
     const req = JSON.stringify({ model: 'moonshotai/kimi-k2', max_tokens: 100, messages: [{ role: 'user', content: 'write' }] });
-    const p = repairPreview({ requestBody: req, path: '/v1/messages', contentType: 'text/event-stream', bytes: Buffer.from(anthropicStream([LEAK])) })!;
-    assert.deepEqual(p.calls.map((c) => c.id), ['functions_write_0']);
+    const p = repairPreview({
+      requestBody: req,
+      path: '/v1/messages',
+      contentType: 'text/event-stream',
+      bytes: Buffer.from(anthropicStream([LEAK])),
+    })!;
+    assert.deepEqual(
+      p.calls.map((c) => c.id),
+      ['functions_write_0'],
+    );
   });
 
   test('Chat Completions and Responses keep Kimi ids as the model writes them', () => {
-    const chat = JSON.parse(repairJsonBody(Buffer.from(JSON.stringify({ id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: LEAK }, finish_reason: 'stop' }] })), kimi()).bytes.toString());
+    const chat = JSON.parse(
+      repairJsonBody(
+        Buffer.from(
+          JSON.stringify({
+            id: 'x',
+            object: 'chat.completion',
+            choices: [{ index: 0, message: { role: 'assistant', content: LEAK }, finish_reason: 'stop' }],
+          }),
+        ),
+        kimi(),
+      ).bytes.toString(),
+    );
     assert.equal(chat.choices[0].message.tool_calls[0].id, 'functions.write:0');
     const responses = JSON.parse(repairResponsesBody(responsesBody(LEAK), kimi()).bytes.toString());
     assert.equal(responses.output[1].call_id, 'functions.write:0');
@@ -176,17 +269,29 @@ describe('Anthropic tool_use ids are ones Anthropic takes back', () => {
       tools: [{ name: 'write', input_schema: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } } } }],
       messages: [
         { role: 'user', content: 'write a.md' },
-        { role: 'assistant', content: [{ type: 'text', text: "I'll write it." }, { type: 'tool_use', id: tool.id, name: tool.name, input: JSON.parse(ARGS) }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: "I'll write it." },
+            { type: 'tool_use', id: tool.id, name: tool.name, input: JSON.parse(ARGS) },
+          ],
+        },
         { role: 'user', content: [{ type: 'tool_result', tool_use_id: tool.id, content: 'written' }] },
       ],
     };
     const request = normalizeRequest(JSON.stringify(next), { path: '/v1/messages' });
     assert.equal(request.protocol, 'anthropic-messages');
-    assert.deepEqual(request.messages.flatMap((m) => m.toolCalls ?? []).map((c) => c.id), ['functions_write_0']);
+    assert.deepEqual(
+      request.messages.flatMap((m) => m.toolCalls ?? []).map((c) => c.id),
+      ['functions_write_0'],
+    );
     const ok = response({ message: { content: 'Done.' }, finishReason: 'stop' });
     assert.deepEqual(run(historyKimiIds, { response: ok, request }).findings, []);
     // The same spelling naming another tool, or in a Chat Completions history, is still not Kimi's numbering.
-    const other = { ...request, messages: request.messages.map((m) => ({ ...m, toolCalls: m.toolCalls?.map((c) => ({ ...c, id: 'functions_read_0' })) })) };
+    const other = {
+      ...request,
+      messages: request.messages.map((m) => ({ ...m, toolCalls: m.toolCalls?.map((c) => ({ ...c, id: 'functions_read_0' })) })),
+    };
     assert.equal(run(historyKimiIds, { response: ok, request: other }).findings.length, 1);
     assert.equal(run(historyKimiIds, { response: ok, request: { ...request, protocol: 'openai-chat' } }).findings.length, 1);
   });
@@ -202,13 +307,19 @@ describe('Responses: an incomplete turn whose leaked call is whole ends as Chat 
     assert.doesNotMatch(out, /response\.incomplete/);
     assert.equal(last.response.status, 'completed');
     assert.equal(last.response.incomplete_details, null);
-    assert.deepEqual(last.response.output.map((i: any) => i.type), ['message', 'function_call']);
+    assert.deepEqual(
+      last.response.output.map((i: any) => i.type),
+      ['message', 'function_call'],
+    );
     assert.deepEqual(record.finishReason, { upstream: 'incomplete', delivered: 'completed' });
     assert.match(repairSummary(record), /status incomplete → completed$/);
     for (let i = 1; i < evs.length; i++) assert.equal(evs[i].sequence_number, evs[i - 1].sequence_number + 1);
     const parsed = parseResponseBody(Buffer.from(out), { path: '/v1/responses', contentType: 'text/event-stream' });
     assert.equal(parsed.finishReason, 'tool_calls');
-    assert.deepEqual(parsed.message.toolCalls.map((c) => c.name), ['write']);
+    assert.deepEqual(
+      parsed.message.toolCalls.map((c) => c.name),
+      ['write'],
+    );
   });
 
   test('whole body: status incomplete becomes completed; a truncated call keeps incomplete', () => {

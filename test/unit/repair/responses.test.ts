@@ -23,14 +23,27 @@ const CALL = `${SB}${CB}functions.exec_command:0${AB}${ARGS}${CE}`;
 const LEAK = `I'll write it.${CALL}`;
 const ctx = (truncated: 'withhold' | 'passthrough' = 'withhold') => ctxFor('kimi-k2', { tools: [SHELL], truncated });
 
-type Item = { type: 'message'; deltas: string[]; id?: string } | { type: 'reasoning'; text: string } | { type: 'function_call'; name: string; arguments: string; callId: string };
+type Item =
+  | { type: 'message'; deltas: string[]; id?: string }
+  | { type: 'reasoning'; text: string }
+  | { type: 'function_call'; name: string; arguments: string; callId: string };
 
 /** An OpenAI-shaped Responses stream (named events, numbered from 0) for the given output items and final status. */
 function responsesStream(items: Item[], status: 'completed' | 'incomplete' = 'completed'): string {
   let seq = 0;
   const out: string[] = [];
-  const ev = (type: string, data: object) => out.push(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`);
-  const response = (s: string, output: object[]) => ({ id: 'resp_1', object: 'response', created_at: 1, status: s, model: 'moonshotai/kimi-k2', output, ...(s === 'incomplete' && { incomplete_details: { reason: 'max_output_tokens' } }), usage: null });
+  const ev = (type: string, data: object) =>
+    out.push(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`);
+  const response = (s: string, output: object[]) => ({
+    id: 'resp_1',
+    object: 'response',
+    created_at: 1,
+    status: s,
+    model: 'moonshotai/kimi-k2',
+    output,
+    ...(s === 'incomplete' && { incomplete_details: { reason: 'max_output_tokens' } }),
+    usage: null,
+  });
   ev('response.created', { response: response('in_progress', []) });
   ev('response.in_progress', { response: response('in_progress', []) });
   const finals: object[] = [];
@@ -100,7 +113,12 @@ function view(sse: string): View {
     if (!block.trim()) continue;
     const lines = block.split('\n');
     const name = lines.find((l) => l.startsWith('event: '))?.slice(7);
-    const e = JSON.parse(lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n'));
+    const e = JSON.parse(
+      lines
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => l.slice(6))
+        .join('\n'),
+    );
     assert.equal(name, e.type, 'event name matches the payload type');
     v.types.push(e.type);
     if (seq !== undefined) assert.equal(e.sequence_number, seq + 1, `sequence numbers rise by one at ${e.type}`);
@@ -126,8 +144,13 @@ function view(sse: string): View {
   return v;
 }
 
-const calls = (v: View) => v.items.filter((it) => it.type === 'function_call').map((it) => ({ call_id: it.call_id, name: it.name, arguments: it.arguments }));
-const text = (v: View) => v.items.filter((it) => it.type === 'message').map((it) => it.content[0].text).join('|');
+const calls = (v: View) =>
+  v.items.filter((it) => it.type === 'function_call').map((it) => ({ call_id: it.call_id, name: it.name, arguments: it.arguments }));
+const text = (v: View) =>
+  v.items
+    .filter((it) => it.type === 'message')
+    .map((it) => it.content[0].text)
+    .join('|');
 
 test('streamed: a leaked Kimi call becomes a function_call item after its message; text, .done events and response.completed cleaned', () => {
   const upstream = responsesStream([{ type: 'message', deltas: pieces(LEAK, 5) }]);
@@ -141,18 +164,42 @@ test('streamed: a leaked Kimi call becomes a function_call item after its messag
   assert.equal(v.terminal.status, 'completed');
   // The function_call item is streamed as a server streams one: added (empty arguments), delta, done, item done.
   const at = v.types.indexOf('response.output_item.added', v.types.indexOf('response.output_item.done'));
-  assert.deepEqual(v.types.slice(at, at + 5), ['response.output_item.added', 'response.function_call_arguments.delta', 'response.function_call_arguments.done', 'response.output_item.done', 'response.completed']);
-  const addedEvent = JSON.parse(out.split('\n\n').find((b) => b.includes('"response.output_item.added"') && b.includes('function_call'))!.split('data: ')[1]);
-  assert.deepEqual(addedEvent.item, { id: v.items[1].id, type: 'function_call', status: 'in_progress', arguments: '', call_id: 'functions.exec_command:0', name: 'exec_command' });
+  assert.deepEqual(v.types.slice(at, at + 5), [
+    'response.output_item.added',
+    'response.function_call_arguments.delta',
+    'response.function_call_arguments.done',
+    'response.output_item.done',
+    'response.completed',
+  ]);
+  const addedEvent = JSON.parse(
+    out
+      .split('\n\n')
+      .find((b) => b.includes('"response.output_item.added"') && b.includes('function_call'))!
+      .split('data: ')[1],
+  );
+  assert.deepEqual(addedEvent.item, {
+    id: v.items[1].id,
+    type: 'function_call',
+    status: 'in_progress',
+    arguments: '',
+    call_id: 'functions.exec_command:0',
+    name: 'exec_command',
+  });
   const record = repair.record()!;
-  assert.deepEqual(record.calls.map((c) => [c.status, c.id]), [['delivered', 'functions.exec_command:0']]);
+  assert.deepEqual(
+    record.calls.map((c) => [c.status, c.id]),
+    [['delivered', 'functions.exec_command:0']],
+  );
   assert.equal(record.removedChars.content, CALL.length);
   assert.equal(record.protocol, 'openai-responses');
   // The status stays `completed`: no change of the turn's end to record.
   assert.equal(record.finishReason, undefined);
   // Tokenscope's own Responses parser reads the delivered stream as one tool call and finish tool_calls.
   const parsed = parseResponseBody(out, { path: '/v1/responses', contentType: 'text/event-stream' });
-  assert.deepEqual(parsed.message.toolCalls.map((c) => [c.id, c.name, c.arguments]), [['functions.exec_command:0', 'exec_command', ARGS]]);
+  assert.deepEqual(
+    parsed.message.toolCalls.map((c) => [c.id, c.name, c.arguments]),
+    [['functions.exec_command:0', 'exec_command', ARGS]],
+  );
   assert.equal(parsed.message.content, "I'll write it.");
   assert.equal(parsed.finishReason, 'tool_calls');
 });
@@ -161,8 +208,17 @@ test('streamed: two calls in one section become two items, numbered 1 and 2, Kim
   const two = `Two.${SB}${CB}functions.exec_command:0${AB}{"cmd": "a"}${CE}${CB}functions.exec_command:1${AB}{"cmd": "b"}${CE}${SE}`;
   const v = view(feed([responsesStream([{ type: 'message', deltas: pieces(two, 9) }])]).text);
   assert.equal(text(v), 'Two.');
-  assert.deepEqual(calls(v).map((c) => [c.call_id, JSON.parse(c.arguments).cmd]), [['functions.exec_command:0', 'a'], ['functions.exec_command:1', 'b']]);
-  assert.deepEqual(v.items.map((it) => it.type), ['message', 'function_call', 'function_call']);
+  assert.deepEqual(
+    calls(v).map((c) => [c.call_id, JSON.parse(c.arguments).cmd]),
+    [
+      ['functions.exec_command:0', 'a'],
+      ['functions.exec_command:1', 'b'],
+    ],
+  );
+  assert.deepEqual(
+    v.items.map((it) => it.type),
+    ['message', 'function_call', 'function_call'],
+  );
   assert.notEqual(v.items[1].id, v.items[2].id);
 });
 
@@ -217,7 +273,10 @@ test('streamed: a message that held only markup is not delivered: its call takes
     const { text: out, repair } = feed(split);
     // view() checks sequence numbers rise by one, items are added in output_index order, the terminal output agrees.
     const v = view(out);
-    assert.deepEqual(v.items.map((it) => it.type), ['reasoning', 'function_call', 'message']);
+    assert.deepEqual(
+      v.items.map((it) => it.type),
+      ['reasoning', 'function_call', 'message'],
+    );
     assert.equal(calls(v)[0].call_id, 'functions.exec_command:0');
     assert.equal(text(v), 'After.');
     assert.doesNotMatch(out, /"msg_1"/, 'no event of the dropped message goes out');
@@ -226,25 +285,45 @@ test('streamed: a message that held only markup is not delivered: its call takes
   }
   // A message that was empty at the upstream is its own: it is kept.
   const empty = view(feed([responsesStream([{ type: 'message', deltas: [] }])]).text);
-  assert.deepEqual(empty.items.map((it) => it.type), ['message']);
+  assert.deepEqual(
+    empty.items.map((it) => it.type),
+    ['message'],
+  );
 });
 
 test('streamed: markup-only message at the start, upstream without sequence numbers or event names', () => {
-  const upstream = responsesStream([{ type: 'message', deltas: pieces(CALL, 5) }, { type: 'message', deltas: ['Done.'] }])
+  const upstream = responsesStream([
+    { type: 'message', deltas: pieces(CALL, 5) },
+    { type: 'message', deltas: ['Done.'] },
+  ])
     .split('\n\n')
     .filter(Boolean)
     .map((b) => {
-      const data = JSON.parse(b.split('\n').find((l) => l.startsWith('data: '))!.slice(6));
+      const data = JSON.parse(
+        b
+          .split('\n')
+          .find((l) => l.startsWith('data: '))!
+          .slice(6),
+      );
       delete data.sequence_number;
       return `data: ${JSON.stringify(data)}\n\n`;
     })
     .join('');
   const out = feed(pieces(upstream, 13)).text;
-  const evs = out.split('\n\n').filter(Boolean).map((b) => JSON.parse(b.slice(6)));
+  const evs = out
+    .split('\n\n')
+    .filter(Boolean)
+    .map((b) => JSON.parse(b.slice(6)));
   assert.ok(evs.every((e) => e.sequence_number === undefined));
   const done = evs.filter((e) => e.type === 'response.output_item.done').map((e) => [e.output_index, e.item.type]);
-  assert.deepEqual(done, [[0, 'function_call'], [1, 'message']]);
-  assert.deepEqual(evs.at(-1).response.output.map((i: any) => i.type), ['function_call', 'message']);
+  assert.deepEqual(done, [
+    [0, 'function_call'],
+    [1, 'message'],
+  ]);
+  assert.deepEqual(
+    evs.at(-1).response.output.map((i: any) => i.type),
+    ['function_call', 'message'],
+  );
 });
 
 test('streamed: reasoning items pass untouched; later items move up past the inserted call, upstream calls number first', () => {
@@ -256,27 +335,53 @@ test('streamed: reasoning items pass untouched; later items move up past the ins
   ]);
   const { text: out } = feed([upstream]);
   const v = view(out);
-  assert.deepEqual(v.items.map((it) => it.type), ['reasoning', 'function_call', 'message', 'function_call', 'message']);
-  assert.deepEqual(v.items[0], JSON.parse(upstream.split('\n\n').find((b) => b.includes('"rs_0"') && b.includes('output_item.done'))!.split('data: ')[1]).item);
+  assert.deepEqual(
+    v.items.map((it) => it.type),
+    ['reasoning', 'function_call', 'message', 'function_call', 'message'],
+  );
+  assert.deepEqual(
+    v.items[0],
+    JSON.parse(
+      upstream
+        .split('\n\n')
+        .find((b) => b.includes('"rs_0"') && b.includes('output_item.done'))!
+        .split('data: ')[1],
+    ).item,
+  );
   assert.equal(v.items[4].id, 'msg_last');
   assert.equal(v.deltaText.get(4), 'Done.');
-  assert.deepEqual(calls(v).map((c) => c.call_id), ['functions.exec_command:0', 'functions.exec_command:1']);
+  assert.deepEqual(
+    calls(v).map((c) => c.call_id),
+    ['functions.exec_command:0', 'functions.exec_command:1'],
+  );
   assert.equal(text(v), 'Next.|Done.');
   // Every event of the reasoning item is the upstream's, byte for byte, but for its sequence number.
-  const reasoning = (s: string) => s.split('\n\n').filter((b) => b.includes('"output_index":0,')).map((b) => b.replace(/"sequence_number":\d+/, ''));
+  const reasoning = (s: string) =>
+    s
+      .split('\n\n')
+      .filter((b) => b.includes('"output_index":0,'))
+      .map((b) => b.replace(/"sequence_number":\d+/, ''));
   assert.equal(reasoning(out).length, 4);
   assert.deepEqual(reasoning(out), reasoning(upstream));
 });
 
 test('streamed: byte-by-byte and random splits (inside UTF-8 too) deliver the same events', () => {
-  const upstream = Buffer.from(responsesStream([{ type: 'message', deltas: pieces(`Voilà — ${LEAK}`, 3) }, { type: 'message', deltas: ['fin'] }]));
+  const upstream = Buffer.from(
+    responsesStream([
+      { type: 'message', deltas: pieces(`Voilà — ${LEAK}`, 3) },
+      { type: 'message', deltas: ['fin'] },
+    ]),
+  );
   const whole = feed([upstream]).text;
   const bytes = Array.from(upstream, (b) => Uint8Array.of(b));
   assert.equal(feed(bytes).text, whole);
   for (let seed = 1; seed <= 30; seed++) assert.equal(feed(randomSplit(upstream, prng(seed), 40)).text, whole, `seed ${seed}`);
   const v = view(whole);
-  assert.equal(text(v), 'Voilà — I\'ll write it.|fin');
-  assert.deepEqual(v.items.map((it) => it.type), ['message', 'function_call', 'message']);
+  assert.equal(text(v), "Voilà — I'll write it.|fin");
+  assert.deepEqual(
+    v.items.map((it) => it.type),
+    ['message', 'function_call', 'message'],
+  );
 });
 
 test('streamed: a stream without markup passes byte for byte, in the reads it came in; a "<" that is no marker is released', () => {
@@ -287,7 +392,9 @@ test('streamed: a stream without markup passes byte for byte, in the reads it ca
   // Each event in the read it came in, but a message item's start (added, content_part.added), which waits for its
   // first text: a message that turns out to hold only markup is not delivered.
   const first = parts.findIndex((p) => p.includes('"response.output_text.delta"'));
-  const expected = parts.map((p, i) => (i === first - 2 || i === first - 1 ? '' : i === first ? parts.slice(first - 2, first + 1).join('') : p));
+  const expected = parts.map((p, i) =>
+    i === first - 2 || i === first - 1 ? '' : i === first ? parts.slice(first - 2, first + 1).join('') : p,
+  );
   assert.match(parts[first - 2], /"response\.output_item\.added"/);
   assert.deepEqual(outs.slice(0, parts.length).map(String), expected);
   assert.equal(repair.record(), undefined);
@@ -302,24 +409,54 @@ test('streamed: a stream cut before response.completed releases the held text an
   const cut = upstream.slice(0, upstream.indexOf('event: response.output_text.done'));
   const { text: out } = feed([cut]);
   assert.doesNotMatch(out, /tool_call_begin/);
-  const types = out.split('\n\n').filter(Boolean).map((b) => JSON.parse(b.split('data: ')[1]).type);
-  assert.deepEqual(types.slice(-4), ['response.output_item.added', 'response.function_call_arguments.delta', 'response.function_call_arguments.done', 'response.output_item.done']);
+  const types = out
+    .split('\n\n')
+    .filter(Boolean)
+    .map((b) => JSON.parse(b.split('data: ')[1]).type);
+  assert.deepEqual(types.slice(-4), [
+    'response.output_item.added',
+    'response.function_call_arguments.delta',
+    'response.function_call_arguments.done',
+    'response.output_item.done',
+  ]);
 });
 
 /** A non-streamed Responses body with the given output items. */
 function body(output: object[], status = 'completed'): Buffer {
-  return Buffer.from(JSON.stringify({ id: 'resp_1', object: 'response', created_at: 1, status, model: 'moonshotai/kimi-k2', output, usage: { input_tokens: 1, output_tokens: 2, total_tokens: 3 } }));
+  return Buffer.from(
+    JSON.stringify({
+      id: 'resp_1',
+      object: 'response',
+      created_at: 1,
+      status,
+      model: 'moonshotai/kimi-k2',
+      output,
+      usage: { input_tokens: 1, output_tokens: 2, total_tokens: 3 },
+    }),
+  );
 }
-const message = (t: string, id = 'msg_1') => ({ id, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: t, annotations: [] }] });
+const message = (t: string, id = 'msg_1') => ({
+  id,
+  type: 'message',
+  status: 'completed',
+  role: 'assistant',
+  content: [{ type: 'output_text', text: t, annotations: [] }],
+});
 const reasoningItem = { id: 'rs_1', type: 'reasoning', summary: [{ type: 'summary_text', text: 'Think <|tool_call_begin|> not here' }] };
 
 test('whole body: the call becomes a function_call item after its message, the text cleaned, reasoning untouched', () => {
   const { bytes, record } = repairResponsesBody(body([reasoningItem, message(LEAK), message('bye', 'msg_2')]), ctx());
   const o = JSON.parse(bytes.toString());
-  assert.deepEqual(o.output.map((it: any) => it.type), ['reasoning', 'message', 'function_call', 'message']);
+  assert.deepEqual(
+    o.output.map((it: any) => it.type),
+    ['reasoning', 'message', 'function_call', 'message'],
+  );
   assert.deepEqual(o.output[0], reasoningItem);
   assert.equal(o.output[1].content[0].text, "I'll write it.");
-  assert.deepEqual({ ...o.output[2], id: 'x' }, { id: 'x', type: 'function_call', status: 'completed', arguments: ARGS, call_id: 'functions.exec_command:0', name: 'exec_command' });
+  assert.deepEqual(
+    { ...o.output[2], id: 'x' },
+    { id: 'x', type: 'function_call', status: 'completed', arguments: ARGS, call_id: 'functions.exec_command:0', name: 'exec_command' },
+  );
   assert.equal(o.status, 'completed');
   assert.equal(record!.finishReason, undefined);
   const parsed = parseResponseBody(bytes, { path: '/v1/responses', contentType: 'application/json' });
@@ -330,10 +467,19 @@ test('whole body: two calls, text around, and a truncated call', () => {
   const two = `A ${SB}${CB}functions.exec_command:0${AB}{"cmd": "a"}${CE}${CB}functions.exec_command:1${AB}{"cmd": "b"}${CE}${SE} B`;
   const o = JSON.parse(repairResponsesBody(body([message(two)]), ctx()).bytes.toString());
   assert.equal(o.output[0].content[0].text, 'A  B');
-  assert.deepEqual(o.output.slice(1).map((it: any) => [it.call_id, JSON.parse(it.arguments).cmd]), [['functions.exec_command:0', 'a'], ['functions.exec_command:1', 'b']]);
+  assert.deepEqual(
+    o.output.slice(1).map((it: any) => [it.call_id, JSON.parse(it.arguments).cmd]),
+    [
+      ['functions.exec_command:0', 'a'],
+      ['functions.exec_command:1', 'b'],
+    ],
+  );
   const cut = repairResponsesBody(body([message(`Go.${SB}${CB}functions.exec_command:0${AB}{"cmd": "a`)]), ctx());
   const c = JSON.parse(cut.bytes.toString());
-  assert.deepEqual(c.output.map((it: any) => it.type), ['message']);
+  assert.deepEqual(
+    c.output.map((it: any) => it.type),
+    ['message'],
+  );
   assert.equal(c.output[0].content[0].text, 'Go.');
   assert.equal(c.status, 'failed');
   assert.equal(cut.record!.calls[0].status, 'withheld');
@@ -342,10 +488,20 @@ test('whole body: two calls, text around, and a truncated call', () => {
 test('whole body: a message that held only markup is not delivered, its call in its place; an empty upstream message is kept', () => {
   const { bytes } = repairResponsesBody(body([reasoningItem, message(`\n${CALL}${SE}\n`), message('After.', 'msg_2')]), ctx());
   const o = JSON.parse(bytes.toString());
-  assert.deepEqual(o.output.map((it: any) => [it.type, it.id === 'msg_2' || it.type !== 'message']), [['reasoning', true], ['function_call', true], ['message', true]]);
+  assert.deepEqual(
+    o.output.map((it: any) => [it.type, it.id === 'msg_2' || it.type !== 'message']),
+    [
+      ['reasoning', true],
+      ['function_call', true],
+      ['message', true],
+    ],
+  );
   assert.equal(o.output[1].call_id, 'functions.exec_command:0');
   const kept = repairResponsesBody(body([message(''), message(LEAK, 'msg_2')]), ctx());
-  assert.deepEqual(JSON.parse(kept.bytes.toString()).output.map((it: any) => it.type), ['message', 'message', 'function_call']);
+  assert.deepEqual(
+    JSON.parse(kept.bytes.toString()).output.map((it: any) => it.type),
+    ['message', 'message', 'function_call'],
+  );
 });
 
 test('whole body: nothing to repair gives the upstream bytes back untouched', () => {
@@ -356,13 +512,28 @@ test('whole body: nothing to repair gives the upstream bytes back untouched', ()
 });
 
 test('the protocol is chosen by path: /v1/responses repairs, other paths keep their own repair or none', () => {
-  const req = JSON.stringify({ model: 'moonshotai/kimi-k2', input: [{ type: 'message', role: 'user', content: 'hi' }], tools: [{ type: 'function', name: 'exec_command', parameters: SHELL.parameters }] });
-  const c = repairContext({ enabled: true, truncated: 'withhold' }, { route: 'openai', method: 'POST', path: '/openai/v1/responses', requestBody: req });
+  const req = JSON.stringify({
+    model: 'moonshotai/kimi-k2',
+    input: [{ type: 'message', role: 'user', content: 'hi' }],
+    tools: [{ type: 'function', name: 'exec_command', parameters: SHELL.parameters }],
+  });
+  const c = repairContext(
+    { enabled: true, truncated: 'withhold' },
+    { route: 'openai', method: 'POST', path: '/openai/v1/responses', requestBody: req },
+  );
   assert.equal(c?.format?.id, 'kimi-k2');
-  assert.deepEqual(c?.tools.map((t) => t.name), ['exec_command']);
+  assert.deepEqual(
+    c?.tools.map((t) => t.name),
+    ['exec_command'],
+  );
   assert.ok(protocolRepair('/v1/responses?x=1'));
   assert.equal(protocolRepair('/v1/responses/resp_1'), undefined);
-  const preview = repairPreview({ requestBody: req, path: '/v1/responses', contentType: 'text/event-stream', bytes: Buffer.from(responsesStream([{ type: 'message', deltas: [LEAK] }])) });
+  const preview = repairPreview({
+    requestBody: req,
+    path: '/v1/responses',
+    contentType: 'text/event-stream',
+    bytes: Buffer.from(responsesStream([{ type: 'message', deltas: [LEAK] }])),
+  });
   assert.deepEqual(preview?.calls, [{ id: 'functions.exec_command:0', name: 'exec_command', arguments: ARGS }]);
   assert.equal(preview?.finishReason, 'tool_calls');
 });

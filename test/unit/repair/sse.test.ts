@@ -26,10 +26,16 @@ test('Kimi: a leaked call without its section end becomes a structured call, str
   assert.equal(record.removedChars.content, KIMI_LEAK.length - "I'll call read.".length);
 });
 
-test('Kimi: a model-written id that is not canonical is renumbered in order after the history\'s calls', () => {
+test("Kimi: a model-written id that is not canonical is renumbered in order after the history's calls", () => {
   const leak = `${SB}${CB}read:7${AB}{"path": "a.md"}${CE}${CB}functions.read:9${AB}{"path": "b.md"}${CE}${'<|tool_calls_section_end|>'}`;
   const v = clientView(feed(ctxFor('kimi-k2', { historyCalls: 3 }), [stream([{ content: leak }])]).text);
-  assert.deepEqual(v.calls.map((c) => [c.index, c.id]), [[0, 'functions.read:3'], [1, 'functions.read:9']]);
+  assert.deepEqual(
+    v.calls.map((c) => [c.index, c.id]),
+    [
+      [0, 'functions.read:3'],
+      [1, 'functions.read:9'],
+    ],
+  );
 });
 
 /** The native text of one turn with a call to read, up to the end of its last call (no end-of-turn marker). */
@@ -42,7 +48,8 @@ function leakOf(family: FamilyId, calls = [{ index: 0, name: 'read', arguments: 
 /** Families repair mode cannot lift yet, each with why (reported as skipped, so the gap stays visible). */
 const NOT_YET: Partial<Record<FamilyId, string>> = {
   'llama4-pythonic': 'repair mode finds leaked markup by an opening marker, and a pythonic call list ([read(path="a.md")]) has none',
-  'functionary-v32': 'a correct server also drops the reply\'s leading all\\n recipient line, which repair cannot tell from an "all" that ends a line of prose',
+  'functionary-v32':
+    'a correct server also drops the reply\'s leading all\\n recipient line, which repair cannot tell from an "all" that ends a line of prose',
 };
 
 // Every family of the registry, so a new family is covered the day it lands.
@@ -70,15 +77,29 @@ test('Qwen3/Hermes: two calls in two blocks get indices 0 and 1; the model id is
     { index: 1, name: 'read', arguments: '{"path":"b.md"}' },
   ]);
   const v = clientView(feed(ctxFor(undefined), [stream(pieces(leak, 4).map((content) => ({ content })))]).text);
-  assert.deepEqual(v.calls.map((c) => [c.index, JSON.parse(c.arguments).path]), [[0, 'a.md'], [1, 'b.md']]);
+  assert.deepEqual(
+    v.calls.map((c) => [c.index, JSON.parse(c.arguments).path]),
+    [
+      [0, 'a.md'],
+      [1, 'b.md'],
+    ],
+  );
   assert.equal(v.finish, 'tool_calls');
 });
 
 const KIMI_CUT = `I'll call read.${SB}${CB}functions.read:0${AB}{"path": "a.`;
 
 test('a truncated call is never delivered as a call: withhold gives finish_reason error (length when the upstream said so)', () => {
-  for (const [upstream, expected] of [['stop', 'error'], ['length', 'length']]) {
-    const { text, repair } = feed(ctxFor('kimi-k2'), [stream(pieces(KIMI_CUT, 7).map((content) => ({ content })), upstream)]);
+  for (const [upstream, expected] of [
+    ['stop', 'error'],
+    ['length', 'length'],
+  ]) {
+    const { text, repair } = feed(ctxFor('kimi-k2'), [
+      stream(
+        pieces(KIMI_CUT, 7).map((content) => ({ content })),
+        upstream,
+      ),
+    ]);
     const v = clientView(text);
     assert.deepEqual(v.calls, []);
     assert.equal(v.finish, expected);
@@ -89,7 +110,9 @@ test('a truncated call is never delivered as a call: withhold gives finish_reaso
 });
 
 test('a truncated call with passthrough reaches the client as the untouched text, finish_reason unchanged', () => {
-  const v = clientView(feed(ctxFor('kimi-k2', { truncated: 'passthrough' }), [stream(pieces(KIMI_CUT, 7).map((content) => ({ content })))]).text);
+  const v = clientView(
+    feed(ctxFor('kimi-k2', { truncated: 'passthrough' }), [stream(pieces(KIMI_CUT, 7).map((content) => ({ content })))]).text,
+  );
   assert.deepEqual(v.calls, []);
   assert.equal(v.content, KIMI_CUT);
   assert.equal(v.finish, 'stop');
@@ -104,9 +127,18 @@ test('XML arguments cut inside a value are truncated although the parser could m
   assert.equal(repair.record()!.calls[0].status, 'withheld');
 });
 
-test('marker text inside a structured call\'s string argument is left alone, byte for byte', () => {
+test("marker text inside a structured call's string argument is left alone, byte for byte", () => {
   const args = JSON.stringify({ path: 'notes.md', content: `use ${SB} and <tool_call>{"name":"x"}</tool_call> here` });
-  const upstream = stream([{ content: 'Writing.' }, { content: null, tool_calls: [{ index: 0, id: 'functions.write:0', type: 'function', function: { name: 'write', arguments: args } }] }], 'tool_calls');
+  const upstream = stream(
+    [
+      { content: 'Writing.' },
+      {
+        content: null,
+        tool_calls: [{ index: 0, id: 'functions.write:0', type: 'function', function: { name: 'write', arguments: args } }],
+      },
+    ],
+    'tool_calls',
+  );
   const { text, repair } = feed(ctxFor('kimi-k2'), pieces(upstream, 17));
   assert.equal(text, upstream);
   assert.equal(repair.record(), undefined);
@@ -132,7 +164,9 @@ test('events without "<" pass in the read they arrive in; only an unfinished eve
 
 test('a call leaked into reasoning with its section end cut short (OpenCode #8851) is delivered; reasoning keeps its prose', () => {
   const markup = `${SB}${CB}functions.read:0${AB}{"path": "a.md"}${CE}<|tool_calls_section_end|`;
-  const v = clientView(feed(ctxFor('kimi-k2'), [stream([{ reasoning: 'I should read it.' }, ...pieces(markup, 6).map((reasoning) => ({ reasoning }))])]).text);
+  const v = clientView(
+    feed(ctxFor('kimi-k2'), [stream([{ reasoning: 'I should read it.' }, ...pieces(markup, 6).map((reasoning) => ({ reasoning }))])]).text,
+  );
   assert.equal(v.reasoning, 'I should read it.');
   assert.equal(v.calls[0]?.id, 'functions.read:0');
   assert.equal(v.finish, 'tool_calls');

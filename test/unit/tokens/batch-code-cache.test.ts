@@ -141,7 +141,10 @@ describe('tokens --batch workers compiled from the code cache', { skip }, () => 
     const plain = await run(3, join(tmp, 'data-plain'));
     sameBytes(plain.out, reference, '3 workers without the boot');
     const lines = reference.split('\n');
-    assert.ok(lines.length > 400 && lines.every((l, i) => l === '' ? i === lines.length - 1 : JSON.parse(l).line > 0), 'whole JSON lines');
+    assert.ok(
+      lines.length > 400 && lines.every((l, i) => (l === '' ? i === lines.length - 1 : JSON.parse(l).line > 0)),
+      'whole JSON lines',
+    );
   });
 
   test('a damaged cache, one of another bundle, or one V8 refuses is passed over and replaced', async () => {
@@ -190,7 +193,14 @@ describe('tokens --batch workers compiled from the code cache', { skip }, () => 
     const r = await runBatch({ input: short, output, workers: 1, workerFile, boot, tokenizerDir: kimiDir, cacheDir: data });
     assert.deepEqual(r.codeCache, { loaded: 0, saved: false });
     assert.equal(existsSync(codeCacheFile(data, workerFile)), false);
-    assert.equal(readFileSync(output, 'utf8'), reference.split('\n').filter((l) => l && JSON.parse(l).line <= 100).map((l) => l + '\n').join(''));
+    assert.equal(
+      readFileSync(output, 'utf8'),
+      reference
+        .split('\n')
+        .filter((l) => l && JSON.parse(l).line <= 100)
+        .map((l) => l + '\n')
+        .join(''),
+    );
 
     // `code-cache` is a file there, not a folder: no cache can be written (whoever runs the test, root included).
     const ro = join(tmp, 'data-ro');
@@ -210,7 +220,11 @@ describe('tokens --batch workers compiled from the code cache', { skip }, () => 
     const named = await run(1, join(tmp, 'data-named'), { model });
     // The same records as with --tokenizer-dir naming the folder, but for the note on the missing chat template
     // (which says where it looked).
-    const records = (out: string) => out.split('\n').filter(Boolean).map((l) => ({ ...JSON.parse(l), prompt_skipped: undefined }));
+    const records = (out: string) =>
+      out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => ({ ...JSON.parse(l), prompt_skipped: undefined }));
     assert.deepEqual(records(shipped.out), records(named.out));
     assert.equal(shipped.out.split('\n').filter(Boolean).length, reference.split('\n').filter(Boolean).length, 'every good line tokenized');
     assert.equal(existsSync(join(data, 'tokenizers', 'moonshotai')), false, 'nothing downloaded');

@@ -52,16 +52,32 @@ describe('tokens --batch lines: the SpecForge record and the tool-call counts', 
     assert.equal(sf.loss_mask.indexOf(1), out.prompt_ids.length);
     assert.equal(sf.loss_mask.filter((x) => x === 1).length, out.completion_ids.length);
     assert.deepEqual(JSON.parse(sf.tools), request.tools, 'tools as a JSON string, the form SpecForge reads');
-    assert.deepEqual(sf.conversations.map((c) => c.role), ['system', 'user', 'assistant']);
+    assert.deepEqual(
+      sf.conversations.map((c) => c.role),
+      ['system', 'user', 'assistant'],
+    );
   });
 
   test('a generation prompt that opens `<think>` is the prompt’s, not the model’s: left out of the completion ids and the count, once in input_ids', async (t) => {
     const found = lenmlDir('qwen3');
     if ('skip' in found) return t.skip(found.skip);
     // A thinking-only Qwen3 template opens the answer with `<think>\n` in the prompt; the reconstruction writes it too.
-    const dir = tokenizerDir('qwen3-think', found.dir, "{%- for m in messages -%}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{%- endfor -%}{{- '<|im_start|>assistant\\n<think>\\n' }}");
-    const plain = tokenizerDir('qwen3-plain', found.dir, "{%- for m in messages -%}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{%- endfor -%}{{- '<|im_start|>assistant\\n' }}");
-    const response = { id: 'x', object: 'chat.completion', model: 'qwen/qwen3-32b', choices: [{ index: 0, message: { role: 'assistant', reasoning_content: 'Say hi.', content: 'Hi!' }, finish_reason: 'stop' }] };
+    const dir = tokenizerDir(
+      'qwen3-think',
+      found.dir,
+      "{%- for m in messages -%}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{%- endfor -%}{{- '<|im_start|>assistant\\n<think>\\n' }}",
+    );
+    const plain = tokenizerDir(
+      'qwen3-plain',
+      found.dir,
+      "{%- for m in messages -%}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{%- endfor -%}{{- '<|im_start|>assistant\\n' }}",
+    );
+    const response = {
+      id: 'x',
+      object: 'chat.completion',
+      model: 'qwen/qwen3-32b',
+      choices: [{ index: 0, message: { role: 'assistant', reasoning_content: 'Say hi.', content: 'Hi!' }, finish_reason: 'stop' }],
+    };
     const line = JSON.stringify({ request: { messages: [{ role: 'user', content: 'Hello' }] }, response });
     const r = await new BatchProcessor({ tokenizerDir: dir, specforge: true }).process(1, line);
     const q = await new BatchProcessor({ tokenizerDir: plain, specforge: true }).process(1, line);
@@ -93,10 +109,21 @@ describe('tokens --batch lines: the SpecForge record and the tool-call counts', 
     const found = lenmlDir('qwen3');
     if ('skip' in found) return t.skip(found.skip);
     const p = new BatchProcessor({ tokenizerDir: found.dir });
-    const tools = [{ type: 'function', function: { name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
-    const response = { id: 'x', object: 'chat.completion', model: 'qwen/qwen3-32b', choices: [{ index: 0, message: { role: 'assistant', content: 'Done.' }, finish_reason: 'stop' }] };
+    const tools = [
+      { type: 'function', function: { name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' } } } } },
+    ];
+    const response = {
+      id: 'x',
+      object: 'chat.completion',
+      model: 'qwen/qwen3-32b',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'Done.' }, finish_reason: 'stop' }],
+    };
     const user = { role: 'user', content: 'Read a.ts' };
-    const call = { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{"path":"a.ts"}' } }] };
+    const call = {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{"path":"a.ts"}' } }],
+    };
     const result = { role: 'tool', tool_call_id: 'c1', content: 'export {}' };
     const stats = async (messages: unknown[]) => {
       const r = await p.process(1, JSON.stringify({ request: { model: 'qwen/qwen3-32b', messages, tools }, response }));
@@ -109,6 +136,10 @@ describe('tokens --batch lines: the SpecForge record and the tool-call counts', 
     assert.equal(offered.tools, true);
     assert.equal(offered.promptMarkup, false);
     assert.equal((await stats([user, call, result])).promptMarkup, true, 'a call in the history');
-    assert.equal((await stats([{ role: 'user', content: 'Why did you write <tool_call>{"name":"read"}</tool_call>?' }])).promptMarkup, true, 'markup pasted in a message');
+    assert.equal(
+      (await stats([{ role: 'user', content: 'Why did you write <tool_call>{"name":"read"}</tool_call>?' }])).promptMarkup,
+      true,
+      'markup pasted in a message',
+    );
   });
 });

@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { chunkLines, LineBytes } from '../../../src/core/tokens/batch/protocol';
 
-const chunk = (text: string | Uint8Array) => ({ seq: 0, firstLine: 1, bytes: typeof text === 'string' ? new TextEncoder().encode(text) : text });
+const chunk = (text: string | Uint8Array) => ({
+  seq: 0,
+  firstLine: 1,
+  bytes: typeof text === 'string' ? new TextEncoder().encode(text) : text,
+});
 
 test('batch chunk lines: LF and CRLF ends, blank lines, no final newline, multi-byte and broken UTF-8 as a whole-chunk decode gives', () => {
   const text = 'a\r\n世界\n\n  \r\n{"x":"é"}\nlast';
@@ -11,7 +15,10 @@ test('batch chunk lines: LF and CRLF ends, blank lines, no final newline, multi-
   assert.deepEqual([...chunkLines(chunk(''))], []);
   // A cut multi-byte sequence before a line end: replaced the same way as when the chunk is decoded at once.
   const broken = new Uint8Array([0x61, 0xe4, 0xb8, 0x0a, 0xe4, 0x0d, 0x0a, 0x62]);
-  const whole = Buffer.from(broken).toString('utf8').split('\n').map((l) => l.replace(/\r$/, ''));
+  const whole = Buffer.from(broken)
+    .toString('utf8')
+    .split('\n')
+    .map((l) => l.replace(/\r$/, ''));
   assert.deepEqual([...chunkLines(chunk(broken))], whole);
 });
 

@@ -19,7 +19,15 @@ import { prng, randomSplit } from '../../helpers/prng';
 const tmp = mkdtempSync(join(tmpdir(), 'tokenscope-shards-'));
 const workerFile = join(tmp, 'echo-batch-worker.js');
 before(() =>
-  build({ entryPoints: [join(__dirname, 'echo-batch-worker.ts')], outfile: workerFile, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' }),
+  build({
+    entryPoints: [join(__dirname, 'echo-batch-worker.ts')],
+    outfile: workerFile,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    logLevel: 'warning',
+  }),
 );
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -67,14 +75,24 @@ interface Run {
 }
 
 /** One run: from a file, or from a stream cut at random places (stdin); always into a stream (stdout). */
-async function run(input: Buffer, o: { shard?: { index: number; count: number }; workers?: number; chunkLines?: number; stream?: number }): Promise<Run> {
+async function run(
+  input: Buffer,
+  o: { shard?: { index: number; count: number }; workers?: number; chunkLines?: number; stream?: number },
+): Promise<Run> {
   const sink = collector();
   let source: string | Readable;
   if (o.stream === undefined) {
     source = join(tmp, `in-${Math.random().toString(36).slice(2)}.jsonl`);
     writeFileSync(source, input);
   } else source = Readable.from(randomSplit(input, prng(o.stream), 40).map((p) => Buffer.from(p)));
-  const r = await runBatch({ input: source, output: sink.stream, workers: o.workers ?? 1, workerFile, shard: o.shard, chunkLines: o.chunkLines });
+  const r = await runBatch({
+    input: source,
+    output: sink.stream,
+    workers: o.workers ?? 1,
+    workerFile,
+    shard: o.shard,
+    chunkLines: o.chunkLines,
+  });
   assert.equal(r.interrupted, false);
   assert.ok(sink.ended(), 'the output stream is ended');
   return { out: sink.text(), summary: r.summary.toJSON(), text: r.summary.text() };
@@ -106,16 +124,29 @@ describe('tokens --batch shards and streams (echo worker)', () => {
           // From a stream cut at random places, two workers, small chunks: replies come back out of order.
           const r = await run(input, { shard: { index, count }, workers: 2, chunkLines: 4, stream: seed * 100 + index });
           const numbers = r.out.split('\n').filter(Boolean).map(lineOf);
-          assert.ok(numbers.every((n) => (n - 1) % count === index), `shard ${index}/${count}: only its own lines`);
-          assert.deepEqual(numbers, [...numbers].sort((a, b) => a - b), 'in input order');
+          assert.ok(
+            numbers.every((n) => (n - 1) % count === index),
+            `shard ${index}/${count}: only its own lines`,
+          );
+          assert.deepEqual(
+            numbers,
+            [...numbers].sort((a, b) => a - b),
+            'in input order',
+          );
           assert.deepEqual(r.summary.shard, { index, count, inputLines: 400 });
-          assert.ok(r.summary.badLines.every((b) => (b.line - 1) % count === index), 'bad lines under their input line numbers');
+          assert.ok(
+            r.summary.badLines.every((b) => (b.line - 1) % count === index),
+            'bad lines under their input line numbers',
+          );
           shards.push(r);
         }
         const what = `seed ${seed}, ${count} shards`;
         assert.equal(sortedByLine(shards.map((s) => s.out)), whole.out, what);
         // As files: JSON, then read back; in any order.
-        const parts: SummaryPart[] = shards.map((s, i) => ({ name: `s${i}.json`, value: JSON.parse(JSON.stringify({ interrupted: false, ...s.summary })) }));
+        const parts: SummaryPart[] = shards.map((s, i) => ({
+          name: `s${i}.json`,
+          value: JSON.parse(JSON.stringify({ interrupted: false, ...s.summary })),
+        }));
         const rand = prng(seed + count);
         parts.sort(() => rand() - 0.5);
         const merged = mergeShardSummaries(parts);
@@ -129,7 +160,11 @@ describe('tokens --batch shards and streams (echo worker)', () => {
   test('one worker and three, a file or a stream cut anywhere: the same bytes', async () => {
     const input = randomInput(7, 600, { noFinalNewline: true });
     const one = await run(input, {});
-    for (const o of [{ workers: 3, chunkLines: 3 }, { workers: 3, stream: 5 }, { workers: 1, stream: 9, chunkLines: 2 }]) {
+    for (const o of [
+      { workers: 3, chunkLines: 3 },
+      { workers: 3, stream: 5 },
+      { workers: 1, stream: 9, chunkLines: 2 },
+    ]) {
       const r = await run(input, o);
       assert.equal(r.out, one.out, JSON.stringify(o));
       assert.equal(JSON.stringify(r.summary), JSON.stringify(one.summary));
@@ -168,13 +203,22 @@ describe('merging shard summaries', () => {
 
   test('a missing, repeated or foreign shard, or shards of different inputs: a one-line error, never a silent sum', async () => {
     const three = await shardParts(3);
-    assert.throws(() => mergeShardSummaries([three[0], three[2]]), { name: 'UserError', message: 'shard 1/3 missing: merge every shard of the split' });
-    assert.throws(() => mergeShardSummaries([three[0], three[1], three[1], three[2]]), { message: 'part-1.json and part-1.json are both shard 1/3: give each shard once' });
+    assert.throws(() => mergeShardSummaries([three[0], three[2]]), {
+      name: 'UserError',
+      message: 'shard 1/3 missing: merge every shard of the split',
+    });
+    assert.throws(() => mergeShardSummaries([three[0], three[1], three[1], three[2]]), {
+      message: 'part-1.json and part-1.json are both shard 1/3: give each shard once',
+    });
     const two = await shardParts(2);
-    assert.throws(() => mergeShardSummaries([...three, two[1]]), { message: 'part-0.json is shard 0/3 but part-1.json is shard 1/2: merge the shards of one split' });
+    assert.throws(() => mergeShardSummaries([...three, two[1]]), {
+      message: 'part-0.json is shard 0/3 but part-1.json is shard 1/2: merge the shards of one split',
+    });
     const other = structuredClone(three[1]);
     (other.value as { shard: { inputLines: number } }).shard.inputLines = 61;
-    assert.throws(() => mergeShardSummaries([three[0], other, three[2]]), { message: 'part-0.json read 60 input lines but part-1.json read 61: the shards were not run over the same input' });
+    assert.throws(() => mergeShardSummaries([three[0], other, three[2]]), {
+      message: 'part-0.json read 60 input lines but part-1.json read 61: the shards were not run over the same input',
+    });
     // An interrupted shard covers a prefix: merged, and said.
     (other.value as { interrupted: boolean }).interrupted = true;
     assert.equal(mergeShardSummaries([three[0], other, three[2]]).interrupted, true);
@@ -188,14 +232,38 @@ describe('merging shard summaries', () => {
       edit(value);
       return () => mergeShardSummaries([{ name: 'x.json', value }]);
     };
-    assert.throws(broken((v) => delete v.shard), /^UserError: x\.json is not a tokens --batch summary: it has no "shard" and "firstSeen"/);
-    assert.throws(broken((v) => (v.lines.bad = -1)), { message: 'x.json is not a tokens --batch summary: lines.bad is missing or not a count' });
-    assert.throws(broken((v) => (v.lines.read += 1)), /lines\.read is not processed \+ bad \+ blank/);
-    assert.throws(broken((v) => (v.samples.withoutDataset += 1)), /the per-dataset rows do not add up to the totals/);
-    assert.throws(broken((v) => (v.accounting.completion.differences['0'] = 'x')), /accounting\.completion\.differences\["0"\] is missing or not a count/);
-    assert.throws(broken((v) => (v.firstSeen.rules = {})), /firstSeen\.rules lacks "rule-/);
-    assert.throws(broken((v) => (v.shard.index = 4)), /shard 4\/1 is not a shard/);
-    assert.throws(() => mergeShardSummaries([{ name: 'x.json', value: [1] }]), /x\.json is not a tokens --batch summary: the file is missing or not an object/);
+    assert.throws(
+      broken((v) => delete v.shard),
+      /^UserError: x\.json is not a tokens --batch summary: it has no "shard" and "firstSeen"/,
+    );
+    assert.throws(
+      broken((v) => (v.lines.bad = -1)),
+      { message: 'x.json is not a tokens --batch summary: lines.bad is missing or not a count' },
+    );
+    assert.throws(
+      broken((v) => (v.lines.read += 1)),
+      /lines\.read is not processed \+ bad \+ blank/,
+    );
+    assert.throws(
+      broken((v) => (v.samples.withoutDataset += 1)),
+      /the per-dataset rows do not add up to the totals/,
+    );
+    assert.throws(
+      broken((v) => (v.accounting.completion.differences['0'] = 'x')),
+      /accounting\.completion\.differences\["0"\] is missing or not a count/,
+    );
+    assert.throws(
+      broken((v) => (v.firstSeen.rules = {})),
+      /firstSeen\.rules lacks "rule-/,
+    );
+    assert.throws(
+      broken((v) => (v.shard.index = 4)),
+      /shard 4\/1 is not a shard/,
+    );
+    assert.throws(
+      () => mergeShardSummaries([{ name: 'x.json', value: [1] }]),
+      /x\.json is not a tokens --batch summary: the file is missing or not an object/,
+    );
     // Unchanged, it merges to itself.
     const { interrupted: _, ...summary } = part.value as Record<string, unknown>;
     assert.equal(JSON.stringify(mergeShardSummaries([part]).summary.toJSON()), JSON.stringify(summary));
@@ -216,6 +284,9 @@ test('--shard K/N: shard K (from 0) of N; anything else is refused in one line',
     ['1.5/4', ''],
     ['0/100001', ': N must be at most 100,000'],
   ]) {
-    assert.throws(() => parseShard(bad), { name: 'UserError', message: `--shard must be K/N, shard K (from 0) of N, with 0 ≤ K < N (e.g. --shard 0/4); got "${bad}"${why}` });
+    assert.throws(() => parseShard(bad), {
+      name: 'UserError',
+      message: `--shard must be K/N, shard K (from 0) of N, with 0 ≤ K < N (e.g. --shard 0/4); got "${bad}"${why}`,
+    });
   }
 });

@@ -44,7 +44,11 @@ describe('shared rank tables', () => {
   test('nothing is shared when the options name no tiktoken tokenizer there, or a broken one', () => {
     assert.deepEqual(shareBatchRanks({}), []);
     assert.deepEqual(shareBatchRanks({ model: 'moonshotai/kimi-dev-72b', cacheDir: join(tmp, 'empty-data') }), [], 'not downloaded yet');
-    assert.deepEqual(shareBatchRanks({ model: 'deepseek/deepseek-chat-v3.1', cacheDir: join(tmp, 'empty-data') }), [], 'not a tiktoken tokenizer');
+    assert.deepEqual(
+      shareBatchRanks({ model: 'deepseek/deepseek-chat-v3.1', cacheDir: join(tmp, 'empty-data') }),
+      [],
+      'not a tiktoken tokenizer',
+    );
     const bad = join(tmp, 'bad');
     mkdirSync(bad);
     writeFileSync(join(bad, 'tiktoken.model'), 'not a rank file\n');
@@ -90,7 +94,11 @@ describe('tokens --batch workers share the runner’s rank table', { skip }, () 
       logLevel: 'warning',
     });
     const resp = JSON.parse(json!.files['response.json']);
-    const lines = [JSON.stringify(resp), JSON.stringify(JSON.parse(prose!.files['response.json'])), JSON.stringify({ dataset: 'tools', request: JSON.parse(json!.files['request.json']), response: resp })];
+    const lines = [
+      JSON.stringify(resp),
+      JSON.stringify(JSON.parse(prose!.files['response.json'])),
+      JSON.stringify({ dataset: 'tools', request: JSON.parse(json!.files['request.json']), response: resp }),
+    ];
     writeFileSync(input, Array.from({ length: 150 }, (_, i) => lines[i % lines.length]).join('\n') + '\n');
   });
 
@@ -105,10 +113,23 @@ describe('tokens --batch workers share the runner’s rank table', { skip }, () 
     for (const workers of [1, 2]) {
       const warnings: string[] = [];
       const output = join(tmp, `out-${workers}.jsonl`);
-      const r = await runBatch({ input, output, workers, workerFile, tokenizerDir: dir, cacheDir: join(blocker, 'data'), chunkLines: 16, onWarning: (m) => warnings.push(m) });
+      const r = await runBatch({
+        input,
+        output,
+        workers,
+        workerFile,
+        tokenizerDir: dir,
+        cacheDir: join(blocker, 'data'),
+        chunkLines: 16,
+        onWarning: (m) => warnings.push(m),
+      });
       assert.equal(r.summary.bad, 0);
       assert.equal(r.summary.lines, 150);
-      assert.equal(warnings.filter((w) => /tokenizer cache/.test(w)).length, 1, `${workers} worker(s): one load, one warning (${warnings.join('; ')})`);
+      assert.equal(
+        warnings.filter((w) => /tokenizer cache/.test(w)).length,
+        1,
+        `${workers} worker(s): one load, one warning (${warnings.join('; ')})`,
+      );
       outputs.push(readFileSync(output, 'utf8'));
     }
     assert.equal(outputs[0], outputs[1], '1 and 2 workers write the same bytes');

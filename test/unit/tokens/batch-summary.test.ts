@@ -16,8 +16,20 @@ const stats = (s: Partial<LineStats>): LineStats => ({
 test('batch summary: datasets, tool-call markup, accounting buckets and percent, findings by rule, bad lines', () => {
   const s = new BatchSummary();
   s.add({ line: 1, stats: stats({ dataset: 'a', tools: true, structuredCalls: true, prompt: { counted: 100, billed: 100 } }) });
-  s.add({ line: 2, stats: stats({ dataset: 'a', contentMarkup: true, completion: { counted: 12, billed: 10 }, rules: ['markup-in-content'] }) });
-  s.add({ line: 3, stats: stats({ dataset: 'b', promptMarkup: true, completion: { counted: 30, billed: 10 }, prompt: { counted: 100, billed: 130 }, rules: ['prompt-token-mismatch'] }) });
+  s.add({
+    line: 2,
+    stats: stats({ dataset: 'a', contentMarkup: true, completion: { counted: 12, billed: 10 }, rules: ['markup-in-content'] }),
+  });
+  s.add({
+    line: 3,
+    stats: stats({
+      dataset: 'b',
+      promptMarkup: true,
+      completion: { counted: 30, billed: 10 },
+      prompt: { counted: 100, billed: 130 },
+      rules: ['prompt-token-mismatch'],
+    }),
+  });
   s.add({ line: 4, error: 'not valid JSON' });
   s.add({ line: 5, stats: stats({ completion: { counted: 7 } }) });
   const j = s.toJSON();
@@ -36,7 +48,7 @@ test('batch summary: datasets, tool-call markup, accounting buckets and percent,
   assert.match(text, /completion accounting: 1 of 3 exact; 52 counted vs 30 billed \(\+73\.333%\)/);
   assert.match(text, /prompt accounting: 1 of 2 exact; 200 rendered vs 230 billed \(\+15%\)/);
   // Every sample has a row: the one without a dataset field too, so the rows add up to the samples.
-  assert.match(text, /^  \(no dataset field\) +1 +0 +0 +0 +0$/m);
+  assert.match(text, /^ {2}\(no dataset field\) +1 +0 +0 +0 +0$/m);
 });
 
 test('bad lines on the terminal: by line number, lines that fail for one reason share a line, at most five reasons', async () => {
@@ -77,7 +89,13 @@ test('batch summary: chunk counts merged in input order give the summary of one 
   results.forEach((r) => whole.add(r));
   whole.blank = 2;
   const merged = new BatchSummary();
-  for (const [from, to] of [[0, 1], [1, 4], [4, 11], [11, 11], [11, 30]]) {
+  for (const [from, to] of [
+    [0, 1],
+    [1, 4],
+    [4, 11],
+    [11, 11],
+    [11, 30],
+  ]) {
     const chunk = new BatchSummary();
     results.slice(from, to).forEach((r) => chunk.add(r));
     if (from === 4) chunk.blank = 2;
@@ -86,7 +104,11 @@ test('batch summary: chunk counts merged in input order give the summary of one 
   }
   assert.equal(JSON.stringify(merged.toJSON()), JSON.stringify(whole.toJSON()), 'the same figures, keys in the same order');
   assert.equal(merged.text(), whole.text());
-  assert.deepEqual(merged.badLines.map((b) => b.line), [4, 8, 12, 16, 20, 24, 26, 27, 28, 29], 'the first ten, by line');
+  assert.deepEqual(
+    merged.badLines.map((b) => b.line),
+    [4, 8, 12, 16, 20, 24, 26, 27, 28, 29],
+    'the first ten, by line',
+  );
   assert.equal(merged.bad, 11);
   assert.deepEqual([...merged.byDataset.keys()], ['set-2', 'set-4', 'set-0', 'set-3', 'set-1'], 'datasets in first-seen order');
 });

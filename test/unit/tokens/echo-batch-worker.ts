@@ -40,5 +40,7 @@ port.on('message', (chunk: BatchChunk | { ranks: unknown }) => {
     line += chunk.lineStep ?? 1;
   }
   const bytes = out.bytes();
-  port.postMessage({ type: 'done', seq: chunk.seq, summary: summary.counts(), out: bytes } satisfies BatchWorkerReply, [bytes.buffer as ArrayBuffer]);
+  port.postMessage({ type: 'done', seq: chunk.seq, summary: summary.counts(), out: bytes } satisfies BatchWorkerReply, [
+    bytes.buffer as ArrayBuffer,
+  ]);
 });

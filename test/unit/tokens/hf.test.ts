@@ -9,9 +9,25 @@ import { lenmlDir } from './helpers';
 const sample = MULTILINGUAL_SAMPLES.join('\n');
 
 const cases = [
-  { pkg: 'qwen3', marker: '<tool_call>', id: 151657, extra: [['<|im_end|>', 151645], ['</think>', 151668]] },
+  {
+    pkg: 'qwen3',
+    marker: '<tool_call>',
+    id: 151657,
+    extra: [
+      ['<|im_end|>', 151645],
+      ['</think>', 151668],
+    ],
+  },
   { pkg: 'deepseek_v3', marker: '<｜tool▁calls▁begin｜>', id: 128806, extra: [['<｜tool▁sep｜>', 128814]] },
-  { pkg: 'gptoss', marker: '<|call|>', id: 200012, extra: [['<|channel|>', 200005], ['<|message|>', 200008]] },
+  {
+    pkg: 'gptoss',
+    marker: '<|call|>',
+    id: 200012,
+    extra: [
+      ['<|channel|>', 200005],
+      ['<|message|>', 200008],
+    ],
+  },
 ] as const;
 
 for (const c of cases) {
@@ -38,10 +54,19 @@ for (const c of cases) {
 
     test('a marker written as text in content is marked marker-as-text in the stream', () => {
       const text = `Calling now ${c.marker} done`;
-      const stream = buildTokenStream({ tokenizer: tok, native: { text, segments: [{ kind: 'content', start: 0, end: text.length }] }, source: 'reconstructed' });
+      const stream = buildTokenStream({
+        tokenizer: tok,
+        native: { text, segments: [{ kind: 'content', start: 0, end: text.length }] },
+        source: 'reconstructed',
+      });
       const spelled = stream.tokens.filter((t) => t.kind === 'marker-as-text');
       assert.ok(spelled.length > 1);
-      assert.ok(spelled.map((t) => text.slice(t.start, t.end)).join('').includes(c.marker));
+      assert.ok(
+        spelled
+          .map((t) => text.slice(t.start, t.end))
+          .join('')
+          .includes(c.marker),
+      );
       assert.ok(!stream.tokens.some((t) => t.kind === 'special'));
       assert.equal(stream.accounting.counted, tok.encode(text).length, 'counted with the marker as one special token');
     });

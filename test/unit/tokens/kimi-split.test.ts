@@ -42,20 +42,126 @@ function samePieces(text: string, what: string): void {
 
 /** Characters of every class the pattern tells apart, alone and in the sequences that make it backtrack. */
 const PALETTE = [
-  'a', 'z', 'q', 'A', 'Z', 'Q', 'ß', 'é', 'Ä', 'İ', 'ﬁ', 'Ω', 'ω', // Ll, Lu
-  'ǅ', 'ǈ', 'ᾈ', // Lt
-  'ʰ', 'ˆ', 'ー', // Lm (ー is Lm, Script=Common: letter-ish, not Han)
-  'ª', 'א', 'ก', 'ア', 'あ', '가', // Lo, not Han
-  '中', '国', '々', '〇', '⺀', '\u{20000}', '\u{2F800}', // Han: Lo, Lm, Nl, So, astral
-  '\u0301', '\u0903', '\u20dd', '\u{1D167}', // Mn, Mc, Me, astral Mn
-  '1', '0', '٣', '߀', 'Ⅻ', '½', '²', '𝟘', '\u{10107}', // Nd, Nl, No, astral
-  '𐐀', '𐐨', '𝐀', '𝐚', // astral Lu, Ll
-  '😀', '👍🏽', '\u200d', '\ufe0f', '🇯🇵', // emoji, ZWJ, VS16
-  ' ', '  ', '\t', '\n', '\r', '\r\n', '\n\n', '\v', '\f', '\u00a0', '\u3000', '\u2028', '\u2029', '\u0085', '\u1680', '\u2009', '\u202f', '\u205f', // White_Space
-  '\ufeff', '\u200b', '\u180e', // not White_Space (JS \s has U+FEFF)
-  "'", "'s", "'S", "'ſ", "'t", "'T", "'re", "'rE", "'ve", "'VE", "'m", "'M", "'ll", "'lL", "'d", "'D", "'x", "'r", "'l", "'v",
-  '.', ',', '!', '<', '>', '/', '-', '_', '{', '}', '"', '`', '$', '€', '→', '│', '─', '、', '。', '，', '「',
-  '\ud800', '\udbff', '\udc00', '\udfff', // lone surrogates
+  'a',
+  'z',
+  'q',
+  'A',
+  'Z',
+  'Q',
+  'ß',
+  'é',
+  'Ä',
+  'İ',
+  'ﬁ',
+  'Ω',
+  'ω', // Ll, Lu
+  'ǅ',
+  'ǈ',
+  'ᾈ', // Lt
+  'ʰ',
+  'ˆ',
+  'ー', // Lm (ー is Lm, Script=Common: letter-ish, not Han)
+  'ª',
+  'א',
+  'ก',
+  'ア',
+  'あ',
+  '가', // Lo, not Han
+  '中',
+  '国',
+  '々',
+  '〇',
+  '⺀',
+  '\u{20000}',
+  '\u{2F800}', // Han: Lo, Lm, Nl, So, astral
+  '\u0301',
+  '\u0903',
+  '\u20dd',
+  '\u{1D167}', // Mn, Mc, Me, astral Mn
+  '1',
+  '0',
+  '٣',
+  '߀',
+  'Ⅻ',
+  '½',
+  '²',
+  '𝟘',
+  '\u{10107}', // Nd, Nl, No, astral
+  '𐐀',
+  '𐐨',
+  '𝐀',
+  '𝐚', // astral Lu, Ll
+  '😀',
+  '👍🏽',
+  '\u200d',
+  '\ufe0f',
+  '🇯🇵', // emoji, ZWJ, VS16
+  ' ',
+  '  ',
+  '\t',
+  '\n',
+  '\r',
+  '\r\n',
+  '\n\n',
+  '\v',
+  '\f',
+  '\u00a0',
+  '\u3000',
+  '\u2028',
+  '\u2029',
+  '\u0085',
+  '\u1680',
+  '\u2009',
+  '\u202f',
+  '\u205f', // White_Space
+  '\ufeff',
+  '\u200b',
+  '\u180e', // not White_Space (JS \s has U+FEFF)
+  "'",
+  "'s",
+  "'S",
+  "'ſ",
+  "'t",
+  "'T",
+  "'re",
+  "'rE",
+  "'ve",
+  "'VE",
+  "'m",
+  "'M",
+  "'ll",
+  "'lL",
+  "'d",
+  "'D",
+  "'x",
+  "'r",
+  "'l",
+  "'v",
+  '.',
+  ',',
+  '!',
+  '<',
+  '>',
+  '/',
+  '-',
+  '_',
+  '{',
+  '}',
+  '"',
+  '`',
+  '$',
+  '€',
+  '→',
+  '│',
+  '─',
+  '、',
+  '。',
+  '，',
+  '「',
+  '\ud800',
+  '\udbff',
+  '\udc00',
+  '\udfff', // lone surrogates
 ];
 
 describe('Kimi pre-tokenizer: the same pieces as the split pattern', () => {
@@ -131,20 +237,40 @@ function hardCorpus(specials: Iterable<string>): string {
   parts.push(names.join(''), names.map((n, i) => `x${n}${i % 2 ? ' ' : '\n'}`).join(''));
   // Long whitespace runs, alone, before text, before a special token, mixed with line breaks.
   for (const n of [1, 2, 3, 17, 64, 65, 129, 300, 1000, 3000]) {
-    parts.push(' '.repeat(n), `${' '.repeat(n)}x`, `${'\t'.repeat(n)}<|im_end|>`, `${' \n'.repeat(n)}y`, `${'\u3000'.repeat(n)}z`, `\r\n${' '.repeat(n)}\r\n`);
+    parts.push(
+      ' '.repeat(n),
+      `${' '.repeat(n)}x`,
+      `${'\t'.repeat(n)}<|im_end|>`,
+      `${' \n'.repeat(n)}y`,
+      `${'\u3000'.repeat(n)}z`,
+      `\r\n${' '.repeat(n)}\r\n`,
+    );
   }
   // Long pieces with no split (the heap merge): one letter, random letters, box-drawing rules, CJK runs, digits.
   for (const n of [100, 129, 257, 1000, 2500]) {
     parts.push('a'.repeat(n), Array.from({ length: n }, () => String.fromCharCode(97 + Math.floor(rand() * 26))).join(''));
     parts.push('─'.repeat(n) + '\n', '='.repeat(n), '中文'.repeat(n / 2), '9'.repeat(n));
   }
-  parts.push('┌────────────────────────┬─────────┬────────────────────┐\n│ a │ b │\n└────────────────────────┴─────────┴────────────────────┘');
+  parts.push(
+    '┌────────────────────────┬─────────┬────────────────────┐\n│ a │ b │\n└────────────────────────┴─────────┴────────────────────┘',
+  );
   // Numbers.
   parts.push('0 00 000 0000 1234567890 3.14159 -1e-10 0xdeadBEEF 12,345,678 ١٢٣٤٥ ½¾ Ⅻ 𝟘𝟙𝟚𝟛 ①②③');
   // Emoji sequences, flags, keycaps, skin tones, ZWJ families.
   parts.push('👋🏽 👨‍👩‍👧‍👦 🇯🇵🇫🇷 1️⃣ #️⃣ 🏳️‍🌈 ❤️‍🔥 🧑🏿‍💻 😀😃😄😁');
   // Invalid UTF-16: lone surrogates of both kinds, reversed pairs, at the ends and between every class.
-  parts.push('\ud800', 'a\udc00b', '\udc00\ud800', '中\ud83d', '\ude00文', ' \ud83d ', "x\ud800's", '1\udfff2', '\ud83d\ud83d\ude00', '\ud800\n\udbff');
+  parts.push(
+    '\ud800',
+    'a\udc00b',
+    '\udc00\ud800',
+    '中\ud83d',
+    '\ude00文',
+    ' \ud83d ',
+    "x\ud800's",
+    '1\udfff2',
+    '\ud83d\ud83d\ude00',
+    '\ud800\n\udbff',
+  );
   // Code.
   parts.push(readFileSync(join(__dirname, '..', '..', '..', 'src', 'core', 'tokens', 'kimi-split.ts'), 'utf8'));
   // Random mixtures of the palette.
@@ -165,7 +291,11 @@ describe('Kimi encoder: ids identical to tiktoken', { skip: 'skip' in found ? fo
   const sameIds = (ours: number[], theirs: ArrayLike<number>, what: string) => {
     const t = Array.from(theirs);
     const at = ours.findIndex((id, i) => id !== t[i]);
-    assert.equal(at, -1, `${what}: first difference at token ${at} (${ours.slice(Math.max(0, at - 3), at + 3)} vs ${t.slice(Math.max(0, at - 3), at + 3)})`);
+    assert.equal(
+      at,
+      -1,
+      `${what}: first difference at token ${at} (${ours.slice(Math.max(0, at - 3), at + 3)} vs ${t.slice(Math.max(0, at - 3), at + 3)})`,
+    );
     assert.equal(ours.length, t.length, `${what}: token count`);
   };
 
@@ -175,7 +305,8 @@ describe('Kimi encoder: ids identical to tiktoken', { skip: 'skip' in found ? fo
     sameIds(kimi.encodeOrdinary(corpus), oracle.encode_ordinary(corpus), 'encodeOrdinary');
     // Piece by piece on a cold tokenizer: no help from a warm cache.
     const cold = loadKimiTokenizer({ dir, cacheDir: join(tmp, 'cache') });
-    for (const part of corpus.split('\n').slice(-3000)) sameIds(cold.encode(part), oracle.encode(part, 'all'), JSON.stringify(part.slice(0, 80)));
+    for (const part of corpus.split('\n').slice(-3000))
+      sameIds(cold.encode(part), oracle.encode(part, 'all'), JSON.stringify(part.slice(0, 80)));
   });
 
   test('the hand-written split and the regex give the same ids', () => {
@@ -189,7 +320,8 @@ describe('Kimi encoder: ids identical to tiktoken', { skip: 'skip' in found ? fo
   test('every shared recording, each file whole and every string in it', (t) => {
     const root = sharedDir();
     const recordings = root ? join(root, 'recordings') : undefined;
-    if (!recordings || !statSync(recordings, { throwIfNoEntry: false })?.isDirectory()) return t.skip('shared recordings not found (../shared/recordings)');
+    if (!recordings || !statSync(recordings, { throwIfNoEntry: false })?.isDirectory())
+      return t.skip('shared recordings not found (../shared/recordings)');
     let files = 0;
     for (const name of readdirSync(recordings)) {
       const folder = join(recordings, name);

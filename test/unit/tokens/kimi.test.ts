@@ -34,7 +34,10 @@ describe('Kimi K2 tokenizer', { skip: 'skip' in found ? found.skip : false }, ()
     for (const s of [...KIMI_SAMPLE_TURNS, ...MULTILINGUAL_SAMPLES]) {
       const ours = kimi.encodeOrdinary(s);
       assert.deepEqual(ours, Array.from(oracle.encode_ordinary(s)), s);
-      assert.ok(ours.every((id) => kimi.specialName(id) === undefined), s);
+      assert.ok(
+        ours.every((id) => kimi.specialName(id) === undefined),
+        s,
+      );
     }
   });
 
@@ -126,11 +129,14 @@ describe('rank files', () => {
   });
 
   test('a malformed rank file is a UserError naming the line', () => {
-    assert.throws(() => parseRankFile(Buffer.from('YQ== 0\nnot a rank line\n')), (e: unknown) => {
-      assert.ok(e instanceof UserError);
-      assert.match(e.message, /line 2/);
-      return true;
-    });
+    assert.throws(
+      () => parseRankFile(Buffer.from('YQ== 0\nnot a rank line\n')),
+      (e: unknown) => {
+        assert.ok(e instanceof UserError);
+        assert.match(e.message, /line 2/);
+        return true;
+      },
+    );
     assert.throws(() => parseRankFile(Buffer.from('\n\n')), UserError);
   });
 

@@ -30,7 +30,14 @@ function oracle(s: TokenStream, family: string | undefined, ids: number[], promp
     ...(t.bytes ? { bytes: t.bytes } : {}),
   }));
   const a = s.accounting;
-  const accounting = { counted: a.counted, countedReasoning: a.countedReasoning, billed: a.billed ?? null, billedReasoning: a.billedReasoning ?? null, delta: a.delta ?? null, mismatch: a.mismatch };
+  const accounting = {
+    counted: a.counted,
+    countedReasoning: a.countedReasoning,
+    billed: a.billed ?? null,
+    billedReasoning: a.billedReasoning ?? null,
+    delta: a.delta ?? null,
+    mismatch: a.mismatch,
+  };
   const findings = s.findings.map((f) => ({
     rule: f.finding.rule,
     severity: f.finding.severity,
@@ -38,22 +45,37 @@ function oracle(s: TokenStream, family: string | undefined, ids: number[], promp
     tokens: f.tokens ?? null,
     ...(f.expectedBefore === undefined ? {} : { expectedBefore: f.expectedBefore, expectedMarker: f.finding.expectedMarker ?? null }),
   }));
-  return JSON.stringify({ source: s.source, tokenizer: s.tokenizer, family: family ?? null, tokens, accounting, findings, ids, prompt }, null, 2);
+  return JSON.stringify(
+    { source: s.source, tokenizer: s.tokenizer, family: family ?? null, tokens, accounting, findings, ids, prompt },
+    null,
+    2,
+  );
 }
 
-const LEAK = 'I will read 😀 the file.<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"path": "a"}<|tool_call_end|>';
+const LEAK =
+  'I will read 😀 the file.<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"path": "a"}<|tool_call_end|>';
 
 describe('tokens --json written in pieces (Kimi K2)', { skip: 'skip' in found ? found.skip : false }, () => {
   const kimi = loadKimiTokenizer({ dir: 'dir' in found ? found.dir : '' });
   const model = 'moonshotai/kimi-k2-0905';
   const turns: [string, ParsedResponse][] = [
-    ['raw text with a missing section end', response({ protocol: 'native-text', message: { content: `<think>Check 😀 it.</think>${LEAK}`, toolCalls: [] } })],
-    ['markup leaked into content', response({ model, message: { content: LEAK, toolCalls: [] }, finishReason: 'stop', usage: { completionTokens: 33 } })],
+    [
+      'raw text with a missing section end',
+      response({ protocol: 'native-text', message: { content: `<think>Check 😀 it.</think>${LEAK}`, toolCalls: [] } }),
+    ],
+    [
+      'markup leaked into content',
+      response({ model, message: { content: LEAK, toolCalls: [] }, finishReason: 'stop', usage: { completionTokens: 33 } }),
+    ],
     [
       'a structured turn with two calls',
       response({
         model,
-        message: { reasoning: 'Two files.', content: 'Reading.', toolCalls: [0, 1].map((i) => ({ index: i, id: `functions.read:${i}`, name: 'read', arguments: `{"path":"${i}.ts"}` })) },
+        message: {
+          reasoning: 'Two files.',
+          content: 'Reading.',
+          toolCalls: [0, 1].map((i) => ({ index: i, id: `functions.read:${i}`, name: 'read', arguments: `{"path":"${i}.ts"}` })),
+        },
         finishReason: 'tool_calls',
         usage: { completionTokens: 40, reasoningTokens: 3 },
       }),

@@ -16,11 +16,24 @@ const BODY = {
   messages: [
     { role: 'system', content: 'You are terse.' },
     { role: 'user', content: 'Read a.ts' },
-    { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read', arguments: '{"path": "a.ts"}' } }] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read', arguments: '{"path": "a.ts"}' } }],
+    },
     { role: 'tool', tool_call_id: 'call_1', content: 'export {}' },
     { role: 'user', content: [{ type: 'text', text: 'Thanks' }] },
   ],
-  tools: [{ type: 'function', function: { name: 'read', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } }],
+  tools: [
+    {
+      type: 'function',
+      function: {
+        name: 'read',
+        description: 'Read a file',
+        parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+      },
+    },
+  ],
 };
 
 const TOOL_JSON =
@@ -87,7 +100,10 @@ describe('prompt ids from the model’s own chat template', () => {
 
   test('a folder without a template is a clear UserError; a Kimi-layout chat_template.jinja is found', async (t) => {
     const pool = new ChatTemplatePool();
-    await assert.rejects(pool.get({ tokenizerDir: tmp }), (e: Error) => e instanceof UserError && /no chat template in .*chat_template\.jinja/.test(e.message));
+    await assert.rejects(
+      pool.get({ tokenizerDir: tmp }),
+      (e: Error) => e instanceof UserError && /no chat template in .*chat_template\.jinja/.test(e.message),
+    );
     const { kimiDirWithTemplate } = await import('../../fixtures/kimi-template');
     const { kimiTokenizerDir } = await import('./helpers');
     const k = kimiTokenizerDir();
@@ -95,7 +111,9 @@ describe('prompt ids from the model’s own chat template', () => {
     const dir = kimiDirWithTemplate(k.dir, join(tmp, 'kimi'));
     const { loadKimiTokenizer } = await import('../../../src/core/tokens/kimi');
     const tokenizer = loadKimiTokenizer({ dir });
-    const p = promptTokens(tokenizer, await new ChatTemplatePool().get({ tokenizerDir: dir }), { messages: [{ role: 'user', content: 'Hello' }] });
+    const p = promptTokens(tokenizer, await new ChatTemplatePool().get({ tokenizerDir: dir }), {
+      messages: [{ role: 'user', content: 'Hello' }],
+    });
     assert.equal(p.text, kimiLayoutPrompt('Hello'));
     assert.deepEqual(p.ids.slice(0, 3), [163594, 14062, 163601], '<|im_system|> system <|im_middle|>');
   });

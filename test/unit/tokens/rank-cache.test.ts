@@ -19,7 +19,10 @@ function tmp(t: { after(fn: () => void): void }): string {
   return dir;
 }
 
-const entries = (cache: string) => readdirSync(cache).filter((f) => f.startsWith('ranks-')).sort();
+const entries = (cache: string) =>
+  readdirSync(cache)
+    .filter((f) => f.startsWith('ranks-'))
+    .sort();
 
 test('a changed or removed rank file loses its cache entry at the next rebuild; current entries stay', (t) => {
   const dir = tmp(t);
@@ -63,7 +66,13 @@ test('a changed or removed rank file loses its cache entry at the next rebuild; 
   const now = entries(cache);
   assert.equal(now.filter((f) => f.endsWith('.bin')).length, 1);
   assert.ok(!first.includes(now.find((f) => f.endsWith('.bin'))!), 'a new entry');
-  assert.deepEqual(readdirSync(cache).filter((f) => !f.startsWith('ranks-v3-') || f.endsWith('.tmp')).sort(), [fresh, 'moonshotai', 'notes.txt'].sort(), 'the old format and the crashed writer are gone; a live writer and other files stay');
+  assert.deepEqual(
+    readdirSync(cache)
+      .filter((f) => !f.startsWith('ranks-v3-') || f.endsWith('.tmp'))
+      .sort(),
+    [fresh, 'moonshotai', 'notes.txt'].sort(),
+    'the old format and the crashed writer are gone; a live writer and other files stay',
+  );
   assert.ok(decodeRankCache(readFileSync(join(cache, now.find((f) => f.endsWith('.bin'))!))));
 });
 
@@ -100,7 +109,7 @@ test('an entry whose source cannot be checked (a folder it may not read) stays',
 // Two processes share the cache: one keeps loading a rank file that does not change, the other keeps replacing its
 // own rank file and loading it (each load a rebuild, each rebuild a prune). The first never rebuilds: its entry is
 // never removed. The second always gets its current table.
-test('processes sharing the cache never prune each other\'s current entries', async (t) => {
+test("processes sharing the cache never prune each other's current entries", async (t) => {
   const dir = tmp(t);
   const cache = join(dir, 'tokenizers');
   const stable = join(dir, 'stable.model');

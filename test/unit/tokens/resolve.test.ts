@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { UserError } from '../../../src/core/model';
-import { DownloadProgress } from '../../../src/core/tokens/hub';
+import type { DownloadProgress } from '../../../src/core/tokens/hub';
 import { bundledTokenizerDir, TokenizerMissingError } from '../../../src/core/tokens/local';
 import { loadTokenizer, localTokenizerDir, TokenizerPool, tokenizerRepo } from '../../../src/core/tokens/resolve';
 import { repoRoot } from '../../helpers/shared';
@@ -116,14 +116,20 @@ describe('Hugging Face Hub downloads (local emulator)', () => {
       ...('dir' in kimi
         ? {
             'moonshotai/Kimi-K2-Instruct-0905': {
-              files: { 'tiktoken.model': join(kimi.dir, 'tiktoken.model'), 'tokenizer_config.json': join(kimi.dir, 'tokenizer_config.json') },
+              files: {
+                'tiktoken.model': join(kimi.dir, 'tiktoken.model'),
+                'tokenizer_config.json': join(kimi.dir, 'tokenizer_config.json'),
+              },
             },
           }
         : {}),
       ...('dir' in qwen
         ? {
             'Qwen/Qwen3-Coder-480B-A35B-Instruct': {
-              files: { 'tokenizer.json': join(qwen.dir, 'tokenizer.json'), 'tokenizer_config.json': join(qwen.dir, 'tokenizer_config.json') },
+              files: {
+                'tokenizer.json': join(qwen.dir, 'tokenizer.json'),
+                'tokenizer_config.json': join(qwen.dir, 'tokenizer_config.json'),
+              },
               token: 'hf_test_token',
             },
           }
@@ -138,7 +144,12 @@ describe('Hugging Face Hub downloads (local emulator)', () => {
     const progress: DownloadProgress[] = [];
     const before = hub.requests.length;
     // Without the shipped copy, as a Kimi repo Tokenscope does not ship would be fetched.
-    const tok = await loadTokenizer({ model: 'moonshotai/kimi-k2-0905', cacheDir, bundledDir: false, hub: { endpoint: hub.url, onProgress: (p) => progress.push(p) } });
+    const tok = await loadTokenizer({
+      model: 'moonshotai/kimi-k2-0905',
+      cacheDir,
+      bundledDir: false,
+      hub: { endpoint: hub.url, onProgress: (p) => progress.push(p) },
+    });
     assert.deepEqual(tok.encode('Hello 世界'), [19180, 220, 2243]);
     const fetched = hub.requests.slice(before).map((r) => r.path);
     assert.ok(fetched.includes('/moonshotai/Kimi-K2-Instruct-0905/resolve/main/tiktoken.model'));
@@ -151,7 +162,10 @@ describe('Hugging Face Hub downloads (local emulator)', () => {
     const repoDir = join(cacheDir, 'tokenizers', 'moonshotai', 'Kimi-K2-Instruct-0905');
     assert.equal(statSync(repoDir).mode & 0o777, 0o700, 'downloaded tokenizers are private like the data dir');
     for (const f of files) assert.equal(statSync(join(repoDir, f)).mode & 0o777, 0o600, f);
-    assert.ok(readdirSync(join(cacheDir, 'tokenizers')).some((f) => f.startsWith('ranks-')), 'rank cache written');
+    assert.ok(
+      readdirSync(join(cacheDir, 'tokenizers')).some((f) => f.startsWith('ranks-')),
+      'rank cache written',
+    );
 
     const again = hub.requests.length;
     const cached = await loadTokenizer({ model: 'moonshotai/kimi-k2-0905', cacheDir, bundledDir: false, offline: true });
@@ -161,7 +175,10 @@ describe('Hugging Face Hub downloads (local emulator)', () => {
 
   test('gated repo: a clear message without a token; with HF_TOKEN it downloads and sends the token', async (t) => {
     if ('skip' in qwen) return t.skip(qwen.skip);
-    await rejectsUser(loadTokenizer({ model: 'qwen/qwen3-coder', cacheDir: freshDir(), hub: { endpoint: hub.url, token: '' } }), /gated or private.*HF_TOKEN/);
+    await rejectsUser(
+      loadTokenizer({ model: 'qwen/qwen3-coder', cacheDir: freshDir(), hub: { endpoint: hub.url, token: '' } }),
+      /gated or private.*HF_TOKEN/,
+    );
     const saved = process.env.HF_TOKEN;
     process.env.HF_TOKEN = 'hf_test_token';
     try {
@@ -180,7 +197,10 @@ describe('Hugging Face Hub downloads (local emulator)', () => {
     const saved = process.env.HF_ENDPOINT;
     process.env.HF_ENDPOINT = hub.url;
     try {
-      await rejectsUser(loadTokenizer({ model: 'nobody/no-such-model', cacheDir: freshDir() }), /no tokenizer found for nobody\/no-such-model/);
+      await rejectsUser(
+        loadTokenizer({ model: 'nobody/no-such-model', cacheDir: freshDir() }),
+        /no tokenizer found for nobody\/no-such-model/,
+      );
       assert.equal(hub.requests.at(-1)?.path, '/nobody/no-such-model/resolve/main/tiktoken.model');
     } finally {
       if (saved === undefined) delete process.env.HF_ENDPOINT;
@@ -190,14 +210,29 @@ describe('Hugging Face Hub downloads (local emulator)', () => {
 
   test('an unreachable Hub and offline mode are clear messages, not crashes', async () => {
     const port = await closedPort();
-    await rejectsUser(loadTokenizer({ model: 'z-ai/glm-4.6', cacheDir: freshDir(), hub: { endpoint: `http://127.0.0.1:${port}` } }), /cannot reach the Hugging Face Hub.*ECONNREFUSED.*--tokenizer-dir/);
+    await rejectsUser(
+      loadTokenizer({ model: 'z-ai/glm-4.6', cacheDir: freshDir(), hub: { endpoint: `http://127.0.0.1:${port}` } }),
+      /cannot reach the Hugging Face Hub.*ECONNREFUSED.*--tokenizer-dir/,
+    );
     const data = freshDir();
     const offline = loadTokenizer({ model: 'moonshotai/kimi-k2', cacheDir: data, offline: true, bundledDir: false });
     // Offline is the caller's choice (export never downloads): the message says where it looked and what to run.
-    await rejectsUser(offline, /^no tokenizer for moonshotai\/Kimi-K2-Instruct in .+; run `tokenscope tokens --model moonshotai\/kimi-k2 --data-dir .+ FILE` once to download it, or pass --tokenizer-dir$/);
-    await assert.rejects(offline, (e: Error) => e.message.includes(join(data, 'tokenizers', 'moonshotai', 'Kimi-K2-Instruct')) && !/is offline/.test(e.message));
+    await rejectsUser(
+      offline,
+      /^no tokenizer for moonshotai\/Kimi-K2-Instruct in .+; run `tokenscope tokens --model moonshotai\/kimi-k2 --data-dir .+ FILE` once to download it, or pass --tokenizer-dir$/,
+    );
+    await assert.rejects(
+      offline,
+      (e: Error) => e.message.includes(join(data, 'tokenizers', 'moonshotai', 'Kimi-K2-Instruct')) && !/is offline/.test(e.message),
+    );
     await rejectsUser(loadTokenizer({ family: 'glm45', cacheDir: data, offline: true }), /tokenscope tokens --family glm45 /);
-    await assert.rejects(offline, (e: unknown) => e instanceof TokenizerMissingError && e.repo === 'moonshotai/Kimi-K2-Instruct' && e.dir === join(data, 'tokenizers', 'moonshotai', 'Kimi-K2-Instruct'));
+    await assert.rejects(
+      offline,
+      (e: unknown) =>
+        e instanceof TokenizerMissingError &&
+        e.repo === 'moonshotai/Kimi-K2-Instruct' &&
+        e.dir === join(data, 'tokenizers', 'moonshotai', 'Kimi-K2-Instruct'),
+    );
     await rejectsUser(loadTokenizer({ model: 'z-ai/glm-4.6' }), /no data dir/);
     await rejectsUser(loadTokenizer({}), /no model id/);
   });
@@ -231,7 +266,16 @@ describe('the Kimi K2 tokenizer shipped with Tokenscope (tokenizers/kimi-k2/)', 
   });
 
   test('every Kimi K2 model id and the kimi-k2 family resolve to it; other models do not', () => {
-    for (const model of ['moonshotai/kimi-k2', 'moonshotai/kimi-k2-0905', 'moonshotai/kimi-k2:free', 'moonshotai/kimi-k2-thinking', 'moonshotai/kimi-k2.5', 'moonshotai/kimi-k2.6', 'moonshotai/Kimi-K2-Instruct', 'kimi-k2-turbo-preview']) {
+    for (const model of [
+      'moonshotai/kimi-k2',
+      'moonshotai/kimi-k2-0905',
+      'moonshotai/kimi-k2:free',
+      'moonshotai/kimi-k2-thinking',
+      'moonshotai/kimi-k2.5',
+      'moonshotai/kimi-k2.6',
+      'moonshotai/Kimi-K2-Instruct',
+      'kimi-k2-turbo-preview',
+    ]) {
       assert.equal(localTokenizerDir({ model, cacheDir: freshDir() }), shipped, model);
     }
     assert.equal(localTokenizerDir({ family: 'kimi-k2', cacheDir: freshDir() }), shipped);
@@ -246,12 +290,21 @@ describe('the Kimi K2 tokenizer shipped with Tokenscope (tokenizers/kimi-k2/)', 
     const port = await closedPort();
     const cacheDir = freshDir();
     for (const offline of [true, false]) {
-      const tok = await loadTokenizer({ model: 'moonshotai/kimi-k2-0905', cacheDir, offline, hub: { endpoint: `http://127.0.0.1:${port}` } });
+      const tok = await loadTokenizer({
+        model: 'moonshotai/kimi-k2-0905',
+        cacheDir,
+        offline,
+        hub: { endpoint: `http://127.0.0.1:${port}` },
+      });
       assert.equal(tok.name, 'moonshotai/Kimi-K2-Instruct-0905 (tiktoken)');
       assert.deepEqual(tok.encode('<|tool_calls_section_begin|>'), [163595]);
       assert.deepEqual(tok.encode('Hello 世界'), [19180, 220, 2243]);
     }
-    assert.deepEqual((await loadTokenizer({ family: 'kimi-k2', offline: true })).encode('<|im_end|>'), [163586], 'no data dir needed either');
+    assert.deepEqual(
+      (await loadTokenizer({ family: 'kimi-k2', offline: true })).encode('<|im_end|>'),
+      [163586],
+      'no data dir needed either',
+    );
     assert.ok(!existsSync(join(cacheDir, 'tokenizers', 'moonshotai')), 'nothing downloaded into the data dir');
   });
 

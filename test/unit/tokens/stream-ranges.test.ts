@@ -23,7 +23,7 @@ function referenceRanges(tokenizer: Tokenizer, ids: readonly number[], limit: nu
 /** Deterministic pseudo-random ids: whole-character tokens, single bytes (half characters, stray continuations), BOM, specials, unknown ids. */
 function idSequences(tokenizer: Tokenizer, count: number): number[][] {
   let seed = 12345;
-  const rnd = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n);
+  const rnd = (n: number) => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n;
   const words = MULTILINGUAL_SAMPLES.flatMap((s) => tokenizer.encodeOrdinary(s));
   const bytes = Array.from({ length: 256 }, (_, b) => tokenizer.idOfBytes(Uint8Array.of(b))).filter((id): id is number => id !== undefined);
   const bom = tokenizer.idOfBytes(Uint8Array.of(0xef, 0xbb, 0xbf));
@@ -61,7 +61,9 @@ const kimi = kimiTokenizerDir();
 const qwen = lenmlDir('qwen3');
 
 describe('token character ranges', () => {
-  test('Kimi K2: equal to one streaming decode per token, over whole, half and stray characters, BOMs and specials', { skip: 'skip' in kimi ? kimi.skip : false }, () => {
+  test('Kimi K2: equal to one streaming decode per token, over whole, half and stray characters, BOMs and specials', {
+    skip: 'skip' in kimi ? kimi.skip : false,
+  }, () => {
     checkRanges(loadKimiTokenizer({ dir: 'dir' in kimi ? kimi.dir : '' }));
   });
 

@@ -55,15 +55,22 @@ describe('token stream (Kimi K2)', { skip: 'skip' in found ? found.skip : false 
     assert.ok(stream.tokens.some((t) => t.segment === 'arguments' && t.callIndex === 0));
     assert.ok(stream.tokens.some((t) => t.segment === 'reasoning'));
     // The reconstruction is the whole-text encoding of the rendered turn.
-    assert.deepEqual(stream.tokens.map((t) => t.id), kimi.encode(stream.text));
+    assert.deepEqual(
+      stream.tokens.map((t) => t.id),
+      kimi.encode(stream.text),
+    );
     assert.equal(stream.accounting.counted, stream.tokens.length);
     assert.equal(stream.accounting.billed, 24);
     assert.equal(stream.accounting.mismatch, false, JSON.stringify(stream.accounting));
   });
 
   test('markup leaked into content is encoded as text and marked marker-as-text; findings land on those tokens', () => {
-    const leaked = 'Let me read it.<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"path":"a.ts"}<|tool_call_end|>';
-    const { stream, analysis } = exchangeTokenStream({ tokenizer: kimi, response: response({ model, message: { content: leaked, toolCalls: [] }, finishReason: 'stop' }) });
+    const leaked =
+      'Let me read it.<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"path":"a.ts"}<|tool_call_end|>';
+    const { stream, analysis } = exchangeTokenStream({
+      tokenizer: kimi,
+      response: response({ model, message: { content: leaked, toolCalls: [] }, finishReason: 'stop' }),
+    });
     assert.equal(stream.source, 'reconstructed');
     const asText = stream.tokens.filter((t) => t.kind === 'marker-as-text');
     assert.ok(asText.length >= 8, `marker tokens spelled out, got ${asText.length}`);
@@ -85,11 +92,20 @@ describe('token stream (Kimi K2)', { skip: 'skip' in found ? found.skip : false 
   });
 
   test('markup leaked into reasoning: total and reasoning counted alike, as the model emitted them', () => {
-    const reasoning = 'Call it.<|tool_calls_section_begin|><|tool_call_begin|>functions.ls:0<|tool_call_argument_begin|>{}<|tool_call_end|>';
-    const res = response({ model, message: { reasoning, toolCalls: [] }, finishReason: 'stop', usage: { completionTokens: 15, reasoningTokens: 15 } });
+    const reasoning =
+      'Call it.<|tool_calls_section_begin|><|tool_call_begin|>functions.ls:0<|tool_call_argument_begin|>{}<|tool_call_end|>';
+    const res = response({
+      model,
+      message: { reasoning, toolCalls: [] },
+      finishReason: 'stop',
+      usage: { completionTokens: 15, reasoningTokens: 15 },
+    });
     const { stream } = exchangeTokenStream({ tokenizer: kimi, response: res });
     const a = stream.accounting;
-    assert.ok(stream.tokens.filter((t) => t.segment === 'reasoning').length > kimi.encode(reasoning).length, 'the view spells the markers out');
+    assert.ok(
+      stream.tokens.filter((t) => t.segment === 'reasoning').length > kimi.encode(reasoning).length,
+      'the view spells the markers out',
+    );
     assert.equal(a.countedReasoning, kimi.encode(reasoning).length, 'each marker counted as one special token');
     assert.equal(a.counted, kimi.encode(stream.text).length);
     assert.ok(a.countedReasoning < a.counted, JSON.stringify(a));
@@ -109,7 +125,10 @@ describe('token stream (Kimi K2)', { skip: 'skip' in found ? found.skip : false 
 
     // A call cut off in its arguments keeps what arrived, without the call and section ends.
     const call = { index: 0, id: 'functions.read:0', name: 'read', arguments: '{"path":' };
-    for (const r of [response({ model, message: { toolCalls: [call] }, finishReason: 'length' }), response({ model, message: { toolCalls: [call] } })]) {
+    for (const r of [
+      response({ model, message: { toolCalls: [call] }, finishReason: 'length' }),
+      response({ model, message: { toolCalls: [call] } }),
+    ]) {
       const s = exchangeTokenStream({ tokenizer: kimi, response: r }).stream;
       assert.ok(s.text.endsWith('<|tool_call_argument_begin|>{"path":'), s.text);
       assert.ok(!s.tokens.some((t) => t.id === 163586));
@@ -123,10 +142,19 @@ describe('token stream (Kimi K2)', { skip: 'skip' in found ? found.skip : false 
   test('server ids are used as they are, with a marker spelled out by the model detected', () => {
     const native = 'Done.<|tool_calls_section_begin|><|tool_call_begin|>functions.ls:0<|tool_call_argument_begin|>{}<|tool_call_end|>';
     const ids = [...kimi.encode(native), ...kimi.encodeOrdinary('<|tool_calls_section_end|>'), 163586];
-    const res = response({ protocol: 'sglang-generate', model, outputIds: ids, message: { content: 'ignored', toolCalls: [] }, usage: { completionTokens: ids.length } });
+    const res = response({
+      protocol: 'sglang-generate',
+      model,
+      outputIds: ids,
+      message: { content: 'ignored', toolCalls: [] },
+      usage: { completionTokens: ids.length },
+    });
     const { stream } = exchangeTokenStream({ tokenizer: kimi, response: res });
     assert.equal(stream.source, 'server');
-    assert.deepEqual(stream.tokens.map((t) => t.id), ids);
+    assert.deepEqual(
+      stream.tokens.map((t) => t.id),
+      ids,
+    );
     assert.equal(stream.text, decodeIds(kimi, ids));
     assert.ok(stream.text.includes('<|tool_calls_section_end|>'));
     const spelled = stream.tokens.filter((t) => t.kind === 'marker-as-text');
@@ -169,7 +197,11 @@ describe('token stream (Kimi K2)', { skip: 'skip' in found ? found.skip : false 
   });
 
   test('billing far above the reconstruction is flagged with both numbers', () => {
-    const res = response({ model, message: { content: 'Short answer.', toolCalls: [] }, usage: { completionTokens: 900, reasoningTokens: 850 } });
+    const res = response({
+      model,
+      message: { content: 'Short answer.', toolCalls: [] },
+      usage: { completionTokens: 900, reasoningTokens: 850 },
+    });
     const { stream } = exchangeTokenStream({ tokenizer: kimi, response: res });
     assert.equal(stream.accounting.mismatch, true);
     const f = stream.findings.find((x) => x.finding.rule === ACCOUNTING_RULE);
@@ -198,7 +230,13 @@ describe('accounting tolerance', () => {
   });
 
   test('the finding speaks of one token in the singular', () => {
-    const a = accountTokens({ ...base, counted: 40, hasReasoningText: true, countedReasoning: 30, usage: { completionTokens: 1, reasoningTokens: 1 } });
+    const a = accountTokens({
+      ...base,
+      counted: 40,
+      hasReasoningText: true,
+      countedReasoning: 30,
+      usage: { completionTokens: 1, reasoningTokens: 1 },
+    });
     assert.match(a.finding!.message, /billed 1 completion token but/);
     assert.match(a.finding!.message, /1 reasoning token billed, 30 in the reasoning/);
   });
@@ -206,7 +244,11 @@ describe('accounting tolerance', () => {
 
 describe('accounting on the healthy recordings (Kimi K2)', { skip: 'skip' in found ? found.skip : false }, () => {
   const kimi = loadKimiTokenizer({ dir: 'dir' in found ? found.dir : '' });
-  for (const name of ['17-kimi-fantasy-openrouter-tool-json', '18-kimi-fantasy-openrouter-tool-stream', '23-kimi-fantasy-k25-prose-only'] as const) {
+  for (const name of [
+    '17-kimi-fantasy-openrouter-tool-json',
+    '18-kimi-fantasy-openrouter-tool-stream',
+    '23-kimi-fantasy-k25-prose-only',
+  ] as const) {
     test(name, (t) => {
       const rec = recording(name);
       if (!rec) return t.skip('shared recordings not found (../shared/recordings or TOKENSCOPE_SHARED)');
@@ -251,7 +293,10 @@ describe('finding ranges on tokens', () => {
   ];
   const f = (x: Partial<Finding>): Finding => ({ rule: 'r', severity: 'error', message: 'm', location: 'content', ...x });
   test('ranges cover every token they touch; expected markers go before the next token', () => {
-    const [a, b, c, d] = mapFindings([f({ start: 1, end: 3 }), f({ start: 4, end: 6 }), f({ start: 6, end: 6, expectedAt: 6 }), f({ expectedAt: 2 })], tokens);
+    const [a, b, c, d] = mapFindings(
+      [f({ start: 1, end: 3 }), f({ start: 4, end: 6 }), f({ start: 6, end: 6, expectedAt: 6 }), f({ expectedAt: 2 })],
+      tokens,
+    );
     assert.deepEqual(a.tokens, [0, 2]);
     assert.deepEqual(b.tokens, [2, 4]);
     assert.deepEqual(c.tokens, [4, 4]);

@@ -22,17 +22,31 @@ describe('token tables built into reused columns (Kimi K2)', { skip: 'skip' in f
   const model = 'moonshotai/kimi-k2-0905';
   const withCall = response({
     model,
-    message: { reasoning: 'Need the file.', content: 'Reading it.', toolCalls: [{ index: 0, id: 'functions.read:0', name: 'read', arguments: '{"path":"a.ts"}' }] },
+    message: {
+      reasoning: 'Need the file.',
+      content: 'Reading it.',
+      toolCalls: [{ index: 0, id: 'functions.read:0', name: 'read', arguments: '{"path":"a.ts"}' }],
+    },
     finishReason: 'tool_calls',
     usage: { completionTokens: 24 },
   });
-  const prose = response({ model, message: { content: 'Plain words, no segments of note: ünïcødé ✓.', toolCalls: [] }, finishReason: 'stop' });
+  const prose = response({
+    model,
+    message: { content: 'Plain words, no segments of note: ünïcødé ✓.', toolCalls: [] },
+    finishReason: 'stop',
+  });
 
   test('a turn built after another into the same columns equals its fresh build: no segment, call or label carried over', () => {
     const columns = new ColumnsBuilder();
     const first = exchangeTokenTable({ tokenizer: kimi, response: withCall, columns }).table;
-    assert.ok(first.columns.segments.subarray(0, first.columns.length).some((s) => s !== 0), 'the first turn has segments');
-    assert.ok(first.columns.calls.subarray(0, first.columns.length).some((c) => c >= 0), 'and a call');
+    assert.ok(
+      first.columns.segments.subarray(0, first.columns.length).some((s) => s !== 0),
+      'the first turn has segments',
+    );
+    assert.ok(
+      first.columns.calls.subarray(0, first.columns.length).some((c) => c >= 0),
+      'and a call',
+    );
     const firstLength = first.columns.length;
     // Raw native text has no segments: a reused column that kept the first turn's would give its tokens some (the
     // text is shorter than the first turn, so the columns are not grown anew).

@@ -15,7 +15,11 @@ test('the batch and token workers’ code loads no undici until a tokenizer is d
     const loaded = Object.keys(require.cache);
     process.stdout.write(JSON.stringify({ modules: loaded.length, undici: loaded.filter((k) => k.includes('/node_modules/undici/')).length }));
   `;
-  const out = execFileSync(process.execPath, ['--import', './test/helpers/ts-register.mjs', '-e', script], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+  const out = execFileSync(process.execPath, ['--import', './test/helpers/ts-register.mjs', '-e', script], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   const { modules, undici } = JSON.parse(out) as { modules: number; undici: number };
   assert.ok(modules > 50, `${modules} modules loaded`);
   assert.equal(undici, 0, 'undici modules loaded at start');

@@ -2,7 +2,6 @@
 // count), the worker sends the tokens back as typed-array columns, and the view built from them is the one built
 // from token objects.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { analyze } from '../../../src/core/analyze';
 import type { RawEvent } from '../../../src/core/model';

@@ -25,14 +25,23 @@ describe('token worker thread', { skip: 'skip' in found ? found.skip : false }, 
     const firstCpu = processCpuMs() - c0;
     assert.equal(analysis.family, 'kimi-k2');
     assert.equal(stream.source, 'reconstructed');
-    assert.deepEqual(stream.tokens.map((t) => t.id), [19180, 220, 2243, 163586]);
+    assert.deepEqual(
+      stream.tokens.map((t) => t.id),
+      [19180, 220, 2243, 163586],
+    );
     assert.equal(stream.accounting.delta, 0);
     const c1 = processCpuMs();
     const again = await worker.tokenStream({ tokenizerDir: dir }, { nativeText: 'Hello' });
     const secondCpu = processCpuMs() - c1;
-    assert.deepEqual(again.stream.tokens.map((t) => t.id), [19180]);
+    assert.deepEqual(
+      again.stream.tokens.map((t) => t.id),
+      [19180],
+    );
     t.diagnostic(`first job (worker start, tokenizer load) ${firstCpu.toFixed(0)} ms of CPU, second job ${secondCpu.toFixed(1)} ms`);
-    assert.ok(secondCpu < 150, `second job reuses the tokenizer (${secondCpu.toFixed(1)} ms of CPU; the first, which loaded it, ${firstCpu.toFixed(0)} ms)`);
+    assert.ok(
+      secondCpu < 150,
+      `second job reuses the tokenizer (${secondCpu.toFixed(1)} ms of CPU; the first, which loaded it, ${firstCpu.toFixed(0)} ms)`,
+    );
   });
 
   test('the token view’s prompt line: a request is rendered with the model’s template in the worker and counted against the bill', async () => {
@@ -46,13 +55,19 @@ describe('token worker thread', { skip: 'skip' in found ? found.skip : false }, 
     };
     assert.equal(await row(withTemplate, expected), `${expected} tokens in the model's chat template, ${expected} billed (0)`);
     // A provider that added a system line of its own: billed 20 more than the model's template renders.
-    assert.equal(await row(withTemplate, expected + 20), `${expected} tokens in the model's chat template, ${expected + 20} billed (+20). MISMATCH: see the prompt-token-mismatch finding`);
+    assert.equal(
+      await row(withTemplate, expected + 20),
+      `${expected} tokens in the model's chat template, ${expected + 20} billed (+20). MISMATCH: see the prompt-token-mismatch finding`,
+    );
     assert.match((await row(dir, expected))!, /^not rendered: no chat template in /);
   });
 
   test('a failing job rejects with a UserError and the worker keeps serving', async () => {
     await assert.rejects(worker.tokenStream({ tokenizerDir: '/nonexistent/tokenscope' }, { nativeText: 'x' }), UserError);
     const ok = await worker.tokenStream({ tokenizerDir: dir }, { nativeText: 'You' });
-    assert.deepEqual(ok.stream.tokens.map((t) => t.id), [3900]);
+    assert.deepEqual(
+      ok.stream.tokens.map((t) => t.id),
+      [3900],
+    );
   });
 });

@@ -19,7 +19,12 @@ test('thinking switch: read from every dialect, written in the target backend’
 
   const fromMoonshot = { model: 'm', messages: [], thinking: { type: 'disabled' }, provider: { only: ['x'] }, usage: { include: true } };
   assert.deepEqual(translateBody(fromMoonshot, 'sglang'), { model: 'm', messages: [], chat_template_kwargs: { thinking: false } });
-  const fromSglang = { model: 'm', messages: [], chat_template_kwargs: { thinking: true, preserve_thinking: true }, separate_reasoning: true };
+  const fromSglang = {
+    model: 'm',
+    messages: [],
+    chat_template_kwargs: { thinking: true, preserve_thinking: true },
+    separate_reasoning: true,
+  };
   assert.deepEqual(translateBody(fromSglang, 'moonshot'), { model: 'm', messages: [], thinking: { type: 'enabled' } });
   assert.deepEqual(translateBody(fromSglang, 'openrouter'), { model: 'm', messages: [], reasoning: { enabled: true } });
   assert.deepEqual(translateBody(fromSglang, 'sglang').chat_template_kwargs, { preserve_thinking: true, thinking: true });
@@ -40,7 +45,10 @@ test('Retry-After in seconds or as an HTTP date; error lines from the usual erro
   assert.equal(retryAfterMs('soon'), undefined);
   assert.equal(retryAfterMs(undefined), undefined);
   assert.equal(errorLine(401, '{"error":{"code":401,"message":"No auth credentials found"}}'), 'HTTP 401: No auth credentials found');
-  assert.equal(errorLine(502, '{"error":{"message":"Provider returned error","metadata":{"provider_name":"X","raw":"boom"}}}'), 'HTTP 502: Provider returned error (X: boom)');
+  assert.equal(
+    errorLine(502, '{"error":{"message":"Provider returned error","metadata":{"provider_name":"X","raw":"boom"}}}'),
+    'HTTP 502: Provider returned error (X: boom)',
+  );
   assert.equal(errorLine(404, '{"detail":"Not Found"}'), 'HTTP 404: Not Found');
   assert.equal(errorLine(500, '<html>oops\nmore</html>'), 'HTTP 500: <html>oops');
 });
@@ -56,7 +64,10 @@ test('targets, API roots and the key', () => {
   assert.equal(openRouterApiRoot('https://openrouter.ai/api/v1'), 'https://openrouter.ai/api/v1');
   // The `serve --openrouter-url` form (…/api) names the same root, so one URL works for serve, rerun and compare.
   assert.equal(openRouterApiRoot('http://127.0.0.1:9/api'), 'http://127.0.0.1:9/api/v1');
-  assert.throws(() => openRouterApiRoot('not-a-url'), (e: unknown) => e instanceof UserError && /must be an http\(s\) URL/.test(e.message));
+  assert.throws(
+    () => openRouterApiRoot('not-a-url'),
+    (e: unknown) => e instanceof UserError && /must be an http\(s\) URL/.test(e.message),
+  );
   assert.throws(() => openRouterApiRoot('ftp://openrouter.ai'), UserError);
   assert.equal(resolveOpenRouterKey(undefined, { OPENROUTER_API_KEY: 'sk-or-env' }), 'sk-or-env');
   assert.equal(resolveOpenRouterKey('sk-or-secret', { OPENROUTER_API_KEY: 'sk-or-env' }), 'sk-or-secret', 'SecretStorage wins');
@@ -68,11 +79,25 @@ test('chat template: found in the model folder, rendered with chat_template_kwar
   try {
     const server = { url: 'http://x', modelPath: dir };
     assert.equal(findChatTemplate(server), undefined);
-    writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({ chat_template: [{ name: 'tool_use', template: 'T' }, { name: 'default', template: 'D' }] }));
+    writeFileSync(
+      join(dir, 'tokenizer_config.json'),
+      JSON.stringify({
+        chat_template: [
+          { name: 'tool_use', template: 'T' },
+          { name: 'default', template: 'D' },
+        ],
+      }),
+    );
     assert.equal(findChatTemplate(server), 'D');
-    writeFileSync(join(dir, 'chat_template.jinja'), "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}{% if thinking %}<think>{% endif %}");
+    writeFileSync(
+      join(dir, 'chat_template.jinja'),
+      '{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}{% if thinking %}<think>{% endif %}',
+    );
     const t = findChatTemplate(server)!;
-    assert.equal(renderChat(t, { messages: [{ role: 'user', content: 'hi' }], chat_template_kwargs: { thinking: true } }), '<user>hi<think>');
+    assert.equal(
+      renderChat(t, { messages: [{ role: 'user', content: 'hi' }], chat_template_kwargs: { thinking: true } }),
+      '<user>hi<think>',
+    );
     assert.throws(() => renderChat('{% for %}', { messages: [] }), /the chat template could not be rendered/);
   } finally {
     rmSync(dir, { recursive: true, force: true });

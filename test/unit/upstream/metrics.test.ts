@@ -55,7 +55,16 @@ test('schema validity follows K2VV: name lookup, empty schema fails, JSON parse,
   assert.equal(toolCallValid({ name: 'write', arguments: '{}' }, TOOLS), false, 'unknown tool');
   assert.equal(toolCallValid({ name: 'noop', arguments: '{}' }, TOOLS), false, 'K2VV: `if not schema` fails an empty schema');
   assert.equal(toolCallsValid([], TOOLS), undefined);
-  assert.equal(toolCallsValid([{ name: 'read', arguments: '{"path":"a"}' }, { name: 'read', arguments: '{' }], TOOLS), false);
+  assert.equal(
+    toolCallsValid(
+      [
+        { name: 'read', arguments: '{"path":"a"}' },
+        { name: 'read', arguments: '{' },
+      ],
+      TOOLS,
+    ),
+    false,
+  );
 });
 
 test('schema accuracy and the K2VV summary: hand-computed', () => {

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { READ_TOOL, startOpenRouterEmulator, type ProviderSpec } from '../../fixtures/openrouter-emulator';
 
-
 function chatBody(slug: string, extra: Record<string, unknown> = {}) {
   return {
     model: 'moonshotai/kimi-k2-0905',
@@ -76,7 +75,11 @@ test('leaky personality: markup in content without the section end, finish "stop
     assert.equal(body.provider, 'Chutes');
     assert.equal(choice.finish_reason, 'stop');
     assert.equal(choice.message.tool_calls, undefined);
-    assert.ok(choice.message.content.includes('<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"path": "README.md"}<|tool_call_end|>'));
+    assert.ok(
+      choice.message.content.includes(
+        '<|tool_calls_section_begin|><|tool_call_begin|>functions.read:0<|tool_call_argument_begin|>{"path": "README.md"}<|tool_call_end|>',
+      ),
+    );
     assert.ok(!choice.message.content.includes('<|tool_calls_section_end|>'));
   } finally {
     await emu.close();
@@ -149,7 +152,9 @@ test('bad id, schema violation and HTML personalities are configurable', async (
 test('endpoints list and client abort are visible', async () => {
   const emu = await startOpenRouterEmulator({ latencyMs: 2000 });
   try {
-    const list = await fetch(`${emu.url}/api/v1/models/moonshotai/kimi-k2-0905/endpoints`, { headers: { authorization: 'Bearer k' } }).then((r) => r.json());
+    const list = await fetch(`${emu.url}/api/v1/models/moonshotai/kimi-k2-0905/endpoints`, { headers: { authorization: 'Bearer k' } }).then(
+      (r) => r.json(),
+    );
     const tags = list.data.endpoints.map((e: any) => e.tag);
     assert.ok(tags.includes('fireworks') && tags.includes('atlas-cloud'));
     assert.equal(list.data.endpoints.find((e: any) => e.tag === 'atlas-cloud').status < 0, true);
@@ -176,7 +181,11 @@ test('after a tool result the model answers in prose, so agents end their turn',
   try {
     const messages = [
       { role: 'user', content: 'Read the README' },
-      { role: 'assistant', content: '', tool_calls: [{ id: 'functions.read:0', type: 'function', function: { name: 'read', arguments: '{"path":"README.md"}' } }] },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [{ id: 'functions.read:0', type: 'function', function: { name: 'read', arguments: '{"path":"README.md"}' } }],
+      },
       { role: 'tool', tool_call_id: 'functions.read:0', content: '# Tokenscope' },
     ];
     const body = await (await post(emu.url, chatBody('fireworks', { stream: false, messages }))).json();

@@ -24,6 +24,7 @@ test('what cannot be re-run is named by method and path: a GET without body, an 
     () => capturedChatRequest(storeWith(anthropic), anthropic.id),
     (e: unknown) =>
       e instanceof UserError &&
-      e.message === `capture ${anthropic.id} (POST /anthropic/v1/messages) is not a Chat Completions request but anthropic-messages; re-runs replay Chat Completions requests`,
+      e.message ===
+        `capture ${anthropic.id} (POST /anthropic/v1/messages) is not a Chat Completions request but anthropic-messages; re-runs replay Chat Completions requests`,
   );
 });

@@ -24,11 +24,20 @@ test('SGLang emulator: chat completions split reasoning and parse Kimi calls; /g
     assert.equal(choice.matched_stop, 163586);
     assert.equal(choice.message.reasoning_content, 'The user wants me to use read.');
     assert.equal(choice.message.content, "I'll call read.");
-    assert.deepEqual(choice.message.tool_calls[0], { index: 0, id: 'functions.read:0', type: 'function', function: { name: 'read', arguments: '{"path":"README.md"}' } });
+    assert.deepEqual(choice.message.tool_calls[0], {
+      index: 0,
+      id: 'functions.read:0',
+      type: 'function',
+      function: { name: 'read', arguments: '{"path":"README.md"}' },
+    });
 
     const afterTool = await (
       await post(`${emu.url}/v1/chat/completions`, {
-        messages: [...MESSAGES, { role: 'assistant', content: '', tool_calls: choice.message.tool_calls }, { role: 'tool', tool_call_id: 'functions.read:0', content: '# Tokenscope' }],
+        messages: [
+          ...MESSAGES,
+          { role: 'assistant', content: '', tool_calls: choice.message.tool_calls },
+          { role: 'tool', tool_call_id: 'functions.read:0', content: '# Tokenscope' },
+        ],
         tools: [READ_TOOL],
       })
     ).json();
@@ -37,7 +46,9 @@ test('SGLang emulator: chat completions split reasoning and parse Kimi calls; /g
 
     const prompt = '<|im_user|>user<|im_middle|>hi<|im_end|><|im_assistant|>assistant<|im_middle|><think></think>';
     const withTools = `<|im_system|>tool_declare<|im_middle|>${JSON.stringify([READ_TOOL])}<|im_end|>${prompt}`;
-    const gen = await (await post(`${emu.url}/generate`, { input_ids: emu.tokenizer.encode(withTools), sampling_params: { max_new_tokens: 256 } })).json();
+    const gen = await (
+      await post(`${emu.url}/generate`, { input_ids: emu.tokenizer.encode(withTools), sampling_params: { max_new_tokens: 256 } })
+    ).json();
     assert.ok(gen.output_ids.includes(163595), 'section begin id');
     assert.ok(gen.output_ids.includes(163596), 'section end id');
     assert.equal(gen.output_ids.at(-1), 163586, 'stop token kept in output_ids');
@@ -49,7 +60,9 @@ test('SGLang emulator: chat completions split reasoning and parse Kimi calls; /g
     assert.deepEqual(cut.meta_info.finish_reason, { type: 'length', length: 2 });
     assert.equal(cut.output_ids.length, 2);
 
-    const stream = await (await post(`${emu.url}/generate`, { text: prompt, stream: true, sampling_params: { max_new_tokens: 64 } })).text();
+    const stream = await (
+      await post(`${emu.url}/generate`, { text: prompt, stream: true, sampling_params: { max_new_tokens: 64 } })
+    ).text();
     const events = stream.split('\n\n').filter(Boolean);
     assert.equal(events.at(-1), 'data: [DONE]');
     const last = JSON.parse(events.at(-2)!.slice(6));

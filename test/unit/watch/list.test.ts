@@ -37,7 +37,11 @@ function newCase(i: number): Omit<WatchCase, 'id' | 'history'> {
   };
 }
 
-const result = (at: number, verdict: CheckResult['verdict']): CheckResult => ({ at, verdict, samples: [{ ok: true, errorRules: verdict === 'fixed' ? [] : ['section-unclosed'] }] });
+const result = (at: number, verdict: CheckResult['verdict']): CheckResult => ({
+  at,
+  verdict,
+  samples: [{ ok: true, errorRules: verdict === 'fixed' ? [] : ['section-unclosed'] }],
+});
 
 type Raw = { prepare(sql: string): { all(...a: unknown[]): unknown[] }; exec(sql: string): void; close(): void };
 function raw(dataDir: string): Raw {
@@ -50,7 +54,9 @@ test('schema 2 comes to a schema-1 database: its exchanges stay, the watch table
   seedExchanges(dir, 5);
   // What an earlier version left: the same exchanges, no watch tables, user_version 1.
   const old = raw(dir);
-  old.exec('DROP TABLE watch; DROP TABLE watch_checks; DROP TABLE IF EXISTS comparisons; DROP TABLE IF EXISTS provider_slugs; PRAGMA user_version = 1;');
+  old.exec(
+    'DROP TABLE watch; DROP TABLE watch_checks; DROP TABLE IF EXISTS comparisons; DROP TABLE IF EXISTS provider_slugs; PRAGMA user_version = 1;',
+  );
   old.close();
   assert.equal(SCHEMA_VERSION >= 2, true);
 
@@ -75,7 +81,12 @@ test('schema 2 comes to a schema-1 database: its exchanges stay, the watch table
   } finally {
     await store.close();
   }
-  assert.deepEqual(openWatchList(dir, { readOnly: true }).list().map((c) => c.id), ['w1']);
+  assert.deepEqual(
+    openWatchList(dir, { readOnly: true })
+      .list()
+      .map((c) => c.id),
+    ['w1'],
+  );
 });
 
 test('watch.json is imported once with its ids and history, then left alone', (t) => {
@@ -89,14 +100,22 @@ test('watch.json is imported once with its ids and history, then left alone', (t
   writeFileSync(file, text, { mode: 0o600 });
 
   // Before any write, a read shows the file as it is and changes nothing.
-  assert.deepEqual(openWatchList(dir, { readOnly: true }).list().map((c) => c.id), ['w1', 'w4']);
+  assert.deepEqual(
+    openWatchList(dir, { readOnly: true })
+      .list()
+      .map((c) => c.id),
+    ['w1', 'w4'],
+  );
   assert.equal(existsSync(join(dir, DB_FILE)), false, 'reading created no database');
 
   const list = openWatchList(dir);
   const added = list.add(newCase(9));
-  assert.equal(added.id, 'w6', 'numbering continues after the file\'s next id');
+  assert.equal(added.id, 'w6', "numbering continues after the file's next id");
   const all = list.list();
-  assert.deepEqual(all.map((c) => c.id), ['w1', 'w4', 'w6']);
+  assert.deepEqual(
+    all.map((c) => c.id),
+    ['w1', 'w4', 'w6'],
+  );
   assert.deepEqual(all[0], cases[0], 'case and history exactly as in the file');
   assert.equal(statSync(join(dir, DB_FILE)).mode & 0o777, 0o600);
 
@@ -104,7 +123,12 @@ test('watch.json is imported once with its ids and history, then left alone', (t
   assert.equal(readFileSync(file, 'utf8'), text);
   writeFileSync(file, JSON.stringify({ format: 'tokenscope.watch', version: 1, nextId: 2, cases: [{ ...cases[0], id: 'w99' }] }));
   assert.equal(list.remove('w4'), true);
-  assert.deepEqual(openWatchList(dir).list().map((c) => c.id), ['w1', 'w6']);
+  assert.deepEqual(
+    openWatchList(dir)
+      .list()
+      .map((c) => c.id),
+    ['w1', 'w6'],
+  );
   assert.equal(list.add(newCase(10)).id, 'w7', 'a removed id is never reused');
 });
 
@@ -119,7 +143,10 @@ test('a re-check is appended to the case history and moves last broken and fixed
   assert.equal(again.fixedSince, undefined);
   assert.equal(again.lastBrokenAt, 2_000_000_000_500);
   const stored = openWatchList(dir, { readOnly: true }).get(c.id)!;
-  assert.deepEqual(stored.history.map((h) => h.verdict), ['fixed', 'still-broken']);
+  assert.deepEqual(
+    stored.history.map((h) => h.verdict),
+    ['fixed', 'still-broken'],
+  );
   assert.equal(stored.lastBrokenAt, 2_000_000_000_500);
   assert.equal(list.record('w9', result(1, 'fixed')), undefined, 'a removed case gets no result');
   const db = raw(dir);

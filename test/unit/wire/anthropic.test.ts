@@ -39,7 +39,11 @@ test('thinking + text stream: thinking_delta → reasoning, signature ignored, m
 test('stop_reason mapping: end_turn and stop_sequence → stop', () => {
   for (const reason of ['end_turn', 'stop_sequence']) {
     const r = parseResponseBody(
-      sse([{ type: 'message_start', message: { id: 'm', content: [] } }, { type: 'message_delta', delta: { stop_reason: reason } }, { type: 'message_stop' }]),
+      sse([
+        { type: 'message_start', message: { id: 'm', content: [] } },
+        { type: 'message_delta', delta: { stop_reason: reason } },
+        { type: 'message_stop' },
+      ]),
     );
     assert.equal(r.finishReason, 'stop');
     assert.equal(r.nativeFinishReason, reason);
@@ -61,23 +65,37 @@ test('error event interrupting a stream; no message_stop', () => {
   assert.deepEqual(r.error, { code: 'overloaded_error', message: 'Overloaded' });
   assert.equal(r.finishReason, 'error');
   assert.equal(r.terminated, false);
-  assert.deepEqual(r.wireIssues.map((i) => i.code), ['error-event', 'no-terminal-event']);
+  assert.deepEqual(
+    r.wireIssues.map((i) => i.code),
+    ['error-event', 'no-terminal-event'],
+  );
   assert.equal(r.wireIssues[0].eventIndex, 3);
 });
 
 test('a delta for a block never started is flagged, its text kept', () => {
   const r = parseResponseBody(
-    sse([{ type: 'message_start', message: {} }, { type: 'content_block_delta', index: 2, delta: { type: 'text_delta', text: 'x' } }, { type: 'message_stop' }]),
+    sse([
+      { type: 'message_start', message: {} },
+      { type: 'content_block_delta', index: 2, delta: { type: 'text_delta', text: 'x' } },
+      { type: 'message_stop' },
+    ]),
   );
   assert.equal(r.message.content, 'x');
-  assert.deepEqual(r.wireIssues.map((i) => i.code), ['unexpected-event']);
+  assert.deepEqual(
+    r.wireIssues.map((i) => i.code),
+    ['unexpected-event'],
+  );
 });
 
 test('tool_use whose whole input comes in content_block_start', () => {
   const r = parseResponseBody(
     sse([
       { type: 'message_start', message: {} },
-      { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'Read', input: { file_path: '/a' } } },
+      {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'tool_use', id: 'toolu_1', name: 'Read', input: { file_path: '/a' } },
+      },
       { type: 'content_block_stop', index: 0 },
       { type: 'message_stop' },
     ]),

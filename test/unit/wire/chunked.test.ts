@@ -8,7 +8,14 @@ import { eventCount } from '../../../src/core/wire/common';
 import { parseResponseBody, type BodyHint } from '../../../src/core/wire/index';
 import { RECORDINGS, recording } from '../../helpers/shared';
 import { prng } from '../../helpers/prng';
-import { anthropicThinkingStream, anthropicToolStream, chatStream, openrouterMidStreamError, responsesToolStream, sglangCumulativeStream } from './samples';
+import {
+  anthropicThinkingStream,
+  anthropicToolStream,
+  chatStream,
+  openrouterMidStreamError,
+  responsesToolStream,
+  sglangCumulativeStream,
+} from './samples';
 
 const enc = new TextEncoder();
 
@@ -22,9 +29,21 @@ function bodies(): { name: string; bytes: Uint8Array }[] {
     { name: 'sglang', bytes: enc.encode(sglangCumulativeStream) },
     { name: 'mid-stream-error', bytes: enc.encode(openrouterMidStreamError + '\n\n') },
     { name: 'bom-and-blank-lines', bytes: enc.encode('\uFEFF\n\n' + chatStream()) },
-    { name: 'json', bytes: enc.encode(JSON.stringify({ id: 'gen-1', object: 'chat.completion', choices: [{ index: 0, message: { content: 'hi' }, finish_reason: 'stop' }] })) },
+    {
+      name: 'json',
+      bytes: enc.encode(
+        JSON.stringify({
+          id: 'gen-1',
+          object: 'chat.completion',
+          choices: [{ index: 0, message: { content: 'hi' }, finish_reason: 'stop' }],
+        }),
+      ),
+    },
     { name: 'text', bytes: enc.encode('<think>plain model text</think>done') },
-    { name: 'nul-delimited', bytes: enc.encode('{"text":"a","meta_info":{"finish_reason":null}}\0{"text":"ab","meta_info":{"finish_reason":"stop"}}\0') },
+    {
+      name: 'nul-delimited',
+      bytes: enc.encode('{"text":"a","meta_info":{"finish_reason":null}}\0{"text":"ab","meta_info":{"finish_reason":"stop"}}\0'),
+    },
   ];
   for (const name of RECORDINGS) {
     const files = recording(name)?.files;

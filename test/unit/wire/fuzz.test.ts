@@ -52,17 +52,27 @@ test('fuzz: random truncations never throw, are reported, and keep a prefix of t
       // The protocol is given as the proxy knows it from the path: detection is tested on whole bodies.
       const part = parseResponseBody(bytes.subarray(0, cut), { protocol: whole.protocol });
       if (cut === 0) {
-        assert.deepEqual(part.wireIssues.map((i) => i.code), ['empty-body'], why);
+        assert.deepEqual(
+          part.wireIssues.map((i) => i.code),
+          ['empty-body'],
+          why,
+        );
         continue;
       }
       assert.equal(part.protocol, whole.protocol, why);
       if (!streamed) {
         assert.equal(part.terminated, false, why);
-        assert.ok(part.wireIssues.some((i) => i.code === 'truncated-body'), why);
+        assert.ok(
+          part.wireIssues.some((i) => i.code === 'truncated-body'),
+          why,
+        );
       } else if (!part.terminated) {
         // Under 6 bytes (`event:`) the body is not recognizable as SSE: it is flagged as not the protocol's format.
         const flagged = (code: string) => code === 'no-terminal-event' || (cut < 6 && code === 'invalid-json');
-        assert.ok(part.wireIssues.some((i) => flagged(i.code)), why);
+        assert.ok(
+          part.wireIssues.some((i) => flagged(i.code)),
+          why,
+        );
       }
       assertPrefix(part, whole, why);
     }
@@ -84,16 +94,25 @@ test('fuzz: random byte mutations never throw (500 per body)', () => {
 
 test('fuzz: hostile shapes never throw', () => {
   const shapes = [
-    'data: null\n\n', 'data: 1\n\ndata: "x"\n\ndata: []\n\n', '{"choices":[null,{"delta":7}]}', '{"choices":{"0":1}}',
-    '[[[[[[[[', '{"a":"\\', '{"a":"\\u12', '\0\0\0', '{"meta_info":{"finish_reason":{"type":7,"matched":[1,"x"]}}}',
+    'data: null\n\n',
+    'data: 1\n\ndata: "x"\n\ndata: []\n\n',
+    '{"choices":[null,{"delta":7}]}',
+    '{"choices":{"0":1}}',
+    '[[[[[[[[',
+    '{"a":"\\',
+    '{"a":"\\u12',
+    '\0\0\0',
+    '{"meta_info":{"finish_reason":{"type":7,"matched":[1,"x"]}}}',
     'data: {"type":"content_block_delta","delta":{"type":"input_json_delta","partial_json":7}}\n\n',
     'data: {"type":"response.function_call_arguments.delta","delta":{}}\n\n',
     'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":"x"},{"index":-1,"function":null}]}}],"usage":"x"}\n\n',
     'data: {"error":null,"choices":[{"logprobs":{"content":[null,{"token":1}]}}]}\n\n',
-    '{"error":{"code":{},"message":{}}}', '{"type":"error","error":[]}',
+    '{"error":{"code":{},"message":{}}}',
+    '{"type":"error","error":[]}',
     '['.repeat(100000),
   ];
-  for (const s of shapes) for (const protocol of [undefined, 'openai-chat', 'anthropic-messages', 'openai-responses', 'sglang-generate'] as const) {
-    assert.doesNotThrow(() => parseResponseBody(s, { protocol }), `${JSON.stringify(s.slice(0, 40))} as ${protocol}`);
-  }
+  for (const s of shapes)
+    for (const protocol of [undefined, 'openai-chat', 'anthropic-messages', 'openai-responses', 'sglang-generate'] as const) {
+      assert.doesNotThrow(() => parseResponseBody(s, { protocol }), `${JSON.stringify(s.slice(0, 40))} as ${protocol}`);
+    }
 });

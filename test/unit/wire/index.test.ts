@@ -62,7 +62,10 @@ test('empty body', () => {
     const r = parseResponseBody(body, { path: '/api/v1/chat/completions' });
     assert.equal(r.protocol, 'openai-chat');
     assert.equal(r.terminated, false);
-    assert.deepEqual(r.wireIssues.map((i) => i.code), ['empty-body']);
+    assert.deepEqual(
+      r.wireIssues.map((i) => i.code),
+      ['empty-body'],
+    );
   }
 });
 
@@ -70,7 +73,10 @@ test('text where JSON or SSE was expected (an HTML error page)', () => {
   const r = parseResponseBody('<html><body>502 Bad Gateway</body></html>', { path: '/api/v1/chat/completions' });
   assert.equal(r.protocol, 'openai-chat');
   assert.equal(r.terminated, false);
-  assert.deepEqual(r.wireIssues.map((i) => i.code), ['invalid-json']);
+  assert.deepEqual(
+    r.wireIssues.map((i) => i.code),
+    ['invalid-json'],
+  );
   assert.match(r.wireIssues[0].message, /502 Bad Gateway/);
 });
 
@@ -79,7 +85,17 @@ test('truncated JSON body: truncated-body, what was received is kept', () => {
     id: 'gen-1',
     object: 'chat.completion',
     provider: 'Novita',
-    choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there, reading the file', tool_calls: [{ index: 0, id: 'functions.read:0', function: { name: 'read', arguments: '{"path":"a' } }] }, finish_reason: 'tool_calls' }],
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: 'Hello there, reading the file',
+          tool_calls: [{ index: 0, id: 'functions.read:0', function: { name: 'read', arguments: '{"path":"a' } }],
+        },
+        finish_reason: 'tool_calls',
+      },
+    ],
   });
   const marker = '\\"path\\":\\"a'; // inside the (escaped) arguments string
   const cut = full.slice(0, full.indexOf(marker) + marker.length);
@@ -89,13 +105,19 @@ test('truncated JSON body: truncated-body, what was received is kept', () => {
   assert.equal(r.provider, 'Novita');
   assert.equal(r.message.content, 'Hello there, reading the file');
   assert.deepEqual(r.message.toolCalls, [{ index: 0, id: 'functions.read:0', name: 'read', arguments: '{"path":"a' }]);
-  assert.deepEqual(r.wireIssues.map((i) => i.code), ['truncated-body']);
+  assert.deepEqual(
+    r.wireIssues.map((i) => i.code),
+    ['truncated-body'],
+  );
   assert.equal(r.wireIssues[0].offset, cut.length);
 });
 
 test('JSON followed by garbage is not a truncation: read as text against the hint', () => {
   const r = parseResponseBody('{"a":1} trailing', { path: '/api/v1/chat/completions' });
-  assert.deepEqual(r.wireIssues.map((i) => i.code), ['invalid-json']);
+  assert.deepEqual(
+    r.wireIssues.map((i) => i.code),
+    ['invalid-json'],
+  );
 });
 
 test('hint.chunks gives each event the time of the chunk holding its first byte', () => {
@@ -107,13 +129,26 @@ test('hint.chunks gives each event the time of the chunk holding its first byte'
       { t: 480, offset: split, length: body.length - split },
     ],
   });
-  assert.deepEqual(r.events.map((e) => e.t), [120, 120]);
-  const later = parseResponseBody(body, { chunks: [{ t: 120, offset: 0, length: 10 }, { t: 480, offset: 10, length: body.length - 10 }] });
-  assert.deepEqual(later.events.map((e) => e.t), [120, 480]);
+  assert.deepEqual(
+    r.events.map((e) => e.t),
+    [120, 120],
+  );
+  const later = parseResponseBody(body, {
+    chunks: [
+      { t: 120, offset: 0, length: 10 },
+      { t: 480, offset: 10, length: body.length - 10 },
+    ],
+  });
+  assert.deepEqual(
+    later.events.map((e) => e.t),
+    [120, 480],
+  );
 });
 
 test('content-type text/event-stream makes a body without a recognizable first line SSE', () => {
-  const r = parseResponseBody('\n\ndata: {"object":"chat.completion.chunk","choices":[]}\n\ndata: [DONE]\n\n', { contentType: 'text/event-stream; charset=utf-8' });
+  const r = parseResponseBody('\n\ndata: {"object":"chat.completion.chunk","choices":[]}\n\ndata: [DONE]\n\n', {
+    contentType: 'text/event-stream; charset=utf-8',
+  });
   assert.equal(r.streamed, true);
   assert.equal(r.terminated, true);
 });
@@ -127,6 +162,10 @@ test('raw text that starts with [ or { is not taken for truncated JSON', () => {
   // …while real truncations still are.
   for (const cut of ['{"a": tr', '[1, 2', '{"a": -1.5e', '{"a": "x\\u00']) {
     const r = parseResponseBody(cut);
-    assert.deepEqual(r.wireIssues.map((i) => i.code), ['truncated-body'], cut);
+    assert.deepEqual(
+      r.wireIssues.map((i) => i.code),
+      ['truncated-body'],
+      cut,
+    );
   }
 });

@@ -27,7 +27,14 @@ test('recording 18 (Kimi K2.5 via OpenRouter/Chutes, streamed): reasoning, tool 
   assert.equal(r.id, 'gen-1777319903-e8Q7Du7mmUgiYBDzoHE6');
   assert.equal(r.finishReason, 'tool_calls');
   assert.equal(r.nativeFinishReason, 'tool_calls');
-  assert.deepEqual(r.usage, { promptTokens: 69, completionTokens: 87, totalTokens: 156, reasoningTokens: 66, cachedTokens: 0, cost: 0.00020436 });
+  assert.deepEqual(r.usage, {
+    promptTokens: 69,
+    completionTokens: 87,
+    totalTokens: 156,
+    reasoningTokens: 66,
+    cachedTokens: 0,
+    cost: 0.00020436,
+  });
   assert.equal(r.events.length, 79);
   assert.deepEqual(r.events[0], { data: 'OPENROUTER PROCESSING', comment: true, offset: 0 });
 });
@@ -51,11 +58,51 @@ test('recording 19 (GLM via OpenRouter/Z.AI, streamed): tool call arguments arri
 
 test('recordings 17, 20–23 (JSON bodies)', (t) => {
   const cases = [
-    ['17-kimi-fantasy-openrouter-tool-json', 'Moonshot AI', "I'll check the weather in Florence, Italy for you.", undefined, { id: 'weather:0', args: '{"location": "Florence,Italy"}' }, 'tool_calls', 99],
-    ['20-harmony-fantasy-llamacpp-tool-json', undefined, undefined, 'The user asks: "What\'s the weather in Florence, Italy?" We have a tool "functions.weather" that can get weather information. We should call it.', { id: 'mvVq65j66dyGRizURhbdNCEnSO56GhXx', args: '{"location":"Florence,Italy"}' }, 'tool_calls', 197],
-    ['21-deepseek-fantasy-v31-tool-json', 'DeepInfra', "I'll check the weather in Florence, Italy for you.", undefined, { id: 'call_9a0a', args: '{"location": "Florence"}' }, 'tool_calls', 187],
-    ['22-qwen-fantasy-qwen3-235b-tool-json', 'Alibaba', undefined, undefined, { id: 'call_72e6b5890385469d9a5c17', args: '{"location": "Florence,Italy"}' }, 'tool_calls', 188],
-    ['23-kimi-fantasy-k25-prose-only', 'Inceptron', ' Oi! \n\n(You can also say **"Olá"** – it\'s slightly more formal, while "Oi" is casual and very common in both Brazil and Portugal.)', undefined, undefined, 'stop', 223],
+    [
+      '17-kimi-fantasy-openrouter-tool-json',
+      'Moonshot AI',
+      "I'll check the weather in Florence, Italy for you.",
+      undefined,
+      { id: 'weather:0', args: '{"location": "Florence,Italy"}' },
+      'tool_calls',
+      99,
+    ],
+    [
+      '20-harmony-fantasy-llamacpp-tool-json',
+      undefined,
+      undefined,
+      'The user asks: "What\'s the weather in Florence, Italy?" We have a tool "functions.weather" that can get weather information. We should call it.',
+      { id: 'mvVq65j66dyGRizURhbdNCEnSO56GhXx', args: '{"location":"Florence,Italy"}' },
+      'tool_calls',
+      197,
+    ],
+    [
+      '21-deepseek-fantasy-v31-tool-json',
+      'DeepInfra',
+      "I'll check the weather in Florence, Italy for you.",
+      undefined,
+      { id: 'call_9a0a', args: '{"location": "Florence"}' },
+      'tool_calls',
+      187,
+    ],
+    [
+      '22-qwen-fantasy-qwen3-235b-tool-json',
+      'Alibaba',
+      undefined,
+      undefined,
+      { id: 'call_72e6b5890385469d9a5c17', args: '{"location": "Florence,Italy"}' },
+      'tool_calls',
+      188,
+    ],
+    [
+      '23-kimi-fantasy-k25-prose-only',
+      'Inceptron',
+      ' Oi! \n\n(You can also say **"Olá"** – it\'s slightly more formal, while "Oi" is casual and very common in both Brazil and Portugal.)',
+      undefined,
+      undefined,
+      'stop',
+      223,
+    ],
   ] as const;
   let ran = 0;
   for (const [name, provider, content, reasoning, call, finish, total] of cases) {
@@ -107,7 +154,15 @@ test('streamed: content, two tool calls by index, usage chunk with empty choices
 
 test('OpenRouter mid-stream error (documented shape): error field, finish_reason error, error-event issue', () => {
   const body =
-    sse([{ id: 'cmpl-abc123', object: 'chat.completion.chunk', model: 'gpt-3.5-turbo', provider: 'openai', choices: [{ index: 0, delta: { content: 'Partial ans' }, finish_reason: null }] }]) +
+    sse([
+      {
+        id: 'cmpl-abc123',
+        object: 'chat.completion.chunk',
+        model: 'gpt-3.5-turbo',
+        provider: 'openai',
+        choices: [{ index: 0, delta: { content: 'Partial ans' }, finish_reason: null }],
+      },
+    ]) +
     openrouterMidStreamError +
     '\n\n';
   const r = parseResponseBody(body);
@@ -130,7 +185,10 @@ test('pre-stream error body {"error":{code,message,metadata}}', () => {
   assert.deepEqual(r.error, { code: 502, message: 'Provider returned error' });
   assert.equal(r.provider, 'Chutes');
   assert.equal(r.terminated, true);
-  assert.deepEqual(r.wireIssues.map((i) => i.code), ['error-event']);
+  assert.deepEqual(
+    r.wireIssues.map((i) => i.code),
+    ['error-event'],
+  );
   assert.deepEqual(r.message, { toolCalls: [] });
 });
 
@@ -176,7 +234,10 @@ test('streamed reasoning_content (SGLang/vLLM) and reasoning_details without a r
   const r = parseResponseBody(
     sse([
       { object: 'chat.completion.chunk', choices: [{ index: 0, delta: { reasoning_content: 'think ' } }] },
-      { object: 'chat.completion.chunk', choices: [{ index: 0, delta: { reasoning_details: [{ type: 'reasoning.summary', summary: 'more' }] } }] },
+      {
+        object: 'chat.completion.chunk',
+        choices: [{ index: 0, delta: { reasoning_details: [{ type: 'reasoning.summary', summary: 'more' }] } }],
+      },
       { object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'ok' }, finish_reason: 'stop', matched_stop: '</s>' }] },
       '[DONE]',
     ]),
@@ -189,9 +250,15 @@ test('streamed reasoning_content (SGLang/vLLM) and reasoning_details without a r
 test('tool-call fragments without index: a new id opens a new call, fragments go to the last one', () => {
   const r = parseResponseBody(
     sse([
-      { object: 'chat.completion.chunk', choices: [{ index: 0, delta: { tool_calls: [{ id: 'c1', function: { name: 'a', arguments: '{"x"' } }] } }] },
+      {
+        object: 'chat.completion.chunk',
+        choices: [{ index: 0, delta: { tool_calls: [{ id: 'c1', function: { name: 'a', arguments: '{"x"' } }] } }],
+      },
       { object: 'chat.completion.chunk', choices: [{ index: 0, delta: { tool_calls: [{ function: { arguments: ':1}' } }] } }] },
-      { object: 'chat.completion.chunk', choices: [{ index: 0, delta: { tool_calls: [{ id: 'c2', function: { name: 'b', arguments: { y: 2 } } }] } }] },
+      {
+        object: 'chat.completion.chunk',
+        choices: [{ index: 0, delta: { tool_calls: [{ id: 'c2', function: { name: 'b', arguments: { y: 2 } } }] } }],
+      },
       '[DONE]',
     ]),
   );
@@ -215,7 +282,8 @@ test('legacy /completions text choices are content (raw markers show there)', ()
 });
 
 test('invalid JSON in one event is reported and parsing goes on; missing [DONE] is reported', () => {
-  const body = 'data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"a"}}]}\n\ndata: {"choices":[{\n\ndata: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"b"},"finish_reason":"stop"}]}\n\n';
+  const body =
+    'data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"a"}}]}\n\ndata: {"choices":[{\n\ndata: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"b"},"finish_reason":"stop"}]}\n\n';
   const r = parseResponseBody(body);
   assert.equal(r.message.content, 'ab');
   assert.equal(r.finishReason, 'stop');

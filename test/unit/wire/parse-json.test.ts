@@ -4,8 +4,20 @@ import { parseResponseBody, parseResponseJson } from '../../../src/core/wire/ind
 import { RECORDINGS, recording, sharedDir } from '../../helpers/shared';
 
 const BODIES: string[] = [
-  JSON.stringify({ id: 'c1', object: 'chat.completion', model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'hé 世界 😀' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 4 } }),
-  JSON.stringify({ type: 'message', role: 'assistant', content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 1 } }),
+  JSON.stringify({
+    id: 'c1',
+    object: 'chat.completion',
+    model: 'm',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'hé 世界 😀' }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 3, completion_tokens: 4 },
+  }),
+  JSON.stringify({
+    type: 'message',
+    role: 'assistant',
+    content: [{ type: 'text', text: 'hi' }],
+    stop_reason: 'end_turn',
+    usage: { input_tokens: 1, output_tokens: 1 },
+  }),
   JSON.stringify({ object: 'response', output: [{ type: 'message', content: [{ type: 'output_text', text: 'ok' }] }] }),
   JSON.stringify({ text: 'sglang', meta_info: { completion_tokens: 1, output_ids: [5] } }),
   JSON.stringify({ error: { message: 'rate limited', code: 429 } }),
@@ -25,6 +37,10 @@ test('a parsed JSON body reads exactly as its bytes do (recordings and every pro
   for (const text of bodies) {
     const want = parseResponseBody(new TextEncoder().encode(text));
     assert.deepEqual(parseResponseJson(text, JSON.parse(text)), want, text.slice(0, 80));
-    assert.deepEqual(parseResponseJson(text, JSON.parse(text), { path: '/v1/messages' }), parseResponseBody(text, { path: '/v1/messages' }), text.slice(0, 80));
+    assert.deepEqual(
+      parseResponseJson(text, JSON.parse(text), { path: '/v1/messages' }),
+      parseResponseBody(text, { path: '/v1/messages' }),
+      text.slice(0, 80),
+    );
   }
 });

@@ -30,9 +30,17 @@ function bodies(): { name: string; bytes: Uint8Array }[] {
     { name: 'torn-last-event', bytes: enc.encode(longChat(50).slice(0, -9)) },
     { name: 'anthropic', bytes: enc.encode(anthropicToolStream) },
     { name: 'responses', bytes: enc.encode(responsesToolStream) },
-    { name: 'json', bytes: enc.encode(JSON.stringify({ object: 'chat.completion', choices: [{ index: 0, message: { content: 'hi' }, finish_reason: 'stop' }] })) },
+    {
+      name: 'json',
+      bytes: enc.encode(
+        JSON.stringify({ object: 'chat.completion', choices: [{ index: 0, message: { content: 'hi' }, finish_reason: 'stop' }] }),
+      ),
+    },
     { name: 'text', bytes: enc.encode('<think>plain model text</think>done') },
-    { name: 'nul-delimited', bytes: enc.encode('{"text":"a","meta_info":{}}\0{"text":"ab","meta_info":{}}\0{"text":"abc","meta_info":{}}\0') },
+    {
+      name: 'nul-delimited',
+      bytes: enc.encode('{"text":"a","meta_info":{}}\0{"text":"ab","meta_info":{}}\0{"text":"abc","meta_info":{}}\0'),
+    },
   ];
 }
 
@@ -57,13 +65,27 @@ test('a range is the same slice of events, with the same times, as the whole-bod
       const timing = chunks.map((c) => ({ t: c.t, offset: (offset += c.bytes.length) - c.bytes.length, length: c.bytes.length }));
       const all = parseResponseBody(bytes, { chunks: timing }).events;
       assert.ok(all.length > 0, name);
-      for (const [from, count] of [[0, 5], [1, 3], [Math.floor(all.length / 2), 7], [all.length - 4, 10], [all.length - 1, 1], [0, all.length + 5]]) {
+      for (const [from, count] of [
+        [0, 5],
+        [1, 3],
+        [Math.floor(all.length / 2), 7],
+        [all.length - 4, 10],
+        [all.length - 1, 1],
+        [0, all.length + 5],
+      ]) {
         if (from < 0) continue;
         const r = wireEventRange(chunks, from, count);
         const want = all.slice(from, from + count);
         const why = `${name} round ${round} [${from}, +${count})`;
-        assert.deepEqual(r.events.map((e) => ({ t: e.t, event: e.event, data: e.data, comment: e.comment })), want.map((e) => ({ t: e.t, event: e.event, data: e.data, comment: e.comment })), why);
-        const before = all.slice(0, from).filter((e) => e.t !== undefined).at(-1)?.t;
+        assert.deepEqual(
+          r.events.map((e) => ({ t: e.t, event: e.event, data: e.data, comment: e.comment })),
+          want.map((e) => ({ t: e.t, event: e.event, data: e.data, comment: e.comment })),
+          why,
+        );
+        const before = all
+          .slice(0, from)
+          .filter((e) => e.t !== undefined)
+          .at(-1)?.t;
         assert.equal(r.timeBefore, before, `${why}: the time the first gap is measured from`);
         if (from + count >= all.length) assert.equal(r.total, all.length, `${why}: a range reaching the end knows the total`);
         ranges++;

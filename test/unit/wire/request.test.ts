@@ -11,10 +11,14 @@ test('recorded requests: Chat Completions with the weather tool', (t) => {
     ran++;
     const req = normalizeRequest(body);
     assert.equal(req.protocol, 'openai-chat', name);
-    assert.deepEqual(req.messages, [
-      { role: 'system', content: 'You are a helpful assistant' },
-      { role: 'user', content: "What's the weather in Florence,Italy?" },
-    ], name);
+    assert.deepEqual(
+      req.messages,
+      [
+        { role: 'system', content: 'You are a helpful assistant' },
+        { role: 'user', content: "What's the weather in Florence,Italy?" },
+      ],
+      name,
+    );
     assert.equal(req.tools.length, 1, name);
     assert.equal(req.tools[0].name, 'weather', name);
     assert.deepEqual((req.tools[0].parameters as { required: string[] }).required, ['location'], name);
@@ -35,7 +39,13 @@ test('Chat Completions: tool calls and tool results in history, reasoning, conte
     provider: { only: ['chutes'], allow_fallbacks: false, require_parameters: true },
     messages: [
       { role: 'system', content: 'You are OpenCode.' },
-      { role: 'user', content: [{ type: 'text', text: 'Read ' }, { type: 'text', text: 'a.txt' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Read ' },
+          { type: 'text', text: 'a.txt' },
+        ],
+      },
       {
         role: 'assistant',
         content: '',
@@ -44,7 +54,12 @@ test('Chat Completions: tool calls and tool results in history, reasoning, conte
       },
       { role: 'tool', tool_call_id: 'functions.read:0', content: 'hello' },
     ],
-    tools: [{ type: 'function', function: { name: 'read', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }],
+    tools: [
+      {
+        type: 'function',
+        function: { name: 'read', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+      },
+    ],
   };
   const req = normalizeRequest(body);
   assert.equal(req.protocol, 'openai-chat');
@@ -54,10 +69,16 @@ test('Chat Completions: tool calls and tool results in history, reasoning, conte
   assert.deepEqual(req.messages, [
     { role: 'system', content: 'You are OpenCode.' },
     { role: 'user', content: 'Read a.txt' },
-    { role: 'assistant', reasoning: 'Need to read.', toolCalls: [{ index: 0, id: 'functions.read:0', name: 'read', arguments: '{"path":"a.txt"}' }] },
+    {
+      role: 'assistant',
+      reasoning: 'Need to read.',
+      toolCalls: [{ index: 0, id: 'functions.read:0', name: 'read', arguments: '{"path":"a.txt"}' }],
+    },
     { role: 'tool', content: 'hello', toolCallId: 'functions.read:0' },
   ]);
-  assert.deepEqual(req.tools, [{ name: 'read', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } } } }]);
+  assert.deepEqual(req.tools, [
+    { name: 'read', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+  ]);
   assert.equal(req.raw, body);
 });
 
@@ -84,14 +105,25 @@ test('Anthropic Messages: system blocks, thinking, tool_use, tool_result, input_
         ],
       },
     ],
-    tools: [{ name: 'Bash', description: 'Run a command', input_schema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] } }],
+    tools: [
+      {
+        name: 'Bash',
+        description: 'Run a command',
+        input_schema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] },
+      },
+    ],
   };
   const req = normalizeRequest(JSON.stringify(body));
   assert.equal(req.protocol, 'anthropic-messages');
   assert.deepEqual(req.messages, [
     { role: 'system', content: 'You are Claude Code.' },
     { role: 'user', content: 'List files' },
-    { role: 'assistant', content: 'Listing.', reasoning: 'Use Bash.', toolCalls: [{ index: 0, id: 'toolu_01', name: 'Bash', arguments: '{"command":"ls"}' }] },
+    {
+      role: 'assistant',
+      content: 'Listing.',
+      reasoning: 'Use Bash.',
+      toolCalls: [{ index: 0, id: 'toolu_01', name: 'Bash', arguments: '{"command":"ls"}' }],
+    },
     { role: 'tool', content: 'a.txt', toolCallId: 'toolu_01' },
     { role: 'user', content: 'Thanks' },
   ]);
@@ -121,11 +153,19 @@ test('Responses: instructions, message / reasoning / function_call / function_ca
   assert.deepEqual(req.messages, [
     { role: 'system', content: 'You are Codex.' },
     { role: 'user', content: 'Run ls' },
-    { role: 'assistant', reasoning: 'Use shell.', content: 'Running.', toolCalls: [{ index: 0, id: 'call_1', name: 'shell', arguments: '{"command":["ls"]}' }] },
+    {
+      role: 'assistant',
+      reasoning: 'Use shell.',
+      content: 'Running.',
+      toolCalls: [{ index: 0, id: 'call_1', name: 'shell', arguments: '{"command":["ls"]}' }],
+    },
     { role: 'tool', content: 'a.txt', toolCallId: 'call_1' },
     { role: 'user', content: 'ok' },
   ]);
-  assert.deepEqual(req.tools, [{ name: 'shell', description: 'Run a shell command', parameters: { type: 'object' } }, { name: 'web_search' }]);
+  assert.deepEqual(req.tools, [
+    { name: 'shell', description: 'Run a shell command', parameters: { type: 'object' } },
+    { name: 'web_search' },
+  ]);
   assert.equal(normalizeRequest({ model: 'm', input: 'hi' }).messages[0].content, 'hi');
 });
 

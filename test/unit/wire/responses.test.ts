@@ -24,14 +24,25 @@ test('stream without response.completed: no-terminal-event ([DONE] is not this p
   const r = parseResponseBody(cut + 'data: [DONE]\n\n', { path: '/v1/responses' });
   assert.equal(r.terminated, false);
   assert.equal(r.message.toolCalls[0].arguments, '{"command":["ls","-la"]}');
-  assert.deepEqual(r.wireIssues.map((i) => i.code), ['no-terminal-event']);
+  assert.deepEqual(
+    r.wireIssues.map((i) => i.code),
+    ['no-terminal-event'],
+  );
 });
 
 test('items that never streamed deltas are taken whole from output_item.done', () => {
   const r = parseResponseBody(
     sse([
-      { type: 'response.output_item.done', output_index: 0, item: { id: 'msg_1', type: 'message', content: [{ type: 'output_text', text: 'Done.' }] } },
-      { type: 'response.output_item.done', output_index: 1, item: { id: 'fc_1', type: 'function_call', call_id: 'call_1', name: 'apply_patch', arguments: '{"input":"*** Begin Patch"}' } },
+      {
+        type: 'response.output_item.done',
+        output_index: 0,
+        item: { id: 'msg_1', type: 'message', content: [{ type: 'output_text', text: 'Done.' }] },
+      },
+      {
+        type: 'response.output_item.done',
+        output_index: 1,
+        item: { id: 'fc_1', type: 'function_call', call_id: 'call_1', name: 'apply_patch', arguments: '{"input":"*** Begin Patch"}' },
+      },
       { type: 'response.completed', response: { id: 'resp_1', status: 'completed' } },
     ]),
   );
@@ -41,24 +52,37 @@ test('items that never streamed deltas are taken whole from output_item.done', (
 
 test('response.incomplete (max_output_tokens) → length; response.failed → error', () => {
   const inc = parseResponseBody(
-    sse([{ type: 'response.output_text.delta', item_id: 'm', output_index: 0, delta: 'cut' }, { type: 'response.incomplete', response: { id: 'r', status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } } }]),
+    sse([
+      { type: 'response.output_text.delta', item_id: 'm', output_index: 0, delta: 'cut' },
+      { type: 'response.incomplete', response: { id: 'r', status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } } },
+    ]),
   );
   assert.equal(inc.finishReason, 'length');
   assert.equal(inc.nativeFinishReason, 'max_output_tokens');
   assert.equal(inc.terminated, true);
 
-  const failed = parseResponseBody(sse([{ type: 'response.failed', response: { id: 'r', status: 'failed', error: { code: 'server_error', message: 'The model failed' } } }]));
+  const failed = parseResponseBody(
+    sse([
+      { type: 'response.failed', response: { id: 'r', status: 'failed', error: { code: 'server_error', message: 'The model failed' } } },
+    ]),
+  );
   assert.equal(failed.finishReason, 'error');
   assert.deepEqual(failed.error, { code: 'server_error', message: 'The model failed' });
   assert.equal(failed.terminated, true);
-  assert.deepEqual(failed.wireIssues.map((i) => i.code), ['error-event']);
+  assert.deepEqual(
+    failed.wireIssues.map((i) => i.code),
+    ['error-event'],
+  );
 });
 
 test('error event', () => {
   const r = parseResponseBody(sse([{ type: 'error', code: 'rate_limit_exceeded', message: 'Slow down', param: null, sequence_number: 1 }]));
   assert.equal(r.protocol, 'openai-responses');
   assert.deepEqual(r.error, { code: 'rate_limit_exceeded', message: 'Slow down' });
-  assert.deepEqual(r.wireIssues.map((i) => i.code), ['error-event', 'no-terminal-event']);
+  assert.deepEqual(
+    r.wireIssues.map((i) => i.code),
+    ['error-event', 'no-terminal-event'],
+  );
 });
 
 test('non-streamed response object', () => {
@@ -79,7 +103,9 @@ test('non-streamed response object', () => {
   assert.equal(r.streamed, false);
   assert.equal(r.message.reasoning, 'Check weather.');
   assert.equal(r.message.content, 'Let me look.');
-  assert.deepEqual(r.message.toolCalls, [{ index: 0, id: 'call_12345xyz', name: 'get_weather', arguments: '{"location":"Paris, France"}' }]);
+  assert.deepEqual(r.message.toolCalls, [
+    { index: 0, id: 'call_12345xyz', name: 'get_weather', arguments: '{"location":"Paris, France"}' },
+  ]);
   assert.equal(r.finishReason, 'tool_calls');
   assert.deepEqual(r.usage, { promptTokens: 36, completionTokens: 87, totalTokens: 123 });
 });

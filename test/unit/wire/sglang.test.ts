@@ -7,7 +7,14 @@ test('JSON /generate (wire-formats §2.4 sample): text, output_ids, finish lengt
   const body = {
     text: ' the capital',
     output_ids: [11319, 6864],
-    meta_info: { id: '1b5d', finish_reason: { type: 'length', length: 2 }, prompt_tokens: 2, completion_tokens: 2, cached_tokens: 0, e2e_latency: 35.56 },
+    meta_info: {
+      id: '1b5d',
+      finish_reason: { type: 'length', length: 2 },
+      prompt_tokens: 2,
+      completion_tokens: 2,
+      cached_tokens: 0,
+      e2e_latency: 35.56,
+    },
   };
   const r = parseResponseBody(JSON.stringify(body));
   assert.equal(r.protocol, 'sglang-generate');
@@ -26,7 +33,14 @@ test('batched array body: the first output; stop with matched token id; logprob 
     {
       text: 'Hi',
       output_ids: [5, 163586],
-      meta_info: { id: 'a', finish_reason: { type: 'stop', matched: 163586 }, output_token_logprobs: [[-0.1, 5, 'Hi'], [-0.01, 163586, '<|im_end|>']] },
+      meta_info: {
+        id: 'a',
+        finish_reason: { type: 'stop', matched: 163586 },
+        output_token_logprobs: [
+          [-0.1, 5, 'Hi'],
+          [-0.01, 163586, '<|im_end|>'],
+        ],
+      },
     },
     { text: 'other', meta_info: { id: 'b', finish_reason: { type: 'stop', matched: '\n' } } },
   ];
@@ -80,16 +94,25 @@ test('legacy NUL-delimited chunks', () => {
 test('stream cut before any finish_reason: no-terminal-event', () => {
   const r = parseResponseBody(sse([{ text: 'a', meta_info: { finish_reason: null } }]), { path: '/generate' });
   assert.equal(r.terminated, false);
-  assert.deepEqual(r.wireIssues.map((i) => i.code), ['no-terminal-event']);
+  assert.deepEqual(
+    r.wireIssues.map((i) => i.code),
+    ['no-terminal-event'],
+  );
 });
 
 test('abort with a message is an upstream error', () => {
   const r = parseResponseBody(
-    JSON.stringify({ text: '', meta_info: { id: 'x', finish_reason: { type: 'abort', message: 'The input is longer than the context length', status_code: 400 } } }),
+    JSON.stringify({
+      text: '',
+      meta_info: { id: 'x', finish_reason: { type: 'abort', message: 'The input is longer than the context length', status_code: 400 } },
+    }),
   );
   assert.equal(r.finishReason, 'abort');
   assert.deepEqual(r.error, { code: 400, message: 'The input is longer than the context length' });
-  assert.deepEqual(r.wireIssues.map((i) => i.code), ['error-event']);
+  assert.deepEqual(
+    r.wireIssues.map((i) => i.code),
+    ['error-event'],
+  );
 });
 
 test('cumulative text with incremental ids (some SGLang versions): both rebuilt, repeated tokens kept', () => {

@@ -24,13 +24,14 @@ test('CRLF, CR and LF line ends give the same events', () => {
   assert.deepEqual(strip(parseSse(lf.replace(/\n/g, '\r\n'))), expected);
   assert.deepEqual(strip(parseSse(lf.replace(/\n/g, '\r'))), expected);
   // Offsets stay byte offsets of the event's first line in each variant.
-  assert.equal(parseSse(lf.replace(/\n/g, '\r\n'))[2].offset, enc.encode('event: message_start\r\ndata: {"x":"é"}\r\n\r\n: ka\r\n\r\n').length);
+  assert.equal(
+    parseSse(lf.replace(/\n/g, '\r\n'))[2].offset,
+    enc.encode('event: message_start\r\ndata: {"x":"é"}\r\n\r\n: ka\r\n\r\n').length,
+  );
 });
 
 test('multi-line data is joined with \\n; event field; optional space after the colon', () => {
-  assert.deepEqual(parseSse('event: ping\ndata:first\ndata: second\ndata\n\n'), [
-    { event: 'ping', data: 'first\nsecond\n', offset: 0 },
-  ]);
+  assert.deepEqual(parseSse('event: ping\ndata:first\ndata: second\ndata\n\n'), [{ event: 'ping', data: 'first\nsecond\n', offset: 0 }]);
 });
 
 test('id/retry/unknown fields are ignored; event without data is still reported', () => {
@@ -74,11 +75,14 @@ test('events get the arrival time of the chunk holding their first byte', () => 
   const a = r.push('data: one\n\nda', 5);
   const b = r.push('ta: two\n\n: c\n\n', 9);
   const c = r.end();
-  assert.deepEqual([...a, ...b, ...c], [
-    { data: 'one', offset: 0, t: 5 },
-    { data: 'two', offset: 11, t: 5 },
-    { data: 'c', comment: true, offset: 22, t: 9 },
-  ]);
+  assert.deepEqual(
+    [...a, ...b, ...c],
+    [
+      { data: 'one', offset: 0, t: 5 },
+      { data: 'two', offset: 11, t: 5 },
+      { data: 'c', comment: true, offset: 22, t: 9 },
+    ],
+  );
 });
 
 test('the reader copies pending bytes: callers may reuse their buffer', () => {

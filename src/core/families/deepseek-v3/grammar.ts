@@ -193,7 +193,13 @@ function call(variant: Variant, out: ParseOut, start: number, bodyStart: number,
     const cutBeforeArgs = !fenced && (fenceAt === text.length || endsInMarker(text, fenceAt, [FENCE_OPEN]));
     if (!fenced && !cutBeforeArgs) defects.push(`no ${FENCE_OPEN} fence`);
     if (cutBeforeArgs) missing = FENCE_OPEN;
-    else body = jsonBody(out, fenced ? fenceAt + FENCE_OPEN.length : nameRange[1], [FENCE_CLOSE, ...BODY_STOPS], [FENCE_CLOSE, CALL_END, ...MARKERS]);
+    else
+      body = jsonBody(
+        out,
+        fenced ? fenceAt + FENCE_OPEN.length : nameRange[1],
+        [FENCE_CLOSE, ...BODY_STOPS],
+        [FENCE_CLOSE, CALL_END, ...MARKERS],
+      );
   }
   const name = text.slice(...nameRange);
   let end = nameRange[1];
@@ -221,7 +227,10 @@ function call(variant: Variant, out: ParseOut, start: number, bodyStart: number,
       closed = true;
     } else if (body.cut && (body.cut.marker === CALL_END || body.cut.marker === FENCE_CLOSE)) {
       // Another cut-short marker is left to the section, which reports it.
-      out.problem('marker-truncated', `${body.cut.marker} is cut short`, body.cut.start, body.cut.end, { marker: body.cut.marker, callIndex: index });
+      out.problem('marker-truncated', `${body.cut.marker} is cut short`, body.cut.start, body.cut.end, {
+        marker: body.cut.marker,
+        callIndex: index,
+      });
       end = body.cut.end;
       expectedAt = body.cut.start;
     }

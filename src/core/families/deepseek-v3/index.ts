@@ -15,5 +15,10 @@ export const deepseekV3: Family<'deepseek-v3'> = {
   },
   // DeepSeek's own API serves `deepseek-chat` with a newer model that thinks when asked (`thinking: {type: enabled}`);
   // V3 and R1 elsewhere demand nothing (R1's API even refused reasoning sent back).
-  history: { reasoningWithToolCalls: 'required', api: 'DeepSeek', models: /^deepseek-chat$/, error: 'Missing `reasoning_content` field in the assistant message at message index {index}' },
+  history: {
+    reasoningWithToolCalls: 'required',
+    api: 'DeepSeek',
+    models: /^deepseek-chat$/,
+    error: 'Missing `reasoning_content` field in the assistant message at message index {index}',
+  },
 };

@@ -5,13 +5,31 @@ import { fixture, type FamilyVerdicts } from '../shared/verdicts';
 const verdicts: FamilyVerdicts = {
   family: 'deepseek-v3',
   engines: {
-    vllm: { release: '0.23.0', parser: 'deepseek_v3', code: 'vllm-project/vllm vllm/tool_parsers/deepseekv3_tool_parser.py', evidence: fixture('vllm', 'deepseek_v3') },
-    sglang: { release: '0.5.12.post1', parser: 'deepseekv3', code: 'sgl-project/sglang python/sglang/srt/function_call/deepseekv3_detector.py', evidence: fixture('sglang', 'deepseek_v3') },
-    dynamo: { release: '3.0.0', parser: 'deepseek_v3', code: 'ai-dynamo/dynamo lib/parsers/src/tool_calling/json/deepseek_v3_parser.rs', evidence: fixture('dynamo', 'deepseek_v3') },
+    vllm: {
+      release: '0.23.0',
+      parser: 'deepseek_v3',
+      code: 'vllm-project/vllm vllm/tool_parsers/deepseekv3_tool_parser.py',
+      evidence: fixture('vllm', 'deepseek_v3'),
+    },
+    sglang: {
+      release: '0.5.12.post1',
+      parser: 'deepseekv3',
+      code: 'sgl-project/sglang python/sglang/srt/function_call/deepseekv3_detector.py',
+      evidence: fixture('sglang', 'deepseek_v3'),
+    },
+    dynamo: {
+      release: '3.0.0',
+      parser: 'deepseek_v3',
+      code: 'ai-dynamo/dynamo lib/parsers/src/tool_calling/json/deepseek_v3_parser.rs',
+      evidence: fixture('dynamo', 'deepseek_v3'),
+    },
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: '<｜tool▁call▁end｜> and <｜tool▁calls▁end｜> missing after a complete fenced body',
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: '<｜tool▁call▁end｜> and <｜tool▁calls▁end｜> missing after a complete fenced body',
       verdicts: {
         vllm: { outcome: 'dropped', text: 'no call, empty content' },
         sglang: { outcome: 'dropped', text: 'no call, empty content' },
@@ -19,7 +37,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.b', class: 'orphan-close', calls: 'single', what: 'a complete call and <｜tool▁calls▁end｜> without <｜tool▁calls▁begin｜>',
+      id: '5.b',
+      class: 'orphan-close',
+      calls: 'single',
+      what: 'a complete call and <｜tool▁calls▁end｜> without <｜tool▁calls▁begin｜>',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the <｜tool▁call…｜> envelope stays in content' },
         sglang: { outcome: 'content', text: 'no call; the <｜tool▁call…｜> envelope stays in content' },
@@ -27,7 +48,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside the fenced JSON arguments',
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside the fenced JSON arguments',
       verdicts: {
         vllm: { outcome: 'dropped', text: 'no call, empty content' },
         sglang: { outcome: 'dropped', text: 'no call, empty content' },
@@ -35,7 +59,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: 'the last of several calls lacks only its end markers (body complete)',
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: 'the last of several calls lacks only its end markers (body complete)',
       verdicts: {
         vllm: { outcome: 'partial', text: 'the first call is delivered, the last one dropped' },
         sglang: { outcome: 'partial', text: 'the first call is delivered, the last one dropped' },
@@ -43,7 +70,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
       verdicts: {
         vllm: { outcome: 'partial', text: 'the complete calls are delivered, the cut one dropped' },
         sglang: { outcome: 'partial', text: 'the complete calls are delivered, the cut one dropped' },

@@ -12,13 +12,31 @@ const WHAT: Record<string, string> = {
 const verdicts: FamilyVerdicts = {
   family: 'deepseek-v31',
   engines: {
-    vllm: { release: '0.23.0', parser: 'deepseek_v31', code: 'vllm-project/vllm vllm/tool_parsers/deepseekv31_tool_parser.py', evidence: fixture('vllm', 'deepseek_v3_1') },
-    sglang: { release: '0.5.12.post1', parser: 'deepseekv31', code: 'sgl-project/sglang python/sglang/srt/function_call/deepseekv31_detector.py', evidence: fixture('sglang', 'deepseek_v3_1') },
-    dynamo: { release: '3.0.0', parser: 'deepseek_v3_1', code: 'ai-dynamo/dynamo lib/parsers/src/tool_calling/json/deepseek_v3_1_parser.rs', evidence: fixture('dynamo', 'deepseek_v3_1') },
+    vllm: {
+      release: '0.23.0',
+      parser: 'deepseek_v31',
+      code: 'vllm-project/vllm vllm/tool_parsers/deepseekv31_tool_parser.py',
+      evidence: fixture('vllm', 'deepseek_v3_1'),
+    },
+    sglang: {
+      release: '0.5.12.post1',
+      parser: 'deepseekv31',
+      code: 'sgl-project/sglang python/sglang/srt/function_call/deepseekv31_detector.py',
+      evidence: fixture('sglang', 'deepseek_v3_1'),
+    },
+    dynamo: {
+      release: '3.0.0',
+      parser: 'deepseek_v3_1',
+      code: 'ai-dynamo/dynamo lib/parsers/src/tool_calling/json/deepseek_v3_1_parser.rs',
+      evidence: fixture('dynamo', 'deepseek_v3_1'),
+    },
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: '<｜tool▁calls▁end｜> missing, the call closed',
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: '<｜tool▁calls▁end｜> missing, the call closed',
       verdicts: {
         vllm: { outcome: 'recovered', text: 'the complete call is delivered' },
         sglang: { outcome: 'recovered', text: 'the complete call is delivered' },

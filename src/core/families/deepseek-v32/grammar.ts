@@ -67,7 +67,14 @@ interface Spelling {
 function spelling(block: string, core = CORE): Spelling {
   const tag = (name: string) => `<${core}${name}`;
   const end = (name: string) => `</${core}${name}>`;
-  const s = { begin: `${tag(block)}>`, end: end(block), invokeOpen: `${tag('invoke')} name="`, invokeClose: end('invoke'), paramOpen: `${tag('parameter')} name="`, paramClose: end('parameter') };
+  const s = {
+    begin: `${tag(block)}>`,
+    end: end(block),
+    invokeOpen: `${tag('invoke')} name="`,
+    invokeClose: end('invoke'),
+    paramOpen: `${tag('parameter')} name="`,
+    paramClose: end('parameter'),
+  };
   return { block, core, ...s, toolMarkers: [s.begin, s.end, s.invokeOpen, s.invokeClose, s.paramOpen, s.paramClose] };
 }
 
@@ -89,7 +96,11 @@ function jsonObjectBody(text: string, from: number, to: number): [number, number
 }
 
 /** An invoke with a JSON body: its arguments are that object (compact), then the invoke's closer. */
-function jsonInvoke(out: ParseOut, c: { start: number; name: [number, number]; json: [number, number]; closer: string; defects: string[] }, markers: readonly string[]): number {
+function jsonInvoke(
+  out: ParseOut,
+  c: { start: number; name: [number, number]; json: [number, number]; closer: string; defects: string[] },
+  markers: readonly string[],
+): number {
   const { text } = out;
   const index = out.calls.length;
   out.addCall(text.slice(...c.name), JSON.stringify(JSON.parse(text.slice(...c.json))));
@@ -112,7 +123,11 @@ function grammarOf(sp: Spelling, markers: readonly string[], variant = false): {
       if (!out.text.startsWith(sp.paramOpen, pos)) return undefined;
       const h = attrHead(out, pos, sp.paramOpen, to);
       const typed = /string\s*=\s*"(true|false)"/.exec(h.attrs)?.[1];
-      return { key: out.text.slice(...h.name), valueStart: h.closed ? h.end : to, type: typed === 'true' ? 'string' : typed === 'false' ? 'json' : undefined };
+      return {
+        key: out.text.slice(...h.name),
+        valueStart: h.closed ? h.end : to,
+        type: typed === 'true' ? 'string' : typed === 'false' ? 'json' : undefined,
+      };
     },
   };
   const bodyStops = [sp.invokeClose, sp.invokeOpen, sp.end, sp.begin, EOS];
@@ -140,7 +155,14 @@ function grammarOf(sp: Spelling, markers: readonly string[], variant = false): {
       markers,
     );
   };
-  return { starters: invokeStarters({ sectionBegin: sp.begin, sectionEnd: sp.end, invokeOpen: sp.invokeOpen, invokeClose: sp.invokeClose }, EOS, markers, call) };
+  return {
+    starters: invokeStarters(
+      { sectionBegin: sp.begin, sectionEnd: sp.end, invokeOpen: sp.invokeOpen, invokeClose: sp.invokeClose },
+      EOS,
+      markers,
+      call,
+    ),
+  };
 }
 
 const BLOCKS = ['function_calls', 'tool_calls', 'calls'] as const;
@@ -177,8 +199,22 @@ interface Variant {
  * (a `deepseek-v4` model id is routed to V4.1 during its compatibility period, and Dynamo's `deepseek_v4` selector
  * accepts both: ai-dynamo/frontend-crates `parsers/v2/README.md`).
  */
-function dsml(id: FamilyId, own: Spelling, displayName: string, parser: string, matches: (key: string) => boolean, also: Spelling[] = []): ModelFormat {
-  const { begin: SECTION_BEGIN, end: SECTION_END, invokeOpen: INVOKE_OPEN, invokeClose: INVOKE_CLOSE, paramOpen: PARAM_OPEN, paramClose: PARAM_CLOSE } = own;
+function dsml(
+  id: FamilyId,
+  own: Spelling,
+  displayName: string,
+  parser: string,
+  matches: (key: string) => boolean,
+  also: Spelling[] = [],
+): ModelFormat {
+  const {
+    begin: SECTION_BEGIN,
+    end: SECTION_END,
+    invokeOpen: INVOKE_OPEN,
+    invokeClose: INVOKE_CLOSE,
+    paramOpen: PARAM_OPEN,
+    paramClose: PARAM_CLOSE,
+  } = own;
   const TOOL_MARKERS = [...own.toolMarkers, ...also.flatMap((a) => a.toolMarkers)];
   const closers = (sp: Spelling) => [sp.end, sp.invokeClose, sp.paramClose];
   const openers = (sp: Spelling) => [sp.begin, sp.invokeOpen, sp.paramOpen];
@@ -186,7 +222,9 @@ function dsml(id: FamilyId, own: Spelling, displayName: string, parser: string, 
   const accepted = [own, ...also];
   const acceptedCores = new Set(accepted.map((sp) => sp.core));
   // The canonical markers of the other versions: cut short or left over, they are DSML too.
-  const others = [spelling('function_calls'), spelling('tool_calls'), spelling('calls', CORE_V41)].filter((sp) => !accepted.some((a) => a.core === sp.core && a.block === sp.block));
+  const others = [spelling('function_calls'), spelling('tool_calls'), spelling('calls', CORE_V41)].filter(
+    (sp) => !accepted.some((a) => a.core === sp.core && a.block === sp.block),
+  );
   const PARSE_MARKERS = [...MARKERS, ...others.flatMap(closers), ...others.flatMap(openers)];
 
   const grammar = (variants: Variant[]): TurnGrammar => {
@@ -314,6 +352,21 @@ const V41 = spelling('calls', CORE_V41);
  */
 const DS = 'deepseek[-._](?:chat[-._])?';
 
-export const deepseekV32 = dsml('deepseek-v32', spelling('function_calls'), 'DeepSeek V3.2 (DSML)', 'the V3.2 parser (vLLM deepseek_v32, Dynamo deepseek_v3_2)', (key) => new RegExp(`${DS}v3\\.2`).test(key));
-export const deepseekV4 = dsml('deepseek-v4', spelling('tool_calls'), 'DeepSeek V4 (DSML)', 'the V4 parser (vLLM deepseek_v4)', (key) => new RegExp(`${DS}v4(?![.-]1(?!\\d))`).test(key), [V41]);
-export const deepseekV41 = dsml('deepseek-v41', V41, 'DeepSeek V4.1 (spaced DSML)', 'the V4.1 parser (SGLang deepseekv41)', (key) => new RegExp(`${DS}v4[.-]1(?!\\d)`).test(key));
+export const deepseekV32 = dsml(
+  'deepseek-v32',
+  spelling('function_calls'),
+  'DeepSeek V3.2 (DSML)',
+  'the V3.2 parser (vLLM deepseek_v32, Dynamo deepseek_v3_2)',
+  (key) => new RegExp(`${DS}v3\\.2`).test(key),
+);
+export const deepseekV4 = dsml(
+  'deepseek-v4',
+  spelling('tool_calls'),
+  'DeepSeek V4 (DSML)',
+  'the V4 parser (vLLM deepseek_v4)',
+  (key) => new RegExp(`${DS}v4(?![.-]1(?!\\d))`).test(key),
+  [V41],
+);
+export const deepseekV41 = dsml('deepseek-v41', V41, 'DeepSeek V4.1 (spaced DSML)', 'the V4.1 parser (SGLang deepseekv41)', (key) =>
+  new RegExp(`${DS}v4[.-]1(?!\\d)`).test(key),
+);

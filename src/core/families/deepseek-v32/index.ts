@@ -17,5 +17,9 @@ export const deepseekV32: Family<'deepseek-v32'> = {
     callIds: 'digest',
   },
   // DeepSeek's thinking mode: reasoning of tool-call turns goes back in every later request (api-docs thinking_mode).
-  history: { reasoningWithToolCalls: 'required', api: 'DeepSeek', error: 'Missing `reasoning_content` field in the assistant message at message index {index}' },
+  history: {
+    reasoningWithToolCalls: 'required',
+    api: 'DeepSeek',
+    error: 'Missing `reasoning_content` field in the assistant message at message index {index}',
+  },
 };

@@ -6,13 +6,31 @@ import { fixture, type FamilyVerdicts } from '../shared/verdicts';
 const verdicts: FamilyVerdicts = {
   family: 'deepseek-v32',
   engines: {
-    vllm: { release: '0.23.0', parser: 'deepseek_v32', code: 'vllm-project/vllm vllm/tool_parsers/deepseekv32_tool_parser.py', evidence: fixture('vllm', 'deepseek_v3_2') },
-    sglang: { release: '0.5.12.post1', parser: 'deepseekv32', code: 'sgl-project/sglang python/sglang/srt/function_call/deepseekv32_detector.py', evidence: fixture('sglang', 'deepseek_v3_2') },
-    dynamo: { release: '3.0.0', parser: 'deepseek_v3_2', code: 'ai-dynamo/dynamo lib/parsers/src/tool_calling/dsml/parser.rs', evidence: fixture('dynamo', 'deepseek_v3_2') },
+    vllm: {
+      release: '0.23.0',
+      parser: 'deepseek_v32',
+      code: 'vllm-project/vllm vllm/tool_parsers/deepseekv32_tool_parser.py',
+      evidence: fixture('vllm', 'deepseek_v3_2'),
+    },
+    sglang: {
+      release: '0.5.12.post1',
+      parser: 'deepseekv32',
+      code: 'sgl-project/sglang python/sglang/srt/function_call/deepseekv32_detector.py',
+      evidence: fixture('sglang', 'deepseek_v3_2'),
+    },
+    dynamo: {
+      release: '3.0.0',
+      parser: 'deepseek_v3_2',
+      code: 'ai-dynamo/dynamo lib/parsers/src/tool_calling/dsml/parser.rs',
+      evidence: fixture('dynamo', 'deepseek_v3_2'),
+    },
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: '</｜DSML｜function_calls> missing, the invoke complete',
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: '</｜DSML｜function_calls> missing, the invoke complete',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the whole DSML text goes to content' },
         sglang: { outcome: 'dropped', text: 'no call, empty content' },
@@ -20,7 +38,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.b', class: 'orphan-close', calls: 'single', what: 'an invoke and </｜DSML｜function_calls> without the opening wrapper',
+      id: '5.b',
+      class: 'orphan-close',
+      calls: 'single',
+      what: 'an invoke and </｜DSML｜function_calls> without the opening wrapper',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the DSML markers stay in content' },
         sglang: { outcome: 'content', text: 'no call; the DSML markers stay in content' },
@@ -28,7 +49,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside a parameter value',
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside a parameter value',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the whole DSML text goes to content' },
         sglang: { outcome: 'dropped', text: 'no call, empty content' },
@@ -36,7 +60,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: 'several complete invokes, the outer close missing',
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: 'several complete invokes, the outer close missing',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the whole DSML text goes to content' },
         sglang: { outcome: 'dropped', text: 'no call; only the narration is kept' },
@@ -44,7 +71,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several invokes cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several invokes cut off mid-value',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the whole DSML text goes to content' },
         sglang: { outcome: 'dropped', text: 'no call; only the narration is kept' },

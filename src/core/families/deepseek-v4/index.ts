@@ -9,11 +9,24 @@ export const deepseekV4: Family<'deepseek-v4'> = {
   verdicts,
   tokenizer: { repo: 'deepseek-ai/DeepSeek-V4' },
   repair: {
-    openers: ['<｜DSML｜tool_calls>', '<｜DSML｜invoke name="', '<｜DSML｜parameter name="', '<｜DSML｜ calls>', '<｜DSML｜ invoke name="', '<｜DSML｜ parameter name="', ...DSML_SPELLINGS],
+    openers: [
+      '<｜DSML｜tool_calls>',
+      '<｜DSML｜invoke name="',
+      '<｜DSML｜parameter name="',
+      '<｜DSML｜ calls>',
+      '<｜DSML｜ invoke name="',
+      '<｜DSML｜ parameter name="',
+      ...DSML_SPELLINGS,
+    ],
     stripped: [],
     arguments: 'tagged',
     callIds: 'digest',
   },
   // DeepSeek's API thinks by default and wants the reasoning of tool-call turns back in every later request.
-  history: { reasoningWithToolCalls: 'required', api: 'DeepSeek', thinksByDefault: /^deepseek-v4/, error: 'The reasoning_content in the thinking mode must be passed back to the API.' },
+  history: {
+    reasoningWithToolCalls: 'required',
+    api: 'DeepSeek',
+    thinksByDefault: /^deepseek-v4/,
+    error: 'The reasoning_content in the thinking mode must be passed back to the API.',
+  },
 };

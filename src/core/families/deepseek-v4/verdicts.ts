@@ -10,17 +10,32 @@ const NO_SGLANG = { outcome: 'unsupported', text: 'no DeepSeek V4 parser in this
 const verdicts: FamilyVerdicts = {
   family: 'deepseek-v4',
   engines: {
-    vllm: { release: '0.23.0', parser: 'deepseek_v4', code: 'vllm-project/vllm vllm/tool_parsers/deepseekv4_tool_parser.py', evidence: fixture('vllm', 'deepseek_v4') },
+    vllm: {
+      release: '0.23.0',
+      parser: 'deepseek_v4',
+      code: 'vllm-project/vllm vllm/tool_parsers/deepseekv4_tool_parser.py',
+      evidence: fixture('vllm', 'deepseek_v4'),
+    },
     sglang: {
-      release: '0.5.12.post1', parser: '(none)', code: 'sgl-project/sglang python/sglang/srt/function_call/deepseekv4_detector.py (later releases)',
+      release: '0.5.12.post1',
+      parser: '(none)',
+      code: 'sgl-project/sglang python/sglang/srt/function_call/deepseekv4_detector.py (later releases)',
       evidence: `${fixture('sglang', 'deepseek_v4').replace('TOOLCALLING.batch.5.yaml', 'TOOLCALLING.batch.yaml').replace('sglang-0.5.12.post1', 'inputs')} (case 13.c)`,
       note: 'later SGLang registers deepseekv4 / deepseekv41; not measured here',
     },
-    dynamo: { release: '3.0.0', parser: 'deepseek_v4', code: 'ai-dynamo/dynamo lib/parsers/src/tool_calling/dsml/parser.rs', evidence: fixture('dynamo', 'deepseek_v4') },
+    dynamo: {
+      release: '3.0.0',
+      parser: 'deepseek_v4',
+      code: 'ai-dynamo/dynamo lib/parsers/src/tool_calling/dsml/parser.rs',
+      evidence: fixture('dynamo', 'deepseek_v4'),
+    },
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: '</｜DSML｜tool_calls> missing, the invoke complete',
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: '</｜DSML｜tool_calls> missing, the invoke complete',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the DSML envelope leaks into content' },
         sglang: NO_SGLANG,
@@ -28,7 +43,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.b', class: 'orphan-close', calls: 'single', what: 'an invoke and the closer without the opening wrapper',
+      id: '5.b',
+      class: 'orphan-close',
+      calls: 'single',
+      what: 'an invoke and the closer without the opening wrapper',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the DSML envelope leaks into content' },
         sglang: NO_SGLANG,
@@ -36,7 +54,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside a parameter value',
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside a parameter value',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the DSML envelope leaks into content' },
         sglang: NO_SGLANG,
@@ -44,7 +65,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: 'several complete invokes, the outer close missing',
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: 'several complete invokes, the outer close missing',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the DSML envelope leaks into content' },
         sglang: NO_SGLANG,
@@ -52,7 +76,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several invokes cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several invokes cut off mid-value',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the DSML envelope leaks into content' },
         sglang: NO_SGLANG,

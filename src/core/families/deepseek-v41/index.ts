@@ -15,5 +15,10 @@ export const deepseekV41: Family<'deepseek-v41'> = {
     callIds: 'digest',
   },
   // DeepSeek's API thinks by default and wants the reasoning of tool-call turns back in every later request.
-  history: { reasoningWithToolCalls: 'required', api: 'DeepSeek', thinksByDefault: /^deepseek-v4/, error: 'The reasoning_content in the thinking mode must be passed back to the API.' },
+  history: {
+    reasoningWithToolCalls: 'required',
+    api: 'DeepSeek',
+    thinksByDefault: /^deepseek-v4/,
+    error: 'The reasoning_content in the thinking mode must be passed back to the API.',
+  },
 };

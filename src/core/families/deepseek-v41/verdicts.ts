@@ -13,15 +13,24 @@ const verdicts: FamilyVerdicts = {
   family: 'deepseek-v41',
   engines: {
     vllm: {
-      release: '0.23.0', parser: 'deepseek_v4', code: 'vllm-project/vllm vllm/tool_parsers/deepseekv4_tool_parser.py (tool_call_start_token)',
-      evidence: 'vllm-project/vllm vllm/tool_parsers/deepseekv4_tool_parser.py tool_call_start_token, registry @ 0064cc9c', note: 'read from the code; no conformance fixture for V4.1',
+      release: '0.23.0',
+      parser: 'deepseek_v4',
+      code: 'vllm-project/vllm vllm/tool_parsers/deepseekv4_tool_parser.py (tool_call_start_token)',
+      evidence: 'vllm-project/vllm vllm/tool_parsers/deepseekv4_tool_parser.py tool_call_start_token, registry @ 0064cc9c',
+      note: 'read from the code; no conformance fixture for V4.1',
     },
     sglang: {
-      release: 'main @ 042de61b', parser: 'deepseekv41', code: 'sgl-project/sglang python/sglang/srt/function_call/parser_names.py',
-      evidence: 'sgl-project/sglang python/sglang/srt/function_call/parser_names.py @ 042de61b; deepseekv41_detector.py @ 03783c13 (DeepSeekV41Detector extends DeepSeekV32Detector)',
+      release: 'main @ 042de61b',
+      parser: 'deepseekv41',
+      code: 'sgl-project/sglang python/sglang/srt/function_call/parser_names.py',
+      evidence:
+        'sgl-project/sglang python/sglang/srt/function_call/parser_names.py @ 042de61b; deepseekv41_detector.py @ 03783c13 (DeepSeekV41Detector extends DeepSeekV32Detector)',
       note: 'inferred: the V3.2 parser with spaced tag names, so the V3.2 verdicts recorded for 0.5.12.post1',
     },
-    dynamo: { ...deepseekV4.engines.dynamo, note: 'the deepseek_v4 selector accepts the V4.1 spelling (parsers/v2/README.md); verdicts measured on V4 inputs' },
+    dynamo: {
+      ...deepseekV4.engines.dynamo,
+      note: 'the deepseek_v4 selector accepts the V4.1 spelling (parsers/v2/README.md); verdicts measured on V4 inputs',
+    },
   },
   cases: deepseekV4.cases.map((c) => ({
     ...c,

@@ -15,7 +15,18 @@
  * `<|tool_response>` right after a call ends the turn (the chat template opens the tool's turn with it).
  */
 import type { AssistantMessage, NativeText } from '../../model';
-import { modelKey, parseTurn, renderStart, scoreText, skipWs, stringEnd, trimRange, type MarkerHit, type ParseOut, type TurnGrammar } from '../shared';
+import {
+  modelKey,
+  parseTurn,
+  renderStart,
+  scoreText,
+  skipWs,
+  stringEnd,
+  trimRange,
+  type MarkerHit,
+  type ParseOut,
+  type TurnGrammar,
+} from '../shared';
 import { keyValueArgs, keyValueCall, type KeyValueCallSyntax, type KeyValueRead } from '../shared/key-value-call';
 import type { ModelFormat, RenderOptions } from '../shared/format';
 
@@ -131,7 +142,13 @@ function follows(text: string, p: number, to: number, container: Container): boo
  * then with any other form or pair of forms (`'abc'<|"|>`, `<|"|>abc"`, ollama/ollama#15315). Undefined: no close
  * that structure follows.
  */
-function closeOf(text: string, i: number, bound: number, open: Quote | '', container: Container): { value: string; end: number; closer: string } | undefined {
+function closeOf(
+  text: string,
+  i: number,
+  bound: number,
+  open: Quote | '',
+  container: Container,
+): { value: string; end: number; closer: string } | undefined {
   const to = text.length;
   const from = i + open.length;
   if (open === '"') {
@@ -149,7 +166,8 @@ function closeOf(text: string, i: number, bound: number, open: Quote | '', conta
     }
   } else if (open) {
     for (let k = text.indexOf(open, from); k >= 0 && k < bound; k = text.indexOf(open, k + 1)) {
-      if (quoteAt(text, k) === open && follows(text, k + open.length, to, container)) return { value: text.slice(from, k), end: k + open.length, closer: open };
+      if (quoteAt(text, k) === open && follows(text, k + open.length, to, container))
+        return { value: text.slice(from, k), end: k + open.length, closer: open };
     }
   }
   // Closed with another form, or with two (a quote and then the delimiter).
@@ -158,7 +176,8 @@ function closeOf(text: string, i: number, bound: number, open: Quote | '', conta
     if (!q1) continue;
     const after1 = k + q1.length;
     const q2 = quoteAt(text, after1);
-    if (q2 && q2 !== q1 && follows(text, after1 + q2.length, to, container)) return { value: text.slice(from, k), end: after1 + q2.length, closer: q1 + q2 };
+    if (q2 && q2 !== q1 && follows(text, after1 + q2.length, to, container))
+      return { value: text.slice(from, k), end: after1 + q2.length, closer: q1 + q2 };
     if (q1 !== open && follows(text, after1, to, container)) return { value: text.slice(from, k), end: after1, closer: q1 };
   }
   return undefined;

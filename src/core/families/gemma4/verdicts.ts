@@ -6,13 +6,31 @@ import { fixture, type FamilyVerdicts } from '../shared/verdicts';
 const verdicts: FamilyVerdicts = {
   family: 'gemma4',
   engines: {
-    vllm: { release: '0.23.0', parser: 'gemma4', code: 'vllm-project/vllm vllm/tool_parsers/gemma4_tool_parser.py', evidence: fixture('vllm', 'gemma4') },
-    sglang: { release: '0.5.12.post1', parser: 'gemma4', code: 'sgl-project/sglang python/sglang/srt/function_call/gemma4_detector.py', evidence: fixture('sglang', 'gemma4') },
-    dynamo: { release: '3.0.0', parser: 'gemma4', code: 'ai-dynamo/dynamo lib/parsers/src/tool_calling/gemma4/parser.rs', evidence: fixture('dynamo', 'gemma4') },
+    vllm: {
+      release: '0.23.0',
+      parser: 'gemma4',
+      code: 'vllm-project/vllm vllm/tool_parsers/gemma4_tool_parser.py',
+      evidence: fixture('vllm', 'gemma4'),
+    },
+    sglang: {
+      release: '0.5.12.post1',
+      parser: 'gemma4',
+      code: 'sgl-project/sglang python/sglang/srt/function_call/gemma4_detector.py',
+      evidence: fixture('sglang', 'gemma4'),
+    },
+    dynamo: {
+      release: '3.0.0',
+      parser: 'gemma4',
+      code: 'ai-dynamo/dynamo lib/parsers/src/tool_calling/gemma4/parser.rs',
+      evidence: fixture('dynamo', 'gemma4'),
+    },
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: '<tool_call|> missing after a complete call body',
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: '<tool_call|> missing after a complete call body',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the <|tool_call>… markup stays in content' },
         sglang: { outcome: 'content', text: 'no call; the <|tool_call>… markup stays in content' },
@@ -20,7 +38,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.b', class: 'orphan-close', calls: 'single', what: 'a call body and <tool_call|> without <|tool_call>',
+      id: '5.b',
+      class: 'orphan-close',
+      calls: 'single',
+      what: 'a call body and <tool_call|> without <|tool_call>',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the markup stays in content' },
         sglang: { outcome: 'content', text: 'no call; the markup stays in content' },
@@ -28,7 +49,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside an argument value',
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside an argument value',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the cut markup stays in content' },
         sglang: { outcome: 'content', text: 'no call; the cut markup stays in content' },
@@ -36,7 +60,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: 'the last of several calls lacks only <tool_call|> (body complete)',
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: 'the last of several calls lacks only <tool_call|> (body complete)',
       verdicts: {
         vllm: { outcome: 'partial', text: 'the first call is delivered, the last one dropped' },
         sglang: { outcome: 'partial', text: 'the first call is delivered, the last one dropped' },
@@ -44,7 +71,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
       verdicts: {
         vllm: { outcome: 'partial', text: 'the complete call is delivered, the cut one dropped' },
         sglang: { outcome: 'partial', text: 'the complete call is delivered, the cut one dropped' },

@@ -56,7 +56,19 @@ const ENDS = [OBSERVATION, USER, ENDOFTEXT];
 const ROLE_END = '<|role_end|>';
 
 export const TOOL_MARKERS = [CALL_OPEN, CALL_CLOSE, KEY_OPEN, KEY_CLOSE, VALUE_OPEN, VALUE_CLOSE];
-export const MARKERS = [CALL_CLOSE, VALUE_CLOSE, KEY_CLOSE, THINK_CLOSE, ...ENDS, CALL_OPEN, KEY_OPEN, VALUE_OPEN, THINK_OPEN, '<|assistant|>', '<|system|>'];
+export const MARKERS = [
+  CALL_CLOSE,
+  VALUE_CLOSE,
+  KEY_CLOSE,
+  THINK_CLOSE,
+  ...ENDS,
+  CALL_OPEN,
+  KEY_OPEN,
+  VALUE_OPEN,
+  THINK_OPEN,
+  '<|assistant|>',
+  '<|system|>',
+];
 const BODY_STOPS = [CALL_CLOSE, CALL_OPEN, ...ENDS];
 
 const PARAMS: ParamGrammar = {
@@ -77,7 +89,8 @@ const PARAMS: ParamGrammar = {
     // Ollama repairs it, but vLLM's and SGLang's GLM parsers pair a key only with an <arg_value>…</arg_value> after it
     // and drop the argument. Only the end of the text cutting `<arg_value>` short is not a defect.
     const cutShort = to === text.length && VALUE_OPEN.startsWith(text.slice(at, to));
-    if (!cutShort) out.problem('malformed-call', `parameter '${key}' lacks ${VALUE_OPEN}`, pos, at, { marker: VALUE_OPEN, callIndex: out.calls.length });
+    if (!cutShort)
+      out.problem('malformed-call', `parameter '${key}' lacks ${VALUE_OPEN}`, pos, at, { marker: VALUE_OPEN, callIndex: out.calls.length });
     return { key, valueStart: at };
   },
 };
@@ -119,7 +132,12 @@ export function glmGrammar(family: FamilyId, dialect: GlmDialect): TurnGrammar {
 }
 
 /** One of the three, differing in the model ids and in whether render writes the newlines. */
-function glmFamily(id: 'glm45' | 'glm47' | 'ling3', displayName: string, newlines: boolean, matches: (key: string) => boolean): ModelFormat {
+function glmFamily(
+  id: 'glm45' | 'glm47' | 'ling3',
+  displayName: string,
+  newlines: boolean,
+  matches: (key: string) => boolean,
+): ModelFormat {
   const grammar = glmGrammar(id, DIALECTS[id]);
   return {
     id,
@@ -143,7 +161,12 @@ function glmFamily(id: 'glm45' | 'glm47' | 'ling3', displayName: string, newline
 
 export const glm45 = glmFamily('glm45', 'GLM-4.5 / 4.6', true, (key) => /glm-?4\.[56](?![\d])/.test(key));
 // GLM-5.3-Flash has a dialect of its own (families/glm53-flash.ts).
-export const glm47 = glmFamily('glm47', 'GLM-4.7 / GLM-5', false, (key) => /glm-?(?:4\.[7-9]|[5-9])(?![\d])/.test(key) && !/glm-?5\.3-?flash/.test(key));
+export const glm47 = glmFamily(
+  'glm47',
+  'GLM-4.7 / GLM-5',
+  false,
+  (key) => /glm-?(?:4\.[7-9]|[5-9])(?![\d])/.test(key) && !/glm-?5\.3-?flash/.test(key),
+);
 export const ling3 = glmFamily('ling3', 'Ling 3', true, (key) => /(?:^|[^a-z])ling-?(?:3|v3)(?![\d])/.test(key));
 
 /** Writes a turn the way the chat template does (`newlines`: GLM-4.5's line breaks around the parameters). */
@@ -158,7 +181,10 @@ export function renderGlm(m: AssistantMessage, opts: RenderOptions | undefined, 
       'call',
       () => {
         // Arguments that are not parameters go on their own line, so the name still ends.
-        out.put(CALL_OPEN).put(c.name, 'call-name', i).put(jsonToParams(c.arguments) ? nl : '\n');
+        out
+          .put(CALL_OPEN)
+          .put(c.name, 'call-name', i)
+          .put(jsonToParams(c.arguments) ? nl : '\n');
         renderParams(out, i, c.arguments, (k, v) => `${KEY_OPEN}${k}${KEY_CLOSE}${nl}${VALUE_OPEN}${v}${VALUE_CLOSE}`, nl);
         if (close.call(i)) out.put(CALL_CLOSE);
       },
@@ -185,13 +211,24 @@ function call(out: ParseOut, start: number, hit: MarkerHit, dialect: GlmDialect)
   const nameRange = trimRange(text, hit.end, nameStop ? nameStop.start : to);
   if (nameStop?.marker === '>') return jsonCall(out, start, nameRange, nameStop.end, dialect);
   const defects: string[] = [];
-  if (dialect.nameNewline && stop?.marker === CALL_CLOSE && !/\n|\\n/.test(text.slice(hit.end, stop.start)) && nameRange[1] > nameRange[0] && !text.slice(nameRange[1], stop.start).trim()) {
+  if (
+    dialect.nameNewline &&
+    stop?.marker === CALL_CLOSE &&
+    !/\n|\\n/.test(text.slice(hit.end, stop.start)) &&
+    nameRange[1] > nameRange[0] &&
+    !text.slice(nameRange[1], stop.start).trim()
+  ) {
     defects.push(
       `no line break after the name: SGLang's GLM-4.5 parser (glm45) reads a call only from <tool_call>NAME followed by a line break, and drops this one without a trace, where vLLM, whose glm45 is its GLM-4.7 parser, reads it (the template writes <tool_call>${text.slice(...nameRange)}\\n</tool_call>)`,
     );
   }
   const bodyStart = skipLiteralNewlines(text, nameRange[1], to);
-  return xmlCall(out, { start, nameRange, bodyStart, stop, closers: [CALL_CLOSE], defects }, PARAMS, dialect.ends ? [...MARKERS, ...dialect.ends] : MARKERS);
+  return xmlCall(
+    out,
+    { start, nameRange, bodyStart, stop, closers: [CALL_CLOSE], defects },
+    PARAMS,
+    dialect.ends ? [...MARKERS, ...dialect.ends] : MARKERS,
+  );
 }
 
 /**
@@ -224,7 +261,9 @@ function jsonCall(out: ParseOut, start: number, nameRange: [number, number], fro
   const name = text.slice(...nameRange);
   const defects: string[] = name ? [] : ['no function name before the >'];
   if (dialect.jsonForm === 'foreign') {
-    defects.push(`${name}>{…} is GLM-5.3-Flash's JSON call form, which this family's parsers do not read (vLLM and SGLang take no call from it, or one named "${name}>{…}")`);
+    defects.push(
+      `${name}>{…} is GLM-5.3-Flash's JSON call form, which this family's parsers do not read (vLLM and SGLang take no call from it, or one named "${name}>{…}")`,
+    );
   }
   let jsonStart = skipWs(text, from);
   const next = out.find([...JSON_STOPS, ...(dialect.ends ?? [])], jsonStart);

@@ -13,17 +13,35 @@ const GLM47_NOTE = 'read from the GLM-4.7 conformance inputs (no newline after t
 const verdicts: FamilyVerdicts = {
   family: 'glm45',
   engines: {
-    vllm: { release: '0.23.0', parser: 'glm45', code: 'vllm-project/vllm vllm/tool_parsers/glm47_moe_tool_parser.py', evidence: fixture('vllm', 'glm47'), note: GLM47_NOTE },
+    vllm: {
+      release: '0.23.0',
+      parser: 'glm45',
+      code: 'vllm-project/vllm vllm/tool_parsers/glm47_moe_tool_parser.py',
+      evidence: fixture('vllm', 'glm47'),
+      note: GLM47_NOTE,
+    },
     sglang: {
-      release: 'main @ 02911a07fb72', parser: 'glm45', code: 'sgl-project/sglang python/sglang/srt/function_call/glm4_moe_detector.py',
-      evidence: 'sgl-project/sglang python/sglang/srt/function_call/glm4_moe_detector.py @ 02911a07fb722f48336cdd3b3a40e8928acb664c (Glm4MoeDetector.detect_and_parse)',
+      release: 'main @ 02911a07fb72',
+      parser: 'glm45',
+      code: 'sgl-project/sglang python/sglang/srt/function_call/glm4_moe_detector.py',
+      evidence:
+        'sgl-project/sglang python/sglang/srt/function_call/glm4_moe_detector.py @ 02911a07fb722f48336cdd3b3a40e8928acb664c (Glm4MoeDetector.detect_and_parse)',
       note: 'read from the code, not from a recorded run',
     },
-    dynamo: { release: '3.0.0', parser: 'glm47', code: 'ai-dynamo/dynamo lib/parsers/src/tool_calling/xml/glm47_parser.rs', evidence: fixture('dynamo', 'glm47'), note: GLM47_NOTE },
+    dynamo: {
+      release: '3.0.0',
+      parser: 'glm47',
+      code: 'ai-dynamo/dynamo lib/parsers/src/tool_calling/xml/glm47_parser.rs',
+      evidence: fixture('dynamo', 'glm47'),
+      note: GLM47_NOTE,
+    },
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: '</tool_call> missing after a complete <arg_value>',
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: '</tool_call> missing after a complete <arg_value>',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the <tool_call>… markup stays in content' },
         sglang: { outcome: 'dropped', text: 'no call; content is only the text before <tool_call>' },
@@ -31,7 +49,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.b', class: 'orphan-close', calls: 'single', what: 'a call body and </tool_call> without <tool_call>',
+      id: '5.b',
+      class: 'orphan-close',
+      calls: 'single',
+      what: 'a call body and </tool_call> without <tool_call>',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the <arg_key>/<arg_value>/</tool_call> markup stays in content' },
         sglang: { outcome: 'content', text: 'no call; without <tool_call> the whole text is content' },
@@ -39,7 +60,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside <arg_value>',
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside <arg_value>',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the cut <tool_call>… stays in content' },
         sglang: { outcome: 'dropped', text: 'no call; content is only the text before <tool_call>' },
@@ -47,7 +71,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: 'the last of several calls lacks only </tool_call>',
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: 'the last of several calls lacks only </tool_call>',
       verdicts: {
         vllm: { outcome: 'partial', text: 'the first call is delivered, the last one dropped' },
         sglang: { outcome: 'partial', text: 'the first call is delivered, the last one dropped' },
@@ -55,7 +82,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
       verdicts: {
         vllm: { outcome: 'partial', text: 'the complete call is delivered, the cut one dropped' },
         sglang: { outcome: 'partial', text: 'the complete call is delivered, the cut one dropped' },

@@ -5,13 +5,31 @@ import { fixture, type FamilyVerdicts } from '../shared/verdicts';
 const verdicts: FamilyVerdicts = {
   family: 'glm47',
   engines: {
-    vllm: { release: '0.23.0', parser: 'glm47', code: 'vllm-project/vllm vllm/tool_parsers/glm47_moe_tool_parser.py', evidence: fixture('vllm', 'glm47') },
-    sglang: { release: '0.5.12.post1', parser: 'glm47', code: 'sgl-project/sglang python/sglang/srt/function_call/glm47_moe_detector.py', evidence: fixture('sglang', 'glm47') },
-    dynamo: { release: '3.0.0', parser: 'glm47', code: 'ai-dynamo/dynamo lib/parsers/src/tool_calling/xml/glm47_parser.rs', evidence: fixture('dynamo', 'glm47') },
+    vllm: {
+      release: '0.23.0',
+      parser: 'glm47',
+      code: 'vllm-project/vllm vllm/tool_parsers/glm47_moe_tool_parser.py',
+      evidence: fixture('vllm', 'glm47'),
+    },
+    sglang: {
+      release: '0.5.12.post1',
+      parser: 'glm47',
+      code: 'sgl-project/sglang python/sglang/srt/function_call/glm47_moe_detector.py',
+      evidence: fixture('sglang', 'glm47'),
+    },
+    dynamo: {
+      release: '3.0.0',
+      parser: 'glm47',
+      code: 'ai-dynamo/dynamo lib/parsers/src/tool_calling/xml/glm47_parser.rs',
+      evidence: fixture('dynamo', 'glm47'),
+    },
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: '</tool_call> missing after a complete <arg_value>',
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: '</tool_call> missing after a complete <arg_value>',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the <tool_call>… markup stays in content' },
         sglang: { outcome: 'content', text: 'no call; the <tool_call>… markup stays in content' },
@@ -19,7 +37,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.b', class: 'orphan-close', calls: 'single', what: 'a call body and </tool_call> without <tool_call>',
+      id: '5.b',
+      class: 'orphan-close',
+      calls: 'single',
+      what: 'a call body and </tool_call> without <tool_call>',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the <arg_key>/<arg_value>/</tool_call> markup stays in content' },
         sglang: { outcome: 'content', text: 'no call; the <arg_key>/<arg_value>/</tool_call> markup stays in content' },
@@ -27,7 +48,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside <arg_value>',
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside <arg_value>',
       verdicts: {
         vllm: { outcome: 'content', text: 'no call; the cut <tool_call>… stays in content' },
         sglang: { outcome: 'content', text: 'no call; the cut <tool_call>… stays in content' },
@@ -35,7 +59,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: 'the last of several calls lacks only </tool_call>',
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: 'the last of several calls lacks only </tool_call>',
       verdicts: {
         vllm: { outcome: 'partial', text: 'the first call is delivered, the last one dropped' },
         sglang: { outcome: 'mixed', text: 'the first call is delivered; the unterminated last block stays in content' },
@@ -43,7 +70,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
       verdicts: {
         vllm: { outcome: 'partial', text: 'the complete call is delivered, the cut one dropped' },
         sglang: { outcome: 'mixed', text: 'the complete call is delivered; the cut block stays in content' },

@@ -202,7 +202,8 @@ function call(out: ParseOut, start: number, bodyStart: number, to: RegExpExecArr
   const recipient = to[1];
   const nameRange = recipientName(start, to);
   const defects: string[] = [];
-  if (!recipient.startsWith(FN_PREFIX) && !BUILTIN.test(recipient)) defects.push(`recipient '${recipient}' is not in the ${FN_PREFIX} namespace`);
+  if (!recipient.startsWith(FN_PREFIX) && !BUILTIN.test(recipient))
+    defects.push(`recipient '${recipient}' is not in the ${FN_PREFIX} namespace`);
   const body: BodyEnd = jsonBody(out, bodyStart, BODY_STOPS, MARKERS);
   let end = body.range[1];
   let closed = false;
@@ -215,7 +216,10 @@ function call(out: ParseOut, start: number, bodyStart: number, to: RegExpExecArr
     end = body.stop.end;
     closed = true;
   } else if (body.cut) {
-    out.problem('marker-truncated', `${body.cut.marker} is cut short`, body.cut.start, body.cut.end, { marker: body.cut.marker, callIndex: index });
+    out.problem('marker-truncated', `${body.cut.marker} is cut short`, body.cut.start, body.cut.end, {
+      marker: body.cut.marker,
+      callIndex: index,
+    });
     end = body.cut.end;
     expectedAt = body.cut.start;
   }

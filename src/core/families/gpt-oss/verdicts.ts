@@ -6,13 +6,31 @@ import { fixture, type FamilyVerdicts } from '../shared/verdicts';
 const verdicts: FamilyVerdicts = {
   family: 'gpt-oss',
   engines: {
-    vllm: { release: '0.23.0', parser: 'openai', code: 'vllm-project/vllm vllm/tool_parsers/openai_tool_parser.py', evidence: fixture('vllm', 'harmony') },
-    sglang: { release: '0.5.12.post1', parser: 'gpt-oss', code: 'sgl-project/sglang python/sglang/srt/function_call/gpt_oss_detector.py', evidence: fixture('sglang', 'harmony') },
-    dynamo: { release: '3.0.0', parser: 'harmony', code: 'ai-dynamo/dynamo lib/parsers/src/tool_calling/harmony/harmony_parser.rs', evidence: fixture('dynamo', 'harmony') },
+    vllm: {
+      release: '0.23.0',
+      parser: 'openai',
+      code: 'vllm-project/vllm vllm/tool_parsers/openai_tool_parser.py',
+      evidence: fixture('vllm', 'harmony'),
+    },
+    sglang: {
+      release: '0.5.12.post1',
+      parser: 'gpt-oss',
+      code: 'sgl-project/sglang python/sglang/srt/function_call/gpt_oss_detector.py',
+      evidence: fixture('sglang', 'harmony'),
+    },
+    dynamo: {
+      release: '3.0.0',
+      parser: 'harmony',
+      code: 'ai-dynamo/dynamo lib/parsers/src/tool_calling/harmony/harmony_parser.rs',
+      evidence: fixture('dynamo', 'harmony'),
+    },
   },
   cases: [
     {
-      id: '5.a', class: 'unclosed-complete', calls: 'single', what: '<|call|> missing after a complete JSON message',
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: '<|call|> missing after a complete JSON message',
       verdicts: {
         vllm: { outcome: 'dropped', text: 'no call, empty content' },
         sglang: { outcome: 'dropped', text: 'no call, empty content' },
@@ -20,7 +38,10 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside the JSON message',
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside the JSON message',
       verdicts: {
         vllm: { outcome: 'dropped', text: 'no call, empty content' },
         sglang: { outcome: 'dropped', text: 'no call, empty content' },
@@ -28,15 +49,24 @@ const verdicts: FamilyVerdicts = {
       },
     },
     {
-      id: '5.d', class: 'unclosed-complete', calls: 'multi', what: 'the last of several calls lacks only <|call|> (body complete)',
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: 'the last of several calls lacks only <|call|> (body complete)',
       verdicts: {
-        vllm: { outcome: 'mixed', text: 'the first call is delivered; the second is left in content with its markers stripped ("commentary to=functions.… json{…}")' },
+        vllm: {
+          outcome: 'mixed',
+          text: 'the first call is delivered; the second is left in content with its markers stripped ("commentary to=functions.… json{…}")',
+        },
         sglang: { outcome: 'partial', text: 'the first call is delivered, the incomplete envelope stripped' },
         dynamo: { outcome: 'partial', text: 'the first call is delivered, the incomplete envelope stripped' },
       },
     },
     {
-      id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several calls cut off mid-value',
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several calls cut off mid-value',
       verdicts: {
         vllm: { outcome: 'mixed', text: 'the first call is delivered; the cut one is left in content with its markers stripped' },
         sglang: { outcome: 'partial', text: 'the complete call is delivered, the cut one dropped' },

@@ -15,6 +15,11 @@ export const hermes: ModelFormat = {
   id: 'hermes',
   displayName: 'Hermes (<tool_call> JSON)',
   matchesModel: (modelId) => /hermes|nous/.test(modelKey(modelId)),
-  detectText: (text) => scoreText(text, [[/<tool_call>\s*\{/, 9], [/"name"\s*:\s*"[^"]*"\s*,\s*"arguments"/, 5], ['</tool_call>', 3]]),
+  detectText: (text) =>
+    scoreText(text, [
+      [/<tool_call>\s*\{/, 9],
+      [/"name"\s*:\s*"[^"]*"\s*,\s*"arguments"/, 5],
+      ['</tool_call>', 3],
+    ]),
   parse: (text) => ({ ...qwen3.parse(text), family: 'hermes' }),
 };

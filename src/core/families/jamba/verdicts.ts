@@ -7,13 +7,26 @@ import { wrappedJsonListCases } from '../shared/wrapped-json-list';
 const verdicts: FamilyVerdicts = {
   family: 'jamba',
   engines: {
-    vllm: { release: '0.23.0', parser: 'jamba', code: 'vllm-project/vllm vllm/tool_parsers/jamba_tool_parser.py', evidence: fixture('vllm', 'jamba') },
+    vllm: {
+      release: '0.23.0',
+      parser: 'jamba',
+      code: 'vllm-project/vllm vllm/tool_parsers/jamba_tool_parser.py',
+      evidence: fixture('vllm', 'jamba'),
+    },
     sglang: noParserInfo('0.5.12.post1', fixture('sglang', 'jamba')),
-    dynamo: { release: '3.0.0', parser: 'jamba', code: 'ai-dynamo/dynamo lib/parsers/src/tool_calling/json/base_json_parser.rs', evidence: fixture('dynamo', 'jamba') },
+    dynamo: {
+      release: '3.0.0',
+      parser: 'jamba',
+      code: 'ai-dynamo/dynamo lib/parsers/src/tool_calling/json/base_json_parser.rs',
+      evidence: fixture('dynamo', 'jamba'),
+    },
   },
   cases: wrappedJsonListCases('<tool_calls>', (id) => ({
-    vllm: id === '5.b' ? { outcome: 'content', text: 'no call; the list and the orphan </tool_calls> stay in content' } : { outcome: 'content', text: 'no call; the unterminated <tool_calls> wrapper stays in content' },
-    sglang: noParser("\"SGLang has no detector for family='jamba'\""),
+    vllm:
+      id === '5.b'
+        ? { outcome: 'content', text: 'no call; the list and the orphan </tool_calls> stay in content' }
+        : { outcome: 'content', text: 'no call; the unterminated <tool_calls> wrapper stays in content' },
+    sglang: noParser('"SGLang has no detector for family=\'jamba\'"'),
   })),
 };
 

@@ -206,7 +206,10 @@ const GRAMMAR: TurnGrammar = {
   // KimiK2Detector (`tool_start_token`) both end the reasoning at the section begin, so those calls still run.
   reasoningEnds: SECTION_BEGINS,
   starters: [
-    ...SECTION_BEGINS.map((marker) => ({ marker, parse: (out: ParseOut, start: number, hit: MarkerHit) => parseSection(out, SECTION, start, hit) })),
+    ...SECTION_BEGINS.map((marker) => ({
+      marker,
+      parse: (out: ParseOut, start: number, hit: MarkerHit) => parseSection(out, SECTION, start, hit),
+    })),
     { marker: CALL_BEGIN, parse: (out, start) => parseSection(out, SECTION, start) },
     { marker: ARG_BEGIN, lead: orphanIdStart, parse: (out, start) => parseSection(out, SECTION, start) },
   ],
@@ -238,7 +241,8 @@ function call(out: ParseOut, start: number, idStart: number, missing: string[]):
   const idCut = findTruncated(text, [ARG_BEGIN, ...MARKERS], idStart, idEnd).find((c) => c.end === idEnd);
   const ownCut = idCut && (idCut.marker === ARG_BEGIN || stop?.marker === ARG_BEGIN) ? idCut : undefined;
   if (idCut) idEnd = idCut.start;
-  if (ownCut) out.problem('marker-truncated', `${ownCut.marker} is cut short`, ownCut.start, ownCut.end, { marker: ownCut.marker, callIndex: index });
+  if (ownCut)
+    out.problem('marker-truncated', `${ownCut.marker} is cut short`, ownCut.start, ownCut.end, { marker: ownCut.marker, callIndex: index });
   const [is, ie] = trimRange(text, idStart, idEnd);
   const id = text.slice(is, ie);
   const nameStart = is + (id.startsWith(FN_PREFIX) ? FN_PREFIX.length : 0);

@@ -11,7 +11,13 @@ export const kimiK2: Family<'kimi-k2'> = {
     // One rank file serves K2, K2-Thinking, K2.5 and K2.6; the special-token table is the K2-Thinking / K2.5 one.
     bundled: {
       dir: 'kimi-k2',
-      repos: ['moonshotai/Kimi-K2-Instruct', 'moonshotai/Kimi-K2-Instruct-0905', 'moonshotai/Kimi-K2-Thinking', 'moonshotai/Kimi-K2.5', 'moonshotai/Kimi-K2.6'],
+      repos: [
+        'moonshotai/Kimi-K2-Instruct',
+        'moonshotai/Kimi-K2-Instruct-0905',
+        'moonshotai/Kimi-K2-Thinking',
+        'moonshotai/Kimi-K2.5',
+        'moonshotai/Kimi-K2.6',
+      ],
     },
   },
   repair: {

@@ -51,8 +51,8 @@ const TOOL_MARKERS = [TOOLS_OPEN, TOOLS_CLOSE, CALL_OPEN, CALL_CLOSE, ARG_OPEN, 
 const MARKERS = [...TOOL_MARKERS, THINK.open, THINK.close, RESPONSE_OPEN, RESPONSE_CLOSE, MSG_END, END];
 const BODY_STOPS = [CALL_CLOSE, CALL_OPEN, TOOLS_CLOSE, TOOLS_OPEN, MSG_END, END];
 
-const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&amp;/g, '&');
-const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
+const unescapeAttr = (s: string) => s.replace(/&quot;/g, '"').replace(/&amp;/g, '&');
+const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
 
 /** `key="K" type="T"<|sep|>` at `pos`: the key, its type and where the value starts. */
 const PARAMS: ParamGrammar = {
@@ -62,9 +62,9 @@ const PARAMS: ParamGrammar = {
   head: (out, pos, to) => {
     if (!out.text.startsWith(ARG_OPEN, pos)) return undefined;
     const sep = out.text.indexOf('<|sep|>', pos + ARG_OPEN.length);
-    if (sep < 0 || sep >= to) return { key: unescape(out.text.slice(pos + ARG_OPEN.length, to).split('"')[0]), valueStart: to };
+    if (sep < 0 || sep >= to) return { key: unescapeAttr(out.text.slice(pos + ARG_OPEN.length, to).split('"')[0]), valueStart: to };
     const head = out.text.slice(pos + ARG_OPEN.length, sep);
-    const key = unescape(head.split('"')[0]);
+    const key = unescapeAttr(head.split('"')[0]);
     const type: ParamType = /type="string"/.test(head) ? 'string' : 'json';
     return { key, valueStart: sep + '<|sep|>'.length, type };
   },
@@ -73,7 +73,10 @@ const PARAMS: ParamGrammar = {
 const SECTION: SectionGrammar = { ends: [TOOLS_CLOSE], callBegin: CALL_OPEN, breaks: [MSG_END, END, TOOLS_OPEN], markers: MARKERS, call };
 
 /** A response channel marker: a marker segment; the text between them is the content. */
-const channel = (marker: string) => ({ marker, parse: (out: ParseOut, _start: number, hit: { start: number; end: number }) => (out.seg('marker', hit.start, hit.end), hit.end) });
+const channel = (marker: string) => ({
+  marker,
+  parse: (out: ParseOut, _start: number, hit: { start: number; end: number }) => (out.seg('marker', hit.start, hit.end), hit.end),
+});
 
 const GRAMMAR: TurnGrammar = {
   family: 'kimi-k3',
@@ -135,7 +138,13 @@ function render(m: AssistantMessage, opts?: RenderOptions): NativeText {
             } catch {
               // Raw arguments are written as they are.
             }
-            renderParams(out, i, c.arguments, (k, v) => `${ARG_OPEN}${escape(k)}" type="${jsonType(types[k])}"<|sep|>${v}${ARG_CLOSE}`, '');
+            renderParams(
+              out,
+              i,
+              c.arguments,
+              (k, v) => `${ARG_OPEN}${escapeAttr(k)}" type="${jsonType(types[k])}"<|sep|>${v}${ARG_CLOSE}`,
+              '',
+            );
             if (close.call(i)) out.put(CALL_CLOSE);
           },
           i,

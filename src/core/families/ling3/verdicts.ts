@@ -11,11 +11,26 @@ const carried = 'verdicts carried over from its GLM-4.7 fixtures (same grammar f
 const verdicts: FamilyVerdicts = {
   family: 'ling3',
   engines: {
-    vllm: { release: 'main @ 761f1975', parser: 'ling3', code: 'vllm-project/vllm vllm/frontend/processing/tool_parsers/ling3_tool_parser.py', evidence: glm47.engines.vllm.evidence, note: carried },
-    sglang: { release: 'main @ 042de61b', parser: 'ling3', code: 'sgl-project/sglang python/sglang/srt/function_call/ling3_detector.py', evidence: glm47.engines.sglang.evidence, note: carried },
+    vllm: {
+      release: 'main @ 761f1975',
+      parser: 'ling3',
+      code: 'vllm-project/vllm vllm/frontend/processing/tool_parsers/ling3_tool_parser.py',
+      evidence: glm47.engines.vllm.evidence,
+      note: carried,
+    },
+    sglang: {
+      release: 'main @ 042de61b',
+      parser: 'ling3',
+      code: 'sgl-project/sglang python/sglang/srt/function_call/ling3_detector.py',
+      evidence: glm47.engines.sglang.evidence,
+      note: carried,
+    },
     dynamo: noParserInfo('3.0.0', 'ai-dynamo/frontend-crates parsers/v2/README.md "Parser families" @ 8d4b1bff82df (no ling3)'),
   },
-  cases: glm47.cases.map((c) => ({ ...c, verdicts: { vllm: c.verdicts.vllm, sglang: c.verdicts.sglang, dynamo: noParser('Dynamo lists no Ling 3 parser family') } })),
+  cases: glm47.cases.map((c) => ({
+    ...c,
+    verdicts: { vllm: c.verdicts.vllm, sglang: c.verdicts.sglang, dynamo: noParser('Dynamo lists no Ling 3 parser family') },
+  })),
 };
 
 export default verdicts;

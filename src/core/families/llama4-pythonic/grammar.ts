@@ -46,7 +46,11 @@ const GRAMMAR: TurnGrammar = {
   implicitThink: false,
   ends: [EOT, EOM],
   starters: [...json.starters, { marker: START, parse: wrapped }],
-  patterns: [...(json.patterns ?? []), { find: findList, parse: (out, start) => list(out, start, start) }, { find: findBare, parse: bareList }],
+  patterns: [
+    ...(json.patterns ?? []),
+    { find: findList, parse: (out, start) => list(out, start, start) },
+    { find: findBare, parse: bareList },
+  ],
 };
 
 export const llama4Pythonic: ModelFormat = {
@@ -146,7 +150,10 @@ function pyValue(v: unknown): string {
   if (v === false) return 'False';
   if (v === null) return 'None';
   if (Array.isArray(v)) return `[${v.map(pyValue).join(', ')}]`;
-  if (typeof v === 'object') return `{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `${JSON.stringify(k)}: ${pyValue(x)}`).join(', ')}}`;
+  if (typeof v === 'object')
+    return `{${Object.entries(v as Record<string, unknown>)
+      .map(([k, x]) => `${JSON.stringify(k)}: ${pyValue(x)}`)
+      .join(', ')}}`;
   return JSON.stringify(v);
 }
 
@@ -259,14 +266,25 @@ function readValue(text: string, pos: number, ctx: ReadCtx, depth = 0): Read {
       else if (p < text.length && text[p] !== closeCh) return { end: p, complete: true, bad: true };
     }
   }
-  const m = (ctx.d.jsonWords ? /^(?:True|False|None|true|false|null|[-+]?(?:\d[\d_]*)(?:\.\d*)?(?:[eE][-+]?\d+)?)/ : /^(?:True|False|None|-?(?:\d[\d_]*)(?:\.\d*)?(?:[eE][-+]?\d+)?)/).exec(text.slice(i, i + 64));
+  const m = (
+    ctx.d.jsonWords
+      ? /^(?:True|False|None|true|false|null|[-+]?(?:\d[\d_]*)(?:\.\d*)?(?:[eE][-+]?\d+)?)/
+      : /^(?:True|False|None|-?(?:\d[\d_]*)(?:\.\d*)?(?:[eE][-+]?\d+)?)/
+  ).exec(text.slice(i, i + 64));
   if (!m || (m[0][0] === '+' && !ctx.d.repairs)) return { end: i, complete: true, bad: true };
   const e = i + m[0].length;
   // A number or a name cut by the end of the text may be longer than what arrived.
   if (e >= text.length) return { end: e, complete: false };
   if (/[\w.]/.test(text[e])) return { end: e, complete: true, bad: true };
   const word = m[0];
-  const value = word === 'True' || word === 'true' ? true : word === 'False' || word === 'false' ? false : word === 'None' || word === 'null' ? null : Number(word.replace(/_/g, ''));
+  const value =
+    word === 'True' || word === 'true'
+      ? true
+      : word === 'False' || word === 'false'
+        ? false
+        : word === 'None' || word === 'null'
+          ? null
+          : Number(word.replace(/_/g, ''));
   // A literal past the float range (`1e999`) has no JSON form: the engines reject the call.
   if (typeof value === 'number' && !Number.isFinite(value)) return { end: e, complete: true, bad: true };
   return { value, end: e, complete: true };
@@ -307,7 +325,10 @@ function list(out: ParseOut, start: number, at: number): number {
   atEnd ||= skipWs(text, pos) >= text.length;
   out.seg('section', start, lastEnd);
   if (!closed && (cut || atEnd)) {
-    out.problem('section-unclosed', 'the call list never closed by ]', start, lastEnd, { expectedAt: trimRange(text, at, lastEnd)[1], marker: ']' });
+    out.problem('section-unclosed', 'the call list never closed by ]', start, lastEnd, {
+      expectedAt: trimRange(text, at, lastEnd)[1],
+      marker: ']',
+    });
   } else if (!closed) {
     out.problem('malformed-call', 'the call list goes on with text that is not a call', start, lastEnd);
   }
@@ -432,7 +453,15 @@ export function readCall(out: ParseOut, pos: number, d: PyDialect = {}): { end: 
   const range = trimRange(text, argStart, text.length);
   return finish(index, pos, nameEnd, range[1] > range[0] ? range : undefined, text.slice(...range), false, range[1]);
 
-  function finish(i: number, start: number, nEnd: number, argRange: [number, number] | undefined, argsText: string, complete: boolean, end: number) {
+  function finish(
+    i: number,
+    start: number,
+    nEnd: number,
+    argRange: [number, number] | undefined,
+    argsText: string,
+    complete: boolean,
+    end: number,
+  ) {
     out.addCall(text.slice(start, nEnd), argsText);
     out.seg('call', start, Math.max(end, nEnd), i);
     out.seg('call-name', start, nEnd, i);

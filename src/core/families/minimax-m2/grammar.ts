@@ -33,14 +33,32 @@ export const PARAM_CLOSE = '</parameter>';
 export const END = '[e~[';
 
 const TOOL_MARKERS = [SECTION_BEGIN, SECTION_END, INVOKE_OPEN, INVOKE_CLOSE, PARAM_OPEN, PARAM_CLOSE];
-const MARKERS = [SECTION_END, INVOKE_CLOSE, PARAM_CLOSE, THINK_CLOSE, END, SECTION_BEGIN, INVOKE_OPEN, PARAM_OPEN, THINK_OPEN, ']~b]', ']~!b['];
+const MARKERS = [
+  SECTION_END,
+  INVOKE_CLOSE,
+  PARAM_CLOSE,
+  THINK_CLOSE,
+  END,
+  SECTION_BEGIN,
+  INVOKE_OPEN,
+  PARAM_OPEN,
+  THINK_OPEN,
+  ']~b]',
+  ']~!b[',
+];
 const BODY_STOPS = [INVOKE_CLOSE, INVOKE_OPEN, SECTION_END, SECTION_BEGIN, END];
 
 const PARAMS = quotedParams(PARAM_OPEN, PARAM_CLOSE);
 
 const DIALECT = { sectionBegin: SECTION_BEGIN, sectionEnd: SECTION_END, invokeOpen: INVOKE_OPEN, invokeClose: INVOKE_CLOSE };
 const GRAMMAR = invokeGrammar('minimax-m2', DIALECT, END, MARKERS, TOOL_MARKERS, call);
-const RENDER: InvokeRender = { ...DIALECT, end: END, thinkNewlines: true, beforeSection: '\n', param: (k, v) => `${PARAM_OPEN}${k}">${v}${PARAM_CLOSE}` };
+const RENDER: InvokeRender = {
+  ...DIALECT,
+  end: END,
+  thinkNewlines: true,
+  beforeSection: '\n',
+  param: (k, v) => `${PARAM_OPEN}${k}">${v}${PARAM_CLOSE}`,
+};
 
 export const minimaxM2: ModelFormat = {
   id: 'minimax-m2',

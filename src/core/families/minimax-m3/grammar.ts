@@ -46,7 +46,14 @@ const KEY_TAIL = /^[^\s<>/"]*$/;
 
 const DIALECT = { sectionBegin: SECTION_BEGIN, sectionEnd: SECTION_END, invokeOpen: INVOKE_OPEN, invokeClose: INVOKE_CLOSE };
 const GRAMMAR = invokeGrammar('minimax-m3', DIALECT, END, MARKERS, TOOL_MARKERS, call, THINK);
-const RENDER: InvokeRender = { ...DIALECT, end: END, thinkNewlines: false, thinkTags: THINK, beforeSection: '', param: (k, v) => `${NS}<${k}>${v}${NS}</${k}>` };
+const RENDER: InvokeRender = {
+  ...DIALECT,
+  end: END,
+  thinkNewlines: false,
+  thinkTags: THINK,
+  beforeSection: '',
+  param: (k, v) => `${NS}<${k}>${v}${NS}</${k}>`,
+};
 
 export const minimaxM3: ModelFormat = {
   id: 'minimax-m3',
@@ -101,7 +108,8 @@ function elements(text: string, from: number, to: number): Elements {
     const key = KEY.exec(text.slice(keyStart, to))?.[0];
     if (!key || text[keyStart + key.length] !== '>') {
       // The text ends inside the head of the next element: it is cut off, not stray text.
-      if (to === text.length && KEY_TAIL.test(text.slice(keyStart, to))) return { params, range: [first ?? pos, to], rest: to, unclosed: { marker: '>', expectedAt: to } };
+      if (to === text.length && KEY_TAIL.test(text.slice(keyStart, to)))
+        return { params, range: [first ?? pos, to], rest: to, unclosed: { marker: '>', expectedAt: to } };
       break;
     }
     first ??= pos;
@@ -113,7 +121,12 @@ function elements(text: string, from: number, to: number): Elements {
       const valueEnd = cut ? cut.start : to;
       params.push([key, text.slice(valueStart, valueEnd)]);
       last = cut ? cut.end : Math.max(valueStart, trimRange(text, valueStart, valueEnd)[1]);
-      return { params, range: [first, last], rest: to, unclosed: { marker: closer, expectedAt: valueEnd, cut: cut && [cut.start, cut.end] } };
+      return {
+        params,
+        range: [first, last],
+        rest: to,
+        unclosed: { marker: closer, expectedAt: valueEnd, cut: cut && [cut.start, cut.end] },
+      };
     }
     params.push([key, text.slice(valueStart, closeAt)]);
     last = closeAt + closer.length;
@@ -152,9 +165,11 @@ function call(out: ParseOut, start: number, _bodyStart: number, sectioned: boole
   const nameStart = start + INVOKE_OPEN.length;
   const q = text.indexOf('">', nameStart);
   const nameClosed = q >= 0 && q < to && !/[\n<]/.test(text.slice(nameStart, q));
-  const nameRange: [number, number] = nameClosed ? [nameStart, q] : trimRange(text, nameStart, Math.min(to, ...['\n', '<'].map((c) => text.indexOf(c, nameStart)).filter((i) => i >= 0)));
+  const nameRange: [number, number] = nameClosed
+    ? [nameStart, q]
+    : trimRange(text, nameStart, Math.min(to, ...['\n', '<'].map((c) => text.indexOf(c, nameStart)).filter((i) => i >= 0)));
   const bodyStart = nameClosed ? q + 2 : nameRange[1];
-  const els = nameClosed ? elements(text, bodyStart, to) : { params: [], rest: bodyStart } as Elements;
+  const els = nameClosed ? elements(text, bodyStart, to) : ({ params: [], rest: bodyStart } as Elements);
   let restRange = trimRange(text, els.rest, to);
   if (!stop && endsInMarker(text, restRange[0], [INVOKE_CLOSE, ...MARKERS])) restRange = [restRange[0], restRange[0]];
   const rest = els.unclosed ? '' : text.slice(...restRange);
@@ -178,7 +193,8 @@ function call(out: ParseOut, start: number, _bodyStart: number, sectioned: boole
     if (stop) defects.push('name not closed by ">');
     else missing = '">';
   } else if (els.unclosed) {
-    if (els.unclosed.cut) out.problem('marker-truncated', `${text.slice(...els.unclosed.cut)} is cut short`, ...els.unclosed.cut, { callIndex: index });
+    if (els.unclosed.cut)
+      out.problem('marker-truncated', `${text.slice(...els.unclosed.cut)} is cut short`, ...els.unclosed.cut, { callIndex: index });
     if (stop) defects.push(`parameter '${els.params.at(-1)![0]}' lacks ${els.unclosed.marker}`);
     else missing = els.unclosed.marker;
     expectedAt = els.unclosed.expectedAt;

@@ -12,7 +12,10 @@ import type { EngineVerdict, FamilyVerdicts } from '../shared/verdicts';
 
 const content: EngineVerdict = { outcome: 'content', text: 'no call; the unterminated block is returned as content' };
 const vllmSingle: EngineVerdict = { outcome: 'unknown', text: 'not established by the sources read (only streaming tests)' };
-const vllmMulti: EngineVerdict = { outcome: 'mixed', text: 'streamed: the committed first call stays a call, the unterminated last invoke comes back as content' };
+const vllmMulti: EngineVerdict = {
+  outcome: 'mixed',
+  text: 'streamed: the committed first call stays a call, the unterminated last invoke comes back as content',
+};
 const dynamo: EngineVerdict = {
   outcome: 'unknown',
   text: 'without EOF recovery (the default): no call, only the prose before the block is kept; with it, closed invokes become calls and a cut one is dropped. Which applies is not established',
@@ -22,18 +25,57 @@ const verdicts: FamilyVerdicts = {
   family: 'minimax-m3',
   engines: {
     vllm: {
-      release: 'main @ 761f1975', parser: 'minimax_m3', code: 'vllm-project/vllm tests/tool_parsers/test_minimax_m3_tool_parser.py',
-      evidence: 'vllm-project/vllm tests/tool_parsers/test_minimax_m3_tool_parser.py test_streaming_error_recovery_keeps_committed_tool_call_structured, registry @ 761f1975',
+      release: 'main @ 761f1975',
+      parser: 'minimax_m3',
+      code: 'vllm-project/vllm tests/tool_parsers/test_minimax_m3_tool_parser.py',
+      evidence:
+        'vllm-project/vllm tests/tool_parsers/test_minimax_m3_tool_parser.py test_streaming_error_recovery_keeps_committed_tool_call_structured, registry @ 761f1975',
       note: 'streaming tests only',
     },
-    sglang: { release: 'main @ 042de61b', parser: 'minimax-m3', code: 'sgl-project/sglang python/sglang/srt/function_call/minimax_m3.py', evidence: 'sgl-project/sglang python/sglang/srt/function_call/minimax_m3.py _extract, _parse_block, registry @ 042de61b', note: 'read from the code' },
-    dynamo: { release: 'main @ 9c7bf0cecad2', parser: 'minimax_m3', code: 'ai-dynamo/dynamo lib/parsers/src/tool_calling/xml/minimax_m3_parser.rs', evidence: 'ai-dynamo/dynamo lib/parsers/src/tool_calling/xml/minimax_m3_parser.rs @ 9c7bf0cecad2', note: 'no conformance fixture' },
+    sglang: {
+      release: 'main @ 042de61b',
+      parser: 'minimax-m3',
+      code: 'sgl-project/sglang python/sglang/srt/function_call/minimax_m3.py',
+      evidence: 'sgl-project/sglang python/sglang/srt/function_call/minimax_m3.py _extract, _parse_block, registry @ 042de61b',
+      note: 'read from the code',
+    },
+    dynamo: {
+      release: 'main @ 9c7bf0cecad2',
+      parser: 'minimax_m3',
+      code: 'ai-dynamo/dynamo lib/parsers/src/tool_calling/xml/minimax_m3_parser.rs',
+      evidence: 'ai-dynamo/dynamo lib/parsers/src/tool_calling/xml/minimax_m3_parser.rs @ 9c7bf0cecad2',
+      note: 'no conformance fixture',
+    },
   },
   cases: [
-    { id: '5.a', class: 'unclosed-complete', calls: 'single', what: ']<]minimax[>[</tool_call> missing after a complete invoke', verdicts: { vllm: vllmSingle, sglang: content, dynamo } },
-    { id: '5.c', class: 'unclosed-truncated', calls: 'single', what: 'output stopped inside a parameter', verdicts: { vllm: vllmSingle, sglang: content, dynamo } },
-    { id: '5.d', class: 'unclosed-complete', calls: 'multi', what: 'the last of several invokes lacks its close, the block unterminated', verdicts: { vllm: vllmMulti, sglang: content, dynamo } },
-    { id: '5.e', class: 'unclosed-truncated', calls: 'multi', what: 'the last of several invokes cut off mid-value', verdicts: { vllm: vllmMulti, sglang: content, dynamo } },
+    {
+      id: '5.a',
+      class: 'unclosed-complete',
+      calls: 'single',
+      what: ']<]minimax[>[</tool_call> missing after a complete invoke',
+      verdicts: { vllm: vllmSingle, sglang: content, dynamo },
+    },
+    {
+      id: '5.c',
+      class: 'unclosed-truncated',
+      calls: 'single',
+      what: 'output stopped inside a parameter',
+      verdicts: { vllm: vllmSingle, sglang: content, dynamo },
+    },
+    {
+      id: '5.d',
+      class: 'unclosed-complete',
+      calls: 'multi',
+      what: 'the last of several invokes lacks its close, the block unterminated',
+      verdicts: { vllm: vllmMulti, sglang: content, dynamo },
+    },
+    {
+      id: '5.e',
+      class: 'unclosed-truncated',
+      calls: 'multi',
+      what: 'the last of several invokes cut off mid-value',
+      verdicts: { vllm: vllmMulti, sglang: content, dynamo },
+    },
   ],
 };
 

@@ -43,7 +43,17 @@ const THINK = { open: '[THINK]', close: '[/THINK]' };
 const EOS = '</s>';
 
 const TOOL_MARKERS = [OPEN, CLOSE, ARGS, CALL_ID];
-const MARKERS = [CLOSE, THINK.close, ...TOOL_MARKERS.filter((m) => m !== CLOSE), THINK.open, EOS, '[INST]', '[/INST]', '[AVAILABLE_TOOLS]', '[TOOL_RESULTS]'];
+const MARKERS = [
+  CLOSE,
+  THINK.close,
+  ...TOOL_MARKERS.filter((m) => m !== CLOSE),
+  THINK.open,
+  EOS,
+  '[INST]',
+  '[/INST]',
+  '[AVAILABLE_TOOLS]',
+  '[TOOL_RESULTS]',
+];
 
 const GRAMMAR: JsonCallsGrammar = {
   family: 'mistral',
@@ -156,7 +166,11 @@ function namedCall(out: ParseOut, start: number, hit: MarkerHit, at: number): nu
   }
 
   const name = text.slice(...nameRange);
-  out.addCall(name, argRange ? text.slice(...argRange) : '', idRange && idRange[1] > idRange[0] ? text.slice(...idRange) : idRange ? '' : undefined);
+  out.addCall(
+    name,
+    argRange ? text.slice(...argRange) : '',
+    idRange && idRange[1] > idRange[0] ? text.slice(...idRange) : idRange ? '' : undefined,
+  );
   const callEnd = end;
   // The optional closer the conformance fixtures write.
   let sectionEnd = callEnd;
@@ -202,7 +216,11 @@ function renderCallIds(m: AssistantMessage, opts?: RenderOptions): NativeText {
   m.toolCalls.forEach((c, i) => {
     out.wrap('section', () => {
       out.put(OPEN);
-      out.wrap('call', () => out.put(c.name, 'call-name', i).put(CALL_ID).put(c.id!, 'call-id', i).put(ARGS).put(c.arguments, 'arguments', i), i);
+      out.wrap(
+        'call',
+        () => out.put(c.name, 'call-name', i).put(CALL_ID).put(c.id!, 'call-id', i).put(ARGS).put(c.arguments, 'arguments', i),
+        i,
+      );
     });
   });
   if (close.turn) out.put(EOS, 'end');

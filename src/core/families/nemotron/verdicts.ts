@@ -9,11 +9,16 @@ const verdicts: FamilyVerdicts = {
   engines: {
     vllm: noParserInfo('0.23.0', fixture('vllm', 'nemotron_deci')),
     sglang: noParserInfo('0.5.12.post1', fixture('sglang', 'nemotron_deci')),
-    dynamo: { release: '3.0.0', parser: 'nemotron_deci', code: 'ai-dynamo/dynamo lib/parsers/src/tool_calling/json/base_json_parser.rs', evidence: fixture('dynamo', 'nemotron_deci') },
+    dynamo: {
+      release: '3.0.0',
+      parser: 'nemotron_deci',
+      code: 'ai-dynamo/dynamo lib/parsers/src/tool_calling/json/base_json_parser.rs',
+      evidence: fixture('dynamo', 'nemotron_deci'),
+    },
   },
   cases: wrappedJsonListCases('<TOOLCALL>', () => ({
-    vllm: noParser("\"vLLM has no parser for family='nemotron_deci'\""),
-    sglang: noParser("\"SGLang has no detector for family='nemotron_deci'\""),
+    vllm: noParser('"vLLM has no parser for family=\'nemotron_deci\'"'),
+    sglang: noParser('"SGLang has no detector for family=\'nemotron_deci\'"'),
   })),
 };
 

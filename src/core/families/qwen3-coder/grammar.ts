@@ -109,7 +109,8 @@ export const qwen3Coder: ModelFormat = {
   // Qwen3.5 / 3.6, MiMo, Step-3.5 and Nemotron 3 Nano use the same XML (vLLM `qwen3_coder`/`qwen3_xml`/`mimo`/
   // `step3p5` parsers; SGLang maps `step3p5` to `Qwen3CoderDetector`; Dynamo fixtures `nemotron_nano`).
   // MiMo-VL (a Qwen2.5-VL model) writes Qwen2.5's `<tool_call>` JSON instead (qwen3/grammar.ts).
-  matchesModel: (modelId) => /qwen3-coder|qwen3\.[5-9]|(?:^|[^a-z])mimo(?!-?vl)|step-?3\.5|step3p5|nemotron-3-nano|nemotron-nano-3/.test(modelKey(modelId)),
+  matchesModel: (modelId) =>
+    /qwen3-coder|qwen3\.[5-9]|(?:^|[^a-z])mimo(?!-?vl)|step-?3\.5|step3p5|nemotron-3-nano|nemotron-nano-3/.test(modelKey(modelId)),
   detectText: (text) =>
     scoreText(text, [
       // Not `<function=NAME>{…`: a JSON object there is Functionary v3.1's call (families/functionary.ts).
@@ -140,7 +141,8 @@ function block(x: FunctionXml, out: ParseOut, start: number, bodyStart: number):
   const cutFunction = !stop && endsInMarker(text, at, [FUNCTION_OPEN]);
   const index = out.addCall('', cutFunction ? '' : text.slice(...trimRange(text, bodyStart, stop ? stop.start : end)));
   out.seg('call', start, end, index);
-  if (stop?.marker === x.callClose) out.problem('malformed-call', `call ${index}: no ${FUNCTION_OPEN}NAME> inside ${x.callOpen}`, start, end, { callIndex: index });
+  if (stop?.marker === x.callClose)
+    out.problem('malformed-call', `call ${index}: no ${FUNCTION_OPEN}NAME> inside ${x.callOpen}`, start, end, { callIndex: index });
   else callUnclosed(out, index, start, end, x.callClose, trimRange(text, bodyStart, end)[1]);
   return end;
 }

@@ -35,7 +35,17 @@ const ENDOFTEXT = '<|endoftext|>';
 
 const TOOL_MARKERS = [CALL_OPEN, CALL_CLOSE, '<tool_response>', '</tool_response>'];
 /** Every marker of the Qwen chat format (shared with qwen3-coder). Cut-short fragments read as the first match. */
-export const QWEN_MARKERS = [CALL_CLOSE, IM_END, THINK_CLOSE, CALL_OPEN, THINK_OPEN, ENDOFTEXT, '<|im_start|>', '<tool_response>', '</tool_response>'];
+export const QWEN_MARKERS = [
+  CALL_CLOSE,
+  IM_END,
+  THINK_CLOSE,
+  CALL_OPEN,
+  THINK_OPEN,
+  ENDOFTEXT,
+  '<|im_start|>',
+  '<tool_response>',
+  '</tool_response>',
+];
 export const QWEN_ENDS = [IM_END, ENDOFTEXT];
 const BODY_STOPS = [CALL_CLOSE, CALL_OPEN, ...QWEN_ENDS];
 

@@ -22,9 +22,30 @@ const BUDGET = ['<seed:cot_budget_reflect>', '</seed:cot_budget_reflect>'];
 const THINK = { open: '<seed:think>', close: '</seed:think>', inner: BUDGET };
 const EOS = '<seed:eos>';
 const TOOL_MARKERS = [CALL_OPEN, CALL_CLOSE, FUNCTION_OPEN, FUNCTION_CLOSE, PARAM_OPEN, PARAM_CLOSE];
-const MARKERS = [PARAM_CLOSE, FUNCTION_CLOSE, CALL_CLOSE, THINK.close, EOS, CALL_OPEN, THINK.open, FUNCTION_OPEN, PARAM_OPEN, '<seed:bos>', ...BUDGET];
+const MARKERS = [
+  PARAM_CLOSE,
+  FUNCTION_CLOSE,
+  CALL_CLOSE,
+  THINK.close,
+  EOS,
+  CALL_OPEN,
+  THINK.open,
+  FUNCTION_OPEN,
+  PARAM_OPEN,
+  '<seed:bos>',
+  ...BUDGET,
+];
 
-const GRAMMAR = functionXmlGrammar({ family: 'seed-oss', callOpen: CALL_OPEN, callClose: CALL_CLOSE, ends: [EOS], markers: MARKERS, toolMarkers: TOOL_MARKERS, think: THINK, rawValues: true });
+const GRAMMAR = functionXmlGrammar({
+  family: 'seed-oss',
+  callOpen: CALL_OPEN,
+  callClose: CALL_CLOSE,
+  ends: [EOS],
+  markers: MARKERS,
+  toolMarkers: TOOL_MARKERS,
+  think: THINK,
+  rawValues: true,
+});
 
 export const seedOss: ModelFormat = {
   id: 'seed-oss',

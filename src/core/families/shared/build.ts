@@ -3,16 +3,7 @@
  * `RenderOut` writes text with exact segments; `closing` says which closing markup a turn cut short still writes;
  * `freeText` reads a content or reasoning region and flags family markers left in it.
  */
-import type {
-  AssistantMessage,
-  FamilyId,
-  FormatProblem,
-  NativeText,
-  ParsedNative,
-  Segment,
-  SegmentKind,
-  ToolCall,
-} from '../../model';
+import type { AssistantMessage, FamilyId, FormatProblem, NativeText, ParsedNative, Segment, SegmentKind, ToolCall } from '../../model';
 import type { RenderOptions } from './format';
 import { firstTruncated, textIndex, trimRange, type MarkerHit, type TextIndex } from './text';
 
@@ -102,7 +93,10 @@ export class ParseOut {
       toolCalls: this.calls,
     };
     if (this.reasoning.length > 1 || this.content.length > 1) {
-      messageParts.set(message, { ...(this.reasoning.length > 1 ? { reasoning: this.reasoning } : {}), ...(this.content.length > 1 ? { content: this.content } : {}) });
+      messageParts.set(message, {
+        ...(this.reasoning.length > 1 ? { reasoning: this.reasoning } : {}),
+        ...(this.content.length > 1 ? { content: this.content } : {}),
+      });
     }
     return {
       family: this.family,

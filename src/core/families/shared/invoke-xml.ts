@@ -79,7 +79,12 @@ export function renderInvokes(d: InvokeRender, m: AssistantMessage, opts?: Rende
 }
 
 /** `PREFIX` + quoted name + `">` at `pos`: the name range and where the head ends. */
-export function quotedHead(out: ParseOut, pos: number, prefix: string, to: number): { name: [number, number]; end: number; closed: boolean } {
+export function quotedHead(
+  out: ParseOut,
+  pos: number,
+  prefix: string,
+  to: number,
+): { name: [number, number]; end: number; closed: boolean } {
   const { text } = out;
   const nameStart = pos + prefix.length;
   const close = out.find(['">', '\n', '<'], nameStart, to);
@@ -89,7 +94,12 @@ export function quotedHead(out: ParseOut, pos: number, prefix: string, to: numbe
 }
 
 /** `PREFIX` + quoted name + attributes + `>` at `pos`: the name range, the attributes, where the head ends. */
-export function attrHead(out: ParseOut, pos: number, prefix: string, to: number): { name: [number, number]; attrs: string; end: number; closed: boolean } {
+export function attrHead(
+  out: ParseOut,
+  pos: number,
+  prefix: string,
+  to: number,
+): { name: [number, number]; attrs: string; end: number; closed: boolean } {
   const { text } = out;
   const nameStart = pos + prefix.length;
   const quote = out.find(['"', '\n', '<'], nameStart, to);

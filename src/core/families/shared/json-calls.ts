@@ -11,8 +11,18 @@
 import type { AssistantMessage, FamilyId, NativeText, ParsedNative } from '../../model';
 import type { ModelFormat, RenderOptions } from './format';
 import type { ParseOut } from './build';
-import { endsInMarker, jsonMembers, jsonStringMember, jsonValueEnd, scoreText, skipWs, trimRange, truncatedAt, type MarkerHit } from './text';
-import { callUnclosed, parseTurn, renderStart, type PatternStarter, type ThinkTags, type TurnGrammar } from './turn';
+import {
+  endsInMarker,
+  jsonMembers,
+  jsonStringMember,
+  jsonValueEnd,
+  scoreText,
+  skipWs,
+  trimRange,
+  truncatedAt,
+  type MarkerHit,
+} from './text';
+import { callUnclosed, parseTurn, renderStart, type ThinkTags, type TurnGrammar } from './turn';
 import { renderObjectCall } from './json-object-call';
 
 export interface JsonCallsGrammar {
@@ -88,7 +98,11 @@ function section(out: ParseOut, g: JsonCallsGrammar, start: number, hit?: Marker
   if (pos >= text.length) {
     // Cut off right after the opener.
     out.seg('section', start, hit ? hit.end : start);
-    if (hit) out.problem('section-unclosed', `${g.open} never followed by its calls`, start, hit.end, { expectedAt: hit.end, marker: g.close ?? '[' });
+    if (hit)
+      out.problem('section-unclosed', `${g.open} never followed by its calls`, start, hit.end, {
+        expectedAt: hit.end,
+        marker: g.close ?? '[',
+      });
     return text.length;
   }
   if (g.named && text[pos] !== '[' && text[pos] !== '{') return namedCalls(out, g, start, pos);
@@ -125,7 +139,8 @@ function section(out: ParseOut, g: JsonCallsGrammar, start: number, hit?: Marker
     // Two calls with no comma between them: the list is not JSON, so a parser that loads it whole takes no call from
     // it (Ollama model/parsers/cohere_test.go repairs the "missing comma between calls"; the engines that load the list
     // as JSON do not). The calls are still read.
-    if (text[pos] === '{') out.problem('malformed-call', `no , between two calls of the ${g.open} list`, end, pos + 1, { callIndex: out.calls.length - 1 });
+    if (text[pos] === '{')
+      out.problem('malformed-call', `no , between two calls of the ${g.open} list`, end, pos + 1, { callIndex: out.calls.length - 1 });
   }
   let end = lastEnd;
   let unclosed: string | undefined;
@@ -157,7 +172,10 @@ function section(out: ParseOut, g: JsonCallsGrammar, start: number, hit?: Marker
   out.seg('section', start, end);
   if (unclosed || cut) {
     const marker = unclosed === ']' && g.close && !g.closeOptional ? g.close : (unclosed ?? g.close ?? ']');
-    out.problem('section-unclosed', `${hit ? g.open : 'the call list'} never closed by ${marker}`, start, end, { expectedAt: lastEnd, marker });
+    out.problem('section-unclosed', `${hit ? g.open : 'the call list'} never closed by ${marker}`, start, end, {
+      expectedAt: lastEnd,
+      marker,
+    });
   }
   return end;
 }
@@ -179,7 +197,13 @@ function notAList(out: ParseOut, g: JsonCallsGrammar, start: number, pos: number
   }
   out.seg('section', start, end);
   const index = out.calls.length ? out.calls.length - 1 : undefined;
-  out.problem('malformed-call', `${hit ? g.open : 'the call list'} is not followed by a JSON array of calls`, start, end, index === undefined ? {} : { callIndex: index });
+  out.problem(
+    'malformed-call',
+    `${hit ? g.open : 'the call list'} is not followed by a JSON array of calls`,
+    start,
+    end,
+    index === undefined ? {} : { callIndex: index },
+  );
   return Math.max(end, pos + 1);
 }
 
@@ -221,7 +245,8 @@ function readCall(out: ParseOut, g: JsonCallsGrammar, from: number, to: number, 
   }
   if (argsMember) out.seg('arguments', argsMember.valueRange[0], argsMember.valueRange[1], index);
   if (!complete) callUnclosed(out, index, from, end, '}', end);
-  else if (!nameMember || !name) out.problem('malformed-call', `call ${index}: no "${g.nameKey ?? 'name'}" string`, from, end, { callIndex: index });
+  else if (!nameMember || !name)
+    out.problem('malformed-call', `call ${index}: no "${g.nameKey ?? 'name'}" string`, from, end, { callIndex: index });
   return end;
 }
 
@@ -265,7 +290,17 @@ export interface TaggedListFamily {
 export function taggedListFormat(f: TaggedListFamily): ModelFormat {
   const toolMarkers = [f.open, f.close];
   const markers = [f.close, f.end, f.open, ...f.others];
-  const g: JsonCallsGrammar = { family: f.id, markers, toolMarkers, open: f.open, close: f.close, list: 'array', argKeys: ['arguments', 'parameters'], ends: [f.end], implicitThink: f.implicitThink ?? false };
+  const g: JsonCallsGrammar = {
+    family: f.id,
+    markers,
+    toolMarkers,
+    open: f.open,
+    close: f.close,
+    list: 'array',
+    argKeys: ['arguments', 'parameters'],
+    ends: [f.end],
+    implicitThink: f.implicitThink ?? false,
+  };
   const opener = new RegExp(`${f.open.replace(/[|<>]/g, (c) => `\\${c}`)}\\s*\\[`);
   return {
     id: f.id,
@@ -273,7 +308,11 @@ export function taggedListFormat(f: TaggedListFamily): ModelFormat {
     markers,
     toolMarkers,
     matchesModel: f.matchesModel,
-    detectText: (text) => scoreText(text, [[opener, 10], [f.close, 7]]),
+    detectText: (text) =>
+      scoreText(text, [
+        [opener, 10],
+        [f.close, 7],
+      ]),
     render: (m, opts) => renderJsonCalls(g, m, opts),
     parse: (text) => parseJsonCalls(g, text),
   };

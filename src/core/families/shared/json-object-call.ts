@@ -95,7 +95,8 @@ export function jsonObjectCall(out: ParseOut, c: JsonObjectCall): number {
               ? ['the call object around the arguments is not valid JSON']
               : []),
   ];
-  if (what.length) out.problem('malformed-call', `call ${index}: ${what.join('; ')}`, c.start, Math.max(end, c.start), { callIndex: index });
+  if (what.length)
+    out.problem('malformed-call', `call ${index}: ${what.join('; ')}`, c.start, Math.max(end, c.start), { callIndex: index });
   return Math.max(end, c.start);
 }
 
@@ -116,7 +117,11 @@ export function renderObjectCall(out: RenderOut, c: ToolCall, index: number, arg
  * The markers that must follow an opener, in order (`<|plugin|>` after `<|action_start|>`), from `pos`: where they end,
  * or what went wrong: the text ended inside or before them (`cut`), or other text stands there (`missing`).
  */
-export function header(out: ParseOut, pos: number, parts: readonly string[]): { end: number; cut?: { start: number; end: number; marker: string }; missing?: string } {
+export function header(
+  out: ParseOut,
+  pos: number,
+  parts: readonly string[],
+): { end: number; cut?: { start: number; end: number; marker: string }; missing?: string } {
   const { text } = out;
   let at = pos;
   for (const part of parts) {

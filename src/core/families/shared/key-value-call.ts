@@ -109,7 +109,10 @@ export function keyValueArgs(args: string, quote: string, key: (k: string) => st
   const value = (v: unknown): string => {
     if (typeof v === 'string') return `${quote}${v}${quote}`;
     if (Array.isArray(v)) return `[${v.map(value).join(',')}]`;
-    if (v && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${key(k)}:${value(x)}`).join(',')}}`;
+    if (v && typeof v === 'object')
+      return `{${Object.entries(v)
+        .map(([k, x]) => `${key(k)}:${value(x)}`)
+        .join(',')}}`;
     return JSON.stringify(v);
   };
   try {

@@ -20,7 +20,10 @@ interface Swap {
 }
 
 /** `parse`, reading placeholders of the ids in `ids` as their markers (offsets stay those of the original text). */
-export function withPlaceholders(parse: (text: string) => ParsedNative, ids: Readonly<Record<number, string>>): (text: string) => ParsedNative {
+export function withPlaceholders(
+  parse: (text: string) => ParsedNative,
+  ids: Readonly<Record<number, string>>,
+): (text: string) => ParsedNative {
   return (text) => {
     if (!text.includes('<|reserved')) return parse(text);
     const swaps: Swap[] = [];
@@ -31,7 +34,14 @@ export function withPlaceholders(parse: (text: string) => ParsedNative, ids: Rea
       const marker = ids[Number(m[1])];
       if (!marker) continue;
       sub += text.slice(last, m.index);
-      swaps.push({ from: m.index, to: m.index + m[0].length, subFrom: sub.length, subTo: sub.length + marker.length, marker, id: Number(m[1]) });
+      swaps.push({
+        from: m.index,
+        to: m.index + m[0].length,
+        subFrom: sub.length,
+        subTo: sub.length + marker.length,
+        marker,
+        id: Number(m[1]),
+      });
       sub += marker;
       last = m.index + m[0].length;
     }

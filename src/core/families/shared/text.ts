@@ -246,8 +246,8 @@ export function needlesFor(strings: readonly string[], length = Infinity): (stri
     if (COMMON.test(s[0])) common.add(s.slice(0, length));
     else rare.add(s[0]);
   }
-  const escape = (x: string) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return [...rare, ...(common.size ? [new RegExp([...common].map(escape).join('|'), 'g')] : [])];
+  const escapeRegex = (x: string) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return [...rare, ...(common.size ? [new RegExp([...common].map(escapeRegex).join('|'), 'g')] : [])];
 }
 
 /** Per marker list, the needles of the places where one of its markers may start cut short (see `findTruncated`). */
@@ -261,7 +261,10 @@ function candidates(markers: readonly string[]): { needles: (string | RegExp)[];
     // A one-character marker is never reported cut (`truncatedAt`), so the two first characters of the longer ones
     // are enough to look for.
     c = {
-      needles: needlesFor(live.filter((m) => m.length > 1), 2),
+      needles: needlesFor(
+        live.filter((m) => m.length > 1),
+        2,
+      ),
       firsts: new Set(live.map((m) => m[0])),
       seconds: new Set(live.filter((m) => m.length > 1).map((m) => m[1])),
     };
@@ -438,7 +441,13 @@ function literalInfo(re: RegExp): LiteralInfo {
     if (re.ignoreCase || re.flags.includes('v') || (re.source.startsWith('^') && !re.multiline)) info = none;
     else {
       const branches = topLevelBranches(re.source).map((b) => literalOf(b, re.unicode));
-      info = branches.length === 1 ? branches[0] : { literal: '', prefixes: branches.some((b) => b.prefixes.length === 0) ? [] : [...new Set(branches.flatMap((b) => b.prefixes))] };
+      info =
+        branches.length === 1
+          ? branches[0]
+          : {
+              literal: '',
+              prefixes: branches.some((b) => b.prefixes.length === 0) ? [] : [...new Set(branches.flatMap((b) => b.prefixes))],
+            };
     }
     literals.set(re, info);
   }
@@ -467,8 +476,8 @@ function topLevelBranches(src: string): string[] {
  * The character a `\xHH`, `\uHHHH` or `\u{H…}` escape stands for (the bundled CLI spells non-ASCII characters so);
  * undefined for any other escape, and for a surrogate half (part of a character, not one).
  */
-function escapedChar(escape: string): string | undefined {
-  const m = /^\\(?:x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|u\{([0-9a-fA-F]+)\})$/.exec(escape);
+function escapedChar(sequence: string): string | undefined {
+  const m = /^\\(?:x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|u\{([0-9a-fA-F]+)\})$/.exec(sequence);
   if (!m) return undefined;
   const code = parseInt(m[1] ?? m[2] ?? m[3], 16);
   if ((code >= 0xd800 && code <= 0xdfff) || code > 0x10ffff) return undefined;
@@ -592,10 +601,12 @@ function groupEnd(src: string, i: number): number {
 
 /** Model-id test: lower-cased, provider prefix and `:free`/`:exacto`-style suffixes removed. */
 export function modelKey(modelId: string): string {
-  const lower = modelId.trim().toLowerCase().replace(/:[a-z0-9-]+$/, '');
+  const lower = modelId
+    .trim()
+    .toLowerCase()
+    .replace(/:[a-z0-9-]+$/, '');
   return lower.slice(lower.lastIndexOf('/') + 1);
 }
-
 
 /**
  * Whitespace from `pos`, including the literal `\n` escapes (backslash, n) some outputs carry between the markers of

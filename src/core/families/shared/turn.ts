@@ -92,8 +92,24 @@ export function thinkBlock(
   if (cut) end = cut.start;
   // Structure inside the open block is reasoning text (tool markup stays in it for the markup-in-reasoning rule); the
   // problem says what it holds.
-  freeText(out, 'reasoning', bodyStart, end, inner.filter((m) => !tool.has(m) && !opts.stops.includes(m)));
-  const stuck = stuckAfter(out, { bodyStart, end, cut, blockEnd, implicitEnds, turnEnds: opts.turnEnds, stops: opts.stops, tool, markers: opts.markers });
+  freeText(
+    out,
+    'reasoning',
+    bodyStart,
+    end,
+    inner.filter((m) => !tool.has(m) && !opts.stops.includes(m)),
+  );
+  const stuck = stuckAfter(out, {
+    bodyStart,
+    end,
+    cut,
+    blockEnd,
+    implicitEnds,
+    turnEnds: opts.turnEnds,
+    stops: opts.stops,
+    tool,
+    markers: opts.markers,
+  });
   // The close belonged where the reasoning ends, or before the first structure it swallowed.
   const [, expectedAt] = trimRange(text, bodyStart, stuck.movedAt ?? end);
   out.problem('reasoning-unclosed', `${CLOSE} never came`, opened ? at : bodyStart, end, {
@@ -136,7 +152,11 @@ function stuckAfter(
     if (b.blockEnd && b.implicitEnds.includes(b.blockEnd.marker)) return {};
     // Structure the block ran over: calls, or the channel of an answer (Kimi K3's `<|open|>response<|sep|>`).
     const call = out.find(toolStarts, b.bodyStart, b.end);
-    const reply = out.find(starts.filter((m) => !b.tool.has(m)), b.bodyStart, b.end);
+    const reply = out.find(
+      starts.filter((m) => !b.tool.has(m)),
+      b.bodyStart,
+      b.end,
+    );
     const first = Math.min(call?.start ?? Infinity, reply?.start ?? Infinity);
     if (!call) return reply ? { stuck: 'answer', movedAt: first } : {};
     return { stuck: reply ? 'answer-and-calls' : 'calls', movedAt: first };
@@ -427,11 +447,21 @@ export function callUnclosed(out: ParseOut, index: number, start: number, end: n
  * Writes `<think>REASONING</think>` when the message has reasoning (without `</think>` when `closed` is false).
  * `newlines`: the Qwen/MiniMax templates put the reasoning on its own lines (`<think>\nR\n</think>\n\n`).
  */
-export function renderThink(out: RenderOut, reasoning: string | undefined, newlines: boolean, closed: boolean, tags: ThinkTags = THINK_TAGS): void {
+export function renderThink(
+  out: RenderOut,
+  reasoning: string | undefined,
+  newlines: boolean,
+  closed: boolean,
+  tags: ThinkTags = THINK_TAGS,
+): void {
   if (!present(reasoning)) return;
   const nl = newlines ? '\n' : '';
   out.put(tags.open, 'marker').put(nl).put(reasoning!, 'reasoning');
-  if (closed) out.put(nl).put(tags.close, 'marker').put(nl + nl);
+  if (closed)
+    out
+      .put(nl)
+      .put(tags.close, 'marker')
+      .put(nl + nl);
 }
 
 /** The start of a `<think>` family's `render`: what it may close, and the text written so far. */

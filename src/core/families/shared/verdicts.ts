@@ -80,7 +80,12 @@ export const FIXTURES = {
 
 /** The fixture file of one engine for one conformance family, as a citation. */
 export function fixture(engine: Engine, family: string): string {
-  const dir = engine === 'vllm' ? `vllm-${FIXTURES.releases.vllm}` : engine === 'sglang' ? `sglang-${FIXTURES.releases.sglang}` : `dynamo-${FIXTURES.releases.dynamo}`;
+  const dir =
+    engine === 'vllm'
+      ? `vllm-${FIXTURES.releases.vllm}`
+      : engine === 'sglang'
+        ? `sglang-${FIXTURES.releases.sglang}`
+        : `dynamo-${FIXTURES.releases.dynamo}`;
   return `${FIXTURES.repo} ${FIXTURES.folder}/${dir}/${family}/TOOLCALLING.batch.5.yaml @ ${FIXTURES.commit.slice(0, 12)}`;
 }
 

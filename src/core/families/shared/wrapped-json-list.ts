@@ -18,10 +18,22 @@ export function wrappedJsonListCases(tag: string, engines: (id: string) => PerEn
     verdicts: { ...engines(id), dynamo },
   });
   return [
-    c('5.a', 'unclosed-complete', 'single', `${close} missing after a complete call list`, { outcome: 'recovered', text: 'the complete call is delivered, the markup stripped' }),
-    c('5.b', 'orphan-close', 'single', `a call list and ${close} without ${tag}`, { outcome: 'recovered', text: 'the call is recovered, the orphan close stripped' }),
+    c('5.a', 'unclosed-complete', 'single', `${close} missing after a complete call list`, {
+      outcome: 'recovered',
+      text: 'the complete call is delivered, the markup stripped',
+    }),
+    c('5.b', 'orphan-close', 'single', `a call list and ${close} without ${tag}`, {
+      outcome: 'recovered',
+      text: 'the call is recovered, the orphan close stripped',
+    }),
     c('5.c', 'unclosed-truncated', 'single', 'output stopped inside the arguments', { outcome: 'dropped', text: 'no call, empty content' }),
-    c('5.d', 'unclosed-complete', 'multi', `${close} missing after several complete calls`, { outcome: 'recovered', text: 'both calls are delivered; the prose stays' }),
-    c('5.e', 'unclosed-truncated', 'multi', 'the last of several calls cut off mid-value', { outcome: 'cut-call-delivered', text: 'both calls are delivered, the last with its cut value ("New York")' }),
+    c('5.d', 'unclosed-complete', 'multi', `${close} missing after several complete calls`, {
+      outcome: 'recovered',
+      text: 'both calls are delivered; the prose stays',
+    }),
+    c('5.e', 'unclosed-truncated', 'multi', 'the last of several calls cut off mid-value', {
+      outcome: 'cut-call-delivered',
+      text: 'both calls are delivered, the last with its cut value ("New York")',
+    }),
   ];
 }

@@ -2,7 +2,7 @@
  * XML-style arguments (qwen3-coder, glm45, minimax-m2 and the families like them): parameters carried as
  * text, their canonical compact-JSON `arguments`, the shared call reader and the parameter renderer.
  */
-import { ParseOut, RenderOut } from './build';
+import type { ParseOut, RenderOut } from './build';
 import { endsInMarker, findTruncated, skipWs, trimRange, type MarkerHit } from './text';
 import { keepParamTexts } from './schema-types';
 import { callUnclosed, expectClosers } from './turn';
@@ -126,7 +126,10 @@ export function xmlParams(
       valueEnd = to;
       const cut = findTruncated(text, [g.close, ...markers], head.valueStart, to).find((c) => c.end === to);
       if (cut) {
-        out.problem('marker-truncated', `${cut.marker} is cut short`, cut.start, cut.end, { marker: cut.marker, callIndex: out.calls.length });
+        out.problem('marker-truncated', `${cut.marker} is cut short`, cut.start, cut.end, {
+          marker: cut.marker,
+          callIndex: out.calls.length,
+        });
         valueEnd = cut.start;
       }
       last = cut ? cut.end : trimRange(text, head.valueStart, valueEnd)[1];

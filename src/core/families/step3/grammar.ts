@@ -13,7 +13,18 @@
  * turn is a stop token. Arguments are canonical compact JSON; with the request's tools they are typed by the schema.
  */
 import type { AssistantMessage, NativeText } from '../../model';
-import { invokeGrammar, modelKey, parseTurn, quotedHead, quotedParams, renderParams, renderStart, scoreText, xmlCall, type ParseOut } from '../shared';
+import {
+  invokeGrammar,
+  modelKey,
+  parseTurn,
+  quotedHead,
+  quotedParams,
+  renderParams,
+  renderStart,
+  scoreText,
+  xmlCall,
+  type ParseOut,
+} from '../shared';
 import type { ModelFormat, RenderOptions } from '../shared/format';
 
 const SECTION_BEGIN = '<｜tool_calls_begin｜>';
@@ -36,7 +47,14 @@ const BODY_STOPS = [INVOKE_CLOSE, CALL_END, CALL_BEGIN, SECTION_END, SECTION_BEG
 const PARAMS = quotedParams(PARAM_OPEN, PARAM_CLOSE);
 
 /** A call begins at <｜tool_call_begin｜>: the section grammar of the invoke dialects with that as the call's start. */
-const GRAMMAR = invokeGrammar('step3', { sectionBegin: SECTION_BEGIN, sectionEnd: SECTION_END, invokeOpen: CALL_BEGIN, invokeClose: CALL_END }, EOT, MARKERS, TOOL_MARKERS, call);
+const GRAMMAR = invokeGrammar(
+  'step3',
+  { sectionBegin: SECTION_BEGIN, sectionEnd: SECTION_END, invokeOpen: CALL_BEGIN, invokeClose: CALL_END },
+  EOT,
+  MARKERS,
+  TOOL_MARKERS,
+  call,
+);
 
 export const step3: ModelFormat = {
   id: 'step3',
@@ -86,6 +104,21 @@ function call(out: ParseOut, start: number, bodyStart: number, sectioned: boolea
   const hasHead = text.startsWith(HEAD, bodyStart);
   if (!hasHead && text.length - bodyStart >= HEAD.length) defects.push(`no ${HEAD}`);
   const nameStart = hasHead ? bodyStart + HEAD.length : Math.min(to, bodyStart + HEAD.length);
-  const head = hasHead ? quotedHead(out, nameStart, '', to) : { name: [nameStart, nameStart] as [number, number], end: nameStart, closed: false };
-  return xmlCall(out, { start, nameRange: head.name, nameUnclosed: head.closed ? undefined : '">', bodyStart: head.end, stop, closers: [INVOKE_CLOSE, CALL_END], defects }, PARAMS, MARKERS);
+  const head = hasHead
+    ? quotedHead(out, nameStart, '', to)
+    : { name: [nameStart, nameStart] as [number, number], end: nameStart, closed: false };
+  return xmlCall(
+    out,
+    {
+      start,
+      nameRange: head.name,
+      nameUnclosed: head.closed ? undefined : '">',
+      bodyStart: head.end,
+      stop,
+      closers: [INVOKE_CLOSE, CALL_END],
+      defects,
+    },
+    PARAMS,
+    MARKERS,
+  );
 }

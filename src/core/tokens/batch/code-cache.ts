@@ -20,7 +20,10 @@ const MAX_BYTES = 64 * 1024 * 1024;
 
 /** The cache file of `bundle` in the data dir `dataDir`: one per bundle path, Node version and architecture. */
 export function codeCacheFile(dataDir: string, bundle: string): string {
-  const key = createHash('sha256').update(`${resolve(bundle)}\0${process.version}\0${process.arch}`).digest('hex').slice(0, 24);
+  const key = createHash('sha256')
+    .update(`${resolve(bundle)}\0${process.version}\0${process.arch}`)
+    .digest('hex')
+    .slice(0, 24);
   return join(dataDir, 'code-cache', `${basename(bundle).replace(/\.js$/, '')}-${key}.v8`);
 }
 

@@ -28,7 +28,8 @@ export function parseBatchLine(text: string): BatchSample {
   } catch {
     throw new UserError('not valid JSON');
   }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new UserError(`${Array.isArray(v) ? 'a JSON array' : `JSON ${v === null ? 'null' : typeof v}`}, not an object`);
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new UserError(`${Array.isArray(v) ? 'a JSON array' : `JSON ${v === null ? 'null' : typeof v}`}, not an object`);
   const o = v as Record<string, unknown>;
   const dataset = datasetOf(o);
   if (o.format === BUNDLE_FORMAT) {
@@ -41,7 +42,9 @@ export function parseBatchLine(text: string): BatchSample {
     if (typeof body !== 'object' && typeof body !== 'string') throw new UserError('"response" is neither a JSON object nor a body text');
     // A body text may be anything (SSE, say); a body object is read with its JSON text beside it. The value is the
     // one the line's parse gave: parsing that text again gives the same value, so it is not parsed twice.
-    const response = turnOf(typeof body === 'string' ? parseResponseBody(utf8.encode(body)) : parseResponseJson(JSON.stringify(body), body));
+    const response = turnOf(
+      typeof body === 'string' ? parseResponseBody(utf8.encode(body)) : parseResponseJson(JSON.stringify(body), body),
+    );
     const requestBody = typeof o.request === 'string' ? jsonOrUndefined(o.request) : o.request;
     const request = requestBody === undefined || requestBody === null ? undefined : normalizeRequest(requestBody);
     return { response, request, requestBody: request ? requestBody : undefined, id: response.id, dataset };

@@ -38,7 +38,8 @@ export function readSummary(part: SummaryPart): { counts: SummaryCounts; shard: 
     if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw bad(`${what} is missing or not a count`);
     return v;
   };
-  const counts = (v: unknown, what: string): Map<string, number> => new Map(Object.entries(obj(v, what)).map(([k, n]) => [k, count(n, `${what}.${k}`)]));
+  const counts = (v: unknown, what: string): Map<string, number> =>
+    new Map(Object.entries(obj(v, what)).map(([k, n]) => [k, count(n, `${what}.${k}`)]));
 
   const j = obj(part.value, 'the file');
   if (j.shard === undefined || j.firstSeen === undefined) {
@@ -58,7 +59,13 @@ export function readSummary(part: SummaryPart): { counts: SummaryCounts; shard: 
 
   const samples = obj(j.samples, 'samples');
   const toolCalls = obj(j.toolCalls, 'toolCalls');
-  const tools: ToolCounts = { samples: count(samples.total, 'samples.total'), withTools: 0, promptMarkup: 0, contentMarkup: 0, structuredCalls: 0 };
+  const tools: ToolCounts = {
+    samples: count(samples.total, 'samples.total'),
+    withTools: 0,
+    promptMarkup: 0,
+    contentMarkup: 0,
+    structuredCalls: 0,
+  };
   for (const f of TOOL_FIELDS) tools[f] = count(toolCalls[f], `toolCalls.${f}`);
   const byDataset = new Map<string, ToolCounts>();
   for (const [name, v] of Object.entries(obj(toolCalls.byDataset, 'toolCalls.byDataset'))) {
@@ -110,7 +117,11 @@ export function readSummary(part: SummaryPart): { counts: SummaryCounts; shard: 
   }
 
   const s = obj(j.shard, 'shard');
-  const shard: ShardInfo = { index: count(s.index, 'shard.index'), count: count(s.count, 'shard.count'), inputLines: count(s.inputLines, 'shard.inputLines') };
+  const shard: ShardInfo = {
+    index: count(s.index, 'shard.index'),
+    count: count(s.count, 'shard.count'),
+    inputLines: count(s.inputLines, 'shard.inputLines'),
+  };
   if (shard.count < 1 || shard.index >= shard.count) throw bad(`shard ${shard.index}/${shard.count} is not a shard`);
   if (j.interrupted !== undefined && typeof j.interrupted !== 'boolean') throw bad('interrupted is not true or false');
   return {
@@ -146,7 +157,9 @@ export function mergeShardSummaries(parts: readonly SummaryPart[]): MergedSummar
   const byIndex = new Map<number, string>();
   for (const r of read) {
     if (r.shard.count !== n) {
-      throw new UserError(`${read[0].name} is shard ${read[0].shard.index}/${n} but ${r.name} is shard ${r.shard.index}/${r.shard.count}: merge the shards of one split`);
+      throw new UserError(
+        `${read[0].name} is shard ${read[0].shard.index}/${n} but ${r.name} is shard ${r.shard.index}/${r.shard.count}: merge the shards of one split`,
+      );
     }
     const twice = byIndex.get(r.shard.index);
     if (twice !== undefined) throw new UserError(`${twice} and ${r.name} are both shard ${r.shard.index}/${n}: give each shard once`);
@@ -154,14 +167,21 @@ export function mergeShardSummaries(parts: readonly SummaryPart[]): MergedSummar
   }
   const missing = Array.from({ length: n }, (_, i) => i).filter((i) => !byIndex.has(i));
   if (missing.length) {
-    const shown = missing.slice(0, 5).map((i) => `${i}/${n}`).join(', ');
-    throw new UserError(`shard${missing.length > 1 ? 's' : ''} ${shown}${missing.length > 5 ? ` and ${missing.length - 5} more` : ''} missing: merge every shard of the split`);
+    const shown = missing
+      .slice(0, 5)
+      .map((i) => `${i}/${n}`)
+      .join(', ');
+    throw new UserError(
+      `shard${missing.length > 1 ? 's' : ''} ${shown}${missing.length > 5 ? ` and ${missing.length - 5} more` : ''} missing: merge every shard of the split`,
+    );
   }
   const interrupted = read.some((r) => r.interrupted);
   if (!interrupted) {
     const other = read.find((r) => r.shard.inputLines !== read[0].shard.inputLines);
     if (other) {
-      throw new UserError(`${read[0].name} read ${read[0].shard.inputLines} input lines but ${other.name} read ${other.shard.inputLines}: the shards were not run over the same input`);
+      throw new UserError(
+        `${read[0].name} read ${read[0].shard.inputLines} input lines but ${other.name} read ${other.shard.inputLines}: the shards were not run over the same input`,
+      );
     }
   }
   const summary = new BatchSummary();

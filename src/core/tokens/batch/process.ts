@@ -125,7 +125,13 @@ export class BatchProcessor {
       prompt_ids: prompt?.ids ?? null,
       ...(note ? { prompt_skipped: note } : {}),
       accounting: {
-        completion: { counted: a.counted, reasoning: a.countedReasoning, billed: a.billed ?? null, delta: a.delta ?? null, mismatch: a.mismatch },
+        completion: {
+          counted: a.counted,
+          reasoning: a.countedReasoning,
+          billed: a.billed ?? null,
+          delta: a.delta ?? null,
+          mismatch: a.mismatch,
+        },
         prompt: p ? { counted: p.counted, billed: p.billed ?? null, delta: p.delta ?? null, mismatch: p.mismatch } : null,
       },
       findings: table.findings.map((f) => findingJson(f.finding)),

@@ -192,7 +192,10 @@ export async function runBatch(o: BatchRunOptions): Promise<BatchResult> {
     if (o.quit?.aborted) throw QUIT;
   };
   const outputReady = () => !out.writableNeedDrain && !sf?.writableNeedDrain;
-  for (const [s, name] of [[out, o.output], [sf, o.specforgeOutput]] as const) {
+  for (const [s, name] of [
+    [out, o.output],
+    [sf, o.specforgeOutput],
+  ] as const) {
     s?.on('drain', signalWake);
     s?.on('error', (e: NodeJS.ErrnoException) => {
       const where = typeof name === 'string' ? name : 'the output';
@@ -210,7 +213,7 @@ export async function runBatch(o: BatchRunOptions): Promise<BatchResult> {
     // One fresh buffer per chunk (never a pooled one), moved to the worker rather than copied.
     const bytes = new Uint8Array(size);
     let at = 0;
-    for (const p of parts) (bytes.set(p, at), (at += p.byteLength));
+    for (const p of parts) bytes.set(p, at), (at += p.byteLength);
     const chunk: BatchChunk = { seq: seq++, firstLine, bytes, ...(shardCount > 1 && { lineStep: shardCount }) };
     w.worker.postMessage(chunk, [bytes.buffer]);
   };
@@ -286,7 +289,7 @@ export async function runBatch(o: BatchRunOptions): Promise<BatchResult> {
           run = -1;
         }
       }
-      if (run >= 0 && run < buf.length) (parts.push(buf.subarray(run)), (size += buf.length - run));
+      if (run >= 0 && run < buf.length) parts.push(buf.subarray(run)), (size += buf.length - run);
       if (buf.length) partial = from < buf.length;
       offset += buf.length;
     }

@@ -45,7 +45,11 @@ export function specforgeRecord(o: SpecforgeInput) {
   const answer: Turn = { role: 'assistant', content: m.content ?? '' };
   if (m.reasoning) answer.reasoning_content = m.reasoning;
   if (m.toolCalls.length) {
-    answer.tool_calls = m.toolCalls.map((c) => ({ ...(c.id ? { id: c.id } : {}), type: 'function', function: { name: c.name, arguments: c.arguments } }));
+    answer.tool_calls = m.toolCalls.map((c) => ({
+      ...(c.id ? { id: c.id } : {}),
+      type: 'function',
+      function: { name: c.name, arguments: c.arguments },
+    }));
   }
   const completion = o.completionIds.slice(generationPromptOverlap(o.promptIds, o.completionIds, o.tokenizer));
   const loss = new Array<number>(o.promptIds.length + completion.length);
@@ -79,5 +83,9 @@ function historyTurns(body: unknown): Turn[] {
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((p) => (typeof p === 'object' && p !== null && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : '')).join('');
+  return content
+    .map((p) =>
+      typeof p === 'object' && p !== null && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : '',
+    )
+    .join('');
 }

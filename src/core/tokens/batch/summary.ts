@@ -90,7 +90,12 @@ export class BatchSummary {
   readonly findingsByRule = new Map<string, number>();
   readonly families = new Map<string, number>();
   /** Per kind of named row, the first input line each name was seen on (rows are listed in that order). */
-  readonly firstSeen: Record<Named, Map<string, number>> = { datasets: new Map(), families: new Map(), rules: new Map(), promptSkipped: new Map() };
+  readonly firstSeen: Record<Named, Map<string, number>> = {
+    datasets: new Map(),
+    families: new Map(),
+    rules: new Map(),
+    promptSkipped: new Map(),
+  };
   /** The lines of the input the run covered (set by the runner; a whole input is shard 0 of 1). */
   shard: ShardInfo = { index: 0, count: 1, inputLines: 0 };
 
@@ -127,8 +132,38 @@ export class BatchSummary {
 
   /** The counts as plain data (structured-cloneable: a worker posts them). */
   counts(): SummaryCounts {
-    const { lines, blank, bad, badLines, tools, byDataset, noDataset, withPromptIds, completion, prompt, promptSkipped, findingsByRule, families, firstSeen } = this;
-    return { lines, blank, bad, badLines, tools, byDataset, noDataset, withPromptIds, completion, prompt, promptSkipped, findingsByRule, families, firstSeen };
+    const {
+      lines,
+      blank,
+      bad,
+      badLines,
+      tools,
+      byDataset,
+      noDataset,
+      withPromptIds,
+      completion,
+      prompt,
+      promptSkipped,
+      findingsByRule,
+      families,
+      firstSeen,
+    } = this;
+    return {
+      lines,
+      blank,
+      bad,
+      badLines,
+      tools,
+      byDataset,
+      noDataset,
+      withPromptIds,
+      completion,
+      prompt,
+      promptSkipped,
+      findingsByRule,
+      families,
+      firstSeen,
+    };
   }
 
   /** Adds the counts of other lines (a chunk's, or another shard's), in any order: the result is the same. */
@@ -169,7 +204,13 @@ export class BatchSummary {
   toJSON() {
     const datasets = this.ordered('datasets', this.byDataset);
     return {
-      lines: { read: this.lines + this.blank, processed: this.lines - this.bad, bad: this.bad, blank: this.blank, withPromptIds: this.withPromptIds },
+      lines: {
+        read: this.lines + this.blank,
+        processed: this.lines - this.bad,
+        bad: this.bad,
+        blank: this.blank,
+        withPromptIds: this.withPromptIds,
+      },
       badLines: this.badLines,
       samples: {
         total: this.tools.samples,
@@ -186,13 +227,19 @@ export class BatchSummary {
       },
       accounting: {
         completion: accountingJson(this.completion, 'counted − billed'),
-        prompt: { ...accountingJson(this.prompt, 'billed − rendered'), skipped: Object.fromEntries(this.ordered('promptSkipped', this.promptSkipped)) },
+        prompt: {
+          ...accountingJson(this.prompt, 'billed − rendered'),
+          skipped: Object.fromEntries(this.ordered('promptSkipped', this.promptSkipped)),
+        },
       },
       // By samples, most first; rules with as many samples in the order they were first seen.
       findingsByRule: Object.fromEntries(this.ordered('rules', this.findingsByRule).sort((a, b) => b[1] - a[1])),
       // What merging the summaries of shards takes beyond the figures above.
       shard: { ...this.shard },
-      firstSeen: Object.fromEntries(NAMED.map((kind) => [kind, Object.fromEntries(this.ordered(kind, this.firstSeen[kind]))])) as Record<Named, Record<string, number>>,
+      firstSeen: Object.fromEntries(NAMED.map((kind) => [kind, Object.fromEntries(this.ordered(kind, this.firstSeen[kind]))])) as Record<
+        Named,
+        Record<string, number>
+      >,
     };
   }
 
@@ -207,11 +254,16 @@ export class BatchSummary {
     if (datasets.length) {
       out.push('', 'dataset                      samples  tools  prompt markup  content markup  structured calls');
       for (const [name, d] of datasets) {
-        out.push(`  ${name.slice(0, 26).padEnd(26)} ${pad(d.samples, 8)} ${pad(d.withTools, 6)} ${pad(d.promptMarkup, 14)} ${pad(d.contentMarkup, 15)} ${pad(d.structuredCalls, 17)}`);
+        out.push(
+          `  ${name.slice(0, 26).padEnd(26)} ${pad(d.samples, 8)} ${pad(d.withTools, 6)} ${pad(d.promptMarkup, 14)} ${pad(d.contentMarkup, 15)} ${pad(d.structuredCalls, 17)}`,
+        );
       }
     }
     const t = j.toolCalls;
-    out.push('', `tool calls: ${t.withTools} offer tools, ${t.promptMarkup} with tool-call markup in the prompt, ${t.contentMarkup} in the completion's content, ${t.structuredCalls} as structured calls`);
+    out.push(
+      '',
+      `tool calls: ${t.withTools} offer tools, ${t.promptMarkup} with tool-call markup in the prompt, ${t.contentMarkup} in the completion's content, ${t.structuredCalls} as structured calls`,
+    );
     out.push(...accountingText('completion', j.accounting.completion), ...accountingText('prompt', j.accounting.prompt));
     for (const [why, n] of Object.entries(j.accounting.prompt.skipped)) out.push(`  no prompt ids for ${n}: ${why}`);
     const rules = Object.entries(j.findingsByRule);
@@ -285,7 +337,8 @@ function accountingJson(a: Accounting, difference: 'counted − billed' | 'bille
 }
 
 function accountingText(what: string, a: ReturnType<typeof accountingJson>): string[] {
-  if (!a.compared) return ['', `${what} accounting: no sample with both a ${what === 'prompt' ? 'rendered prompt' : 'count'} and billed usage`];
+  if (!a.compared)
+    return ['', `${what} accounting: no sample with both a ${what === 'prompt' ? 'rendered prompt' : 'count'} and billed usage`];
   const sign = a.percent !== null && a.percent > 0 ? '+' : '';
   const dist = Object.entries(a.differences)
     .filter(([, n]) => n > 0)

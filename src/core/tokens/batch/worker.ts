@@ -7,7 +7,15 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { adoptSharedRanks } from '../rank-cache';
 import { BatchProcessor } from './process';
-import { chunkLines, LineBytes, type BatchChunk, type BatchWorkerData, type BatchWorkerReply, type CodeCacheRequest, type RanksHandover } from './protocol';
+import {
+  chunkLines,
+  LineBytes,
+  type BatchChunk,
+  type BatchWorkerData,
+  type BatchWorkerReply,
+  type CodeCacheRequest,
+  type RanksHandover,
+} from './protocol';
 import { BatchSummary } from './summary';
 
 const port = parentPort;
@@ -41,6 +49,9 @@ port.on('message', (chunk: BatchChunk | RanksHandover | CodeCacheRequest) => {
       line += step;
     }
     const [outBytes, sfBytes] = [out.bytes(), sf.byteLength ? sf.bytes() : undefined];
-    post({ type: 'done', seq: chunk.seq, summary: summary.counts(), out: outBytes, ...(sfBytes && { specforge: sfBytes }) }, [outBytes.buffer as ArrayBuffer, ...(sfBytes ? [sfBytes.buffer as ArrayBuffer] : [])]);
+    post({ type: 'done', seq: chunk.seq, summary: summary.counts(), out: outBytes, ...(sfBytes && { specforge: sfBytes }) }, [
+      outBytes.buffer as ArrayBuffer,
+      ...(sfBytes ? [sfBytes.buffer as ArrayBuffer] : []),
+    ]);
   });
 });

@@ -25,17 +25,40 @@ test('set, list, list --json and rm, as a user runs them; a variant is pointed a
   const tmp = tempDir();
   const d = ['--data-dir', tmp.dir];
   try {
-    let r = await run(['policy', 'set', K2, '--ignore', 'chutes,groq', '--ignore', 'chutes', '--order', 'fireworks', '--no-fallbacks', ...d]);
+    let r = await run([
+      'policy',
+      'set',
+      K2,
+      '--ignore',
+      'chutes,groq',
+      '--ignore',
+      'chutes',
+      '--order',
+      'fireworks',
+      '--no-fallbacks',
+      ...d,
+    ]);
     assert.equal(r.code, 0, r.err);
     assert.equal(r.out.split('\n')[0], `${K2}: ignore chutes, groq · order fireworks · no fallbacks`);
     assert.match(r.out, /its variants \(moonshotai\/kimi-k2-0905:exacto, :nitro, :free…\) follow it unless they have their own/);
-    assert.deepEqual(r.errLines, [`tokenscope policy: warning: the slugs could not be checked: no OpenRouter provider listing is stored in ${tmp.dir} yet (\`tokenscope compare --list --model MODEL\` reads one, with OPENROUTER_API_KEY set)`]);
-    assert.deepEqual(JSON.parse(readFileSync(policyFilePath(tmp.dir), 'utf8')), { [K2]: { ignore: ['chutes', 'groq'], order: ['fireworks'], allow_fallbacks: false } });
+    assert.deepEqual(r.errLines, [
+      `tokenscope policy: warning: the slugs could not be checked: no OpenRouter provider listing is stored in ${tmp.dir} yet (\`tokenscope compare --list --model MODEL\` reads one, with OPENROUTER_API_KEY set)`,
+    ]);
+    assert.deepEqual(JSON.parse(readFileSync(policyFilePath(tmp.dir), 'utf8')), {
+      [K2]: { ignore: ['chutes', 'groq'], order: ['fireworks'], allow_fallbacks: false },
+    });
 
     r = await run(['policy', 'set', K2, '--only', 'deepinfra/fp4', ...d]);
-    assert.equal(r.out.split('\n')[0], `${K2}: only deepinfra/fp4 (was: ignore chutes, groq · order fireworks · no fallbacks)`, 'set replaces the policy');
+    assert.equal(
+      r.out.split('\n')[0],
+      `${K2}: only deepinfra/fp4 (was: ignore chutes, groq · order fireworks · no fallbacks)`,
+      'set replaces the policy',
+    );
     r = await run(['policy', 'set', `${K2}:nitro`, '--only', 'groq', ...d]);
-    assert.match(r.out, /^ {2}a variant: requests for moonshotai\/kimi-k2-0905:nitro use this policy, not the one of moonshotai\/kimi-k2-0905$/m);
+    assert.match(
+      r.out,
+      /^ {2}a variant: requests for moonshotai\/kimi-k2-0905:nitro use this policy, not the one of moonshotai\/kimi-k2-0905$/m,
+    );
     r = await run(['policy', 'rm', `${K2}:nitro`, ...d]);
     assert.equal(r.code, 0);
     r = await run(['policy', 'set', 'qwen/*', '--allow-fallbacks', ...d]);
@@ -67,12 +90,24 @@ test('bad slugs, model ids and flags: one line, exit 2, nothing written', async 
   const d = ['--data-dir', tmp.dir];
   try {
     const cases: [string[], string][] = [
-      [['set', K2, '--ignore', 'Moonshot AI'], '--ignore "Moonshot AI" is not a provider slug (a slug is lower case, without spaces: moonshot-ai?)'],
+      [
+        ['set', K2, '--ignore', 'Moonshot AI'],
+        '--ignore "Moonshot AI" is not a provider slug (a slug is lower case, without spaces: moonshot-ai?)',
+      ],
       [['set', K2, '--order', 'a,,b'], '--order has an empty slug in "a,,b"'],
-      [['set', 'kimi-k2', '--ignore', 'chutes'], 'kimi-k2 is not an OpenRouter model id (author/model, e.g. moonshotai/kimi-k2-0905, or a prefix such as moonshotai/*)'],
-      [['set', K2], 'policy set needs at least one of --ignore, --order, --only, --allow-fallbacks, --no-fallbacks (`tokenscope policy rm MODEL` removes a policy)'],
+      [
+        ['set', 'kimi-k2', '--ignore', 'chutes'],
+        'kimi-k2 is not an OpenRouter model id (author/model, e.g. moonshotai/kimi-k2-0905, or a prefix such as moonshotai/*)',
+      ],
+      [
+        ['set', K2],
+        'policy set needs at least one of --ignore, --order, --only, --allow-fallbacks, --no-fallbacks (`tokenscope policy rm MODEL` removes a policy)',
+      ],
       [['set'], 'policy set needs a MODEL (an OpenRouter model id such as moonshotai/kimi-k2-0905); see --help'],
-      [['set', K2, '--ignore', 'chutes', 'groq'], 'unexpected argument "groq": give several slugs comma-separated (--ignore a,b) or repeat the flag; see --help'],
+      [
+        ['set', K2, '--ignore', 'chutes', 'groq'],
+        'unexpected argument "groq": give several slugs comma-separated (--ignore a,b) or repeat the flag; see --help',
+      ],
       [['set', K2, '--allow-fallbacks', '--no-fallbacks'], '--allow-fallbacks and --no-fallbacks contradict each other: give one'],
       [['set', K2, '--ignore', 'chutes', '--only', 'chutes'], 'chutes is both ignored and in --only: give it to one'],
       [['set', K2, '--ignroe', 'chutes'], 'unknown option --ignroe (did you mean --ignore?); see --help'],
@@ -110,7 +145,9 @@ test('slugs are checked against the listings the store keeps: an unknown one is 
     assert.equal(r.out.split('\n')[0], `${K2}: ignore chutes · order deepinfra/fp4 (DeepInfra)`);
     r = await run(['policy', 'set', K2, '--ignore', 'chutez', ...d]);
     assert.equal(r.code, 0);
-    assert.deepEqual(r.errLines, [`tokenscope policy: warning: chutez is not a provider slug in OpenRouter's listings stored in ${tmp.dir}; it was set anyway (OpenRouter ignores a slug it does not know)`]);
+    assert.deepEqual(r.errLines, [
+      `tokenscope policy: warning: chutez is not a provider slug in OpenRouter's listings stored in ${tmp.dir}; it was set anyway (OpenRouter ignores a slug it does not know)`,
+    ]);
     r = await run(['policy', 'list', ...d]);
     assert.equal(r.out, `${K2}  ignore chutez  (not in OpenRouter's listings: chutez)`);
   } finally {

@@ -25,7 +25,8 @@ type CompareModule = typeof import('../../../../src/extension/compare/index');
 let compare: CompareModule;
 
 const log = { info() {}, warn() {}, error() {}, debug() {}, trace() {} };
-const snapshots = (p: stub.FakePanel): CompareView[] => p.posted.filter((m: CompareHostMessage) => m.type === 'snapshot').map((m) => m.view);
+const snapshots = (p: stub.FakePanel): CompareView[] =>
+  p.posted.filter((m: CompareHostMessage) => m.type === 'snapshot').map((m) => m.view);
 const lastSnapshot = (p: stub.FakePanel) => snapshots(p).at(-1)!;
 
 /** Two tokens every capture shares, then one of its own (the same id for the same capture, never for another). */
@@ -34,7 +35,18 @@ function tokens(id: string): Promise<{ stream?: TokenStreamView; reason?: string
   if (!ownToken.has(id)) ownToken.set(id, 1000 + ownToken.size);
   const ids = [1, 2, ownToken.get(id)!];
   return Promise.resolve({
-    stream: { tokenizer: 't', source: 'text', ids, texts: ids.map(String), starts: [0, 1, 2], ends: [1, 2, 3], kinds: [0, 0, 0], segments: [0, 0, 0], accounting: [], findings: [] },
+    stream: {
+      tokenizer: 't',
+      source: 'text',
+      ids,
+      texts: ids.map(String),
+      starts: [0, 1, 2],
+      ends: [1, 2, 3],
+      kinds: [0, 0, 0],
+      segments: [0, 0, 0],
+      accounting: [],
+      findings: [],
+    },
   });
 }
 
@@ -89,7 +101,16 @@ describe('Compare Providers… (host side)', () => {
   });
 
   beforeEach(() => {
-    Object.assign(stub.ui, { quickPicks: [], inputBoxes: [], errors: [], progress: [], panels: [], executed: [], cancelProgressAfterMs: undefined, cancelProgressWhen: undefined });
+    Object.assign(stub.ui, {
+      quickPicks: [],
+      inputBoxes: [],
+      errors: [],
+      progress: [],
+      panels: [],
+      executed: [],
+      cancelProgressAfterMs: undefined,
+      cancelProgressWhen: undefined,
+    });
     stub.ui.quickPick = (items) => items.filter((i: { endpoint: { slug: string } }) => COMPARE_PROVIDERS.includes(i.endpoint.slug));
     stub.ui.inputBox = () => '2';
   });
@@ -124,7 +145,10 @@ describe('Compare Providers… (host side)', () => {
     const v = lastSnapshot(panel);
     assert.equal(v.state, 'done');
     assert.equal(v.reference, 'chutes', 'the provider that served the original capture is the reference');
-    assert.deepEqual(v.rows.map((r) => r.slug), COMPARE_PROVIDERS);
+    assert.deepEqual(
+      v.rows.map((r) => r.slug),
+      COMPARE_PROVIDERS,
+    );
     assert.ok(v.rows.every((r) => r.samples.length === 2 && r.samples.every((c) => c.exchangeId)));
     assert.equal(v.rows.find((r) => r.slug === 'atlas-cloud')!.failed, 2);
     assert.equal(store.list().filter((x) => x.parentId === sourceId).length, 8, 'every sample is a capture linked to the original');
@@ -134,7 +158,9 @@ describe('Compare Providers… (host side)', () => {
     await commands.runCompare(sourceId);
     const panel = stub.ui.panels[0];
     panel.send({ type: 'ready' });
-    const fw = lastSnapshot(panel).rows.find((r) => r.slug === 'fireworks')!.samples.map((c) => c.exchangeId!);
+    const fw = lastSnapshot(panel)
+      .rows.find((r) => r.slug === 'fireworks')!
+      .samples.map((c) => c.exchangeId!);
     const down = lastSnapshot(panel).rows.find((r) => r.slug === 'atlas-cloud')!.samples[0].exchangeId!;
 
     panel.send({ type: 'openExchange', id: fw[0] });
@@ -162,7 +188,10 @@ describe('Compare Providers… (host side)', () => {
     const wire = stub.ui.contentProviders.get('tokenscope-wire')!;
     assert.match(await wire.provideTextDocumentContent(wl), /^HTTP 200 from .*\n\n[\s\S]*data: /);
     assert.match(await wire.provideTextDocumentContent(wr), /^HTTP 502/);
-    assert.match(await wire.provideTextDocumentContent(stub.Uri.from({ scheme: 'tokenscope-wire', path: '/gone/x.sse' })), /not in the capture store/);
+    assert.match(
+      await wire.provideTextDocumentContent(stub.Uri.from({ scheme: 'tokenscope-wire', path: '/gone/x.sse' })),
+      /not in the capture store/,
+    );
 
     panel.send({ type: 'diff', kind: 'tokens', left: fw[0], right: fw[1] });
     type TokenDiffMessage = Extract<CompareHostMessage, { type: 'tokenDiff' }>;
@@ -174,7 +203,10 @@ describe('Compare Providers… (host side)', () => {
     // The webview reloads (hidden, shown): the host sends the matrix and the token diff again.
     const n = panel.posted.length;
     panel.send({ type: 'ready' });
-    assert.deepEqual(panel.posted.slice(n).map((m: CompareHostMessage) => m.type), ['snapshot', 'tokenDiff']);
+    assert.deepEqual(
+      panel.posted.slice(n).map((m: CompareHostMessage) => m.type),
+      ['snapshot', 'tokenDiff'],
+    );
   });
 
   it('stops on Cancel: in-flight samples come back cancelled, nothing is reported as an error', async () => {
@@ -198,7 +230,12 @@ describe('Compare Providers… (host side)', () => {
       const v = lastSnapshot(panel);
       assert.equal(v.state, 'cancelled');
       // The down provider fails at once; every other sample was in flight and comes back cancelled.
-      for (const r of v.rows) assert.deepEqual(r.samples.map((c) => c.state), r.slug === 'atlas-cloud' ? ['failed', 'failed'] : ['cancelled', 'cancelled'], r.slug);
+      for (const r of v.rows)
+        assert.deepEqual(
+          r.samples.map((c) => c.state),
+          r.slug === 'atlas-cloud' ? ['failed', 'failed'] : ['cancelled', 'cancelled'],
+          r.slug,
+        );
       assert.deepEqual(stub.ui.errors, []);
     } finally {
       await slow.close();
@@ -221,8 +258,12 @@ describe('Compare Providers… (host side)', () => {
       const chats = slow.requests.filter((r) => r.path.endsWith('/chat/completions') && r.body.provider.only[0] !== 'atlas-cloud');
       assert.equal(chats.length, 6);
       // The emulator learns of a dropped connection on its own schedule: give it a moment.
-      for (const end = Date.now() + 20_000; !chats.every((r) => r.aborted) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
-      assert.ok(chats.every((r) => r.aborted), 'requests in flight were aborted');
+      for (const end = Date.now() + 20_000; !chats.every((r) => r.aborted) && Date.now() < end; )
+        await new Promise((r) => setTimeout(r, 20));
+      assert.ok(
+        chats.every((r) => r.aborted),
+        'requests in flight were aborted',
+      );
     } finally {
       await slow.close();
     }

@@ -78,12 +78,18 @@ describe('comparison matrix from a real comparison (OpenRouter emulator)', () =>
 
   it('streams every sample into its cell as it finishes, each with its recorded exchange', () => {
     assert.equal(streamed.length, COMPARE_PROVIDERS.length * 2);
-    assert.ok(streamed.every((x) => x.endsWith(':recorded')), streamed.join(' '));
+    assert.ok(
+      streamed.every((x) => x.endsWith(':recorded')),
+      streamed.join(' '),
+    );
   });
 
   it('keeps one row per picked provider, in order, with endpoint facts', () => {
     const v = compareView(s);
-    assert.deepEqual(v.rows.map((r) => r.slug), COMPARE_PROVIDERS);
+    assert.deepEqual(
+      v.rows.map((r) => r.slug),
+      COMPARE_PROVIDERS,
+    );
     assert.equal(v.rows[0].name, 'Fireworks');
     assert.equal(v.rows[0].endpoint.quantization, 'fp8');
     assert.equal(v.progress.done, 8);
@@ -112,14 +118,23 @@ describe('comparison matrix from a real comparison (OpenRouter emulator)', () =>
     assert.equal(leak.findings[0].severity, 'error', 'worst findings first');
     assert.ok(leak.samples.every((c) => c.findings > 0 && c.worst === 'error'));
     // A sample that answered with an error finding is broken, not a green ✓ beside the reference's healthy ones.
-    assert.deepEqual(leak.samples.map((c) => c.state), ['broken', 'broken']);
-    assert.deepEqual(fw.samples.map((c) => c.state), ['ok', 'ok']);
+    assert.deepEqual(
+      leak.samples.map((c) => c.state),
+      ['broken', 'broken'],
+    );
+    assert.deepEqual(
+      fw.samples.map((c) => c.state),
+      ['ok', 'ok'],
+    );
 
     const groq = row('groq');
     assert.equal(groq.schema.accuracy, 0);
     assert.equal(groq.trigger.f1, 1, 'it does call the tool: trigger agrees, schema fails');
     assert.ok(groq.samples.every((c) => c.toolCallsValid === false));
-    assert.ok(groq.samples.every((c) => c.state === 'broken'), 'a call that fails the schema is broken');
+    assert.ok(
+      groq.samples.every((c) => c.state === 'broken'),
+      'a call that fails the schema is broken',
+    );
   });
 
   it('keeps failed requests as cells with status, one-line error and error body', () => {
@@ -133,7 +148,10 @@ describe('comparison matrix from a real comparison (OpenRouter emulator)', () =>
       assert.ok(c.errorBody && c.errorBody.length > 0);
       assert.ok(c.exchangeId, 'a failed request is recorded too');
     }
-    assert.deepEqual(down.finishReasons.map((f) => f.reason), ['failed']);
+    assert.deepEqual(
+      down.finishReasons.map((f) => f.reason),
+      ['failed'],
+    );
     assert.equal(down.served.mismatch, false, 'an error from the pinned provider is no mismatch');
   });
 
@@ -168,7 +186,10 @@ describe('comparison matrix before any result', () => {
     const v = compareView(state([], 3));
     assert.equal(v.rows.length, 4);
     for (const r of v.rows) {
-      assert.deepEqual(r.samples.map((c) => `${c.label}:${c.state}`), [1, 2, 3].map((k) => `${r.slug} #${k}:pending`));
+      assert.deepEqual(
+        r.samples.map((c) => `${c.label}:${c.state}`),
+        [1, 2, 3].map((k) => `${r.slug} #${k}:pending`),
+      );
       assert.equal(r.trigger.text, r.isReference ? 'reference' : '—');
       assert.equal(r.ttft, '—');
       assert.equal(r.name, r.slug, 'unknown to the endpoint list: the slug is the name');
@@ -209,11 +230,15 @@ describe('comparison wording', () => {
 
   it('validates the number of samples', () => {
     assert.equal(parseCount(' 5 ', 'Samples', 50), 5);
-    for (const bad of ['0', '-1', '2.5', 'three', '', '51']) assert.equal(parseCount(bad, 'Samples', 50), 'Samples must be a whole number from 1 to 50');
+    for (const bad of ['0', '-1', '2.5', 'three', '', '51'])
+      assert.equal(parseCount(bad, 'Samples', 50), 'Samples must be a whole number from 1 to 50');
   });
 
   it('takes the provider that served the original capture as the default reference', () => {
-    const providers = [{ slug: 'novita', endpoint: { slug: 'novita', name: 'Novita' } }, { slug: 'fireworks', endpoint: { slug: 'fireworks', name: 'Fireworks' } }];
+    const providers = [
+      { slug: 'novita', endpoint: { slug: 'novita', name: 'Novita' } },
+      { slug: 'fireworks', endpoint: { slug: 'fireworks', name: 'Fireworks' } },
+    ];
     assert.equal(defaultReference(providers, 'Fireworks'), 'fireworks');
     assert.equal(defaultReference(providers, 'SomeoneElse'), 'novita');
     assert.equal(defaultReference(providers), 'novita');

@@ -28,7 +28,8 @@ function apply(a: number[], b: number[], ops: EditOp[]): number[] {
 
 function lcs(a: number[], b: number[]): number {
   const dp = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
-  for (let i = 1; i <= a.length; i++) for (let j = 1; j <= b.length; j++) dp[i][j] = a[i - 1] === b[j - 1] ? dp[i - 1][j - 1] + 1 : Math.max(dp[i - 1][j], dp[i][j - 1]);
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++) dp[i][j] = a[i - 1] === b[j - 1] ? dp[i - 1][j - 1] + 1 : Math.max(dp[i - 1][j], dp[i][j - 1]);
   return dp[a.length][b.length];
 }
 
@@ -93,16 +94,37 @@ const words = (n: number, from = 0): [number, string][] => Array.from({ length: 
 
 describe('alignTokenStreams', () => {
   it('shows a marker sent as a real special id on one side and spelled as text on the other as one change', () => {
-    const left = stream([[1, 'I'], [2, ' will'], [SPECIAL, '<|tool_calls_section_begin|>', 1], [3, 'end']]);
-    const right = stream([[1, 'I'], [2, ' will'], [27, '<|', 2], [9000, 'tool_calls_section_begin', 2], [91, '|>', 2], [3, 'end']]);
-    const d = alignTokenStreams({ label: 'fireworks #1', exchangeId: 'a', stream: left }, { label: 'chutes #1', exchangeId: 'b', stream: right });
+    const left = stream([
+      [1, 'I'],
+      [2, ' will'],
+      [SPECIAL, '<|tool_calls_section_begin|>', 1],
+      [3, 'end'],
+    ]);
+    const right = stream([
+      [1, 'I'],
+      [2, ' will'],
+      [27, '<|', 2],
+      [9000, 'tool_calls_section_begin', 2],
+      [91, '|>', 2],
+      [3, 'end'],
+    ]);
+    const d = alignTokenStreams(
+      { label: 'fireworks #1', exchangeId: 'a', stream: left },
+      { label: 'chutes #1', exchangeId: 'b', stream: right },
+    );
     assert.equal(d.firstDifference, 2);
     assert.deepEqual([d.same, d.onlyLeft, d.onlyRight], [3, 1, 3]);
     assert.equal(d.coarse, undefined);
     const change = d.hunks.find((x) => x.kind === 'change');
     assert.ok(change && change.kind === 'change');
-    assert.deepEqual(change.left.map((t) => [t.id, t.kind]), [[SPECIAL, 1]]);
-    assert.deepEqual(change.right.map((t) => t.text), ['<|', 'tool_calls_section_begin', '|>']);
+    assert.deepEqual(
+      change.left.map((t) => [t.id, t.kind]),
+      [[SPECIAL, 1]],
+    );
+    assert.deepEqual(
+      change.right.map((t) => t.text),
+      ['<|', 'tool_calls_section_begin', '|>'],
+    );
     assert.deepEqual(d.left, { label: 'fireworks #1', exchangeId: 'a', tokenizer: 'kimi-k2 (tiktoken)', tokens: 4, reason: undefined });
   });
 
@@ -110,9 +132,19 @@ describe('alignTokenStreams', () => {
     const common = words(100);
     const left = stream([...common, [5000, ' left'], ...words(100, 200)]);
     const right = stream([...common, [6000, ' right'], ...words(100, 200)]);
-    const d = alignTokenStreams({ label: 'l', exchangeId: 'a', stream: left }, { label: 'r', exchangeId: 'b', stream: right }, { context: 4 });
+    const d = alignTokenStreams(
+      { label: 'l', exchangeId: 'a', stream: left },
+      { label: 'r', exchangeId: 'b', stream: right },
+      { context: 4 },
+    );
     assert.deepEqual(
-      d.hunks.map((x) => (x.kind === 'skip' ? `skip ${x.count}` : x.kind === 'equal' ? `equal ${x.tokens.length}` : `change ${x.left.length}/${x.right.length}`)),
+      d.hunks.map((x) =>
+        x.kind === 'skip'
+          ? `skip ${x.count}`
+          : x.kind === 'equal'
+            ? `equal ${x.tokens.length}`
+            : `change ${x.left.length}/${x.right.length}`,
+      ),
       ['skip 96', 'equal 4', 'change 1/1', 'equal 4', 'skip 96'],
     );
     assert.equal(d.same, 200);
@@ -124,13 +156,20 @@ describe('alignTokenStreams', () => {
     const d = alignTokenStreams({ label: 'l', exchangeId: 'a', stream: s }, { label: 'r', exchangeId: 'b', stream: s });
     assert.equal(d.firstDifference, undefined);
     assert.deepEqual([d.same, d.onlyLeft, d.onlyRight], [5, 0, 0]);
-    assert.deepEqual(d.hunks.map((x) => x.kind), ['equal']);
+    assert.deepEqual(
+      d.hunks.map((x) => x.kind),
+      ['equal'],
+    );
   });
 
   it('aligns only the common start and end when the streams differ beyond the budget, and cuts overlong changes', () => {
     const left = stream([...words(3), ...words(50, 100), ...words(2, 900)]);
     const right = stream([...words(3), ...words(60, 500), ...words(2, 900)]);
-    const d = alignTokenStreams({ label: 'l', exchangeId: 'a', stream: left }, { label: 'r', exchangeId: 'b', stream: right }, { maxEdits: 10, maxChange: 20 });
+    const d = alignTokenStreams(
+      { label: 'l', exchangeId: 'a', stream: left },
+      { label: 'r', exchangeId: 'b', stream: right },
+      { maxEdits: 10, maxChange: 20 },
+    );
     assert.equal(d.coarse, true);
     assert.deepEqual([d.same, d.onlyLeft, d.onlyRight, d.firstDifference], [5, 50, 60, 3]);
     const change = d.hunks.find((x) => x.kind === 'change');
@@ -139,7 +178,10 @@ describe('alignTokenStreams', () => {
   });
 
   it('says why a side has no token stream and shows the other side whole', () => {
-    const d = alignTokenStreams({ label: 'l', exchangeId: 'a', reason: 'No tokenizer' }, { label: 'r', exchangeId: 'b', stream: stream(words(3)) });
+    const d = alignTokenStreams(
+      { label: 'l', exchangeId: 'a', reason: 'No tokenizer' },
+      { label: 'r', exchangeId: 'b', stream: stream(words(3)) },
+    );
     assert.equal(d.left.reason, 'No tokenizer');
     assert.equal(d.left.tokens, 0);
     assert.deepEqual([d.same, d.onlyLeft, d.onlyRight, d.firstDifference], [0, 0, 3, 0]);

@@ -15,7 +15,7 @@ import { analyze } from '../../../src/core/analyze';
 import { detectFamily, getFormat } from '../../../src/core/families/index';
 import { schemaArguments } from '../../../src/core/families/shared/schema-types';
 import type { FamilyId, ToolDef } from '../../../src/core/model';
-import { assertProblems, assertSegments } from '../formats/helpers';
+import { assertProblems, assertSegments } from './helpers';
 
 const L = 'llama.cpp tests/test-chat.cpp';
 const O = (file: string) => `ollama ${file}`;

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { analyze } from '../../../src/core/analyze';
 import { detectFamily, getFormat } from '../../../src/core/families/index';
 import type { FamilyId, ParsedNative } from '../../../src/core/model';
-import { assertProblems, assertSegments, codes } from '../formats/helpers';
+import { assertProblems, assertSegments, codes } from './helpers';
 
 const parse = (family: FamilyId, text: string): ParsedNative => {
   const p = getFormat(family).parse(text);

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { analyze } from '../../../src/core/analyze';
 import { detectFamily, getFamily, getFormat } from '../../../src/core/families/index';
 import type { ParsedNative } from '../../../src/core/model';
-import { assertProblems, assertSegments, codes, slices } from '../formats/helpers';
+import { assertProblems, assertSegments, codes, slices } from './helpers';
 
 const parse = (text: string): ParsedNative => {
   const p = getFormat('glm53-flash').parse(text);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { analyze } from '../../../src/core/analyze';
 import { detectFamily, getFamily, getFormat } from '../../../src/core/families/index';
 import type { FamilyId } from '../../../src/core/model';
-import { assertProblems, assertSegments, codes } from '../formats/helpers';
+import { assertProblems, assertSegments, codes } from './helpers';
 
 function parse(id: FamilyId, text: string) {
   const p = getFormat(id).parse(text);

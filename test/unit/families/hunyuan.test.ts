@@ -15,7 +15,7 @@ import { detectFamily, getFamily, getFormat } from '../../../src/core/families/i
 import { prepare, runChecks } from '../../../src/core/analyze';
 import { verdictsFor } from '../../../src/core/checks/engine-verdicts';
 import type { FamilyId, ParsedNative } from '../../../src/core/model';
-import { assertProblems, assertSegments, codes, slices } from '../formats/helpers';
+import { assertProblems, assertSegments, codes, slices } from './helpers';
 
 const S = ':opensource';
 const arg = (k: string, v: string, s = S) => `<arg_key${s}>${k}</arg_key${s}><arg_value${s}>${v}</arg_value${s}>`;

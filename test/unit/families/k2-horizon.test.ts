@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { analyze } from '../../../src/core/analyze';
 import { detectFamily, getFamily, getFormat } from '../../../src/core/families/index';
 import { schemaArguments } from '../../../src/core/families/shared';
-import { assertProblems, assertSegments, codes } from '../formats/helpers';
+import { assertProblems, assertSegments, codes } from './helpers';
 
 const f = getFormat('k2-horizon');
 

@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze } from '../../../src/core/analyze';
 import { getFormat } from '../../../src/core/families/index';
-import { assertProblems, assertSegments, codes, slices } from '../formats/helpers';
+import { assertProblems, assertSegments, codes, slices } from './helpers';
 
 const f = getFormat('kimi-k3');
 const tools = (name: string, k: string, v: string) =>

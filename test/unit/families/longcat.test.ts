@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze } from '../../../src/core/analyze';
 import { detectFamily, getFamily, getFormat } from '../../../src/core/families/index';
-import { assertProblems, assertSegments, codes } from '../formats/helpers';
+import { assertProblems, assertSegments, codes } from './helpers';
 
 const f = getFormat('longcat');
 

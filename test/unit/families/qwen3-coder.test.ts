@@ -13,7 +13,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze } from '../../../src/core/analyze';
 import { getFormat } from '../../../src/core/families/index';
-import { assertProblems, assertSegments, codes } from '../formats/helpers';
+import { assertProblems, assertSegments, codes } from './helpers';
 
 const f = getFormat('qwen3-coder');
 const CUT = ['section-unclosed', 'call-unclosed', 'marker-truncated', 'reasoning-unclosed'];

@@ -13,7 +13,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze } from '../../../src/core/analyze';
 import { getFormat } from '../../../src/core/families/index';
-import { assertProblems, assertSegments, codes } from '../formats/helpers';
+import { assertProblems, assertSegments, codes } from './helpers';
 
 function parse(id: Parameters<typeof getFormat>[0], text: string) {
   const p = getFormat(id).parse(text);

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyze } from '../../../src/core/analyze';
 import { detectFamily, getFormat } from '../../../src/core/families/index';
-import { assertProblems, assertSegments } from '../formats/helpers';
+import { assertProblems, assertSegments } from './helpers';
 
 const f = getFormat('seed-oss');
 const MODEL = 'ByteDance-Seed/Seed-OSS-36B-Instruct';

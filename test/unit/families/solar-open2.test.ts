@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { analyze } from '../../../src/core/analyze';
 import { detectFamily, getFormat } from '../../../src/core/families/index';
 import { schemaArguments } from '../../../src/core/families/shared/schema-types';
-import { assertProblems, assertSegments, codes, slices } from '../formats/helpers';
+import { assertProblems, assertSegments, codes, slices } from './helpers';
 
 const f = getFormat('solar-open2');
 

@@ -2,17 +2,17 @@
 // verdicts reach lint (human and --json) and the Markdown repro.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { prepare, runChecks } from '../../src/core/analyze';
-import { familyVerdicts, verdictFamilies, verdictsFor } from '../../src/core/checks/engine-verdicts';
-import { FIXTURES } from '../../src/core/families/shared/verdicts';
-import { markdownIssue } from '../../src/core/export/markdown';
-import { prepareRepro } from '../../src/core/export/repro';
-import { formats } from '../../src/core/families/index';
-import type { FamilyId } from '../../src/core/model';
+import { prepare, runChecks } from '../../../src/core/analyze';
+import { familyVerdicts, verdictFamilies, verdictsFor } from '../../../src/core/checks/engine-verdicts';
+import { FIXTURES } from '../../../src/core/families/shared/verdicts';
+import { markdownIssue } from '../../../src/core/export/markdown';
+import { prepareRepro } from '../../../src/core/export/repro';
+import { formats } from '../../../src/core/families/index';
+import type { FamilyId } from '../../../src/core/model';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { main } from '../../src/cli/main';
-import { brokenKimiCapture } from '../fixtures/export/captures';
+import { main } from '../../../src/cli/main';
+import { brokenKimiCapture } from '../../fixtures/export/captures';
 
 // The model_text of TOOLCALLING.batch.5.a–e, from ai-dynamo/frontend-crates
 // conformance/toolcalling/fixtures-batch-v1/inputs/<family>/TOOLCALLING.batch.5.yaml @ 8d4b1bff82df0e98b94ab7d098af133f4a170109
@@ -125,7 +125,7 @@ const INPUTS: Record<string, Record<string, string>> = {
 // The same inputs for the families whose conformance fixtures are in test/fixtures/conformance (source and commit there).
 const FIXTURE_FAMILIES: Record<string, string> = { jamba: 'jamba', nemotron: 'nemotron_deci', phi4: 'phi4', 'llama4-pythonic': 'pythonic' };
 for (const [family, file] of Object.entries(FIXTURE_FAMILIES)) {
-  const doc = JSON.parse(readFileSync(join(import.meta.dirname, '../fixtures/conformance', `${file}.json`), 'utf8')) as {
+  const doc = JSON.parse(readFileSync(join(import.meta.dirname, '../../fixtures/conformance', `${file}.json`), 'utf8')) as {
     cases: { id: string; model_text: string }[];
   };
   INPUTS[family] = Object.fromEntries(

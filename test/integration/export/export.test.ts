@@ -10,7 +10,7 @@ import { cli } from '../../helpers/cli-main';
 import { analyzeExchange } from '../../../src/core/analyze';
 import { openStore } from '../../../src/core/capture/store';
 import type { CapturedExchange } from '../../../src/core/model';
-import { brokenKimiCapture, CANARY } from '../../fixtures/export/captures';
+import { brokenKimiCapture, CANARY, beginRecorded } from '../../fixtures/export/captures';
 import { harProblems } from '../../fixtures/export/har12';
 import { kimiTokenizerFolder } from '../../helpers/shared';
 
@@ -31,18 +31,7 @@ async function seed(dataDir: string, opts: { secrets?: boolean; startedAt?: numb
   const store = await openStore(dataDir, { analyze: false });
   try {
     const x = c.exchange;
-    const w = store.begin({
-      route: x.route,
-      upstreamUrl: x.upstreamUrl,
-      method: x.method,
-      path: x.path,
-      requestHeaders: x.requestHeaders,
-      requestBody: x.requestBody,
-      agent: x.agent,
-      startedAt: x.startedAt,
-    });
-    w.responseStarted(x.status!, x.responseHeaders!, x.ttfbMs);
-    for (const ch of c.chunks) w.chunk(c.responseBody.subarray(ch.offset, ch.offset + ch.length), ch.t);
+    const w = beginRecorded(store, c);
     w.annotate({ generationId: x.generationId, servedProvider: x.servedProvider });
     return await w.finish({ endedAt: x.endedAt });
   } finally {

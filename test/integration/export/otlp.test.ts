@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cli } from '../../helpers/cli-main';
 import { openStore } from '../../../src/core/capture/store';
-import { brokenKimiCapture, CANARY } from '../../fixtures/export/captures';
+import { brokenKimiCapture, CANARY, beginRecorded } from '../../fixtures/export/captures';
 import { startReceiver } from '../../fixtures/otlp-receiver';
 
 const root = mkdtempSync(join(tmpdir(), 'tokenscope-otlp-cli-'));
@@ -24,18 +24,7 @@ async function seed(dataDir: string): Promise<void> {
     ] as const) {
       const c = brokenKimiCapture({ secrets, startedAt: Date.now() - age });
       const x = c.exchange;
-      const w = store.begin({
-        route: x.route,
-        upstreamUrl: x.upstreamUrl,
-        method: x.method,
-        path: x.path,
-        requestHeaders: x.requestHeaders,
-        requestBody: x.requestBody,
-        agent: x.agent,
-        startedAt: x.startedAt,
-      });
-      w.responseStarted(x.status!, x.responseHeaders!, x.ttfbMs);
-      for (const ch of c.chunks) w.chunk(c.responseBody.subarray(ch.offset, ch.offset + ch.length), ch.t);
+      const w = beginRecorded(store, c);
       await w.finish({ endedAt: x.startedAt + 800 });
     }
     const ok = store.begin({

@@ -14,7 +14,7 @@ import { OtlpExporter } from '../../../src/core/export/otlp';
 import { otlpRequestedByEnv, parseOtlpHeaders, readOtlpConfig, type OtlpProtocol } from '../../../src/core/export/otlp-config';
 import { exchangeSpan } from '../../../src/core/export/otlp-span';
 import { UserError } from '../../../src/core/model';
-import { brokenKimiCapture, CANARY } from '../../fixtures/export/captures';
+import { brokenKimiCapture, CANARY, beginRecorded } from '../../fixtures/export/captures';
 import { startReceiver } from '../../fixtures/otlp-receiver';
 import { scheduledNow } from '../../helpers/timing';
 
@@ -26,18 +26,7 @@ let n = 0;
 async function write(store: CaptureStore, opts: { secrets?: boolean } = {}) {
   const c = brokenKimiCapture({ secrets: opts.secrets, startedAt: Date.now() - 1000 });
   const x = c.exchange;
-  const w = store.begin({
-    route: x.route,
-    upstreamUrl: x.upstreamUrl,
-    method: x.method,
-    path: x.path,
-    requestHeaders: x.requestHeaders,
-    requestBody: x.requestBody,
-    agent: x.agent,
-    startedAt: x.startedAt,
-  });
-  w.responseStarted(x.status!, x.responseHeaders!, x.ttfbMs);
-  for (const ch of c.chunks) w.chunk(c.responseBody.subarray(ch.offset, ch.offset + ch.length), ch.t);
+  const w = beginRecorded(store, c);
   w.annotate({
     generationId: x.generationId,
     servedProvider: x.servedProvider,

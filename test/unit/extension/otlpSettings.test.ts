@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { openStore, type CaptureStore } from '../../../src/core/capture/store';
 import { UserError } from '../../../src/core/model';
 import { exporterConfig, headersInputError, SECRET_HEADERS, startOtlpExport } from '../../../src/extension/otlpSettings';
-import { brokenKimiCapture } from '../../fixtures/export/captures';
+import { brokenKimiCapture, beginRecorded } from '../../fixtures/export/captures';
 import { startReceiver } from '../../fixtures/otlp-receiver';
 
 /** SecretStorage as the extension context gives it, counting reads. */
@@ -71,19 +71,7 @@ test('export off: no config and the secret is not read; a bad stored value is on
 /** Writes the fixture capture through the store's writer, as the proxy does. */
 async function write(store: CaptureStore) {
   const c = brokenKimiCapture({ startedAt: Date.now() - 1000 });
-  const x = c.exchange;
-  const w = store.begin({
-    route: x.route,
-    upstreamUrl: x.upstreamUrl,
-    method: x.method,
-    path: x.path,
-    requestHeaders: x.requestHeaders,
-    requestBody: x.requestBody,
-    agent: x.agent,
-    startedAt: x.startedAt,
-  });
-  w.responseStarted(x.status!, x.responseHeaders!, x.ttfbMs);
-  for (const ch of c.chunks) w.chunk(c.responseBody.subarray(ch.offset, ch.offset + ch.length), ch.t);
+  const w = beginRecorded(store, c);
   w.annotate({ requestModel: 'moonshotai/kimi-k2-0905' });
   return w.finish();
 }

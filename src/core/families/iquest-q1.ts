@@ -18,15 +18,10 @@ import {
   THINK_OPEN,
   keyValueParams,
   modelKey,
+  nameLineCall,
   parseTurn,
-  renderParams,
-  renderStart,
+  renderNameLineCalls,
   scoreText,
-  skipWs,
-  trimRange,
-  xmlCall,
-  type MarkerHit,
-  type ParseOut,
   type TurnGrammar,
 } from './shared';
 import type { ModelFormat } from './shared/format';
@@ -50,16 +45,7 @@ const BODY_STOPS = [CALL_CLOSE, CALL_OPEN, ...ENDS];
 const PARAMS = keyValueParams(KEY_OPEN, KEY_CLOSE, VALUE_OPEN, VALUE_CLOSE);
 
 /** One `<iquest_tool_call>` block: the name up to a line break or markup, then the key/value pairs. */
-function call(out: ParseOut, start: number, hit: MarkerHit): number {
-  const { text } = out;
-  const stop = out.find(BODY_STOPS, hit.end);
-  const to = stop ? stop.start : text.length;
-  const nameStop = out.find(['\n', '<'], hit.end, to);
-  const nameRange = trimRange(text, hit.end, nameStop ? nameStop.start : to);
-  const bodyStart = skipWs(text, nameRange[1], to);
-  const defects = nameRange[1] > nameRange[0] || !stop ? [] : ['no function name'];
-  return xmlCall(out, { start, nameRange, bodyStart, stop, closers: [CALL_CLOSE], defects }, PARAMS, MARKERS);
-}
+const call = nameLineCall({ bodyStops: BODY_STOPS, close: CALL_CLOSE, params: PARAMS, markers: MARKERS, flagNameless: true });
 
 const GRAMMAR: TurnGrammar = {
   family: 'iquest-q1',
@@ -84,23 +70,20 @@ const format: ModelFormat = {
       [CALL_CLOSE, 6],
       [END, 4],
     ]),
-  render: (m, opts) => {
-    const { out, close } = renderStart(m, opts, { newlines: true });
-    m.toolCalls.forEach((c, i) => {
-      out.wrap(
-        'call',
-        () => {
-          out.put(CALL_OPEN).put(c.name, 'call-name', i).put('\n');
-          // Arguments that are not parameters are written raw on their own line (renderParams ends it).
-          renderParams(out, i, c.arguments, (k, v) => `${KEY_OPEN}${k}${KEY_CLOSE}${VALUE_OPEN}${v}${VALUE_CLOSE}`, '\n');
-          if (close.call(i)) out.put(CALL_CLOSE);
-        },
-        i,
-      );
-    });
-    if (close.turn) out.put(END, 'end');
-    return out.done();
-  },
+  // The name and each parameter on a line of its own.
+  render: (m, opts) =>
+    renderNameLineCalls(
+      {
+        open: CALL_OPEN,
+        close: CALL_CLOSE,
+        end: END,
+        param: (k, v) => `${KEY_OPEN}${k}${KEY_CLOSE}${VALUE_OPEN}${v}${VALUE_CLOSE}`,
+        separator: '\n',
+        think: { newlines: true },
+      },
+      m,
+      opts,
+    ),
   parse: (text) => parseTurn(GRAMMAR, text),
 };
 

@@ -22,7 +22,7 @@
  *   `parse_non_stream` returns the whole text as content.
  * - Dynamo: no LongCat parser.
  */
-import { noParser, noParserInfo, type FamilyVerdicts } from './shared/verdicts';
+import { noParser, noParserInfo, unclosedCases, type FamilyVerdicts } from './shared/verdicts';
 import {
   type RenderOut,
   callUnclosed,
@@ -215,58 +215,45 @@ const verdicts: FamilyVerdicts = {
       'ai-dynamo/dynamo lib/parsers/src/tool_calling/parsers.rs get_tool_parser_map @ 0436586e; ai-dynamo/frontend-crates parsers/v2/README.md "Parser families" @ 0b8a06fe47d0 (no LongCat)',
     ),
   },
-  cases: [
+  cases: unclosedCases(
+    { dynamo: noParser(NO_DYNAMO) },
     {
-      id: '5.a',
-      class: 'unclosed-complete',
-      calls: 'single',
-      what: '</longcat_tool_call> missing after a complete JSON body',
-      verdicts: {
-        vllm: { outcome: 'recovered', text: 'the call is delivered (the open <longcat_tool_call>(.*) capture is whole JSON)' },
-        sglang: { outcome: 'content', text: 'no call; without \\n</longcat_tool_call> no block matches and the whole text is content' },
-        dynamo: noParser(NO_DYNAMO),
-      },
-    },
-    {
-      id: '5.c',
-      class: 'unclosed-truncated',
-      calls: 'single',
-      what: 'output stopped inside the arguments',
-      verdicts: {
-        vllm: { outcome: 'content', text: 'no call; json.loads fails and the whole text is content' },
-        sglang: { outcome: 'content', text: 'no call; no closed block, the whole text is content' },
-        dynamo: noParser(NO_DYNAMO),
-      },
-    },
-    {
-      id: '5.d',
-      class: 'unclosed-complete',
-      calls: 'multi',
-      what: 'the last of several calls lacks only </longcat_tool_call>',
-      verdicts: {
-        vllm: { outcome: 'recovered', text: 'every call is delivered' },
-        sglang: {
-          outcome: 'partial',
-          text: 'the closed calls are delivered, the unclosed last one dropped; the content is the text before the first call',
+      '5.a': {
+        what: '</longcat_tool_call> missing after a complete JSON body',
+        verdicts: {
+          vllm: { outcome: 'recovered', text: 'the call is delivered (the open <longcat_tool_call>(.*) capture is whole JSON)' },
+          sglang: { outcome: 'content', text: 'no call; without \\n</longcat_tool_call> no block matches and the whole text is content' },
         },
-        dynamo: noParser(NO_DYNAMO),
       },
-    },
-    {
-      id: '5.e',
-      class: 'unclosed-truncated',
-      calls: 'multi',
-      what: 'the last of several calls cut off mid-value',
-      verdicts: {
-        vllm: {
-          outcome: 'content',
-          text: 'no call at all; the cut JSON fails json.loads and the whole text, complete calls included, is content',
+      '5.c': {
+        what: 'output stopped inside the arguments',
+        verdicts: {
+          vllm: { outcome: 'content', text: 'no call; json.loads fails and the whole text is content' },
+          sglang: { outcome: 'content', text: 'no call; no closed block, the whole text is content' },
         },
-        sglang: { outcome: 'partial', text: 'the closed calls are delivered, the cut one dropped' },
-        dynamo: noParser(NO_DYNAMO),
+      },
+      '5.d': {
+        what: 'the last of several calls lacks only </longcat_tool_call>',
+        verdicts: {
+          vllm: { outcome: 'recovered', text: 'every call is delivered' },
+          sglang: {
+            outcome: 'partial',
+            text: 'the closed calls are delivered, the unclosed last one dropped; the content is the text before the first call',
+          },
+        },
+      },
+      '5.e': {
+        what: 'the last of several calls cut off mid-value',
+        verdicts: {
+          vllm: {
+            outcome: 'content',
+            text: 'no call at all; the cut JSON fails json.loads and the whole text, complete calls included, is content',
+          },
+          sglang: { outcome: 'partial', text: 'the closed calls are delivered, the cut one dropped' },
+        },
       },
     },
-  ],
+  ),
 };
 
 export const longcat: Family<'longcat'> = {

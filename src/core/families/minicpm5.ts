@@ -23,7 +23,7 @@
  *   in the normal text.
  * - Dynamo: no MiniCPM parser.
  */
-import { noParser, noParserInfo, type FamilyVerdicts } from './shared/verdicts';
+import { noParser, noParserInfo, unclosedCases, type FamilyVerdicts } from './shared/verdicts';
 import {
   ParseOut,
   THINK_CLOSE,
@@ -223,55 +223,42 @@ const verdicts: FamilyVerdicts = {
       'ai-dynamo/dynamo lib/parsers/src/tool_calling/parsers.rs get_tool_parser_map @ 0436586e; ai-dynamo/frontend-crates parsers/v2/README.md "Parser families" @ 0b8a06fe47d0 (no MiniCPM)',
     ),
   },
-  cases: [
+  cases: unclosedCases(
+    { dynamo: noParser(NO_DYNAMO) },
     {
-      id: '5.a',
-      class: 'unclosed-complete',
-      calls: 'single',
-      what: '</function> missing after a complete last parameter',
-      verdicts: {
-        vllm: { outcome: 'content', text: 'no call; with no complete <function…</function> block the whole text is content' },
-        sglang: { outcome: 'content', text: 'no call; the unclosed block stays in the normal text' },
-        dynamo: noParser(NO_DYNAMO),
-      },
-    },
-    {
-      id: '5.c',
-      class: 'unclosed-truncated',
-      calls: 'single',
-      what: 'output stopped inside a parameter value',
-      verdicts: {
-        vllm: { outcome: 'content', text: 'no call; the whole text is content' },
-        sglang: { outcome: 'content', text: 'no call; the cut block stays in the normal text' },
-        dynamo: noParser(NO_DYNAMO),
-      },
-    },
-    {
-      id: '5.d',
-      class: 'unclosed-complete',
-      calls: 'multi',
-      what: 'the last of several calls lacks only </function>',
-      verdicts: {
-        vllm: {
-          outcome: 'partial',
-          text: 'the closed calls are delivered; the unclosed last one and all the narration are dropped (content is None once a call is found)',
+      '5.a': {
+        what: '</function> missing after a complete last parameter',
+        verdicts: {
+          vllm: { outcome: 'content', text: 'no call; with no complete <function…</function> block the whole text is content' },
+          sglang: { outcome: 'content', text: 'no call; the unclosed block stays in the normal text' },
         },
-        sglang: { outcome: 'mixed', text: 'the closed calls are delivered; the unclosed last block stays in the normal text as markup' },
-        dynamo: noParser(NO_DYNAMO),
+      },
+      '5.c': {
+        what: 'output stopped inside a parameter value',
+        verdicts: {
+          vllm: { outcome: 'content', text: 'no call; the whole text is content' },
+          sglang: { outcome: 'content', text: 'no call; the cut block stays in the normal text' },
+        },
+      },
+      '5.d': {
+        what: 'the last of several calls lacks only </function>',
+        verdicts: {
+          vllm: {
+            outcome: 'partial',
+            text: 'the closed calls are delivered; the unclosed last one and all the narration are dropped (content is None once a call is found)',
+          },
+          sglang: { outcome: 'mixed', text: 'the closed calls are delivered; the unclosed last block stays in the normal text as markup' },
+        },
+      },
+      '5.e': {
+        what: 'the last of several calls cut off mid-value',
+        verdicts: {
+          vllm: { outcome: 'partial', text: 'the closed calls are delivered; the cut one and all the narration are dropped' },
+          sglang: { outcome: 'mixed', text: 'the closed calls are delivered; the cut block stays in the normal text as markup' },
+        },
       },
     },
-    {
-      id: '5.e',
-      class: 'unclosed-truncated',
-      calls: 'multi',
-      what: 'the last of several calls cut off mid-value',
-      verdicts: {
-        vllm: { outcome: 'partial', text: 'the closed calls are delivered; the cut one and all the narration are dropped' },
-        sglang: { outcome: 'mixed', text: 'the closed calls are delivered; the cut block stays in the normal text as markup' },
-        dynamo: noParser(NO_DYNAMO),
-      },
-    },
-  ],
+  ),
 };
 
 export const minicpm5: Family<'minicpm5'> = {

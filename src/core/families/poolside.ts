@@ -16,18 +16,12 @@ import { noParser, noParserInfo } from './shared/verdicts';
 import {
   THINK_CLOSE,
   THINK_OPEN,
-  jsonToParams,
   keyValueParams,
   modelKey,
+  nameLineCall,
   parseTurn,
-  renderParams,
-  renderStart,
+  renderNameLineCalls,
   scoreText,
-  skipWs,
-  trimRange,
-  xmlCall,
-  type MarkerHit,
-  type ParseOut,
   type TurnGrammar,
 } from './shared';
 import type { ModelFormat } from './shared/format';
@@ -51,15 +45,7 @@ const BODY_STOPS = [CALL_CLOSE, CALL_OPEN, ...ENDS];
 const PARAMS = keyValueParams(KEY_OPEN, KEY_CLOSE, VALUE_OPEN, VALUE_CLOSE);
 
 /** One `<tool_call>` block: the name up to a line break or markup, then the key/value pairs. */
-function call(out: ParseOut, start: number, hit: MarkerHit): number {
-  const { text } = out;
-  const stop = out.find(BODY_STOPS, hit.end);
-  const to = stop ? stop.start : text.length;
-  const nameStop = out.find(['\n', '<'], hit.end, to);
-  const nameRange = trimRange(text, hit.end, nameStop ? nameStop.start : to);
-  const bodyStart = skipWs(text, nameRange[1], to);
-  return xmlCall(out, { start, nameRange, bodyStart, stop, closers: [CALL_CLOSE], defects: [] }, PARAMS, MARKERS);
-}
+const call = nameLineCall({ bodyStops: BODY_STOPS, close: CALL_CLOSE, params: PARAMS, markers: MARKERS, flagNameless: false });
 
 const GRAMMAR: TurnGrammar = {
   family: 'poolside-v1',
@@ -83,26 +69,20 @@ const format: ModelFormat = {
       [/<\/tool_call>\s*(?:<\/assistant>|〈\|EOS\|〉)/, 30],
       [EOS, 4],
     ]),
-  render: (m, opts) => {
-    const { out, close } = renderStart(m, opts, { newlines: false });
-    m.toolCalls.forEach((c, i) => {
-      out.wrap(
-        'call',
-        () => {
-          // Arguments that are not parameters go on their own line, so the name still ends.
-          out
-            .put(CALL_OPEN)
-            .put(c.name, 'call-name', i)
-            .put(jsonToParams(c.arguments) ? '' : '\n');
-          renderParams(out, i, c.arguments, (k, v) => `${KEY_OPEN}${k}${KEY_CLOSE}${VALUE_OPEN}${v}${VALUE_CLOSE}`, '');
-          if (close.call(i)) out.put(CALL_CLOSE);
-        },
-        i,
-      );
-    });
-    if (close.turn) out.put(END, 'end');
-    return out.done();
-  },
+  // No line breaks, as the chat template writes it.
+  render: (m, opts) =>
+    renderNameLineCalls(
+      {
+        open: CALL_OPEN,
+        close: CALL_CLOSE,
+        end: END,
+        param: (k, v) => `${KEY_OPEN}${k}${KEY_CLOSE}${VALUE_OPEN}${v}${VALUE_CLOSE}`,
+        separator: '',
+        think: { newlines: false },
+      },
+      m,
+      opts,
+    ),
   parse: (text) => parseTurn(GRAMMAR, text),
 };
 

@@ -15,16 +15,11 @@ import type { EngineVerdict, FamilyVerdicts } from './shared/verdicts';
 import { noParser, noParserInfo } from './shared/verdicts';
 import {
   modelKey,
+  nameLineCall,
   parseTurn,
-  renderParams,
-  renderStart,
+  renderNameLineCalls,
   scoreText,
-  skipWs,
-  trimRange,
-  xmlCall,
-  type MarkerHit,
   type ParamGrammar,
-  type ParseOut,
   type ThinkTags,
   type TurnGrammar,
 } from './shared';
@@ -79,16 +74,7 @@ const PARAMS: ParamGrammar = {
 };
 
 /** One `<|tool_call:start|>` block: the name to the end of its line, then the argument elements. */
-function call(out: ParseOut, start: number, hit: MarkerHit): number {
-  const { text } = out;
-  const stop = out.find(BODY_STOPS, hit.end);
-  const to = stop ? stop.start : text.length;
-  const nameStop = out.find(['\n', '<'], hit.end, to);
-  const nameRange = trimRange(text, hit.end, nameStop ? nameStop.start : to);
-  const bodyStart = skipWs(text, nameRange[1], to);
-  const defects = nameRange[1] > nameRange[0] || !stop ? [] : ['no function name'];
-  return xmlCall(out, { start, nameRange, bodyStart, stop, closers: [CALL_CLOSE], defects }, PARAMS, MARKERS);
-}
+const call = nameLineCall({ bodyStops: BODY_STOPS, close: CALL_CLOSE, params: PARAMS, markers: MARKERS, flagNameless: true });
 
 const GRAMMAR: TurnGrammar = {
   family: 'solar-open2',
@@ -116,22 +102,20 @@ const format: ModelFormat = {
       [THINK.close, 3],
       [END, 2],
     ]),
-  render: (m, opts) => {
-    const { out, close } = renderStart(m, opts, { newlines: false, tags: THINK });
-    m.toolCalls.forEach((c, i) => {
-      out.wrap(
-        'call',
-        () => {
-          out.put(CALL_OPEN).put(c.name, 'call-name', i).put('\n');
-          renderParams(out, i, c.arguments, (k, val) => `${ARG_OPEN}${k}${ARG_VALUE}${val}${ARG_CLOSE}`, '\n');
-          if (close.call(i)) out.put(CALL_CLOSE);
-        },
-        i,
-      );
-    });
-    if (close.turn) out.put(END, 'end');
-    return out.done();
-  },
+  // The name and each argument element on a line of its own.
+  render: (m, opts) =>
+    renderNameLineCalls(
+      {
+        open: CALL_OPEN,
+        close: CALL_CLOSE,
+        end: END,
+        param: (k, val) => `${ARG_OPEN}${k}${ARG_VALUE}${val}${ARG_CLOSE}`,
+        separator: '\n',
+        think: { newlines: false, tags: THINK },
+      },
+      m,
+      opts,
+    ),
   parse: (text) => parseTurn(GRAMMAR, text),
 };
 

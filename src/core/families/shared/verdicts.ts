@@ -98,3 +98,33 @@ export function noParser(why: string): EngineVerdict {
 export function noParserInfo(release: string, evidence: string): EngineInfo {
   return { release, parser: '(none)', code: `none: ${evidence}`, evidence };
 }
+
+/** The conformance cases every family's verdicts carry (5.b, the orphan closer, is optional and written out apart). */
+export type UnclosedCaseId = '5.a' | '5.c' | '5.d' | '5.e';
+
+const UNCLOSED: Record<UnclosedCaseId, Pick<VerdictCase, 'class' | 'calls'>> = {
+  '5.a': { class: 'unclosed-complete', calls: 'single' },
+  '5.c': { class: 'unclosed-truncated', calls: 'single' },
+  '5.d': { class: 'unclosed-complete', calls: 'multi' },
+  '5.e': { class: 'unclosed-truncated', calls: 'multi' },
+};
+
+/** One of the cases in words, with the verdicts of the engines that differ from case to case. */
+export interface UnclosedCaseRow<E extends Engine> {
+  what: string;
+  verdicts: Record<Exclude<Engine, E>, EngineVerdict>;
+}
+
+/**
+ * The cases 5.a, 5.c, 5.d and 5.e in that order, each with its class and call count; `every` holds the verdicts that
+ * are the same in every case (an engine with no parser for the family), `rows` the rest.
+ */
+export function unclosedCases<E extends Engine>(
+  every: Record<E, EngineVerdict>,
+  rows: Record<UnclosedCaseId, UnclosedCaseRow<E>>,
+): VerdictCase[] {
+  return (Object.keys(UNCLOSED) as UnclosedCaseId[]).map((id) => {
+    const all = { ...every, ...rows[id].verdicts } as Record<Engine, EngineVerdict>;
+    return { id, ...UNCLOSED[id], what: rows[id].what, verdicts: { vllm: all.vllm, sglang: all.sglang, dynamo: all.dynamo } };
+  });
+}

@@ -2,10 +2,12 @@
  * XML-style arguments (qwen3-coder, glm45, minimax-m2 and the families like them): parameters carried as
  * text, their canonical compact-JSON `arguments`, the shared call reader and the parameter renderer.
  */
+import type { AssistantMessage, NativeText } from '../../model';
 import type { ParseOut, RenderOut } from './build';
+import type { RenderOptions } from './format';
 import { endsInMarker, findTruncated, skipWs, trimRange, type MarkerHit } from './text';
 import { keepParamTexts } from './schema-types';
-import { callUnclosed, expectClosers } from './turn';
+import { callUnclosed, expectClosers, renderStart, type ThinkTags } from './turn';
 
 /**
  * XML-argument families (qwen3-coder, glm45, minimax-m2) carry parameters as text. Their canonical
@@ -277,4 +279,67 @@ export function keyValueParams(keyOpen: string, keyClose: string, valueOpen: str
       return { key: text.slice(keyStart, keyEnd).trim(), valueStart: text.startsWith(valueOpen, at) ? at + valueOpen.length : at };
     },
   };
+}
+
+/**
+ * A call block whose name runs from its start marker to a line break or the first markup, followed by the parameters
+ * (Poolside, IQuest Q1, Solar Open2). The body ends at the first of `bodyStops`; `close` closes the block.
+ * `flagNameless`: a block with no name that one of `bodyStops` ends is reported as malformed before its parameters
+ * are read (IQuest Q1, Solar Open2), not only once it has closed.
+ */
+export interface NameLineCall {
+  bodyStops: readonly string[];
+  close: string;
+  params: ParamGrammar;
+  markers: readonly string[];
+  flagNameless: boolean;
+}
+
+/** The starter `parse` for a `NameLineCall` block. */
+export function nameLineCall(g: NameLineCall): (out: ParseOut, start: number, hit: MarkerHit) => number {
+  return (out, start, hit) => {
+    const { text } = out;
+    const stop = out.find(g.bodyStops, hit.end);
+    const to = stop ? stop.start : text.length;
+    const nameStop = out.find(['\n', '<'], hit.end, to);
+    const nameRange = trimRange(text, hit.end, nameStop ? nameStop.start : to);
+    const bodyStart = skipWs(text, nameRange[1], to);
+    const defects = !g.flagNameless || nameRange[1] > nameRange[0] || !stop ? [] : ['no function name'];
+    return xmlCall(out, { start, nameRange, bodyStart, stop, closers: [g.close], defects }, g.params, g.markers);
+  };
+}
+
+/** How a `NameLineCall` family writes a turn. */
+export interface NameLineRender {
+  open: string;
+  close: string;
+  /** The end of turn. */
+  end: string;
+  /** One parameter as written. */
+  param: (key: string, value: string) => string;
+  /** Between the name and the first parameter, and between parameters. */
+  separator: string;
+  think: { newlines: boolean; tags?: ThinkTags };
+}
+
+/** Renders a turn of `NameLineCall` blocks: reasoning, content, then `open NAME params close` per call. */
+export function renderNameLineCalls(g: NameLineRender, m: AssistantMessage, opts?: RenderOptions): NativeText {
+  const { out, close } = renderStart(m, opts, g.think);
+  m.toolCalls.forEach((c, i) => {
+    out.wrap(
+      'call',
+      () => {
+        // Arguments that are not parameters go on their own line, so the name still ends.
+        out
+          .put(g.open)
+          .put(c.name, 'call-name', i)
+          .put(jsonToParams(c.arguments) ? g.separator : '\n');
+        renderParams(out, i, c.arguments, g.param, g.separator);
+        if (close.call(i)) out.put(g.close);
+      },
+      i,
+    );
+  });
+  if (close.turn) out.put(g.end, 'end');
+  return out.done();
 }
